@@ -44,7 +44,8 @@ pub use http::{
     TimeoutPhase, Timeouts,
 };
 pub use models::{
-    Api, MaxTokensField, ModelLimits, ModelTable, PROVIDERS, ProviderInfo, find_provider,
+    Api, DEFAULT_MODELS, MaxTokensField, ModelLimits, ModelTable, PROVIDERS, ProviderInfo,
+    find_provider,
 };
 pub use output_limit::{CHARS_PER_TOKEN, estimate_request_tokens, fit_output_limit};
 pub use retry::{RetryNotice, RetryPolicy};

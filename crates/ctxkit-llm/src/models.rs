@@ -137,6 +137,18 @@ pub const PROVIDERS: &[ProviderInfo] = &[
     ),
 ];
 
+/// The model Pi 1.6.0 runs for a provider whose key is set when no model is named
+/// (`defaultModelPerProvider`), in the order Pi tries them.
+pub const DEFAULT_MODELS: &[(&str, &str)] = &[
+    ("anthropic", "claude-opus-5-5"),
+    ("openai", "gpt-6.2-sol"),
+    ("google", "gemini-4-argon"),
+    ("openrouter", "moonshotai/kimi-k2.7-code"),
+    ("xai", "grok-4.7"),
+    ("groq", "openai/gpt-oss-120b"),
+    ("mistral", "devstral-medium-latest"),
+];
+
 /// The built-in provider called `name` (`gemini` is an alias of `google`).
 pub fn find_provider(name: &str) -> Option<&'static ProviderInfo> {
     let name = if name == "gemini" { "google" } else { name };
@@ -233,6 +245,15 @@ mod tests {
                 model.provider
             );
             assert!(model.max_output <= model.context_window, "{}", model.id);
+        }
+    }
+
+    #[test]
+    fn each_providers_default_model_is_in_the_table() {
+        let table = ModelTable::builtin();
+        for (provider, id) in DEFAULT_MODELS {
+            assert!(find_provider(provider).is_some_and(|info| info.key_env.is_some()));
+            assert!(table.find(provider, id).is_some(), "{provider}/{id}");
         }
     }
 

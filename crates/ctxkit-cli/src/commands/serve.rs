@@ -422,13 +422,15 @@ struct ConfiguredModels {
 
 impl ConfiguredModels {
     fn client(&self, spec: Option<&str>) -> Result<ctxkit_llm::ModelClient, String> {
-        summary_setup::model_client(&self.options, spec).map_err(|error| {
-            if error.is::<summary_setup::NoModelConfigured>() {
-                NO_MODEL_FOR_RUN.to_owned()
-            } else {
-                format!("{error:#}")
-            }
-        })
+        summary_setup::agent_model_client(&self.options, spec)
+            .map(|(client, _)| client)
+            .map_err(|error| {
+                if error.is::<summary_setup::NoModelConfigured>() {
+                    NO_MODEL_FOR_RUN.to_owned()
+                } else {
+                    format!("{error:#}")
+                }
+            })
     }
 }
 

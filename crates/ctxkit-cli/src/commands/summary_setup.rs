@@ -326,25 +326,56 @@ impl std::fmt::Display for NoModelConfigured {
 
 impl std::error::Error for NoModelConfigured {}
 
-/// A model of each provider the README's examples name, for the first-run hint.
-const EXAMPLE_MODELS: [(&str, &str); 3] = [
-    ("ANTHROPIC_API_KEY", "anthropic/claude-sonnet-4-5"),
-    ("OPENAI_API_KEY", "openai/gpt-5-mini"),
-    ("GEMINI_API_KEY", "google/gemini-2.5-flash"),
-];
-
 impl NoModelConfigured {
     /// What a new user does next: a model of the provider whose key is already set, or which
     /// keys to set. Only variable names are shown, never a value.
     pub fn hint() -> String {
-        let set = |name: &str| ctxkit_secrets::environment_variable(name).is_some();
-        let found = EXAMPLE_MODELS.iter().find(|(variable, _)| set(variable));
-        match found {
-            Some((variable, model)) => format!(
+        match model_for_a_set_key() {
+            Some(KeyedModel { variable, model }) => format!(
                 "`{variable}` is set: `--model {model}` uses it (`ctxkit config set defaultModel {model}` makes it the default; `ctxkit models` lists the others)"
             ),
             None => "set a provider's key (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, …) and name one of its models, e.g. `--model anthropic/claude-sonnet-4-5`, or start a local server (`--model ollama/<model>`); `ctxkit models` lists them".to_owned(),
         }
+    }
+}
+
+/// A provider's default model, taken because its key is set (Pi 1.6.0's `defaultModelPerProvider`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyedModel {
+    /// The environment variable found, named in what the user is told (never its value).
+    pub variable: &'static str,
+    /// `provider/id`.
+    pub model: String,
+}
+
+/// The default model of the first provider, in Pi's order, whose key the environment holds.
+pub fn model_for_a_set_key() -> Option<KeyedModel> {
+    ctxkit_llm::DEFAULT_MODELS
+        .iter()
+        .find_map(|(provider, id)| {
+            let variable = ctxkit_llm::find_provider(provider)?.key_env?;
+            ctxkit_secrets::environment_variable(variable).map(|_| KeyedModel {
+                variable,
+                model: format!("{provider}/{id}"),
+            })
+        })
+}
+
+/// The agent's model client, as [`model_client`]; with no model named nor configured, the
+/// default model of a provider whose key is set, as Pi runs it (the compaction commands keep the
+/// offline summarizer: this is for surfaces that cannot work without a model).
+pub fn agent_model_client(
+    options: &ctxkit_llm::LlmOptions,
+    spec: Option<&str>,
+) -> Result<(ctxkit_llm::ModelClient, Option<KeyedModel>)> {
+    match model_client(options, spec) {
+        Err(error) if spec.is_none() && error.is::<NoModelConfigured>() => {
+            let Some(keyed) = model_for_a_set_key() else {
+                return Err(error);
+            };
+            Ok((model_client(options, Some(&keyed.model))?, Some(keyed)))
+        }
+        other => other.map(|client| (client, None)),
     }
 }
 

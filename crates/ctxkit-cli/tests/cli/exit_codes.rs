@@ -93,10 +93,11 @@ fn config_get_of_an_unset_key_exits_1_as_help_lists() {
     );
 }
 
-/// A first chat with no model named says what to do next: the model of the provider whose key is
-/// already set (its name only, never the key), else which keys to set.
+/// A first chat with no model named runs the default model of the provider whose key is set,
+/// as Pi 1.6.0 does, and says so (the variable's name only, never the key); without a key it says
+/// which keys to set.
 #[test]
-fn a_chat_without_a_model_names_one_the_users_key_can_reach() {
+fn a_chat_without_a_model_runs_the_one_the_users_key_can_reach() {
     let run = Run::new();
     let output = run.ctxkit_with_input(&["chat"], &[], "hello\n");
     assert!(output.starts_with("exit: 3\n"), "{output}");
@@ -105,15 +106,25 @@ fn a_chat_without_a_model_names_one_the_users_key_can_reach() {
         output.contains("hint: set a provider's key (`ANTHROPIC_API_KEY`"),
         "{output}"
     );
+    // `/quit` before any prompt: nothing is sent anywhere.
     let output = run.ctxkit_with_input(
         &["chat"],
-        &[("GEMINI_API_KEY", "gm-key-value-never-shown")],
-        "hello\n",
+        &[
+            ("GEMINI_API_KEY", "gm-key-value-never-shown"),
+            ("GROQ_API_KEY", "gq-key-value-never-shown"),
+        ],
+        "/quit\n",
     );
-    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(output.starts_with("exit: 0\n"), "{output}");
     assert!(
-        output.contains("hint: `GEMINI_API_KEY` is set: `--model google/gemini-2.5-flash` uses it"),
+        output.contains("ctxkit chat · google/gemini-4-argon (1048576-token window)"),
         "{output}"
     );
-    assert!(!output.contains("gm-key-value-never-shown"), "{output}");
+    assert!(
+        output.contains(
+            "No model configured: using google/gemini-4-argon, since `GEMINI_API_KEY` is set"
+        ),
+        "{output}"
+    );
+    assert!(!output.contains("key-value-never-shown"), "{output}");
 }

@@ -66,6 +66,12 @@ impl Chat {
             "ctxkit chat · {} ({window})",
             config.display_name()
         ));
+        if let Some(keyed) = &self.keyed_model {
+            line(&format!(
+                "No model configured: using {}, since `{}` is set (`ctxkit config set defaultModel provider/id` picks one; `ctxkit models` lists them)",
+                keyed.model, keyed.variable
+            ));
+        }
         let session = match (&file, self.in_memory) {
             (_, true) | (None, false) => "in memory (nothing is saved)".to_owned(),
             (Some(file), false) => match &self.shown_as {

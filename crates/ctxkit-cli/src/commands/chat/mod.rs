@@ -105,6 +105,8 @@ struct Chat {
     /// `quietStartup`: the banner is not shown when the chat starts (a continued session's
     /// conversation and status still are).
     quiet_startup: bool,
+    /// No model was configured: the default model of the provider whose key is set.
+    keyed_model: Option<crate::commands::summary_setup::KeyedModel>,
     /// A database session's private copy, and how the screen names it instead.
     shown_as: Option<(PathBuf, String)>,
     ui: Ui,

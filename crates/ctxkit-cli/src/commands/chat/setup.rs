@@ -26,7 +26,8 @@ pub async fn build(
     let environment = process.environment()?;
     let settings = process.settings()?;
     let llm_options = summary_setup::llm_options(settings)?;
-    let client = summary_setup::model_client(&llm_options, args.model.as_deref())?;
+    let (client, keyed_model) =
+        summary_setup::agent_model_client(&llm_options, args.model.as_deref())?;
     let spec = client.config().display_name();
     // Summaries: `compaction.model` when set, else the chat's own model.
     let typed = settings.settings();
@@ -144,6 +145,7 @@ pub async fn build(
         in_memory: args.no_session,
         resume_at_start: args.resume,
         quiet_startup: typed.quiet_startup,
+        keyed_model,
         shown_as: args.shown_as.clone(),
         ui,
         interrupts,
