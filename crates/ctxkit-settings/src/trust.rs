@@ -143,9 +143,14 @@ pub(crate) fn pin_hook_scripts(hooks: &mut [crate::CommandHookConfig], project: 
         let parts = hook.command.iter().map(String::as_str).collect();
         let parts = crate::settings::with_shell_string_script(parts);
         hook.pinned_scripts = project_scripts(parts.into_iter(), project)
-            .filter_map(|(_, path)| {
+            .filter_map(|(part, path)| {
                 let digest = script_digest(&path)?;
-                Some(crate::PinnedScript { path, digest })
+                let named = std::path::PathBuf::from(part);
+                Some(crate::PinnedScript {
+                    path,
+                    named,
+                    digest,
+                })
             })
             .collect();
     }

@@ -499,6 +499,7 @@ async fn a_trusted_hook_whose_script_changed_since_is_not_run() {
     hook.command = vec!["sh".to_owned(), script.display().to_string()];
     hook.pinned_scripts = vec![ctxkit_settings::PinnedScript {
         path: script.clone(),
+        named: script.clone(),
         digest: ctxkit_settings::script_digest(&script).unwrap(),
     }];
     let mut harness = with_command_hooks(vec![hook]);
