@@ -52,7 +52,8 @@ impl CommandHook {
         let project = self.project.get();
         for script in &self.config.pinned_scripts {
             let here = project.join(&script.named);
-            if ctxkit_settings::script_digest(&here).as_deref() == Some(&script.digest) {
+            // Nothing there now is what an absent script's pin (an empty digest) expects.
+            if ctxkit_settings::script_digest(&here).unwrap_or_default() == script.digest {
                 continue;
             }
             let same_file = std::fs::canonicalize(&here).is_ok_and(|real| real == script.path);

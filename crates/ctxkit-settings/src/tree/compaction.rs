@@ -287,6 +287,8 @@ pub struct PinnedScript {
     /// The command's part that names it, as written (`scripts/after.sh`): where the hook runs,
     /// that name must still be this file's contents.
     pub named: std::path::PathBuf,
+    /// [`crate::script_digest`] of the file when trusted; empty when nothing was there to read
+    /// (a file that appears since is not the trusted one).
     pub digest: String,
 }
 
