@@ -1,5 +1,6 @@
-//! Keys recognised by their shape, whoever's they are: provider API keys (`sk-…`, `AIza…`), GitHub
-//! and Slack tokens, AWS access key ids, bearer values and private key blocks. Text meant to be
+//! Keys recognised by their shape, whoever's they are: provider API keys (`sk-…`, `AIza…`), GitHub,
+//! Slack, npm, GitLab and Hugging Face tokens, Stripe keys, AWS access key ids, bearer values and
+//! private key blocks. Text meant to be
 //! kept apart from its source or shown to others (a summary, a shared page) leaves them out; tool
 //! output does not (the model edits files that hold such strings, and an edit must match them).
 
@@ -19,6 +20,11 @@ const WORD_SHAPES: &[&str] = &[
     r"AKIA[0-9A-Z]{16}\b",
     r"AIza[0-9A-Za-z_\-]{35}",
     r"(?i:bearer)\s+[A-Za-z0-9._\-]{20,}",
+    // Stripe's secret and restricted keys, npm, GitLab and Hugging Face tokens.
+    r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}",
+    r"npm_[A-Za-z0-9]{36}",
+    r"glpat-[A-Za-z0-9_\-]{20,}",
+    r"hf_[A-Za-z0-9]{30,}",
 ];
 
 /// A private key block, to its END line or to the end of the text (a clipped block).
@@ -74,6 +80,21 @@ mod tests {
             redact_for_keeping("Authorization: Bearer abcDEF123456789xyz0"),
             "Authorization: Bearer <redacted>"
         );
+    }
+
+    /// Keys of services a repository's `.env` often holds: a summary of a span that printed one
+    /// repeated it (the shapes were provider and GitHub/Slack/AWS keys only).
+    #[test]
+    fn stripe_npm_gitlab_and_hugging_face_keys_are_redacted() {
+        let text = "STRIPE_KEY=sk_live_51HabcdefghijklmnopqrstuvWXYZ rk_test_abcdefghijklmnopqrstuvwx \
+                    //registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789 \
+                    glpat-abcdefghij1234567890 HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH";
+        let redacted = redact_key_shapes(text);
+        for gone in ["sk_live_", "rk_test_", "npm_abc", "glpat-", "hf_abc"] {
+            assert!(!redacted.contains(gone), "{gone}: {redacted}");
+        }
+        let plain = "the npm_config docs, sk_live mode and hf_hub downloads";
+        assert_eq!(redact_key_shapes(plain), plain);
     }
 
     /// Text that is JSON (a tool's raw output, a call's arguments as written) escapes a line break
