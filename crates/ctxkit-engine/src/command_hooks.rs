@@ -45,19 +45,35 @@ impl CommandHook {
 
     /// A trusted project's hook runs only the scripts the user trusted: one rewritten since (by
     /// the model's `write`, a `git pull` in another terminal) stops it, as it would at the next
-    /// start.
+    /// start. Each is checked by the name the command gives it, in the project the hook runs in:
+    /// `serve` runs the hooks of the project it started in for a client's run in another project,
+    /// where `scripts/after.sh` is that project's file, which nobody trusted.
     fn check_pinned_scripts(&self) -> Result<(), HookError> {
-        let changed = self.config.pinned_scripts.iter().find(|script| {
-            ctxkit_settings::script_digest(&script.path).as_deref() != Some(&script.digest)
-        });
-        match changed {
-            Some(script) => Err(HookError::new(format!(
-                "`{}` changed since the project was trusted, so the hook was not run; run \
-                 `ctxkit trust` to trust it as it is now",
-                script.path.display()
-            ))),
-            None => Ok(()),
+        let project = self.project.get();
+        for script in &self.config.pinned_scripts {
+            let here = project.join(&script.named);
+            // Nothing there now is what an absent script's pin (an empty digest) expects.
+            if ctxkit_settings::script_digest(&here).unwrap_or_default() == script.digest {
+                continue;
+            }
+            let same_file = std::fs::canonicalize(&here).is_ok_and(|real| real == script.path);
+            return Err(HookError::new(if same_file {
+                format!(
+                    "`{}` changed since the project was trusted, so the hook was not run; run \
+                     `ctxkit trust` to trust it as it is now",
+                    script.path.display()
+                )
+            } else {
+                format!(
+                    "`{}` is not the script trusted (`{}`): the hook runs in `{}`, whose files \
+                     are not the trusted project's, so it was not run",
+                    here.display(),
+                    script.path.display(),
+                    project.display()
+                )
+            }));
         }
+        Ok(())
     }
 
     fn wants(&self, event: &str) -> bool {

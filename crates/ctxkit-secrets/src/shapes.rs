@@ -1,5 +1,6 @@
-//! Keys recognised by their shape, whoever's they are: provider API keys (`sk-…`, `AIza…`), GitHub
-//! and Slack tokens, AWS access key ids, bearer values and private key blocks. Text meant to be
+//! Keys recognised by their shape, whoever's they are: provider API keys (`sk-…`, `AIza…`), GitHub,
+//! Slack, npm, GitLab and Hugging Face tokens, Stripe keys, AWS access key ids, bearer values and
+//! private key blocks. Text meant to be
 //! kept apart from its source or shown to others (a summary, a shared page) leaves them out; tool
 //! output does not (the model edits files that hold such strings, and an edit must match them).
 
@@ -8,26 +9,42 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// The shapes, one alternation.
-const SHAPES: &[&str] = &[
-    r"\bsk-[A-Za-z0-9_\-]{16,}",
-    r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",
-    r"\bAKIA[0-9A-Z]{16}\b",
-    r"\bAIza[0-9A-Za-z_\-]{35}",
-    r"(?i)\bbearer\s+[A-Za-z0-9._\-]{20,}",
-    // To its END line, or to the end of the text (a clipped block).
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)",
+/// The keys that start a word. A word starts after a word boundary, or right after a JSON escape
+/// of a line break or a tab (`first\nsk-…`: text that is JSON, such as a tool's raw output or a
+/// call's arguments as written, puts a letter before a key at the start of a line).
+const WORD_SHAPES: &[&str] = &[
+    r"sk-[A-Za-z0-9_\-]{16,}",
+    r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"xox[abposr]-[A-Za-z0-9\-]{10,}",
+    r"AKIA[0-9A-Z]{16}\b",
+    r"AIza[0-9A-Za-z_\-]{35}",
+    r"(?i:bearer)\s+[A-Za-z0-9._\-]{20,}",
+    // Stripe's secret and restricted keys, npm, GitLab and Hugging Face tokens.
+    r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}",
+    r"npm_[A-Za-z0-9]{36}",
+    r"glpat-[A-Za-z0-9_\-]{20,}",
+    r"hf_[A-Za-z0-9]{30,}",
 ];
 
+/// A private key block, to its END line or to the end of the text (a clipped block).
+const KEY_BLOCK: &str =
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)";
+
 /// Compiled once; `None` only if a constant above were not a valid pattern (a unit test holds).
-static SHAPE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(&SHAPES.join("|")).ok());
+/// The escape before a key, if any, is group 1, kept when the key is replaced.
+static SHAPE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    let words = WORD_SHAPES.join("|");
+    Regex::new(&format!(r"(?:(\\[bfnrt])|\b)(?:{words})|{KEY_BLOCK}")).ok()
+});
 
 /// `text` with every key of a known shape replaced by `<redacted>`.
 pub fn redact_key_shapes(text: &str) -> Cow<'_, str> {
     match SHAPE.as_ref() {
-        Some(shape) => shape.replace_all(text, "<redacted>"),
+        Some(shape) => shape.replace_all(text, |found: &regex::Captures<'_>| {
+            let escape = found.get(1).map_or("", |escape| escape.as_str());
+            format!("{escape}<redacted>")
+        }),
         None => Cow::Borrowed(text),
     }
 }
@@ -63,5 +80,38 @@ mod tests {
             redact_for_keeping("Authorization: Bearer abcDEF123456789xyz0"),
             "Authorization: Bearer <redacted>"
         );
+    }
+
+    /// Keys of services a repository's `.env` often holds: a summary of a span that printed one
+    /// repeated it (the shapes were provider and GitHub/Slack/AWS keys only).
+    #[test]
+    fn stripe_npm_gitlab_and_hugging_face_keys_are_redacted() {
+        let text = "STRIPE_KEY=sk_live_51HabcdefghijklmnopqrstuvWXYZ rk_test_abcdefghijklmnopqrstuvwx \
+                    //registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789 \
+                    glpat-abcdefghij1234567890 HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH";
+        let redacted = redact_key_shapes(text);
+        for gone in ["sk_live_", "rk_test_", "npm_abc", "glpat-", "hf_abc"] {
+            assert!(!redacted.contains(gone), "{gone}: {redacted}");
+        }
+        let plain = "the npm_config docs, sk_live mode and hf_hub downloads";
+        assert_eq!(redact_key_shapes(plain), plain);
+    }
+
+    /// Text that is JSON (a tool's raw output, a call's arguments as written) escapes a line break
+    /// as `\n`: a key at the start of a line then follows a letter, with no word boundary before it.
+    #[test]
+    fn a_key_after_an_escaped_line_break_or_tab_is_redacted_and_the_escape_kept() {
+        let json = r#"{"keys":"first\nsk-proj-abcdefghijklmnopqrstuv\tghp_abcdefghijklmnopqrstuvwxyz1234\rAKIAABCDEFGHIJKLMNOP"}"#;
+        let redacted = redact_key_shapes(json);
+        for gone in ["sk-proj", "ghp_", "AKIAABCD"] {
+            assert!(!redacted.contains(gone), "{gone}: {redacted}");
+        }
+        assert_eq!(
+            redacted,
+            r#"{"keys":"first\n<redacted>\t<redacted>\r<redacted>"}"#
+        );
+        // A word that merely ends in `n` before `sk-` is not a line break.
+        let plain = "the ask-questions-and-answers-list";
+        assert_eq!(redact_key_shapes(plain), plain);
     }
 }

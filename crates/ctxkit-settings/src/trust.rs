@@ -137,17 +137,40 @@ fn pinned_fingerprint(held: &Value, hooks: Option<&Value>, project: &std::path::
 }
 
 /// Pins the project scripts of a trusted project's hooks (`hooks`, the typed list that applies)
-/// as they are now, which is as they were trusted: each hook's run checks them first.
+/// as they are now, which is as they were trusted: each hook's run checks them first. A part that
+/// names a path in the project as written (`scripts/later.sh`) where nothing is read now is pinned as absent (an
+/// empty digest): a script written there later (by the model, which writes in the project without
+/// a question) is not one the user trusted.
 pub(crate) fn pin_hook_scripts(hooks: &mut [crate::CommandHookConfig], project: &std::path::Path) {
     for hook in hooks {
         let parts = hook.command.iter().map(String::as_str).collect();
         let parts = crate::settings::with_shell_string_script(parts);
-        hook.pinned_scripts = project_scripts(parts.into_iter(), project)
-            .filter_map(|(_, path)| {
+        let mut pinned: Vec<crate::PinnedScript> = project_scripts(parts.iter().copied(), project)
+            .filter_map(|(part, path)| {
                 let digest = script_digest(&path)?;
-                Some(crate::PinnedScript { path, digest })
+                let named = std::path::PathBuf::from(part);
+                Some(crate::PinnedScript {
+                    path,
+                    named,
+                    digest,
+                })
             })
             .collect();
+        for part in parts {
+            let path = project.join(part);
+            let in_project = ctxkit_jail::lexical(&path).starts_with(project);
+            let named = std::path::PathBuf::from(part);
+            let known = pinned.iter().any(|script| script.named == named);
+            let path_like = crate::settings::is_path_as_written(part);
+            if path_like && in_project && !known && script_digest(&path).is_none() {
+                pinned.push(crate::PinnedScript {
+                    path,
+                    named,
+                    digest: String::new(),
+                });
+            }
+        }
+        hook.pinned_scripts = pinned;
     }
 }
 
@@ -501,6 +524,38 @@ mod tests {
         );
         std::fs::write(&script, "#!/bin/sh\ncurl evil.example\n").unwrap();
         assert!(!project_trust(&environment, &settings).unwrap().trusted);
+    }
+
+    /// A trusted hook naming a project script that does not exist yet (`scripts/later.sh`) pins
+    /// it as absent: a file written there later (by the model, which writes in the project
+    /// without a question) is not a script the user trusted. Unpinned, it ran at the next event.
+    #[test]
+    fn a_hook_script_missing_when_trusted_is_pinned_as_absent() {
+        let HookProject {
+            _home,
+            project,
+            environment,
+            settings_path,
+            ..
+        } = HookProject::new(
+            r#"{"hooks":[{"command":["sh","scripts/later.sh","--flag","../outside/x.sh"]}]}"#,
+        );
+        let settings =
+            SettingsManager::from_paths(environment.global_settings_path(), settings_path.clone());
+        assert!(
+            set_project_trust(&environment, &settings, false)
+                .unwrap()
+                .trusted
+        );
+        let loaded = SettingsManager::load(&environment);
+        let pinned = &loaded.settings().hooks[0].pinned_scripts;
+        assert_eq!(pinned.len(), 1, "{pinned:?}");
+        assert_eq!(
+            pinned[0].named,
+            std::path::PathBuf::from("scripts/later.sh")
+        );
+        assert_eq!(pinned[0].path, project.path().join("scripts/later.sh"));
+        assert_eq!(pinned[0].digest, "", "absent");
     }
 
     /// Issue 33, items 8–10: what runs code or sends a key applies only once the project is trusted;

@@ -46,13 +46,11 @@ impl Redactor {
 
     /// `text` with every secret, credential shape and user pattern replaced by [`REDACTED`].
     pub fn clean(&self, text: &str) -> String {
-        let mut cleaned = if self.secrets.is_empty() {
-            text.to_owned()
-        } else {
-            ctxkit_secrets::redact(text, self.secrets.iter().map(String::as_str))
-        };
-        // The keys of known shapes (`ctxkit_secrets::redact_key_shapes`): a page is made to be
-        // shared.
+        // The known secrets and the credentials of their shape (`Basic`/`Bearer` values, a URL's
+        // `user:password@`), with or without known secrets, then the keys of known shapes: a
+        // page is made to be shared, so it leaves out what a summary leaves out
+        // (`ctxkit_secrets::redact_for_keeping`) and more.
+        let mut cleaned = ctxkit_secrets::redact(text, self.secrets.iter().map(String::as_str));
         cleaned = ctxkit_secrets::redact_key_shapes(&cleaned).into_owned();
         for pattern in &self.patterns {
             if pattern.is_match(&cleaned) {
@@ -116,6 +114,21 @@ mod tests {
         assert!(
             cleaned.contains("https://<redacted>@example.com/x"),
             "{cleaned}"
+        );
+    }
+
+    /// A page of a session someone sent, made by a user with no key configured: a `Basic` value
+    /// (a base URL's `user:password`, base64) is a credential by its shape, as in a summary.
+    #[test]
+    fn a_basic_credential_is_redacted_without_any_known_secret() {
+        let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+        let cleaned = redactor.clean(r#"{"headers":{"Authorization":"Basic dXNlcjpodW50ZXIy"}}"#);
+        assert!(!cleaned.contains("dXNlcjpodW50ZXIy"), "{cleaned}");
+        assert_eq!(
+            cleaned,
+            ctxkit_secrets::redact_for_keeping(
+                r#"{"headers":{"Authorization":"Basic dXNlcjpodW50ZXIy"}}"#
+            )
         );
     }
 

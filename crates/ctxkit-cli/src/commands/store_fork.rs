@@ -81,17 +81,46 @@ pub(super) fn store_new_sessions(
     match store_each(runtime, store, folder.path(), copy, id) {
         Ok(stored) => Ok(stored),
         Err(error) => {
-            let kept = folder.keep();
-            // Not a private folder's name (`ctxkit-<kind>-<pid>-<random>`), which a later run
-            // removes once this process is gone.
-            let letters: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
-            let safe = kept.with_file_name(format!("ctxkit-unstored-{letters}"));
-            let at = std::fs::rename(&kept, &safe).map_or(kept, |()| safe);
+            let at = keep_unstored(folder, id);
             Err(error.context(format!(
                 "the sessions made in this chat are kept in `{}`: `ctxkit store import FILE` \
                  once the database answers",
                 at.display()
             )))
+        }
+    }
+}
+
+/// Keeps `folder` (the sessions a chat made that could not be stored) where no later run removes
+/// it, and says where: renamed over a new empty folder of this user's, `0700`, named
+/// `ctxkit-unstored-<the id's letters>.<random>` beside it. Not a private folder's name
+/// (`ctxkit-<kind>-<pid>-<random>`), which a later run removes once this process is gone, and
+/// never one an earlier failure (or another user) holds already: a fixed name made a second
+/// failure for the same session, or an id too long for a file name, keep the private name.
+fn keep_unstored(folder: tempfile::TempDir, id: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let kept = folder.keep();
+    let Some(parent) = kept.parent() else {
+        return kept;
+    };
+    let letters: String = id
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(64)
+        .collect();
+    let made = tempfile::Builder::new()
+        .prefix(&format!("ctxkit-unstored-{letters}."))
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(parent);
+    let Ok(made) = made else {
+        return kept;
+    };
+    let safe = made.keep();
+    match std::fs::rename(&kept, &safe) {
+        Ok(()) => safe,
+        Err(_) => {
+            let _ = std::fs::remove_dir(&safe);
+            kept
         }
     }
 }
@@ -182,4 +211,41 @@ fn new_stored_session(
         .block_on(store.import_file(&path))
         .context("cannot store the new session")?;
     Ok(stored.id)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use super::*;
+
+    fn folder_with_a_session(name: &str) -> tempfile::TempDir {
+        let folder = ctxkit_session::private_temporary_folder("session").unwrap();
+        std::fs::write(folder.path().join(name), "{}\n").unwrap();
+        folder
+    }
+
+    /// The folder a failed store leaves must survive this process: a private folder's name
+    /// (`ctxkit-session-<pid>-…`) is removed by the next ctxkit run once this process is gone.
+    /// A second failure for the same session, and an id too long for a file name, fell back to it.
+    #[test]
+    fn every_unstored_folder_is_kept_under_a_name_of_its_own() {
+        let long = "a".repeat(300);
+        let mut kept = Vec::new();
+        for (id, file) in [
+            ("019a-session", "one.jsonl"),
+            ("019a-session", "two.jsonl"),
+            (long.as_str(), "three.jsonl"),
+            ("///", "four.jsonl"),
+            ("///", "five.jsonl"),
+        ] {
+            let at = keep_unstored(folder_with_a_session(file), id);
+            let name = at.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with("ctxkit-unstored-"), "{name}");
+            assert!(at.join(file).is_file(), "{}", at.display());
+            kept.push(at);
+        }
+        for at in &kept {
+            std::fs::remove_dir_all(at).unwrap();
+        }
+    }
 }

@@ -499,6 +499,7 @@ async fn a_trusted_hook_whose_script_changed_since_is_not_run() {
     hook.command = vec!["sh".to_owned(), script.display().to_string()];
     hook.pinned_scripts = vec![ctxkit_settings::PinnedScript {
         path: script.clone(),
+        named: script.clone(),
         digest: ctxkit_settings::script_digest(&script).unwrap(),
     }];
     let mut harness = with_command_hooks(vec![hook]);
@@ -516,6 +517,39 @@ async fn a_trusted_hook_whose_script_changed_since_is_not_run() {
     harness.turn("second", 100).await;
     harness.engine.compact(None).await.unwrap();
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "trusted\n");
+    let errors = hook_errors(&mut harness);
+    assert!(
+        errors
+            .iter()
+            .any(|error| error.contains("changed since the project was trusted")),
+        "{errors:?}"
+    );
+}
+
+/// A trusted hook whose script did not exist when the project was trusted (pinned as absent, an
+/// empty digest) does not run a script written there since: the model writes in the project
+/// without a question, and would otherwise choose the code the next compaction runs.
+#[tokio::test]
+async fn a_trusted_hook_runs_no_script_written_after_trust() {
+    let scripts = tempfile::tempdir().unwrap();
+    let script = scripts.path().join("later.sh");
+    let marker = scripts.path().join("ran");
+    let mut hook = shell_hook("", 10_000);
+    hook.command = vec!["sh".to_owned(), script.display().to_string()];
+    hook.pinned_scripts = vec![ctxkit_settings::PinnedScript {
+        path: script.clone(),
+        named: script.clone(),
+        digest: String::new(),
+    }];
+    let mut harness = with_command_hooks(vec![hook]);
+    std::fs::write(
+        &script,
+        format!("cat > /dev/null; echo planted >> '{}'\n", marker.display()),
+    )
+    .unwrap();
+    harness.turn("first", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    assert!(!marker.exists(), "the script written after trust ran");
     let errors = hook_errors(&mut harness);
     assert!(
         errors

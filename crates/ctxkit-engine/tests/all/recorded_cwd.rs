@@ -53,6 +53,65 @@ async fn a_hook_runs_in_the_project_not_in_the_cwd_a_session_file_records() {
     assert_eq!(harness.engine.project(), harness.dir.path());
 }
 
+/// Attack: `serve` loads the settings of the folder it started in (a trusted project, whose hook
+/// `["sh", "scripts/after.sh"]` pins that project's script), and a client's run works in another
+/// project (`agent.run {"cwd": …}`, a `session.create` elsewhere). The hook ran there, so it ran
+/// that project's `scripts/after.sh`, which nobody trusted: a cloned repository's, or one the
+/// model had just written (a write in the project asks nothing). The pin was checked on the
+/// trusted project's file only. Now the script the hook would run is checked where it runs.
+#[tokio::test]
+async fn a_trusted_hook_runs_no_script_of_another_project() {
+    let trusted = folder_of("trusted");
+    let script = std::fs::canonicalize(trusted.path().join("scripts/after.sh")).unwrap();
+    let mut settings = settings(2_000);
+    settings.hooks = vec![CommandHookConfig {
+        command: vec!["sh".to_owned(), "scripts/after.sh".to_owned()],
+        events: vec!["before_compact".to_owned()],
+        timeout_ms: 10_000,
+        pass_env: Vec::new(),
+        pinned_scripts: vec![ctxkit_settings::PinnedScript {
+            named: "scripts/after.sh".into(),
+            digest: ctxkit_settings::script_digest(&script).unwrap(),
+            path: script,
+        }],
+    }];
+    let mut harness = Harness::recorded_in(
+        &trusted.path().display().to_string(),
+        settings,
+        [Answer::Text("SUMMARY"), Answer::Text("SUMMARY")],
+    );
+    fill(harness.dir.path(), "untrusted");
+    harness.turn("first", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    assert!(
+        !harness.dir.path().join("ran").exists(),
+        "the other project's script ran"
+    );
+    let errors: Vec<String> = harness
+        .drain()
+        .into_iter()
+        .filter_map(|event| {
+            if let ctxkit_engine::EngineEvent::HookError { error, .. } = event {
+                Some(error)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|error| error.contains("not the script trusted")),
+        "{errors:?}"
+    );
+    // In the project it was trusted in, it runs.
+    harness.engine.set_project(trusted.path().to_path_buf());
+    harness.turn("second", 100).await;
+    harness.engine.compact(None).await.unwrap();
+    let ran = std::fs::read_to_string(trusted.path().join("ran")).unwrap();
+    assert_eq!(ran, "trusted\n");
+}
+
 fn read_call(path: &str) -> AgentMessage {
     serde_json::from_value(json!({
         "role": "assistant",

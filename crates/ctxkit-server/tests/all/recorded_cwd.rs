@@ -127,3 +127,45 @@ async fn a_recorded_cwd_the_client_chose_or_confirms_is_the_project() {
     let ends = tool_ends(&client.notifications);
     assert!(ends[0].0.contains("MY-NOTES"), "{ends:?}");
 }
+
+/// Attack, held: a sent session recording a name that passes through a folder the client chose
+/// (`mine/../theirs`), or a link to it, is not that folder: the names are compared as written,
+/// so each is refused before the model is asked.
+#[tokio::test]
+async fn a_recorded_cwd_through_a_chosen_folder_is_not_that_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let (theirs, mine, sessions) = (
+        base.join("theirs"),
+        base.join("mine"),
+        base.join("sessions"),
+    );
+    for folder in [&theirs, &mine, &sessions] {
+        std::fs::create_dir_all(folder).unwrap();
+    }
+    std::os::unix::fs::symlink(&theirs, base.join("link")).unwrap();
+    let model = attacker(vec![("read", json!({"path": "notes.txt"}))]);
+    let mut client = start_with(
+        &sessions,
+        Some(agent_config(Arc::new(Fixed(model.clone())))),
+    );
+    let created = client
+        .call("session.create", json!({"cwd": mine.display().to_string()}))
+        .await;
+    assert!(created.get("result").is_some(), "{created}");
+    for recorded in [
+        format!("{}/../theirs", mine.display()),
+        base.join("link").display().to_string(),
+        base.join("mine/../..").display().to_string(),
+    ] {
+        let file = sessions.join("sent.jsonl");
+        sent_session(&file, &recorded);
+        client.call("session.open", json!({"path": file})).await;
+        let refused = client.call("agent.run", json!({"text": "go"})).await;
+        assert_eq!(
+            refused["error"]["data"]["kind"], "unconfirmed_cwd",
+            "{recorded}: {refused}"
+        );
+    }
+    assert!(model.requests().is_empty(), "the model was asked");
+}

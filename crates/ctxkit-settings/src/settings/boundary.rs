@@ -77,10 +77,17 @@ fn shell_string_script<'a>(parts: &[&'a str]) -> Option<&'a str> {
         return None;
     }
     let first = string.split_whitespace().next()?;
-    let plain = first
+    is_path_as_written(first).then_some(first)
+}
+
+/// Whether `word` is a path the shell or a program takes as written: it names a folder (`/`; a
+/// bare name is looked up in `PATH`) and holds nothing a shell reads first (quotes, `$`, `~`, `=`,
+/// `;`, globs, spaces).
+pub(crate) fn is_path_as_written(word: &str) -> bool {
+    let plain = word
         .chars()
         .all(|character| character.is_ascii_alphanumeric() || "._-/+,@%:".contains(character));
-    (plain && first.contains('/')).then_some(first)
+    plain && word.contains('/')
 }
 
 fn collect_secrets(key: &str, value: &Value, in_headers: bool, secrets: &mut Vec<String>) {

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use allowlist::HeldEntry;
-pub(crate) use boundary::{hook_command_parts, with_shell_string_script};
+pub(crate) use boundary::{hook_command_parts, is_path_as_written, with_shell_string_script};
 pub use diagnostics::{REFUSED_WHEN_INVALID, SettingsDiagnostic, refused_when_invalid};
 pub use document::{Document, KeyPath};
 pub use known::check_known_key;

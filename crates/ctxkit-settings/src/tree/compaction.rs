@@ -282,7 +282,13 @@ pub struct CommandHookConfig {
 /// ([`crate::script_digest`]): a hook whose script changed since then does not run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PinnedScript {
+    /// The file as it was trusted (canonical, in the trusted project).
     pub path: std::path::PathBuf,
+    /// The command's part that names it, as written (`scripts/after.sh`): where the hook runs,
+    /// that name must still be this file's contents.
+    pub named: std::path::PathBuf,
+    /// [`crate::script_digest`] of the file when trusted; empty when nothing was there to read
+    /// (a file that appears since is not the trusted one).
     pub digest: String,
 }
 

@@ -8,7 +8,10 @@
 //! cloud provider's), else the Mozilla roots built in (`sslrootcert=system` says so). `sslcert` and
 //! `sslkey` (PEM, together) give a client certificate for a server that asks for one; the key file
 //! must be readable by its owner only, as libpq requires. `prefer` and `allow` are refused: they
-//! fall back to plain text without telling anyone.
+//! fall back to plain text without telling anyone. Each file is named by an absolute path (ctxkit
+//! runs in a project, maybe a cloned one: a relative `sslrootcert=ca.pem` would trust the CA a
+//! repository commits) and read as a settings file is (`ctxkit_jail::read_regular`: a regular file
+//! of at most [`MAX_TLS_FILE_BYTES`], never waiting on a FIFO).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -127,19 +130,47 @@ fn choose(mode: Option<&str>, files: TlsFiles) -> std::result::Result<Tls, Strin
         None => Roots::BuiltIn,
         Some(file) if file == "system" => Roots::BuiltIn,
         Some(file) if file.is_empty() => return Err("`sslrootcert` is empty".to_owned()),
-        Some(file) => Roots::File(PathBuf::from(file)),
+        Some(file) => Roots::File(absolute("sslrootcert", file)?),
     };
     let client = match (files.certificate, files.key) {
         (None, None) => None,
         (Some(certificate), Some(key)) if !certificate.is_empty() && !key.is_empty() => {
             Some(ClientIdentity {
-                certificate: PathBuf::from(certificate),
-                key: PathBuf::from(key),
+                certificate: absolute("sslcert", certificate)?,
+                key: absolute("sslkey", key)?,
             })
         }
         _ => return Err("a client certificate needs both `sslcert` and `sslkey`".to_owned()),
     };
     Ok(Tls::Verified(Verified { roots, client }))
+}
+
+/// The file a TLS parameter names, when it is an absolute path: ctxkit runs in the user's
+/// project, which may be a cloned one, and a relative name would be read there.
+fn absolute(parameter: &str, file: String) -> std::result::Result<PathBuf, String> {
+    let path = PathBuf::from(file);
+    if path.is_absolute() {
+        return Ok(path);
+    }
+    Err(format!(
+        "`{parameter}={}` is not an absolute path: it would be read in the directory ctxkit runs \
+         in, a project's, whose files are not the user's choice; name the file from `/`",
+        path.display()
+    ))
+}
+
+/// The largest certificate or key file read (PEM; a bundle of every public root is under 300 KiB).
+pub(crate) const MAX_TLS_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The whole of a TLS file: a regular file of at most [`MAX_TLS_FILE_BYTES`], opened without
+/// waiting (a FIFO or a device is refused, never read).
+fn read_tls_file(path: &Path) -> std::result::Result<Vec<u8>, String> {
+    let (bytes, size) =
+        ctxkit_jail::read_regular(path, MAX_TLS_FILE_BYTES).map_err(|error| error.to_string())?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
+        return Err(format!("it is larger than {MAX_TLS_FILE_BYTES} bytes"));
+    }
+    Ok(bytes)
 }
 
 /// The connector for verified TLS: the roots read (a file's certificates, or the built-in ones),
@@ -197,10 +228,11 @@ fn read_identity(identity: &ClientIdentity) -> Result<Identity> {
             "the private key is readable by others; `chmod 600` it".to_owned(),
         ));
     }
-    let key = PrivateKeyDer::from_pem_file(key_path)
+    let key_bytes = read_tls_file(key_path).map_err(|reason| unreadable(key_path, reason))?;
+    let key = PrivateKeyDer::from_pem_slice(&key_bytes)
         .map_err(|error| unreadable(key_path, error.to_string()))?;
     let path = &identity.certificate;
-    let bytes = std::fs::read(path).map_err(|error| unreadable(path, error.to_string()))?;
+    let bytes = read_tls_file(path).map_err(|reason| unreadable(path, reason))?;
     let chain = CertificateDer::pem_slice_iter(&bytes)
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|error| unreadable(path, error.to_string()))?;
@@ -219,7 +251,7 @@ fn add_file_roots(store: &mut rustls::RootCertStore, path: &Path) -> Result<()> 
             path.display()
         ),
     };
-    let bytes = std::fs::read(path).map_err(|error| unreadable(error.to_string()))?;
+    let bytes = read_tls_file(path).map_err(unreadable)?;
     let mut added = 0;
     for certificate in CertificateDer::pem_slice_iter(&bytes) {
         let certificate = certificate.map_err(|error| unreadable(error.to_string()))?;
@@ -359,5 +391,75 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(error.contains("chmod 600"), "{error}");
+    }
+
+    /// The process runs in a project, maybe a cloned one: a relative file would be the project's
+    /// (`sslrootcert=ca.pem` trusting whatever CA a repository commits).
+    #[test]
+    fn a_relative_tls_file_is_refused_before_anything_reads_it() {
+        for url in [
+            "postgres://u:secret@db/x?sslmode=require&sslrootcert=ca.pem",
+            "postgres://u:secret@db/x?sslmode=verify-full&sslrootcert=./certs/ca.pem",
+            "postgres://u:secret@db/x?sslmode=require&sslcert=client.crt&sslkey=/k.pem",
+            "postgres://u:secret@db/x?sslmode=require&sslcert=/c.pem&sslkey=../client.key",
+        ] {
+            let error = tls_of(url).unwrap_err();
+            assert!(error.contains("absolute path"), "{url}: {error}");
+            assert!(!error.contains("secret"), "{error}");
+        }
+    }
+
+    /// A FIFO would wait for a writer forever, a device or a huge file would be read whole.
+    #[test]
+    fn a_tls_file_that_is_no_regular_file_or_too_large_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("ca.pem");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let huge = dir.path().join("huge.pem");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(64 * 1024 * 1024)
+            .unwrap();
+        let key = dir.path().join("client.key");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .unwrap();
+        let cases = [
+            (verified_by(Roots::File(fifo), None), "regular file"),
+            (
+                verified_by(Roots::File(PathBuf::from("/dev/zero")), None),
+                "regular file",
+            ),
+            (verified_by(Roots::File(huge), None), "larger than"),
+            (
+                verified_by(
+                    Roots::BuiltIn,
+                    Some(ClientIdentity {
+                        certificate: PathBuf::from("/dev/zero"),
+                        key,
+                    }),
+                ),
+                "regular file",
+            ),
+        ];
+        for (verified, expected) in cases {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = sender.send(connector(&verified).err().map(|error| error.to_string()));
+            });
+            let error = receiver
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .expect("the connector answered within 10 s")
+                .expect("an error");
+            assert!(error.contains(expected), "{expected}: {error}");
+        }
     }
 }
