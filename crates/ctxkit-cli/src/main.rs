@@ -237,7 +237,8 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
                 ctxkit_store::DATABASE_URL_FORM
             )),
         ),
-        StoreError::NotFound { .. } => (3, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
+        // As a session file that is not there (`NO_SUCH_SESSION_HINT`).
+        StoreError::NotFound { .. } => (4, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
         StoreError::Exists { .. } | StoreError::InvalidSession { .. } => (3, None),
         StoreError::NotUtf8 { what, .. } => (
             3,
@@ -306,10 +307,10 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
             (3, Some(format!("run `ctxkit check {}` to find the damaged lines; the file was left untouched", path.display())))
         }
         SessionError::NewerVersion { .. } => (3, Some("use a newer ctxkit to write this session".to_owned())),
-        // A session named that is not there is invalid input, as a database's unknown id is
-        // (`StoreError::NotFound`); every command that takes a session says so alike.
+        // A session named that is not there: as a database's unknown id (`StoreError::NotFound`),
+        // every command that takes a session says so alike, with one hint.
         SessionError::Io { action: "open", source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-            (3, Some(NO_SUCH_SESSION_HINT.to_owned()))
+            (4, Some(NO_SUCH_SESSION_HINT.to_owned()))
         }
         SessionError::Io { .. } => (4, None),
         SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
@@ -323,8 +324,6 @@ const NO_SUCH_SESSION_HINT: &str =
 fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
     use ctxkit_import::ImportError;
     match error {
-        // The source named is not there: invalid input, as for a session file.
-        ImportError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => (3, None),
         ImportError::Io { .. } => (4, None),
         ImportError::UnknownFormat { .. } => {
             (3, Some("name the format with `--from claude-code`, `--from codex` or `--from opencode`".to_owned()))

@@ -118,11 +118,10 @@ fn a_chat_without_a_model_names_one_the_users_key_can_reach() {
     assert!(!output.contains("gm-key-value-never-shown"), "{output}");
 }
 
-/// A session that is not there is invalid input (3) for every command that takes one, with one
-/// message and one hint: `checkpoints` said exit 3 where `info` said 4, and `export --html`,
-/// `view` and `simulate` said 4 without a hint (a database's unknown id was already 3).
+/// A session that is not there exits 4 for every command that takes one, with one message and
+/// one hint: `checkpoints` said exit 3 where `info` said 4 (a database's unknown id said 3 too).
 #[test]
-fn a_missing_session_is_invalid_input_for_every_command_that_takes_one() {
+fn a_missing_session_exits_4_with_one_hint_for_every_command_that_takes_one() {
     let run = Run::new();
     let commands: [&[&str]; 22] = [
         &["info", "missing.jsonl"],
@@ -156,7 +155,7 @@ fn a_missing_session_is_invalid_input_for_every_command_that_takes_one() {
     ];
     for args in commands {
         let output = run.ctxkit(args);
-        assert!(output.starts_with("exit: 3\n"), "{args:?}: {output}");
+        assert!(output.starts_with("exit: 4\n"), "{args:?}: {output}");
         assert!(
             output.contains("error: cannot open `missing.jsonl`: No such file or directory"),
             "{args:?}: {output}"
@@ -166,7 +165,7 @@ fn a_missing_session_is_invalid_input_for_every_command_that_takes_one() {
             "{args:?}: {output}"
         );
     }
-    // An import's missing source is invalid input too.
+    // An import's missing source too.
     let output = run.ctxkit(&["import", "missing.jsonl"]);
-    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(output.starts_with("exit: 4\n"), "{output}");
 }
