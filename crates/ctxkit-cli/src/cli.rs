@@ -107,7 +107,7 @@ pub const EXIT_CODES: &str = "Exit codes:
   1  `ctxkit check` found problems; `ctxkit config get`: the key is not set
   2  usage error (bad arguments, or a value ctxkit cannot use: `--store`, `--listen`, `--redact`)
   3  invalid input (not a session file, unknown entry id)
-  4  I/O error
+  4  I/O error (no such session file or stored id, a file that cannot be written)
   5  the session (or settings file) is in use by another writer
   6  an external tool (`npm`, `git`) failed
   7  the model provider failed (the session was not changed; `chat` reading a pipe or file:

@@ -154,6 +154,10 @@ fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if let Some(usage) = cause.downcast_ref::<usage::UsageError>() {
             return (2, Some(usage.hint.clone()));
         }
+        // Transparent over the session's error, which the chain then skips.
+        if let Some(ctxkit_web::WebError::Session(session_error)) = cause.downcast_ref() {
+            return classify_session(session_error);
+        }
         if let Some(ctxkit_web::WebError::Pattern { .. }) = cause.downcast_ref() {
             return (
                 2,
@@ -233,7 +237,8 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
                 ctxkit_store::DATABASE_URL_FORM
             )),
         ),
-        StoreError::NotFound { .. } => (3, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
+        // As a session file that is not there (`NO_SUCH_SESSION_HINT`).
+        StoreError::NotFound { .. } => (4, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
         StoreError::Exists { .. } | StoreError::InvalidSession { .. } => (3, None),
         StoreError::NotUtf8 { what, .. } => (
             3,
@@ -302,10 +307,19 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
             (3, Some(format!("run `ctxkit check {}` to find the damaged lines; the file was left untouched", path.display())))
         }
         SessionError::NewerVersion { .. } => (3, Some("use a newer ctxkit to write this session".to_owned())),
+        // A session named that is not there: as a database's unknown id (`StoreError::NotFound`),
+        // every command that takes a session says so alike, with one hint.
+        SessionError::Io { action: "open", source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            (4, Some(NO_SUCH_SESSION_HINT.to_owned()))
+        }
         SessionError::Io { .. } => (4, None),
         SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
     }
 }
+
+/// What a command that names a session which is not there says (the file or the stored id).
+const NO_SUCH_SESSION_HINT: &str =
+    "`ctxkit sessions` lists this directory's sessions (`--all` every one)";
 
 fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
     use ctxkit_import::ImportError;

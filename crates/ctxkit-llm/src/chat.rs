@@ -188,14 +188,31 @@ impl ModelClient {
 
     /// The reply an agent loop stores for a failed call: `stopReason` `aborted` when cancelled,
     /// else `error`, with the provider's raw error text (`<status> <body>`) in `errorMessage` so
-    /// overflow detection reads the provider's own wording.
+    /// overflow detection reads the provider's own wording; a retried one adds a line saying how
+    /// often and over how long (`(ctxkit: tried 4 times over 14.2 s)`), which
+    /// [`crate::reply_failure`] shows as the error's own message does.
     pub fn failed_reply(&self, error: &LlmError) -> AssistantMessage {
         let (stop_reason, error_message) = match error {
             LlmError::Cancelled { .. } => (StopReason::Aborted, "Request was aborted".to_owned()),
-            LlmError::Http { status, body, .. } if body.trim().is_empty() => {
-                (StopReason::Error, format!("{status} status code (no body)"))
+            LlmError::Http {
+                status,
+                body,
+                retried,
+                ..
+            } => {
+                let text = if body.trim().is_empty() {
+                    format!("{status} status code (no body)")
+                } else {
+                    format!("{status} {body}")
+                };
+                // The attempts on a line of their own after the provider's text, which overflow
+                // detection reads (a retried error is never an overflow).
+                let text = match retried.stored_line() {
+                    Some(line) => format!("{text}\n{line}"),
+                    None => text,
+                };
+                (StopReason::Error, text)
             }
-            LlmError::Http { status, body, .. } => (StopReason::Error, format!("{status} {body}")),
             LlmError::Network { .. }
             | LlmError::Redirected { .. }
             | LlmError::Timeout { .. }

@@ -11,13 +11,18 @@ pub enum LlmError {
     /// The provider answered with a non-success HTTP status. Returned by every provider after
     /// retries are exhausted (429, 5xx) or at once (other 4xx). `body` is the provider's raw error
     /// text; check [`LlmError::is_context_overflow`] before reporting it, and compact on overflow.
-    #[error("Provider `{provider}` returned HTTP {status}: {}", http_message(body))]
+    /// `retried` says how many attempts were made, and over how long, when it was retried.
+    #[error(
+        "Provider `{provider}` returned HTTP {status}: {}{retried}",
+        http_message(body)
+    )]
     Http {
         provider: String,
         status: u16,
         body: String,
         /// The delay the provider asked for (`Retry-After`, `retry-after-ms`).
         retry_after: Option<Duration>,
+        retried: Retried,
     },
     /// The provider answered with a redirect (3xx). Model requests never follow one: the key
     /// headers and the conversation would go to the host it names. `location` is that address,
@@ -32,23 +37,23 @@ pub enum LlmError {
         location: String,
     },
     /// The request could not be sent or its answer not read (connection refused, reset, DNS).
-    /// Retried; returned when retries are exhausted (`retries` says how many were made). Check
-    /// the base URL and the network.
-    #[error("Request to provider `{provider}` failed: {message}{}", retried(*retries))]
+    /// Retried; returned when retries are exhausted (`retried` says how many attempts were made,
+    /// over how long). Check the base URL and the network.
+    #[error("Request to provider `{provider}` failed: {message}{retried}")]
     Network {
         provider: String,
         message: String,
-        retries: u32,
+        retried: Retried,
     },
     /// A time limit ran out (`phase` says which, and names its setting). Connect, first-byte and
     /// whole-request timeouts are retried like a 5xx and returned when retries are exhausted
-    /// (`retries`); a streamed answer that goes quiet ends as an error reply keeping what arrived.
-    #[error("{}", timeout_message(provider, *phase, *timeout, *retries))]
+    /// (`retried`); a streamed answer that goes quiet ends as an error reply keeping what arrived.
+    #[error("{}{retried}", timeout_message(provider, *phase, *timeout))]
     Timeout {
         provider: String,
         phase: TimeoutPhase,
         timeout: Duration,
-        retries: u32,
+        retried: Retried,
     },
     /// The provider asked to wait longer than the configured maximum retry delay.
     #[error(
@@ -291,13 +296,14 @@ impl LlmError {
         }
     }
 
-    /// This error, saying that `count` retries were made before it (network errors and
-    /// timeouts; other errors are returned as they are).
-    pub(crate) fn after_retries(mut self, count: u32) -> Self {
+    /// This error, saying how often and over how long it was retried (the errors that are
+    /// retried: HTTP errors, network errors and timeouts; others are returned as they are).
+    pub(crate) fn after_retries(mut self, done: Retried) -> Self {
         match &mut self {
-            Self::Network { retries, .. } | Self::Timeout { retries, .. } => *retries = count,
-            Self::Http { .. }
-            | Self::RetryDelayTooLong { .. }
+            Self::Http { retried, .. }
+            | Self::Network { retried, .. }
+            | Self::Timeout { retried, .. } => *retried = done,
+            Self::RetryDelayTooLong { .. }
             | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
@@ -325,32 +331,85 @@ pub(crate) fn seconds(duration: Duration) -> String {
     }
 }
 
-fn timeout_message(provider: &str, phase: TimeoutPhase, timeout: Duration, retries: u32) -> String {
+fn timeout_message(provider: &str, phase: TimeoutPhase, timeout: Duration) -> String {
     let seconds = seconds(timeout);
     let setting = phase.setting();
-    let retried = retried(retries);
     match phase {
-        TimeoutPhase::Connect => format!(
-            "Could not connect to provider `{provider}` within {seconds} s (`{setting}`){retried}"
-        ),
+        TimeoutPhase::Connect => {
+            format!("Could not connect to provider `{provider}` within {seconds} s (`{setting}`)")
+        }
         TimeoutPhase::FirstByte => {
-            format!("Provider `{provider}` sent no response for {seconds} s (`{setting}`){retried}")
+            format!("Provider `{provider}` sent no response for {seconds} s (`{setting}`)")
         }
         TimeoutPhase::Idle => {
-            format!("Provider `{provider}` sent nothing for {seconds} s (`{setting}`){retried}")
+            format!("Provider `{provider}` sent nothing for {seconds} s (`{setting}`)")
         }
-        TimeoutPhase::Request => format!(
-            "Request to provider `{provider}` timed out after {seconds} s (`{setting}`){retried}"
-        ),
+        TimeoutPhase::Request => {
+            format!("Request to provider `{provider}` timed out after {seconds} s (`{setting}`)")
+        }
     }
 }
 
-/// `; retried 3 times` after an error that was retried, nothing otherwise.
-fn retried(retries: u32) -> String {
-    match retries {
-        0 => String::new(),
-        1 => "; retried once".to_owned(),
-        count => format!("; retried {count} times"),
+/// How a failed request was retried before its error was returned: `retries` after the first
+/// attempt, the first sent `over` before the last failed. Shown after the error's own message
+/// (`; tried 4 times over 14.2 s`), nothing when it was not retried.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Retried {
+    /// Retries after the first attempt (0: sent once).
+    pub retries: u32,
+    /// From the first attempt's start to the last one's failure.
+    pub over: Duration,
+}
+
+/// Opens the line [`Retried::stored_line`] writes.
+const STORED_LINE_START: &str = "(ctxkit: tried ";
+
+impl Retried {
+    /// Not retried.
+    pub const NONE: Self = Self {
+        retries: 0,
+        over: Duration::ZERO,
+    };
+
+    /// `4 times over 14.2 s`: every attempt, the first included.
+    fn attempts(&self) -> String {
+        let over = seconds(crate::retry::round_to_tenths(self.over));
+        format!("{} times over {over} s", self.retries.saturating_add(1))
+    }
+
+    /// The line a failed reply stores under a retried HTTP error's `<status> <body>`
+    /// (`ModelClient::failed_reply`), so the reply says it as the error did; `None` when the
+    /// request was sent once.
+    pub(crate) fn stored_line(&self) -> Option<String> {
+        (self.retries > 0).then(|| format!("{STORED_LINE_START}{})", self.attempts()))
+    }
+
+    /// `text` without the line [`Self::stored_line`] wrote at its end, and what that line says.
+    pub(crate) fn split_stored_line(text: &str) -> (&str, Self) {
+        let parsed = text.rsplit_once('\n').and_then(|(before, line)| {
+            let rest = line.strip_prefix(STORED_LINE_START)?.strip_suffix(" s)")?;
+            let (count, over) = rest.split_once(" times over ")?;
+            let attempts = count.parse::<u32>().ok().filter(|count| *count > 1)?;
+            let over = over
+                .parse::<f64>()
+                .ok()
+                .filter(|over| over.is_finite() && *over >= 0.0)?;
+            let retried = Self {
+                retries: attempts - 1,
+                over: Duration::from_secs_f64(over.min(86_400.0)),
+            };
+            Some((before, retried))
+        });
+        parsed.unwrap_or((text, Self::NONE))
+    }
+}
+
+impl std::fmt::Display for Retried {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.retries == 0 {
+            return Ok(());
+        }
+        write!(formatter, "; tried {}", self.attempts())
     }
 }
 

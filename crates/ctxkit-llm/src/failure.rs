@@ -4,7 +4,7 @@
 //! [`reply_failure`] turns it into the provider's message on one line and, when the provider
 //! refused the credentials, what to check (never the key).
 
-use crate::error::LlmError;
+use crate::error::{LlmError, Retried};
 use crate::models::find_provider;
 
 /// A failed reply as shown to a person.
@@ -18,9 +18,11 @@ pub struct ReplyFailure {
 
 /// `error_message` of a failed reply from `provider`, as a person reads it. An HTTP error's
 /// `<status> <body>` becomes the provider's own message (the JSON body's `message`, else the body
-/// on one line); any other text is already a sentence and is kept.
+/// on one line), with the attempts when it was retried; any other text is already a sentence and
+/// is kept.
 pub fn reply_failure(provider: &str, error_message: &str) -> ReplyFailure {
-    let Some((status, body)) = http_status_and_body(error_message) else {
+    let (text, retried) = Retried::split_stored_line(error_message);
+    let Some((status, body)) = http_status_and_body(text) else {
         return ReplyFailure {
             message: error_message.to_owned(),
             hint: None,
@@ -31,6 +33,7 @@ pub fn reply_failure(provider: &str, error_message: &str) -> ReplyFailure {
         status,
         body: body.to_owned(),
         retry_after: None,
+        retried,
     };
     ReplyFailure {
         message: error.to_string(),
@@ -108,6 +111,33 @@ mod tests {
         assert_eq!(
             reply_failure("x", "200 tokens left").message,
             "200 tokens left"
+        );
+    }
+
+    #[test]
+    fn a_retried_error_reads_with_its_attempts_and_a_look_alike_line_stays() {
+        let retried = crate::error::Retried {
+            retries: 3,
+            over: std::time::Duration::from_millis(14_240),
+        };
+        let line = retried.stored_line().unwrap();
+        assert_eq!(line, "(ctxkit: tried 4 times over 14.2 s)");
+        let stored = format!(
+            r#"429 {{"error": {{"message": "Rate limit reached"}}}}{}{line}"#,
+            "\n"
+        );
+        assert_eq!(
+            reply_failure("openai", &stored).message,
+            "Provider `openai` returned HTTP 429: Rate limit reached; tried 4 times over 14.2 s"
+        );
+        assert_eq!(crate::error::Retried::NONE.stored_line(), None);
+        // Only an HTTP error's text is read as one; any other keeps every line.
+        let sentence = format!("Something else{}{line}", "\n");
+        assert_eq!(reply_failure("vllm", &sentence).message, sentence);
+        let odd = "503 busy\n(ctxkit: tried many times over 1 s)";
+        assert_eq!(
+            reply_failure("x", odd).message,
+            "Provider `x` returned HTTP 503: busy (ctxkit: tried many times over 1 s)"
         );
     }
 }

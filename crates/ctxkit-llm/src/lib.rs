@@ -37,7 +37,7 @@ pub use config::{
     DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelCost, ModelRole,
     ModelSpec, ProviderConfig, resolve_model,
 };
-pub use error::LlmError;
+pub use error::{LlmError, Retried};
 pub use failure::{ReplyFailure, credentials_hint, reply_failure};
 pub use http::{
     DEFAULT_CONNECT_SECONDS, DEFAULT_FIRST_BYTE_SECONDS, DEFAULT_IDLE_SECONDS, HttpClient,

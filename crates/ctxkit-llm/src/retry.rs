@@ -9,7 +9,7 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::LlmError;
+use crate::error::{LlmError, Retried};
 
 /// How often and how long to wait before trying a request again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +83,7 @@ impl RetryNotice {
 }
 
 /// `delay` rounded to a tenth of a second (a `Retry-After` date gives odd milliseconds).
-fn round_to_tenths(delay: Duration) -> Duration {
+pub(crate) fn round_to_tenths(delay: Duration) -> Duration {
     let tenths = (delay.as_millis() + 50) / 100;
     Duration::from_millis(u64::try_from(tenths * 100).unwrap_or(u64::MAX))
 }
@@ -155,6 +155,7 @@ where
     Fut: Future<Output = Result<T, LlmError>>,
 {
     let mut retries = 0;
+    let started = std::time::Instant::now();
     loop {
         let error = match attempt().await {
             Ok(value) => return Ok(value),
@@ -173,7 +174,10 @@ where
                     "the model request failed after its retries"
                 );
             }
-            return Err(error.after_retries(retries));
+            return Err(error.after_retries(Retried {
+                retries,
+                over: started.elapsed(),
+            }));
         }
         retries += 1;
         let delay = if let LlmError::Http {
@@ -294,6 +298,7 @@ mod tests {
             status,
             body: body.into(),
             retry_after: None,
+            retried: Retried::NONE,
         }
     }
 
@@ -312,6 +317,7 @@ mod tests {
             status: 400,
             body: String::new(),
             retry_after: None,
+            retried: Retried::NONE,
         };
         assert!(cerebras.is_context_overflow());
         assert!(!http(429, "").is_context_overflow());
@@ -319,7 +325,7 @@ mod tests {
             LlmError::Network {
                 provider: "p".into(),
                 message: "reset".into(),
-                retries: 0,
+                retried: Retried::NONE,
             }
             .is_retryable()
         );
@@ -378,13 +384,14 @@ mod tests {
                             status: 429,
                             body: r#"{"error":{"message":"Rate limit reached"}}"#.into(),
                             retry_after: Some(asked),
+                            retried: Retried::NONE,
                         });
                     }
                     Err(LlmError::Network {
                         provider: "p".into(),
                         message: "error sending request: tcp connect error: Connection refused"
                             .into(),
-                        retries: 0,
+                        retried: Retried::NONE,
                     })
                 }
             },
@@ -403,7 +410,7 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .ends_with("Connection refused; retried 2 times"),
+                .contains("Connection refused; tried 3 times over "),
             "{error}"
         );
     }
@@ -468,6 +475,7 @@ mod tests {
                     status: 429,
                     body: "later".into(),
                     retry_after: Some(Duration::from_secs(120)),
+                    retried: Retried::NONE,
                 })
             },
         )

@@ -104,14 +104,19 @@ fn build_all_types(dir: &Path) -> Result<PathBuf> {
         summary: "## Goal\nFix the bug".into(),
         first_kept_entry_id: kept,
         tokens_before: 5000,
-        details: Some(json!({"readFiles": ["src/lib.rs"], "modifiedFiles": []})),
+        // A model's summary in two requests: the entry's own `usage` is their sum (Pi 1.6).
+        details: Some(json!({"readFiles": ["src/lib.rs"], "modifiedFiles": [],
+            "summarizer": "myco/m", "usage": [summary_usage(1200, 0.01), summary_usage(300, 0.002)]})),
         source: SummarySource::Ctxkit,
     })?;
     session.append_message(user("Continue"))?;
     session.branch_with_summary(
         Some(&first),
         "Tried a fix, then docs.",
-        None,
+        Some(
+            json!({"readFiles": [], "modifiedFiles": [], "summarizer": "myco/m",
+            "usage": [summary_usage(800, 0.004)]}),
+        ),
         SummarySource::Ctxkit,
     )?;
     session.append_message(user("Another approach"))?;
@@ -403,4 +408,10 @@ fn main() -> Result<()> {
 
     std::fs::remove_dir_all(&scratch)?;
     Ok(())
+}
+
+/// A summary request's usage as the provider layer records it.
+fn summary_usage(input: u64, cost: f64) -> serde_json::Value {
+    json!({"input": input, "output": 100, "cacheRead": 0, "cacheWrite": 0, "totalTokens": input + 100,
+        "cost": {"input": cost, "output": 0.001, "cacheRead": 0, "cacheWrite": 0, "total": cost + 0.001}})
 }

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use ctxkit_protocol::{AgentMessage, EntryKind, Usage};
+use ctxkit_protocol::{AgentMessage, EntryKind, JsonObject, Usage};
 use serde_json::Value;
 
 use crate::StoredEntry;
@@ -281,6 +281,52 @@ fn add_recorded_usages(
     summarizer.is_some() || recorded.is_some()
 }
 
+/// The usage a summary entry records as its own (`usage`, beside `details`), as Pi 1.6 writes the
+/// summary call's: the calls `details.usage` records, summed (Pi's `combineUsage`: tokens and
+/// cost, with a `cost` always, which Pi's totals read). `None` for the offline summarizer (no
+/// call) and when no call reported usage. Counted once: a reader of ctxkit's entries counts
+/// `details.usage` and leaves the entry's own aside ([`add_recorded_usages`]).
+pub(crate) fn summary_call_usage(details: Option<&Value>) -> Option<Value> {
+    let details = details?;
+    let summarizer = details.get("summarizer").and_then(Value::as_str);
+    if summarizer == Some(OFFLINE_SUMMARIZER) {
+        return None;
+    }
+    let recorded: Vec<Usage> = match details.get("usage")? {
+        Value::Array(items) => items.iter().collect::<Vec<_>>(),
+        object @ Value::Object(_) => vec![object],
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => Vec::new(),
+    }
+    .into_iter()
+    .filter(|usage| usage.is_object())
+    .filter_map(|usage| serde_json::from_value::<Usage>(usage.clone()).ok())
+    .collect();
+    let first = recorded.first()?;
+    let mut sum = Usage {
+        cost: Some(first.cost.clone().unwrap_or_default()),
+        extra: JsonObject::new(),
+        ..first.clone()
+    };
+    for usage in &recorded[1..] {
+        sum.input = sum.input.saturating_add(usage.input);
+        sum.output = sum.output.saturating_add(usage.output);
+        sum.cache_read = sum.cache_read.saturating_add(usage.cache_read);
+        sum.cache_write = sum.cache_write.saturating_add(usage.cache_write);
+        sum.total_tokens = sum.total_tokens.saturating_add(usage.total_tokens);
+        if let (Some(total), Some(cost)) = (sum.cost.as_mut(), usage.cost.as_ref()) {
+            total.input += cost.input;
+            total.output += cost.output;
+            total.cache_read += cost.cache_read;
+            total.cache_write += cost.cache_write;
+            total.total += cost.total;
+        }
+    }
+    if let Some(cost) = sum.cost.as_mut() {
+        cost.extra = JsonObject::new();
+    }
+    serde_json::to_value(sum).ok()
+}
+
 /// What ctxkit records as `details.summarizer` for the offline summarizer.
 const OFFLINE_SUMMARIZER: &str = "offline";
 
@@ -514,5 +560,86 @@ mod tests {
         let spend = spend_of(&[compaction], &FreeModels::NONE);
         assert_eq!(spend.summaries.calls, 1);
         assert!((spend.summaries.dollars - 0.05).abs() < 1e-9);
+    }
+
+    /// Pi 1.6 records a model summary's call usage as the entry's own `usage`; ctxkit wrote it only
+    /// in `details.usage`. Both now, for compactions and branch summaries a model wrote (the
+    /// requests summed), none for an offline summary or a hook's, and counted once.
+    #[test]
+    fn a_model_summary_records_its_usage_as_the_entry_usage_counted_once() {
+        use crate::{NewCompaction, SummarySource};
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::create("/p", dir.path());
+        let usage = |input: u64, cost: f64| {
+            serde_json::json!({"input": input, "output": 10, "cacheRead": 0, "cacheWrite": 0,
+                "totalTokens": input + 10, "cost": {"input": cost, "output": 0.0, "cacheRead": 0.0,
+                "cacheWrite": 0.0, "total": cost}})
+        };
+        let reply = session
+            .append_message(AgentMessage::User(ctxkit_protocol::UserMessage {
+                content: ctxkit_protocol::MessageContent::Text("hi".into()),
+                timestamp: None,
+                extra: JsonObject::new(),
+            }))
+            .unwrap();
+        let compaction = |summarizer: &str, source| NewCompaction {
+            summary: "s".into(),
+            first_kept_entry_id: reply.clone(),
+            tokens_before: 10,
+            details: Some(serde_json::json!({"summarizer": summarizer,
+                "usage": [usage(100, 0.5), usage(20, 0.25)]})),
+            source,
+        };
+        let model = session
+            .append_compaction(compaction("myco/m", SummarySource::Ctxkit))
+            .unwrap();
+        let offline = session
+            .append_compaction(NewCompaction {
+                details: Some(serde_json::json!({"summarizer": "offline", "usage": [null]})),
+                ..compaction("offline", SummarySource::Ctxkit)
+            })
+            .unwrap();
+        let hook = session
+            .append_compaction(compaction("myco/m", SummarySource::Hook))
+            .unwrap();
+        let branch = session
+            .branch_with_summary(
+                Some(&reply),
+                "b",
+                Some(serde_json::json!({"summarizer": "myco/m", "usage": [usage(40, 0.125)]})),
+                SummarySource::Ctxkit,
+            )
+            .unwrap();
+        let own_usage = |id: &str| {
+            let entry = session.entry(id).unwrap().parse().unwrap();
+            if let EntryKind::Compaction(compaction) = &entry.kind {
+                return compaction.extra.get("usage").cloned();
+            }
+            if let EntryKind::BranchSummary(summary) = &entry.kind {
+                return summary.extra.get("usage").cloned();
+            }
+            panic!("{id} is no summary")
+        };
+        let summed = own_usage(&model).unwrap();
+        assert_eq!(
+            (&summed["input"], &summed["output"], &summed["totalTokens"]),
+            (
+                &serde_json::json!(120),
+                &serde_json::json!(20),
+                &serde_json::json!(140)
+            )
+        );
+        assert_eq!(summed["cost"]["total"], serde_json::json!(0.75));
+        assert_eq!(own_usage(&offline), None);
+        assert_eq!(own_usage(&hook), None);
+        assert_eq!(own_usage(&branch).unwrap()["input"], serde_json::json!(40));
+        // `details.usage` counts; the entry's own does not count again.
+        let spend = session_spend(session.entries(), &FreeModels::NONE);
+        assert_eq!(spend.summaries.calls, 5, "{spend:?}");
+        assert!(
+            (spend.summaries.dollars - (0.75 + 0.75 + 0.125)).abs() < 1e-9,
+            "{spend:?}"
+        );
+        assert_eq!(spend.offline_summaries, 1);
     }
 }

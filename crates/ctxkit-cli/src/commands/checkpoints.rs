@@ -287,8 +287,25 @@ pub fn run(
 /// `ctxkit checkpoints [SESSION]`: the snapshots (turn, file, size, time) and their total.
 pub fn list(session_file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     super::refuse_folder(session_file)?;
-    if !session_file.is_file() {
-        bail!("No session file `{}`", session_file.display());
+    // A missing file or one of another kind fails as every command that opens a session says
+    // it (a missing one: exit 3, with the same hint).
+    match std::fs::metadata(session_file) {
+        Err(source) => {
+            return Err(ctxkit_session::SessionError::Io {
+                action: "open",
+                path: session_file.to_owned(),
+                source,
+            }
+            .into());
+        }
+        Ok(metadata) if !metadata.is_file() => {
+            return Err(ctxkit_session::SessionError::NotARegularFile {
+                path: session_file.to_owned(),
+                kind: "a special file",
+            }
+            .into());
+        }
+        Ok(_) => {}
     }
     let store = CheckpointStore::open(session_file)?;
     if json {

@@ -475,9 +475,12 @@ fn warn_of_unreadable(records: &[CompactionRecord], file: &Path) -> Result<()> {
 }
 
 /// One line about a compaction: id, time, tokens before → after, what it covers and who wrote it.
+/// The two counts are not of one kind, and the line says so: before is the entry's recorded
+/// `tokensBefore` (the provider's count of the whole request when a reply reported one, as Pi
+/// records it), after ctxkit's estimate of the messages alone right after it.
 pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
     format!(
-        "{}  {}  {} → {} tokens, covers {}, {}, by {}",
+        "{}  {}  {} tokens before (as recorded) → ~{} after (messages alone, estimated), covers {}, {}, by {}",
         record.id,
         record.timestamp,
         record.tokens_before,

@@ -83,11 +83,56 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
     } = cli;
     let mut locations = Locations::resolve(&global)?;
     // Read at most once, on first use; every surface gets this one value.
-    let process = settings::ProcessSettings::new(&global);
+    let unloaded = if refuses_unloaded_settings(&command) {
+        settings::UnloadedFiles::LeftToTheRefusal
+    } else {
+        settings::UnloadedFiles::Warn
+    };
+    let process = settings::ProcessSettings::new(&global, unloaded);
     let url = store::choose(&process, &mut command, &mut locations)?;
     store::run(&url, command, out, move |command, out| {
         dispatch(command, locations, process, out)
     })
+}
+
+/// The commands that refuse to start while a settings file could not be loaded (they compact or
+/// run a model: `summary_setup::resolve` checks first), so the refusal is the one report of it.
+fn refuses_unloaded_settings(command: &Command) -> bool {
+    match command {
+        Command::Chat(_)
+        | Command::Serve { .. }
+        | Command::Compact { .. }
+        | Command::Branch { .. } => true,
+        Command::Sessions { .. }
+        | Command::Store(_)
+        | Command::Import { .. }
+        | Command::Info { .. }
+        | Command::Tree { .. }
+        | Command::Context { .. }
+        | Command::Check { .. }
+        | Command::Fork { .. }
+        | Command::ForkFrom { .. }
+        | Command::Label { .. }
+        | Command::Name { .. }
+        | Command::EditContext { .. }
+        | Command::Migrate { .. }
+        | Command::Tokens { .. }
+        | Command::Compactions { .. }
+        | Command::UndoCompact { .. }
+        | Command::Export { .. }
+        | Command::View { .. }
+        | Command::Checkpoints(_)
+        | Command::Simulate(_)
+        | Command::Models { .. }
+        | Command::Config(_)
+        | Command::Resources { .. }
+        | Command::Trust { .. }
+        | Command::Prompt
+        | Command::Install { .. }
+        | Command::Remove { .. }
+        | Command::Update { .. }
+        | Command::List { .. } => false,
+    }
 }
 
 /// Runs one command on session files.

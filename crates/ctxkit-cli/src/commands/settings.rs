@@ -19,15 +19,28 @@ pub struct ProcessSettings<'a> {
     global: &'a GlobalArgs,
     environment: OnceLock<Environment>,
     settings: OnceLock<SettingsManager>,
+    unloaded: UnloadedFiles,
+}
+
+/// Who says that a settings file could not be loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnloadedFiles {
+    /// A warning when the files are read (the command goes on with the others).
+    Warn,
+    /// The command's refusal (`SettingsManager::check_loaded`), which names the file, its line
+    /// and the fix: a warning before it would say the same twice.
+    LeftToTheRefusal,
 }
 
 impl<'a> ProcessSettings<'a> {
-    /// Nothing is read yet: commands that need no settings never touch the files.
-    pub fn new(global: &'a GlobalArgs) -> Self {
+    /// Nothing is read yet: commands that need no settings never touch the files. `unloaded`:
+    /// whether a file that does not load is warned of, or left to the command's refusal.
+    pub fn new(global: &'a GlobalArgs, unloaded: UnloadedFiles) -> Self {
         Self {
             global,
             environment: OnceLock::new(),
             settings: OnceLock::new(),
+            unloaded,
         }
     }
 
@@ -50,7 +63,7 @@ impl<'a> ProcessSettings<'a> {
         if let Some(settings) = self.settings.get() {
             return Ok(settings);
         }
-        let settings = load_settings(self.environment()?)?;
+        let settings = load_settings(self.environment()?, self.unloaded)?;
         Ok(self.settings.get_or_init(|| settings))
     }
 
@@ -62,6 +75,33 @@ impl<'a> ProcessSettings<'a> {
         environment
             .zip(settings)
             .context("the settings were read but not kept")
+    }
+}
+
+/// Whether `error` says the user's or the project's settings file did not load (what
+/// `SettingsManager::check_loaded` refuses), not the trust list.
+fn is_settings_file_error(settings: &SettingsManager, error: &SettingsError) -> bool {
+    failed_path(error).is_some_and(|path| {
+        [SettingsScope::Global, SettingsScope::Project]
+            .into_iter()
+            .any(|scope| settings.path(scope) == Some(path))
+    })
+}
+
+/// The file a load error names.
+fn failed_path(error: &SettingsError) -> Option<&std::path::Path> {
+    match error {
+        SettingsError::Refused { path, .. }
+        | SettingsError::Read { path, .. }
+        | SettingsError::Parse { path, .. }
+        | SettingsError::NotAnObject { path } => Some(path),
+        SettingsError::InvalidValue { .. }
+        | SettingsError::UnknownKey { .. }
+        | SettingsError::InvalidKey { .. }
+        | SettingsError::LockTimeout { .. }
+        | SettingsError::Write { .. }
+        | SettingsError::ScopeNotWritable { .. }
+        | SettingsError::NotLoaded { .. } => None,
     }
 }
 
@@ -128,10 +168,14 @@ pub(super) fn settings_of_project(environment: &Environment) -> SettingsManager 
     settings
 }
 
-fn load_settings(environment: &Environment) -> Result<SettingsManager> {
+fn load_settings(environment: &Environment, unloaded: UnloadedFiles) -> Result<SettingsManager> {
     let mut settings = SettingsManager::load(environment);
     let mut stderr = crate::redact::stderr();
     for error in settings.drain_errors() {
+        if unloaded == UnloadedFiles::LeftToTheRefusal && is_settings_file_error(&settings, &error)
+        {
+            continue;
+        }
         writeln!(stderr, "warning: {error}")?;
         if let Some(hint) = load_hint(&settings, &error) {
             writeln!(stderr, "hint: {hint}")?;

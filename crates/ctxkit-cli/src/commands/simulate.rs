@@ -118,7 +118,12 @@ pub fn simulate_command(
 fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
     let path = Path::new(name);
     if path.exists() || path.components().count() > 1 || name.ends_with(".jsonl") {
-        std::fs::metadata(path).with_context(|| format!("cannot open `{name}`"))?;
+        // A missing file fails as every command that opens a session says it (exit 3).
+        std::fs::metadata(path).map_err(|source| ctxkit_session::SessionError::Io {
+            action: "open",
+            path: path.to_owned(),
+            source,
+        })?;
         super::refuse_folder(path)?;
         return Ok(path.to_path_buf());
     }

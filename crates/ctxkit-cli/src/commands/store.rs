@@ -323,7 +323,7 @@ fn listed_record(session: StoredSession) -> SessionInfoRecord {
 
 /// A stored session as `ctxkit sessions` shows it; `path` is what to pass to other commands (the
 /// file, or the id of a database session).
-fn record_of(session: StoredSession) -> SessionInfoRecord {
+pub(super) fn record_of(session: StoredSession) -> SessionInfoRecord {
     let database = session.location == "postgres";
     SessionInfoRecord {
         path: if database {

@@ -168,12 +168,19 @@ fn header_parent(path: &Path) -> Result<Option<PathBuf>> {
 /// (its header stored at once), or with `--continue` this directory's most recent one. `--session`,
 /// `--no-session` and `--resume` (the directory's session files) are left as they are.
 pub(super) fn chat_in_store(url: &StoreUrl, args: &mut ChatArgs) -> Result<()> {
-    if args.session.is_some() || args.no_session || args.resume {
+    if args.session.is_some() || args.no_session {
         return Ok(());
     }
     let project = super::store::current_project()?;
     let runtime = super::store::runtime()?;
     let store = super::store::open(&runtime, url)?;
+    if args.resume {
+        args.resume = false;
+        if let Some(id) = resume_from_store(&runtime, &store, &project)? {
+            args.session = Some(PathBuf::from(id));
+            return Ok(());
+        }
+    }
     let recent = if args.continue_recent {
         let query = ListQuery {
             project: Some(project.clone()),
@@ -191,6 +198,50 @@ pub(super) fn chat_in_store(url: &StoreUrl, args: &mut ChatArgs) -> Result<()> {
     args.continue_recent = false;
     args.session = Some(PathBuf::from(id));
     Ok(())
+}
+
+/// `chat --resume` on a database: the store's sessions of project `cwd`, listed as `/resume`
+/// lists files, and the id of the one chosen on standard input (`None`: a new session, as an
+/// empty answer stays in the new one a file chat starts with).
+fn resume_from_store(
+    runtime: &tokio::runtime::Runtime,
+    store: &AnyStore,
+    cwd: &str,
+) -> Result<Option<String>> {
+    let query = ListQuery {
+        project: Some(cwd.to_owned()),
+        ..ListQuery::default()
+    };
+    let sessions: Vec<_> = runtime
+        .block_on(store.list(&query))?
+        .into_iter()
+        .map(super::store::record_of)
+        .collect();
+    let mut out = std::io::stdout().lock();
+    if sessions.is_empty() {
+        writeln!(out, "No stored sessions for this directory.")?;
+        return Ok(None);
+    }
+    for row in super::chat::resume_rows(&sessions) {
+        writeln!(out, "{}", crate::render::terminal_safe(&row))?;
+    }
+    write!(out, "{}", super::chat::RESUME_QUESTION)?;
+    out.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    let answer = answer.trim();
+    if answer.is_empty() {
+        return Ok(None);
+    }
+    let chosen = answer
+        .parse::<usize>()
+        .ok()
+        .and_then(|number| number.checked_sub(1))
+        .and_then(|index| sessions.get(index));
+    match chosen {
+        Some(session) => Ok(Some(session.id.clone())),
+        None => anyhow::bail!("No session number `{answer}`"),
+    }
 }
 
 /// Stores a new session of project `cwd` (its header); its id.

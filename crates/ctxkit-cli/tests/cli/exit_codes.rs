@@ -128,3 +128,55 @@ fn a_chat_without_a_model_runs_the_one_the_users_key_can_reach() {
     );
     assert!(!output.contains("key-value-never-shown"), "{output}");
 }
+
+/// A session that is not there exits 4 for every command that takes one, with one message and
+/// one hint: `checkpoints` said exit 3 where `info` said 4 (a database's unknown id said 3 too).
+#[test]
+fn a_missing_session_exits_4_with_one_hint_for_every_command_that_takes_one() {
+    let run = Run::new();
+    let commands: [&[&str]; 22] = [
+        &["info", "missing.jsonl"],
+        &["tree", "missing.jsonl"],
+        &["context", "missing.jsonl"],
+        &["tokens", "missing.jsonl"],
+        &["compactions", "missing.jsonl"],
+        &["check", "missing.jsonl"],
+        &["checkpoints", "missing.jsonl"],
+        &["fork", "missing.jsonl"],
+        &["fork-from", "missing.jsonl", "--cwd", "/tmp"],
+        &["label", "missing.jsonl", "x", "y"],
+        &["name", "missing.jsonl", "x"],
+        &["edit-context", "missing.jsonl", "x", "--omit"],
+        &["migrate", "missing.jsonl"],
+        &["compact", "missing.jsonl", "--dry-run"],
+        &["compact", "missing.jsonl"],
+        &["undo-compact", "missing.jsonl"],
+        &["branch", "missing.jsonl", "--to", "x"],
+        &["export", "missing.jsonl", "--html", "-o", "page.html"],
+        &["view", "missing.jsonl"],
+        &["simulate", "missing.jsonl"],
+        &[
+            "chat",
+            "--session",
+            "missing.jsonl",
+            "--model",
+            "ollama/qwen3",
+        ],
+        &["store", "import", "missing.jsonl"],
+    ];
+    for args in commands {
+        let output = run.ctxkit(args);
+        assert!(output.starts_with("exit: 4\n"), "{args:?}: {output}");
+        assert!(
+            output.contains("error: cannot open `missing.jsonl`: No such file or directory"),
+            "{args:?}: {output}"
+        );
+        assert!(
+            output.contains("hint: `ctxkit sessions` lists this directory's sessions"),
+            "{args:?}: {output}"
+        );
+    }
+    // An import's missing source too.
+    let output = run.ctxkit(&["import", "missing.jsonl"]);
+    assert!(output.starts_with("exit: 4\n"), "{output}");
+}

@@ -215,6 +215,55 @@ fn a_settings_file_that_does_not_parse_stops_the_commands_that_run_a_model() {
     );
 }
 
+/// A settings file that does not parse was reported twice by `ctxkit chat` (a warning as the
+/// files were read, then the refusal saying the same): the commands that refuse say it once, as
+/// the error naming the file and line, with its hint; a read-only command still warns.
+#[test]
+fn a_settings_file_that_does_not_parse_is_reported_once_by_the_command_it_stops() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        "{\"defaultModel\": \"ollama/qwen3\",\n  \"compaction\": {,}\n}\n",
+    );
+    world.write(
+        "proj/s.jsonl",
+        &std::fs::read_to_string(crate::corpus("good-branches.jsonl")).unwrap(),
+    );
+    let file = format!("{}/home/settings.json", world.root.display());
+    let refusing: [&[&str]; 4] = [
+        &["chat"],
+        &["compact", "s.jsonl"],
+        &["branch", "s.jsonl", "--to", "x"],
+        &["serve", "--stdio"],
+    ];
+    for args in refusing {
+        let mut command = world.command(args);
+        command.stdin(std::process::Stdio::null());
+        let output = bounded(command);
+        assert_eq!(output.status.code(), Some(3), "{args:?}: {output:?}");
+        let said = stderr(&output);
+        assert_eq!(said.matches("Invalid JSON").count(), 1, "{args:?}: {said}");
+        assert!(
+            said.starts_with(&format!(
+                "error: Invalid JSON in settings file `{file}` at line 2, column 18"
+            )),
+            "{args:?}: {said}"
+        );
+        assert_eq!(said.matches("hint: ").count(), 1, "{args:?}: {said}");
+        assert!(
+            said.contains("check it with `ctxkit config list`"),
+            "{said}"
+        );
+    }
+    let listed = bounded(world.command(&["info", "s.jsonl"]));
+    assert!(listed.status.success(), "{listed:?}");
+    let warned = stderr(&listed);
+    assert!(
+        warned.starts_with(&format!("warning: Invalid JSON in settings file `{file}`")),
+        "{warned}"
+    );
+}
+
 /// QA finding 4: `config get llm` printed `llm.apiKey` and the header values in full, while the
 /// settings table says "never printed" and `config list` masks them.
 #[test]

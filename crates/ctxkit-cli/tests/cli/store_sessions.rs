@@ -156,6 +156,66 @@ fn a_chat_on_a_database_store_keeps_its_session_there() {
     assert_eq!(found(&format!("{marker}-two")), stored, "{second}");
 }
 
+/// `ctxkit chat --resume` on a database store lists the store's sessions of this directory (as
+/// `sessions` does) and goes on in the one chosen, as `chat --session ID` does; it listed the
+/// local session files instead, and the chat went on in a new file the store never saw.
+#[test]
+fn chat_resume_on_a_database_store_lists_and_resumes_the_stored_sessions() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let variables = [
+        ("OPENAI_API_KEY", "sk-never-sent"),
+        ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+    ];
+    let marker = format!("resume-marker-{}", uuid::Uuid::new_v4().simple());
+    let chat = |extra: &[&str], input: &str| {
+        let mut args = vec!["chat", "--model", "openai/gpt-5-mini"];
+        args.extend_from_slice(extra);
+        run.ctxkit_with_input(&with_store(&url, &args), &variables, input)
+    };
+    let first = chat(&[], &format!("/name {marker}\n!echo one\n/quit\n"));
+    assert!(first.starts_with("exit: 0"), "{first}");
+    let resumed = chat(&["--resume"], "1\n!echo two\n/quit\n");
+    assert!(resumed.starts_with("exit: 0"), "{resumed}");
+    assert!(resumed.contains("  1. "), "{resumed}");
+    assert!(resumed.contains(&marker), "{resumed}");
+    assert!(
+        resumed.contains("Resume which (number, empty to stay)? "),
+        "{resumed}"
+    );
+    let listed = run.ctxkit(&with_store(&url, &["sessions", "--json"]));
+    let listed: serde_json::Value =
+        serde_json::from_str(listed.strip_prefix("exit: 0\n").unwrap()).unwrap();
+    let listed = listed.as_array().unwrap();
+    // One stored session of this directory, holding both chats' commands.
+    assert_eq!(listed.len(), 1, "{listed:?}\n{resumed}");
+    let id = listed[0]["path"].as_str().unwrap();
+    assert!(
+        resumed.contains(&format!(
+            "Continuing session “{marker}” (2 entries): {id} in postgres://"
+        )),
+        "{resumed}"
+    );
+    let context = run.ctxkit(&with_store(&url, &["context", id]));
+    assert!(
+        context.contains("one") && context.contains("two"),
+        "{context}"
+    );
+    // An id the store does not hold exits as a missing session file does (4), with its hint.
+    let missing = run.ctxkit(&with_store(&url, &["info", "no-such-stored-session"]));
+    assert!(missing.starts_with("exit: 4\n"), "{missing}");
+    assert!(
+        missing.contains("hint: list the stored sessions"),
+        "{missing}"
+    );
+    // No session file was written beside the store.
+    let files = run.home.path().join("sessions");
+    assert!(
+        !files.exists() || std::fs::read_dir(&files).unwrap().next().is_none(),
+        "{resumed}"
+    );
+}
+
 /// `ctxkit import` on a database store writes its session file as ever, and says how to store it
 /// there (the listing, which is the database's, would not show it).
 #[test]

@@ -270,6 +270,7 @@ impl ModelClient {
             status,
             body: self.redacted(text),
             retry_after: retry_after.or_else(|| crate::retry::retry_delay_in_body(text)),
+            retried: crate::error::Retried::NONE,
         }
     }
 
@@ -336,7 +337,7 @@ impl ModelClient {
             LlmError::Network {
                 provider: self.config.provider.clone(),
                 message: redact(&error_chain(error), self.secrets()),
-                retries: 0,
+                retried: crate::error::Retried::NONE,
             }
         }
     }
@@ -354,7 +355,7 @@ impl ModelClient {
             provider: self.config.provider.clone(),
             phase,
             timeout,
-            retries: 0,
+            retried: crate::error::Retried::NONE,
         }
     }
 }

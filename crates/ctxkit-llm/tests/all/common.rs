@@ -77,3 +77,15 @@ pub async fn cancel_once_received(
     }
     cancel.cancel();
 }
+
+/// `text` with the duration of its attempts (`; tried 3 times over 0.4 s`) as `_`, which the
+/// machine's load decides.
+pub fn without_duration(text: &str) -> String {
+    match text.split_once(" times over ") {
+        Some((before, after)) => {
+            let unit = after.find(" s").unwrap_or(after.len());
+            format!("{before} times over _{}", &after[unit..])
+        }
+        None => text.to_owned(),
+    }
+}

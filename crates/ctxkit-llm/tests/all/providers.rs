@@ -415,6 +415,7 @@ fn any_413_is_an_overflow_but_not_a_413_inside_a_body() {
         status,
         body: body.into(),
         retry_after: None,
+        retried: ctxkit_llm::Retried::NONE,
     };
     for provider in ["github-copilot", "openai", "my-proxy"] {
         assert!(

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ctxkit_llm::{
-    ChatDelta, EnvSettings, HttpClient, LlmError, LlmOptions, ModelClient, ModelRole, RetryNotice,
-    RetryPolicy, TimeoutPhase, Timeouts, resolve_model,
+    ChatDelta, EnvSettings, HttpClient, LlmError, LlmOptions, ModelClient, ModelRole, Retried,
+    RetryNotice, RetryPolicy, TimeoutPhase, Timeouts, resolve_model,
 };
 use ctxkit_protocol::ContentBlock;
 use ctxkit_summarizer::Summarizer;
@@ -21,7 +21,7 @@ use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::chat::{request, user};
-use crate::common::{KEY, options};
+use crate::common::{KEY, options, without_duration};
 
 /// Options for `vllm/qwen3-coder` (Chat Completions) at `base_url`, with quick retries and the
 /// given limits.
@@ -195,15 +195,15 @@ async fn a_server_that_never_answers_hits_the_first_byte_limit_is_retried_then_r
             error,
             LlmError::Timeout {
                 phase: TimeoutPhase::FirstByte,
-                retries: 2,
+                retried: Retried { retries: 2, .. },
                 ..
             }
         ),
         "{error:?}"
     );
     assert_eq!(
-        error.to_string(),
-        "Provider `vllm` sent no response for 0.2 s (`llm.timeouts.firstByteSeconds`); retried 2 times"
+        without_duration(&error.to_string()),
+        "Provider `vllm` sent no response for 0.2 s (`llm.timeouts.firstByteSeconds`); tried 3 times over _ s"
     );
     assert_eq!(requests.load(Ordering::SeqCst), 3);
     let notices = notices(&shown);
@@ -257,8 +257,8 @@ async fn a_connection_that_cannot_be_opened_hits_the_connect_limit() {
     // A connection to a full backlog hangs for minutes: within 20 s is the connect limit.
     assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
     assert_eq!(
-        error.to_string(),
-        "Could not connect to provider `vllm` within 0.2 s (`llm.timeouts.connectSeconds`); retried once"
+        without_duration(&error.to_string()),
+        "Could not connect to provider `vllm` within 0.2 s (`llm.timeouts.connectSeconds`); tried 2 times over _ s"
     );
     assert_eq!(notices(&shown)[0].reason, "no connection within 0.2 s");
 }
@@ -275,10 +275,19 @@ async fn a_refused_connection_is_retried_visibly_then_reported_with_the_count() 
     let (result, shown) = stream(&client).await;
     let error = result.unwrap_err();
     assert!(
-        matches!(error, LlmError::Network { retries: 3, .. }),
+        matches!(
+            error,
+            LlmError::Network {
+                retried: Retried { retries: 3, .. },
+                ..
+            }
+        ),
         "{error:?}"
     );
-    assert!(error.to_string().ends_with("; retried 3 times"), "{error}");
+    assert!(
+        without_duration(&error.to_string()).ends_with("; tried 4 times over _ s"),
+        "{error}"
+    );
     let notices = notices(&shown);
     assert_eq!(notices.len(), 3);
     assert!(

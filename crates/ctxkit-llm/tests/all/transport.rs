@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-use crate::common::{client, client_with, options, request};
+use crate::common::{client, client_with, options, request, without_duration};
 
 fn ok_chat() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
@@ -58,13 +58,59 @@ async fn server_errors_are_retried_until_exhausted() {
         .summarize(request(None), CancellationToken::new())
         .await
         .unwrap_err();
-    assert!(
-        error
-            .message
-            .starts_with("Provider `anthropic` returned HTTP 529: "),
-        "{}",
-        error.message
+    assert_eq!(
+        without_duration(&error.message),
+        "Provider `anthropic` returned HTTP 529: Overloaded; tried 3 times over _ s"
     );
+}
+
+/// A provider that answers 429 (then 503) every time: the error a person finally reads says how
+/// many attempts were made and over how long, after the provider's own message, as the error
+/// returned (a summary's, `compact`'s) and as the failed reply a chat stores and shows.
+#[tokio::test]
+async fn an_error_after_its_retries_says_how_often_and_how_long_it_was_tried() {
+    for (status, body, message) in [
+        (
+            429,
+            r#"{"error":{"message":"Rate limit reached for requests","type":"requests"}}"#,
+            "Rate limit reached for requests",
+        ),
+        (503, "", "(no body)"),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(status).set_body_string(body))
+            .expect(3)
+            .mount(&server)
+            .await;
+        let client = client("openai/gpt-4o", &server);
+        let expected =
+            format!("Provider `openai` returned HTTP {status}: {message}; tried 3 times over _ s");
+        let summary = client
+            .summarize(request(None), CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert_eq!(without_duration(&summary.message), expected);
+        server.reset().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(status).set_body_string(body))
+            .expect(3)
+            .mount(&server)
+            .await;
+        let sent = crate::chat::request(vec![crate::chat::user("hi")]);
+        let error = client
+            .chat(&sent, &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert_eq!(without_duration(&error.to_string()), expected);
+        // The stored reply keeps the provider's `<status> <body>` first (overflow detection reads
+        // it), and shows as the error does.
+        let reply = client.failed_reply(&error);
+        let stored = reply.error_message.unwrap();
+        assert!(stored.starts_with(&format!("{status} ")), "{stored}");
+        let shown = ctxkit_llm::reply_failure("openai", &stored);
+        assert_eq!(shown.message, error.to_string());
+    }
 }
 
 #[tokio::test]

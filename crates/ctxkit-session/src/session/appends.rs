@@ -9,7 +9,7 @@ use ctxkit_protocol::{
 };
 use serde_json::Value;
 
-use super::{NewCompaction, Session, Storage};
+use super::{NewCompaction, Session, Storage, SummarySource};
 use crate::JsonObject;
 use crate::entry::StoredEntry;
 use crate::error::{Result, SessionError};
@@ -227,6 +227,12 @@ impl Session {
                 system["timestamp"] = Value::from(ms);
             }
             extra.insert("systemMessage".to_owned(), system);
+        }
+        // Pi 1.6: a summary a model wrote records its call's usage as the entry's own.
+        if compaction.source == SummarySource::Ctxkit
+            && let Some(usage) = crate::spend::summary_call_usage(compaction.details.as_ref())
+        {
+            extra.insert("usage".to_owned(), usage);
         }
         let entry = CompactionEntry {
             summary: compaction.summary,

@@ -231,12 +231,19 @@ impl Session {
         let from_id = self.leaf_id().unwrap_or("root").to_owned();
         self.leaf = target;
         self.leaf_moved();
+        let mut extra = JsonObject::new();
+        // Pi 1.6: a summary a model wrote records its call's usage as the entry's own.
+        if source == SummarySource::Ctxkit
+            && let Some(usage) = crate::spend::summary_call_usage(details.as_ref())
+        {
+            extra.insert("usage".to_owned(), usage);
+        }
         let entry = BranchSummaryEntry {
             from_id,
             summary: summary.to_owned(),
             details,
             from_hook: source.hook_flag(),
-            extra: JsonObject::new(),
+            extra,
         };
         self.append(target, EntryKind::BranchSummary(entry))
     }

@@ -29,7 +29,6 @@
   }
   function compactionCard(c, k) {
     const e = entry(c.e);
-    const saved = c.tokensBefore ? Math.round(100 * (1 - c.tokensAfter / c.tokensBefore)) : 0;
     const covered = el("details", "covered", el("summary", null, "Replaced " + counted(c.covered.length, "entry", "entries") + " in the model's context; they stay in the session (expand)"));
     covered.addEventListener("toggle", () => { if (covered.open && !covered.querySelector(".covered-list")) covered.append(entryList(c.covered, "covered-list")); }, { once: false });
     const kept = el("details", "kept", el("summary", null, "Kept verbatim: " + counted(c.kept.length, "entry", "entries")));
@@ -44,8 +43,10 @@
         c.undoneBy !== null && c.undoneBy !== undefined ? el("span", "badge warn", "undone by ", jump(c.undoneBy)) : null),
       el("div", "compaction-panel",
         el("div", null,
-          el("div", "tokens-change", fmt(c.tokensBefore) + " → " + fmt(c.tokensAfter) + " tokens"),
-          el("div", "note", (saved >= 0 ? "−" + saved : "+" + (-saved)) + "% · summarizer: " + summarizer +
+          // Two counts of two kinds, said as such: the entry's recorded count (the provider's,
+          // the whole request) and ctxkit's estimate of the messages alone after it.
+          el("div", "tokens-change", fmt(c.tokensBefore) + " tokens before (as recorded) → ~" + fmt(c.tokensAfter) + " after (messages alone, estimated)"),
+          el("div", "note", "summarizer: " + summarizer +
             " · next: " + counted(c.next.requests, "request") + (c.next.firstUsage ? ", the first carried " + fmt(c.next.firstUsage) + " tokens (provider)" : "")),
           covered, kept, el("h3", null, "Files"), files),
         el("div", null, el("h3", null, "Summary"), el("pre", "summary", c.summary))));

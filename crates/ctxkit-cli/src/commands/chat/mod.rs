@@ -29,6 +29,7 @@ mod tree_view;
 mod ui;
 
 pub use repl::LastRequestFailed;
+pub(super) use slash::{RESUME_QUESTION, resume_rows};
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -345,26 +345,23 @@ impl Chat {
 
     /// `/resume [n]`: this directory's sessions, newest first; opens the one chosen.
     async fn resume(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<()> {
+        if let Some((_, shown)) = &self.shown_as {
+            // Switching stored sessions needs another lease: the chat is started again for it.
+            self.ui.line(&format!(
+                "The session is {shown}: `ctxkit chat --resume` lists this directory's stored sessions"
+            ));
+            return Ok(());
+        }
         let (sessions, _) = list_sessions(&self.session_dir)?;
         if sessions.is_empty() {
             self.ui.line("No saved sessions for this directory.");
             return Ok(());
         }
         let choice = if rest.is_empty() {
-            for (number, info) in sessions.iter().enumerate() {
-                let title = info
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| info.first_message.clone());
-                self.ui.line(&format!(
-                    "{:>3}. {}  {} messages  {}",
-                    number + 1,
-                    info.modified,
-                    info.message_count,
-                    one_line(&title, 60)
-                ));
+            for row in resume_rows(&sessions) {
+                self.ui.line(&row);
             }
-            match ask.ask("Resume which (number, empty to stay)? ") {
+            match ask.ask(RESUME_QUESTION) {
                 Some(answer) if !answer.trim().is_empty() => answer.trim().to_owned(),
                 Some(_) | None => return Ok(()),
             }
@@ -432,4 +429,26 @@ impl Chat {
         ));
         Ok(())
     }
+}
+
+/// What `/resume` (and `chat --resume` on a database store) asks after the list.
+pub(crate) const RESUME_QUESTION: &str = "Resume which (number, empty to stay)? ";
+
+/// The sessions `/resume` lists, a numbered line each: when, how many messages, name or first
+/// message.
+pub(crate) fn resume_rows(sessions: &[ctxkit_protocol::SessionInfoRecord]) -> Vec<String> {
+    sessions
+        .iter()
+        .enumerate()
+        .map(|(number, info)| {
+            let title = info.name.as_deref().unwrap_or(&info.first_message);
+            format!(
+                "{:>3}. {}  {} messages  {}",
+                number + 1,
+                info.modified,
+                info.message_count,
+                one_line(title, 60)
+            )
+        })
+        .collect()
 }
