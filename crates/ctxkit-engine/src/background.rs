@@ -55,14 +55,23 @@ impl Engine {
     /// for this part of the branch. Hooks may supply summaries themselves, so with hooks nothing
     /// is precomputed.
     pub(crate) fn maybe_start_background(&self, state: &mut State, tokens: u64) {
-        let config = state.compaction_config();
+        let config = state.compaction_config().into_owned();
         let window = state.context_window();
         if !config.enabled || !config.background || window == 0 || !self.inner.hooks.is_empty() {
             return;
         }
         let planning = state.planning();
-        let threshold = ctxkit_tokens::compaction_threshold(window, planning.reserve_tokens);
-        let start = config.background_start(window);
+        let planned = ctxkit_tokens::compaction_threshold(window, planning.reserve_tokens);
+        // After a compaction the provider counted more of than ctxkit's estimate, the check
+        // compacts past the planned threshold (`compact::spacing`): the summary starts at the same
+        // share of that one, so it leaves unsummarized what the share meant, not the extra room.
+        let (start, threshold) = match crate::compact::spaced_threshold(state) {
+            Some(spaced) if spaced > planned => (
+                spaced.saturating_mul(config.background_percent) / 100,
+                spaced,
+            ),
+            Some(_) | None => (config.background_start(window), planned),
+        };
         if tokens < start || tokens > threshold {
             return;
         }

@@ -339,6 +339,21 @@ fn check_input<'a>(
     }
 }
 
+/// The context size (the provider's count) a threshold check compacts at now when the threshold
+/// is spaced after a compaction (`spacing`); `None` when it is not (the planned threshold holds) or
+/// the transcript cannot be read.
+pub(crate) fn spaced_threshold(state: &mut State) -> Option<u64> {
+    if !spacing::spaces(state) {
+        return None;
+    }
+    let transcript = shared_transcript(state).ok()?;
+    let reserve = spacing::check_reserve(state, &transcript);
+    Some(ctxkit_tokens::compaction_threshold(
+        state.context_window(),
+        reserve,
+    ))
+}
+
 /// `compaction.idleThresholdTokens` when it is set and a prompt at `prompt_ms` comes longer than
 /// the prompt cache's lifetime after the transcript's last message (its cache has expired).
 fn idle_threshold(

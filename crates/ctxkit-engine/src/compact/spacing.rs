@@ -6,7 +6,11 @@
 //! came a few calls later, each with its summary to pay for. After a compaction the threshold is
 //! raised by what the provider counts of the compaction's leftovers beyond ctxkit's estimate of
 //! them (the over-count learned so far), so the room for new work is what the budgets meant; with no
-//! over-count learned it stays where it is. Never past the window's own reserve.
+//! over-count learned it stays where it is. Never past the window's own reserve. The background
+//! summary starts at `backgroundPercent` of the raised threshold (`background.rs`): started at the
+//! share of the planned one, it summarized up to where the context stood then, and the compaction
+//! that took it kept everything since, so each compaction kept more than the one before
+//! (docs/simulator.md, twenty-second round).
 
 use std::sync::Arc;
 
@@ -19,18 +23,13 @@ use crate::settings::CompactionBudgets as _;
 /// provider counted of the latest compaction's leftovers beyond ctxkit's estimate of them.
 pub(super) fn check_reserve(state: &State, transcript: &[Arc<AgentMessage>]) -> u64 {
     let planned = state.planning().reserve_tokens.max(state.output_reserve());
+    if !spaces(state) {
+        return planned;
+    }
     let config = state.compaction_config().into_owned();
     let window = state.context_window();
     let threshold = config.threshold_tokens;
-    // Without an over-count the leftovers are as large as their budgets meant.
     let over_count = state.over_count;
-    if threshold == 0
-        || window == 0
-        || over_count <= 1.0
-        || state.session.latest_compaction().is_none()
-    {
-        return planned;
-    }
     let fresh_from = crate::planning::fresh_from(&state.session);
     let Some(left) = context_after_compaction(transcript, fresh_from) else {
         return planned;
@@ -48,6 +47,16 @@ pub(super) fn check_reserve(state: &State, transcript: &[Arc<AgentMessage>]) -> 
         .saturating_sub(spaced)
         .max(window_reserve)
         .min(planned)
+}
+
+/// Whether the threshold may be spaced now: `thresholdTokens` is set, the window known, a
+/// compaction on the branch, and an over-count learned (without one the leftovers are as large as
+/// their budgets meant).
+pub(super) fn spaces(state: &State) -> bool {
+    state.compaction_config().threshold_tokens > 0
+        && state.context_window() > 0
+        && state.over_count > 1.0
+        && state.session.latest_compaction().is_some()
 }
 
 /// The provider's count of the first request after the latest compaction: the first reply written

@@ -844,3 +844,54 @@ async fn a_request_under_an_eighth_of_the_window_teaches_the_over_count_the_thre
     assert_eq!(report.decision, Decision::Threshold { tokens: 95_000 });
     assert_eq!(harness.compactions().await, 2);
 }
+
+/// After a compaction the provider counted more of than ctxkit's estimate, the threshold is spaced
+/// past `thresholdTokens`, and the background summary starts at `backgroundPercent` of the spaced
+/// threshold. Started at the share of the planned one, it summarized up to where the context stood
+/// then and the compaction at the spaced threshold kept all the context grew since: at ratios of
+/// 1.4–2.2 the defaults' compactions kept more and more each time (docs/simulator.md, twenty-second
+/// round).
+#[tokio::test]
+async fn the_background_summary_starts_at_its_share_of_the_spaced_threshold() {
+    let settings = ctxkit_engine::EngineSettings {
+        compaction: ctxkit_settings::CompactionConfig {
+            threshold_tokens: 40_000,
+            keep_recent_tokens: 1,
+            background: true,
+            background_percent: 80,
+            ..ctxkit_settings::CompactionConfig::default()
+        },
+        ..ctxkit_engine::EngineSettings::default()
+    };
+    let mut harness = Harness::with(
+        settings,
+        Some(model(100_000)),
+        ctxkit_engine::HookSet::new(),
+        [],
+    );
+    // A request of about 15,000 estimated tokens that the provider counts at 30,000: twice.
+    harness
+        .engine
+        .append(user(&"word ".repeat(12_000)))
+        .await
+        .unwrap();
+    record_view_as_sent(&harness, "").await;
+    harness.engine.append(reply("ok", 30_000)).await.unwrap();
+    harness.turn("second", 40_001).await;
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 40_001 });
+    harness.drain();
+    let started = harness.engine.background_summaries_started();
+
+    // The first request after the compaction counts 30,000 (about 15,000 estimated): the next
+    // compaction waits for 55,000, and the background summary for 80% of it, 44,000.
+    harness.turn("third", 30_000).await;
+    harness.turn("fourth", 36_000).await;
+    assert_eq!(
+        harness.engine.background_summaries_started(),
+        started,
+        "36,000 is past 80% of the planned 40,000, not of the spaced 55,000"
+    );
+    harness.turn("fifth", 45_000).await;
+    assert_eq!(harness.engine.background_summaries_started(), started + 1);
+}

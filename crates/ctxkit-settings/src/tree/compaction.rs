@@ -91,7 +91,9 @@ pub struct CompactionConfig {
     #[schemars(extend("x-project" = true))]
     pub background: bool,
     /// The share of the window (of the threshold when `thresholdTokens` is set) from which the
-    /// background summary starts, in percent.
+    /// background summary starts, in percent. After a compaction the provider counted more of than
+    /// ctxkit's estimate, the share of the raised threshold (`thresholdTokens` below), so the
+    /// compaction that takes the summary keeps about what the share meant.
     #[schemars(extend("x-project" = true), range(min = 1, max = 100))]
     pub background_percent: u64,
     /// Compact once the context passes this many tokens, whatever the window (0: off). The
