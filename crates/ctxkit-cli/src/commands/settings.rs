@@ -108,22 +108,13 @@ fn failed_path(error: &SettingsError) -> Option<&std::path::Path> {
 /// What to do about a file that did not load: a settings file (whose failure stops the commands
 /// that compact or run a model: `SettingsManager::check_loaded`) or the trust list.
 fn load_hint(settings: &SettingsManager, error: &SettingsError) -> Option<String> {
-    let path = match error {
-        SettingsError::Refused { path, reason } => return Some(crate::refused_hint(path, reason)),
-        SettingsError::Read { path, .. }
-        | SettingsError::Parse { path, .. }
-        | SettingsError::NotAnObject { path } => path,
-        SettingsError::InvalidValue { .. }
-        | SettingsError::UnknownKey { .. }
-        | SettingsError::InvalidKey { .. }
-        | SettingsError::LockTimeout { .. }
-        | SettingsError::Write { .. }
-        | SettingsError::ScopeNotWritable { .. }
-        | SettingsError::NotLoaded { .. } => return None,
-    };
+    if let SettingsError::Refused { path, reason } = error {
+        return Some(crate::refused_hint(path, reason));
+    }
+    let path = failed_path(error)?;
     let settings_file = [SettingsScope::Global, SettingsScope::Project]
         .into_iter()
-        .any(|scope| settings.path(scope) == Some(path.as_path()));
+        .any(|scope| settings.path(scope) == Some(path));
     Some(if settings_file {
         format!(
             "fix `{}` by hand (`ctxkit config list` checks it); until then commands that compact \
