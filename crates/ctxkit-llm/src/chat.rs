@@ -308,11 +308,7 @@ pub(crate) fn after_pause(
         usage.output += first.output;
         usage.total_tokens += first.output;
         if let (Some(cost), Some(first_cost)) = (usage.cost.as_mut(), first.cost.as_ref()) {
-            cost.input += first_cost.input;
-            cost.output += first_cost.output;
-            cost.cache_read += first_cost.cache_read;
-            cost.cache_write += first_cost.cache_write;
-            cost.total += first_cost.total;
+            cost.add(first_cost);
         }
     }
     next

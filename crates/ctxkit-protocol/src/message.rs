@@ -98,6 +98,17 @@ pub struct UsageCost {
     pub extra: JsonObject,
 }
 
+impl UsageCost {
+    /// Adds `other`'s parts and total to these (its other fields are left out).
+    pub fn add(&mut self, other: &UsageCost) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.total += other.total;
+    }
+}
+
 /// A reply from the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -443,6 +454,33 @@ pub fn parse_agent_message(text: &str) -> Result<AgentMessage, serde_json::Error
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn costs_add_part_by_part_and_keep_their_own_fields() {
+        let mut sum: UsageCost =
+            serde_json::from_value(json!({"input": 1.0, "total": 1.5, "totalFromProvider": false}))
+                .unwrap();
+        let other = UsageCost {
+            input: 0.25,
+            output: 2.0,
+            cache_read: 0.5,
+            cache_write: 0.125,
+            total: 2.875,
+            extra: JsonObject::new(),
+        };
+        sum.add(&other);
+        assert_eq!(
+            (
+                sum.input,
+                sum.output,
+                sum.cache_read,
+                sum.cache_write,
+                sum.total
+            ),
+            (1.25, 2.0, 0.5, 0.125, 4.375)
+        );
+        assert_eq!(sum.extra.get("totalFromProvider"), Some(&json!(false)));
+    }
 
     /// Only a reply that stopped for its tools gets them run; one cut at the output limit (QA F12)
     /// or failed keeps its calls unrun.

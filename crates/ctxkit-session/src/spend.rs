@@ -314,11 +314,7 @@ pub(crate) fn summary_call_usage(details: Option<&Value>) -> Option<Value> {
         sum.cache_write = sum.cache_write.saturating_add(usage.cache_write);
         sum.total_tokens = sum.total_tokens.saturating_add(usage.total_tokens);
         if let (Some(total), Some(cost)) = (sum.cost.as_mut(), usage.cost.as_ref()) {
-            total.input += cost.input;
-            total.output += cost.output;
-            total.cache_read += cost.cache_read;
-            total.cache_write += cost.cache_write;
-            total.total += cost.total;
+            total.add(cost);
         }
     }
     if let Some(cost) = sum.cost.as_mut() {
