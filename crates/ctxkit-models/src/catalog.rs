@@ -123,6 +123,10 @@ mod tests {
             ("openrouter", "anthropic/claude-opus-4.8"),
             // Models the catalog no longer lists stay, for older sessions' prices.
             ("anthropic", "claude-opus-4-1"),
+            // Codex's models, which the catalog lists only behind OpenRouter, added by hand at
+            // OpenAI's list prices.
+            ("openai", "gpt-5-codex"),
+            ("openai", "gpt-5.1-codex-max"),
         ] {
             assert!(find(provider, id).is_some(), "{provider}/{id}");
         }

@@ -1,16 +1,18 @@
 //! Prices per provider and the cost of a request, with and without a prompt cache.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::cache_rule::{ANTHROPIC_LOOKBACK_BLOCKS, CacheBill, CacheRule};
 
 /// A model's list prices in US dollars per million tokens, and how its provider's prompt cache
 /// bills.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PriceTable {
-    pub model: &'static str,
+    pub model: Cow<'static, str>,
     /// Where the prices come from and when they were read.
-    pub source: &'static str,
+    pub source: Cow<'static, str>,
     pub input_per_mtok: f64,
     /// Writing a prefix into the cache (Anthropic: 1.25× input for 5 minutes, 2× for an hour;
     /// OpenAI: free, so the input price).
@@ -35,11 +37,13 @@ pub struct PriceTable {
     pub cache_lifetime_ms: i64,
 }
 
-const ANTHROPIC_SOURCE: &str = "Anthropic pricing page (platform.claude.com/docs/en/about-claude/pricing), list prices read 2025 and unchanged in the 2026 copy: Sonnet 4.5 $3 input, $3.75 5-minute cache write, $6 1-hour cache write, $0.30 cache read, $15 output; prompts above 200K input tokens (1M-context beta) at $6 input and $22.50 output, cache rates scaled alike";
+const ANTHROPIC_SOURCE: Cow<'static, str> = Cow::Borrowed(
+    "Anthropic pricing page (platform.claude.com/docs/en/about-claude/pricing), list prices read 2025 and unchanged in the 2026 copy: Sonnet 4.5 $3 input, $3.75 5-minute cache write, $6 1-hour cache write, $0.30 cache read, $15 output; prompts above 200K input tokens (1M-context beta) at $6 input and $22.50 output, cache rates scaled alike",
+);
 
 /// Claude Sonnet 4.5 with the 5-minute cache (`cache_control: {type: "ephemeral"}`).
 pub const SONNET_4_5: PriceTable = PriceTable {
-    model: "claude-sonnet-4-5, 5-minute cache",
+    model: Cow::Borrowed("claude-sonnet-4-5, 5-minute cache"),
     source: ANTHROPIC_SOURCE,
     input_per_mtok: 3.0,
     cache_write_per_mtok: 3.75,
@@ -60,7 +64,7 @@ pub const SONNET_4_5: PriceTable = PriceTable {
 
 /// Claude Sonnet 4.5 with the 1-hour cache (`ttl: "1h"`): dearer writes, same reads.
 pub const SONNET_4_5_1H: PriceTable = PriceTable {
-    model: "claude-sonnet-4-5, 1-hour cache",
+    model: Cow::Borrowed("claude-sonnet-4-5, 1-hour cache"),
     cache_write_per_mtok: 6.0,
     cache_lifetime_ms: 60 * 60 * 1000,
     ..SONNET_4_5
@@ -69,8 +73,10 @@ pub const SONNET_4_5_1H: PriceTable = PriceTable {
 /// GPT-5 on the OpenAI API: automatic prompt caching, cached input at a tenth of the input price,
 /// no write fee, prefixes from 1,024 tokens; one flat price for its whole window.
 pub const GPT_5: PriceTable = PriceTable {
-    model: "gpt-5, automatic caching",
-    source: "OpenAI API pricing page (developers.openai.com/api/docs/pricing) and prompt-caching guide, read 2025-2026: GPT-5 $1.25 input, $0.125 cached input, $10 output; caching automatic from 1,024-token prefixes, no write fee",
+    model: Cow::Borrowed("gpt-5, automatic caching"),
+    source: Cow::Borrowed(
+        "OpenAI API pricing page (developers.openai.com/api/docs/pricing) and prompt-caching guide, read 2025-2026: GPT-5 $1.25 input, $0.125 cached input, $10 output; caching automatic from 1,024-token prefixes, no write fee",
+    ),
     input_per_mtok: 1.25,
     cache_write_per_mtok: 1.25,
     cache_read_per_mtok: 0.125,
@@ -92,8 +98,10 @@ pub const GPT_5: PriceTable = PriceTable {
 /// price, no write fee, prefixes from 2,048 tokens); above 200K input tokens the whole request at
 /// the long-context rates.
 pub const GEMINI_2_5_PRO: PriceTable = PriceTable {
-    model: "gemini-2.5-pro, implicit caching",
-    source: "Gemini API pricing page (ai.google.dev/gemini-api/docs/pricing) and caching guide, read 2026: Gemini 2.5 Pro $1.25 input, $0.125 cached input, $10 output up to 200K input tokens, $2.50 / $0.25 / $15 above; implicit caching from 2,048 tokens",
+    model: Cow::Borrowed("gemini-2.5-pro, implicit caching"),
+    source: Cow::Borrowed(
+        "Gemini API pricing page (ai.google.dev/gemini-api/docs/pricing) and caching guide, read 2026: Gemini 2.5 Pro $1.25 input, $0.125 cached input, $10 output up to 200K input tokens, $2.50 / $0.25 / $15 above; implicit caching from 2,048 tokens",
+    ),
     input_per_mtok: 1.25,
     cache_write_per_mtok: 1.25,
     cache_read_per_mtok: 0.125,
@@ -127,6 +135,16 @@ pub enum Provider {
 }
 
 impl Provider {
+    /// The cache, as the tables name it.
+    pub(crate) fn cache_name(self) -> &'static str {
+        match self {
+            Self::Anthropic5m => "5-minute cache",
+            Self::Anthropic1h => "1-hour cache",
+            Self::Openai => "automatic caching",
+            Self::Gemini => "implicit caching",
+        }
+    }
+
     pub fn prices(self) -> PriceTable {
         match self {
             Self::Anthropic5m => SONNET_4_5,

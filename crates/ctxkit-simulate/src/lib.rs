@@ -12,6 +12,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod billing;
 mod cache_rule;
 mod claude_check;
 mod cost;
@@ -44,6 +45,7 @@ use ctxkit_engine::EngineSettings;
 use ctxkit_settings::TransformSettings;
 use serde::Serialize;
 
+pub use billing::{BilledModel, Billing};
 pub use cache_rule::{CacheBill, CacheRule};
 pub use claude_check::{
     CacheCheck, CacheTokens, CheckRule, Placement, check_claude_code, render_cache_checks,
@@ -314,6 +316,10 @@ pub struct SimulateOptions {
     /// Replay the strategies on parallel threads (timings then include contention).
     pub parallel: bool,
     pub provider: Provider,
+    /// Where the prices come from: `provider`'s table, or each real session's own model.
+    pub billing: Billing,
+    /// Prices over `provider`'s table (a real session's model's, under `Billing::SessionModel`).
+    pub prices: Option<PriceTable>,
     /// A settings document applied over the recommended strategy's settings (experiments).
     pub recommended_override: Option<serde_json::Value>,
     /// Counts replayed calls for a caller that shows progress (the library never prints).
@@ -354,6 +360,8 @@ impl Default for SimulateOptions {
             strategies: Strategy::DEFAULT.to_vec(),
             parallel: true,
             provider: Provider::Anthropic5m,
+            billing: Billing::Provider,
+            prices: None,
             recommended_override: None,
             progress: None,
         }
@@ -361,6 +369,13 @@ impl Default for SimulateOptions {
 }
 
 impl SimulateOptions {
+    /// The prices every request is billed at.
+    pub fn price_table(&self) -> PriceTable {
+        self.prices
+            .clone()
+            .unwrap_or_else(|| self.provider.prices())
+    }
+
     /// The engine settings `strategy` runs with: its own, with the override for the recommended
     /// strategy applied.
     pub fn settings_of(&self, strategy: Strategy) -> Result<EngineSettings, SimulateError> {
@@ -390,7 +405,7 @@ pub fn simulate(options: &SimulateOptions) -> Result<SimulationReport, SimulateE
         calls: options.calls,
         seed: options.seed,
     });
-    replay_all(&trace, options, started, None)
+    replay_all(&trace, options, started, None, None)
 }
 
 /// Reads the real session at `path` (a Pi or ctxkit session file, or any file `ctxkit import`
@@ -409,9 +424,21 @@ pub fn simulate_session(
         calls_not_replayed: loaded.left_out.calls,
         messages_not_replayed: loaded.left_out.messages,
     };
+    let billed = match options.billing {
+        Billing::SessionModel => billing::session_billing(&loaded.messages, options.provider),
+        Billing::Provider => None,
+    };
     let responses = session::Responses::of_format(loaded.format);
     let trace = session::session_trace(loaded.messages, responses);
-    replay_all(&trace, options, started, Some(source))
+    let Some(billed) = billed else {
+        return replay_all(&trace, options, started, Some(source), None);
+    };
+    let options = SimulateOptions {
+        provider: billed.provider,
+        prices: Some(billed.prices),
+        ..options.clone()
+    };
+    replay_all(&trace, &options, started, Some(source), Some(billed.model))
 }
 
 fn replay_all(
@@ -419,6 +446,7 @@ fn replay_all(
     options: &SimulateOptions,
     started: Instant,
     session: Option<SessionSource>,
+    billed_model: Option<BilledModel>,
 ) -> Result<SimulationReport, SimulateError> {
     let generated = started.elapsed();
     Progress::add_total(
@@ -461,7 +489,8 @@ fn replay_all(
         context_window: options.context_window,
         check: options.check,
         parallel: options.parallel,
-        prices: options.provider.prices(),
+        prices: options.price_table(),
+        billed_model,
         recommended_override: options.recommended_override.clone(),
         trace: TraceSummary::of(trace),
         session,

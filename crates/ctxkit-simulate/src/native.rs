@@ -103,7 +103,7 @@ pub(crate) struct Sent {
 }
 
 impl NativeTracker {
-    pub(crate) fn new(provider: Provider, seed: u64) -> Self {
+    pub(crate) fn new(provider: Provider, prices: PriceTable, seed: u64) -> Self {
         // (cache lifetime, warmed by ctxkit, Anthropic's threads and on-demand compaction)
         let (lifetime, warms, anthropic) = match provider {
             Provider::Anthropic5m => (300.0, true, true),
@@ -111,7 +111,7 @@ impl NativeTracker {
             Provider::Openai | Provider::Gemini => (300.0, false, false),
         };
         Self {
-            prices: provider.prices(),
+            prices,
             lifetime,
             warms,
             anthropic,
@@ -244,7 +244,8 @@ mod tests {
 
     #[test]
     fn threads_send_only_what_follows_the_reply_and_cost_nothing_more() {
-        let mut tracker = NativeTracker::new(Provider::Anthropic5m, 1);
+        let mut tracker =
+            NativeTracker::new(Provider::Anthropic5m, Provider::Anthropic5m.prices(), 1);
         tracker.sent(sent(10_000, 0, false));
         tracker.sent(sent(12_000, 10_000, true));
         let features = &tracker.features;
@@ -260,7 +261,7 @@ mod tests {
     #[test]
     fn warming_bridges_a_gap_only_when_it_pays() {
         // Sonnet, 5 minutes: 0.15 × 3.45 − 0.30 = 0.2175 $/M, so it pays from about 230k tokens.
-        let tracker = NativeTracker::new(Provider::Anthropic5m, 1);
+        let tracker = NativeTracker::new(Provider::Anthropic5m, Provider::Anthropic5m.prices(), 1);
         assert!(!tracker.refresh_pays(150_000));
         assert!(tracker.refresh_pays(240_000));
         assert!((tracker.delay() - 270.0).abs() < 1e-9);
@@ -269,7 +270,8 @@ mod tests {
         // Never past 30 minutes: refreshes at 270 s … 1,620 s.
         assert_eq!(tracker.refreshes_within(3_600.0), 6);
 
-        let mut large = NativeTracker::new(Provider::Anthropic5m, 1);
+        let mut large =
+            NativeTracker::new(Provider::Anthropic5m, Provider::Anthropic5m.prices(), 1);
         large.sent(sent(240_000, 0, false));
         large.pending_gap = Some(600.0);
         large.sent(sent(241_000, 240_000, true));
@@ -287,7 +289,7 @@ mod tests {
 
     #[test]
     fn openai_caches_are_never_warmed() {
-        let mut tracker = NativeTracker::new(Provider::Openai, 1);
+        let mut tracker = NativeTracker::new(Provider::Openai, Provider::Openai.prices(), 1);
         tracker.sent(sent(900_000, 0, false));
         tracker.pending_gap = Some(900.0);
         tracker.sent(sent(901_000, 900_000, true));

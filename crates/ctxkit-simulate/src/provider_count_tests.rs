@@ -78,7 +78,7 @@ fn replayed(count: Option<(f64, u64)>, strategies: &[Strategy]) -> SimulationRep
         parallel: false,
         ..SimulateOptions::default()
     };
-    let mut report = replay_all(&trace, &options, Instant::now(), None).unwrap();
+    let mut report = replay_all(&trace, &options, Instant::now(), None, None).unwrap();
     for strategy in &mut report.strategies {
         strategy.timing = Timing::default();
     }

@@ -4,6 +4,7 @@
 use ctxkit_tokens::estimate_tokens;
 use serde::Serialize;
 
+use super::billing::BilledModel;
 use super::cost::PriceTable;
 use super::recall::{RecallBreakdown, RecallSample};
 use super::summary::{SummaryCosts, SummaryRequest};
@@ -212,6 +213,10 @@ pub struct SimulationReport {
     pub check: CheckPoint,
     pub parallel: bool,
     pub prices: PriceTable,
+    /// The model a real session's replies name, when its prices bill the replay
+    /// (`Billing::SessionModel`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub billed_model: Option<BilledModel>,
     /// The settings document applied over the recommended strategy, if any.
     pub recommended_override: Option<serde_json::Value>,
     pub trace: TraceSummary,

@@ -269,7 +269,7 @@ fn notes(out: &mut String, report: &SimulationReport) {
         out,
         "\nWall time: {:.1} s ({} strategies {}; generating the session {:.0} ms).\n\n\
          Notes: tokens are the reference's chars/4 estimate (`estimate_tokens`), not a tokenizer. \
-         Prices: {} ({}): input ${}/MTok, cache write ${}/MTok, cache read ${}/MTok, output ${}/MTok. \
+         Prices: {} ({}): input ${}/MTok, cache write ${}/MTok, cache read ${}/MTok, output ${}/MTok.{} \
          \"Requests, cache\" bills each request by the provider's cache rule (Anthropic: read up to a \
          breakpoint an earlier request wrote, within 20 blocks of one of its own, write up to its \
          last breakpoint, plain input after it; OpenAI and Gemini: the prefix shared with the \
@@ -300,12 +300,29 @@ fn notes(out: &mut String, report: &SimulationReport) {
         prices.cache_write_per_mtok,
         prices.cache_read_per_mtok,
         prices.output_per_mtok,
+        billed_note(report),
         super::summary::FIRST_TOKEN_SECONDS,
         super::summary::PREFILL_TOKENS_PER_SECOND,
         super::summary::CACHED_TOKENS_PER_SECOND,
         super::summary::OUTPUT_TOKENS_PER_SECOND,
         super::summary::TOOL_SECONDS,
     );
+}
+
+/// Which of the session's models the prices are, when the session chose them.
+fn billed_note(report: &SimulationReport) -> String {
+    let Some(billed) = &report.billed_model else {
+        return String::new();
+    };
+    let priced = billed.priced_as.as_ref().map_or_else(
+        || " (not in ctxkit's model table: its provider's cache rule and table)".to_owned(),
+        |row| format!(" (the table's `{row}`)"),
+    );
+    format!(
+        " The session's model, named by {} of its {} replies: `{}/{}`{priced}; `--provider` \
+         bills another.",
+        billed.replies, billed.of_replies, billed.provider, billed.model,
+    )
 }
 
 #[cfg(test)]

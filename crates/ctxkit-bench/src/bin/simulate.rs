@@ -11,9 +11,9 @@ use std::time::Instant;
 use anyhow::Context as _;
 use clap::Parser;
 use ctxkit_simulate::{
-    CheckPoint, CheckRule, Placement, Provider, SimulateError, SimulateOptions, SimulationReport,
-    Strategy, check_claude_code, overall, render_cache_checks, render_markdown, render_overall,
-    simulate, simulate_session,
+    Billing, CheckPoint, CheckRule, Placement, Provider, SimulateError, SimulateOptions,
+    SimulationReport, Strategy, check_claude_code, overall, render_cache_checks, render_markdown,
+    render_overall, simulate, simulate_session,
 };
 
 /// Replay a generated agent session (or real ones) under several context strategies and compare
@@ -174,6 +174,9 @@ fn run() -> anyhow::Result<()> {
         },
         parallel: !args.sequential,
         provider: args.provider,
+        // The provider's table, as every round of docs/simulator.md was billed.
+        billing: Billing::Provider,
+        prices: None,
         recommended_override,
         progress: None,
     };

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result};
 use clap::Args;
 use ctxkit_simulate::{
-    CheckPoint, Progress, Provider, SimulateOptions, SimulationReport, Strategy, defaults_margin,
-    overall, recommend, render_markdown, render_overall, render_verdict, simulate,
+    Billing, CheckPoint, Progress, Provider, SimulateOptions, SimulationReport, Strategy,
+    defaults_margin, overall, recommend, render_markdown, render_overall, render_verdict, simulate,
     simulate_session, verdict_rows,
 };
 
@@ -40,9 +40,12 @@ pub struct SimulateArgs {
     /// The model's context window, tokens.
     #[arg(long, default_value_t = 200_000)]
     window: u64,
-    /// Whose prices and prompt-cache rule bill the requests.
-    #[arg(long, value_enum, default_value_t = Provider::Anthropic5m)]
-    provider: Provider,
+    /// Whose prices and prompt-cache rule bill the requests [default: a session's own model (the
+    /// one most of its replies name) at its list prices, under its provider's cache; Anthropic's
+    /// 5-minute cache at Sonnet 4.5's prices for the generated session and a session naming no
+    /// model].
+    #[arg(long, value_enum)]
+    provider: Option<Provider>,
     /// A strategy to replay; repeat for several (default: no-management, defaults,
     /// reference-compaction, transforms, provider-compaction, recommended).
     #[arg(long = "strategy", value_enum)]
@@ -81,7 +84,12 @@ pub fn simulate_command(
         context_window: args.window,
         check: args.check,
         strategies,
-        provider: args.provider,
+        provider: args.provider.unwrap_or(Provider::Anthropic5m),
+        billing: if args.provider.is_some() {
+            Billing::Provider
+        } else {
+            Billing::SessionModel
+        },
         progress: Some(Arc::clone(&progress)),
         ..SimulateOptions::default()
     };

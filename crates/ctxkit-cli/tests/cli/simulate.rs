@@ -101,6 +101,63 @@ fn a_session_id_from_the_sessions_directory_replays_and_json_holds_the_verdict()
     );
 }
 
+/// The JSON of `ctxkit simulate FILE --strategy defaults --json ARGS…`.
+fn simulated(run: &Run, file: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let mut command = vec![
+        "simulate",
+        file.to_str().unwrap(),
+        "--strategy",
+        "defaults",
+        "--json",
+    ];
+    command.extend_from_slice(args);
+    let output = run.ctxkit(&command);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    let json = &output["exit: 0\n".len()..output.find("--- stderr").unwrap()];
+    serde_json::from_str(json).unwrap()
+}
+
+#[test]
+fn a_session_is_billed_as_its_own_model_unless_a_provider_is_named() {
+    let run = Run::new();
+    // The realistic session's replies (96 on the path to its leaf), as if an agent had made them
+    // on GPT-5.4.
+    let text = std::fs::read_to_string(crate::corpus("good-large-realistic.jsonl"))
+        .unwrap()
+        .replace(
+            r#""api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5""#,
+            r#""api":"openai-responses","provider":"openai","model":"gpt-5.4""#,
+        );
+    let file = run.home.path().join("gpt.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let value = simulated(&run, &file, &[]);
+    let report = &value["reports"][0];
+    assert_eq!(
+        report["billed_model"],
+        serde_json::json!({"provider": "openai", "model": "gpt-5.4", "replies": 96,
+            "of_replies": 96, "priced_as": "openai/gpt-5.4"}),
+        "{report}"
+    );
+    assert_eq!(report["prices"]["input_per_mtok"], 2.5);
+    assert_eq!(report["prices"]["cache_write_per_mtok"], 2.5);
+    assert_eq!(report["prices"]["cache_rule"]["rule"], "prefix", "{report}");
+    // Named, a provider's table bills it as before.
+    let value = simulated(&run, &file, &["--provider", "anthropic-5m"]);
+    let report = &value["reports"][0];
+    assert!(report.get("billed_model").is_none(), "{report}");
+    assert_eq!(report["prices"]["input_per_mtok"], 3.0);
+    assert_eq!(report["prices"]["cache_write_per_mtok"], 3.75);
+    // The Markdown says which model priced it, and how to bill another.
+    let output = run.ctxkit(&["simulate", file.to_str().unwrap(), "--strategy", "defaults"]);
+    assert!(
+        output.contains(
+            "The session's model, named by 96 of its 96 replies: `openai/gpt-5.4` (the \
+             table's `openai/gpt-5.4`); `--provider` bills another."
+        ),
+        "{output}"
+    );
+}
+
 #[test]
 fn a_file_that_is_not_a_session_is_one_line_and_a_hint() {
     let run = Run::new();

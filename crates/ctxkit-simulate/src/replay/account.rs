@@ -132,7 +132,7 @@ impl<'a> Meter<'a> {
         request: &Request,
         output_tokens: u64,
         time: Option<(i64, i64)>,
-        prices: PriceTable,
+        prices: &PriceTable,
     ) {
         let started = Instant::now();
         let input = request.total_tokens();
@@ -169,7 +169,7 @@ impl<'a> Meter<'a> {
         request: Request,
         call: usize,
         output_tokens: u64,
-        (time, prices): (Option<(i64, i64)>, PriceTable),
+        (time, prices): (Option<(i64, i64)>, &PriceTable),
         answer: Answer,
     ) {
         match answer {

@@ -231,10 +231,11 @@ pub(crate) async fn replay(
     let settings = options.settings_of(strategy)?;
     let summary_size = options.summary_size_of(strategy)?;
     let every_call = options.check == CheckPoint::EveryCall || strategy.checks_every_call();
-    let prices = options.provider.prices();
+    let prices = options.price_table();
+    let long_lived_prices = prices.clone().long_lived();
     let ledger = Ledger::new(
         strategy.summary_request(),
-        prices,
+        prices.clone(),
         settings.compaction.keep_recent_tokens,
     );
     let engine = Engine::new(
@@ -271,7 +272,7 @@ pub(crate) async fn replay(
         refused: 0,
         compactions: Compactions::default(),
         previous: None,
-        cache: CacheState::new(options.provider.prices().cache_rule),
+        cache: CacheState::new(options.price_table().cache_rule),
         recall: if trace.real {
             Tracker::Named(NamedTracker::new(trace)?)
         } else {
@@ -289,7 +290,7 @@ pub(crate) async fn replay(
         windowed_requests: 0,
         misses: Vec::new(),
         timing: Timing::default(),
-        native: NativeTracker::new(options.provider, options.seed),
+        native: NativeTracker::new(options.provider, options.price_table(), options.seed),
     };
     let mut driver = Driver {
         engine,
@@ -321,8 +322,8 @@ pub(crate) async fn replay(
             let input = request.total_tokens();
             // A request asking for the hour-long cache writes at its price and lives an hour.
             let billed = match lifetime {
-                CacheLifetime::Configured => prices,
-                CacheLifetime::Long => prices.long_lived(),
+                CacheLifetime::Configured => &prices,
+                CacheLifetime::Long => &long_lived_prices,
             };
             let time = driver.clock.request_time(billed.cache_lifetime_ms);
             driver.meter.ledger.sent_at(time);
