@@ -268,8 +268,22 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
             4,
             Some("the server's certificate must chain to a trusted root and name the URL's host: name its CA's PEM file with `sslrootcert=/path/ca.pem` in the store URL (docs/deployment.md, \"TLS\")".to_owned()),
         ),
+        StoreError::TlsFile { parameter, .. } => (4, Some(tls_file_hint(parameter))),
         StoreError::Io { .. } | StoreError::Database { .. } => (4, None),
     }
+}
+
+/// What the file a TLS parameter of the store URL names must hold.
+fn tls_file_hint(parameter: &str) -> String {
+    let holds = match parameter {
+        "sslrootcert" => "the certificate of the CA that signed the database server's certificate",
+        "sslcert" => "the client's certificate chain",
+        _ => "the client's private key, readable by its owner only",
+    };
+    format!(
+        "`{parameter}` in the store URL names a PEM file holding {holds}: fix the file, or name \
+         the right one by its absolute path (docs/deployment.md, \"TLS\")"
+    )
 }
 
 fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
