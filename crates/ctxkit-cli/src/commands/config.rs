@@ -338,7 +338,11 @@ fn list(
                 .value
                 .as_ref()
                 .map_or_else(|| "-".to_owned(), SettingValue::display_text);
-            let unknown = if row.known { "" } else { ", unknown key" };
+            let unknown = match (row.known, ctxkit_settings::is_pi_key_not_read(&row.key)) {
+                (true, _) => "",
+                (false, true) => ", Pi's key, not read by ctxkit",
+                (false, false) => ", unknown key",
+            };
             let problem = row
                 .problem
                 .as_ref()

@@ -217,10 +217,9 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     })
 }
 
-/// A settings file that could not be loaded, or the first invalid value at or below a key whose
-/// wrong value refuses the command ([`ctxkit_settings::REFUSED_WHEN_INVALID`]), as an error naming
-/// its file (and line and column, or key): the typed readers would quietly use defaults (or fail
-/// naming neither), without the user's hooks and budgets.
+/// A settings file that could not be loaded, or the first invalid value (of any key), as an error
+/// naming its file (and line and column, or key): the typed readers would quietly use defaults (or
+/// fail naming neither), without the user's hooks, budgets or retries.
 fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Result<()> {
     settings.check_loaded()?;
     for diagnostic in settings.diagnostics() {
@@ -232,7 +231,6 @@ fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Resul
             found,
             ..
         } = diagnostic
-            && ctxkit_settings::refused_when_invalid(&key)
         {
             return Err(ctxkit_settings::SettingsError::InvalidValue {
                 path,

@@ -26,9 +26,9 @@ use serde_json::Value;
 
 pub use allowlist::HeldEntry;
 pub(crate) use boundary::{hook_command_parts, is_path_as_written, with_shell_string_script};
-pub use diagnostics::{REFUSED_WHEN_INVALID, SettingsDiagnostic, refused_when_invalid};
+pub use diagnostics::SettingsDiagnostic;
 pub use document::{Document, KeyPath};
-pub use known::check_known_key;
+pub use known::{check_known_key, is_pi_key_not_read};
 pub use package_sources::{add_package_source, remove_package_sources};
 pub use reach::reaches_outside_project;
 pub use shown::SettingValue;
@@ -258,7 +258,8 @@ impl SettingsManager {
                 }
                 None => report.violations,
             };
-            for key in report.unknown_keys {
+            let unknown_keys = report.unknown_keys.into_iter();
+            for key in unknown_keys.filter(|key| !known::is_pi_key_not_read(key)) {
                 out.push(SettingsDiagnostic::UnknownKey {
                     scope: state.scope,
                     path: state.display_path(),
@@ -336,7 +337,7 @@ impl SettingsManager {
 
     /// For the commands that compact or run a model: the first settings file that could not be
     /// loaded (the user's, then the project's) as [`SettingsError::NotLoaded`]. Both files count,
-    /// as a wrong value under [`REFUSED_WHEN_INVALID`] in either does: an untrusted project's
+    /// as a wrong value in either does: an untrusted project's
     /// budgets apply too, and a trusted project's unreadable file would drop its hooks unseen.
     pub fn check_loaded(&self) -> Result<(), SettingsError> {
         match [&self.global, &self.project]
