@@ -245,3 +245,43 @@ async fn a_wrong_typed_value_of_any_key_stops_chat_and_compact() {
     }
     assert!(server.received_requests().await.unwrap().is_empty());
 }
+
+/// Loose end: `chat --resume` announced a new session (its banner) before the list and the
+/// question that replaced it, so a piped run read as two chats. The list comes first, then the
+/// banner of the session chosen, each on lines of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_resume_lists_before_any_banner() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let base = format!("{}/v1", server.uri());
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let chat = |args: &[&str], input: &str| {
+        let mut all = vec!["chat", "--model", "openai/gpt-5-mini"];
+        all.extend_from_slice(args);
+        tokio::task::block_in_place(|| run.ctxkit_with_input(&all, &variables, input))
+    };
+    let first = chat(&[], "first question\n/quit\n");
+    assert!(first.starts_with("exit: 0"), "{first}");
+    let resumed = chat(&["--resume"], "1\n/quit\n");
+    assert!(resumed.starts_with("exit: 0"), "{resumed}");
+    let lines: Vec<&str> = resumed.lines().collect();
+    assert!(
+        lines[1].starts_with("  1. ") && lines[1].ends_with("first question"),
+        "{resumed}"
+    );
+    assert!(
+        lines[2].starts_with("ctxkit chat · openai/gpt-5-mini"),
+        "{resumed}"
+    );
+    assert!(lines[3].starts_with("Continuing session"), "{resumed}");
+    assert_eq!(resumed.matches("ctxkit chat · ").count(), 1, "{resumed}");
+    // Nothing chosen: the new session's banner, after the list.
+    let stayed = chat(&["--resume"], "\n/quit\n");
+    let lines: Vec<&str> = stayed.lines().collect();
+    assert!(lines[1].starts_with("  1. "), "{stayed}");
+    assert_eq!(stayed.matches("ctxkit chat · ").count(), 1, "{stayed}");
+    assert!(!stayed.contains("Continuing session"), "{stayed}");
+}
