@@ -120,7 +120,7 @@ fn failed_path(error: &SettingsError) -> Option<&std::path::Path> {
 /// that compact or run a model: `SettingsManager::check_loaded`) or the trust list.
 fn load_hint(settings: &SettingsManager, error: &SettingsError) -> Option<String> {
     if let SettingsError::Refused { path, reason } = error {
-        return Some(crate::refused_hint(path, reason));
+        return Some(crate::classify::refused_hint(path, reason));
     }
     let path = failed_path(error)?;
     let settings_file = [SettingsScope::Global, SettingsScope::Project]
