@@ -98,7 +98,8 @@ fn store_error(error: StoreError) -> MethodError {
         | StoreError::Session(_)
         | StoreError::Database { .. }
         | StoreError::Connect { .. }
-        | StoreError::Tls { .. } => "store",
+        | StoreError::Tls { .. }
+        | StoreError::TlsFile { .. } => "store",
     };
     MethodError {
         code: codes::ENGINE_ERROR,

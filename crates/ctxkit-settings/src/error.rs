@@ -164,7 +164,7 @@ pub enum SettingsError {
     /// says why (`Read`, `Refused`, `Parse`, `NotAnObject`). Returned by
     /// [`crate::SettingsManager::check_loaded`] to the commands that compact or run a model, which
     /// refuse to start rather than run without the hooks and budgets the file may set, as they do
-    /// for a wrong value under [`crate::REFUSED_WHEN_INVALID`]. Fix the file.
+    /// for a wrong value. Fix the file.
     #[error("{source}")]
     NotLoaded {
         /// The load error.

@@ -28,9 +28,9 @@ pub use json::string_items;
 pub use kind::ResourceKind;
 pub use settings::schema::{json_schema, markdown_table, secret_keys};
 pub use settings::{
-    Document, HeldEntry, KeyPath, REFUSED_WHEN_INVALID, SettingEntry, SettingLookup, SettingOrigin,
-    SettingValue, SettingsDiagnostic, SettingsManager, add_package_source, check_known_key,
-    reaches_outside_project, refused_when_invalid, remove_package_sources,
+    Document, HeldEntry, KeyPath, SettingEntry, SettingLookup, SettingOrigin, SettingValue,
+    SettingsDiagnostic, SettingsManager, add_package_source, check_known_key, is_pi_key_not_read,
+    reaches_outside_project, remove_package_sources,
 };
 pub use tree::{
     AdaptiveBudgets, AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig,

@@ -95,6 +95,17 @@ pub enum StoreError {
     /// or the `sslrootcert` file could not be read.
     #[error("database: cannot connect over TLS: {reason}")]
     Tls { reason: String },
+
+    /// A file the store URL names for TLS (`sslrootcert`, `sslcert`, `sslkey`) cannot be used:
+    /// missing, empty, not PEM, or PEM of another kind. Fix the file or the URL's parameter.
+    #[error("database: cannot use the `{parameter}` file `{}`: {problem}", path.display())]
+    TlsFile {
+        /// The URL's parameter that names the file.
+        parameter: &'static str,
+        path: PathBuf,
+        /// What is wrong with it, in a few words.
+        problem: String,
+    },
 }
 
 /// What went wrong, in the database's words: the server's message when it sent one (a driver

@@ -23,7 +23,7 @@ pub use folder::{list_folder_records, list_store_records};
 pub use lines::{EntryFacts, HeaderFacts, SessionLines, entry_facts, header_facts};
 pub use postgres::PostgresStore;
 pub use store::{Lease, ListQuery, SessionStore, StoredSession};
-pub use url::{DATABASE_URL_FORM, StoreUrl, redact_url};
+pub use url::{DATABASE_URL_FORM, StoreUrl, redact_url, shown_store_text};
 
 use std::time::Duration;
 

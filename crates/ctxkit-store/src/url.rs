@@ -121,6 +121,19 @@ impl fmt::Display for StoreUrl {
     }
 }
 
+/// How `text`, given as a store, may be shown: a store URL redacted ([`StoreUrl::redacted`]), a
+/// directory as it is, and text that is neither only up to its scheme (`postgres:…`), since the
+/// rest may hold a password the URL's syntax no longer marks.
+pub fn shown_store_text(text: &str) -> String {
+    match StoreUrl::parse(text) {
+        Ok(url) => url.redacted(),
+        Err(_) => match scheme_of(text.trim()) {
+            Some(scheme) => format!("{scheme}:…"),
+            None => text.to_owned(),
+        },
+    }
+}
+
 /// `text` with the userinfo of a URL replaced by `***` and a `password=` query value hidden;
 /// text that is not a URL is returned as it is when it holds no `@`, else hidden whole.
 pub fn redact_url(text: &str) -> String {
@@ -154,6 +167,29 @@ pub fn redact_url(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store text that is not a store URL is shown only up to its scheme: its password may sit
+    /// where the URL's syntax no longer says so (`config list`).
+    #[test]
+    fn a_store_text_is_shown_without_its_password() {
+        for (text, shown) in [
+            ("postgres://bob:s3cret@db/x", "postgres://***@db/x"),
+            (
+                "postgres://db/x?password=s3cret",
+                "postgres://db/x?password=***",
+            ),
+            ("postgres://bob:s3cret", "postgres:…"),
+            ("postgres:bob:s3cret@db/x", "postgres:…"),
+            (
+                "postgres://db/x?sslmode=require&PassWord=s3cret",
+                "postgres:…",
+            ),
+            ("postgres://bob:s3c@ret@[::1", "postgres:…"),
+            ("/srv/sessions", "/srv/sessions"),
+        ] {
+            assert_eq!(shown_store_text(text), shown, "{text}");
+        }
+    }
 
     #[test]
     fn parses_both_kinds() {

@@ -80,6 +80,75 @@ fn scope(project: bool) -> SettingsScope {
     }
 }
 
+/// The key of the store setting, which `--store` and `CTXKIT_STORE` override.
+const STORE_URL: &str = "store.url";
+
+/// The store named by `--store` or `CTXKIT_STORE`, which every command uses instead of
+/// `store.url`.
+struct StoreOverride {
+    text: String,
+    origin: &'static str,
+}
+
+impl StoreOverride {
+    fn of(args: &crate::cli::GlobalArgs) -> Option<Self> {
+        match (&args.store, crate::cli::store_from_environment()) {
+            (Some(text), _) => Some(Self {
+                text: text.clone(),
+                origin: "--store",
+            }),
+            (None, Some(text)) => Some(Self {
+                text,
+                origin: crate::cli::CTXKIT_STORE,
+            }),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The store the commands use in the `store.url` row (`--store` or `CTXKIT_STORE` when set), and
+/// why they cannot use it when it is not a store URL: listing never opens the store.
+fn store_row(row: &mut Row, store: Option<&StoreOverride>) {
+    if let Some(store) = store {
+        row.value = Some(SettingValue::text(store.text.clone()));
+        row.origin = store.origin;
+    }
+    let Some(text) = row.value.as_ref().and_then(SettingValue::as_text) else {
+        return;
+    };
+    if let Err(error) = ctxkit_store::StoreUrl::parse(text) {
+        row.problem = Some(
+            if let ctxkit_store::StoreError::InvalidUrl { reason, .. } = error {
+                format!("not a store URL: {reason}")
+            } else {
+                error.to_string()
+            },
+        );
+    }
+    row.value = Some(SettingValue::text(ctxkit_store::shown_store_text(text)));
+}
+
+/// The store's URL as `config get` may print it, even asked for by name: never its password
+/// (`ctxkit_store::shown_store_text`).
+fn shown_store(key: &str, value: SettingValue) -> SettingValue {
+    match (key, value.as_text()) {
+        (STORE_URL, Some(text)) => SettingValue::text(ctxkit_store::shown_store_text(text)),
+        ("store", _) => value.with_field_shown("url", ctxkit_store::shown_store_text),
+        _ => value,
+    }
+}
+
+/// A row of `config list --json`; `problem` only on a value the commands cannot use.
+fn json_record(row: &Row) -> Value {
+    let mut record = json!({
+        "key": row.key, "value": row.value, "origin": row.origin, "known": row.known,
+    });
+    if let (Some(problem), Some(fields)) = (&row.problem, record.as_object_mut()) {
+        fields.insert("problem".to_owned(), json!(problem));
+    }
+    record
+}
+
 /// `project`, `global`, `contextStrategy`, `default`.
 pub fn origin_name(origin: Option<SettingOrigin>) -> &'static str {
     match origin {
@@ -104,6 +173,7 @@ pub fn config(
     action: ConfigAction,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
+    let store_override = StoreOverride::of(process.args());
     let (_, mut settings) = process.into_parts()?;
     match action {
         ConfigAction::Get { key, project, json } => get(&settings, &key, project, json, out),
@@ -146,7 +216,10 @@ pub fn config(
             }
             Ok(Outcome::Success)
         }
-        ConfigAction::List { project, json } => list(&settings, project, json, out),
+        ConfigAction::List { project, json } => {
+            let store = (!project).then_some(store_override).flatten();
+            list(&settings, project, json, store.as_ref(), out)
+        }
         ConfigAction::Schema => {
             print_json(out, ctxkit_settings::json_schema())?;
             Ok(Outcome::Success)
@@ -171,7 +244,7 @@ fn get(
         (lookup.value, lookup.origin, lookup.known)
     };
     // Secrets below the key are masked as `config list` masks them; one asked for by name is not.
-    let value = value.map(|value| value.asked_for(key));
+    let value = value.map(|value| shown_store(key, value.asked_for(key)));
     if json {
         print_json(
             out,
@@ -215,10 +288,21 @@ fn same_or_nested(one: &str, other: &str) -> bool {
     below(one, other) || below(other, one)
 }
 
+/// One row of `config list`: the key, its value (secrets masked), where it comes from, whether
+/// ctxkit knows the key, and what is wrong with the value when the commands cannot use it.
+struct Row {
+    key: String,
+    value: Option<SettingValue>,
+    origin: &'static str,
+    known: bool,
+    problem: Option<String>,
+}
+
 fn list(
     settings: &SettingsManager,
     project: bool,
     json: bool,
+    store: Option<&StoreOverride>,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let mut rows = Vec::new();
@@ -231,28 +315,43 @@ fn list(
         } else {
             (entry.value, entry.origin)
         };
-        let value = value.map(|value| value.redacted(&entry.key));
-        rows.push((entry.key, value, origin, entry.known));
+        let mut row = Row {
+            problem: None,
+            value,
+            origin: origin_name(origin),
+            known: entry.known,
+            key: entry.key,
+        };
+        if row.key == STORE_URL {
+            store_row(&mut row, store);
+        }
+        row.value = row.value.map(|value| value.redacted(&row.key));
+        rows.push(row);
     }
     if json {
-        let records: Vec<Value> = rows
-            .iter()
-            .map(|(key, value, origin, known)| {
-                json!({"key": key, "value": value, "origin": origin_name(*origin), "known": known})
-            })
-            .collect();
+        let records: Vec<Value> = rows.iter().map(json_record).collect();
         print_json(out, &records)?;
     } else {
-        let width = rows.iter().map(|(key, ..)| key.len()).max().unwrap_or(0);
-        for (key, value, origin, known) in &rows {
-            let shown = value
+        let width = rows.iter().map(|row| row.key.len()).max().unwrap_or(0);
+        for row in &rows {
+            let shown = row
+                .value
                 .as_ref()
                 .map_or_else(|| "-".to_owned(), SettingValue::display_text);
-            let unknown = if *known { "" } else { ", unknown key" };
+            let unknown = match (row.known, ctxkit_settings::is_pi_key_not_read(&row.key)) {
+                (true, _) => "",
+                (false, true) => ", Pi's key, not read by ctxkit",
+                (false, false) => ", unknown key",
+            };
+            let problem = row
+                .problem
+                .as_ref()
+                .map(|problem| format!("; {problem}"))
+                .unwrap_or_default();
             writeln!(
                 out,
-                "{key:<width$}  {shown}  ({}{unknown})",
-                origin_name(*origin)
+                "{:<width$}  {shown}  ({}{unknown}{problem})",
+                row.key, row.origin
             )?;
         }
     }

@@ -88,7 +88,13 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
     } else {
         settings::UnloadedFiles::Warn
     };
-    let process = settings::ProcessSettings::new(&global, unloaded);
+    // `config` and `resources` list the settings' problems themselves.
+    let unknown_keys = if matches!(command, Command::Config(_) | Command::Resources { .. }) {
+        settings::UnknownKeys::LeftToTheCommand
+    } else {
+        settings::UnknownKeys::Warn
+    };
+    let process = settings::ProcessSettings::new(&global, unloaded, unknown_keys);
     let url = store::choose(&process, &mut command, &mut locations)?;
     store::run(&url, command, out, move |command, out| {
         dispatch(command, locations, process, out)

@@ -20,6 +20,16 @@ pub struct ProcessSettings<'a> {
     environment: OnceLock<Environment>,
     settings: OnceLock<SettingsManager>,
     unloaded: UnloadedFiles,
+    unknown_keys: UnknownKeys,
+}
+
+/// Who says that a settings file holds a key ctxkit does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnknownKeys {
+    /// A warning each when the files are read, once per process.
+    Warn,
+    /// The command lists them itself (`config`, `resources`).
+    LeftToTheCommand,
 }
 
 /// Who says that a settings file could not be loaded.
@@ -35,12 +45,13 @@ pub enum UnloadedFiles {
 impl<'a> ProcessSettings<'a> {
     /// Nothing is read yet: commands that need no settings never touch the files. `unloaded`:
     /// whether a file that does not load is warned of, or left to the command's refusal.
-    pub fn new(global: &'a GlobalArgs, unloaded: UnloadedFiles) -> Self {
+    pub fn new(global: &'a GlobalArgs, unloaded: UnloadedFiles, unknown_keys: UnknownKeys) -> Self {
         Self {
             global,
             environment: OnceLock::new(),
             settings: OnceLock::new(),
             unloaded,
+            unknown_keys,
         }
     }
 
@@ -63,7 +74,7 @@ impl<'a> ProcessSettings<'a> {
         if let Some(settings) = self.settings.get() {
             return Ok(settings);
         }
-        let settings = load_settings(self.environment()?, self.unloaded)?;
+        let settings = load_settings(self.environment()?, self.unloaded, self.unknown_keys)?;
         Ok(self.settings.get_or_init(|| settings))
     }
 
@@ -109,7 +120,7 @@ fn failed_path(error: &SettingsError) -> Option<&std::path::Path> {
 /// that compact or run a model: `SettingsManager::check_loaded`) or the trust list.
 fn load_hint(settings: &SettingsManager, error: &SettingsError) -> Option<String> {
     if let SettingsError::Refused { path, reason } = error {
-        return Some(crate::refused_hint(path, reason));
+        return Some(crate::classify::refused_hint(path, reason));
     }
     let path = failed_path(error)?;
     let settings_file = [SettingsScope::Global, SettingsScope::Project]
@@ -159,7 +170,11 @@ pub(super) fn settings_of_project(environment: &Environment) -> SettingsManager 
     settings
 }
 
-fn load_settings(environment: &Environment, unloaded: UnloadedFiles) -> Result<SettingsManager> {
+fn load_settings(
+    environment: &Environment,
+    unloaded: UnloadedFiles,
+    unknown_keys: UnknownKeys,
+) -> Result<SettingsManager> {
     let mut settings = SettingsManager::load(environment);
     let mut stderr = crate::redact::stderr();
     for error in settings.drain_errors() {
@@ -174,6 +189,17 @@ fn load_settings(environment: &Environment, unloaded: UnloadedFiles) -> Result<S
     }
     if let Some(warning) = super::config::held_settings_warning(environment, &settings) {
         writeln!(stderr, "{warning}")?;
+    }
+    if unknown_keys == UnknownKeys::Warn {
+        // Read once per process: one line a key, never one a turn. A wrong value is the refusal
+        // of the commands that compact or run a model (`summary_setup`).
+        let diagnostics = settings.diagnostics();
+        for unknown in diagnostics
+            .iter()
+            .filter(|diagnostic| !diagnostic.is_error())
+        {
+            writeln!(stderr, "warning: {}", unknown.message())?;
+        }
     }
     Ok(settings)
 }

@@ -23,6 +23,11 @@ pub fn choose(
     command: &mut Command,
     locations: &mut Locations,
 ) -> Result<StoreUrl> {
+    if !touches_sessions(command) {
+        // `config`, `models`, the package commands…: a bad `CTXKIT_STORE` must not stop them
+        // (`config list` shows it, with what is wrong with it).
+        return Ok(StoreUrl::Directory(locations.sessions_root.clone()));
+    }
     let flag = process.args().store.clone();
     let text = match flag.clone().or_else(crate::cli::store_from_environment) {
         Some(text) => Some(text),
@@ -57,6 +62,45 @@ fn warn_of_password_on_command_line() {
 /// Setting `store.url` of the trusted view (an untrusted project cannot choose the store).
 fn setting(process: &ProcessSettings<'_>) -> Result<Option<String>> {
     Ok(process.settings()?.settings().store.url.clone())
+}
+
+/// Whether the command reads or writes sessions at all, so that the store matters to it.
+fn touches_sessions(command: &Command) -> bool {
+    match command {
+        Command::Config(_)
+        | Command::Models { .. }
+        | Command::Resources { .. }
+        | Command::Trust { .. }
+        | Command::Prompt
+        | Command::Install { .. }
+        | Command::Remove { .. }
+        | Command::Update { .. }
+        | Command::List { .. } => false,
+        Command::Sessions { .. }
+        | Command::Store(_)
+        | Command::Import { .. }
+        | Command::Info { .. }
+        | Command::Tree { .. }
+        | Command::Context { .. }
+        | Command::Check { .. }
+        | Command::Fork { .. }
+        | Command::ForkFrom { .. }
+        | Command::Label { .. }
+        | Command::Name { .. }
+        | Command::EditContext { .. }
+        | Command::Migrate { .. }
+        | Command::Tokens { .. }
+        | Command::Compact { .. }
+        | Command::Compactions { .. }
+        | Command::Branch { .. }
+        | Command::UndoCompact { .. }
+        | Command::Serve { .. }
+        | Command::Chat(_)
+        | Command::Export { .. }
+        | Command::View { .. }
+        | Command::Checkpoints(_)
+        | Command::Simulate(_) => true,
+    }
 }
 
 fn uses_store(command: &mut Command) -> bool {

@@ -229,6 +229,11 @@ fn resume_from_store(
     out.flush()?;
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
+    // A terminal echoes the answer and its Enter; from a pipe, the answer is written here, so
+    // what follows (the chat's banner) starts a line of its own.
+    if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        writeln!(out, "{}", crate::render::terminal_safe(answer.trim_end()))?;
+    }
     let answer = answer.trim();
     if answer.is_empty() {
         return Ok(None);

@@ -217,10 +217,9 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     })
 }
 
-/// A settings file that could not be loaded, or the first invalid value at or below a key whose
-/// wrong value refuses the command ([`ctxkit_settings::REFUSED_WHEN_INVALID`]), as an error naming
-/// its file (and line and column, or key): the typed readers would quietly use defaults (or fail
-/// naming neither), without the user's hooks and budgets.
+/// A settings file that could not be loaded, or the first invalid value (of any key), as an error
+/// naming its file (and line and column, or key): the typed readers would quietly use defaults (or
+/// fail naming neither), without the user's hooks, budgets or retries.
 fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Result<()> {
     settings.check_loaded()?;
     for diagnostic in settings.diagnostics() {
@@ -232,7 +231,6 @@ fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Resul
             found,
             ..
         } = diagnostic
-            && ctxkit_settings::refused_when_invalid(&key)
         {
             return Err(ctxkit_settings::SettingsError::InvalidValue {
                 path,
@@ -460,7 +458,7 @@ mod tests {
         let default = super::llm_options(&SettingsManager::in_memory(Default::default())).unwrap();
         assert_eq!(default.timeouts, ctxkit_llm::Timeouts::default());
         let document = serde_json::json!({"llm": {"timeouts":
-            {"connectSeconds": 3, "firstByteSeconds": 40, "idleSeconds": 0}}});
+            {"connectSeconds": 3, "firstByteSeconds": 40, "idleSeconds": 7}}});
         let settings = SettingsManager::in_memory(document.as_object().unwrap().clone());
         let options = super::llm_options(&settings).unwrap();
         assert_eq!(
@@ -468,9 +466,16 @@ mod tests {
             ctxkit_llm::Timeouts {
                 connect: Duration::from_secs(3),
                 first_byte: Duration::from_secs(40),
-                // Out of range (at least 1 s): the default, and `config` reports it.
-                idle: Duration::from_secs(ctxkit_llm::DEFAULT_IDLE_SECONDS),
+                idle: Duration::from_secs(7),
             }
+        );
+        // Out of range (at least 1 s): refused, naming the key, rather than run with the default.
+        let document = serde_json::json!({"llm": {"timeouts": {"idleSeconds": 0}}});
+        let settings = SettingsManager::in_memory(document.as_object().unwrap().clone());
+        let refused = super::llm_options(&settings).unwrap_err().to_string();
+        assert!(
+            refused.starts_with("Invalid value for `llm.timeouts.idleSeconds`"),
+            "{refused}"
         );
     }
 

@@ -173,3 +173,115 @@ async fn quiet_startup_hides_the_banner() {
     }
     assert!(output.contains("all good"), "{output}");
 }
+
+/// Loose end: `ctxkit chat` said nothing of an unknown key (`config list` warned of it) and ran
+/// with the default of a wrong-typed value outside a few sections (`retry.enabled: "yes"`). An
+/// unknown key is one warning line, once however many turns run, with the key it most likely
+/// meant; Pi's own keys ctxkit does not read are not warned of.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_piped_chat_warns_once_of_an_unknown_key_and_not_of_pis() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        "{\n  \"compacton\": {},\n  \"tuiMode\": \"fullscreen\",\n  \"terminal\": {\"hyperlinks\": true}\n}\n",
+    )
+    .unwrap();
+    let output = piped_chat(&run, &server, "hi\nagain\nthird\n", &[]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert_eq!(output.matches("all good").count(), 3, "{output}");
+    let warning = "warning: Unknown setting `compacton` in `[HOME]/settings.json` at line 2 \
+                   (kept as is); did you mean `compaction`?";
+    assert_eq!(output.matches(warning).count(), 1, "{output}");
+    assert!(!output.contains("tuiMode"), "{output}");
+    assert!(!output.contains("hyperlinks"), "{output}");
+}
+
+/// A wrong-typed value of any key stops `chat` and `compact` before anything runs: one error line
+/// naming the file, the line and the key, and a hint; the user's and the project's file alike.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_typed_value_of_any_key_stops_chat_and_compact() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let session = run.copy("good-branches.jsonl");
+    // The project is the folder `ctxkit` runs in, the home here.
+    let project = run.home.path().to_path_buf();
+    for (file, contents, key) in [
+        (
+            run.home.path().join("settings.json"),
+            "{\n  \"retry\": {\n    \"enabled\": \"yes\"\n  }\n}\n",
+            "retry.enabled",
+        ),
+        (
+            project.join(".ctxkit/settings.json"),
+            "{\n  \"images\": {\"blockImages\": 1}\n}\n",
+            "images.blockImages",
+        ),
+    ] {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, contents).unwrap();
+        let line = if key == "retry.enabled" { 3 } else { 2 };
+        let chat = tokio::task::block_in_place(|| {
+            run.ctxkit_with_input(
+                &["chat", "--no-session", "--model", "openai/gpt-5-mini"],
+                &[("OPENAI_API_KEY", OPENAI_KEY)],
+                "hi\n",
+            )
+        });
+        let compact = run.ctxkit(&["compact", session.to_str().unwrap()]);
+        for output in [chat, compact] {
+            assert!(!output.starts_with("exit: 0"), "{output}");
+            let stderr = output.split_once("--- stderr\n").unwrap().1;
+            let lines: Vec<&str> = stderr.lines().collect();
+            assert_eq!(lines.len(), 2, "{output}");
+            assert!(
+                lines[0].starts_with(&format!("error: Invalid value for `{key}` in `"))
+                    && lines[0].contains(&format!("settings.json` at line {line}: ")),
+                "{output}"
+            );
+            assert!(lines[1].starts_with("hint: "), "{output}");
+        }
+        std::fs::remove_file(&file).unwrap();
+    }
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+/// Loose end: `chat --resume` announced a new session (its banner) before the list and the
+/// question that replaced it, so a piped run read as two chats. The list comes first, then the
+/// banner of the session chosen, each on lines of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_resume_lists_before_any_banner() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let base = format!("{}/v1", server.uri());
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let chat = |args: &[&str], input: &str| {
+        let mut all = vec!["chat", "--model", "openai/gpt-5-mini"];
+        all.extend_from_slice(args);
+        tokio::task::block_in_place(|| run.ctxkit_with_input(&all, &variables, input))
+    };
+    let first = chat(&[], "first question\n/quit\n");
+    assert!(first.starts_with("exit: 0"), "{first}");
+    let resumed = chat(&["--resume"], "1\n/quit\n");
+    assert!(resumed.starts_with("exit: 0"), "{resumed}");
+    let lines: Vec<&str> = resumed.lines().collect();
+    assert!(
+        lines[1].starts_with("  1. ") && lines[1].ends_with("first question"),
+        "{resumed}"
+    );
+    assert!(
+        lines[2].starts_with("ctxkit chat · openai/gpt-5-mini"),
+        "{resumed}"
+    );
+    assert!(lines[3].starts_with("Continuing session"), "{resumed}");
+    assert_eq!(resumed.matches("ctxkit chat · ").count(), 1, "{resumed}");
+    // Nothing chosen: the new session's banner, after the list.
+    let stayed = chat(&["--resume"], "\n/quit\n");
+    let lines: Vec<&str> = stayed.lines().collect();
+    assert!(lines[1].starts_with("  1. "), "{stayed}");
+    assert_eq!(stayed.matches("ctxkit chat · ").count(), 1, "{stayed}");
+    assert!(!stayed.contains("Continuing session"), "{stayed}");
+}

@@ -172,3 +172,54 @@ fn a_batch_imports_every_file_it_can_and_names_each_it_cannot() {
         std::fs::read(&fixture).unwrap()
     );
 }
+
+/// `config list` with a `CTXKIT_STORE` that is no store URL failed with the store's error: listing
+/// the settings needs no store. It lists them, the store's row naming where its value comes from
+/// and what is wrong with it, never its password (nor a `password=` parameter's value).
+#[test]
+fn config_list_shows_a_bad_store_url_beside_its_row() {
+    let run = Run::new();
+    for (url, problem) in [
+        (
+            "postgres://bob:PW-s3cret@[::1/ctxkit",
+            "not a store URL: invalid IPv6 address",
+        ),
+        (
+            "postgres://db/ctxkit?sslmode=bogus&password=PW-s3cret",
+            "not a store URL: unknown `sslmode=bogus`",
+        ),
+    ] {
+        let output = run.ctxkit_with_env(&["config", "list"], &[("CTXKIT_STORE", url)]);
+        assert!(output.starts_with("exit: 0\n"), "{url}: {output}");
+        let row = output
+            .lines()
+            .find(|line| line.starts_with("store.url "))
+            .unwrap_or_default();
+        assert!(
+            row.contains("postgres:…  (CTXKIT_STORE; ") && row.contains(problem),
+            "{row}"
+        );
+        assert!(!output.contains("PW-s3cret"), "{output}");
+        let json = run.ctxkit_with_env(&["config", "list", "--json"], &[("CTXKIT_STORE", url)]);
+        assert!(json.contains(r#""problem": "not a store URL: "#), "{json}");
+        assert!(!json.contains("PW-s3cret"), "{json}");
+        // Nor do the other commands that touch no session need it.
+        let models = run.ctxkit_with_env(&["models"], &[("CTXKIT_STORE", url)]);
+        assert!(models.starts_with("exit: 0\n"), "{models}");
+    }
+    // A store URL's `password=` is hidden wherever settings are shown, `config get` included.
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        r#"{"store": {"url": "postgres://db/ctxkit?password=PW-s3cret"}}"#,
+    )
+    .unwrap();
+    for args in [
+        &["config", "get", "store.url"][..],
+        &["config", "get", "store"],
+        &["config", "list"],
+    ] {
+        let output = run.ctxkit(args);
+        assert!(output.contains("password=***"), "{args:?}: {output}");
+        assert!(!output.contains("PW-s3cret"), "{args:?}: {output}");
+    }
+}

@@ -179,8 +179,10 @@ fn chat_resume_on_a_database_store_lists_and_resumes_the_stored_sessions() {
     assert!(resumed.starts_with("exit: 0"), "{resumed}");
     assert!(resumed.contains("  1. "), "{resumed}");
     assert!(resumed.contains(&marker), "{resumed}");
+    // From a pipe the answer is written after the question, so the chat's banner starts a line
+    // of its own (it followed the question on its line).
     assert!(
-        resumed.contains("Resume which (number, empty to stay)? "),
+        resumed.contains("Resume which (number, empty to stay)? 1\nctxkit chat · "),
         "{resumed}"
     );
     let listed = run.ctxkit(&with_store(&url, &["sessions", "--json"]));

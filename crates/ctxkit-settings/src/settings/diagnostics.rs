@@ -1,6 +1,6 @@
-//! Problems found in a settings file that do not stop loading ([`SettingsDiagnostic`]), and which
-//! keys' wrong values make the commands that compact or run a model refuse to start
-//! ([`REFUSED_WHEN_INVALID`]).
+//! Problems found in a settings file that do not stop loading ([`SettingsDiagnostic`]). A wrong
+//! value, of any key, makes the commands that compact or run a model refuse to start; the listing
+//! commands show it and go on.
 
 use std::path::PathBuf;
 
@@ -62,14 +62,10 @@ impl SettingsDiagnostic {
                 found,
                 ..
             } => format!(
-                "Invalid value for `{key}` in `{}`{}: expected {expected}, found {found} ({})",
+                "Invalid value for `{key}` in `{}`{}: expected {expected}, found {found} (commands \
+                 that compact or run a model refuse to start until it is fixed)",
                 path.display(),
                 at_line(*line),
-                if refused_when_invalid(key) {
-                    "commands that compact or run a model refuse to start until it is fixed"
-                } else {
-                    "ignored"
-                }
             ),
         }
     }
@@ -90,34 +86,10 @@ impl SettingsDiagnostic {
     }
 }
 
-/// The top-level keys whose wrong value makes `compact`, `branch --summarize`, `chat`, `serve` and
-/// `export` refuse to start, where any other key's default is used: a budget, strategy or hook the
-/// user did not mean would otherwise run (and spend) in its place. `llm.models` too: a model entry
-/// with a bad value would vanish from the table, and its prices with it.
-pub const REFUSED_WHEN_INVALID: [&str; 9] = [
-    "contextStrategy",
-    "session",
-    "compaction",
-    "branchSummary",
-    "transforms",
-    "pinned",
-    "summaryRole",
-    "hooks",
-    "llm.models",
-];
-
-/// Whether the dotted `key` is at or below one of [`REFUSED_WHEN_INVALID`].
-pub fn refused_when_invalid(key: &str) -> bool {
-    REFUSED_WHEN_INVALID.iter().any(|refused| {
-        key.strip_prefix(refused)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
-    })
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::{SettingsDiagnostic, refused_when_invalid};
+    use super::SettingsDiagnostic;
     use crate::{SettingsError, SettingsManager};
 
     #[test]
@@ -220,8 +192,12 @@ mod tests {
                 ),
             "{messages:?}"
         );
+        // Any key's wrong value refuses, `llm` as much as `compaction`.
         assert!(
-            messages[1].ends_with("found \"x\" (ignored)"),
+            messages[1].ends_with(
+                "found \"x\" (commands that compact or run a model refuse to start until it is \
+                 fixed)"
+            ),
             "{messages:?}"
         );
         // Not applied: the user's value stands. Only `hooks` waits for trust.
@@ -232,13 +208,29 @@ mod tests {
         assert_eq!(manager.held_project_keys(), ["hooks"]);
     }
 
+    /// Pi's own keys that ctxkit does not read are no typo: not reported. A typo still is, with
+    /// the key it most likely meant.
     #[test]
-    fn the_keys_the_engine_reads_refuse_and_their_neighbours_do_not() {
-        assert!(refused_when_invalid("compaction.keepRecentTokens"));
-        assert!(refused_when_invalid("compaction"));
-        assert!(refused_when_invalid("llm.models[2].contextWindow"));
-        assert!(!refused_when_invalid("compactionExtra"));
-        assert!(!refused_when_invalid("llm.baseUrl"));
-        assert!(!refused_when_invalid("theme"));
+    fn pis_keys_are_not_reported_as_unknown_and_typos_are() {
+        let manager = SettingsManager::in_memory(
+            serde_json::json!({
+                "tuiMode": "fullscreen", "terminal": {"hyperlinks": true},
+                "retry": {"maxAgentDelayMs": 1}, "compacton": {}
+            })
+            .as_object()
+            .cloned()
+            .unwrap(),
+        );
+        let messages: Vec<String> = manager
+            .diagnostics()
+            .iter()
+            .map(SettingsDiagnostic::message)
+            .collect();
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(
+            messages[0].starts_with("Unknown setting `compacton`")
+                && messages[0].ends_with("did you mean `compaction`?"),
+            "{messages:?}"
+        );
     }
 }

@@ -36,6 +36,46 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
     })
 }
 
+/// Keys of Pi's settings that ctxkit does not read: a settings file shared with Pi, or copied from
+/// it, holds them, and they are no typo. Pi's settings manager (the `Settings` interface of
+/// `settings-manager.ts`, and the keys its older versions wrote: `/work/shared/spec/resources.md`
+/// SM-5 migrates `queueMode`, `websockets`, `retry.maxDelayMs` and the object form of `skills`).
+const PI_KEYS_NOT_READ: [&str; 24] = [
+    "modelThinkingLevels",
+    "showCacheMissNotices",
+    "externalEditor",
+    "defaultProjectTrust",
+    "enableAnalytics",
+    "trackingId",
+    "defaultTools",
+    "outputPad",
+    "httpProxy",
+    "httpIdleTimeoutMs",
+    "websocketConnectTimeoutMs",
+    "toolTimeoutMs",
+    "tuiMode",
+    "fullscreenExitOutput",
+    "fullscreenScrollbar",
+    "fullscreenCopyOnSelect",
+    "retry.maxAgentDelayMs",
+    "terminal.hyperlinks",
+    "terminal.images",
+    "terminal.trueColor",
+    "markdown.mermaid",
+    "lastSeenChangelogVersion",
+    "streamingTools",
+    "queueMode",
+];
+
+/// Whether the dotted `key` (or a section it lies in) is one of Pi's settings that ctxkit does
+/// not read: never warned about as unknown.
+pub fn is_pi_key_not_read(key: &str) -> bool {
+    PI_KEYS_NOT_READ.iter().any(|pi_key| {
+        key.strip_prefix(pi_key)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+    })
+}
+
 /// The known key (a setting or a section) nearest to `key` by edit distance (case-insensitive), if
 /// it is a plausible typo.
 pub(crate) fn closest_known_key(key: &str) -> Option<String> {
@@ -63,6 +103,22 @@ mod tests {
             "compaction.modelOverrides",
         ] {
             assert!(check_known_key(key).is_ok(), "{key}");
+        }
+    }
+
+    #[test]
+    fn pis_own_keys_are_told_from_typos() {
+        for key in [
+            "tuiMode",
+            "terminal.hyperlinks",
+            "retry.maxAgentDelayMs",
+            "outputPad",
+        ] {
+            assert!(is_pi_key_not_read(key), "{key}");
+            assert!(check_known_key(key).is_err(), "{key}");
+        }
+        for key in ["compacton", "terminal.hyperlinksx", "tuiModes", "theme"] {
+            assert!(!is_pi_key_not_read(key), "{key}");
         }
     }
 

@@ -19,16 +19,15 @@ mod scoped;
 mod shown;
 pub(crate) mod store;
 pub(crate) mod validate;
+mod write;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 pub use allowlist::HeldEntry;
 pub(crate) use boundary::{hook_command_parts, is_path_as_written, with_shell_string_script};
-pub use diagnostics::{REFUSED_WHEN_INVALID, SettingsDiagnostic, refused_when_invalid};
+pub use diagnostics::SettingsDiagnostic;
 pub use document::{Document, KeyPath};
-pub use known::check_known_key;
+pub use known::{check_known_key, is_pi_key_not_read};
 pub use package_sources::{add_package_source, remove_package_sources};
 pub use reach::reaches_outside_project;
 pub use shown::SettingValue;
@@ -258,7 +257,8 @@ impl SettingsManager {
                 }
                 None => report.violations,
             };
-            for key in report.unknown_keys {
+            let unknown_keys = report.unknown_keys.into_iter();
+            for key in unknown_keys.filter(|key| !known::is_pi_key_not_read(key)) {
                 out.push(SettingsDiagnostic::UnknownKey {
                     scope: state.scope,
                     path: state.display_path(),
@@ -336,7 +336,7 @@ impl SettingsManager {
 
     /// For the commands that compact or run a model: the first settings file that could not be
     /// loaded (the user's, then the project's) as [`SettingsError::NotLoaded`]. Both files count,
-    /// as a wrong value under [`REFUSED_WHEN_INVALID`] in either does: an untrusted project's
+    /// as a wrong value in either does: an untrusted project's
     /// budgets apply too, and a trusted project's unreadable file would drop its hooks unseen.
     pub fn check_loaded(&self) -> Result<(), SettingsError> {
         match [&self.global, &self.project]
@@ -394,122 +394,6 @@ impl SettingsManager {
             .map(|value| SettingValue::new(value.clone())))
     }
 
-    /// Sets a dotted key in one scope (in memory; call [`SettingsManager::flush`] to write).
-    /// Known keys are validated (error names the file and key, nothing changes); an unknown key
-    /// is stored and reported back as a warning.
-    pub(crate) fn set(
-        &mut self,
-        scope: SettingsScope,
-        key: &str,
-        value: Value,
-    ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
-        let path = KeyPath::parse(key)?;
-        let state = self.state(scope);
-        let mut warnings = Vec::new();
-        match schema::lookup(path.segments()) {
-            Some(field) => {
-                let mut report = validate::CheckReport::default();
-                validate::check_value(&path.dotted(), &field.kind, &value, &mut report);
-                if let Some(violation) = report.violations.into_iter().next() {
-                    return Err(SettingsError::InvalidValue {
-                        path: state.display_path(),
-                        line: None,
-                        key: violation.key,
-                        expected: violation.expected,
-                        found: violation.found,
-                    });
-                }
-                for unknown in report.unknown_keys {
-                    warnings.push(SettingsDiagnostic::UnknownKey {
-                        scope,
-                        path: state.display_path(),
-                        line: None,
-                        key: unknown,
-                    });
-                }
-            }
-            None => {
-                self.check_parent_is_open(&path)?;
-                warnings.push(SettingsDiagnostic::UnknownKey {
-                    scope,
-                    path: state.display_path(),
-                    line: None,
-                    key: path.dotted(),
-                });
-            }
-        }
-        let state = self.state_mut(scope);
-        document::set_path(&mut state.document, &path, value);
-        Self::mark(state, path);
-        self.recompute();
-        Ok(warnings)
-    }
-
-    /// Sets a dotted key in one scope from the text the user typed (in memory; call
-    /// [`SettingsManager::flush`] to write): strings and enums verbatim, other known types (and
-    /// unknown keys, when the text is valid JSON) parsed as JSON. A known key's value is validated
-    /// against its type in the tree (the error names the file and key, nothing changes); an
-    /// unknown key is stored and reported back as a warning.
-    pub fn set_from_text(
-        &mut self,
-        scope: SettingsScope,
-        key: &str,
-        text: &str,
-    ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
-        let path = KeyPath::parse(key)?;
-        let kind = schema::lookup(path.segments()).map(|field| &field.kind);
-        let value = validate::parse_raw_value(kind, text);
-        self.set(scope, key, value)
-    }
-
-    /// Removes a dotted key from one scope; returns whether it was present.
-    pub fn unset(&mut self, scope: SettingsScope, key: &str) -> Result<bool, SettingsError> {
-        let path = KeyPath::parse(key)?;
-        let state = self.state_mut(scope);
-        let removed = document::remove_path(&mut state.document, &path);
-        Self::mark(state, path);
-        self.recompute();
-        Ok(removed)
-    }
-
-    /// Writes pending edits of both scopes. Each write locks the file, re-reads it, replaces only
-    /// the changed keys and renames a temp file over it. A scope whose file failed to load is not
-    /// written ([`SettingsError::ScopeNotWritable`]). The first error is returned after both scopes
-    /// were tried.
-    pub fn flush(&mut self) -> Result<(), SettingsError> {
-        let global = self.flush_scope(SettingsScope::Global);
-        let project = self.flush_scope(SettingsScope::Project);
-        global.and(project)
-    }
-
-    fn flush_scope(&mut self, scope: SettingsScope) -> Result<(), SettingsError> {
-        let state = self.state_mut(scope);
-        if state.modified.is_empty() {
-            return Ok(());
-        }
-        let Some(path) = state.path.clone() else {
-            state.modified.clear();
-            return Ok(());
-        };
-        if state.load_error.is_some() {
-            return Err(SettingsError::ScopeNotWritable { path, scope });
-        }
-        let modified = state.modified.clone();
-        let snapshot = state.document.clone();
-        store::update(&path, state.reach, |current| {
-            for key in &modified {
-                match document::get_path(&snapshot, key) {
-                    Some(value) => document::set_path(current, key, value.clone()),
-                    None => {
-                        document::remove_path(current, key);
-                    }
-                }
-            }
-        })?;
-        self.state_mut(scope).modified.clear();
-        Ok(())
-    }
-
     /// Every known leaf key with its effective value, then every unknown key present in a file.
     pub fn list(&self) -> Vec<SettingEntry> {
         let mut out = Vec::new();
@@ -542,28 +426,6 @@ impl SettingsManager {
             }
         }
         out
-    }
-
-    fn check_parent_is_open(&self, path: &KeyPath) -> Result<(), SettingsError> {
-        // An unknown key below a known scalar (e.g. `theme.x`) can never be valid.
-        let segments = path.segments();
-        for length in 1..segments.len() {
-            if let Some(field) = schema::lookup(&segments[..length])
-                && !matches!(&field.kind, schema::ValueKind::Object(_))
-            {
-                return Err(SettingsError::InvalidKey {
-                    key: path.dotted(),
-                    reason: format!("`{}` is not an object", segments[..length].join(".")),
-                });
-            }
-        }
-        Ok(())
-    }
-
-    fn mark(state: &mut ScopeState, path: KeyPath) {
-        if !state.modified.contains(&path) {
-            state.modified.push(path);
-        }
     }
 
     fn origin_of(&self, path: &KeyPath) -> SettingOrigin {

@@ -18,6 +18,28 @@ impl SettingValue {
         Self(value)
     }
 
+    /// A string value: one that does not come from a settings file (`CTXKIT_STORE` in
+    /// `config list`).
+    pub fn text(text: String) -> Self {
+        Self(Value::String(text))
+    }
+
+    /// The value with the string at `field` of an object replaced by `show` of it (the store's
+    /// URL inside `config get store`).
+    #[must_use]
+    pub fn with_field_shown(self, field: &str, show: impl Fn(&str) -> String) -> Self {
+        let mut value = self.0;
+        if let Some(Value::String(text)) = value.get_mut(field) {
+            *text = show(text);
+        }
+        Self(value)
+    }
+
+    /// The value when it is a string.
+    pub fn as_text(&self) -> Option<&str> {
+        self.0.as_str()
+    }
+
     /// `null`: what a hook record shows for a field the hook lacks.
     pub(crate) fn null() -> Self {
         Self(Value::Null)

@@ -163,14 +163,69 @@ fn absolute(parameter: &str, file: String) -> std::result::Result<PathBuf, Strin
 pub(crate) const MAX_TLS_FILE_BYTES: u64 = 1024 * 1024;
 
 /// The whole of a TLS file: a regular file of at most [`MAX_TLS_FILE_BYTES`], opened without
-/// waiting (a FIFO or a device is refused, never read).
-fn read_tls_file(path: &Path) -> std::result::Result<Vec<u8>, String> {
-    let (bytes, size) =
-        ctxkit_jail::read_regular(path, MAX_TLS_FILE_BYTES).map_err(|error| error.to_string())?;
+/// waiting (a FIFO or a device is refused, never read), and not empty; `parameter` names it in the
+/// error.
+fn read_tls_file(parameter: &'static str, path: &Path) -> Result<Vec<u8>> {
+    let problem = |problem: String| tls_file(parameter, path, problem);
+    let (bytes, size) = ctxkit_jail::read_regular(path, MAX_TLS_FILE_BYTES)
+        .map_err(|error| problem(unreadable_because(&error)))?;
     if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
-        return Err(format!("it is larger than {MAX_TLS_FILE_BYTES} bytes"));
+        return Err(problem(format!(
+            "it is larger than {MAX_TLS_FILE_BYTES} bytes"
+        )));
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(problem("the file is empty".to_owned()));
     }
     Ok(bytes)
+}
+
+fn tls_file(parameter: &'static str, path: &Path, problem: String) -> StoreError {
+    StoreError::TlsFile {
+        parameter,
+        path: path.to_owned(),
+        problem,
+    }
+}
+
+/// Why a TLS file could not be read, without repeating its path.
+fn unreadable_because(error: &ctxkit_jail::JailError) -> String {
+    if let ctxkit_jail::JailError::Io { source, .. } = error {
+        io_problem(source)
+    } else {
+        error.to_string()
+    }
+}
+
+fn io_problem(error: &std::io::Error) -> String {
+    let kind = error.kind();
+    if kind == std::io::ErrorKind::NotFound {
+        "there is no such file".to_owned()
+    } else if kind == std::io::ErrorKind::PermissionDenied {
+        "ctxkit may not read it (permission denied)".to_owned()
+    } else {
+        error.to_string()
+    }
+}
+
+/// Why a file that should hold PEM certificates yielded none: PEM of another kind (a key), binary
+/// (a DER certificate), or text without a certificate.
+fn why_no_certificate(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let label = text.lines().find_map(|line| {
+        line.trim()
+            .strip_prefix("-----BEGIN ")
+            .and_then(|rest| rest.strip_suffix("-----"))
+    });
+    match label {
+        Some(label) => {
+            format!("it holds a PEM `{label}`, not a certificate (`-----BEGIN CERTIFICATE-----`)")
+        }
+        None if std::str::from_utf8(bytes).is_err() => "it is binary, not PEM text (a DER \
+             certificate? `openssl x509 -inform der -in FILE -out ca.pem` converts one)"
+            .to_owned(),
+        None => "it holds no PEM certificate (no `-----BEGIN CERTIFICATE-----` line)".to_owned(),
+    }
 }
 
 /// The connector for verified TLS: the roots read (a file's certificates, or the built-in ones),
@@ -215,29 +270,26 @@ type Identity = (
 fn read_identity(identity: &ClientIdentity) -> Result<Identity> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let unreadable = |path: &Path, reason: String| StoreError::Tls {
-        reason: format!("cannot read `{}`: {reason}", path.display()),
-    };
     let key_path = &identity.key;
+    let key_problem = |problem: String| tls_file("sslkey", key_path, problem);
     let mode = std::fs::metadata(key_path)
-        .map_err(|error| unreadable(key_path, error.to_string()))?
+        .map_err(|error| key_problem(io_problem(&error)))?
         .permissions();
     if std::os::unix::fs::PermissionsExt::mode(&mode) & 0o077 != 0 {
-        return Err(unreadable(
-            key_path,
+        return Err(key_problem(
             "the private key is readable by others; `chmod 600` it".to_owned(),
         ));
     }
-    let key_bytes = read_tls_file(key_path).map_err(|reason| unreadable(key_path, reason))?;
+    let key_bytes = read_tls_file("sslkey", key_path)?;
     let key = PrivateKeyDer::from_pem_slice(&key_bytes)
-        .map_err(|error| unreadable(key_path, error.to_string()))?;
+        .map_err(|error| key_problem(format!("it holds no PEM private key ({error})")))?;
     let path = &identity.certificate;
-    let bytes = read_tls_file(path).map_err(|reason| unreadable(path, reason))?;
+    let bytes = read_tls_file("sslcert", path)?;
     let chain = CertificateDer::pem_slice_iter(&bytes)
         .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|error| unreadable(path, error.to_string()))?;
+        .map_err(|error| tls_file("sslcert", path, format!("it is not valid PEM: {error}")))?;
     if chain.is_empty() {
-        return Err(unreadable(path, "no PEM certificate in it".to_owned()));
+        return Err(tls_file("sslcert", path, why_no_certificate(&bytes)));
     }
     Ok((chain, key))
 }
@@ -245,23 +297,19 @@ fn read_identity(identity: &ClientIdentity) -> Result<Identity> {
 fn add_file_roots(store: &mut rustls::RootCertStore, path: &Path) -> Result<()> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
-    let unreadable = |reason: String| StoreError::Tls {
-        reason: format!(
-            "cannot read the CA certificates `{}`: {reason}",
-            path.display()
-        ),
-    };
-    let bytes = read_tls_file(path).map_err(unreadable)?;
+    let problem = |problem: String| tls_file("sslrootcert", path, problem);
+    let bytes = read_tls_file("sslrootcert", path)?;
     let mut added = 0;
     for certificate in CertificateDer::pem_slice_iter(&bytes) {
-        let certificate = certificate.map_err(|error| unreadable(error.to_string()))?;
+        let certificate =
+            certificate.map_err(|error| problem(format!("it is not valid PEM: {error}")))?;
         store
             .add(certificate)
-            .map_err(|error| unreadable(error.to_string()))?;
+            .map_err(|error| problem(format!("it holds a certificate that is no CA's: {error}")))?;
         added += 1;
     }
     if added == 0 {
-        return Err(unreadable("no PEM certificate in it".to_owned()));
+        return Err(problem(why_no_certificate(&bytes)));
     }
     Ok(())
 }
@@ -373,6 +421,61 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(missing.contains("gone.pem"), "{missing}");
+    }
+
+    /// A bad `sslrootcert` file was named with its path said twice and a hint about the server's
+    /// certificate: the error says which parameter's file it is and what is wrong with it.
+    #[test]
+    fn a_bad_root_file_says_what_is_wrong_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let key =
+            "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END PRIVATE KEY-----\n";
+        let cases: [(&str, &[u8], &str); 5] = [
+            ("empty.pem", b"", "the file is empty"),
+            ("blank.pem", b"\n  \n", "the file is empty"),
+            (
+                "text.pem",
+                b"hello\n",
+                "no `-----BEGIN CERTIFICATE-----` line",
+            ),
+            (
+                "key.pem",
+                key.as_bytes(),
+                "a PEM `PRIVATE KEY`, not a certificate",
+            ),
+            (
+                "ca.der",
+                &[0x30, 0x82, 0x01, 0xff, 0xa0],
+                "binary, not PEM text",
+            ),
+        ];
+        for (name, contents, problem) in cases {
+            let file = dir.path().join(name);
+            std::fs::write(&file, contents).unwrap();
+            let error = connector(&verified_by(Roots::File(file.clone()), None))
+                .err()
+                .unwrap();
+            let StoreError::TlsFile {
+                parameter, path, ..
+            } = &error
+            else {
+                panic!("{name}: {error:?}");
+            };
+            assert_eq!((*parameter, path), ("sslrootcert", &file));
+            let text = error.to_string();
+            assert!(text.contains(problem), "{name}: {text}");
+            assert_eq!(text.matches(name).count(), 1, "{text}");
+        }
+        let gone = dir.path().join("gone.pem");
+        let error = connector(&verified_by(Roots::File(gone.clone()), None))
+            .err()
+            .unwrap()
+            .to_string();
+        let expected = format!(
+            "`sslrootcert` file `{}`: there is no such file",
+            gone.display()
+        );
+        assert!(error.ends_with(&expected), "{error}");
     }
 
     #[test]

@@ -323,7 +323,8 @@ pub async fn a_second_writer_is_refused(store: &impl SessionStore) {
         | StoreError::Session(_)
         | StoreError::Database { .. }
         | StoreError::Connect { .. }
-        | StoreError::Tls { .. }) => panic!("expected session_in_use, got {other:?}"),
+        | StoreError::Tls { .. }
+        | StoreError::TlsFile { .. }) => panic!("expected session_in_use, got {other:?}"),
     }
     // The holder still writes.
     store

@@ -201,14 +201,18 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     piped_outcome(chat, last_failure)
 }
 
-/// The banner, then with `--resume` the list `/resume` shows, before the first prompt.
+/// The banner before the first prompt; with `--resume`, the list `/resume` shows first, and the
+/// banner of the session chosen (or of the new one, when none is), so a session is never
+/// announced before the question that may replace it.
 fn opening(runtime: &Runtime, chat: &mut Chat, terminal: &mut Terminal) {
-    runtime.block_on(chat.banner(Banner::Startup));
-    if chat.resume_at_start
-        && let Err(error) = runtime.block_on(chat.command("/resume", terminal))
-    {
-        show_error(chat, &error);
+    if chat.resume_at_start {
+        match runtime.block_on(chat.resume("", terminal)) {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(error) => show_error(chat, &error),
+        }
     }
+    runtime.block_on(chat.banner(Banner::Startup));
 }
 
 /// How the chat ends: a chat reading a pipe or a file whose last model request failed fails with

@@ -135,7 +135,9 @@ impl Chat {
                 self.install(session).await?;
                 self.ui.line("New session");
             }
-            "resume" => self.resume(rest, ask).await?,
+            "resume" => {
+                self.resume(rest, ask).await?;
+            }
             "save" => self.save_afresh().await?,
             "name" => self.name(rest).await?,
             "label" => self.label(rest).await?,
@@ -343,19 +345,20 @@ impl Chat {
         Ok(outcome.editor_text.map_or(Action::Continue, Action::Edit))
     }
 
-    /// `/resume [n]`: this directory's sessions, newest first; opens the one chosen.
-    async fn resume(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<()> {
+    /// `/resume [n]`: this directory's sessions, newest first; opens the one chosen (`true`), or
+    /// stays (`false`: no session, none chosen, or a stored session).
+    pub(super) async fn resume(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<bool> {
         if let Some((_, shown)) = &self.shown_as {
             // Switching stored sessions needs another lease: the chat is started again for it.
             self.ui.line(&format!(
                 "The session is {shown}: `ctxkit chat --resume` lists this directory's stored sessions"
             ));
-            return Ok(());
+            return Ok(false);
         }
         let (sessions, _) = list_sessions(&self.session_dir)?;
         if sessions.is_empty() {
             self.ui.line("No saved sessions for this directory.");
-            return Ok(());
+            return Ok(false);
         }
         let choice = if rest.is_empty() {
             for row in resume_rows(&sessions) {
@@ -363,7 +366,7 @@ impl Chat {
             }
             match ask.ask(RESUME_QUESTION) {
                 Some(answer) if !answer.trim().is_empty() => answer.trim().to_owned(),
-                Some(_) | None => return Ok(()),
+                Some(_) | None => return Ok(false),
             }
         } else {
             rest.to_owned()
@@ -379,7 +382,7 @@ impl Chat {
         let session = Session::open(std::path::Path::new(&info.path))?;
         self.install(session).await?;
         self.banner(super::banner::Banner::Switched).await;
-        Ok(())
+        Ok(true)
     }
 
     async fn name(&self, rest: &str) -> Result<()> {

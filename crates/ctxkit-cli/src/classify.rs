@@ -1,0 +1,458 @@
+//! What an error means for the user: its exit code (as `ctxkit --help` lists them) and the `hint:`
+//! line saying what to do, by the error's kind (store, session, import, provider, package,
+//! settings).
+
+use ctxkit_packages::{PackageError, SourceError};
+use ctxkit_session::SessionError;
+use ctxkit_settings::SettingsError;
+
+/// What `ctxkit simulate` reads, when it cannot read a session.
+const SIMULATE_HINT: &str = "`simulate` reads Pi and ctxkit session files and what `ctxkit import` \
+    reads (Claude Code, Codex, OpenCode); try `ctxkit import FILE --out /tmp/check.jsonl` or \
+    `ctxkit check FILE`";
+
+pub(crate) fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
+    for cause in error.chain() {
+        if let Some(usage) = cause.downcast_ref::<crate::usage::UsageError>() {
+            return (2, Some(usage.hint.clone()));
+        }
+        // Transparent over the session's error, which the chain then skips.
+        if let Some(ctxkit_web::WebError::Session(session_error)) = cause.downcast_ref() {
+            return classify_session(session_error);
+        }
+        if let Some(ctxkit_web::WebError::Pattern { .. }) = cause.downcast_ref() {
+            return (
+                2,
+                Some("`--redact` takes a regular expression (Rust's `regex` syntax): escape `(`, `[`, `.` and `*` as `\\(` to match them, e.g. `--redact 'sk-[A-Za-z0-9]+'`".to_owned()),
+            );
+        }
+        if let Some(store_error) = cause.downcast_ref::<ctxkit_store::StoreError>() {
+            return classify_store(store_error);
+        }
+        if let Some(package_error) = cause.downcast_ref::<PackageError>() {
+            return classify_package(package_error);
+        }
+        if let Some(settings_error) = cause.downcast_ref::<SettingsError>() {
+            return classify_settings(settings_error);
+        }
+        if let Some(import_error) = cause.downcast_ref::<ctxkit_import::ImportError>() {
+            return classify_import(import_error);
+        }
+        if let Some(ctxkit_simulate::SimulateError::Session { .. }) = cause.downcast_ref() {
+            return (3, Some(SIMULATE_HINT.to_owned()));
+        }
+        if cause.is::<crate::commands::NoModelConfigured>() {
+            return (3, Some(crate::commands::NoModelConfigured::hint()));
+        }
+        if let Some(llm_error) = cause.downcast_ref::<ctxkit_llm::LlmError>() {
+            return classify_llm(llm_error);
+        }
+        // A piped chat whose last request failed: the provider failed, as for any command.
+        if let Some(failed) = cause.downcast_ref::<crate::commands::LastRequestFailed>() {
+            return (7, failed.0.hint.clone());
+        }
+        let engine_error = cause.downcast_ref::<ctxkit_engine::EngineError>();
+        if let Some(ctxkit_engine::EngineError::Session(session_error)) = engine_error {
+            return classify_session(session_error);
+        }
+        let summary_failed = matches!(
+            cause.downcast_ref::<ctxkit_compaction::CompactionError>(),
+            Some(ctxkit_compaction::CompactionError::Summarizer { .. })
+        ) || matches!(
+            engine_error,
+            Some(ctxkit_engine::EngineError::Summarization(_))
+        );
+        if summary_failed {
+            return (
+                7,
+                Some(
+                    "the session was not changed; retry, or pick another model with `--model`"
+                        .to_owned(),
+                ),
+            );
+        }
+    }
+    match error
+        .chain()
+        .find_map(|cause| cause.downcast_ref::<SessionError>())
+    {
+        Some(session_error) => classify_session(session_error),
+        // A file the command could not read or write (`--out` in a missing folder): I/O, not input.
+        None if error
+            .chain()
+            .any(|cause| cause.downcast_ref::<std::io::Error>().is_some()) =>
+        {
+            (4, None)
+        }
+        None => (3, None),
+    }
+}
+
+fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>) {
+    use ctxkit_store::StoreError;
+    match store_error {
+        StoreError::InvalidUrl { .. } => (
+            2,
+            Some(format!(
+                "set `CTXKIT_STORE`, `store.url` or `--store` to a database URL `{}` or a directory \
+                 (`./NAME` for a name with a colon)",
+                ctxkit_store::DATABASE_URL_FORM
+            )),
+        ),
+        // As a session file that is not there (`NO_SUCH_SESSION_HINT`).
+        StoreError::NotFound { .. } => (4, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
+        StoreError::Exists { .. } | StoreError::InvalidSession { .. } => (3, None),
+        StoreError::NotUtf8 { what, .. } => (
+            3,
+            Some(format!("a store keeps each line as text; `ctxkit check {what}` names the line (read commands show its bytes as U+FFFD): fix it in a copy and import the copy")),
+        ),
+        StoreError::DamagedLine { what, .. } => (
+            3,
+            Some(format!("`ctxkit check {what}` lists every damaged line; a store takes whole entries only: fix or remove the line in a copy and import the copy")),
+        ),
+        StoreError::SessionInUse { .. } => (
+            5,
+            Some("wait for the other writer to finish (a writer that died is taken over when its lease expires)".to_owned()),
+        ),
+        StoreError::Fenced { .. } => (5, Some("another writer took the session over; run the command again".to_owned())),
+        StoreError::Session(session_error) => classify_session(session_error),
+        // PostgreSQL 14 and later say "no encryption" where a server takes TLS connections only;
+        // earlier versions "SSL off".
+        StoreError::Connect { reason } if reason.contains("no encryption") || reason.contains("SSL off") => (
+            4,
+            Some("the server takes encrypted connections only: add `?sslmode=require` to the store URL (and `sslrootcert=/path/ca.pem` for a private CA; docs/deployment.md, \"TLS\")".to_owned()),
+        ),
+        StoreError::Connect { .. } => (
+            4,
+            Some("check that PostgreSQL runs and takes connections at the URL's host and port, for its user and database (the URL comes from `--store`, `CTXKIT_STORE` or setting `store.url`)".to_owned()),
+        ),
+        StoreError::Tls { .. } => (
+            4,
+            Some("the server's certificate must chain to a trusted root and name the URL's host: name its CA's PEM file with `sslrootcert=/path/ca.pem` in the store URL (docs/deployment.md, \"TLS\")".to_owned()),
+        ),
+        StoreError::TlsFile { parameter, .. } => (4, Some(tls_file_hint(parameter))),
+        StoreError::Io { .. } | StoreError::Database { .. } => (4, None),
+    }
+}
+
+/// What the file a TLS parameter of the store URL names must hold.
+fn tls_file_hint(parameter: &str) -> String {
+    let holds = match parameter {
+        "sslrootcert" => "the certificate of the CA that signed the database server's certificate",
+        "sslcert" => "the client's certificate chain",
+        _ => "the client's private key, readable by its owner only",
+    };
+    format!(
+        "`{parameter}` in the store URL names a PEM file holding {holds}: fix the file, or name \
+         the right one by its absolute path (docs/deployment.md, \"TLS\")"
+    )
+}
+
+fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
+    match session_error {
+        SessionError::NotASession { path, .. } => (
+            3,
+            Some(format!("run `ctxkit check {}` for details; the file was left untouched", path.display())),
+        ),
+        SessionError::InvalidEntry { path, .. } => {
+            (3, Some(format!("run `ctxkit check {}` to list every problem in the file", path.display())))
+        }
+        SessionError::EntryNotFound { .. } => (3, Some("list entry ids with `ctxkit tree FILE`".to_owned())),
+        SessionError::NotEditable { .. } => {
+            (3, Some("pick a message on the current path from `ctxkit context FILE --json`".to_owned()))
+        }
+        SessionError::Locked { .. } => {
+            (5, Some("another process is writing this session; retry when it is done, or `ctxkit fork` it".to_owned()))
+        }
+        SessionError::ChangedOnDisk { path } => {
+            (5, Some(format!("another process wrote `{}` meanwhile; run the command again", path.display())))
+        }
+        SessionError::FileChanged { path, .. } => {
+            (5, Some(format!("nothing was appended to `{}`; open it again, or write the session afresh (`/save` in `ctxkit chat`)", path.display())))
+        }
+        SessionError::LineChanged { path, .. } => {
+            (5, Some(format!("another program rewrote `{}` in place; run the command again", path.display())))
+        }
+        SessionError::TailUnrepaired { path, .. } => {
+            (4, Some(format!("free space, then run `ctxkit check {}` and open the session again", path.display())))
+        }
+        SessionError::NotARegularFile { .. } | SessionError::TooLarge { .. } => {
+            (3, Some("name a session file (`ctxkit sessions` lists them)".to_owned()))
+        }
+        SessionError::CannotMigrate { path, .. } => {
+            (3, Some(format!("run `ctxkit check {}` to find the damaged lines; the file was left untouched", path.display())))
+        }
+        SessionError::NewerVersion { .. } => (3, Some("use a newer ctxkit to write this session".to_owned())),
+        // A session named that is not there: as a database's unknown id (`StoreError::NotFound`),
+        // every command that takes a session says so alike, with one hint.
+        SessionError::Io { action: "open", source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            (4, Some(NO_SUCH_SESSION_HINT.to_owned()))
+        }
+        SessionError::Io { .. } => (4, None),
+        SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
+    }
+}
+
+/// What a command that names a session which is not there says (the file or the stored id).
+const NO_SUCH_SESSION_HINT: &str =
+    "`ctxkit sessions` lists this directory's sessions (`--all` every one)";
+
+fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
+    use ctxkit_import::ImportError;
+    match error {
+        ImportError::Io { .. } => (4, None),
+        ImportError::UnknownFormat { .. } => {
+            (3, Some("name the format with `--from claude-code`, `--from codex` or `--from opencode`".to_owned()))
+        }
+        ImportError::NotThisFormat { looks_like: Some(looks_like), .. } => (
+            3,
+            Some(format!("try `--from {}` or `--from auto`; nothing was written", looks_like.name())),
+        ),
+        ImportError::NotThisFormat { format, looks_like: None, .. } => (3, Some(other_formats_hint(*format))),
+        ImportError::HeaderlessPiSession { path } => (
+            3,
+            Some(format!("there is nothing to import; `ctxkit check {}` shows what is wrong with it", path.display())),
+        ),
+        ImportError::Database { .. } => (4, Some("the database was only read; check it is OpenCode's `opencode.db`".to_owned())),
+        ImportError::SessionNotFound { .. } => (3, Some("list the sessions with `ctxkit sessions --from opencode`".to_owned())),
+        ImportError::AlreadyPiSession { path, .. } => (
+            3,
+            Some(format!("read it as it is: `ctxkit info {}`, `ctxkit chat --session {}`", path.display(), path.display())),
+        ),
+        ImportError::Empty { .. } => (3, Some("the file holds no records; nothing was written".to_owned())),
+        ImportError::Conflict { .. } => {
+            (3, Some("the output file holds a different session; choose another `--out` (nothing was written)".to_owned()))
+        }
+        ImportError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
+    }
+}
+
+/// The hint for a file that holds none of the records of the format named: the other formats.
+fn other_formats_hint(named: ctxkit_import::SourceFormat) -> String {
+    use ctxkit_import::SourceFormat;
+    let others: Vec<String> = [
+        SourceFormat::ClaudeCode,
+        SourceFormat::Codex,
+        SourceFormat::OpenCode,
+    ]
+    .into_iter()
+    .filter(|format| *format != named)
+    .map(|format| format!("`--from {}`", format.name()))
+    .collect();
+    format!(
+        "if another agent wrote it, name that one: {}; nothing was written",
+        others.join(" or ")
+    )
+}
+
+fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
+    use ctxkit_llm::LlmError;
+    match error {
+        LlmError::MissingApiKey { .. } | LlmError::InvalidHeader { .. } => {
+            (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
+        }
+        LlmError::EndpointOfAnotherProvider { provider, .. } => (
+            3,
+            Some(format!("`llm.*` describes one endpoint: to use `{provider}`, make it the default (`ctxkit config set defaultModel {provider}/<id>`) and set its `llm.baseUrl`")),
+        ),
+        LlmError::UnownedEndpoint { provider } => (
+            3,
+            Some(format!("if they are for `{provider}`, name it: `ctxkit config set defaultProvider {provider}`; else unset them (`ctxkit config unset llm.baseUrl`)")),
+        ),
+        LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } => {
+            (3, Some("name a model as `provider/id`, e.g. `--model anthropic/claude-sonnet-4-5` (`ctxkit models` lists them)".to_owned()))
+        }
+        LlmError::Http { status: 401 | 403, provider, .. } => (
+            7,
+            Some(format!("{}; the session was not changed", ctxkit_llm::credentials_hint(provider))),
+        ),
+        LlmError::Http { .. } if error.is_context_overflow() => (
+            7,
+            Some("the request is larger than the model's window: compact with a smaller `--keep-recent-tokens`, or pick a model with a larger window; the session was not changed".to_owned()),
+        ),
+        LlmError::Redirected { .. } => (
+            7,
+            Some("a model request never follows a redirect; if the provider moved, set its new address with `ctxkit config set llm.baseUrl URL`; the session was not changed".to_owned()),
+        ),
+        LlmError::Http { .. }
+        | LlmError::Network { .. }
+        | LlmError::Timeout { .. }
+        | LlmError::RetryDelayTooLong { .. }
+        | LlmError::Cancelled { .. }
+        | LlmError::InvalidResponse { .. }
+        | LlmError::UnusableSummary { .. }
+        | LlmError::SilentOverflow { .. }
+        | LlmError::Client { .. }
+        | LlmError::BetaRefused { .. } => (7, Some("the session was not changed".to_owned())),
+    }
+}
+
+fn classify_package(error: &PackageError) -> (u8, Option<String>) {
+    match error {
+        PackageError::Source(source) => match source {
+            SourceError::Empty
+            | SourceError::ControlCharacter { .. }
+            | SourceError::LeadingDash { .. }
+            | SourceError::ParentComponent { .. }
+            | SourceError::InvalidNpmSpec { .. } => (
+                3,
+                Some(
+                    "sources look like `npm:name@1.2.3`, `git:github.com/user/repo@v1` or `./path`"
+                        .to_owned(),
+                ),
+            ),
+            SourceError::NotAGitUrl { .. } => (
+                3,
+                Some(
+                    "git sources look like `https://host/owner/repo@v1` or `git:git@host:owner/repo`"
+                        .to_owned(),
+                ),
+            ),
+        },
+        PackageError::Settings(settings) => classify_settings(settings),
+        PackageError::PathDoesNotExist { .. } => (
+            3,
+            Some("local packages are used in place; check the path".to_owned()),
+        ),
+        PackageError::Spawn { program, .. } => {
+            (6, Some(format!("is `{program}` installed and on `PATH`?")))
+        }
+        PackageError::CommandFailed { .. } => (
+            6,
+            Some("the message above ends with the tool's own error output".to_owned()),
+        ),
+        PackageError::TimedOut { .. } => (
+            6,
+            Some("check the network, or set `CTXKIT_OFFLINE=1`".to_owned()),
+        ),
+        PackageError::UnexpectedOutput { .. } => (6, None),
+        PackageError::NothingInstalled { .. } => (
+            6,
+            Some(
+                "check `npmCommand` in your settings (`ctxkit config get npmCommand`) and that the \
+                 package exists on the registry"
+                    .to_owned(),
+            ),
+        ),
+        PackageError::Offline { .. } => (
+            2,
+            Some("installing needs the network: unset `CTXKIT_OFFLINE` and drop `--offline`".to_owned()),
+        ),
+        PackageError::NotInstalled { source_text } => {
+            (3, Some(format!("run `ctxkit install {source_text}`")))
+        }
+        PackageError::InvalidNpmCommand => (
+            3,
+            Some("fix it with `ctxkit config set npmCommand '[\"npm\"]'`".to_owned()),
+        ),
+        PackageError::NoMatchingPackage { .. } => (
+            3,
+            Some("`ctxkit list` shows the configured packages".to_owned()),
+        ),
+        PackageError::UntrustedSource { source_text } => (
+            3,
+            Some(format!(
+                "read the project's settings, then run `ctxkit trust` to apply it, or add it to \
+                 your own settings: `ctxkit install {source_text}`"
+            )),
+        ),
+        PackageError::UnsafeCheckout { path, .. } => (
+            3,
+            Some(format!(
+                "remove `{}` and run `ctxkit install` again",
+                path.display()
+            )),
+        ),
+        PackageError::Refused { .. } => (
+            3,
+            Some(
+                "a package folder leads out of its place (a symlink the project committed under \
+                 `.ctxkit/`?); remove it and try again"
+                    .to_owned(),
+            ),
+        ),
+        PackageError::Io { .. } => (4, None),
+    }
+}
+
+/// What to do about a settings file that did not load, when a command refused to start for it.
+fn not_loaded_hint(error: &SettingsError) -> String {
+    match error {
+        SettingsError::Refused { path, reason } => refused_hint(path, reason),
+        SettingsError::Read { path, .. }
+        | SettingsError::Parse { path, .. }
+        | SettingsError::NotAnObject { path }
+        | SettingsError::InvalidValue { path, .. }
+        | SettingsError::Write { path, .. }
+        | SettingsError::ScopeNotWritable { path, .. }
+        | SettingsError::LockTimeout { path } => format!(
+            "fix `{}` by hand, or check it with `ctxkit config list`",
+            path.display()
+        ),
+        SettingsError::NotLoaded { source } => not_loaded_hint(source),
+        SettingsError::UnknownKey { .. } | SettingsError::InvalidKey { .. } => {
+            "fix the settings file by hand, or check it with `ctxkit config list`".to_owned()
+        }
+    }
+}
+
+/// What to do about a settings file (or lock) ctxkit would not read or write.
+pub(crate) fn refused_hint(
+    path: &std::path::Path,
+    reason: &ctxkit_settings::FileRefusal,
+) -> String {
+    use ctxkit_settings::FileRefusal;
+    let path = path.display();
+    match reason {
+        FileRefusal::NotRegular => {
+            format!("replace `{path}` with a regular JSON file; nothing was read from it")
+        }
+        FileRefusal::TooLarge { .. } => {
+            format!("shorten `{path}`: settings files are read only up to that size")
+        }
+        FileRefusal::NotText => format!("save `{path}` as UTF-8 JSON"),
+        FileRefusal::LeadsOutOf { folder } => format!(
+            "a project's settings stay inside `{}`: put the file itself there instead of a link",
+            folder.display()
+        ),
+        FileRefusal::SymlinkedLock => {
+            format!("remove the link `{path}`; ctxkit makes its lock file itself")
+        }
+    }
+}
+
+fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
+    match error {
+        SettingsError::Read { .. } | SettingsError::Write { .. } => (4, None),
+        SettingsError::NotLoaded { source } => (3, Some(not_loaded_hint(source))),
+        SettingsError::Parse { path, .. }
+        | SettingsError::NotAnObject { path }
+        | SettingsError::ScopeNotWritable { path, .. } => (
+            3,
+            Some(format!(
+                "fix `{}` by hand; ctxkit never overwrites a file it cannot read",
+                path.display()
+            )),
+        ),
+        SettingsError::InvalidValue { .. } | SettingsError::InvalidKey { .. } => (
+            3,
+            Some("`ctxkit config list` shows every setting and its current value".to_owned()),
+        ),
+        SettingsError::UnknownKey { .. } => (
+            3,
+            Some(
+                "`ctxkit config list` shows every setting; `--force` writes a key ctxkit does not \
+                 know (another tool's)"
+                    .to_owned(),
+            ),
+        ),
+        SettingsError::Refused { path, reason } => (3, Some(refused_hint(path, reason))),
+        SettingsError::LockTimeout { path } => (
+            5,
+            Some(format!(
+                "another process holds `{}`; retry when it is done",
+                path.display()
+            )),
+        ),
+    }
+}

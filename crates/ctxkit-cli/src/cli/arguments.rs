@@ -1,0 +1,133 @@
+//! The arguments of the subcommands that take a group of their own: `export`/`view` ([`WebArgs`]),
+//! `checkpoints`, `chat`, `store` and `config`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+/// What `export --html` and `view` show.
+#[derive(Debug, Args)]
+pub struct WebArgs {
+    /// The session: a ctxkit/Pi file, or a Claude Code, Codex or OpenCode session (imported on the
+    /// fly; nothing is written to the sessions folder). Default: the current project's most
+    /// recent session.
+    pub file: Option<PathBuf>,
+    /// The agent that wrote FILE.
+    #[arg(long, default_value = "auto", value_parser = ["auto", "claude-code", "codex", "opencode"])]
+    pub from: String,
+    /// Leave thinking blocks out of the page.
+    #[arg(long)]
+    pub no_thinking: bool,
+    /// Also redact text matching this regular expression (repeatable); known keys and
+    /// credential-shaped tokens are always redacted.
+    #[arg(long, value_name = "PATTERN")]
+    pub redact: Vec<String>,
+    /// The model's context window for the sliding window of the model's view (default: the
+    /// session model's, when known).
+    #[arg(long, value_name = "TOKENS")]
+    pub context_window: Option<u64>,
+}
+
+/// `ctxkit checkpoints`.
+#[derive(Debug, Args)]
+pub struct CheckpointsArgs {
+    /// The session file (default: the current directory's most recent session).
+    pub file: Option<PathBuf>,
+    /// Print the snapshots as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ctxkit chat`.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// Continue the most recent session of the current directory.
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "no_session"])]
+    pub continue_recent: bool,
+    /// Pick one of the current directory's sessions to open (the list `/resume` shows).
+    #[arg(short = 'r', long, conflicts_with_all = ["continue_recent", "session", "no_session"])]
+    pub resume: bool,
+    /// Open this session file.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_session")]
+    pub session: Option<PathBuf>,
+    /// Keep the conversation in memory only.
+    #[arg(long)]
+    pub no_session: bool,
+    /// The model, `provider/id` (default: settings `defaultProvider`/`defaultModel`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Run `bash` tool calls without asking first (setting `chat.confirmBash: false`).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// Set with `--store postgres://…`: the private copy `session` names, and how the screen names
+    /// the session instead (its id and the store, without a password).
+    #[arg(skip)]
+    pub shown_as: Option<(PathBuf, String)>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreAction {
+    /// Copy session files into the store, byte for byte (each keeps its id).
+    Import {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write a stored session to a new JSONL file, byte for byte as stored.
+    Export {
+        /// The session id.
+        id: String,
+        /// The file to write (never overwritten).
+        #[arg(short = 'o', long = "out", value_name = "FILE")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Print a setting's value (JSON); `--json` adds where it comes from.
+    Get {
+        /// Dotted key, e.g. `compaction.reserveTokens`.
+        key: String,
+        /// Read the project settings file only.
+        #[arg(long)]
+        project: bool,
+        /// Print `{key, value, origin, known}` as JSON (the value masked as in the text).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change a setting (strings as typed, other values as JSON).
+    Set {
+        /// Dotted key, e.g. `compaction.reserveTokens`.
+        key: String,
+        /// The value, e.g. `8192`, `dark`, `["npm"]` (a negative number is a value too, and the
+        /// setting's check says whether it is allowed).
+        #[arg(allow_negative_numbers = true)]
+        value: String,
+        /// Write the project settings file instead of the user one.
+        #[arg(long)]
+        project: bool,
+        /// Write a key ctxkit does not know (another tool's setting); without it an unknown key is
+        /// refused, naming the known key it most likely meant.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove a setting from a settings file.
+    Unset {
+        /// Dotted key.
+        key: String,
+        /// Edit the project settings file instead of the user one.
+        #[arg(long)]
+        project: bool,
+    },
+    /// List every setting with its effective value and origin.
+    List {
+        /// Only what the project settings file sets.
+        #[arg(long)]
+        project: bool,
+        /// Print every setting as a JSON record `{key, value, origin, known}` instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON schema of the settings files (draft 2020-12), derived from the settings tree.
+    Schema,
+}

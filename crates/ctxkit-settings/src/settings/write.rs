@@ -1,0 +1,150 @@
+//! Edits of the settings: a key set or removed in one scope's document in memory, then written
+//! back (`flush`) under the file's lock, merged into what the file holds by then so keys other
+//! processes wrote meanwhile are kept.
+
+use serde_json::Value;
+
+use super::{
+    KeyPath, ScopeState, SettingsDiagnostic, SettingsManager, document, schema, store, validate,
+};
+use crate::error::{SettingsError, SettingsScope};
+
+impl SettingsManager {
+    /// Sets a dotted key in one scope (in memory; call [`SettingsManager::flush`] to write).
+    /// Known keys are validated (error names the file and key, nothing changes); an unknown key
+    /// is stored and reported back as a warning.
+    pub(crate) fn set(
+        &mut self,
+        scope: SettingsScope,
+        key: &str,
+        value: Value,
+    ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
+        let path = KeyPath::parse(key)?;
+        let state = self.state(scope);
+        let mut warnings = Vec::new();
+        match schema::lookup(path.segments()) {
+            Some(field) => {
+                let mut report = validate::CheckReport::default();
+                validate::check_value(&path.dotted(), &field.kind, &value, &mut report);
+                if let Some(violation) = report.violations.into_iter().next() {
+                    return Err(SettingsError::InvalidValue {
+                        path: state.display_path(),
+                        line: None,
+                        key: violation.key,
+                        expected: violation.expected,
+                        found: violation.found,
+                    });
+                }
+                for unknown in report.unknown_keys {
+                    warnings.push(SettingsDiagnostic::UnknownKey {
+                        scope,
+                        path: state.display_path(),
+                        line: None,
+                        key: unknown,
+                    });
+                }
+            }
+            None => {
+                self.check_parent_is_open(&path)?;
+                warnings.push(SettingsDiagnostic::UnknownKey {
+                    scope,
+                    path: state.display_path(),
+                    line: None,
+                    key: path.dotted(),
+                });
+            }
+        }
+        let state = self.state_mut(scope);
+        document::set_path(&mut state.document, &path, value);
+        Self::mark(state, path);
+        self.recompute();
+        Ok(warnings)
+    }
+
+    /// Sets a dotted key in one scope from the text the user typed (in memory; call
+    /// [`SettingsManager::flush`] to write): strings and enums verbatim, other known types (and
+    /// unknown keys, when the text is valid JSON) parsed as JSON. A known key's value is validated
+    /// against its type in the tree (the error names the file and key, nothing changes); an
+    /// unknown key is stored and reported back as a warning.
+    pub fn set_from_text(
+        &mut self,
+        scope: SettingsScope,
+        key: &str,
+        text: &str,
+    ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
+        let path = KeyPath::parse(key)?;
+        let kind = schema::lookup(path.segments()).map(|field| &field.kind);
+        let value = validate::parse_raw_value(kind, text);
+        self.set(scope, key, value)
+    }
+
+    /// Removes a dotted key from one scope; returns whether it was present.
+    pub fn unset(&mut self, scope: SettingsScope, key: &str) -> Result<bool, SettingsError> {
+        let path = KeyPath::parse(key)?;
+        let state = self.state_mut(scope);
+        let removed = document::remove_path(&mut state.document, &path);
+        Self::mark(state, path);
+        self.recompute();
+        Ok(removed)
+    }
+
+    /// Writes pending edits of both scopes. Each write locks the file, re-reads it, replaces only
+    /// the changed keys and renames a temp file over it. A scope whose file failed to load is not
+    /// written ([`SettingsError::ScopeNotWritable`]). The first error is returned after both scopes
+    /// were tried.
+    pub fn flush(&mut self) -> Result<(), SettingsError> {
+        let global = self.flush_scope(SettingsScope::Global);
+        let project = self.flush_scope(SettingsScope::Project);
+        global.and(project)
+    }
+
+    fn flush_scope(&mut self, scope: SettingsScope) -> Result<(), SettingsError> {
+        let state = self.state_mut(scope);
+        if state.modified.is_empty() {
+            return Ok(());
+        }
+        let Some(path) = state.path.clone() else {
+            state.modified.clear();
+            return Ok(());
+        };
+        if state.load_error.is_some() {
+            return Err(SettingsError::ScopeNotWritable { path, scope });
+        }
+        let modified = state.modified.clone();
+        let snapshot = state.document.clone();
+        store::update(&path, state.reach, |current| {
+            for key in &modified {
+                match document::get_path(&snapshot, key) {
+                    Some(value) => document::set_path(current, key, value.clone()),
+                    None => {
+                        document::remove_path(current, key);
+                    }
+                }
+            }
+        })?;
+        self.state_mut(scope).modified.clear();
+        Ok(())
+    }
+
+    fn check_parent_is_open(&self, path: &KeyPath) -> Result<(), SettingsError> {
+        // An unknown key below a known scalar (e.g. `theme.x`) can never be valid.
+        let segments = path.segments();
+        for length in 1..segments.len() {
+            if let Some(field) = schema::lookup(&segments[..length])
+                && !matches!(&field.kind, schema::ValueKind::Object(_))
+            {
+                return Err(SettingsError::InvalidKey {
+                    key: path.dotted(),
+                    reason: format!("`{}` is not an object", segments[..length].join(".")),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn mark(state: &mut ScopeState, path: KeyPath) {
+        if !state.modified.contains(&path) {
+            state.modified.push(path);
+        }
+    }
+}
