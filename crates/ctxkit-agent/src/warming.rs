@@ -278,7 +278,7 @@ impl Warming {
                     }
                     let message = entry.parse_message()?.ok()?;
                     let usage = message.as_assistant()?.usage.as_ref()?;
-                    Some(usage.input + usage.cache_read + usage.cache_write)
+                    Some(usage.input_tokens())
                 })
             })
             .await

@@ -12,6 +12,7 @@ mod error;
 mod file_context;
 mod file_ops;
 mod history;
+mod kept;
 mod on_demand;
 mod powershell;
 mod prepare;
@@ -39,6 +40,7 @@ pub use history::{
     UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction, list_compactions,
     undo_last_compaction,
 };
+pub use kept::kept_summary;
 pub use on_demand::{compact_on_demand, open_tool_call};
 pub use prepare::{
     NoPlanReason, PlanOutcome, Preparation, SourcedMessage, estimate_projected_context_tokens,

@@ -97,7 +97,9 @@ pub async fn compact_on_demand(
         });
     }
     let lists = preparation.file_operations.lists();
-    let mut summary = compaction.summary.clone();
+    // The readable summary is kept as every summary is; the signed block goes back as sent,
+    // to its own provider only.
+    let mut summary = crate::kept_summary(&compaction.summary);
     summary.push_str(&lists.blocks());
     let mut details = lists.details();
     if let Some(object) = details.as_object_mut() {

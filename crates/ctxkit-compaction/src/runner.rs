@@ -306,7 +306,12 @@ async fn run_in_mode(
                 message: format!("{} returned an empty summary", summarizer.name()),
             })
         }
-        Either::Left((Ok(response), _)) => Ok(response),
+        // Every summary a summarizer writes (history, turn prefix, branch; in the background or
+        // not) is kept without the credentials it shows by their shape.
+        Either::Left((Ok(response), _)) => Ok(SummaryResponse {
+            text: crate::kept_summary(&response.text),
+            ..response
+        }),
         Either::Left((Err(error), _)) => Err(CompactionError::Summarizer {
             message: error.message,
         }),

@@ -58,7 +58,7 @@ pub(crate) fn record(
         },
     });
     let compaction = NewCompaction {
-        summary: summary.to_owned(),
+        summary: ctxkit_compaction::kept_summary(summary),
         first_kept_entry_id: reply_id.to_owned(),
         tokens_before,
         details: Some(details),

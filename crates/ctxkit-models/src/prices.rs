@@ -74,7 +74,7 @@ pub fn usage_cost(
     usage: &ctxkit_protocol::Usage,
     prices: Option<&ModelPrices>,
 ) -> ctxkit_protocol::UsageCost {
-    let input_tokens = usage.input + usage.cache_read + usage.cache_write;
+    let input_tokens = usage.input_tokens();
     let rates = prices.map_or_else(
         || ModelPrices::default().rates_for(0),
         |prices| prices.rates_for(input_tokens),

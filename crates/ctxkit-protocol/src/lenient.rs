@@ -44,8 +44,12 @@ pub fn value_as_i64(value: &Value) -> Option<i64> {
     (float.fract() == 0.0 && float.abs() < 9.0e15).then_some(float as i64)
 }
 
-/// The non-negative integral value of a JSON number, if it has one that fits.
+/// The non-negative integral value of a JSON number, if it has one that fits: up to `u64::MAX`,
+/// which a saturated sum of counts is written as and must read back as.
 pub fn value_as_u64(value: &Value) -> Option<u64> {
+    if let Some(integer) = value.as_u64() {
+        return Some(integer);
+    }
     value_as_i64(value).and_then(|integer| u64::try_from(integer).ok())
 }
 

@@ -47,15 +47,40 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Usage of these parts, `total_tokens` their sum ([`Usage::part_tokens`]). Counts come from
+    /// providers, session files and imported transcripts, any of them crafted: every sum of them
+    /// saturates at `u64::MAX` rather than overflow (a panic in a debug build, a small number that
+    /// picks the wrong price tier in a release one).
+    pub fn from_parts(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Self {
+        let mut usage = Self {
+            input,
+            output,
+            cache_read,
+            cache_write,
+            ..Self::default()
+        };
+        usage.total_tokens = usage.part_tokens();
+        usage
+    }
+
+    /// The request's input: uncached, read from and written to the cache, summed saturating.
+    pub fn input_tokens(&self) -> u64 {
+        self.input
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
+    }
+
+    /// Every part (the input and the output), summed saturating.
+    pub fn part_tokens(&self) -> u64 {
+        self.input_tokens().saturating_add(self.output)
+    }
+
     /// Tokens the reply's context occupied: `totalTokens` when reported, else the sum of the parts.
     pub fn context_tokens(&self) -> u64 {
         if self.total_tokens != 0 {
             self.total_tokens
         } else {
-            self.input
-                .saturating_add(self.output)
-                .saturating_add(self.cache_read)
-                .saturating_add(self.cache_write)
+            self.part_tokens()
         }
     }
 }

@@ -81,23 +81,31 @@ type Caller<'a> = (Option<&'a str>, Option<&'a str>);
 
 impl SpendPart {
     fn add(&mut self, usage: &Usage, caller: Caller<'_>, free: &FreeModels) {
-        self.calls += 1;
+        self.calls = self.calls.saturating_add(1);
         let recorded = usage.cost.as_ref().map(|cost| cost.total);
         let dollars = recorded.unwrap_or(0.0);
-        let tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+        let tokens = usage.part_tokens();
         if free.price_unknown(recorded, tokens, caller.0, caller.1) {
             self.unpriced_calls += 1;
         }
         self.dollars += dollars;
-        self.input_tokens += usage.input;
-        self.cache_read_tokens += usage.cache_read;
-        self.cache_write_tokens += usage.cache_write;
-        self.output_tokens += usage.output;
+        // A session file's counts are whatever its author wrote: sums saturate.
+        self.input_tokens = self.input_tokens.saturating_add(usage.input);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(usage.cache_read);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(usage.cache_write);
+        self.output_tokens = self.output_tokens.saturating_add(usage.output);
+    }
+
+    /// Input tokens: uncached, cache reads and writes, summed saturating.
+    pub fn all_input_tokens(&self) -> u64 {
+        self.input_tokens
+            .saturating_add(self.cache_read_tokens)
+            .saturating_add(self.cache_write_tokens)
     }
 
     /// The share of the input read from the cache (0–1); `None` without input.
     pub fn cache_read_share(&self) -> Option<f64> {
-        let input = self.input_tokens + self.cache_read_tokens + self.cache_write_tokens;
+        let input = self.all_input_tokens();
         (input > 0).then(|| self.cache_read_tokens as f64 / input as f64)
     }
 }
@@ -136,8 +144,8 @@ impl SessionSpend {
     pub fn total_tokens(&self) -> (u64, u64) {
         self.parts().iter().fold((0, 0), |(input, output), part| {
             (
-                input + part.input_tokens + part.cache_read_tokens + part.cache_write_tokens,
-                output + part.output_tokens,
+                part.all_input_tokens().saturating_add(input),
+                output.saturating_add(part.output_tokens),
             )
         })
     }

@@ -174,7 +174,9 @@ pub(crate) fn usage_of(message: &Value, free: &FreeModels) -> Option<Value> {
     let cache_read = number("cacheRead");
     let cache_write = number("cacheWrite");
     let total = match number("totalTokens") {
-        0 => input + output + cache_read + cache_write,
+        0 => {
+            ctxkit_protocol::Usage::from_parts(input, output, cache_read, cache_write).total_tokens
+        }
         total => total,
     };
     let recorded = usage

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::print_json;
 use super::settings::ProcessSettings;
-use super::summary_setup::{user_model_costs, user_models};
+use super::summary_setup::user_models;
 use crate::Outcome;
 
 /// Lists the models whose `provider/id` holds every word of `search` (any case).
@@ -20,13 +20,14 @@ pub fn models(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    let settings = process.settings()?.settings();
+    let manager = process.settings()?;
+    let settings = manager.settings();
     let declared = settings.llm.models.as_deref().unwrap_or_default();
     let mut table = ModelTable::builtin();
     for model in user_models(declared) {
         table.insert(model);
     }
-    let costs = user_model_costs(declared);
+    let costs = super::spend::configured_model_costs(manager);
     let price = |model: &ModelLimits| {
         costs
             .iter()

@@ -6,6 +6,40 @@
 //! given a `cost` of zeros is free: its calls count $0, known ([`free_models`]).
 
 use ctxkit_session::{FreeModels, SessionSpend, SpendPart};
+use ctxkit_settings::{SettingsManager, SettingsScope, UserModel};
+
+/// The prices and cache lifetimes of the `llm.models` entries (`cost`, `cacheRetention`), a price
+/// taken only from the user's own settings. A project may declare models (their windows; a
+/// project's settings that hold nothing else need no trust), but a `cost` it gives is not read: a
+/// cloned project's made the user's paid Claude show as free in `ctxkit models`, its calls were
+/// recorded at $0, and `/cost`, `info` and the page showed them as spent free. A project's entry is
+/// priced as the user's own entry for the same model prices it, else as the built-in table does.
+/// Every surface that prices a call or judges one free reads this.
+pub(crate) fn configured_model_costs(settings: &SettingsManager) -> Vec<ctxkit_llm::ModelCost> {
+    let declared = settings.settings().llm.models.clone().unwrap_or_default();
+    let mut costs = super::summary_setup::user_model_costs(&declared);
+    let project_declares = matches!(
+        settings.get_in(SettingsScope::Project, "llm.models"),
+        Ok(Some(_))
+    );
+    if !project_declares {
+        return costs;
+    }
+    let own: Vec<UserModel> = settings
+        .get_in(SettingsScope::Global, "llm.models")
+        .ok()
+        .flatten()
+        .and_then(|value| serde_json::from_str(&value.display_text()).ok())
+        .unwrap_or_default();
+    let own_costs = super::summary_setup::user_model_costs(&own);
+    for cost in &mut costs {
+        cost.prices = own_costs
+            .iter()
+            .find(|mine| mine.provider == cost.provider && mine.id == cost.id)
+            .and_then(|mine| mine.prices.clone());
+    }
+    costs
+}
 
 /// The models `llm.models` declares free: a `cost` given with every price zero. Their calls,
 /// recorded at $0, show as $0 spent; a model with no `cost` (and no built-in price) stays of
@@ -29,10 +63,7 @@ pub(crate) fn configured_free_models(process: &super::settings::ProcessSettings<
     process
         .settings()
         .ok()
-        .map(|settings| {
-            let models = settings.settings().llm.models.clone().unwrap_or_default();
-            free_models(&super::summary_setup::user_model_costs(&models))
-        })
+        .map(|settings| free_models(&configured_model_costs(settings)))
         .unwrap_or_default()
 }
 

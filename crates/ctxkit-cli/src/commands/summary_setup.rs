@@ -96,7 +96,7 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
             .unwrap_or_default(),
         anthropic_message_threads: anthropic.supports_message_threads,
         max_reply_bytes: Some(llm.max_reply_bytes),
-        model_costs: user_model_costs(models),
+        model_costs: super::spend::configured_model_costs(settings),
         anthropic_context_editing: editing
             .enabled
             .then(|| ctxkit_llm::AnthropicContextEditing {

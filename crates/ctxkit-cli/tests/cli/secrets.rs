@@ -179,3 +179,67 @@ async fn a_key_never_reaches_outputs_files_or_errors() {
         assert_eq!(count, compactions_before + 1, "one compaction in each file");
     }
 }
+
+/// A summary model that repeats a key it read (a `.env` in a tool's output keeps its keys, an edit
+/// must match them): `compact` and `branch --summarize` keep the summary without it, in the file,
+/// in what they print and in what the context sends again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_a_summary_model_repeats_is_not_kept() {
+    const SHAPED: &str = "ghp_Zx81mQ2vR7pL0sK4tY6uW9aB3cD5eF7gH1jK";
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(reply(&format!(
+            "## Goal\n- push with GITHUB_TOKEN={SHAPED}"
+        ))))
+        .mount(&server)
+        .await;
+    let run = Run::new();
+    let compacted = run.copy("good-large-realistic.jsonl");
+    let branched = run.copy("good-branches.jsonl");
+    let base = format!("{}/v1", server.uri());
+    let environment = [("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", base.as_str())];
+    let model = ["--model", "openai/gpt-4o-mini"];
+    let mut outputs = Vec::new();
+    for args in [
+        vec![
+            "compact",
+            compacted.to_str().unwrap(),
+            "--keep-recent-tokens",
+            "2000",
+        ],
+        vec![
+            "branch",
+            branched.to_str().unwrap(),
+            "--to",
+            "2b904d50",
+            "--summarize",
+        ],
+    ] {
+        let args: Vec<&str> = args.into_iter().chain(model).collect();
+        let output = tokio::task::block_in_place(|| run.ctxkit_with_env(&args, &environment));
+        assert!(output.starts_with("exit: 0"), "{args:?}: {output}");
+        outputs.push(output);
+    }
+    for file in [&compacted, &branched] {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(
+            !text.contains(SHAPED),
+            "the key was kept in {}",
+            file.display()
+        );
+        assert!(
+            text.contains("GITHUB_TOKEN=<redacted>"),
+            "{}",
+            file.display()
+        );
+        outputs.push(run.ctxkit(&["context", file.to_str().unwrap(), "--llm", "--json"]));
+    }
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+    for output in &outputs {
+        assert!(
+            !output.contains(SHAPED),
+            "the key reached an output: {output}"
+        );
+    }
+}

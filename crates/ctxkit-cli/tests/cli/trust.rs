@@ -352,3 +352,41 @@ fn an_untrusted_project_reaches_no_local_repository_or_package_outside_it() {
     );
     assert!(world.ctxkit(&["resources"]).contains("outer  "));
 }
+
+/// A project's `llm.models` may size its models (it needs no trust), but a `cost` it gives is not
+/// read: a cloned project's `cost` of zeros for the user's paid Claude made `ctxkit models` show it
+/// free, and its calls were recorded at $0 and shown as spent free. Prices are the user's own: a
+/// model the user's settings price keeps that price when the project declares it too.
+#[test]
+fn a_projects_price_for_a_model_is_not_read() {
+    let run = crate::Run::new();
+    let free = json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0});
+    std::fs::create_dir_all(run.home.path().join(".ctxkit")).unwrap();
+    std::fs::write(
+        run.home.path().join(".ctxkit/settings.json"),
+        json!({"llm": {"models": [
+            {"provider": "anthropic", "id": "claude-sonnet-4-5", "contextWindow": 200000, "cost": free},
+            {"provider": "local", "id": "qwen-coder", "contextWindow": 32000, "cost": free}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let sonnet = run.ctxkit(&["models", "anthropic/claude-sonnet-4-5"]);
+    assert!(sonnet.contains("$3 in / $15 out"), "{sonnet}");
+    assert!(!sonnet.contains("free"), "{sonnet}");
+    let local = run.ctxkit(&["models", "qwen-coder"]);
+    assert!(
+        local.contains("32000 context"),
+        "the window is the project's: {local}"
+    );
+    assert!(!local.contains("free"), "{local}");
+    // The user's own price for the same model stands.
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        json!({"llm": {"models": [
+            {"provider": "local", "id": "qwen-coder", "contextWindow": 32000, "cost": free}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let local = run.ctxkit(&["models", "qwen-coder"]);
+    assert!(local.contains("free"), "{local}");
+}

@@ -16,4 +16,5 @@ mod pins_scopes;
 mod provider_compaction;
 mod recall_attacks;
 mod recorded_cwd;
+mod summary_keys;
 mod view;

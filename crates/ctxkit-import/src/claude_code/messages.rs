@@ -313,15 +313,7 @@ pub(super) fn assistant_kind(
             let output = number("output_tokens");
             let cache_read = number("cache_read_input_tokens");
             let cache_write = number("cache_creation_input_tokens");
-            let mut usage = Usage {
-                input,
-                output,
-                cache_read,
-                cache_write,
-                total_tokens: input + output + cache_read + cache_write,
-                cost: None,
-                extra: JsonObject::new(),
-            };
+            let mut usage = Usage::from_parts(input, output, cache_read, cache_write);
             // Priced as Pi prices its own replies: at the model's list prices, when known.
             let prices = model.and_then(|model| ctxkit_models::model_prices("anthropic", model));
             usage.cost = prices.map(|prices| ctxkit_models::usage_cost(&usage, Some(&prices)));

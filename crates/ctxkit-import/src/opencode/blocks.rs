@@ -98,22 +98,17 @@ pub(super) fn usage_of(tokens: &JsonObject, cost: Option<f64>) -> Usage {
     let number = |value: Option<&Value>| value.and_then(value_as_u64).unwrap_or(0);
     let cache = tokens.get("cache");
     let input = number(tokens.get("input"));
-    let output = number(tokens.get("output")) + number(tokens.get("reasoning"));
+    let output = number(tokens.get("output")).saturating_add(number(tokens.get("reasoning")));
     let cache_read = number(cache.and_then(|cache| cache.get("read")));
     let cache_write = number(cache.and_then(|cache| cache.get("write")));
     Usage {
-        input,
-        output,
-        cache_read,
-        cache_write,
-        total_tokens: input + output + cache_read + cache_write,
         cost: cost
             .filter(|total| total.is_finite() && *total >= 0.0)
             .map(|total| ctxkit_protocol::UsageCost {
                 total,
                 ..ctxkit_protocol::UsageCost::default()
             }),
-        extra: JsonObject::new(),
+        ..Usage::from_parts(input, output, cache_read, cache_write)
     }
 }
 

@@ -368,7 +368,7 @@ fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str
             continue;
         }
         if let Some(usage) = &reply.usage {
-            chain.last_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
+            chain.last_tokens = Some(usage.input_tokens());
         }
         chain.push(
             ordinal,

@@ -263,7 +263,7 @@ fn assistant(
         .and_then(Value::as_object)
         .map(|tokens| usage_of(tokens, cost_of(data)));
     if let Some(usage) = &usage {
-        chain.last_tokens = Some(usage.input + usage.cache_read + usage.cache_write);
+        chain.last_tokens = Some(usage.input_tokens());
     }
     let reply = AssistantMessage {
         content,

@@ -8,6 +8,7 @@
 mod codex_late;
 mod cycles;
 mod generator;
+mod hostile_usage;
 mod injected;
 mod leaf_path;
 mod opencode;

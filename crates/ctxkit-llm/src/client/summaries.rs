@@ -169,7 +169,10 @@ impl ModelClient {
         ) {
             return Err(LlmError::SilentOverflow {
                 provider: self.config.provider.clone(),
-                used: completion.usage.input + completion.usage.cache_read,
+                used: completion
+                    .usage
+                    .input
+                    .saturating_add(completion.usage.cache_read),
                 window: window.unwrap_or(0),
             });
         }

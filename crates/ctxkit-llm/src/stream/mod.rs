@@ -168,8 +168,7 @@ impl Assembly {
             Some(stop) => stop,
             None => StopReason::Stop,
         };
-        self.usage.total_tokens =
-            self.usage.input + self.usage.output + self.usage.cache_read + self.usage.cache_write;
+        self.usage.total_tokens = self.usage.part_tokens();
         let mut reply = conversation::reply(self.content, self.usage, stop, self.error);
         reply.set_provider_context_edits(&self.provider_edits);
         if let Some(block) = self.provider_compaction {

@@ -178,14 +178,7 @@ pub(crate) fn u64_at(value: &Value, pointer: &str) -> u64 {
 
 /// Usage with `total_tokens` filled in.
 pub(crate) fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
-    Usage {
-        input,
-        output,
-        cache_read,
-        cache_write,
-        total_tokens: input + output + cache_read + cache_write,
-        ..Usage::default()
-    }
+    Usage::from_parts(input, output, cache_read, cache_write)
 }
 
 pub(crate) fn bearer(config: &ProviderConfig) -> Vec<(String, String)> {

@@ -223,3 +223,34 @@ async fn an_unreadable_success_echoing_the_key_is_redacted() {
     assert!(!shown.contains(&escaped), "{shown}");
     assert!(shown.contains("<redacted>"), "{shown}");
 }
+
+/// A provider (or a proxy before it) whose error echoes the request's headers, retried until the
+/// retries run out: the error that says how many attempts were made, and the failed reply the
+/// session stores, name no key, plain or JSON-escaped.
+#[tokio::test]
+async fn a_retried_error_echoing_the_request_headers_names_no_key() {
+    let server = MockServer::start().await;
+    let body = json!({"error": {"message": format!(
+        "upstream overloaded; request headers: authorization: Bearer {KEY}, x-api-key: {KEY}"
+    )}, "echo": {"Authorization": format!("Bearer {KEY}")}});
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(ResponseTemplate::new(503).set_body_json(body))
+        .mount(&server)
+        .await;
+    let client = client(MODEL, &server);
+    let error = client
+        .chat(&request(vec![user("hi")]), &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+    let reply = client.failed_reply(&error);
+    let shown = format!(
+        "{error} {error:?} {} {}",
+        error.brief(),
+        serde_json::to_string(&reply).unwrap()
+    );
+    assert!(shown.contains("tried 3 times"), "{shown}");
+    assert!(!shown.contains(KEY), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
+}

@@ -209,3 +209,39 @@ fn large_appended_messages_are_left_in_the_file_not_in_memory() {
     assert_eq!(&after[..11], &before[..]);
     assert_eq!(after[11], "\"after\"");
 }
+
+/// A session someone sent whose replies claim token counts at the top of what a count reads
+/// (`i64::MAX`): the spend `ctxkit info`, `/cost` and the page show adds them up saturating.
+/// Before, the sums overflowed (a panic in a debug build, a small total in a release one).
+#[test]
+fn token_counts_at_the_top_of_the_range_add_up_saturating() {
+    let reply = |id: &str, parent: &str, at: u64| {
+        json!({"type": "message", "id": id, "parentId": parent,
+               "timestamp": "2025-01-01T00:00:02.000Z",
+               "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                           "provider": "p", "model": "m", "api": "x", "stopReason": "stop",
+                           "timestamp": at,
+                           "usage": {"input": i64::MAX, "output": i64::MAX, "cacheRead": 5,
+                                     "cacheWrite": 6, "totalTokens": 0,
+                                     "cost": {"total": 1.0}}}})
+        .to_string()
+    };
+    let text = [
+        HEADER.to_owned(),
+        user_line("u", None, "hi"),
+        reply("a", "u", 2),
+        reply("b", "a", 3),
+    ]
+    .join("\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl");
+    std::fs::write(&path, text + "\n").unwrap();
+    let session = Session::open(&path).unwrap();
+    let spend = ctxkit_session::session_spend(session.entries(), &ctxkit_session::FreeModels::NONE);
+    assert_eq!(spend.requests.calls, 2);
+    assert_eq!(spend.requests.input_tokens, u64::MAX - 1);
+    assert_eq!(spend.requests.all_input_tokens(), u64::MAX);
+    assert_eq!(spend.total_tokens(), (u64::MAX, u64::MAX - 1));
+    let share = spend.requests.cache_read_share().unwrap();
+    assert!((0.0..=1.0).contains(&share), "{share}");
+}

@@ -26,7 +26,8 @@ pub struct LlmConfig {
     /// The user's models, as Pi's `models.json` declares them:
     /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`. `cost`
     /// (dollars per million tokens: `{input, output, cacheRead, cacheWrite, tiers?}`) prices the
-    /// model's calls, and replaces the built-in table's price (`ctxkit models`); `tiers`
+    /// model's calls, and replaces the built-in table's price (`ctxkit models`), read from the
+    /// user's own settings only (a project's entry may size a model, never price it); `tiers`
     /// (`[{inputTokensAbove, input?, …}]`, Pi 1.6's) prices a whole request whose input (fresh,
     /// cache reads and writes) is above a size at the highest such tier's rates, a rate left out
     /// being the base one; a model with no price known (none here, none built in) is recorded at $0 as Pi
