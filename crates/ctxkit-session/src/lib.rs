@@ -46,6 +46,7 @@
 
 mod atomic;
 mod body;
+mod carried;
 #[cfg(unix)]
 mod chunked;
 mod context;
