@@ -23,7 +23,7 @@ use ctxkit_session::ContextMessageKind;
 use crate::engine::State;
 use crate::error::Result;
 use crate::hot::Hot;
-use crate::messages::{CarriedTranscript, carried_transcript, shared_message};
+use crate::messages::{shared_message, shared_transcript};
 
 /// The words that start the carried line in a summary.
 pub(crate) const CARRIED_LEAD: &str =
@@ -91,18 +91,9 @@ fn with_carried_names(
     first_kept_entry_id: &str,
 ) -> Result<String> {
     let kept = kept_tool_results(state, first_kept_entry_id)?;
-    let CarriedTranscript {
-        messages: transcript,
-        carried,
-    } = carried_transcript(state)?;
+    let transcript = shared_transcript(state)?;
     let window = state.context_window();
-    // The view the model was sent before this compaction, cut as it was.
-    let view = crate::view::build_view_after_compaction(
-        &transcript,
-        carried,
-        &state.model_settings(),
-        window,
-    );
+    let view = crate::view::build_view(&transcript, &state.model_settings(), window);
     // The stored text of each result, to size the budget by what is dropped, not by its cut.
     let stored: HashMap<&str, usize> = transcript
         .iter()

@@ -13,35 +13,15 @@ use crate::events::ContextUsage;
 
 /// The context messages of the current branch, shared from the state's cache.
 pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessage>>> {
-    Ok(carried_transcript(state)?.messages)
-}
-
-/// The context messages of the current branch and how many of the first were already in the
-/// context before its latest compaction.
-pub(crate) struct CarriedTranscript {
-    pub messages: Vec<Arc<AgentMessage>>,
-    /// `SessionContext::carried`, of the messages whose entries could be read.
-    pub carried: usize,
-}
-
-/// [`shared_transcript`] with where the latest compaction's kept messages end.
-pub(crate) fn carried_transcript(state: &mut State) -> Result<CarriedTranscript> {
     // The session keeps the leaf's context between calls: only its message list is copied.
-    let (context, carried_context) = {
-        let context = state.session.leaf_context();
-        (context.messages.clone(), context.carried())
-    };
+    let context = state.session.leaf_context().messages.clone();
     let mut messages = Vec::with_capacity(context.len());
-    let mut carried = 0;
-    for (position, message) in context.iter().enumerate() {
+    for message in &context {
         if let Some(shared) = shared_message(state, message)? {
             messages.push(shared);
-            if position < carried_context {
-                carried = messages.len();
-            }
         }
     }
-    Ok(CarriedTranscript { messages, carried })
+    Ok(messages)
 }
 
 /// Lets the cached context messages go: a compaction replaces the context they were read for, and

@@ -9,13 +9,13 @@ use ctxkit_session::{
     COMPACTION_SUMMARY_SUFFIX, to_llm_message,
 };
 use ctxkit_settings::TransformSettings;
-use ctxkit_transform::{CacheLifetime, TransformReport, transform_context_after_compaction};
+use ctxkit_transform::{CacheLifetime, TransformReport, transform_context};
 
 use std::borrow::{Borrow, Cow};
 
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::messages::carried_transcript;
+use crate::messages::shared_transcript;
 use crate::settings::CompactionBudgets as _;
 use ctxkit_settings::SummaryRole;
 
@@ -40,27 +40,12 @@ pub fn build_view<M: Borrow<AgentMessage>>(
     settings: &crate::settings::EngineSettings,
     context_window: u64,
 ) -> ModelView {
-    build_view_after_compaction(transcript, 0, settings, context_window)
-}
-
-/// [`build_view`] for a transcript whose first `carried` messages were already in the context
-/// before its latest compaction (its summary and the messages it kept), so the prune layer does
-/// not take the kept messages' own requests, sent before the compaction, for this context's (see
-/// `ctxkit_transform::transform_context_after_compaction`).
-pub fn build_view_after_compaction<M: Borrow<AgentMessage>>(
-    transcript: &[M],
-    carried: usize,
-    settings: &crate::settings::EngineSettings,
-    context_window: u64,
-) -> ModelView {
     let summary_as_system = settings.summary_role == SummaryRole::System;
     let mut system = Vec::new();
-    let mut carried_kept = 0;
     let kept: Vec<&AgentMessage> = transcript
         .iter()
         .map(Borrow::borrow)
-        .enumerate()
-        .filter(|(_, message)| match message {
+        .filter(|message| match message {
             AgentMessage::Assistant(reply) => !reply.is_aborted_or_error(),
             AgentMessage::CompactionSummary(summary) if summary_as_system => {
                 system.push(format!(
@@ -85,16 +70,9 @@ pub fn build_view_after_compaction<M: Borrow<AgentMessage>>(
             | AgentMessage::CompactionSummary(_)
             | AgentMessage::Unknown(_) => true,
         })
-        .map(|(position, message)| {
-            if position < carried {
-                carried_kept += 1;
-            }
-            message
-        })
         .collect();
     let transforms = last_resort_window(settings, context_window);
-    let transformed =
-        transform_context_after_compaction(&kept, carried_kept, &transforms, context_window);
+    let transformed = transform_context(&kept, &transforms, context_window);
     // The provider form, moving the roles that pass through unchanged instead of copying them.
     let mut messages: Vec<AgentMessage> = transformed
         .messages
@@ -231,13 +209,8 @@ impl Engine {
     pub async fn model_view(&self) -> Result<ModelView> {
         let mut state = self.lock().await;
         let window = state.model.as_ref().map_or(0, |model| model.context_window);
-        let transcript = carried_transcript(&mut state)?;
-        let mut view = build_view_after_compaction(
-            &transcript.messages,
-            transcript.carried,
-            &state.model_settings(),
-            window,
-        );
+        let transcript = shared_transcript(&mut state)?;
+        let mut view = build_view(&transcript, &state.model_settings(), window);
         if state.settings.transforms.long_cache_when_it_pays {
             // The request goes out right after the view's last message.
             let at = view.messages.last().and_then(AgentMessage::timestamp);

@@ -46,7 +46,6 @@
 
 mod atomic;
 mod body;
-mod carried;
 #[cfg(unix)]
 mod chunked;
 mod context;

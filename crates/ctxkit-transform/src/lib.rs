@@ -47,9 +47,7 @@
 //! the cache it rewrites, under the cache prices `cacheReadPercent` and `cacheWritePercent`
 //! (Anthropic's by default), and then by a whole batch of results; thinking is removed only before
 //! that boundary, as in cache-aware mode (which this mode replaces). A short run is not pruned at
-//! all; a long one a few times. After a compaction
-//! ([`transform_context_after_compaction`]) the rule starts at the first request sent after it,
-//! which is written whole: the results cut before the compaction stay cut in the messages it kept.
+//! all; a long one a few times.
 //!
 //! Token numbers are the reference's chars/4 estimate (`ctxkit_tokens::estimate_tokens`).
 //!
@@ -172,29 +170,9 @@ pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
     settings: &TransformSettings,
     context_window: u64,
 ) -> TransformOutput {
-    transform_context_after_compaction(messages, 0, settings, context_window)
-}
-
-/// [`transform_context`] for a view whose first `carried` messages were already in the context
-/// before its latest compaction: the summary and the messages the compaction kept. The requests
-/// whose replies are among them were sent before the compaction, with another prefix, so the
-/// "when it pays" rule leaves them out and starts at the first request sent after it, which is
-/// written whole anyway: the results it had cut before the compaction are cut again there, not
-/// shown whole (see `pays.rs`). 0 is a view with no compaction (or none known).
-pub fn transform_context_after_compaction<M: std::borrow::Borrow<AgentMessage>>(
-    messages: &[M],
-    carried: usize,
-    settings: &TransformSettings,
-    context_window: u64,
-) -> TransformOutput {
     let mut slots: Vec<Slot<'_>> = messages
         .iter()
-        .enumerate()
-        .map(|(position, message)| {
-            let mut slot = Slot::borrowed(message.borrow());
-            slot.carried = position < carried;
-            slot
-        })
+        .map(|message| Slot::borrowed(message.borrow()))
         .collect();
     let mut report = TransformReport {
         estimated_tokens_before: total_tokens(&slots),

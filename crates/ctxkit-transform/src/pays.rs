@@ -15,11 +15,7 @@
 //! - is free when the provider's cache has expired: the request came more than
 //!   `cacheLifetimeSeconds` after the previous one (the messages' timestamps say when each request
 //!   was sent: right after its last message), so it is written whole whether or not it is cut;
-//!   the same holds for the first request the fold sees. After a compaction that is the first
-//!   request sent after it: the requests whose replies the compaction kept were sent before it,
-//!   with another prefix, and are left out (`transform_context_after_compaction`), so the results
-//!   cut before the compaction are cut again in the kept messages, at a request written whole
-//!   (the summary before them is new), instead of coming back whole;
+//!   the same holds for the first request the fold sees (after a compaction the whole view is new);
 //! - otherwise costs once: the request reads only the prefix the cache still serves, the longest
 //!   one an earlier request wrote at a breakpoint (the end of each request, the last cut result)
 //!   that ends before the first changed message and lies within Anthropic's lookback of 20
@@ -121,12 +117,10 @@ pub(crate) fn paying_count(
             | AgentMessage::Unknown(_) => {}
         }
         // A request was sent after this message: the next one is the reply, or this is the last.
-        let next = slots.get(position + 1);
-        let ends_request =
-            next.is_none_or(|next| matches!(next.message.as_ref(), AgentMessage::Assistant(_)));
-        // A reply the latest compaction kept answered a request sent before it, with the old
-        // prefix: not a request of this view's cache.
-        if !ends_request || next.is_some_and(|next| next.carried) {
+        let ends_request = slots
+            .get(position + 1)
+            .is_none_or(|next| matches!(next.message.as_ref(), AgentMessage::Assistant(_)));
+        if !ends_request {
             continue;
         }
         let time = slot.message.timestamp();
@@ -150,10 +144,10 @@ pub(crate) fn paying_count(
         if candidate > fold.pruned {
             let previous_end = fold.previous.map_or(0, |(end, _)| end);
             let moved = measures.boundary_move(fold.pruned, candidate, previous_end);
-            // After an expiry, and at the view's first request (the first after a compaction),
-            // the request is written whole anyway: a cut costs nothing extra.
+            // After an expiry the request is written whole anyway: a cut costs nothing extra.
+            let free = expired && fold.previous.is_some();
             if moved.first_changed.is_some()
-                && (expired || pays(&fold, &moved, candidate, &measures, settings))
+                && (free || pays(&fold, &moved, candidate, &measures, settings))
             {
                 fold.pruned = candidate;
             }
@@ -562,57 +556,6 @@ mod tests {
         let measures = Measures::of(&slots, &savings, &settings);
         let moved = measures.boundary_move(0, 1, 3);
         assert_eq!(moved.first_changed, Some(1));
-    }
-
-    /// The ids of the tool results a view shows cut.
-    fn cut_ids(messages: &[AgentMessage]) -> BTreeSet<String> {
-        messages
-            .iter()
-            .filter_map(|message| crate::pruned_reference(&output_text(message)).map(str::to_owned))
-            .collect()
-    }
-
-    #[test]
-    fn results_cut_before_a_compaction_stay_cut_in_the_messages_it_kept() {
-        let settings = TransformSettings::default();
-        let keep = settings.keep_recent_tool_results;
-        let messages = conversation(140, 300);
-        // The last call of the first 120 at which the boundary moved: a batch was cut there.
-        let pruned = pruned_at_each_call(120, &settings);
-        let batch = (2..=120)
-            .rev()
-            .find(|&call| pruned[call - 1] > pruned[call - 2])
-            .unwrap();
-        let cut_before =
-            cut_ids(&transform_context(&messages[..1 + 2 * batch], &settings, 0).messages);
-        // Right after it a compaction keeps the last calls, three of them cut, behind its summary.
-        let kept_from = batch - keep - 3;
-        let mut after = vec![user("summary of the earlier calls")];
-        after.extend(messages[1 + 2 * kept_from..1 + 2 * batch].iter().cloned());
-        let carried = after.len();
-        let kept: BTreeSet<String> = (kept_from..batch)
-            .map(|index| format!("c{index}"))
-            .collect();
-        let kept_cut_before: BTreeSet<String> = cut_before.intersection(&kept).cloned().collect();
-        assert_eq!(kept_cut_before.len(), 3, "{cut_before:?}");
-        let mut cut_so_far = BTreeSet::new();
-        for call in batch..batch + 12 {
-            after.extend(messages[1 + 2 * call..3 + 2 * call].iter().cloned());
-            let view =
-                crate::transform_context_after_compaction(&after, carried, &settings, 0).messages;
-            let cut = cut_ids(&view);
-            // The first request after the compaction is written whole: what was cut before is
-            // cut there too, and a result once cut stays cut on every later request.
-            assert!(kept_cut_before.is_subset(&cut), "{call}: {cut:?}");
-            assert!(cut_so_far.is_subset(&cut), "{call}: {cut:?}");
-            cut_so_far = cut;
-            if call == batch {
-                // Read as a view with no compaction, the kept messages' own requests (sent
-                // before it) never pay for a cut, and the results come back whole.
-                let plain = cut_ids(&transform_context(&after, &settings, 0).messages);
-                assert!(plain.is_empty(), "{plain:?}");
-            }
-        }
     }
 
     #[test]

@@ -17,10 +17,6 @@ pub(crate) struct Slot<'a> {
     /// For assistant messages, the characters behind `tokens`, so that removing blocks updates the
     /// estimate without serializing the tool-call arguments again.
     assistant_chars: Option<usize>,
-    /// Whether the message was already in the context before its latest compaction (the summary
-    /// and the messages the compaction kept): a request whose reply is such a message was sent
-    /// before the compaction, with another prefix.
-    pub carried: bool,
 }
 
 impl<'a> Slot<'a> {
@@ -31,7 +27,6 @@ impl<'a> Slot<'a> {
             message: Cow::Borrowed(message),
             tokens: assistant_chars.map_or_else(|| estimate_tokens(message), quarter),
             assistant_chars,
-            carried: false,
         }
     }
 

@@ -1,14 +1,12 @@
 //! What the model saw at an entry: the session's own context builder (`ctxkit_session::build_context`,
-//! compaction included) followed by the per-call transforms of
-//! `ctxkit_transform::transform_context_after_compaction` (pruned results, dropped thinking, the
-//! sliding window; results cut before a compaction stay cut in the messages it kept, as the engine
-//! sends them). Each message of the view is matched back
+//! compaction included) followed by the per-call transforms of `ctxkit_transform::transform_context`
+//! (pruned results, dropped thinking, the sliding window). Each message of the view is matched back
 //! to the entry it came from, so the page can show the raw entry beside what was sent.
 
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{ContextMessageKind, EntryIndex, Session, build_context};
 use ctxkit_settings::TransformSettings;
-use ctxkit_transform::transform_context_after_compaction;
+use ctxkit_transform::transform_context;
 use serde_json::{Map, Value, json};
 
 use crate::blocks::Renderer;
@@ -150,8 +148,7 @@ impl View {
             return Ok(None);
         }
         let input = session.messages(&context.messages)?;
-        let output =
-            transform_context_after_compaction(&input, context.carried(), settings, context_window);
+        let output = transform_context(&input, settings, context_window);
         let matched = align(&input, &output.messages);
         let messages = context
             .messages

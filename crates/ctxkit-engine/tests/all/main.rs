@@ -9,7 +9,6 @@ mod cache_prefix;
 mod checks;
 mod failed;
 mod hooks;
-mod kept_cuts;
 mod manual;
 mod navigation;
 mod on_demand;
