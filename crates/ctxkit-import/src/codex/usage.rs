@@ -9,7 +9,8 @@
 //! (the run written before it, when that has none yet) or else to the next run. The usage goes on
 //! the run's last reply, as Pi records one usage per call. A count no run takes (a call that wrote
 //! no reply, such as a turn aborted before any item) is left out; a run no count reaches (an
-//! aborted response) has none. No call is counted twice. Facts and sources:
+//! aborted response) has none, and the count of all zeros Codex writes after a compaction is no
+//! call. No call is counted twice. Facts and sources:
 //! `docs/import-formats.md`.
 
 use std::collections::HashMap;
@@ -84,7 +85,12 @@ impl CallUsage {
             return;
         }
         self.last_info = Some(info.clone());
-        let Some(counts) = info.get("last_token_usage").and_then(call_counts) else {
+        // After a compaction Codex writes a count of all zeros (the thread's new start): no call.
+        let Some(counts) = info
+            .get("last_token_usage")
+            .and_then(call_counts)
+            .filter(|counts| *counts != UsageCounts::default())
+        else {
             return;
         };
         if let Some((_, slot @ None)) = &mut self.run {
@@ -158,7 +164,7 @@ mod tests {
 
     fn count(input: u64, total: u64) -> Value {
         json!({"type": "event_msg", "payload": {"type": "token_count", "info": {
-            "last_token_usage": {"input_tokens": input, "cached_input_tokens": 0, "output_tokens": 1},
+            "last_token_usage": {"input_tokens": input, "cached_input_tokens": 0, "output_tokens": u64::from(input > 0)},
             "total_token_usage": {"total_tokens": total}}}})
     }
 
@@ -167,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn a_count_no_reply_takes_is_left_out_and_a_repeat_counts_once() {
+    fn a_repeat_a_null_and_the_zeros_after_a_compaction_count_no_call() {
         let mut usage = observe_all(&[
             item("function_call"),
             count(10, 11),
@@ -175,10 +181,16 @@ mod tests {
             item("function_call_output"),
             json!({"type": "event_msg", "payload": {"type": "token_count", "info": null}}),
             count(20, 32),
+            item("function_call"),
+            json!({"type": "compacted", "payload": {"message": "summary"}}),
+            count(0, 40),
+            item("reasoning"),
         ]);
         assert_eq!(usage.take("0").map(|counts| counts.input), Some(10));
+        // The count before the call goes on it; the zeros after the compaction go nowhere.
+        assert_eq!(usage.take("6").map(|counts| counts.input), Some(20));
         assert!(usage.by_line.is_empty());
-        assert_eq!(usage.waiting.map(|counts| counts.input), Some(20));
+        assert_eq!(usage.waiting, None);
     }
 
     #[test]
