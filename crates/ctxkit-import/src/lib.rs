@@ -19,6 +19,7 @@ mod ids;
 mod listing;
 mod opencode;
 mod output;
+mod pricing;
 mod report;
 mod source;
 mod stored;

@@ -555,3 +555,15 @@ fn sessions_after_an_import_points_at_the_other_directories() {
     let all = home.ctxkit(&["sessions", "--all"]);
     assert!(all.contains("--home-dev-project--"), "{all}");
 }
+
+#[test]
+fn an_imported_codex_rollout_shows_what_its_model_calls_cost() {
+    let home = Home::new();
+    let source = home.root.join("rollout.jsonl");
+    std::fs::copy(shapes("codex-usage-after-items.jsonl"), &source).unwrap();
+    let out = home.path("usage.jsonl");
+    let mut transcript = home.ctxkit(&["import", source.to_str().unwrap(), "--out", &out]);
+    transcript.push_str(&home.ctxkit(&["info", &out]));
+    assert!(!transcript.contains("no model calls recorded"), "{transcript}");
+    insta::assert_snapshot!(transcript);
+}

@@ -3,7 +3,7 @@
 
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, EntryKind, ImageContent, JsonObject,
-    MessageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage,
+    MessageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage,
     value_as_u64,
 };
 use serde_json::Value;
@@ -309,15 +309,13 @@ pub(super) fn assistant_kind(
         .and_then(Value::as_object)
         .map(|usage| {
             let number = |key: &str| usage.get(key).and_then(value_as_u64).unwrap_or(0);
-            let input = number("input_tokens");
-            let output = number("output_tokens");
-            let cache_read = number("cache_read_input_tokens");
-            let cache_write = number("cache_creation_input_tokens");
-            let mut usage = Usage::from_parts(input, output, cache_read, cache_write);
-            // Priced as Pi prices its own replies: at the model's list prices, when known.
-            let prices = model.and_then(|model| ctxkit_models::model_prices("anthropic", model));
-            usage.cost = prices.map(|prices| ctxkit_models::usage_cost(&usage, Some(&prices)));
-            usage
+            let counts = crate::pricing::UsageCounts {
+                input: number("input_tokens"),
+                output: number("output_tokens"),
+                cache_read: number("cache_read_input_tokens"),
+                cache_write: number("cache_creation_input_tokens"),
+            };
+            crate::pricing::priced_usage(counts, "anthropic", model)
         });
     let error_message = if is_error {
         content

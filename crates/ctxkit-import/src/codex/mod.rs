@@ -13,6 +13,7 @@
 mod items;
 mod legacy;
 mod turns;
+mod usage;
 
 use ctxkit_protocol::{
     AgentMessage, CompactionEntry, EntryKind, JsonObject, ModelChangeEntry, SessionEntry,
@@ -95,10 +96,12 @@ struct Outline {
     meta: Option<JsonObject>,
     context_cwd: Option<String>,
     first_timestamp: Option<String>,
+    usage: usage::CallUsage,
 }
 
 impl Outline {
     fn observe(&mut self, line: &legacy::RolloutLine<'_>) {
+        self.usage.observe(line);
         if self.meta.is_none()
             && let Line::Meta(meta) = classify(&line.record)
         {
@@ -125,11 +128,14 @@ struct Converter {
     /// the first undone turn.
     tip: Option<String>,
     turns: turns::Turns,
+    /// The usage of each model call, by the line of its last reply.
+    usage: usage::CallUsage,
 }
 
 impl Converter {
-    fn new(outline: Outline, path: &std::path::Path, issues: Vec<ImportIssue>) -> Self {
+    fn new(mut outline: Outline, path: &std::path::Path, issues: Vec<ImportIssue>) -> Self {
         let identity = Identity::of(path, &outline);
+        outline.usage.finish();
         let meta = outline.meta;
         Self {
             state: State {
@@ -146,6 +152,7 @@ impl Converter {
             planned: Vec::new(),
             tip: None,
             turns: turns::Turns::default(),
+            usage: outline.usage,
         }
     }
 
@@ -159,7 +166,10 @@ impl Converter {
         {
             self.tip = parent;
         }
-        let emitted = line_entries(line, &timestamp, &mut self.state, &mut self.builder);
+        let mut emitted = line_entries(line, &timestamp, &mut self.state, &mut self.builder);
+        if let Some(counts) = self.usage.take(&line.key) {
+            record_usage(&mut emitted, counts);
+        }
         let session_id = &self.identity.session_id;
         for (index, emitted) in emitted.into_iter().enumerate() {
             let key = if index == 0 {
@@ -281,6 +291,24 @@ fn line_entries(
             builder.issue(line.line, IssueKind::UnknownRecord { record_type: kind });
             vec![custom_kind(FORMAT, "unknown", record)]
         }
+    }
+}
+
+/// Gives the last reply among `kinds` the usage of its call, priced at its model's list prices.
+fn record_usage(kinds: &mut [EntryKind], counts: crate::pricing::UsageCounts) {
+    let reply = kinds.iter_mut().rev().find_map(|kind| {
+        if let EntryKind::Message(message) = kind
+            && let AgentMessage::Assistant(reply) = message.as_mut()
+        {
+            Some(reply)
+        } else {
+            None
+        }
+    });
+    if let Some(reply) = reply {
+        let provider = reply.provider.as_deref().unwrap_or("openai");
+        let usage = crate::pricing::priced_usage(counts, provider, reply.model.as_deref());
+        reply.usage = Some(usage);
     }
 }
 

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod codex_late;
+mod codex_usage;
 mod cycles;
 mod generator;
 mod hostile_usage;
