@@ -564,6 +564,9 @@ fn an_imported_codex_rollout_shows_what_its_model_calls_cost() {
     let out = home.path("usage.jsonl");
     let mut transcript = home.ctxkit(&["import", source.to_str().unwrap(), "--out", &out]);
     transcript.push_str(&home.ctxkit(&["info", &out]));
-    assert!(!transcript.contains("no model calls recorded"), "{transcript}");
+    assert!(
+        !transcript.contains("no model calls recorded"),
+        "{transcript}"
+    );
     insta::assert_snapshot!(transcript);
 }
