@@ -258,13 +258,15 @@ pub(crate) fn append_groups(
     }
     // Oldest group first, each in the order it showed its names (both lists are newest first).
     chosen.sort_by(|left, right| right.cmp(left));
-    let hot_listed = hot_names.iter().map(|name| format!("`{name}`"));
-    let listed: Vec<String> = hot_listed
-        .chain(
-            chosen
-                .iter()
-                .map(|&(group, position)| format!("`{}`", fresh[group][position])),
-        )
+    let chosen_names = chosen
+        .iter()
+        .map(|&(group, position)| fresh[group][position]);
+    let listed: Vec<String> = hot_names
+        .iter()
+        .map(String::as_str)
+        .chain(chosen_names)
+        .filter(|name| shows_no_credential(name))
+        .map(|name| format!("`{name}`"))
         .collect();
     let line = if listed.is_empty() {
         String::new()
@@ -272,6 +274,14 @@ pub(crate) fn append_groups(
         format!("\n\n{CARRIED_LEAD}{}", listed.join(", "))
     };
     format!("{}{line}{blocks}", body.trim_end())
+}
+
+/// Whether `name` holds no credential of a known shape. Tool output keeps keys (an edit must match
+/// the file), so a name read from it may be one; the summary it would join is sent with every later
+/// request, exported and shared (`ctxkit_compaction::kept_summary`, which the summarizer's own text
+/// passed before the line was appended).
+fn shows_no_credential(name: &str) -> bool {
+    ctxkit_compaction::kept_summary(name) == name
 }
 
 /// Per group, newest group first, the names `kept` does not hold, newest first; a name named by
@@ -385,6 +395,30 @@ mod tests {
         assert!(
             length <= CARRIED_CHARS && length > CARRIED_CHARS - 20,
             "{length}"
+        );
+    }
+
+    #[test]
+    fn a_key_a_dropped_result_showed_is_not_carried() {
+        // A `.env` the model read: its key is a name of the result, hot or not.
+        let key = "sk_live_51Habcdefghijklmnopqrstuvwxyz0123456789";
+        let hot = Hot {
+            results: vec![crate::hot::HotResult {
+                hotness: 2,
+                names: names(&["ghp_abcdefghijklmnopqrstuvwxyz0123456789", "DEPLOY_PORT"]),
+            }],
+            visible: Default::default(),
+        };
+        let text = append_groups(
+            "## Goal\nDeploy with STRIPE_KEY=<redacted>".to_owned(),
+            &[names(&["STRIPE_KEY", key, "deploy.sh"])],
+            CARRIED_CHARS,
+            &hot,
+        );
+        assert_eq!(carried_in(&text), ["DEPLOY_PORT", "deploy.sh"], "{text}");
+        assert!(
+            !text.contains("sk_live_") && !text.contains("ghp_"),
+            "{text}"
         );
     }
 
