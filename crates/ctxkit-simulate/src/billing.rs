@@ -18,7 +18,8 @@ pub enum Billing {
     #[default]
     Provider,
     /// Each real session at the model most of its replies name, under that model's provider's
-    /// cache rule; a session naming no model, and the generated one, at the provider's table.
+    /// cache rule (a provider named without a model: its table); a session naming no provider, and
+    /// the generated one, at the provider's table.
     SessionModel,
 }
 
@@ -27,8 +28,12 @@ pub enum Billing {
 pub struct BilledModel {
     /// As the replies name it (`openai`, `anthropic`, or a gateway's own name).
     pub provider: String,
-    pub model: String,
-    /// Replies naming this model, of the replies naming any.
+    /// `None` when no reply names its model (some 2025 Codex rollouts): the provider's cache rule
+    /// and its table bill it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Replies naming this model (or this provider, when none names a model), of the replies
+    /// naming any.
     pub replies: usize,
     pub of_replies: usize,
     /// The table row its prices came from (`provider/id`); `None` when the table does not know the
@@ -43,15 +48,17 @@ pub(crate) struct SessionBilling {
     pub model: BilledModel,
 }
 
-/// The model most of `messages`' replies name, priced from the model table; `None` when no reply
-/// names one.
+/// The model most of `messages`' replies name, priced from the model table (a provider named
+/// without a model: its cache rule's table); `None` when no reply names a provider.
 pub(crate) fn session_billing(
     messages: &[AgentMessage],
     fallback: Provider,
 ) -> Option<SessionBilling> {
     let (provider, model, api, replies, of_replies) = most_named_model(messages)?;
     let family = cache_family(api.as_deref(), &provider).unwrap_or(fallback);
-    let row = table_row(&provider, &model);
+    let row = model
+        .as_deref()
+        .and_then(|model| table_row(&provider, model));
     let prices = match &row {
         Some((name, prices)) => priced_table(family, name, prices),
         None => family.prices(),
@@ -69,33 +76,40 @@ pub(crate) fn session_billing(
     })
 }
 
-type Named = (String, String, Option<String>, usize, usize);
+type Named = (String, Option<String>, Option<String>, usize, usize);
 
 /// The (provider, model, api) most replies name, with its count and the count of replies naming
-/// any; ties go to the one named first.
+/// any; a model named by any reply wins over a provider named alone, and ties go to the one named
+/// first.
 fn most_named_model(messages: &[AgentMessage]) -> Option<Named> {
-    let mut counts: HashMap<(&str, &str), (usize, usize, Option<&str>)> = HashMap::new();
+    // (provider, model) → (replies naming it, the first one's index, its api)
+    type Counts<'a> = HashMap<(&'a str, Option<&'a str>), (usize, usize, Option<&'a str>)>;
+    let mut counts = Counts::new();
     let mut named = 0;
     for (index, message) in messages.iter().enumerate() {
         let AgentMessage::Assistant(reply) = message else {
             continue;
         };
-        let (Some(provider), Some(model)) = (reply.provider.as_deref(), reply.model.as_deref())
-        else {
+        let Some(provider) = reply.provider.as_deref() else {
             continue;
         };
         named += 1;
-        let count = counts
-            .entry((provider, model))
-            .or_insert((0, index, reply.api.as_deref()));
+        let count = counts.entry((provider, reply.model.as_deref())).or_insert((
+            0,
+            index,
+            reply.api.as_deref(),
+        ));
         count.0 += 1;
     }
-    let ((provider, model), (replies, _, api)) = counts
-        .into_iter()
-        .max_by_key(|(_, (replies, first, _))| (*replies, std::cmp::Reverse(*first)))?;
+    let ((provider, model), (replies, _, api)) =
+        counts
+            .into_iter()
+            .max_by_key(|((_, model), (replies, first, _))| {
+                (model.is_some(), *replies, std::cmp::Reverse(*first))
+            })?;
     Some((
         provider.to_owned(),
-        model.to_owned(),
+        model.map(str::to_owned),
         api.map(str::to_owned),
         replies,
         named,

@@ -314,14 +314,21 @@ fn billed_note(report: &SimulationReport) -> String {
     let Some(billed) = &report.billed_model else {
         return String::new();
     };
+    let Some(model) = &billed.model else {
+        return format!(
+            " The session's provider, named by {} of its {} replies, which name no model: `{}` \
+             (its cache rule and table); `--provider` bills another.",
+            billed.replies, billed.of_replies, billed.provider,
+        );
+    };
     let priced = billed.priced_as.as_ref().map_or_else(
         || " (not in ctxkit's model table: its provider's cache rule and table)".to_owned(),
         |row| format!(" (the table's `{row}`)"),
     );
     format!(
-        " The session's model, named by {} of its {} replies: `{}/{}`{priced}; `--provider` \
-         bills another.",
-        billed.replies, billed.of_replies, billed.provider, billed.model,
+        " The session's model, named by {} of its {} replies: `{}/{model}`{priced}; \
+         `--provider` bills another.",
+        billed.replies, billed.of_replies, billed.provider,
     )
 }
 

@@ -43,7 +43,7 @@ pub struct SimulateArgs {
     /// Whose prices and prompt-cache rule bill the requests [default: a session's own model (the
     /// one most of its replies name) at its list prices, under its provider's cache; Anthropic's
     /// 5-minute cache at Sonnet 4.5's prices for the generated session and a session naming no
-    /// model].
+    /// provider].
     #[arg(long, value_enum)]
     provider: Option<Provider>,
     /// A strategy to replay; repeat for several (default: no-management, defaults,

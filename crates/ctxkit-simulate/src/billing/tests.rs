@@ -42,7 +42,7 @@ fn the_model_most_replies_name_bills_at_its_list_prices_under_its_providers_cach
         billing.model,
         BilledModel {
             provider: "openai".into(),
-            model: "gpt-5.4".into(),
+            model: Some("gpt-5.4".into()),
             replies: 2,
             of_replies: 3,
             priced_as: Some("openai/gpt-5.4".into()),
@@ -127,7 +127,30 @@ fn an_unknown_model_is_billed_by_its_providers_table_and_says_so() {
 }
 
 #[test]
-fn a_session_whose_replies_name_no_model_has_no_billing_of_its_own() {
-    let messages = [reply(None, None, None), reply(None, Some("openai"), None)];
+fn a_session_whose_replies_name_no_provider_has_no_billing_of_its_own() {
+    let messages = [reply(None, None, None), reply(None, None, Some("gpt-5"))];
     assert!(session_billing(&messages, Provider::Anthropic5m).is_none());
+}
+
+#[test]
+fn a_provider_named_without_a_model_bills_at_its_cache_rules_table() {
+    // A 2025 Codex rollout: every reply says `openai-responses` and `openai`, none its model.
+    let unnamed = || reply(Some("openai-responses"), Some("openai"), None);
+    let messages = [unnamed(), unnamed(), unnamed()];
+    let billing = session_billing(&messages, Provider::Anthropic5m).unwrap();
+    assert_eq!(billing.provider, Provider::Openai);
+    assert_eq!(billing.prices, Provider::Openai.prices());
+    assert_eq!(
+        (
+            billing.model.model,
+            billing.model.replies,
+            billing.model.priced_as
+        ),
+        (None, 3, None)
+    );
+    // One reply naming its model wins over many naming the provider alone.
+    let mixed = [unnamed(), unnamed(), codex("gpt-5.4")];
+    let billing = session_billing(&mixed, Provider::Anthropic5m).unwrap();
+    assert_eq!(billing.model.model.as_deref(), Some("gpt-5.4"));
+    assert_eq!((billing.model.replies, billing.model.of_replies), (1, 3));
 }
