@@ -37,7 +37,7 @@
 //! );
 //! // Any `ChatModel`: `ctxkit_llm::ModelClient` for a real provider, a scripted one here.
 //! let model = ScriptedModel::answering(
-//!     ModelInfo { provider: "mock".into(), id: "coder".into(), context_window: 128_000 },
+//!     ModelInfo { provider: "mock".into(), id: "coder".into(), context_window: 128_000, cache: None },
 //!     &["The parser is fixed."],
 //! );
 //! let mut agent = Agent::new(

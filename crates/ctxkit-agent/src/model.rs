@@ -69,6 +69,10 @@ impl ChatModel for ModelClient {
             id: config.model.clone(),
             // The provider's real limit once it stated one below the configured window.
             context_window: self.planning_window().unwrap_or(0),
+            cache: config
+                .prices
+                .as_ref()
+                .and_then(ctxkit_models::ModelPrices::cache_terms),
         }
     }
 

@@ -41,6 +41,7 @@ fn engine_with(
                 provider: "bench".into(),
                 id: "bench".into(),
                 context_window: 1_000_000,
+                cache: None,
             }),
             summarizer: Arc::new(OfflineSummarizer::default()),
             prompts: Prompts::default(),

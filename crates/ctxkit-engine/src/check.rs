@@ -14,6 +14,10 @@ pub struct ModelInfo {
     pub id: String,
     /// Tokens the model accepts; 0 when unknown.
     pub context_window: u64,
+    /// What its prompt cache charges (from its prices), for the transform settings that leave
+    /// the cache's terms out; `None` when unknown (Anthropic's terms then).
+    #[serde(skip)]
+    pub cache: Option<ctxkit_models::CacheTerms>,
 }
 
 impl ModelInfo {
@@ -338,6 +342,7 @@ mod tests {
             provider: "anthropic".into(),
             id: "m".into(),
             context_window: 200_000,
+            cache: None,
         };
         let transcript = [
             AgentMessage::User(
@@ -366,6 +371,7 @@ mod tests {
             provider: "anthropic".into(),
             id: "m".into(),
             context_window: 1_000,
+            cache: None,
         };
         let user = |text: &str| {
             AgentMessage::User(

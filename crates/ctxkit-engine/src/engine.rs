@@ -490,12 +490,18 @@ impl State {
         }
     }
 
-    /// The settings for the current model (see [`State::compaction_config`]).
+    /// The settings for the current model: its compaction overrides (see
+    /// [`State::compaction_config`]) and its prompt cache's terms where the transform settings
+    /// leave them out.
     pub(crate) fn model_settings(&self) -> std::borrow::Cow<'_, EngineSettings> {
-        match self.compaction_config() {
-            std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(&self.settings),
-            std::borrow::Cow::Owned(compaction) => std::borrow::Cow::Owned(EngineSettings {
-                compaction,
+        use std::borrow::Cow;
+        let cache = self.model.as_ref().and_then(|model| model.cache.as_ref());
+        let transforms = self.settings.transforms.with_cache_terms(cache);
+        match (self.compaction_config(), transforms) {
+            (Cow::Borrowed(_), Cow::Borrowed(_)) => Cow::Borrowed(&self.settings),
+            (compaction, transforms) => Cow::Owned(EngineSettings {
+                compaction: compaction.into_owned(),
+                transforms: transforms.into_owned(),
                 ..self.settings.clone()
             }),
         }

@@ -37,6 +37,7 @@
 //!             provider: "anthropic".into(),
 //!             id: "claude-sonnet-4-5".into(),
 //!             context_window: 200_000,
+//!             cache: None,
 //!         }),
 //!         summarizer: Arc::new(OfflineSummarizer::default()),
 //!         prompts: Prompts::default(),

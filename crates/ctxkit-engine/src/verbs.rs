@@ -109,6 +109,7 @@ mod tests {
             provider: "anthropic".to_owned(),
             id: id.to_owned(),
             context_window,
+            cache: None,
         }
     }
 

@@ -84,6 +84,13 @@ pub fn model_prices(provider: &str, id: &str) -> Option<ModelPrices> {
         .and_then(BuiltinModel::prices)
 }
 
+/// What a built-in model's prompt cache charges, from its list prices.
+pub fn model_cache_terms(provider: &str, id: &str) -> Option<crate::CacheTerms> {
+    model_prices(provider, id)
+        .as_ref()
+        .and_then(ModelPrices::cache_terms)
+}
+
 /// Every built-in model, read once. The file is part of the build and a test reads it, so an
 /// empty table here means a broken build, not bad input.
 pub fn builtin_models() -> &'static [BuiltinModel] {

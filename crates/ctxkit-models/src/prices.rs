@@ -33,6 +33,11 @@ impl ModelPrices {
             })
     }
 
+    /// What the model's prompt cache charges, from its base prices ([`CacheTerms::from_prices`]).
+    pub fn cache_terms(&self) -> Option<CacheTerms> {
+        CacheTerms::from_prices(self.input, self.cache_read, self.cache_write)
+    }
+
     /// The rates a request of `input_tokens` is billed at: the tier with the highest threshold
     /// below it, else the base prices.
     pub fn rates_for(&self, input_tokens: u64) -> PriceTier {
@@ -49,6 +54,38 @@ impl ModelPrices {
             .max_by_key(|tier| tier.input_tokens_above)
             .copied()
             .unwrap_or(base)
+    }
+}
+
+/// What a model's prompt cache charges, as the pruning rule weighs it (`pruneWhenItPays`): the
+/// terms `cacheReadPercent`, `cacheWritePercent` and `cacheReadsAnyPrefix` take when the settings
+/// leave them out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheTerms {
+    pub read_percent: u64,
+    pub write_percent: u64,
+    pub reads_any_prefix: bool,
+}
+
+impl CacheTerms {
+    /// The terms of a model priced `input`, `cache_read` and `cache_write` (any one unit); `None`
+    /// when the prices say nothing of a cache (no input or no cache-read price).
+    ///
+    /// A write price above the input price is a write fee, which only a cache of explicit
+    /// breakpoints charges (Anthropic, and gateways passing its `cache_control` on); a model with
+    /// none (OpenAI, Gemini, most gateway rows: 0) writes at the input price and its cache serves
+    /// any shared prefix.
+    pub fn from_prices(input: f64, cache_read: f64, cache_write: f64) -> Option<Self> {
+        if !(input > 0.0 && cache_read > 0.0) {
+            return None;
+        }
+        let percent = |price: f64| (100.0 * price / input).round().clamp(1.0, 1000.0) as u64;
+        let write_fee = cache_write > input;
+        Some(Self {
+            read_percent: percent(cache_read).min(100),
+            write_percent: if write_fee { percent(cache_write) } else { 100 },
+            reads_any_prefix: !write_fee,
+        })
     }
 }
 
@@ -99,7 +136,36 @@ pub fn usage_cost(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model_prices;
+    use crate::{model_cache_terms, model_prices};
+
+    #[test]
+    fn a_cache_with_a_write_fee_is_anthropic_s_and_one_without_serves_any_prefix() {
+        let terms = |provider, id| model_cache_terms(provider, id).unwrap();
+        let anthropic = CacheTerms {
+            read_percent: 10,
+            write_percent: 125,
+            reads_any_prefix: false,
+        };
+        assert_eq!(terms("anthropic", "claude-sonnet-4-5"), anthropic);
+        let openai = terms("openai", "gpt-5");
+        assert_eq!((openai.write_percent, openai.reads_any_prefix), (100, true));
+        assert_eq!(openai.read_percent, 10);
+        let gemini = terms("google", "gemini-2.5-pro");
+        assert_eq!((gemini.write_percent, gemini.reads_any_prefix), (100, true));
+        // An Anthropic model through a gateway that passes `cache_control` on keeps the fee.
+        assert!(!terms("openrouter", "anthropic/claude-sonnet-4.5").reads_any_prefix);
+    }
+
+    #[test]
+    fn prices_that_say_nothing_of_a_cache_give_no_terms() {
+        assert_eq!(CacheTerms::from_prices(0.0, 0.0, 0.0), None);
+        assert_eq!(CacheTerms::from_prices(3.0, 0.0, 3.75), None);
+        assert_eq!(model_cache_terms("nobody", "nothing"), None);
+        // A listed write price below the input price is no fee: such a cache writes at input.
+        let cheap_write = CacheTerms::from_prices(1.0, 0.1, 0.05).unwrap();
+        assert_eq!(cheap_write.write_percent, 100);
+        assert!(cheap_write.reads_any_prefix);
+    }
 
     #[test]
     fn usage_costs_follow_the_prices_and_are_zero_without() {

@@ -25,6 +25,7 @@ pub(crate) struct Model {
 impl From<Model> for ModelInfo {
     fn from(model: Model) -> Self {
         Self {
+            cache: ctxkit_models::model_cache_terms(&model.provider, &model.id),
             provider: model.provider,
             id: model.id,
             context_window: model.context_window,

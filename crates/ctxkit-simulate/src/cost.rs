@@ -193,6 +193,20 @@ pub struct Billed {
 }
 
 impl PriceTable {
+    /// What this table's prompt cache charges, as the engine's pruning rule weighs it: the
+    /// replayed engine is told the billed model's terms, as a chat is told its model's.
+    pub(crate) fn cache_terms(&self) -> Option<ctxkit_models::CacheTerms> {
+        let terms = ctxkit_models::CacheTerms::from_prices(
+            self.input_per_mtok,
+            self.cache_read_per_mtok,
+            self.cache_write_per_mtok,
+        )?;
+        Some(ctxkit_models::CacheTerms {
+            reads_any_prefix: matches!(self.cache_rule, CacheRule::Prefix { .. }),
+            ..terms
+        })
+    }
+
     /// The prices a request asking for the hour-long cache is billed at: Anthropic's 1-hour writes
     /// (2× the input price) and lifetime; a cache without a choice of lifetime (OpenAI, Gemini)
     /// bills as before.

@@ -16,10 +16,12 @@
 //!   `cacheLifetimeSeconds` after the previous one (the messages' timestamps say when each request
 //!   was sent: right after its last message), so it is written whole whether or not it is cut;
 //!   the same holds for the first request the fold sees (after a compaction the whole view is new);
-//! - otherwise costs once: the request reads only the prefix the cache still serves, the longest
-//!   one an earlier request wrote at a breakpoint (the end of each request, the last cut result)
-//!   that ends before the first changed message and lies within Anthropic's lookback of 20
-//!   content blocks from the request's breakpoint on its last cut result; the rest of the
+//! - otherwise costs once: the request reads only the prefix the cache still serves (with a
+//!   cache that serves any shared prefix, `cacheReadsAnyPrefix` as on OpenAI and Gemini, all of
+//!   it before the first changed message; with Anthropic's, the longest one an earlier request
+//!   wrote at a breakpoint (the end of each request, the last cut result) that ends before the
+//!   first changed message and lies within its lookback of 20 content blocks from the
+//!   request's breakpoint on its last cut result); the rest of the
 //!   previous request is written again (less what the move saves there) instead of read, and what
 //!   the move saves in the request's new part is not written. The changed messages are the newly
 //!   cut results and the assistants whose thinking the thinking layer drops with them (a thinking
@@ -39,6 +41,9 @@
 //! request prefix changes only at the requests where pruning pays or is free, by a whole batch of
 //! results at once. Without a cache (`cacheReadPercent` = `cacheWritePercent` = 100) any gain pays,
 //! which is the plain rule.
+//!
+//! The cache's prices and rule are the current model's unless the settings name them (the engine
+//! fills them in, `TransformSettings::with_cache_terms`); Anthropic's when neither says.
 //!
 //! Token numbers are the reference's chars/4 estimate, as everywhere in the transforms.
 
@@ -317,13 +322,18 @@ fn pays(
     let Some((previous_end, _)) = fold.previous else {
         return false;
     };
-    let read = i128::from(settings.cache_read_percent);
-    let write = i128::from(settings.cache_write_percent);
+    let read = i128::from(settings.cache_read_percent_or_default());
+    let write = i128::from(settings.cache_write_percent_or_default());
     let cached_span = moved
         .first_changed
         .filter(|first| *first < previous_end)
         .map_or(0, |first| {
-            measures.before[previous_end] - measures.before[readable(fold, first, to, measures)]
+            let read_until = if settings.cache_reads_any_prefix.unwrap_or(false) {
+                first
+            } else {
+                readable(fold, first, to, measures)
+            };
+            measures.before[previous_end] - measures.before[read_until]
         });
     let rewritten = cached_span.saturating_sub(moved.saved_in_previous);
     let cost = write * i128::from(rewritten)
@@ -428,10 +438,32 @@ mod tests {
     }
 
     #[test]
+    fn a_cache_without_a_write_fee_that_serves_any_prefix_is_cut_sooner() {
+        // OpenAI's terms: a cut rewrites at the input price and the cache still serves everything
+        // before it, so a cut pays earlier than under Anthropic's fee and lookback.
+        let openai = TransformSettings {
+            cache_read_percent: Some(10),
+            cache_write_percent: Some(100),
+            cache_reads_any_prefix: Some(true),
+            ..TransformSettings::default()
+        };
+        let first_cut = |pruned: &[usize]| pruned.iter().position(|count| *count > 0);
+        let anthropic = pruned_at_each_call(120, &TransformSettings::default());
+        let prefix = pruned_at_each_call(120, &openai);
+        let (anthropic_first, prefix_first) = (first_cut(&anthropic), first_cut(&prefix));
+        assert!(prefix_first.is_some(), "{prefix:?}");
+        assert!(prefix_first < anthropic_first, "{prefix:?}\n{anthropic:?}");
+        assert!(
+            prefix.windows(2).all(|pair| pair[0] <= pair[1]),
+            "{prefix:?}"
+        );
+    }
+
+    #[test]
     fn without_a_cache_any_gain_pays_as_in_the_plain_rule() {
         let settings = TransformSettings {
-            cache_read_percent: 100,
-            cache_write_percent: 100,
+            cache_read_percent: Some(100),
+            cache_write_percent: Some(100),
             ..TransformSettings::default()
         };
         let plain = TransformSettings {

@@ -148,7 +148,12 @@ impl View {
             return Ok(None);
         }
         let input = session.messages(&context.messages)?;
-        let output = transform_context(&input, settings, context_window);
+        // The pruning rule weighs the cache of the model the view was sent to, as the engine does.
+        let cache = context.model.as_ref().and_then(|model| {
+            ctxkit_models::model_cache_terms(model.provider.as_deref()?, model.model_id.as_deref()?)
+        });
+        let settings = settings.with_cache_terms(cache.as_ref());
+        let output = transform_context(&input, &settings, context_window);
         let matched = align(&input, &output.messages);
         let messages = context
             .messages

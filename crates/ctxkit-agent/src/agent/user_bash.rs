@@ -114,6 +114,7 @@ mod tests {
             provider: "mock".into(),
             id: "m".into(),
             context_window: 100_000,
+            cache: None,
         };
         Agent::new(
             engine,

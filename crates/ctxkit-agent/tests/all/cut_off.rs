@@ -18,6 +18,7 @@ fn info() -> ModelInfo {
         provider: "mock".to_owned(),
         id: "coder".to_owned(),
         context_window: WINDOW,
+        cache: None,
     }
 }
 

@@ -66,6 +66,7 @@ pub fn provider_with_limit(factor: f64, limit: u64, behaviour: Arc<Behaviour>) -
         provider: "mock".to_owned(),
         id: "coder".to_owned(),
         context_window: WINDOW,
+        cache: None,
     };
     let scripted = ScriptedModel::new(info.clone(), |_, _| ctxkit_agent::testing::empty_reply());
     let model = scripted.clone();

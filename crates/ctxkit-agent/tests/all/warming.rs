@@ -40,6 +40,7 @@ impl CachingModel {
             provider: "anthropic".into(),
             id: "claude-sonnet-4-5".into(),
             context_window: 1_000_000,
+            cache: None,
         };
         Arc::new(Self {
             scripted: ScriptedModel::answering(info, &["Done."]),

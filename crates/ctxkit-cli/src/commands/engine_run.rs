@@ -97,6 +97,7 @@ pub fn session_model(session: &Session, context_window: u64) -> Option<ModelInfo
         .and_then(|model| Some((model.provider?, model.model_id?)))
         .unwrap_or_default();
     (context_window > 0 || !provider.is_empty()).then_some(ModelInfo {
+        cache: ctxkit_models::model_cache_terms(&provider, &id),
         provider,
         id,
         context_window,

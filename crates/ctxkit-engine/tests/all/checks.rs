@@ -609,6 +609,7 @@ async fn a_model_override_sets_the_threshold_of_the_model_running_now() {
         provider: PROVIDER.to_owned(),
         id: "faux-2".to_owned(),
         context_window: 10_000,
+        cache: None,
     };
     let mut harness = Harness::with(settings, Some(other.clone()), Default::default(), []);
     harness.turn("first", 100).await;

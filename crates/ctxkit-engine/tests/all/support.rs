@@ -159,6 +159,7 @@ pub fn model(window: u64) -> ModelInfo {
         provider: PROVIDER.to_owned(),
         id: MODEL.to_owned(),
         context_window: window,
+        cache: None,
     }
 }
 

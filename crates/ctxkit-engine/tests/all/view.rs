@@ -156,6 +156,55 @@ async fn fetching_a_result_from_a_file_changed_under_the_engine_is_an_error() {
     assert!(error.to_string().contains("changed"), "{error}");
 }
 
+/// Tool results cut in the view after ten calls of 200 log lines, with `model` and `settings`.
+async fn pruned_after_ten_calls(
+    settings: ctxkit_engine::EngineSettings,
+    model: ctxkit_engine::ModelInfo,
+) -> usize {
+    let harness = Harness::with(settings, Some(model), HookSet::new(), []);
+    harness
+        .engine
+        .append(user("look at the logs"))
+        .await
+        .unwrap();
+    let big: String = (0..200).map(|line| format!("log line {line}\n")).collect();
+    for index in 0..10 {
+        let id = format!("call-{index}");
+        harness.engine.append(tool_call(&id)).await.unwrap();
+        harness.engine.append(tool_result(&id, &big)).await.unwrap();
+    }
+    let view = harness.engine.model_view().await.unwrap();
+    view.report.tool_results_pruned
+}
+
+#[tokio::test]
+async fn the_pruning_rule_weighs_the_model_s_own_cache_unless_the_settings_name_one() {
+    // Under Anthropic's terms (unknown prices) ten calls are too few for a cut to pay; a model
+    // whose cache reads cost the full price is not worth keeping whole, so the plain rule cuts.
+    let uncached = ctxkit_models::CacheTerms {
+        read_percent: 100,
+        write_percent: 100,
+        reads_any_prefix: true,
+    };
+    let priced = ctxkit_engine::ModelInfo {
+        cache: Some(uncached),
+        ..model(100_000)
+    };
+    assert_eq!(
+        pruned_after_ten_calls(settings(2_000), model(100_000)).await,
+        0
+    );
+    assert_eq!(
+        pruned_after_ten_calls(settings(2_000), priced.clone()).await,
+        4
+    );
+    let mut named = settings(2_000);
+    named.transforms.cache_read_percent = Some(10);
+    named.transforms.cache_write_percent = Some(125);
+    named.transforms.cache_reads_any_prefix = Some(false);
+    assert_eq!(pruned_after_ten_calls(named, priced).await, 0);
+}
+
 #[tokio::test]
 async fn a_result_without_its_call_is_left_out_of_the_view() {
     let harness = Harness::new(100_000, 2_000, []);

@@ -31,6 +31,7 @@ fn provider() -> ScriptedModel {
         provider: "mock".to_owned(),
         id: "coder".to_owned(),
         context_window: 8_192,
+        cache: None,
     };
     let model = ScriptedModel::new(info.clone(), |_, _| unreachable!());
     let replies = model.clone();
@@ -271,6 +272,7 @@ async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
         provider: "mock".to_owned(),
         id: "coder".to_owned(),
         context_window: 100_000,
+        cache: None,
     };
     let model = ScriptedModel::new(info.clone(), |_, _| unreachable!());
     let replies = model.clone();
@@ -336,6 +338,7 @@ pub(crate) fn attacker(calls: Vec<(&'static str, Value)>) -> ScriptedModel {
         provider: "mock".to_owned(),
         id: "coder".to_owned(),
         context_window: 100_000,
+        cache: None,
     };
     let builder = ScriptedModel::new(info.clone(), |_, _| unreachable!());
     ScriptedModel::new(info, move |request, _| match request.messages.last() {
@@ -537,6 +540,7 @@ async fn a_compact_during_a_run_stops_the_run_then_compacts() {
         provider: "mock".to_owned(),
         id: "coder".to_owned(),
         context_window: 100_000,
+        cache: None,
     };
     let model = ScriptedModel::new(info.clone(), |_, _| unreachable!());
     let replies = model.clone();

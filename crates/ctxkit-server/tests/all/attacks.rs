@@ -65,6 +65,7 @@ pub(crate) fn slow(delay: Duration) -> Slow {
         provider: "mock".to_owned(),
         id: "slow".to_owned(),
         context_window: 100_000,
+        cache: None,
     };
     let builder = ScriptedModel::new(info.clone(), |_, _| unreachable!());
     let replies = ScriptedModel::new(info, move |_, _| builder.text("done", 10));

@@ -40,6 +40,7 @@ fn a_writer_frozen_past_its_lease_runs_nothing_once_it_resumes() {
         provider: "mock".to_owned(),
         id: "coder".to_owned(),
         context_window: 100_000,
+        cache: None,
     };
     let model = ScriptedModel::answering(info, &["answered"]);
     let frozen = Arc::new(

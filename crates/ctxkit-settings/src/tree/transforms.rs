@@ -56,12 +56,23 @@ pub struct TransformSettings {
     /// (see `pays.rs`): the tokens it saves over the expected rest of the run outweigh the cache it
     /// rewrites. Old results are then cut in batches, rarely; `cacheAware` is not used.
     pub prune_when_it_pays: bool,
-    /// The price of input read from the provider's prompt cache, in percent of the base input price
-    /// (Anthropic and OpenAI: 10).
-    pub cache_read_percent: u64,
-    /// The price of input written to the prompt cache, in percent of the base input price
-    /// (Anthropic's 5-minute cache: 125; OpenAI, which has no write fee: 100).
-    pub cache_write_percent: u64,
+    /// The price of input read from the provider's prompt cache, in percent of the base input price.
+    /// Absent (the default): the current model's own prices (Anthropic and OpenAI: 10); 10 when
+    /// they are unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_read_percent: Option<u64>,
+    /// The price of input written to the prompt cache, in percent of the base input price. Absent
+    /// (the default): the current model's own prices (Anthropic's 5-minute cache: 125; OpenAI and
+    /// Gemini, which have no write fee: 100); 125 when they are unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_write_percent: Option<u64>,
+    /// Whether the provider's cache serves the longest prefix a request shares with an earlier one
+    /// (OpenAI, Gemini: automatic caching) rather than only prefixes written at `cache_control`
+    /// breakpoints and found within 20 content blocks of one (Anthropic). Absent (the default):
+    /// from the current model's prices (a cache without a write fee serves any prefix); Anthropic's
+    /// rule when they are unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_reads_any_prefix: Option<bool>,
     /// How long after a request its prefix may still be in the provider's prompt cache, in seconds:
     /// the cache's lifetime (Anthropic's default and OpenAI's: 5 minutes) plus what cache warming
     /// adds (Pi's default `idle` warming refreshes it for up to 30 minutes): 2100. A request sent
@@ -87,7 +98,7 @@ pub struct TransformSettings {
 }
 
 impl Default for TransformSettings {
-    /// Every layer enabled; old results cut only when it pays under Anthropic's cache prices.
+    /// Every layer enabled; old results cut only when it pays under the model's cache prices.
     fn default() -> Self {
         Self {
             prune_enabled: true,
@@ -107,8 +118,9 @@ impl Default for TransformSettings {
             cache_aware: false,
             cache_block_size: 8,
             prune_when_it_pays: true,
-            cache_read_percent: 10,
-            cache_write_percent: 125,
+            cache_read_percent: None,
+            cache_write_percent: None,
+            cache_reads_any_prefix: None,
             cache_lifetime_seconds: 2100,
             long_cache_when_it_pays: false,
             budget_note: false,
@@ -126,6 +138,40 @@ impl TransformSettings {
             window_enabled: false,
             ..Self::default()
         }
+    }
+}
+
+impl TransformSettings {
+    /// These settings with the cache terms they leave out taken from `terms` (the current
+    /// model's); borrowed when nothing changes.
+    pub fn with_cache_terms(
+        &self,
+        terms: Option<&ctxkit_models::CacheTerms>,
+    ) -> std::borrow::Cow<'_, Self> {
+        let Some(terms) = terms else {
+            return std::borrow::Cow::Borrowed(self);
+        };
+        let filled = Self {
+            cache_read_percent: self.cache_read_percent.or(Some(terms.read_percent)),
+            cache_write_percent: self.cache_write_percent.or(Some(terms.write_percent)),
+            cache_reads_any_prefix: self.cache_reads_any_prefix.or(Some(terms.reads_any_prefix)),
+            ..self.clone()
+        };
+        if filled == *self {
+            std::borrow::Cow::Borrowed(self)
+        } else {
+            std::borrow::Cow::Owned(filled)
+        }
+    }
+
+    /// The read price the pruning rule weighs: the setting, else Anthropic's 10.
+    pub fn cache_read_percent_or_default(&self) -> u64 {
+        self.cache_read_percent.unwrap_or(10)
+    }
+
+    /// The write price the pruning rule weighs: the setting, else Anthropic's 125.
+    pub fn cache_write_percent_or_default(&self) -> u64 {
+        self.cache_write_percent.unwrap_or(125)
     }
 }
 
@@ -171,5 +217,39 @@ mod tests {
     fn disabled_switches_off_every_layer() {
         let settings = TransformSettings::disabled();
         assert!(!settings.prune_enabled && !settings.drop_old_thinking && !settings.window_enabled);
+    }
+
+    #[test]
+    fn the_model_s_cache_terms_fill_only_what_the_settings_leave_out() {
+        let openai = ctxkit_models::CacheTerms {
+            read_percent: 10,
+            write_percent: 100,
+            reads_any_prefix: true,
+        };
+        let default = TransformSettings::default();
+        assert!(matches!(
+            default.with_cache_terms(None),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            (
+                default.cache_read_percent_or_default(),
+                default.cache_write_percent_or_default()
+            ),
+            (10, 125)
+        );
+        let filled = default.with_cache_terms(Some(&openai));
+        assert_eq!(filled.cache_write_percent, Some(100));
+        assert_eq!(filled.cache_reads_any_prefix, Some(true));
+        let chosen: TransformSettings =
+            serde_json::from_value(json!({"cacheWritePercent": 200, "cacheReadsAnyPrefix": false}))
+                .unwrap();
+        let filled = chosen.with_cache_terms(Some(&openai));
+        assert_eq!(filled.cache_write_percent, Some(200));
+        assert_eq!(filled.cache_reads_any_prefix, Some(false));
+        assert_eq!(filled.cache_read_percent, Some(10));
+        // Left out, the terms are not written back into a settings file.
+        let text = serde_json::to_string(&default).unwrap();
+        assert!(!text.contains("cacheReadPercent"), "{text}");
     }
 }

@@ -246,6 +246,7 @@ pub(crate) async fn replay(
                 provider: PROVIDER.to_owned(),
                 id: MODEL.to_owned(),
                 context_window: options.context_window,
+                cache: prices.cache_terms(),
             }),
             summarizer: Arc::new(OfflineSummarizer::new(summary_size)),
             prompts: Prompts::default(),
