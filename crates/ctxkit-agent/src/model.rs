@@ -69,10 +69,13 @@ impl ChatModel for ModelClient {
             id: config.model.clone(),
             // The provider's real limit once it stated one below the configured window.
             context_window: self.planning_window().unwrap_or(0),
+            // The user's prices for the model, else its family's in the table (a gateway's GPT-5
+            // caches as OpenAI's does).
             cache: config
                 .prices
                 .as_ref()
-                .and_then(ctxkit_models::ModelPrices::cache_terms),
+                .and_then(ctxkit_models::ModelPrices::cache_terms)
+                .or_else(|| ctxkit_models::model_cache_terms(&config.provider, &config.model)),
         }
     }
 

@@ -71,24 +71,50 @@ impl BuiltinModel {
     }
 }
 
-/// The list prices of a built-in model (`gemini` is an alias of `google`).
-pub fn model_prices(provider: &str, id: &str) -> Option<ModelPrices> {
-    let provider = if provider == "gemini" {
+/// `gemini` is an alias of `google`.
+fn table_provider(provider: &str) -> &str {
+    if provider == "gemini" {
         "google"
     } else {
         provider
-    };
+    }
+}
+
+/// The list prices of a built-in model (`gemini` is an alias of `google`).
+pub fn model_prices(provider: &str, id: &str) -> Option<ModelPrices> {
+    let provider = table_provider(provider);
     builtin_models()
         .iter()
         .find(|model| model.provider == provider && model.id == id)
         .and_then(BuiltinModel::prices)
 }
 
-/// What a built-in model's prompt cache charges, from its list prices.
+/// The table's row for `id` as `provider` serves it: the provider's own row, else a first-party
+/// provider's row of that id (a gateway serving a known model), else a gateway row whose id ends
+/// with `/id`. For what follows the model rather than the seller (its cache's rule, a replay's
+/// list price); a reply's cost uses [`model_prices`], the provider's own row only.
+pub fn model_row(provider: &str, id: &str) -> Option<&'static BuiltinModel> {
+    let models = builtin_models();
+    let provider = table_provider(provider);
+    let exact = models
+        .iter()
+        .find(|row| row.provider == provider && row.id == id);
+    let first_party = || {
+        models
+            .iter()
+            .find(|row| row.provider != "openrouter" && row.id == id)
+    };
+    let gateway = || {
+        let suffix = format!("/{id}");
+        models.iter().find(|row| row.id.ends_with(&suffix))
+    };
+    exact.or_else(first_party).or_else(gateway)
+}
+
+/// What a model's prompt cache charges and serves, from the prices of its row in the table
+/// ([`model_row`]: a gateway serving GPT-5 caches as OpenAI does).
 pub fn model_cache_terms(provider: &str, id: &str) -> Option<crate::CacheTerms> {
-    model_prices(provider, id)
-        .as_ref()
-        .and_then(ModelPrices::cache_terms)
+    model_row(provider, id)?.prices()?.cache_terms()
 }
 
 /// Every built-in model, read once. The file is part of the build and a test reads it, so an

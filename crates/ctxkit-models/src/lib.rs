@@ -9,5 +9,5 @@
 mod catalog;
 mod prices;
 
-pub use catalog::{BuiltinModel, builtin_models, model_cache_terms, model_prices};
+pub use catalog::{BuiltinModel, builtin_models, model_cache_terms, model_prices, model_row};
 pub use prices::{CacheTerms, LONG_CACHE_WRITES, ModelPrices, PriceTier, usage_cost};

@@ -154,6 +154,10 @@ mod tests {
         assert_eq!((gemini.write_percent, gemini.reads_any_prefix), (100, true));
         // An Anthropic model through a gateway that passes `cache_control` on keeps the fee.
         assert!(!terms("openrouter", "anthropic/claude-sonnet-4.5").reads_any_prefix);
+        // A gateway the table does not know serving a known model caches as the model's maker
+        // does, though the table cannot say what the gateway charges.
+        assert_eq!(terms("my-gateway", "gpt-5"), openai);
+        assert_eq!(model_prices("my-gateway", "gpt-5"), None);
     }
 
     #[test]

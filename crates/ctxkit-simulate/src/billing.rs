@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use ctxkit_models::{ModelPrices, builtin_models};
+use ctxkit_models::ModelPrices;
 use ctxkit_protocol::AgentMessage;
 use serde::Serialize;
 
@@ -134,28 +134,9 @@ fn cache_family(api: Option<&str>, provider: &str) -> Option<Provider> {
     })
 }
 
-/// The table row for `model`: the provider's own, else a first-party provider's row of that id
-/// (a gateway serving a known model), else a gateway row whose id ends with `/model`.
+/// The priced table row for `model` ([`ctxkit_models::model_row`]) and its name.
 fn table_row(provider: &str, model: &str) -> Option<(String, ModelPrices)> {
-    let models = builtin_models();
-    let provider = if provider == "gemini" {
-        "google"
-    } else {
-        provider
-    };
-    let exact = models
-        .iter()
-        .find(|row| row.provider == provider && row.id == model);
-    let first_party = || {
-        models
-            .iter()
-            .find(|row| row.provider != "openrouter" && row.id == model)
-    };
-    let gateway = || {
-        let suffix = format!("/{model}");
-        models.iter().find(|row| row.id.ends_with(&suffix))
-    };
-    let row = exact.or_else(first_party).or_else(gateway)?;
+    let row = ctxkit_models::model_row(provider, model)?;
     let prices = row.prices().filter(|prices| prices.input > 0.0)?;
     Some((format!("{}/{}", row.provider, row.id), prices))
 }

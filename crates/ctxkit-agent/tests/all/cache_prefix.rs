@@ -457,3 +457,17 @@ async fn fresh_prompt_when_no_request_was_made_in_this_process() {
         "{details}"
     );
 }
+
+#[tokio::test]
+async fn a_client_gives_the_engine_its_model_s_cache_terms() {
+    let server = MockServer::start().await;
+    let cache = |model: &str| ChatModel::info(&client(model, &server)).cache;
+    let anthropic = cache("anthropic/claude-sonnet-4-5").unwrap();
+    assert_eq!(
+        (anthropic.write_percent, anthropic.reads_any_prefix),
+        (125, false)
+    );
+    let openai = cache("openai/gpt-5").unwrap();
+    assert_eq!((openai.write_percent, openai.reads_any_prefix), (100, true));
+    assert_eq!(cache("openai/a-model-nobody-priced"), None);
+}
