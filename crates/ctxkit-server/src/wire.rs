@@ -361,8 +361,19 @@ impl<'a> From<&'a ctxkit_engine::ModelView> for ViewAnswer<'a> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use super::ViewAnswer;
+    use super::{Model, ViewAnswer};
+    use ctxkit_engine::ModelInfo;
     use serde_json::json;
+
+    #[test]
+    fn a_client_s_model_comes_with_its_cache_terms_from_the_table() {
+        let model = |value| ModelInfo::from(serde_json::from_value::<Model>(value).unwrap());
+        let gpt = model(json!({"provider": "openai", "id": "gpt-5", "context_window": 400000}));
+        let terms = gpt.cache.unwrap();
+        assert_eq!((terms.write_percent, terms.reads_any_prefix), (100, true));
+        let own = model(json!({"provider": "me", "id": "mine", "context_window": 8000}));
+        assert_eq!(own.cache, None);
+    }
 
     /// `view.get` is written straight to text; the text is what the `Value` it replaced gave,
     /// unknown fields and their order included.

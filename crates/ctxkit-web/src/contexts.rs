@@ -274,4 +274,52 @@ mod tests {
         let output = vec![input[0].clone(), input[2].clone()];
         assert_eq!(align(&input, &output), vec![Some(0), None, Some(1)]);
     }
+
+    /// A session on `provider`/`model` of `calls` tool calls, each reading 300 lines.
+    fn long_run(provider: &str, model: &str, calls: usize) -> Session {
+        let mut session = Session::in_memory("/work");
+        session.append_model_change(provider, model).unwrap();
+        session
+            .append_message(message(
+                json!({"role": "user", "content": "read it all", "timestamp": 1}),
+            ))
+            .unwrap();
+        let output: String = (0..300).map(|line| format!("log line {line}\n")).collect();
+        for index in 0..calls {
+            let id = format!("c{index}");
+            session
+                .append_message(message(json!({"role": "assistant", "provider": provider,
+                    "model": model, "stopReason": "toolUse", "timestamp": 2,
+                    "content": [{"type": "toolCall", "id": id, "name": "bash",
+                                 "arguments": {"command": "cat log"}}]})))
+                .unwrap();
+            session
+                .append_message(message(json!({"role": "toolResult", "toolCallId": id,
+                    "toolName": "bash", "isError": false, "timestamp": 3,
+                    "content": [{"type": "text", "text": output}]})))
+                .unwrap();
+        }
+        session
+    }
+
+    fn pruned_at_leaf(session: &Session) -> usize {
+        let leaf = session.index().entries().len() - 1;
+        let view = View::build(session, leaf, &TransformSettings::default(), 0, usize::MAX)
+            .unwrap()
+            .unwrap();
+        view.report.tool_results_pruned
+    }
+
+    #[test]
+    fn a_view_weighs_the_cache_of_the_model_it_was_sent_to() {
+        // GPT-5's cache writes at the input price and serves any shared prefix, so cutting pays
+        // sooner than under Claude's write fee and lookback, the terms of an unknown model too.
+        // At 30 calls of 300 lines a cut pays under GPT-5's terms and not yet under Claude's.
+        let calls = 30;
+        let gpt = pruned_at_leaf(&long_run("openai", "gpt-5", calls));
+        let claude = pruned_at_leaf(&long_run("anthropic", "claude-sonnet-4-5", calls));
+        let unknown = pruned_at_leaf(&long_run("somebody", "own-model", calls));
+        assert!(gpt > 0 && claude == 0, "{gpt} {claude}");
+        assert_eq!(claude, unknown);
+    }
 }
