@@ -1,6 +1,8 @@
 //! `transforms.*`: the context transforms' settings (`ctxkit-transform` reads them): one switch per
 //! layer and every number the layers use, with defaults tuned for 100k–200k token windows.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -139,17 +141,12 @@ impl TransformSettings {
             ..Self::default()
         }
     }
-}
 
-impl TransformSettings {
     /// These settings with the cache terms they leave out taken from `terms` (the current
     /// model's); borrowed when nothing changes.
-    pub fn with_cache_terms(
-        &self,
-        terms: Option<&ctxkit_models::CacheTerms>,
-    ) -> std::borrow::Cow<'_, Self> {
+    pub fn with_cache_terms(&self, terms: Option<&ctxkit_models::CacheTerms>) -> Cow<'_, Self> {
         let Some(terms) = terms else {
-            return std::borrow::Cow::Borrowed(self);
+            return Cow::Borrowed(self);
         };
         let filled = Self {
             cache_read_percent: self.cache_read_percent.or(Some(terms.read_percent)),
@@ -158,9 +155,9 @@ impl TransformSettings {
             ..self.clone()
         };
         if filled == *self {
-            std::borrow::Cow::Borrowed(self)
+            Cow::Borrowed(self)
         } else {
-            std::borrow::Cow::Owned(filled)
+            Cow::Owned(filled)
         }
     }
 
@@ -227,10 +224,7 @@ mod tests {
             reads_any_prefix: true,
         };
         let default = TransformSettings::default();
-        assert!(matches!(
-            default.with_cache_terms(None),
-            std::borrow::Cow::Borrowed(_)
-        ));
+        assert!(matches!(default.with_cache_terms(None), Cow::Borrowed(_)));
         assert_eq!(
             (
                 default.cache_read_percent_or_default(),
