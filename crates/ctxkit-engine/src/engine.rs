@@ -437,6 +437,33 @@ impl State {
             self.last_request_estimate = None;
         }
         self.model = model;
+        self.log_cache_terms();
+    }
+
+    /// Says in the log which prompt-cache terms the pruning rule weighs, and where they come from.
+    pub(crate) fn log_cache_terms(&self) {
+        let named = &self.settings.transforms;
+        let from = if named.cache_read_percent.is_some()
+            && named.cache_write_percent.is_some()
+            && named.cache_reads_any_prefix.is_some()
+        {
+            "the settings"
+        } else if self
+            .model
+            .as_ref()
+            .is_some_and(|model| model.cache.is_some())
+        {
+            "the model's prices where the settings name none"
+        } else {
+            "Anthropic's where the settings name none: the model's prices are unknown"
+        };
+        let transforms = &self.model_settings().transforms;
+        tracing::debug!(
+            read_percent = transforms.cache_read_percent_or_default(),
+            write_percent = transforms.cache_write_percent_or_default(),
+            reads_any_prefix = transforms.cache_reads_any_prefix.unwrap_or(false),
+            "the pruning rule weighs these prompt-cache terms, from {from}"
+        );
     }
 
     /// The model's context window, 0 when unknown.
