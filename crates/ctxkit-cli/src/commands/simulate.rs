@@ -121,10 +121,13 @@ pub fn simulate_command(
     Ok(Outcome::Success)
 }
 
-/// A file that exists, else the session whose id is (or starts with) `name` in the sessions
-/// directory.
+/// A file that exists (or a session in an OpenCode database, `opencode.db#<session id>`, which the
+/// importer reads), else the session whose id is (or starts with) `name` in the sessions directory.
 fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
     let path = Path::new(name);
+    if ctxkit_import::is_opencode_path(path) && !path.exists() {
+        return Ok(path.to_path_buf());
+    }
     if path.exists() || path.components().count() > 1 || name.ends_with(".jsonl") {
         // A missing file fails as every command that opens a session says it (exit 3).
         std::fs::metadata(path).map_err(|source| ctxkit_session::SessionError::Io {

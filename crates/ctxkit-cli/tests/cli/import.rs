@@ -362,6 +362,12 @@ fn opencode_file_store_and_database_import_with_subagents() {
     transcript.push_str(&home.ctxkit(&["context", &home.path("out/api.jsonl")]));
     transcript.push_str(&home.ctxkit(&["import", &format!("{}#ses_missing", database.display())]));
     insta::assert_snapshot!(transcript);
+    // `simulate` reads what `import` reads, a session inside the database too.
+    let replayed = home.ctxkit(&["simulate", &chosen, "--json"]);
+    assert!(
+        replayed.contains("exit: 0") && replayed.contains("\"strategies\""),
+        "{replayed}"
+    );
     assert_eq!(
         std::fs::read(&database).unwrap(),
         before,
