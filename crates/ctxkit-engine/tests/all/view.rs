@@ -28,23 +28,41 @@ fn tool_result(id: &str, text: &str) -> ctxkit_protocol::AgentMessage {
     }))
 }
 
-#[tokio::test]
-async fn old_tool_results_are_pruned_in_the_view_only_and_can_be_fetched_back() {
-    // The plain rule (cut at every call): ten calls are too few for pruning to pay by default.
-    let mut settings = settings(2_000);
-    settings.transforms.prune_when_it_pays = false;
-    let harness = Harness::with(settings, Some(model(100_000)), HookSet::new(), []);
+/// What each of [`ten_calls_of_logs`]'s calls reads.
+fn log_lines() -> String {
+    (0..200).map(|line| format!("log line {line}\n")).collect()
+}
+
+/// An engine with `settings` and `model` after a prompt and ten calls that each read
+/// [`log_lines`].
+async fn ten_calls_of_logs(
+    settings: ctxkit_engine::EngineSettings,
+    model: ctxkit_engine::ModelInfo,
+) -> Harness {
+    let harness = Harness::with(settings, Some(model), HookSet::new(), []);
     harness
         .engine
         .append(user("look at the logs"))
         .await
         .unwrap();
-    let big: String = (0..200).map(|line| format!("log line {line}\n")).collect();
     for index in 0..10 {
         let id = format!("call-{index}");
         harness.engine.append(tool_call(&id)).await.unwrap();
-        harness.engine.append(tool_result(&id, &big)).await.unwrap();
+        harness
+            .engine
+            .append(tool_result(&id, &log_lines()))
+            .await
+            .unwrap();
     }
+    harness
+}
+
+#[tokio::test]
+async fn old_tool_results_are_pruned_in_the_view_only_and_can_be_fetched_back() {
+    // The plain rule (cut at every call): ten calls are too few for pruning to pay by default.
+    let mut settings = settings(2_000);
+    settings.transforms.prune_when_it_pays = false;
+    let harness = ten_calls_of_logs(settings, model(100_000)).await;
     let view = harness.engine.model_view().await.unwrap();
     assert!(view.report.tool_results_pruned >= 4, "{:?}", view.report);
     let text = serde_json::to_string(&view.messages).unwrap();
@@ -58,7 +76,7 @@ async fn old_tool_results_are_pruned_in_the_view_only_and_can_be_fetched_back() 
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(full, big);
+    assert_eq!(full, log_lines());
 }
 
 #[tokio::test]
@@ -161,18 +179,7 @@ async fn pruned_after_ten_calls(
     settings: ctxkit_engine::EngineSettings,
     model: ctxkit_engine::ModelInfo,
 ) -> usize {
-    let harness = Harness::with(settings, Some(model), HookSet::new(), []);
-    harness
-        .engine
-        .append(user("look at the logs"))
-        .await
-        .unwrap();
-    let big: String = (0..200).map(|line| format!("log line {line}\n")).collect();
-    for index in 0..10 {
-        let id = format!("call-{index}");
-        harness.engine.append(tool_call(&id)).await.unwrap();
-        harness.engine.append(tool_result(&id, &big)).await.unwrap();
-    }
+    let harness = ten_calls_of_logs(settings, model).await;
     let view = harness.engine.model_view().await.unwrap();
     view.report.tool_results_pruned
 }
