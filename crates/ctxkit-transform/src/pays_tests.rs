@@ -212,3 +212,22 @@ fn small_results_save_nothing_and_are_never_cut() {
     let report = transform_context(&messages, &TransformSettings::default(), 0).report;
     assert_eq!(report.tool_results_pruned, 0);
 }
+
+#[test]
+fn any_cache_terms_a_settings_file_can_hold_decide_without_overflow() {
+    // A cloned project may set the terms (they run nothing and send nothing): the extremes of
+    // the type still give a boundary, never an overflow.
+    for (read, write) in [(0, 0), (u64::MAX, u64::MAX), (0, u64::MAX), (u64::MAX, 0)] {
+        let settings = TransformSettings {
+            cache_read_percent: Some(read),
+            cache_write_percent: Some(write),
+            cache_reads_any_prefix: Some(read % 2 == 0),
+            ..TransformSettings::default()
+        };
+        let pruned = pruned_at_each_call(40, &settings);
+        assert!(
+            pruned.windows(2).all(|pair| pair[0] <= pair[1]),
+            "{pruned:?}"
+        );
+    }
+}
