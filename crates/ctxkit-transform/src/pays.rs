@@ -104,8 +104,12 @@ pub(crate) fn paying_count(
         return 0;
     }
     let measures = Measures::of(slots, savings, settings);
-    let lifetime_ms =
-        i64::try_from(settings.cache_lifetime_seconds.saturating_mul(1000)).unwrap_or(i64::MAX);
+    let lifetime_ms = i64::try_from(
+        settings
+            .cache_lifetime_seconds_or_default()
+            .saturating_mul(1000),
+    )
+    .unwrap_or(i64::MAX);
     let mut fold = Fold::default();
     let mut results_seen = 0usize;
     // Tool results before the latest reply: the ones the model has read whole at least once.

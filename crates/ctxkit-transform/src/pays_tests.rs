@@ -148,12 +148,12 @@ fn a_prompt_after_the_cache_expired_prunes_for_free() {
     // Six minutes: warming may have kept it (the default), or not (warming off: 300 s).
     assert_eq!(pruned(6 * 60 * 1000, &defaults), 0);
     let no_warming = TransformSettings {
-        cache_lifetime_seconds: 300,
+        cache_lifetime_seconds: Some(300),
         ..TransformSettings::default()
     };
     assert_eq!(pruned(6 * 60 * 1000, &no_warming), 12 - keep);
     let never = TransformSettings {
-        cache_lifetime_seconds: 0,
+        cache_lifetime_seconds: Some(0),
         ..TransformSettings::default()
     };
     assert_eq!(pruned(40 * 60 * 1000, &never), 0);

@@ -362,9 +362,11 @@ fn idle_threshold(
     prompt_ms: i64,
 ) -> Option<u64> {
     let threshold = state.settings.compaction.idle_threshold_tokens;
-    let lifetime_ms = i64::try_from(state.settings.transforms.cache_lifetime_seconds)
-        .ok()?
-        .checked_mul(1000)?;
+    let lifetime = state
+        .model_settings()
+        .transforms
+        .cache_lifetime_seconds_or_default();
+    let lifetime_ms = i64::try_from(lifetime).ok()?.checked_mul(1000)?;
     if threshold == 0 || lifetime_ms == 0 {
         return None;
     }

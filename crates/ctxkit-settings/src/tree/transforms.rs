@@ -75,13 +75,15 @@ pub struct TransformSettings {
     /// rule when they are unknown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_reads_any_prefix: Option<bool>,
-    /// How long after a request its prefix may still be in the provider's prompt cache, in seconds:
-    /// the cache's lifetime (Anthropic's default and OpenAI's: 5 minutes) plus what cache warming
-    /// adds (Pi's default `idle` warming refreshes it for up to 30 minutes): 2100. A request sent
-    /// longer than this after the previous one finds the cache expired and is written whole, so
-    /// pruning at that request rewrites nothing extra (see `pays.rs`). 300 with warming off; 0: the
-    /// cache never expires.
-    pub cache_lifetime_seconds: u64,
+    /// How long after a request its prefix may still be in the provider's prompt cache, in seconds.
+    /// A request sent longer than this after the previous one finds the cache expired and is
+    /// written whole, so pruning at that request rewrites nothing extra (see `pays.rs`). Absent (the
+    /// default): from the current model's cache, 2100 for a cache of breakpoints (Anthropic's
+    /// 5 minutes plus the 30 minutes `cacheWarming: idle` keeps it; set 300 with warming off) and
+    /// 300 for a cache that serves any prefix (OpenAI's and Gemini's 5 minutes, which ctxkit does not
+    /// warm); 2100 when the model's prices are unknown. 0: the cache never expires.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_lifetime_seconds: Option<u64>,
     /// Ask the provider's prompt cache for an hour instead of five minutes (Anthropic's
     /// `"ttl": "1h"`) on the requests where the session's own pauses say it pays: the share of
     /// its requests so far that a pause between five minutes and an hour followed (begun from a
@@ -98,6 +100,12 @@ pub struct TransformSettings {
     #[schemars(range(min = 1, max = 100))]
     pub budget_note_percent: u64,
 }
+
+/// A five-minute cache entry that `cacheWarming: idle` refreshes for up to 30 minutes, in seconds.
+const WARMED_CACHE_SECONDS: u64 = 35 * 60;
+
+/// A five-minute cache entry nothing refreshes, in seconds.
+const UNWARMED_CACHE_SECONDS: u64 = 5 * 60;
 
 impl Default for TransformSettings {
     /// Every layer enabled; old results cut only when it pays under the model's cache prices.
@@ -123,7 +131,7 @@ impl Default for TransformSettings {
             cache_read_percent: None,
             cache_write_percent: None,
             cache_reads_any_prefix: None,
-            cache_lifetime_seconds: 2100,
+            cache_lifetime_seconds: None,
             long_cache_when_it_pays: false,
             budget_note: false,
             budget_note_percent: 50,
@@ -152,6 +160,18 @@ impl TransformSettings {
             cache_read_percent: self.cache_read_percent.or(Some(terms.read_percent)),
             cache_write_percent: self.cache_write_percent.or(Some(terms.write_percent)),
             cache_reads_any_prefix: self.cache_reads_any_prefix.or(Some(terms.reads_any_prefix)),
+            // ctxkit warms only a cache of breakpoints (Anthropic's); the automatic ones live
+            // their own five minutes.
+            cache_lifetime_seconds: self.cache_lifetime_seconds.or(Some(
+                if self
+                    .cache_reads_any_prefix
+                    .unwrap_or(terms.reads_any_prefix)
+                {
+                    UNWARMED_CACHE_SECONDS
+                } else {
+                    WARMED_CACHE_SECONDS
+                },
+            )),
             ..self.clone()
         };
         if filled == *self {
@@ -169,6 +189,12 @@ impl TransformSettings {
     /// The write price the pruning rule weighs: the setting, else Anthropic's 125.
     pub fn cache_write_percent_or_default(&self) -> u64 {
         self.cache_write_percent.unwrap_or(125)
+    }
+
+    /// How long the pruning rule takes a cache entry to live: the setting, else Anthropic's cache
+    /// kept warm (2100 seconds).
+    pub fn cache_lifetime_seconds_or_default(&self) -> u64 {
+        self.cache_lifetime_seconds.unwrap_or(WARMED_CACHE_SECONDS)
     }
 }
 
@@ -235,6 +261,9 @@ mod tests {
         let filled = default.with_cache_terms(Some(&openai));
         assert_eq!(filled.cache_write_percent, Some(100));
         assert_eq!(filled.cache_reads_any_prefix, Some(true));
+        // Nothing warms OpenAI's cache: it lives its five minutes; Claude's is kept warm.
+        assert_eq!(filled.cache_lifetime_seconds, Some(300));
+        assert_eq!(default.cache_lifetime_seconds_or_default(), 2100);
         let chosen: TransformSettings =
             serde_json::from_value(json!({"cacheWritePercent": 200, "cacheReadsAnyPrefix": false}))
                 .unwrap();
@@ -242,6 +271,7 @@ mod tests {
         assert_eq!(filled.cache_write_percent, Some(200));
         assert_eq!(filled.cache_reads_any_prefix, Some(false));
         assert_eq!(filled.cache_read_percent, Some(10));
+        assert_eq!(filled.cache_lifetime_seconds, Some(2100));
         // Left out, the terms are not written back into a settings file.
         let text = serde_json::to_string(&default).unwrap();
         assert!(!text.contains("cacheReadPercent"), "{text}");
