@@ -269,7 +269,7 @@ fn notes(out: &mut String, report: &SimulationReport) {
         out,
         "\nWall time: {:.1} s ({} strategies {}; generating the session {:.0} ms).\n\n\
          Notes: tokens are the reference's chars/4 estimate (`estimate_tokens`), not a tokenizer. \
-         Prices: {} ({}): input ${}/MTok, cache write ${}/MTok, cache read ${}/MTok, output ${}/MTok.{} \
+         Prices: {} ({}): input ${}/MTok, cache write ${}/MTok, cache read ${}/MTok, output ${}/MTok.{}{} \
          \"Requests, cache\" bills each request by the provider's cache rule (Anthropic: read up to a \
          breakpoint an earlier request wrote, within 20 blocks of one of its own, write up to its \
          last breakpoint, plain input after it; OpenAI and Gemini: the prefix shared with the \
@@ -301,6 +301,7 @@ fn notes(out: &mut String, report: &SimulationReport) {
         prices.cache_read_per_mtok,
         prices.output_per_mtok,
         billed_note(report),
+        pruning_note(&report.prices),
         super::summary::FIRST_TOKEN_SECONDS,
         super::summary::PREFILL_TOKENS_PER_SECOND,
         super::summary::CACHED_TOKENS_PER_SECOND,
@@ -332,9 +333,57 @@ fn billed_note(report: &SimulationReport) -> String {
     )
 }
 
+/// The cache terms the replayed engine's pruning rule weighs (the table's, as a chat weighs its
+/// model's), unless a strategy's settings name others.
+fn pruning_note(prices: &super::cost::PriceTable) -> String {
+    let terms = prices.cache_terms();
+    let settings = ctxkit_settings::TransformSettings::default();
+    let settings = settings.with_cache_terms(terms.as_ref());
+    let reads = if settings.cache_reads_any_prefix.unwrap_or(false) {
+        "any prefix a request shares with an earlier one"
+    } else {
+        "prefixes written at breakpoints, 20 blocks back"
+    };
+    format!(
+        " Cuts of old tool results are weighed at these prices: reads at {}% of input, writes at \
+         {}%, the cache serving {reads}, an entry living {} s{}.",
+        settings.cache_read_percent_or_default(),
+        settings.cache_write_percent_or_default(),
+        settings.cache_lifetime_seconds_or_default(),
+        if terms.is_some() {
+            ""
+        } else {
+            " (Anthropic's: the table names no cache price)"
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_report_says_at_which_cache_terms_cuts_were_weighed() {
+        use crate::cost::Provider;
+        let anthropic = pruning_note(&Provider::Anthropic5m.prices());
+        assert!(
+            anthropic.contains(
+                "reads at 10% of input, writes at 125%, the cache serving prefixes \
+                 written at breakpoints, 20 blocks back, an entry living 2100 s."
+            ),
+            "{anthropic}"
+        );
+        let hour = pruning_note(&Provider::Anthropic1h.prices());
+        assert!(hour.contains("writes at 200%"), "{hour}");
+        let openai = pruning_note(&Provider::Openai.prices());
+        assert!(
+            openai.contains(
+                "writes at 100%, the cache serving any prefix a request shares with \
+                 an earlier one, an entry living 300 s."
+            ),
+            "{openai}"
+        );
+    }
 
     #[test]
     fn a_dearer_strategy_costs_more_not_negatively_less() {
