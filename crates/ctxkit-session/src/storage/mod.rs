@@ -86,20 +86,7 @@ pub(crate) struct FileStore {
 impl FileStore {
     /// A store for a file that does not exist yet.
     pub(crate) fn new_file(path: PathBuf) -> Self {
-        Self {
-            path,
-            writer: None,
-            written: 0,
-            needs_rewrite: false,
-            snapshot: None,
-            durability: Durability::default(),
-            unsynced: 0,
-            end: None,
-            reader: None,
-            failed_write: false,
-            kept_lines: Vec::new(),
-            write_blocker: None,
-        }
+        Self::at(path, 0, false, None)
     }
 
     /// A store for a loaded file holding `written` records.
@@ -109,12 +96,22 @@ impl FileStore {
         needs_rewrite: bool,
         snapshot: LoadedSnapshot,
     ) -> Self {
+        Self::at(path, written, needs_rewrite, Some(snapshot))
+    }
+
+    /// A store with nothing open yet and the default durability.
+    fn at(
+        path: PathBuf,
+        written: usize,
+        needs_rewrite: bool,
+        snapshot: Option<LoadedSnapshot>,
+    ) -> Self {
         Self {
             path,
             writer: None,
             written,
             needs_rewrite,
-            snapshot: Some(snapshot),
+            snapshot,
             durability: Durability::default(),
             unsynced: 0,
             end: None,
