@@ -40,6 +40,11 @@ struct Args {
     /// Whose prices and prompt cache the requests are billed with.
     #[arg(long, value_enum, default_value_t = Provider::Anthropic5m)]
     provider: Provider,
+    /// Bill each real session as its own model (the one most of its replies name) at its list
+    /// prices, under its provider's cache, as `ctxkit simulate` does by default; without it every
+    /// session is billed at `--provider`'s table, as the earlier rounds of docs/simulator.md were.
+    #[arg(long)]
+    session_model: bool,
     /// A settings document (JSON) applied over the recommended strategy's settings, for
     /// experiments, e.g. '{"compaction":{"keepRecentTokens":10000}}'.
     #[arg(long)]
@@ -174,8 +179,11 @@ fn run() -> anyhow::Result<()> {
         },
         parallel: !args.sequential,
         provider: args.provider,
-        // The provider's table, as every round of docs/simulator.md was billed.
-        billing: Billing::Provider,
+        billing: if args.session_model {
+            Billing::SessionModel
+        } else {
+            Billing::Provider
+        },
         prices: None,
         recommended_override,
         progress: None,
