@@ -234,7 +234,7 @@ mod tests {
             let planning = settings.compaction.planning(window);
             assert_eq!(planning.reserve_tokens, reserve);
             assert_eq!(planning.keep_recent_tokens, 10_000);
-            assert_eq!(settings.compaction.background_start(window), 48_000);
+            assert_eq!(settings.compaction.background_start(window), 54_000);
         }
         assert_eq!(settings.compaction.planning(80_000).reserve_tokens, 20_000);
         // A 50,000-token window's own threshold (an eighth reserved) is lower than 60,000.
@@ -243,7 +243,7 @@ mod tests {
         let small = settings.compaction.planning(40_000);
         assert_eq!(small.reserve_tokens, 5_000);
         assert_eq!(small.keep_recent_tokens, 10_000);
-        assert_eq!(settings.compaction.background_start(40_000), 28_000);
+        assert_eq!(settings.compaction.background_start(40_000), 31_500);
         // A small window caps the strategy's budgets by its proportional ones, as it caps the
         // defaults': an 8,192-token window keeps 2,048 tokens, not 10,000 (more than it holds).
         let tiny = settings.compaction.planning(8_192);

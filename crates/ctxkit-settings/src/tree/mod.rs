@@ -283,8 +283,8 @@ impl Settings {
     /// characters (docs/simulator.md, eighth round), and the long arguments of those results' calls
     /// with them (`transforms.pruneToolCalls`, eleventh round); compaction once the
     /// context passes 60,000 tokens whatever the window (the window's own threshold when lower),
-    /// keeping 10,000; the summary written in the background from 80% of that threshold and sent
-    /// as a continuation of the cached conversation; the hour-long prompt cache asked for request
+    /// keeping 10,000; the summary written in the background from 90% of that threshold (80% until
+    /// docs/simulator.md's twenty-sixth round) and sent as a continuation of the cached conversation; the hour-long prompt cache asked for request
     /// by request where the session's own pauses make it pay (`transforms.longCacheWhenItPays`,
     /// docs/simulator.md, fifth round); a summary update added after the previous summary, kept
     /// word for word, until that reaches 12,000 tokens (`compaction.appendSummaryTokens`: the
@@ -304,7 +304,7 @@ impl Settings {
                 "thresholdTokens": RECOMMENDED_THRESHOLD_TOKENS,
                 "keepRecentTokens": 10_000,
                 "background": true,
-                "backgroundPercent": 80,
+                "backgroundPercent": 90,
                 "cachePrefix": true,
                 "appendSummaryTokens": RECOMMENDED_APPEND_SUMMARY_TOKENS,
             },
