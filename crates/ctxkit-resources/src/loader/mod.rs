@@ -3,24 +3,24 @@
 //! with diagnostics, and lets library users override each set.
 
 mod extensions;
+mod paths;
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 pub use extensions::{ExtensionConflicts, ExtensionRegistration, resolve_extension_conflicts};
+use paths::{LoadedPaths, cli_paths, enabled_paths, merge_paths, missing_local};
 
 use crate::context::{ContextFile, discover_context_files, find_prompt_file, resolve_prompt_value};
 use crate::prompts::{PromptSet, load_prompt_templates};
 use crate::skills::{SkillSet, load_skills};
 use crate::themes::{ThemeSet, load_themes};
 use ctxkit_packages::ResourceDiagnostic;
-use ctxkit_packages::looks_local;
 use ctxkit_packages::{
     PackageProvider, PathMetadata, ResolvedResources, SourceOrigin, SourceScope,
     resolve_configured, resolve_package_sources,
 };
+use ctxkit_settings::Environment;
 use ctxkit_settings::ResourceKind;
-use ctxkit_settings::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
 use ctxkit_settings::{SettingsDiagnostic, SettingsManager};
 
 /// Command-line switches that turn resource types off (explicit paths still load).
@@ -124,15 +124,6 @@ pub struct LoadedResources {
     paths: LoadedPaths,
 }
 
-/// The path lists a load used, kept so runtime additions can reload one type.
-#[derive(Debug, Clone, Default)]
-struct LoadedPaths {
-    skills: Vec<PathBuf>,
-    prompts: Vec<PathBuf>,
-    themes: Vec<PathBuf>,
-    metadata: Vec<(PathBuf, PathMetadata)>,
-}
-
 /// Resources contributed by an extension at run time (`resources_discover`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExtensionContribution {
@@ -144,99 +135,6 @@ pub struct ExtensionContribution {
     pub prompt_paths: Vec<String>,
     /// Theme paths.
     pub theme_paths: Vec<String>,
-}
-
-/// Concatenation, each tilde-expanded and resolved against cwd, canonical duplicates dropped.
-fn merge_paths(lists: &[Vec<PathBuf>], environment: &Environment) -> Vec<PathBuf> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for list in lists {
-        for path in list {
-            let resolved = resolve_against(
-                &environment.cwd,
-                &expand_tilde_loose(&path.to_string_lossy(), &environment.home),
-            );
-            if seen.insert(canonical_or_raw(&resolved)) {
-                out.push(resolved);
-            }
-        }
-    }
-    out
-}
-
-fn enabled_paths(resolved: &ResolvedResources, kind: ResourceKind) -> Vec<PathBuf> {
-    resolved
-        .of(kind)
-        .iter()
-        .filter(|resource| resource.enabled)
-        .map(|resource| resource.path.clone())
-        .collect()
-}
-
-/// Local-looking CLI values become absolute against cwd (no `~` expansion).
-fn cli_paths(values: &[String], environment: &Environment) -> Vec<PathBuf> {
-    values
-        .iter()
-        .map(|value| {
-            if looks_local(value) {
-                resolve_against(&environment.cwd, Path::new(value))
-            } else {
-                PathBuf::from(value)
-            }
-        })
-        .collect()
-}
-
-fn default_metadata(environment: &Environment, path: &Path) -> PathMetadata {
-    let agent = environment.agent_dir();
-    let project = environment.project_dir();
-    let under = |base: &Path| {
-        ResourceKind::ALL
-            .iter()
-            .any(|kind| path.starts_with(base.join(kind.key())))
-    };
-    let (scope, base_dir) = if under(&agent) {
-        (SourceScope::User, Some(agent))
-    } else if under(&project) {
-        (SourceScope::Project, Some(project))
-    } else {
-        (SourceScope::Temporary, path.parent().map(Path::to_path_buf))
-    };
-    PathMetadata {
-        source: "local".to_owned(),
-        scope,
-        origin: SourceOrigin::TopLevel,
-        base_dir,
-    }
-}
-
-impl LoadedPaths {
-    /// Metadata of the exact path or its nearest recorded ancestor, else the default.
-    fn metadata_for(&self, environment: &Environment, path: &Path) -> PathMetadata {
-        self.metadata
-            .iter()
-            .filter(|(recorded, _)| path.starts_with(recorded))
-            .max_by_key(|(recorded, _)| recorded.components().count())
-            .map_or_else(
-                || default_metadata(environment, path),
-                |(_, metadata)| metadata.clone(),
-            )
-    }
-
-    fn record(&mut self, path: &Path, metadata: &PathMetadata) {
-        if !self.metadata.iter().any(|(recorded, _)| recorded == path) {
-            self.metadata.push((path.to_path_buf(), metadata.clone()));
-        }
-    }
-}
-
-fn missing_local(values: &[String], environment: &Environment) -> Vec<PathBuf> {
-    values
-        .iter()
-        .filter(|value| looks_local(value))
-        .map(|value| resolve_against(&environment.cwd, Path::new(value)))
-        .filter(|path| !path.exists())
-        .collect()
 }
 
 /// Loads everything. Never fails; every problem is a diagnostic in the result.
