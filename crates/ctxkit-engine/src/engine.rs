@@ -538,4 +538,18 @@ impl State {
     pub(crate) fn planning(&self) -> ctxkit_compaction::CompactionSettings {
         self.compaction_config().planning(self.context_window())
     }
+
+    /// The window's own reserve for the current model: what `planning` reserves when
+    /// `compaction.thresholdTokens` does not fold a threshold into it, and at least the reply's
+    /// room. The threshold says when to compact; how long a summary runs and how much room a reply
+    /// needs are the window's.
+    pub(crate) fn window_reserve(&self) -> u64 {
+        ctxkit_settings::CompactionConfig {
+            threshold_tokens: 0,
+            ..self.compaction_config().into_owned()
+        }
+        .planning(self.context_window())
+        .reserve_tokens
+        .max(self.output_reserve())
+    }
 }

@@ -258,9 +258,11 @@ fn plan_keeping(
 }
 
 /// Room for the summary a plan will write (history, and the turn prefix of a split turn), in the
-/// summary requests' own output limits.
-fn summary_allowance(plan: &Preparation, window: u64) -> u64 {
-    let reserve = plan.settings.reserve_tokens;
+/// summary requests' own output limits, sized by the window's own reserve (`window_reserve`):
+/// with `compaction.thresholdTokens` the plan's reserve is the window less the threshold (140,000
+/// of 200,000 at the defaults' 60,000), and room for a summary that long left no plan that fits
+/// once the provider counted three times the estimate (docs/simulator.md, twenty-sixth round).
+fn summary_allowance(plan: &Preparation, reserve: u64, window: u64) -> u64 {
     let history = reserve * 4 / 5;
     let allowance = if plan.is_split_turn {
         history + reserve / 2
@@ -277,7 +279,7 @@ fn summary_allowance(plan: &Preparation, window: u64) -> u64 {
 }
 
 /// What the context after a compaction may hold, in provider tokens: the window minus the reply's
-/// room (the reserve, at most a quarter of the window); once the provider refused a request under
+/// room (the window's own reserve, at most a quarter of the window); once the provider refused a request under
 /// the window, no more than the largest request it accepted (but at least half of that). `None`
 /// when the window is unknown.
 fn fit_target(state: &State) -> Option<u64> {
@@ -287,8 +289,7 @@ fn fit_target(state: &State) -> Option<u64> {
     }
     let window = state.limit_window();
     let room = state
-        .planning()
-        .reserve_tokens
+        .window_reserve()
         .min(window / 4)
         .max(state.output_reserve());
     let target = ctxkit_tokens::compaction_threshold(window, room);
@@ -322,7 +323,9 @@ pub(crate) fn overflow_plan(state: &State) -> Result<(Preparation, EntryIndex)> 
             continue;
         }
         let kept = measure.kept_tokens(first_kept);
-        let after = kept + summary_allowance(&plan, state.context_window()) + overhead;
+        let after = kept
+            + summary_allowance(&plan, state.window_reserve(), state.context_window())
+            + overhead;
         let counted = (after as f64 * state.over_count).ceil() as u64;
         tracing::debug!(
             budget,

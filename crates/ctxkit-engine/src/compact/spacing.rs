@@ -17,7 +17,6 @@ use std::sync::Arc;
 use ctxkit_protocol::AgentMessage;
 
 use crate::engine::State;
-use crate::settings::CompactionBudgets as _;
 
 /// The reserve a check compacts at: the planned one (the threshold folded in), lowered by what the
 /// provider counted of the latest compaction's leftovers beyond ctxkit's estimate of them.
@@ -36,13 +35,7 @@ pub(super) fn check_reserve(state: &State, transcript: &[Arc<AgentMessage>]) -> 
     };
     let estimated_left = (left as f64 / over_count) as u64;
     let spaced = threshold.saturating_add(left.saturating_sub(estimated_left));
-    let window_reserve = ctxkit_settings::CompactionConfig {
-        threshold_tokens: 0,
-        ..config
-    }
-    .planning(window)
-    .reserve_tokens
-    .max(state.output_reserve());
+    let window_reserve = state.window_reserve();
     window
         .saturating_sub(spaced)
         .max(window_reserve)

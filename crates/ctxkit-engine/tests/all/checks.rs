@@ -896,3 +896,33 @@ async fn the_background_summary_starts_at_its_share_of_the_spaced_threshold() {
     harness.turn("fifth", 45_000).await;
     assert_eq!(harness.engine.background_summaries_started(), started + 1);
 }
+
+/// With `thresholdTokens` the planned reserve is the window less the threshold; overflow recovery
+/// used it to size the summary's room and the reply's, and once the provider counted three times
+/// the estimate no plan fit: the request was refused instead of compacted and retried (a real
+/// Claude Code session, docs/simulator.md, twenty-sixth round). Recovery sizes both by the
+/// window's own reserve.
+#[tokio::test]
+async fn an_overflow_recovers_under_a_threshold_when_the_provider_counts_far_more() {
+    let mut harness = threshold_harness(40_000);
+    // About 15,000 estimated tokens, counted at 52,500: three and a half times.
+    harness
+        .engine
+        .append(user(&"word ".repeat(12_000)))
+        .await
+        .unwrap();
+    record_view_as_sent(&harness, "").await;
+    harness.engine.append(reply("ok", 52_500)).await.unwrap();
+    harness.engine.append(user("go on")).await.unwrap();
+    harness
+        .engine
+        .append(error_reply("prompt is too long"))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Overflow);
+    assert!(report.retry, "{report:?}");
+    let events = harness.drain();
+    assert!(end(&events).error.is_none(), "{events:?}");
+    assert_eq!(harness.compactions().await, 1);
+}
