@@ -279,9 +279,9 @@ fn summary_allowance(plan: &Preparation, reserve: u64, window: u64) -> u64 {
 }
 
 /// What the context after a compaction may hold, in provider tokens: the window minus the reply's
-/// room (the window's own reserve, at most a quarter of the window); once the provider refused a request under
-/// the window, no more than the largest request it accepted (but at least half of that). `None`
-/// when the window is unknown.
+/// room (the window's own reserve, at most a quarter of the window); once the provider refused a
+/// request under the window, no more than the largest request it accepted (but at least half of
+/// that). `None` when the window is unknown.
 fn fit_target(state: &State) -> Option<u64> {
     let window = state.context_window();
     if window == 0 {
