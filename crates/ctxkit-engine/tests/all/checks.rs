@@ -718,6 +718,18 @@ async fn record_view_as_sent(harness: &Harness, system_prompt: &str) {
         .await;
 }
 
+/// A request of about 15,000 estimated tokens, sent and answered by a reply the provider counted
+/// at `counted`: the over-count it teaches is `counted` over 15,000.
+async fn teach_over_count(harness: &Harness, counted: u64) {
+    harness
+        .engine
+        .append(user(&"word ".repeat(12_000)))
+        .await
+        .unwrap();
+    record_view_as_sent(harness, "").await;
+    harness.engine.append(reply("ok", counted)).await.unwrap();
+}
+
 /// A long reply is output, not more of the request than ctxkit estimated: the over-count learned
 /// from it must not scale what comes after it (it used to: the reply's output was counted as part
 /// of the request, and every later estimate grew by the reply's length over the request's).
@@ -776,13 +788,7 @@ fn threshold_harness_in(threshold: u64, window: u64) -> Harness {
 async fn after_a_compaction_the_threshold_makes_room_for_what_the_provider_counts_more() {
     let mut harness = threshold_harness(40_000);
     // A request of about 15,000 estimated tokens that the provider counts at 30,000: twice.
-    harness
-        .engine
-        .append(user(&"word ".repeat(12_000)))
-        .await
-        .unwrap();
-    record_view_as_sent(&harness, "").await;
-    harness.engine.append(reply("ok", 30_000)).await.unwrap();
+    teach_over_count(&harness, 30_000).await;
     harness.turn("second", 40_001).await;
     let report = harness.engine.after_run().await.unwrap();
     assert_eq!(report.decision, Decision::Threshold { tokens: 40_001 });
@@ -871,13 +877,7 @@ async fn the_background_summary_starts_at_its_share_of_the_spaced_threshold() {
         [],
     );
     // A request of about 15,000 estimated tokens that the provider counts at 30,000: twice.
-    harness
-        .engine
-        .append(user(&"word ".repeat(12_000)))
-        .await
-        .unwrap();
-    record_view_as_sent(&harness, "").await;
-    harness.engine.append(reply("ok", 30_000)).await.unwrap();
+    teach_over_count(&harness, 30_000).await;
     harness.turn("second", 40_001).await;
     let report = harness.engine.after_run().await.unwrap();
     assert_eq!(report.decision, Decision::Threshold { tokens: 40_001 });
@@ -906,13 +906,7 @@ async fn the_background_summary_starts_at_its_share_of_the_spaced_threshold() {
 async fn an_overflow_recovers_under_a_threshold_when_the_provider_counts_far_more() {
     let mut harness = threshold_harness(40_000);
     // About 15,000 estimated tokens, counted at 52,500: three and a half times.
-    harness
-        .engine
-        .append(user(&"word ".repeat(12_000)))
-        .await
-        .unwrap();
-    record_view_as_sent(&harness, "").await;
-    harness.engine.append(reply("ok", 52_500)).await.unwrap();
+    teach_over_count(&harness, 52_500).await;
     harness.engine.append(user("go on")).await.unwrap();
     harness
         .engine
