@@ -308,6 +308,7 @@ pub(crate) fn overflow_plan(state: &State) -> Result<(Preparation, EntryIndex)> 
     let measure = Measure::of(state)?;
     let target = fit_target(state);
     let overhead = state.request_overhead;
+    let reserve = state.window_reserve();
     let mut smallest = None;
     for budget in budgets(planning.keep_recent_tokens, &measure) {
         let Some(plan) = plan_keeping(state, planning, budget)? else {
@@ -323,9 +324,7 @@ pub(crate) fn overflow_plan(state: &State) -> Result<(Preparation, EntryIndex)> 
             continue;
         }
         let kept = measure.kept_tokens(first_kept);
-        let after = kept
-            + summary_allowance(&plan, state.window_reserve(), state.context_window())
-            + overhead;
+        let after = kept + summary_allowance(&plan, reserve, state.context_window()) + overhead;
         let counted = (after as f64 * state.over_count).ceil() as u64;
         tracing::debug!(
             budget,
