@@ -534,9 +534,19 @@ impl State {
         }
     }
 
-    /// The compaction budgets for the current model and its window.
+    /// The compaction budgets for the current model and its window. Under
+    /// `compaction.thresholdTokens`, which is read against the provider's count, the keep budget is
+    /// read in that count too: divided by the over-count learned so far. Kept in ctxkit's estimate
+    /// it left the context closer to the threshold the more the provider counts, and at a ratio of
+    /// 3 each compaction bought only a few requests (docs/simulator.md, twenty-seventh round).
     pub(crate) fn planning(&self) -> ctxkit_compaction::CompactionSettings {
-        self.compaction_config().planning(self.context_window())
+        let config = self.compaction_config();
+        let mut planning = config.planning(self.context_window());
+        if config.threshold_tokens > 0 && self.over_count > 1.0 {
+            planning.keep_recent_tokens =
+                (planning.keep_recent_tokens as f64 / self.over_count) as u64;
+        }
+        planning
     }
 
     /// The window's own reserve for the current model: what `planning` reserves when

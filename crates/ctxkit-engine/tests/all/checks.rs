@@ -852,6 +852,43 @@ async fn a_request_under_an_eighth_of_the_window_teaches_the_over_count_the_thre
     assert_eq!(harness.compactions().await, 2);
 }
 
+/// Under `thresholdTokens`, read against the provider's count, the keep budget is read in that
+/// count too: a provider counting twice ctxkit's estimate keeps half of `keepRecentTokens` in
+/// the estimate, or each compaction left the context close to the threshold (docs/simulator.md,
+/// twenty-seventh round).
+#[tokio::test]
+async fn under_a_threshold_the_keep_budget_is_read_in_the_providers_count() {
+    let settings = ctxkit_engine::EngineSettings {
+        compaction: ctxkit_settings::CompactionConfig {
+            threshold_tokens: 40_000,
+            keep_recent_tokens: 4_000,
+            ..ctxkit_settings::CompactionConfig::default()
+        },
+        ..ctxkit_engine::EngineSettings::default()
+    };
+    let harness = Harness::with(
+        settings,
+        Some(model(100_000)),
+        ctxkit_engine::HookSet::new(),
+        [],
+    );
+    // A request of about 15,000 estimated tokens that the provider counts at 30,000: twice.
+    teach_over_count(&harness, 30_000).await;
+    // Six turns of about 1,000 estimated tokens each.
+    let mut users = Vec::new();
+    for turn in 1..=6_u64 {
+        let (user_id, _) = harness
+            .turn(&"word ".repeat(800), 30_000 + turn * 1_700)
+            .await;
+        users.push(user_id);
+    }
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Threshold { tokens: 40_200 });
+    let first_kept = report.compaction.unwrap().first_kept_entry_id.unwrap();
+    // 2,000 estimated tokens: the last two turns, where 4,000 kept the last four.
+    assert_eq!(first_kept, users[4]);
+}
+
 /// After a compaction the provider counted more of than ctxkit's estimate, the threshold is spaced
 /// past `thresholdTokens`, and the background summary starts at `backgroundPercent` of the spaced
 /// threshold. Started at the share of the planned one, it summarized up to where the context stood
