@@ -75,7 +75,8 @@ pub struct CompactionConfig {
     #[schemars(extend("x-project" = true), range(max = 9_007_199_254_740_991_u64))]
     pub reserve_tokens: u64,
     /// Tokens of recent conversation kept verbatim after a compaction (follows the window when
-    /// nobody set it).
+    /// nobody set it). With `thresholdTokens` set, read as the provider counts them, like the
+    /// threshold: ctxkit's estimate of them is divided by how much more the provider has counted.
     #[schemars(extend("x-project" = true), range(max = 9_007_199_254_740_991_u64))]
     pub keep_recent_tokens: u64,
     /// Budgets for one model, keyed `provider/modelId` exactly (Pi 1.6); they win over
