@@ -312,7 +312,9 @@ impl Engine {
     }
 
     /// The compaction budgets in force: the settings with the current model's
-    /// `compaction.modelOverrides` entry, the budgets nobody set adapted to its window.
+    /// `compaction.modelOverrides` entry, the budgets nobody set adapted to its window, and under
+    /// `compaction.thresholdTokens` the keep budget divided by the provider's over-count
+    /// (`State::planning`).
     pub async fn planning(&self) -> ctxkit_compaction::CompactionSettings {
         self.lock().await.planning()
     }
