@@ -256,8 +256,8 @@ mod tests {
         assert_eq!(kept.compaction.planning(8_192).keep_recent_tokens, 10_000);
         // Summary updates are appended in a large window, not in a small one, unless a file
         // asks for it.
-        assert_eq!(settings.compaction.append_below_tokens(200_000), 12_000);
-        assert_eq!(settings.compaction.append_below_tokens(0), 12_000);
+        assert_eq!(settings.compaction.append_below_tokens(200_000), 24_000);
+        assert_eq!(settings.compaction.append_below_tokens(0), 24_000);
         assert_eq!(settings.compaction.append_below_tokens(32_768), 0);
         let asked = read(json!({"compaction": {"appendSummaryTokens": 3_000}}));
         assert_eq!(asked.compaction.append_below_tokens(8_192), 3_000);

@@ -236,10 +236,12 @@ impl Default for Settings {
 /// docs/simulator.md, seventh round).
 pub const RECOMMENDED_THRESHOLD_TOKENS: u64 = 60_000;
 
-/// How long the recommended strategy lets a summary grow by appended updates, tokens: twice the
-/// offline summary's largest size (8,000 and 18,000 cost more on real sessions, docs/simulator.md,
-/// sixth round).
-pub const RECOMMENDED_APPEND_SUMMARY_TOKENS: u64 = 12_000;
+/// How long the recommended strategy lets a summary grow by appended updates, tokens: four times
+/// the offline summary's largest size, 40% of the recommended threshold. Twice (12,000, from the
+/// sixth round of docs/simulator.md until the twenty-eighth) consolidated every few compactions of
+/// a long session, and each consolidation re-wrote the summary and lost names: 24,000 is cheaper
+/// on the real sessions and keeps more of them (docs/simulator.md, twenty-eighth round).
+pub const RECOMMENDED_APPEND_SUMMARY_TOKENS: u64 = 24_000;
 
 /// The most names the recommended strategy's prune markers list (8 until the eighth round of
 /// docs/simulator.md).
@@ -287,8 +289,8 @@ impl Settings {
     /// docs/simulator.md's twenty-sixth round) and sent as a continuation of the cached conversation; the hour-long prompt cache asked for request
     /// by request where the session's own pauses make it pay (`transforms.longCacheWhenItPays`,
     /// docs/simulator.md, fifth round); a summary update added after the previous summary, kept
-    /// word for word, until that reaches 12,000 tokens (`compaction.appendSummaryTokens`: the
-    /// summarizer writes only the new span's part; docs/simulator.md, sixth round). Everything
+    /// word for word, until that reaches 24,000 tokens (`compaction.appendSummaryTokens`: the
+    /// summarizer writes only the new span's part; docs/simulator.md, sixth and twenty-eighth rounds). Everything
     /// else is the default (`compaction.idleThresholdTokens` is not set: it did not pay on the
     /// blind split).
     pub(crate) fn recommended_layer() -> Map<String, Value> {
