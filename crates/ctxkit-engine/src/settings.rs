@@ -63,6 +63,12 @@ impl EngineSettings {
     }
 }
 
+/// The most of `compaction.thresholdTokens` a summary grows to by appended updates when no
+/// settings file set `appendSummaryTokens`: the recommended 24,000 of its 60,000. On a generated
+/// 2,000-call session a limit of 80% of the threshold made 95 compactions where 40% made 53, and
+/// no limit overflowed (docs/simulator.md, twenty-eighth round).
+const APPEND_THRESHOLD_SHARE_PERCENT: u64 = 40;
+
 /// The engine's arithmetic over `compaction.*` for a model's window.
 pub trait CompactionBudgets {
     /// The planning settings for a model with `context_window` tokens (0 when unknown): adaptive
@@ -74,7 +80,9 @@ pub trait CompactionBudgets {
     /// The size below which a summary update is appended (`append_summary_tokens`). When no
     /// settings file set it, a small window (one whose budgets follow it) does not append: its
     /// summaries have a few hundred tokens each, and a summary grown by updates would take the
-    /// room its budgets keep for the conversation.
+    /// room its budgets keep for the conversation. Nor does it grow past
+    /// `APPEND_THRESHOLD_SHARE_PERCENT` of `threshold_tokens` when that is set: a summary near
+    /// the threshold leaves a few calls' room between compactions.
     fn append_below_tokens(&self, context_window: u64) -> u64;
 }
 
@@ -107,13 +115,22 @@ impl CompactionBudgets for CompactionConfig {
     }
 
     fn append_below_tokens(&self, context_window: u64) -> u64 {
+        if !self.adaptive.append_summary_tokens {
+            return self.append_summary_tokens;
+        }
         let small =
             CompactionSettings::for_context_window(context_window) != CompactionSettings::default();
-        if self.adaptive.append_summary_tokens && small {
-            0
-        } else {
-            self.append_summary_tokens
+        if small {
+            return 0;
         }
+        if self.threshold_tokens == 0 {
+            return self.append_summary_tokens;
+        }
+        let share = self
+            .threshold_tokens
+            .saturating_mul(APPEND_THRESHOLD_SHARE_PERCENT)
+            / 100;
+        self.append_summary_tokens.min(share)
     }
 
     fn background_start(&self, context_window: u64) -> u64 {
@@ -261,6 +278,13 @@ mod tests {
         assert_eq!(settings.compaction.append_below_tokens(32_768), 0);
         let asked = read(json!({"compaction": {"appendSummaryTokens": 3_000}}));
         assert_eq!(asked.compaction.append_below_tokens(8_192), 3_000);
+        // A lower threshold keeps the appended summary to 40% of it, unless a file set the limit.
+        let lower = read(json!({"compaction": {"thresholdTokens": 30_000}}));
+        assert_eq!(lower.compaction.append_below_tokens(200_000), 12_000);
+        let both = read(json!({
+            "compaction": {"thresholdTokens": 30_000, "appendSummaryTokens": 20_000},
+        }));
+        assert_eq!(both.compaction.append_below_tokens(200_000), 20_000);
         // Keys the document sets win over the strategy's.
         let settings = read(json!({
             "contextStrategy": "recommended",
