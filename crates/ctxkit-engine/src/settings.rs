@@ -63,10 +63,11 @@ impl EngineSettings {
     }
 }
 
-/// The most of `compaction.thresholdTokens` a summary grows to by appended updates when no
-/// settings file set `appendSummaryTokens`: the recommended 24,000 of its 60,000. On a generated
-/// 2,000-call session a limit of 80% of the threshold made 95 compactions where 40% made 53, and
-/// no limit overflowed (docs/simulator.md, twenty-eighth round).
+/// The most of the compaction threshold a summary grows to by appended updates, whatever
+/// `appendSummaryTokens` says: the recommended 24,000 of its 60,000. On a generated 2,000-call
+/// session a limit of 80% of the threshold made 95 compactions where 40% made 53, and with no
+/// limit the summary outgrew the window and 1,094 requests overflowed (docs/simulator.md,
+/// twenty-eighth round).
 const APPEND_THRESHOLD_SHARE_PERCENT: u64 = 40;
 
 /// The engine's arithmetic over `compaction.*` for a model's window.
@@ -80,9 +81,9 @@ pub trait CompactionBudgets {
     /// The size below which a summary update is appended (`append_summary_tokens`). When no
     /// settings file set it, a small window (one whose budgets follow it) does not append: its
     /// summaries have a few hundred tokens each, and a summary grown by updates would take the
-    /// room its budgets keep for the conversation. Nor does it grow past
-    /// `APPEND_THRESHOLD_SHARE_PERCENT` of `threshold_tokens` when that is set: a summary near
-    /// the threshold leaves a few calls' room between compactions.
+    /// room its budgets keep for the conversation. Whoever set it, a summary never grows by
+    /// updates past `APPEND_THRESHOLD_SHARE_PERCENT` of the compaction threshold: one near the
+    /// threshold leaves a few calls between compactions, and one past it outgrows the window.
     fn append_below_tokens(&self, context_window: u64) -> u64;
 }
 
@@ -115,21 +116,25 @@ impl CompactionBudgets for CompactionConfig {
     }
 
     fn append_below_tokens(&self, context_window: u64) -> u64 {
-        if !self.adaptive.append_summary_tokens {
-            return self.append_summary_tokens;
-        }
         let small =
             CompactionSettings::for_context_window(context_window) != CompactionSettings::default();
-        if small {
+        if self.adaptive.append_summary_tokens && small {
             return 0;
         }
-        if self.threshold_tokens == 0 {
+        // The threshold the compaction checks: the window's less the reserve (which
+        // `thresholdTokens` raises), or `thresholdTokens` alone when the window is unknown.
+        let threshold = if context_window > 0 {
+            ctxkit_tokens::compaction_threshold(
+                context_window,
+                self.planning(context_window).reserve_tokens,
+            )
+        } else {
+            self.threshold_tokens
+        };
+        if threshold == 0 {
             return self.append_summary_tokens;
         }
-        let share = self
-            .threshold_tokens
-            .saturating_mul(APPEND_THRESHOLD_SHARE_PERCENT)
-            / 100;
+        let share = threshold.saturating_mul(APPEND_THRESHOLD_SHARE_PERCENT) / 100;
         self.append_summary_tokens.min(share)
     }
 
@@ -277,14 +282,35 @@ mod tests {
         assert_eq!(settings.compaction.append_below_tokens(0), 24_000);
         assert_eq!(settings.compaction.append_below_tokens(32_768), 0);
         let asked = read(json!({"compaction": {"appendSummaryTokens": 3_000}}));
-        assert_eq!(asked.compaction.append_below_tokens(8_192), 3_000);
-        // A lower threshold keeps the appended summary to 40% of it, unless a file set the limit.
+        assert_eq!(asked.compaction.append_below_tokens(16_384), 3_000);
+        // On an 8,192-token window even that is 40% of the threshold (8,192 − 1,024) at most.
+        assert_eq!(
+            asked.compaction.append_below_tokens(8_192),
+            (8_192 - 1_024) * 40 / 100
+        );
+        // A summary grows by updates to 40% of the compaction threshold at most, whoever set
+        // the limit: a lower `thresholdTokens`, a window's own threshold, an unknown window.
         let lower = read(json!({"compaction": {"thresholdTokens": 30_000}}));
         assert_eq!(lower.compaction.append_below_tokens(200_000), 12_000);
+        assert_eq!(lower.compaction.append_below_tokens(0), 12_000);
         let both = read(json!({
             "compaction": {"thresholdTokens": 30_000, "appendSummaryTokens": 20_000},
         }));
-        assert_eq!(both.compaction.append_below_tokens(200_000), 20_000);
+        assert_eq!(both.compaction.append_below_tokens(200_000), 12_000);
+        let endless = read(json!({
+            "contextStrategy": "reference",
+            "compaction": {"appendSummaryTokens": 1_000_000_000},
+        }));
+        // Pi's threshold on a 200,000-token window: 200,000 − 16,384.
+        assert_eq!(
+            endless.compaction.append_below_tokens(200_000),
+            (200_000 - 16_384) * 40 / 100
+        );
+        assert_eq!(
+            endless.compaction.append_below_tokens(0),
+            1_000_000_000,
+            "no window and no threshold: nothing to bound it by"
+        );
         // Keys the document sets win over the strategy's.
         let settings = read(json!({
             "contextStrategy": "recommended",

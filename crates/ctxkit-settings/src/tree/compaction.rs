@@ -113,8 +113,9 @@ pub struct CompactionConfig {
     /// Add a compaction's summary after the previous one, kept word for word, while the previous
     /// one is under this many tokens (0: off, every update rewrites the whole summary as the
     /// reference does). The summarizer then writes only the new span's part; past the limit the
-    /// update consolidates the summary in full (`ctxkit-compaction`'s `appended_to`). Unless a
-    /// settings file sets it, never more than 40% of `thresholdTokens` when that is set.
+    /// update consolidates the summary in full (`ctxkit-compaction`'s `appended_to`). Never more
+    /// than 40% of the compaction threshold, whatever the value: a summary near the threshold
+    /// would leave a few calls between compactions, and one past it would outgrow the window.
     #[schemars(extend("x-project" = true))]
     pub append_summary_tokens: u64,
     /// Send summary requests as a continuation of the conversation's last model request, so the
