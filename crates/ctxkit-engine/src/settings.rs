@@ -70,6 +70,15 @@ impl EngineSettings {
 /// twenty-eighth round).
 const APPEND_THRESHOLD_SHARE_PERCENT: u64 = 40;
 
+/// The context size the compaction check compares with: the window less the planned reserve
+/// (which `thresholdTokens` raises).
+fn planned_threshold(config: &CompactionConfig, context_window: u64) -> u64 {
+    ctxkit_tokens::compaction_threshold(
+        context_window,
+        config.planning(context_window).reserve_tokens,
+    )
+}
+
 /// The engine's arithmetic over `compaction.*` for a model's window.
 pub trait CompactionBudgets {
     /// The planning settings for a model with `context_window` tokens (0 when unknown): adaptive
@@ -124,10 +133,7 @@ impl CompactionBudgets for CompactionConfig {
         // The threshold the compaction checks: the window's less the reserve (which
         // `thresholdTokens` raises), or `thresholdTokens` alone when the window is unknown.
         let threshold = if context_window > 0 {
-            ctxkit_tokens::compaction_threshold(
-                context_window,
-                self.planning(context_window).reserve_tokens,
-            )
+            planned_threshold(self, context_window)
         } else {
             self.threshold_tokens
         };
@@ -140,10 +146,7 @@ impl CompactionBudgets for CompactionConfig {
 
     fn background_start(&self, context_window: u64) -> u64 {
         let base = if self.threshold_tokens > 0 {
-            ctxkit_tokens::compaction_threshold(
-                context_window,
-                self.planning(context_window).reserve_tokens,
-            )
+            planned_threshold(self, context_window)
         } else {
             context_window
         };
