@@ -16,13 +16,15 @@
 //!
 //! Plain words (`error`, `Result`, `WARN`) are not names, nor are dates and times
 //! (`2026-11-26T10:30:00Z`, which every log line carries) and measurements (`38ms`, `1.5GiB`).
-//! Names are ranked, highest first, by:
-//! on a line that reports a failure (`error`, `fail`, `panic`, `exception`, `fatal`, `warn`,
-//! `denied`, any case): +3; a path or URL: +1; a symbol (`_`, `::` or camel case): +1; named
-//! exactly once in the omitted text: +1. Ties go to the earlier name. (Letters and digits together
-//! earn nothing: in real listings dated and numbered names, `2026-03-30.md`, `127.md`, crowded out
-//! the file names and symbols later replies named; docs/simulator.md, sixth round.) The best are
-//! taken while they fit both caps and written in the order they first appear.
+//! Names are ranked: first those on a line that reports a failure (`error`, `fail`, `panic`,
+//! `exception`, `fatal`, `warn`, `denied`, any case); then the names the omitted text repeats
+//! most (a file's own functions and types over its one-off imports, a file grep matched on many
+//! lines over one matched once; docs/simulator.md, twenty-ninth round); then paths, URLs and
+//! symbols (`_`, `::` or camel case), a name that is both first; ties go to the earlier name.
+//! (Letters and digits together earn nothing: in real listings dated and numbered names,
+//! `2026-03-30.md`, `127.md`, crowded out the file names and symbols later replies named;
+//! docs/simulator.md, sixth round.) The best are taken while they fit both caps and written in the
+//! order they first appear.
 //!
 //! The caps grow with what was omitted ([`digest_caps`]): `pruneDigestChars` characters and
 //! `pruneDigestNames` names for up to 4,000 omitted characters, then 4% of the omitted characters
@@ -410,7 +412,7 @@ mod tests {
     }
 
     #[test]
-    fn failure_lines_and_unique_ids_rank_first() {
+    fn failure_lines_rank_first_then_repeated_names() {
         let mut text = String::new();
         for line in 0..40 {
             text.push_str(&format!(
@@ -420,14 +422,35 @@ mod tests {
         text.push_str("12:00:00.000 ERROR upstream rejected request_id 7f3a9c2e\n");
         text.push_str("build/out/deep_path.rs:3: fine\n");
         let names = digest_names(&text, 2, 1000);
-        // The failure line's symbol (3 + 1 + 1) and hash (3 + 1) outrank the symbol path named
-        // once (1 + 1 + 1), which outranks the path named 40 times (1) and the repeated symbols
-        // (1).
+        // The failure line's symbol and hash come first.
         assert_eq!(names, vec!["request_id", "7f3a9c2e"]);
+        // Then the names on 40 lines, the path before the symbols (written in the order they
+        // first appear), before the path named once.
         let names = digest_names(&text, 3, 1000);
+        assert_eq!(names, vec!["src/common/util.rs", "request_id", "7f3a9c2e"]);
+        let names = digest_names(&text, 6, 1000);
         assert_eq!(
             names,
-            vec!["request_id", "7f3a9c2e", "build/out/deep_path.rs"]
+            vec![
+                "src/common/util.rs",
+                "value_of",
+                "read_all",
+                "request_id",
+                "7f3a9c2e",
+                "build/out/deep_path.rs"
+            ]
+        );
+        // A name's repetitions outrank its shape: a symbol on two lines before a path on one.
+        assert_eq!(
+            digest_names(
+                "see lib/once.rs
+parse_header
+parse_header
+",
+                1,
+                1000
+            ),
+            ["parse_header"]
         );
     }
 

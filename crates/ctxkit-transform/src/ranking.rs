@@ -62,6 +62,9 @@ pub(crate) fn ranked_names(omitted: &str, kept: &str) -> Rc<[Ranked]> {
     ranked
 }
 
+/// A name's score on a line that reports a failure, above any shape's.
+const FAILURE_SCORE: u32 = 3;
+
 /// A name while its mentions are counted.
 struct Candidate<'a> {
     name: &'a str,
@@ -70,8 +73,9 @@ struct Candidate<'a> {
     score: u32,
 }
 
-/// The ranking itself: each name's best score (a failure line +3, a path or URL +1, a symbol +1,
-/// named once +1), ties to the earlier name.
+/// The ranking itself: names on a failure line first, then the names the text repeats most, then
+/// by each name's best score (a failure line +3, a path or URL +1, a symbol +1), ties to the
+/// earlier name.
 fn rank(omitted: &str, kept: &str) -> Vec<Ranked> {
     let kept_names: HashSet<&str> = kept.split('\n').flat_map(tokens).map(trim_name).collect();
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
@@ -87,8 +91,9 @@ fn rank(omitted: &str, kept: &str) -> Vec<Ranked> {
                 continue;
             }
             let failure = *failure.get_or_insert_with(|| reports_failure(line));
-            let score =
-                3 * u32::from(failure) + u32::from(shape.path_or_url) + u32::from(shape.symbol);
+            let score = FAILURE_SCORE * u32::from(failure)
+                + u32::from(shape.path_or_url)
+                + u32::from(shape.symbol);
             match index.get(name) {
                 Some(&at) => {
                     if let Some(candidate) = candidates.get_mut(at) {
@@ -109,8 +114,13 @@ fn rank(omitted: &str, kept: &str) -> Vec<Ranked> {
         }
     }
     candidates.sort_by_key(|candidate| {
-        let score = candidate.score + u32::from(candidate.count == 1);
-        (std::cmp::Reverse(score), candidate.first)
+        let failure = candidate.score >= FAILURE_SCORE;
+        (
+            std::cmp::Reverse(failure),
+            std::cmp::Reverse(candidate.count),
+            std::cmp::Reverse(candidate.score),
+            candidate.first,
+        )
     });
     // Every name is a slice of `omitted`: its place is its distance from the text's start.
     let base = omitted.as_ptr() as usize;
