@@ -15,6 +15,12 @@ use ctxkit_resources::{parse_frontmatter, strip_frontmatter, substitute_args};
 use ctxkit_session::{ContextForm, LeafSelector, Session, convert_to_llm, read_session_info};
 use ctxkit_summarizer::{SummaryPurpose, SummaryRequest, SummarySpan};
 
+mod settings;
+mod transforms;
+
+pub use settings::{remove_settings_folder, untrusted_settings};
+pub use transforms::context_transforms;
+
 /// A target: its name (the directory of its corpus) and its body.
 pub type Target = (&'static str, fn(&[u8]));
 
@@ -28,6 +34,8 @@ pub const TARGETS: &[Target] = &[
     ("overflow_text", overflow_text),
     ("foreign_import", foreign_import),
     ("offline_summary", offline_summary),
+    ("context_transforms", context_transforms),
+    ("untrusted_settings", untrusted_settings),
 ];
 
 thread_local! {

@@ -355,6 +355,7 @@ fn main() -> ExitCode {
         );
     }
     ctxkit_fuzz::remove_scratch();
+    ctxkit_fuzz::remove_settings_folder();
     if crashed {
         ExitCode::FAILURE
     } else {

@@ -1,0 +1,163 @@
+//! The context transforms on views built from bytes: whatever the view holds (orphan calls and
+//! results, repeated ids, thinking, images, long and short outputs, pauses between requests), the
+//! view sent to the model is consistent for a provider, never larger than the input, the same for
+//! the same input, and every cut result's marker names where its original is.
+
+use std::collections::HashSet;
+
+use ctxkit_protocol::{AgentMessage, ContentBlock};
+use ctxkit_settings::TransformSettings;
+use ctxkit_transform::{pruned_reference, shown_names, transform_context};
+
+/// Tool call ids are drawn from this many, so calls and results collide and go missing.
+const IDS: usize = 8;
+
+/// A view built from `data` transformed under settings and a window picked by its first four
+/// bytes (parts split at `0x00`; a part's first byte picks the message: user text, assistant text,
+/// a tool call, a tool result, thinking with a call, a result with an image, a pause).
+pub fn context_transforms(data: &[u8]) {
+    let [a, b, c, d] = [0, 1, 2, 3].map(|at| data.get(at).copied().unwrap_or(0));
+    let settings = settings_of(a, b, c);
+    let window = match d % 4 {
+        0 => 0,
+        1 => 2_000,
+        2 => 20_000,
+        _ => 200_000,
+    };
+    let messages = messages_of(data.get(4..).unwrap_or_default());
+    let output = transform_context(&messages, &settings, window);
+    assert!(
+        output.messages.len() <= messages.len(),
+        "the view gained messages"
+    );
+    assert!(
+        output.report.estimated_tokens_after <= output.report.estimated_tokens_before,
+        "the view grew: {} → {} tokens",
+        output.report.estimated_tokens_before,
+        output.report.estimated_tokens_after
+    );
+    assert_consistent(&output.messages);
+    for message in &output.messages {
+        if let AgentMessage::ToolResult(result) = message {
+            for block in result.content.blocks() {
+                if let ContentBlock::Text(text) = block {
+                    let _ = shown_names(&text.text);
+                    if let Some(id) = pruned_reference(&text.text) {
+                        assert_eq!(id, result.tool_call_id, "a marker names another result");
+                    }
+                }
+            }
+        }
+    }
+    let again = transform_context(&messages, &settings, window);
+    assert_eq!(again, output, "the same view transformed twice differs");
+}
+
+/// Settings from three bytes: the reference's defaults or the recommended strategy's, then the
+/// knobs a user can turn.
+fn settings_of(a: u8, b: u8, c: u8) -> TransformSettings {
+    let mut settings = if a.is_multiple_of(2) {
+        TransformSettings::default()
+    } else {
+        ctxkit_settings::Settings::recommended().transforms
+    };
+    settings.keep_recent_tool_results = usize::from(b % 4);
+    settings.prune_min_chars = [0, 40, 500][usize::from(b / 4 % 3)];
+    settings.head_lines = usize::from(b / 12 % 4);
+    settings.tail_lines = usize::from(b / 48 % 3);
+    settings.head_chars = [0, 10, 200][usize::from(c % 3)];
+    settings.tail_chars = [0, 7, 100][usize::from(c / 3 % 3)];
+    settings.prune_tool_calls = c & 0x10 != 0;
+    settings.cache_aware = c & 0x20 != 0;
+    settings.prune_when_it_pays = c & 0x40 != 0;
+    settings.drop_old_thinking = c & 0x80 != 0;
+    settings.window_threshold_percent = 1 + u64::from(a / 2 % 100);
+    settings.keep_last_messages = usize::from(a / 8 % 6);
+    settings.budget_note = a & 0x80 != 0;
+    settings
+}
+
+/// The messages of `data`: parts split at `0x00`, each a kind byte and its text.
+fn messages_of(data: &[u8]) -> Vec<AgentMessage> {
+    let mut messages = Vec::new();
+    let mut timestamp: u64 = 1_700_000_000_000;
+    for (index, part) in data.split(|byte| *byte == 0).enumerate() {
+        let Some((&kind, rest)) = part.split_first() else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(rest).into_owned();
+        // Long outputs are what the transforms cut: a part's text repeated by its kind's high bits.
+        let repeated = text.repeat(1 + usize::from(kind >> 5) * 8);
+        let id = format!("call_{}", usize::from(kind >> 3) % IDS);
+        timestamp += 1_000;
+        let value = match kind % 8 {
+            0 => serde_json::json!({"role": "user", "content": text, "timestamp": timestamp}),
+            1 => {
+                serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}],
+                "stopReason": "stop", "timestamp": timestamp})
+            }
+            2 => serde_json::json!({"role": "assistant", "content": [
+                    {"type": "text", "text": format!("step {index}")},
+                    {"type": "toolCall", "id": id, "name": "write", "arguments": {"path": "a.rs", "content": repeated}}],
+                "stopReason": "toolUse", "timestamp": timestamp}),
+            3 | 4 => serde_json::json!({"role": "toolResult", "toolCallId": id, "toolName": "bash",
+                "content": [{"type": "text", "text": repeated}], "isError": kind % 8 == 4,
+                "timestamp": timestamp}),
+            5 => serde_json::json!({"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": repeated},
+                    {"type": "toolCall", "id": id, "name": "read", "arguments": {"path": text}}],
+                "stopReason": "toolUse", "timestamp": timestamp}),
+            6 => serde_json::json!({"role": "toolResult", "toolCallId": id, "toolName": "read",
+                "content": [{"type": "text", "text": text},
+                    {"type": "image", "data": repeated, "mimeType": "image/png"}],
+                "isError": false, "timestamp": timestamp}),
+            _ => {
+                // A pause: the provider's cache expires before the next request.
+                timestamp += 3_600_000 * u64::from(kind >> 3);
+                continue;
+            }
+        };
+        messages.push(serde_json::from_value::<AgentMessage>(value).unwrap());
+    }
+    messages
+}
+
+/// The orphan rules (`ctxkit_transform::repair_orphans`): every result follows its call, every call
+/// has a result, except the calls of a last assistant that only results follow (still running).
+fn assert_consistent(messages: &[AgentMessage]) {
+    let pending = messages
+        .iter()
+        .rposition(|message| !matches!(message, AgentMessage::ToolResult(_)))
+        .filter(|&at| matches!(messages[at], AgentMessage::Assistant(_)));
+    let results: HashSet<&str> = messages
+        .iter()
+        .filter_map(|message| message.as_tool_result())
+        .map(|result| result.tool_call_id.as_str())
+        .collect();
+    let mut called: HashSet<&str> = HashSet::new();
+    for (at, message) in messages.iter().enumerate() {
+        match message {
+            AgentMessage::Assistant(assistant) => {
+                for block in &assistant.content {
+                    if let ContentBlock::ToolCall(call) = block {
+                        called.insert(call.id.as_str());
+                        assert!(
+                            Some(at) == pending || results.contains(call.id.as_str()),
+                            "a call without its result reaches the provider"
+                        );
+                    }
+                }
+            }
+            AgentMessage::ToolResult(result) => assert!(
+                called.contains(result.tool_call_id.as_str()),
+                "a result before (or without) its call reaches the provider"
+            ),
+            AgentMessage::User(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => {}
+        }
+    }
+}
