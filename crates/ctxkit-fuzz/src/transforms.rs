@@ -136,28 +136,23 @@ fn assert_consistent(messages: &[AgentMessage]) {
         .collect();
     let mut called: HashSet<&str> = HashSet::new();
     for (at, message) in messages.iter().enumerate() {
-        match message {
-            AgentMessage::Assistant(assistant) => {
-                for block in &assistant.content {
-                    if let ContentBlock::ToolCall(call) = block {
-                        called.insert(call.id.as_str());
-                        assert!(
-                            Some(at) == pending || results.contains(call.id.as_str()),
-                            "a call without its result reaches the provider"
-                        );
-                    }
-                }
-            }
-            AgentMessage::ToolResult(result) => assert!(
+        if let Some(result) = message.as_tool_result() {
+            assert!(
                 called.contains(result.tool_call_id.as_str()),
                 "a result before (or without) its call reaches the provider"
-            ),
-            AgentMessage::User(_)
-            | AgentMessage::BashExecution(_)
-            | AgentMessage::Custom(_)
-            | AgentMessage::BranchSummary(_)
-            | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => {}
+            );
+        }
+        let AgentMessage::Assistant(assistant) = message else {
+            continue;
+        };
+        for block in &assistant.content {
+            if let ContentBlock::ToolCall(call) = block {
+                called.insert(call.id.as_str());
+                assert!(
+                    Some(at) == pending || results.contains(call.id.as_str()),
+                    "a call without its result reaches the provider"
+                );
+            }
         }
     }
 }
