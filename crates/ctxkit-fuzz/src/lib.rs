@@ -15,9 +15,11 @@ use ctxkit_resources::{parse_frontmatter, strip_frontmatter, substitute_args};
 use ctxkit_session::{ContextForm, LeafSelector, Session, convert_to_llm, read_session_info};
 use ctxkit_summarizer::{SummaryPurpose, SummaryRequest, SummarySpan};
 
+mod reach;
 mod settings;
 mod transforms;
 
+pub use reach::{remove_reach_folder, untrusted_resources};
 pub use settings::{remove_settings_folder, untrusted_settings};
 pub use transforms::context_transforms;
 
@@ -36,6 +38,7 @@ pub const TARGETS: &[Target] = &[
     ("offline_summary", offline_summary),
     ("context_transforms", context_transforms),
     ("untrusted_settings", untrusted_settings),
+    ("untrusted_resources", untrusted_resources),
 ];
 
 thread_local! {

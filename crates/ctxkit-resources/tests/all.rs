@@ -8,5 +8,6 @@ mod content;
 mod loader;
 mod packages_git;
 mod packages_npm;
+mod project_links;
 mod resolve;
 mod settings;

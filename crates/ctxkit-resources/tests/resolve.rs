@@ -821,5 +821,18 @@ fn a_projects_resources_never_read_ctxkits_home() {
                 .contains("which a project's resources never read; it is not loaded")
         })
         .count();
-    assert_eq!(refused, 3, "{:#?}", resolved.diagnostics);
+    assert_eq!(refused, 2, "{:#?}", resolved.diagnostics);
+    // The linked `.ctxkit/prompts` folder is refused first for leading out of the project.
+    let linked = format!(
+        "leads out of the project folder `{}`",
+        world.cwd().display()
+    );
+    assert!(
+        resolved
+            .diagnostics
+            .iter()
+            .any(|diagnostic| diagnostic.message().contains(&linked)),
+        "{:#?}",
+        resolved.diagnostics
+    );
 }

@@ -141,6 +141,14 @@ const DICTIONARY: &[&[u8]] = &[
     b"/../",
     b"./",
     b"~/",
+    b"@ROOT@/",
+    b"../link/",
+    b"../inner/",
+    b"outside/",
+    b".agents/skills",
+    b"\"packages\":[",
+    b"\"skills\":[",
+    b"\"prompts\":[",
     b"-",
     b"--upload-pack=x",
     b"$1",
@@ -356,6 +364,7 @@ fn main() -> ExitCode {
     }
     ctxkit_fuzz::remove_scratch();
     ctxkit_fuzz::remove_settings_folder();
+    ctxkit_fuzz::remove_reach_folder();
     if crashed {
         ExitCode::FAILURE
     } else {

@@ -2,6 +2,7 @@
 //! top-level settings arrays and auto-discovered directories, ranked and de-duplicated.
 
 mod ancestors;
+mod confine;
 mod own_home;
 pub(crate) mod package_content;
 pub(crate) mod patterns;
@@ -14,6 +15,7 @@ use crate::diagnostics::ResourceDiagnostic;
 use crate::error::PackageError;
 use crate::source::PackageSource;
 use ancestors::ancestor_agent_skill_dirs;
+use confine::Confinement;
 use ctxkit_jail::LocalUsers;
 use ctxkit_settings::PackageSetting;
 use ctxkit_settings::ResourceKind;
@@ -311,11 +313,21 @@ fn resolve_local_entries(
     let base = scope_base(environment, scope);
     let (patterns, plain): (Vec<String>, Vec<String>) =
         entries.iter().cloned().partition(|entry| is_pattern(entry));
-    let paths: Vec<PathBuf> = plain
-        .iter()
-        .map(|entry| resolve_against(&base, &expand_tilde_loose(entry, &environment.home)))
-        .collect();
-    let files = collect_from_paths(&paths, kind);
+    let mut files = Vec::new();
+    for entry in &plain {
+        let path = resolve_against(&base, &expand_tilde_loose(entry, &environment.home));
+        let mut found = collect_from_paths(std::slice::from_ref(&path), kind);
+        if scope == SourceScope::Project {
+            let confinement = Confinement {
+                folder: &path,
+                role: "the project's entry",
+                hint: OWN_SETTINGS_HINT,
+            };
+            let diagnostics = &mut accumulator.resources.diagnostics;
+            confinement.retain(&mut found, PathBuf::as_path, diagnostics);
+        }
+        files.extend(found);
+    }
     let enabled = apply_patterns(&files, &patterns, &base);
     let metadata = PathMetadata {
         source: "local".to_owned(),
@@ -355,19 +367,27 @@ fn add_auto_discovered(
             ResourceKind::Prompts => collect_direct_files(&directory, ".md"),
             ResourceKind::Themes => collect_direct_files(&directory, ".json"),
         };
+        let diagnostics = &mut accumulator.resources.diagnostics;
+        if scope == SourceScope::Project {
+            confine_discovered(&mut files, &environment.cwd, diagnostics);
+        }
         if kind == ResourceKind::Skills {
             let agent_dirs = match scope {
-                SourceScope::Project => ancestor_agent_skill_dirs(
-                    environment,
-                    &LocalUsers::of_process(),
-                    &mut accumulator.resources.diagnostics,
-                ),
+                SourceScope::Project => {
+                    ancestor_agent_skill_dirs(environment, &LocalUsers::of_process(), diagnostics)
+                }
                 SourceScope::User | SourceScope::Temporary => {
                     vec![environment.home.join(".agents/skills")]
                 }
             };
             for agent_dir in agent_dirs {
-                files.extend(collect_skill_entries(&agent_dir, SkillScanMode::Agents));
+                let mut found = collect_skill_entries(&agent_dir, SkillScanMode::Agents);
+                // `<folder>/.agents/skills`: what it holds stays in `<folder>`.
+                let holder = agent_dir.parent().and_then(Path::parent);
+                if let (SourceScope::Project, Some(holder)) = (scope, holder) {
+                    confine_discovered(&mut found, holder, diagnostics);
+                }
+                files.extend(found);
             }
         }
         let overrides = settings.resource_entries_in(settings_scope, kind);
@@ -376,6 +396,24 @@ fn add_auto_discovered(
             accumulator.add(kind, file, enabled, &metadata);
         }
     }
+}
+
+/// How a file a project's folder leads out to can still be loaded: by the user's own choice.
+const OWN_SETTINGS_HINT: &str = " (to load it, name it in your own settings)";
+
+/// Leaves out the files a project's auto-discovered folder found whose real place lies outside
+/// `holder` (the project, or the ancestor holding `.agents/skills`), with a warning.
+fn confine_discovered(
+    files: &mut Vec<PathBuf>,
+    holder: &Path,
+    diagnostics: &mut Vec<ResourceDiagnostic>,
+) {
+    let confinement = Confinement {
+        folder: holder,
+        role: "the project folder",
+        hint: OWN_SETTINGS_HINT,
+    };
+    confinement.retain(files, PathBuf::as_path, diagnostics);
 }
 
 /// Resolves everything configured in both settings scopes. Never fails: broken

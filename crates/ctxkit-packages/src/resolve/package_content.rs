@@ -9,6 +9,7 @@ use ctxkit_settings::PackageSetting;
 
 use crate::diagnostics::ResourceDiagnostic;
 
+use super::confine::Confinement;
 use super::patterns::{apply_patterns, has_glob, is_override_pattern};
 use super::walk::{
     EntryType, collect_from_paths, collect_resource_files, entry_type, manifest_entries,
@@ -65,23 +66,12 @@ fn files_from_manifest_entries(
 /// Leaves out of `files` each one whose real place (symlinks followed) is not inside the
 /// package's real root, with a warning into `refused`.
 fn confine(root: &Path, files: &mut KindFiles, refused: &mut Vec<ResourceDiagnostic>) {
-    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    files.retain(|(path, _)| {
-        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
-        let inside = real.starts_with(&real_root);
-        if !inside {
-            refused.push(ResourceDiagnostic::warning(
-                format!(
-                    "`{}` leads out of the package `{}` (to `{}`); it is not loaded",
-                    path.display(),
-                    root.display(),
-                    real.display()
-                ),
-                path,
-            ));
-        }
-        inside
-    });
+    let confinement = Confinement {
+        folder: root,
+        role: "the package",
+        hint: "",
+    };
+    confinement.retain(files, |(path, _)| path.as_path(), refused);
 }
 
 /// Files and directories below `root` whose relative path matches `pattern` (dot entries are
