@@ -17,10 +17,12 @@ use ctxkit_summarizer::{SummaryPurpose, SummaryRequest, SummarySpan};
 
 mod reach;
 mod settings;
+mod tools;
 mod transforms;
 
 pub use reach::{remove_reach_folder, untrusted_resources};
 pub use settings::{remove_settings_folder, untrusted_settings};
+pub use tools::agent_tools;
 pub use transforms::context_transforms;
 
 /// A target: its name (the directory of its corpus) and its body.
@@ -39,6 +41,7 @@ pub const TARGETS: &[Target] = &[
     ("context_transforms", context_transforms),
     ("untrusted_settings", untrusted_settings),
     ("untrusted_resources", untrusted_resources),
+    ("agent_tools", agent_tools),
 ];
 
 thread_local! {

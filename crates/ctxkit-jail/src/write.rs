@@ -5,7 +5,7 @@
 //! needs the folder's permission, and would otherwise replace a `0444` file that `echo x > file`
 //! by the same user cannot change.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cap_std::fs::Dir;
 
@@ -131,9 +131,45 @@ impl Jail {
             });
         };
         let parent = relative.parent().unwrap_or(Path::new(""));
-        self.create_dir_all(parent)?;
+        // A write that fails leaves no folder it made for the file.
+        let missing = self.missing_folders(parent);
+        let written = self.create_dir_all(parent).and_then(|()| {
+            self.write_in_parent(relative, parent, Path::new(name), content, may_write)
+        });
+        if written.is_err() {
+            for folder in missing.iter().rev() {
+                let _ = self.dir.remove_dir(folder);
+            }
+        }
+        written
+    }
+
+    /// The folders of `parent` (relative) that do not exist yet, outermost first.
+    fn missing_folders(&self, parent: &Path) -> Vec<PathBuf> {
+        let mut missing: Vec<PathBuf> = parent
+            .ancestors()
+            .filter(|folder| !folder.as_os_str().is_empty())
+            .take_while(|folder| {
+                self.dir
+                    .symlink_metadata(folder)
+                    .is_err_and(|error| error.kind() == std::io::ErrorKind::NotFound)
+            })
+            .map(Path::to_path_buf)
+            .collect();
+        missing.reverse();
+        missing
+    }
+
+    /// The rest of [`Self::write_atomic_probed`], once `parent` exists.
+    fn write_in_parent(
+        &self,
+        relative: &Path,
+        parent: &Path,
+        name: &Path,
+        content: &[u8],
+        may_write: WriteProbe,
+    ) -> Result<(), JailError> {
         let dir = self.open_dir(parent)?;
-        let name = Path::new(name);
         self.check_guarded(&dir, relative, name)?;
         if dir.metadata(name).is_ok_and(|metadata| metadata.is_dir()) {
             return Err(JailError::NotRegular {
@@ -231,6 +267,33 @@ mod tests {
             );
         }
         assert!(matches!(judge(os_error(libc::EIO)), Writable::Unknown(_)));
+    }
+
+    /// Found by the `agent_tools` fuzz target: `write new/<300 characters>.txt` failed with "File
+    /// name too long" and said the file was left unchanged, but left the folder `new` it made.
+    #[test]
+    fn a_failed_write_leaves_no_folder_it_made_and_keeps_those_that_were_there() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("kept")).unwrap();
+        let jail = Jail::open_bare(dir.path()).unwrap();
+        let long = "n".repeat(300);
+        for path in [
+            format!("new/deeper/{long}.txt"),
+            format!("kept/made/{long}.txt"),
+        ] {
+            let error = jail.write_atomic(Path::new(&path), b"x").unwrap_err();
+            assert!(error.to_string().contains("too long"), "{error}");
+        }
+        let error = jail
+            .write_atomic(Path::new(&format!("new/{long}/x.txt")), b"x")
+            .unwrap_err();
+        assert!(error.to_string().contains("too long"), "{error}");
+        assert_eq!(names(dir.path()), ["kept"]);
+        assert!(names(&dir.path().join("kept")).is_empty());
+        // A folder that exists is used as it is, and one a write made for its file stays.
+        jail.write_atomic(Path::new("kept/made/ok.txt"), b"x")
+            .unwrap();
+        assert_eq!(names(&dir.path().join("kept/made")), ["ok.txt"]);
     }
 
     /// QA: as a user who may not write `ro.txt` (`0444`), `write` renamed its temporary file over
