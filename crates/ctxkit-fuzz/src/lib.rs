@@ -15,12 +15,16 @@ use ctxkit_resources::{parse_frontmatter, strip_frontmatter, substitute_args};
 use ctxkit_session::{ContextForm, LeafSelector, Session, convert_to_llm, read_session_info};
 use ctxkit_summarizer::{SummaryPurpose, SummaryRequest, SummarySpan};
 
+mod page;
 mod reach;
+mod serve;
 mod settings;
 mod tools;
 mod transforms;
 
+pub use page::session_page;
 pub use reach::{remove_reach_folder, untrusted_resources};
+pub use serve::serve_requests;
 pub use settings::{remove_settings_folder, untrusted_settings};
 pub use tools::agent_tools;
 pub use transforms::context_transforms;
@@ -42,6 +46,8 @@ pub const TARGETS: &[Target] = &[
     ("untrusted_settings", untrusted_settings),
     ("untrusted_resources", untrusted_resources),
     ("agent_tools", agent_tools),
+    ("session_page", session_page),
+    ("serve_requests", serve_requests),
 ];
 
 thread_local! {

@@ -334,8 +334,21 @@ fn read_request(text: &str) -> Result<Parts, (Id, MethodError)> {
     }
     let envelope: Envelope = match serde_json::from_str(text) {
         Ok(envelope) => envelope,
-        Err(error) if is_syntax(&error) => return not_json(error),
-        Err(error) => return invalid(Id::Null, &format!("invalid request: {error}")),
+        // JSON this reader cannot hold (a number past `f64`: `1e999`) is answered under its id.
+        Err(error) if is_syntax(&error) => {
+            return match lone_id(text) {
+                Some(id) => Err((
+                    id,
+                    MethodError::new(codes::PARSE_ERROR, format!("not JSON: {error}")),
+                )),
+                None => not_json(error),
+            };
+        }
+        // Wrong in its shape (a key written twice): still answered under its id when it has one.
+        Err(error) => {
+            let id = lone_id(text).unwrap_or(Id::Null);
+            return invalid(id, &format!("invalid request: {error}"));
+        }
     };
     let id = match envelope.id {
         None => None,
@@ -367,6 +380,40 @@ fn read_request(text: &str) -> Result<Parts, (Id, MethodError)> {
         }
     };
     Ok(Parts { id, method, params })
+}
+
+/// The id of a request object that names exactly one, readable as an id: a request refused for a
+/// `method` written twice is still answered where its client waits. Two ids name none.
+fn lone_id(text: &str) -> Option<Id> {
+    struct Ids<'a>(Vec<&'a RawValue>);
+    struct IdsVisitor;
+    impl<'de> serde::de::Visitor<'de> for IdsVisitor {
+        type Value = Ids<'de>;
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            formatter.write_str("a request object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Ids<'de>, A::Error> {
+            let mut ids = Vec::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "id" {
+                    ids.push(map.next_value::<&RawValue>()?);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(Ids(ids))
+        }
+    }
+    impl<'de> Deserialize<'de> for Ids<'de> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_map(IdsVisitor)
+        }
+    }
+    let ids: Ids = serde_json::from_str(text).ok()?;
+    match ids.0.as_slice() {
+        [only] => Id::read(only),
+        _ => None,
+    }
 }
 
 /// Whether `error` says the text is not JSON (rather than JSON of the wrong shape).

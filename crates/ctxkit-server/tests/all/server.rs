@@ -511,6 +511,43 @@ async fn a_request_line_past_the_limit_is_refused_and_the_server_goes_on() {
     assert_eq!(init["result"]["server"], "ctxkit");
 }
 
+/// Found by the `serve_requests` fuzz target: a request with a key written twice, or a number past
+/// what the reader holds (`1e99999`), was refused under the id `null`, so a client waiting for its
+/// id waited forever. It is answered under its id when it names one; with two ids it names none,
+/// and `null` it is.
+#[tokio::test]
+async fn a_request_refused_for_its_shape_is_answered_under_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    client
+        .send_raw(
+            b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"initialize\",\"method\":\"view.get\"}\n",
+        )
+        .await;
+    let refused = client.answer_to(json!(5)).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("duplicate field `method`"), "{message}");
+    client
+        .send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"initialize\",\"id\":7}\n")
+        .await;
+    let refused = client.answer_to(Value::Null).await;
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("duplicate field `id`")
+    );
+    // A number this reader cannot hold, in JSON that is otherwise sound.
+    client
+        .send_raw(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"initialize\",\"params\":{\"t\":1e99999}}\n")
+        .await;
+    let refused = client.answer_to(json!(8)).await;
+    assert_eq!(refused["error"]["code"], -32700, "{refused}");
+    let init = client.call("initialize", Value::Null).await;
+    assert_eq!(init["result"]["server"], "ctxkit");
+}
+
 /// `model.set` picks the model's `compaction.modelOverrides` entry: the same usage is under the
 /// threshold for one model and over it for the model whose override reserves more.
 #[tokio::test]
