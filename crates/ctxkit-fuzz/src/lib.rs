@@ -64,18 +64,26 @@ impl Drop for Scratch {
     }
 }
 
+/// A path of this process and thread in the temporary directory:
+/// `ctxkit-fuzz-<what>-<pid>-<thread>`.
+fn thread_temp_path(what: &str) -> PathBuf {
+    let name = format!(
+        "ctxkit-fuzz-{what}-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    )
+    .replace(['(', ')'], "");
+    std::env::temp_dir().join(name)
+}
+
 /// A file of this process and thread to load sessions from (the loader reads files).
 fn scratch_path() -> PathBuf {
     SCRATCH.with(|cell| {
         cell.borrow_mut()
             .get_or_insert_with(|| {
-                let name = format!(
-                    "ctxkit-fuzz-{}-{:?}.jsonl",
-                    std::process::id(),
-                    std::thread::current().id()
-                )
-                .replace(['(', ')'], "");
-                Scratch(std::env::temp_dir().join(name))
+                let mut path = thread_temp_path("scratch");
+                path.set_extension("jsonl");
+                Scratch(path)
             })
             .0
             .clone()

@@ -86,13 +86,7 @@ pub fn remove_reach_folder() {
 }
 
 fn build_world() -> World {
-    let name = format!(
-        "ctxkit-fuzz-reach-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    )
-    .replace(['(', ')'], "");
-    let root = std::env::temp_dir().join(name);
+    let root = crate::thread_temp_path("reach");
     let _ = std::fs::remove_dir_all(&root);
     for (path, text) in FILES {
         let path = root.join(path);

@@ -38,13 +38,7 @@ impl Drop for Folder {
 }
 
 fn folder() -> Folder {
-    let name = format!(
-        "ctxkit-fuzz-serve-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    )
-    .replace(['(', ')'], "");
-    let root = std::env::temp_dir().join(name);
+    let root = crate::thread_temp_path("serve");
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(root.join("sessions")).unwrap();
     Folder(root)

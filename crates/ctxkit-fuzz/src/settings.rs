@@ -43,13 +43,7 @@ fn folder() -> (PathBuf, PathBuf, Value) {
     FOLDER.with(|cell| {
         let mut cell = cell.borrow_mut();
         let (folder, baseline) = cell.get_or_insert_with(|| {
-            let name = format!(
-                "ctxkit-fuzz-settings-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            )
-            .replace(['(', ')'], "");
-            let root = std::env::temp_dir().join(name);
+            let root = crate::thread_temp_path("settings");
             std::fs::create_dir_all(root.join("project/.ctxkit")).unwrap();
             std::fs::create_dir_all(root.join("empty/.ctxkit")).unwrap();
             std::fs::write(root.join("global.json"), GLOBAL).unwrap();

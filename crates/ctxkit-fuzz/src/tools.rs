@@ -79,13 +79,7 @@ impl Drop for World {
 
 impl World {
     fn build() -> Self {
-        let name = format!(
-            "ctxkit-fuzz-tools-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        )
-        .replace(['(', ')'], "");
-        let root = std::env::temp_dir().join(name);
+        let root = crate::thread_temp_path("tools");
         let _ = std::fs::remove_dir_all(&root);
         std::fs::create_dir_all(&root).unwrap();
         let root = std::fs::canonicalize(&root).unwrap();
