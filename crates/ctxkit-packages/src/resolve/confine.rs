@@ -15,7 +15,8 @@ use crate::diagnostics::ResourceDiagnostic;
 pub(crate) struct Confinement<'a> {
     /// The folder, as named (for messages).
     pub(crate) folder: &'a Path,
-    /// What the folder is, for messages: "the package", "the project", "the entry".
+    /// What the folder is, for messages: "the package", "the project folder", "the project's
+    /// entry".
     pub(crate) role: &'a str,
     /// Said after "it is not loaded" (empty: nothing).
     pub(crate) hint: &'a str,
