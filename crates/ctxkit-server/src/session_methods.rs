@@ -82,7 +82,10 @@ pub(crate) async fn create(shared: &Arc<Shared>, raw: Value) -> Result<Value, Me
         Session::in_memory(&params.cwd)
     } else {
         let dir = match params.session_dir {
-            Some(dir) => dir,
+            Some(dir) => {
+                check_session_dir(&dir)?;
+                dir
+            }
             None => {
                 check_folder_name(&params.cwd)?;
                 default_session_dir(&shared.config.sessions_root, &params.cwd)
@@ -114,6 +117,22 @@ pub(crate) fn check_cwd(cwd: &str) -> Result<(), MethodError> {
         return Err(invalid_cwd(format!("`{cwd}` is not an absolute path")));
     }
     Ok(())
+}
+
+/// A `session_dir` is an absolute folder: a relative one would name a folder below wherever the
+/// server happens to run (over WebSocket, not where the client is).
+fn check_session_dir(dir: &Path) -> Result<(), MethodError> {
+    if dir.is_absolute() {
+        return Ok(());
+    }
+    Err(MethodError::new(
+        codes::INVALID_PARAMS,
+        format!(
+            "invalid params: `session_dir` `{}` is not an absolute path; pass the folder's \
+             absolute path",
+            dir.display()
+        ),
+    ))
 }
 
 /// The sessions folder is named after `cwd` as Pi names it (`--home-me-project--`), one file name:

@@ -704,8 +704,10 @@ async fn pruned_fetch_reads_a_result_or_its_call() {
 }
 
 /// `session.create` refuses a `cwd` that is empty, relative or holds a NUL byte, and one whose
-/// sessions folder name is longer than a file name may be, naming `cwd` (-32602). Before, each was
-/// accepted and every later write failed ("File name too long") or went to a folder nobody meant.
+/// sessions folder name is longer than a file name may be, naming `cwd` (-32602), and a relative
+/// `session_dir`. Before, each was accepted and every later write failed ("File name too long") or
+/// went to a folder nobody meant (the `serve_requests` fuzz target's runs wrote sessions into the
+/// working folder through mutated `session_dir`s).
 #[tokio::test]
 async fn session_create_refuses_a_cwd_no_sessions_folder_can_be_named_after() {
     let dir = tempfile::tempdir().unwrap();
@@ -716,6 +718,24 @@ async fn session_create_refuses_a_cwd_no_sessions_folder_can_be_named_after() {
         assert_eq!(refused["error"]["code"], -32602, "{cwd:?}: {refused}");
         let message = refused["error"]["message"].as_str().unwrap();
         assert!(message.contains("`cwd`"), "{cwd:?}: {message}");
+    }
+    // A relative `session_dir` would be below wherever the server runs.
+    for session_dir in ["", "sessions", "../up"] {
+        let refused = client
+            .call(
+                "session.create",
+                json!({"cwd": "/p", "session_dir": session_dir}),
+            )
+            .await;
+        assert_eq!(
+            refused["error"]["code"], -32602,
+            "{session_dir:?}: {refused}"
+        );
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("`session_dir`"),
+            "{session_dir:?}: {message}"
+        );
     }
     // Kept elsewhere, the long one's folder is never named after it; a long name that fits works.
     let elsewhere = client
