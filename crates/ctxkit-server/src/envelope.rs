@@ -339,7 +339,10 @@ fn read_request(text: &str) -> Result<Parts, (Id, MethodError)> {
             return match lone_id(text) {
                 Some(id) => Err((
                     id,
-                    MethodError::new(codes::PARSE_ERROR, format!("not JSON: {error}")),
+                    MethodError::new(
+                        codes::PARSE_ERROR,
+                        format!("the request holds JSON this server cannot read: {error}"),
+                    ),
                 )),
                 None => not_json(error),
             };

@@ -544,6 +544,11 @@ async fn a_request_refused_for_its_shape_is_answered_under_its_id() {
         .await;
     let refused = client.answer_to(json!(8)).await;
     assert_eq!(refused["error"]["code"], -32700, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("JSON this server cannot read: number out of range"),
+        "{message}"
+    );
     let init = client.call("initialize", Value::Null).await;
     assert_eq!(init["result"]["server"], "ctxkit");
 }
