@@ -21,6 +21,7 @@ mod serve;
 mod settings;
 mod tools;
 mod transforms;
+mod tree;
 
 pub use page::session_page;
 pub use reach::{remove_reach_folder, untrusted_resources};

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use ctxkit_packages::{LocalPackagesOnly, ResolvedResources, resolve_configured};
 use ctxkit_settings::{Environment, ResourceKind, SettingsManager};
 
+use crate::tree::{Snapshot, snapshot};
+
 /// The placeholder for the temporary folder's absolute path.
 const ROOT_PLACEHOLDER: &str = "@ROOT@";
 
@@ -67,7 +69,7 @@ const SKILL: &str = "---\nname: skill\ndescription: A skill.\n---\nDo it.\n";
 struct World {
     root: PathBuf,
     baseline: BTreeSet<PathBuf>,
-    files: BTreeSet<(PathBuf, u64)>,
+    files: Snapshot,
 }
 
 impl Drop for World {
@@ -112,30 +114,12 @@ fn build_world() -> World {
             place.display()
         );
     }
-    let files = listing(&root);
+    let files = snapshot(&root);
     World {
         root,
         baseline,
         files,
     }
-}
-
-/// Every file, folder and symlink under `root` (symlinks not followed), with its length.
-fn listing(root: &Path) -> BTreeSet<(PathBuf, u64)> {
-    let mut found = BTreeSet::new();
-    let mut folders = vec![root.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let entry = entry.unwrap();
-            let metadata = std::fs::symlink_metadata(entry.path()).unwrap();
-            if metadata.is_dir() {
-                folders.push(entry.path());
-            }
-            let relative = entry.path().strip_prefix(root).unwrap().to_path_buf();
-            found.insert((relative, if metadata.is_dir() { 0 } else { metadata.len() }));
-        }
-    }
-    found
 }
 
 /// Resolves the world's project with its settings file as it is, never trusted by the user (a
@@ -178,7 +162,7 @@ pub fn untrusted_resources(data: &[u8]) {
         }
         std::fs::remove_file(settings_path).unwrap();
         assert_eq!(
-            listing(&world.root),
+            snapshot(&world.root),
             world.files,
             "resolving changed the files"
         );

@@ -8,14 +8,15 @@
 //! The input is JSON lines, `{"tool": "write", "arguments": {...}}`, at most [`MAX_CALLS`] of them;
 //! `@ROOT@` stands for the world's folder, so absolute paths can be written.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ctxkit_agent::{ToolContext, ToolRegistry, Workspace};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+
+use crate::tree::{Snapshot, snapshot};
 
 /// The placeholder for the world's absolute path.
 const ROOT_PLACEHOLDER: &str = "@ROOT@";
@@ -129,39 +130,8 @@ impl World {
     }
 }
 
-/// Every entry below `folder` (symlinks not followed): a file's bytes, a link's target, `None`
-/// for a folder.
-fn snapshot(folder: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
-    let mut found = BTreeMap::new();
-    let mut folders = vec![folder.to_path_buf()];
-    while let Some(current) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&current) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry.unwrap().path();
-            let metadata = std::fs::symlink_metadata(&path).unwrap();
-            let content = if metadata.is_dir() {
-                folders.push(path.clone());
-                None
-            } else if metadata.is_symlink() {
-                Some(
-                    std::fs::read_link(&path)
-                        .unwrap()
-                        .into_os_string()
-                        .into_encoded_bytes(),
-                )
-            } else {
-                Some(std::fs::read(&path).unwrap())
-            };
-            found.insert(path, content);
-        }
-    }
-    found
-}
-
 /// Everything a call must leave as it was: the world but the project and the saved outputs.
-fn outside_the_project(world: &World) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+fn outside_the_project(world: &World) -> Snapshot {
     let project = world.project();
     let outputs = world.outputs();
     let mut found = snapshot(&world.root);
@@ -170,7 +140,7 @@ fn outside_the_project(world: &World) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
 }
 
 /// The project's guarded folders.
-fn guarded(world: &World) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+fn guarded(world: &World) -> Snapshot {
     let mut found = snapshot(&world.project().join(".git"));
     found.extend(snapshot(&world.project().join(".ctxkit")));
     found
