@@ -142,7 +142,7 @@ impl ModelClient {
         }
         let headers = quiet.headers(&wire.url, &wire.headers)?;
         let text = quiet
-            .post(&wire.url, &headers, &wire.body.to_string(), cancel)
+            .post_reply(&wire.url, &headers, &wire.body.to_string(), cancel)
             .await?;
         let mut reply = quiet.parse_chat(&text)?;
         quiet.stamp_reply(&mut reply, &request);

@@ -68,12 +68,12 @@ impl ModelClient {
         let wire = self.chat_wire(request);
         let headers = self.headers(&wire.url, &wire.headers)?;
         let body = wire.body.to_string();
-        let text = match self.post(&wire.url, &headers, &body, cancel).await {
+        let text = match self.post_reply(&wire.url, &headers, &body, cancel).await {
             Ok(text) => text,
             // A refused beta is remembered for the endpoint; the request goes once more without it.
             Err(error) if self.remember_refused_betas(&error, &wire.url, &headers) => {
                 let headers = self.headers(&wire.url, &wire.headers)?;
-                self.post(&wire.url, &headers, &body, cancel).await?
+                self.post_reply(&wire.url, &headers, &body, cancel).await?
             }
             Err(error) => return Err(error),
         };
@@ -174,7 +174,7 @@ impl ModelClient {
         let invalid = |message: &str| LlmError::InvalidResponse {
             provider: config.provider.clone(),
             message: message.to_owned(),
-            body: text.to_owned(),
+            body: self.redacted(text),
         };
         let value: Value = serde_json::from_str(text).map_err(|_| invalid("not JSON"))?;
         let parsed = match config.api {
@@ -258,7 +258,13 @@ impl ModelClient {
         self.stamp(reply);
     }
 
+    /// Marks `reply` as this model's and takes out of it the credentials this client sent (every
+    /// reply a client returns passes here).
     pub(crate) fn stamp(&self, reply: &mut AssistantMessage) {
+        self.reply_secrets().redact_reply(reply);
+        if let Some(message) = reply.error_message.as_mut() {
+            *message = self.redacted(message);
+        }
         let config = self.config();
         reply.api = Some(config.api.as_str().to_owned());
         reply.provider = Some(config.provider.clone());

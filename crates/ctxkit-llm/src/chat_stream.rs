@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::chat::ChatRequest;
 use crate::client::ModelClient;
+use crate::echoes::ShownDeltas;
 use crate::error::LlmError;
 use crate::http::TimeoutPhase;
 use crate::models::Api;
@@ -99,8 +100,8 @@ impl ModelClient {
             Whole::Text(text) => {
                 // A server that ignores `stream` answers whole: read it as `chat` would.
                 let mut reply = self.parse_chat(&text)?;
-                show_whole(&reply, sink);
                 self.stamp_reply(&mut reply, request);
+                show_whole(&reply, sink);
                 return Ok(reply);
             }
             Whole::Stream(response) => response,
@@ -198,8 +199,23 @@ impl ModelClient {
     }
 
     /// Reads a stream to its end (or until cancelled, stalled, broken or failed), showing deltas;
-    /// the reply and the provider's id of it.
+    /// the reply and the provider's id of it. What is shown passes the reply's redaction, a
+    /// credential in pieces included; the reply is redacted whole when it is stamped.
     async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        cancel: &CancellationToken,
+        sink: &mut DeltaSink<'_>,
+    ) -> (AssistantMessage, Option<String>) {
+        let mut shown = ShownDeltas::new(self.reply_secrets());
+        let read = self
+            .read_events_shown(response, cancel, &mut |delta| shown.show(delta, sink))
+            .await;
+        shown.finish(sink);
+        read
+    }
+
+    async fn read_events_shown(
         &self,
         mut response: reqwest::Response,
         cancel: &CancellationToken,

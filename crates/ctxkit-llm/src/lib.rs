@@ -12,6 +12,7 @@ mod chat_stream;
 mod client;
 mod config;
 mod continuation;
+mod echoes;
 mod endpoint;
 mod error;
 mod failure;

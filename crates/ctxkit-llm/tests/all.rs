@@ -12,6 +12,8 @@ mod chat_streaming;
 mod common;
 #[path = "all/context_editing.rs"]
 mod context_editing;
+#[path = "all/echoed_secrets.rs"]
+mod echoed_secrets;
 #[path = "all/foreign_keys.rs"]
 mod foreign_keys;
 #[path = "all/live.rs"]

@@ -49,7 +49,14 @@ impl fmt::Debug for ApiKey {
 /// words). Credentials recognised by their shape go too, known or not: `Basic <base64>` and
 /// `Bearer <token>` values and the `user:password@` of URLs.
 pub fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
-    let mut redacted = scrub::scrub(text);
+    redact_known(&scrub::scrub(text), secrets)
+}
+
+/// `text` with every occurrence of the given secrets replaced by `<redacted>`, as [`redact`] does,
+/// but nothing taken out for its shape: for a model's own writing, where a `Bearer ${TOKEN}` or a
+/// `postgres://app:pw@localhost` is code, not a credential.
+pub fn redact_known<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
+    let mut redacted = text.to_owned();
     for secret in secrets {
         let secret = secret.trim();
         if secret.len() >= 8 {
@@ -161,6 +168,19 @@ pub fn secret_variables_for_child(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redact_known_takes_out_the_secrets_and_leaves_what_only_looks_like_one() {
+        let text = "key sk\\u002dtest-01234567 at https://app:pw@host and Bearer abcDEF123456";
+        assert_eq!(
+            redact_known(text, ["sk-test-01234567"]),
+            "key <redacted> at https://app:pw@host and Bearer abcDEF123456"
+        );
+        assert_eq!(
+            redact(text, ["sk-test-01234567"]),
+            "key <redacted> at https://<redacted>@host and Bearer <redacted>"
+        );
+    }
 
     #[test]
     fn provider_keys_and_tokens_are_secret_variables() {

@@ -9,6 +9,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
+use crate::echoes::ReplySecrets;
 use crate::error::LlmError;
 use crate::http::{HttpClient, TimeoutPhase, error_chain};
 use crate::retry::{RetryObserver, retry_after, with_retries};
@@ -28,6 +29,8 @@ pub struct ModelClient {
     http: HttpClient,
     /// The conversation whose message thread conversation requests continue, when bound.
     thread: Option<crate::threads::ThreadBinding>,
+    /// What this client sends that a reply must not hold.
+    reply_secrets: ReplySecrets,
 }
 
 impl ModelClient {
@@ -46,11 +49,17 @@ impl ModelClient {
             let (name, value) = header(name, value)?;
             custom_headers.insert(name, value);
         }
+        let reply_secrets = ReplySecrets::new(
+            config.api_key.as_ref().map(ApiKey::expose_secret),
+            &config.headers,
+            &config.base_url,
+        );
         Ok(Self {
             config,
             custom_headers,
             http,
             thread: None,
+            reply_secrets,
         })
     }
 
@@ -136,14 +145,40 @@ impl ModelClient {
         Ok(headers)
     }
 
-    /// POSTs `body` with retries; the answer's text on a success status. Stops as soon as
-    /// `cancel` fires.
+    /// POSTs `body` with retries; the answer's text on a success status, redacted of every
+    /// secret and credential shape (a summary, a completion). Stops as soon as `cancel` fires.
     pub(crate) async fn post(
         &self,
         url: &str,
         headers: &HeaderMap,
         body: &str,
         cancel: &CancellationToken,
+    ) -> Result<String, LlmError> {
+        self.post_answer(url, headers, body, cancel, Answer::Completion)
+            .await
+    }
+
+    /// [`Self::post`] for a conversation reply: its text as it came, for
+    /// [`Self::parse_chat`], whose errors are redacted, and [`Self::stamp`], which takes the
+    /// credentials this client sent out of the reply and leaves the model's own code alone.
+    pub(crate) async fn post_reply(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, LlmError> {
+        self.post_answer(url, headers, body, cancel, Answer::Reply)
+            .await
+    }
+
+    async fn post_answer(
+        &self,
+        url: &str,
+        headers: &HeaderMap,
+        body: &str,
+        cancel: &CancellationToken,
+        answer: Answer,
     ) -> Result<String, LlmError> {
         // Whole requests are summaries' (cache-prefix) and embedders': only the log hears of retries.
         let mut unobserved = |_| {};
@@ -152,7 +187,7 @@ impl ModelClient {
             &self.config.provider,
             cancel,
             &mut unobserved,
-            || self.send_once(url, headers, body),
+            || self.send_once(url, headers, body, answer),
         );
         tokio::select! {
             biased;
@@ -166,6 +201,7 @@ impl ModelClient {
         url: &str,
         headers: &HeaderMap,
         body: &str,
+        answer: Answer,
     ) -> Result<String, LlmError> {
         let response = self
             .http
@@ -180,13 +216,16 @@ impl ModelClient {
         let status = response.status();
         let headers = response.headers().clone();
         let text = self.read_bounded(response).await?;
-        // Every answer, whatever its status, passes here before anything reads it: a reply (or an
-        // unreadable 200 body) echoing the key never reaches an error, a log or a session.
-        let text = redact(&text, self.secrets());
+        // Every answer but a conversation reply passes here before anything reads it: a refusal
+        // or a completion echoing the key never reaches an error, a log or a session. A reply is
+        // redacted once parsed (`stamp`), its errors by `parse_chat`.
         if !status.is_success() {
             return Err(self.answer_error(status, &headers, &text));
         }
-        Ok(text)
+        Ok(match answer {
+            Answer::Completion => self.redacted(&text),
+            Answer::Reply => text,
+        })
     }
 
     /// Sends a streaming request (with retries until the response starts, each announced to
@@ -274,7 +313,6 @@ impl ModelClient {
         }
     }
 
-    /// `text` with every secret of [`Self::secrets`] redacted.
     /// A whole answer's body as text, refused once it passes `llm.maxReplyBytes` (a server that
     /// never ends its body cannot grow the process without bound).
     pub(crate) async fn read_bounded(
@@ -300,8 +338,14 @@ impl ModelClient {
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
+    /// `text` with every secret of [`Self::secrets`] and every credential shape redacted.
     pub(crate) fn redacted(&self, text: &str) -> String {
         redact(text, self.secrets())
+    }
+
+    /// What a reply must not hold.
+    pub(crate) fn reply_secrets(&self) -> &ReplySecrets {
+        &self.reply_secrets
     }
 
     /// What must never be shown: the key, configured header values, and the user name and
@@ -314,12 +358,7 @@ impl ModelClient {
             .map(ApiKey::expose_secret)
             .chain(self.config.headers.values().map(String::as_str))
             .collect();
-        if let Some((_, after_scheme)) = self.config.base_url.split_once("://")
-            && let Some((userinfo, _)) = after_scheme
-                .split_once('/')
-                .map_or(after_scheme, |(authority, _)| authority)
-                .rsplit_once('@')
-        {
+        if let Some(userinfo) = crate::echoes::userinfo(&self.config.base_url) {
             secrets.extend(userinfo.split(':').filter(|part| !part.is_empty()));
             secrets.push(userinfo);
         }
@@ -374,4 +413,13 @@ fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), LlmError
 /// What an answer cut at `llm.maxReplyBytes` says.
 pub(crate) fn reply_too_large(limit: u64) -> String {
     format!("the answer passed the limit of {limit} bytes (`llm.maxReplyBytes`) and was cut there")
+}
+
+/// What an answer to a request is, for what is taken out of it before it is read.
+#[derive(Debug, Clone, Copy)]
+enum Answer {
+    /// A conversation reply: the model's writing, redacted once parsed.
+    Reply,
+    /// Anything else (a summary, a refusal): redacted whole.
+    Completion,
 }
