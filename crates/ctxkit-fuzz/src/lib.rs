@@ -16,6 +16,7 @@ use ctxkit_session::{ContextForm, LeafSelector, Session, convert_to_llm, read_se
 use ctxkit_summarizer::{SummaryPurpose, SummaryRequest, SummarySpan};
 
 mod page;
+mod provider;
 mod reach;
 mod serve;
 mod settings;
@@ -24,6 +25,7 @@ mod transforms;
 mod tree;
 
 pub use page::session_page;
+pub use provider::provider_stream;
 pub use reach::{remove_reach_folder, untrusted_resources};
 pub use serve::serve_requests;
 pub use settings::{remove_settings_folder, untrusted_settings};
@@ -49,6 +51,7 @@ pub const TARGETS: &[Target] = &[
     ("agent_tools", agent_tools),
     ("session_page", session_page),
     ("serve_requests", serve_requests),
+    ("provider_stream", provider_stream),
 ];
 
 thread_local! {

@@ -109,9 +109,10 @@ pub(crate) fn remember(url: &str, betas: &[String]) {
     for beta in betas {
         if known.insert(beta.clone()) {
             let setting = feature_setting(beta);
+            // A base URL's `user:password@` stays out of the screen and the log.
             let notice = format!(
                 "The endpoint `{}` does not take the `{beta}` beta; requests to it go without it from now on (turn the feature off with {setting})",
-                endpoint(url)
+                ctxkit_secrets::redact_credentials(endpoint(url))
             );
             tracing::warn!("{notice}");
             if let Ok(mut notices) = NOTICES.lock() {
@@ -185,6 +186,20 @@ mod tests {
         // A refusal naming nothing that was sent refuses everything sent.
         let vague = "Unexpected value(s) for the anthropic-beta header";
         assert_eq!(refused_in(400, vague, "a-2026-01-01").len(), 1);
+    }
+
+    #[test]
+    fn a_notice_never_shows_the_base_urls_password() {
+        remember(
+            "https://alice:hunter2hunter2@gw.example/no-password/v1/messages",
+            &["compact-2026-09-04".to_owned()],
+        );
+        let told: Vec<String> = take_notices()
+            .into_iter()
+            .filter(|notice| notice.contains("/no-password/"))
+            .collect();
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert!(!told[0].contains("hunter2"), "{told:?}");
     }
 
     #[test]

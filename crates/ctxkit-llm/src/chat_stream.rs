@@ -150,11 +150,16 @@ impl ModelClient {
                 &mut unobserved,
             )
             .await?;
+        // A summary is the provider's answer, redacted as whole completions are (`post`).
         let response = match self.whole(response, cancel).await? {
-            Whole::Text(text) => return wire::parse(config, &text),
+            Whole::Text(text) => return wire::parse(config, &self.redacted(&text)),
             Whole::Stream(response) => response,
         };
-        let (reply, _) = self.read_stream(response, cancel, &mut |_| {}).await;
+        let (mut reply, _) = self.read_stream(response, cancel, &mut |_| {}).await;
+        crate::echoes::redact_strings(&mut reply, &|text| self.redacted(text));
+        if let Some(message) = reply.error_message.as_mut() {
+            *message = self.redacted(message);
+        }
         let completion = Completion::from_reply(&reply);
         match completion.stop_reason {
             StopReason::Aborted => {

@@ -1,13 +1,14 @@
-//! A provider, or a proxy in front of one, may echo the credentials it was sent inside a reply: in
-//! the text, the thinking, a tool call's arguments, split over two streamed events. A reply is
-//! stored in the session and sent again, so every reply a client returns passes [`ReplySecrets`]
-//! first (`ModelClient::stamp`), and every delta it shows passes it too.
+//! The credentials a client sends ([`SentSecrets`]), to take out of what comes back. A provider,
+//! or a proxy in front of one, may echo them inside a reply: in the text, the thinking, a tool
+//! call's arguments, split over two streamed events. A reply is stored in the session and sent
+//! again, so every reply a client returns passes them first (`ModelClient::stamp`), and every delta
+//! it shows passes them too ([`ShownDeltas`]).
 //!
 //! A reply is the model's own writing, so only the credentials this client sent are taken out —
 //! the key, credential headers' values, the base URL's user information, plain or as a `Basic`
 //! value — never what merely looks like one: a model writing `postgres://app:pw@localhost` or
-//! `Bearer ${TOKEN}` into a file means it. Error texts are redacted more widely
-//! (`ModelClient::redacted`), since they are the provider's words, not the model's.
+//! `Bearer ${TOKEN}` into a file means it. Errors are the provider's words, not the model's: they
+//! lose every header's value and every credential shape too (`ModelClient::redacted`).
 
 use base64::Engine;
 use ctxkit_protocol::{AssistantMessage, ContentBlock};
@@ -24,30 +25,42 @@ const CREDENTIAL_HEADER_WORDS: &[&str] = &[
 
 /// The credentials one client sends, to take out of what comes back.
 #[derive(Clone, Default)]
-pub(crate) struct ReplySecrets(Vec<String>);
+pub(crate) struct SentSecrets(Vec<String>);
 
-impl std::fmt::Debug for ReplySecrets {
+impl std::fmt::Debug for SentSecrets {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(formatter, "ReplySecrets(<{} redacted>)", self.0.len())
+        write!(formatter, "SentSecrets(<{} redacted>)", self.0.len())
     }
 }
 
-impl ReplySecrets {
-    /// From the key, the configured headers and the base URL.
+/// Which configured headers' values count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Headers {
+    /// Those whose name says they hold a credential: what is taken out of a model's writing.
+    Credentials,
+    /// Every one: what is taken out of the provider's own words (errors), where nothing is lost.
+    All,
+}
+
+impl SentSecrets {
+    /// From the key, the configured headers (each value, and a `Bearer <token>` value's token
+    /// alone, which is echoed as often) and the base URL's user information (its parts, whole,
+    /// and as a `Basic` value).
     pub(crate) fn new<'a>(
         api_key: Option<&str>,
         headers: impl IntoIterator<Item = (&'a String, &'a String)>,
+        which: Headers,
         base_url: &str,
     ) -> Self {
         let mut secrets: Vec<String> = api_key.map(str::to_owned).into_iter().collect();
         for (name, value) in headers {
             let name = name.to_ascii_lowercase();
-            if CREDENTIAL_HEADER_WORDS
-                .iter()
-                .any(|word| name.contains(word))
-            {
+            let counts = which == Headers::All
+                || CREDENTIAL_HEADER_WORDS
+                    .iter()
+                    .any(|word| name.contains(word));
+            if counts {
                 secrets.push(value.clone());
-                // `Bearer <token>`: the token alone is echoed as often as the whole value.
                 if let Some((_, token)) = value.split_once(' ') {
                     secrets.push(token.trim().to_owned());
                 }
@@ -69,6 +82,11 @@ impl ReplySecrets {
         Self(secrets)
     }
 
+    /// The credentials, for [`ctxkit_secrets::redact`].
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(String::as_str)
+    }
+
     /// `text` without the credentials (in any of the encodings [`ctxkit_secrets::redact_known`]
     /// knows).
     pub(crate) fn redact_text(&self, text: &str) -> String {
@@ -77,21 +95,8 @@ impl ReplySecrets {
 
     /// Takes the credentials out of every string of the reply's content and extra fields.
     pub(crate) fn redact_reply(&self, reply: &mut AssistantMessage) {
-        if self.0.is_empty() {
-            return;
-        }
-        for block in &mut reply.content {
-            let Ok(mut value) = serde_json::to_value(&*block) else {
-                continue;
-            };
-            if self.redact_value(&mut value)
-                && let Ok(redacted) = serde_json::from_value::<ContentBlock>(value)
-            {
-                *block = redacted;
-            }
-        }
-        for value in reply.extra.values_mut() {
-            self.redact_value(value);
+        if !self.0.is_empty() {
+            redact_strings(reply, &|text| self.redact_text(text));
         }
     }
 
@@ -110,36 +115,54 @@ impl ReplySecrets {
             .max()
             .unwrap_or(0)
     }
+}
 
-    /// Redacts every string (and object key) in `value`; whether anything changed.
-    fn redact_value(&self, value: &mut Value) -> bool {
-        match value {
-            Value::String(text) => {
-                let redacted = self.redact_text(text);
-                let changed = redacted != *text;
-                *text = redacted;
-                changed
-            }
-            Value::Array(items) => {
-                let mut changed = false;
-                for item in items {
-                    changed |= self.redact_value(item);
-                }
-                changed
-            }
-            Value::Object(map) => {
-                let entries = std::mem::take(map);
-                let mut changed = false;
-                for (key, mut item) in entries {
-                    changed |= self.redact_value(&mut item);
-                    let redacted = self.redact_text(&key);
-                    changed |= redacted != key;
-                    map.insert(redacted, item);
-                }
-                changed
-            }
-            Value::Null | Value::Bool(_) | Value::Number(_) => false,
+/// Passes every string of the reply's content and extra fields (an object's keys too) through
+/// `redact`; the error message is the caller's.
+pub(crate) fn redact_strings(reply: &mut AssistantMessage, redact: &dyn Fn(&str) -> String) {
+    for block in &mut reply.content {
+        let Ok(mut value) = serde_json::to_value(&*block) else {
+            continue;
+        };
+        if redact_value(&mut value, redact)
+            && let Ok(redacted) = serde_json::from_value::<ContentBlock>(value)
+        {
+            *block = redacted;
         }
+    }
+    for value in reply.extra.values_mut() {
+        redact_value(value, redact);
+    }
+}
+
+/// Redacts every string (and object key) in `value`; whether anything changed.
+fn redact_value(value: &mut Value, redact: &dyn Fn(&str) -> String) -> bool {
+    match value {
+        Value::String(text) => {
+            let redacted = redact(text);
+            let changed = redacted != *text;
+            *text = redacted;
+            changed
+        }
+        Value::Array(items) => {
+            let mut changed = false;
+            for item in items {
+                changed |= redact_value(item, redact);
+            }
+            changed
+        }
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            let mut changed = false;
+            for (key, mut item) in entries {
+                changed |= redact_value(&mut item, redact);
+                let redacted = redact(&key);
+                changed |= redacted != key;
+                map.insert(redacted, item);
+            }
+            changed
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
     }
 }
 
@@ -147,7 +170,7 @@ impl ReplySecrets {
 /// pieces over several deltas, so the end of what arrived that could begin one is held back until
 /// the next delta shows whether it does (or the block, the call or the stream ends).
 pub(crate) struct ShownDeltas<'a> {
-    secrets: &'a ReplySecrets,
+    secrets: &'a SentSecrets,
     /// Text (or thinking) not shown yet, and which of the two it is.
     pending: Option<(Kind, String)>,
 }
@@ -159,7 +182,7 @@ enum Kind {
 }
 
 impl<'a> ShownDeltas<'a> {
-    pub(crate) fn new(secrets: &'a ReplySecrets) -> Self {
+    pub(crate) fn new(secrets: &'a SentSecrets) -> Self {
         Self {
             secrets,
             pending: None,
@@ -233,7 +256,7 @@ mod tests {
 
     use super::*;
 
-    fn secrets() -> ReplySecrets {
+    fn secrets() -> SentSecrets {
         let headers = BTreeMap::from([
             (
                 "X-Gateway-Token".to_owned(),
@@ -244,9 +267,10 @@ mod tests {
                 "https://ctxkit.example/app".to_owned(),
             ),
         ]);
-        ReplySecrets::new(
+        SentSecrets::new(
             Some("sk-test-0123456789"),
             &headers,
+            Headers::Credentials,
             "https://alice:hunter2hunter2@llm.example/v1",
         )
     }

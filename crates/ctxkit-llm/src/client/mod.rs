@@ -9,7 +9,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderConfig;
-use crate::echoes::ReplySecrets;
+use crate::echoes::{Headers, SentSecrets};
 use crate::error::LlmError;
 use crate::http::{HttpClient, TimeoutPhase, error_chain};
 use crate::retry::{RetryObserver, retry_after, with_retries};
@@ -30,7 +30,9 @@ pub struct ModelClient {
     /// The conversation whose message thread conversation requests continue, when bound.
     thread: Option<crate::threads::ThreadBinding>,
     /// What this client sends that a reply must not hold.
-    reply_secrets: ReplySecrets,
+    reply_secrets: SentSecrets,
+    /// What this client sends that an error must not hold: every header's value too.
+    error_secrets: SentSecrets,
 }
 
 impl ModelClient {
@@ -49,17 +51,23 @@ impl ModelClient {
             let (name, value) = header(name, value)?;
             custom_headers.insert(name, value);
         }
-        let reply_secrets = ReplySecrets::new(
-            config.api_key.as_ref().map(ApiKey::expose_secret),
-            &config.headers,
-            &config.base_url,
-        );
+        let secrets = |which| {
+            SentSecrets::new(
+                config.api_key.as_ref().map(ApiKey::expose_secret),
+                &config.headers,
+                which,
+                &config.base_url,
+            )
+        };
+        let reply_secrets = secrets(Headers::Credentials);
+        let error_secrets = secrets(Headers::All);
         Ok(Self {
             config,
             custom_headers,
             http,
             thread: None,
             reply_secrets,
+            error_secrets,
         })
     }
 
@@ -338,31 +346,16 @@ impl ModelClient {
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
-    /// `text` with every secret of [`Self::secrets`] and every credential shape redacted.
+    /// `text` with every credential this client sends (the key, every header's value and a
+    /// `Bearer` value's token, the base URL's user information, plain or as a `Basic` value) and
+    /// every credential shape redacted: for the provider's own words, errors above all.
     pub(crate) fn redacted(&self, text: &str) -> String {
-        redact(text, self.secrets())
+        redact(text, self.error_secrets.iter())
     }
 
     /// What a reply must not hold.
-    pub(crate) fn reply_secrets(&self) -> &ReplySecrets {
+    pub(crate) fn reply_secrets(&self) -> &SentSecrets {
         &self.reply_secrets
-    }
-
-    /// What must never be shown: the key, configured header values, and the user name and
-    /// password of a base URL such as `https://user:pass@host`.
-    fn secrets(&self) -> Vec<&str> {
-        let mut secrets: Vec<&str> = self
-            .config
-            .api_key
-            .iter()
-            .map(ApiKey::expose_secret)
-            .chain(self.config.headers.values().map(String::as_str))
-            .collect();
-        if let Some(userinfo) = crate::echoes::userinfo(&self.config.base_url) {
-            secrets.extend(userinfo.split(':').filter(|part| !part.is_empty()));
-            secrets.push(userinfo);
-        }
-        secrets
     }
 
     /// A failure of the HTTP stack: a timeout (connecting, or a whole answer over
@@ -375,7 +368,7 @@ impl ModelClient {
         } else {
             LlmError::Network {
                 provider: self.config.provider.clone(),
-                message: redact(&error_chain(error), self.secrets()),
+                message: self.redacted(&error_chain(error)),
                 retried: crate::error::Retried::NONE,
             }
         }

@@ -6,7 +6,9 @@
 //! with a password or a `Bearer` line it writes in code stays as written (a whole reply lost the
 //! password until then).
 
-use ctxkit_llm::ChatDelta;
+use std::collections::BTreeMap;
+
+use ctxkit_llm::{ChatDelta, ModelClient};
 use ctxkit_protocol::{AssistantMessage, ContentBlock};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -15,7 +17,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::chat::{request, user};
 use crate::chat_streaming::{sse, stream, stream_response};
-use crate::common::{KEY, client};
+use crate::common::{KEY, client, client_with, options};
 
 /// Code a model writes that looks like credentials but holds none of the user's.
 const MODEL_CODE: &str =
@@ -187,4 +189,99 @@ async fn a_whole_reply_keeps_the_models_code_and_loses_the_key() {
         "{:?}",
         reply.content
     );
+}
+
+/// A client that also sends a gateway token (`Bearer …`) and a title header.
+fn client_with_headers(server: &MockServer) -> ModelClient {
+    let mut options = options("vllm/qwen3-coder", server);
+    options.headers = BTreeMap::from([
+        (
+            "X-Gateway-Token".to_owned(),
+            "Bearer gw-tok-SECRET-4455".to_owned(),
+        ),
+        ("X-Title".to_owned(), "ctxkit-demo-app".to_owned()),
+    ]);
+    options.retry.max_retries = 0;
+    client_with(&options)
+}
+
+#[tokio::test]
+async fn a_header_token_echoed_alone_is_redacted_from_an_error() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(ResponseTemplate::new(401).set_body_json(
+            json!({"error": {"message": "token gw-tok-SECRET-4455 is not valid for ctxkit-demo-app"}}),
+        ))
+        .mount(&server)
+        .await;
+    let error = client_with_headers(&server)
+        .chat(&request(vec![user("hi")]), &CancellationToken::new())
+        .await
+        .unwrap_err();
+    let shown = format!("{error} {error:?}");
+    assert!(!shown.contains("SECRET"), "{shown}");
+    assert!(!shown.contains("ctxkit-demo-app"), "{shown}");
+}
+
+#[tokio::test]
+async fn a_reply_loses_the_header_token_and_keeps_what_other_headers_say() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "c", "object": "chat.completion", "choices": [{"index": 0,
+            "message": {"role": "assistant", "content": "gw-tok-SECRET-4455 from ctxkit-demo-app"},
+            "finish_reason": "stop"}]})))
+        .mount(&server)
+        .await;
+    let reply = client_with_headers(&server)
+        .chat(&request(vec![user("hi")]), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert!(
+        matches!(&reply.content[0], ContentBlock::Text(t) if t.text == "<redacted> from ctxkit-demo-app"),
+        "{:?}",
+        reply.content
+    );
+}
+
+#[tokio::test]
+async fn a_summary_and_a_failed_summary_lose_the_key() {
+    use ctxkit_summarizer::Summarizer;
+    let server = MockServer::start().await;
+    let mut summary = vec![
+        message_start(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        text_delta(0, &format!("## Goal\nCall the gateway with {KEY}.")),
+        json!({"type": "content_block_stop", "index": 0}),
+    ];
+    summary.extend(message_end("end_turn"));
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(stream_response(sse(&summary)))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(stream_response(sse(&[
+            message_start(),
+            json!({"type": "error", "error": {"type": "api_error", "message": format!("bad key {KEY}")}}),
+        ])))
+        .mount(&server)
+        .await;
+    let client = client("anthropic/claude-sonnet-4-5", &server);
+    let summary = client
+        .summarize(crate::common::request(None), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(summary.text, "## Goal\nCall the gateway with <redacted>.");
+    let error = client
+        .summarize(crate::common::request(None), CancellationToken::new())
+        .await
+        .unwrap_err();
+    let shown = format!("{} {error:?}", error.message);
+    assert!(!shown.contains("SECRET"), "{shown}");
+    assert!(shown.contains("bad key <redacted>"), "{shown}");
 }
