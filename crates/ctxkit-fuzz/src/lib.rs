@@ -6,15 +6,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use ctxkit_import::{SourceFormat, confirm_format, convert, import_file, parse_source};
+use ctxkit_import::{
+    ImportedSession, SourceFormat, confirm_format, convert, import_file, parse_source,
+};
 use ctxkit_packages::PackageSource;
 use ctxkit_protocol::AgentMessage;
 use ctxkit_resources::{parse_frontmatter, strip_frontmatter, substitute_args};
 use ctxkit_session::{ContextForm, LeafSelector, Session, convert_to_llm, read_session_info};
 use ctxkit_summarizer::{SummaryPurpose, SummaryRequest, SummarySpan};
 
+mod opencode;
 mod page;
 mod provider;
 mod reach;
@@ -24,6 +27,7 @@ mod tools;
 mod transforms;
 mod tree;
 
+pub use opencode::opencode_import;
 pub use page::session_page;
 pub use provider::provider_stream;
 pub use reach::{remove_reach_folder, untrusted_resources};
@@ -44,6 +48,7 @@ pub const TARGETS: &[Target] = &[
     ("prompt_template", prompt_template),
     ("overflow_text", overflow_text),
     ("foreign_import", foreign_import),
+    ("opencode_import", opencode_import),
     ("offline_summary", offline_summary),
     ("context_transforms", context_transforms),
     ("untrusted_settings", untrusted_settings),
@@ -296,29 +301,35 @@ pub fn foreign_import(data: &[u8]) {
                 session
             }
         };
-        let jsonl = session.to_jsonl().expect("an imported session serializes");
-        if std::fs::write(&converted, &jsonl).is_err() {
-            continue;
-        }
-        let reopened = Session::open(&converted).expect("an imported session opens");
-        assert_eq!(
-            reopened.entries().len(),
-            session.entry_count(),
-            "{format:?}: every imported entry is read back"
-        );
-        assert!(
-            reopened.diagnostics().is_empty(),
-            "{format:?}: the loader refuses nothing the import wrote: {:?}",
-            reopened.diagnostics()
-        );
-        let context = reopened.build_context();
-        for message in &context.messages {
-            reopened
-                .message(message)
-                .expect("every message of an imported context reads whole");
-        }
+        reopens_whole(&session, &converted, &format!("{format:?}"));
     }
     let _ = std::fs::remove_file(&converted);
+}
+
+/// `session` written to `path` opens with exactly its entries, no line refused, every message of
+/// its context whole (`what` names the format in a failure).
+fn reopens_whole(session: &ImportedSession, path: &Path, what: &str) {
+    let jsonl = session.to_jsonl().expect("an imported session serializes");
+    if std::fs::write(path, &jsonl).is_err() {
+        return;
+    }
+    let reopened = Session::open(path).expect("an imported session opens");
+    assert_eq!(
+        reopened.entries().len(),
+        session.entry_count(),
+        "{what}: every imported entry is read back"
+    );
+    assert!(
+        reopened.diagnostics().is_empty(),
+        "{what}: the loader refuses nothing the import wrote: {:?}",
+        reopened.diagnostics()
+    );
+    let context = reopened.build_context();
+    for message in &context.messages {
+        reopened
+            .message(message)
+            .expect("every message of an imported context reads whole");
+    }
 }
 
 /// A span built from `data` (parts split at `0x00`; a part's first byte picks a user or assistant
