@@ -3,6 +3,7 @@
 use serde::Deserialize;
 
 use super::limit::Keep;
+use super::replacement::{self, Unmatched};
 use super::{ToolContext, ToolOutcome, bounded_outcome, lax};
 use crate::tool::Target;
 use crate::workspace::Access;
@@ -160,22 +161,17 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("Cannot edit `{shown}`: it is not UTF-8 text"))?;
-    let count = text.matches(old).count();
-    match count {
-        0 => {
-            return Err(format!(
-                "`oldText` was not found in `{shown}`; it must match exactly, whitespace and \
-                 indentation included (read the file first)"
-            ));
-        }
-        1 => {}
-        many => {
-            return Err(format!(
-                "`oldText` occurs {many} times in `{shown}`; include more surrounding lines so it \
-                 matches exactly once"
-            ));
-        }
-    }
+    let found = replacement::find(&text, old, new).map_err(|unmatched| match unmatched {
+        Unmatched::NotFound => format!(
+            "`oldText` was not found in `{shown}`; it must match exactly, whitespace and \
+             indentation included (read the file first)"
+        ),
+        Unmatched::Many(many) => format!(
+            "`oldText` occurs {many} times in `{shown}`; include more surrounding lines so it \
+             matches exactly once"
+        ),
+    })?;
+    let (old, new) = (found.old.as_str(), found.new.as_str());
     let updated = text.replacen(old, new, 1);
     target
         .jail
@@ -353,6 +349,27 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
             "fn a() { 1 }\nfn b() {}\n"
+        );
+    }
+
+    #[test]
+    fn lines_read_from_a_crlf_file_can_be_edited_and_keep_its_endings() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("main.c");
+        std::fs::write(&file, "int main() {\r\n  return 1;\r\n}\r\n").unwrap();
+        let context = context(dir.path());
+        let read = run_tool("read", &json!({"path": "main.c"}), "r", &context);
+        assert_eq!(read.text, "int main() {\n  return 1;\n}");
+        let outcome = run_tool(
+            "edit",
+            &json!({"path": "main.c", "oldText": "  return 1;\n}", "newText": "  puts(\"hi\");\n  return 0;\n}"}),
+            "e",
+            &context,
+        );
+        assert!(!outcome.is_error, "{}", outcome.text);
+        assert_eq!(
+            std::fs::read_to_string(&file).unwrap(),
+            "int main() {\r\n  puts(\"hi\");\r\n  return 0;\r\n}\r\n"
         );
     }
 

@@ -7,6 +7,7 @@ mod files;
 mod leftovers;
 pub mod limit;
 mod recall;
+mod replacement;
 mod running;
 mod search;
 

@@ -261,7 +261,7 @@ impl Ui {
             if outcome.is_error {
                 crate::render::one_line_keeping_end(line, ERROR_LINE_CHARS)
             } else {
-                one_line(line, 200)
+                indented_line(line, 200)
             }
         };
         let mut shown: Vec<String> = lines
@@ -429,5 +429,40 @@ impl EventView {
 impl Drop for EventView {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// The most columns of indentation a result line keeps in its preview.
+const MAX_PREVIEW_INDENT: usize = 24;
+
+/// A result line as [`one_line`] shows it, its indentation kept (a tab as four columns, at most
+/// [`MAX_PREVIEW_INDENT`]): code read or listed keeps its shape.
+fn indented_line(line: &str, limit: usize) -> String {
+    let rest = line.trim_start();
+    let indent: usize = line[..line.len() - rest.len()]
+        .chars()
+        .map(|character| if character == '\t' { 4 } else { 1 })
+        .sum();
+    let indent = indent.min(MAX_PREVIEW_INDENT);
+    format!(
+        "{}{}",
+        " ".repeat(indent),
+        one_line(rest, limit.saturating_sub(indent))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_line_keeps_its_indentation_and_loses_its_runs_of_space() {
+        assert_eq!(indented_line("    return  1;", 200), "    return 1;");
+        assert_eq!(indented_line("\t\tx", 200), "        x");
+        assert_eq!(
+            indented_line(&format!("{}deep", " ".repeat(80)), 200).len(),
+            28
+        );
+        assert_eq!(indented_line("  abcdef", 5), "  ab…");
     }
 }
