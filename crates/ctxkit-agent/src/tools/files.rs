@@ -161,29 +161,23 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("Cannot edit `{shown}`: it is not UTF-8 text"))?;
-    let found = replacement::find(&text, old, new).map_err(|unmatched| match unmatched {
+    let applied = replacement::apply(&text, old, new).map_err(|unmatched| match unmatched {
         Unmatched::NotFound => format!(
-            "`oldText` was not found in `{shown}`; it must match exactly, whitespace and \
-             indentation included (read the file first)"
+            "`oldText` was not found in `{shown}`; it must match exactly, indentation included \
+             (read the file first)"
         ),
         Unmatched::Many(many) => format!(
             "`oldText` occurs {many} times in `{shown}`; include more surrounding lines so it \
              matches exactly once"
         ),
     })?;
-    let (old, new) = (found.old.as_str(), found.new.as_str());
-    let updated = text.replacen(old, new, 1);
     target
         .jail
-        .write_atomic(&target.path, updated.as_bytes())
+        .write_atomic(&target.path, applied.text.as_bytes())
         .map_err(|error| unwritten("edit", shown, &error))?;
-    let line = text
-        .find(old)
-        .map_or(1, |at| text[..at].matches('\n').count() + 1);
     Ok(ToolOutcome::ok(format!(
-        "Edited {shown} at line {line}: replaced {} line(s) with {}",
-        old.lines().count().max(1),
-        new.lines().count()
+        "Edited {shown} at line {}: replaced {} line(s) with {}",
+        applied.line, applied.replaced_lines, applied.new_lines
     )))
 }
 
