@@ -171,6 +171,11 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
              matches exactly once"
         ),
     })?;
+    if applied.text == text {
+        return Err(format!(
+            "`newText` is the text it would replace in `{shown}`: nothing was changed"
+        ));
+    }
     target
         .jail
         .write_atomic(&target.path, applied.text.as_bytes())
@@ -332,6 +337,8 @@ mod tests {
         );
         let outcome = edit("fn z() {}", "x");
         assert!(outcome.is_error && outcome.text.contains("was not found"));
+        let outcome = edit("fn a() {}", "fn a() {}");
+        assert!(outcome.is_error && outcome.text.contains("nothing was changed"));
         assert_eq!(
             std::fs::read_to_string(&file).unwrap(),
             "fn a() {}\nfn b() {}\nfn b() {}\n",
