@@ -127,7 +127,9 @@ fn loose(text: &str, old: &str, new: &str) -> Result<Applied, Unmatched> {
     };
     let end = start + loose_old.len();
     let first = loose_text[..start].matches('\n').count();
-    let last = loose_text[..end - 1].matches('\n').count();
+    // The line of the match's last character: a match ending in a line break ends on that line.
+    let breaks = loose_old.matches('\n').count();
+    let last = first + breaks - usize::from(loose_old.ends_with('\n'));
     let touched_start: usize = loose_lines[..first].iter().map(String::len).sum();
     let touched = loose_lines[first..=last].concat();
     let new = new.replace("\r\n", "\n");
@@ -233,6 +235,11 @@ mod tests {
     }
 
     #[test]
+    fn a_loose_match_may_end_in_a_letter_of_several_bytes() {
+        assert_eq!(applied("q  \nx café\nz\n", "q\nx café", "tea"), "tea\nz\n");
+    }
+
+    #[test]
     fn a_blank_old_text_never_matches_loosely() {
         assert_eq!(apply("a\n\nb", "  \n", "x"), Err(Unmatched::NotFound));
     }
@@ -242,10 +249,10 @@ mod tests {
         /// keeps every line before the one it names and holds `newText`.
         #[test]
         fn an_edit_keeps_the_lines_before_it_and_holds_its_text(
-            text in "[ab “–\u{a0}\t\r\n]{0,40}",
+            text in "[abé中 “–\u{a0}\t\r\n]{0,40}",
             cut in (0usize..40, 0usize..40),
             loosen in 0u8..4,
-            new in "[xy \n]{0,8}",
+            new in "[xyé \n]{0,8}",
         ) {
             let characters: Vec<char> = text.chars().collect();
             let (from, to) = (cut.0.min(characters.len()), cut.1.min(characters.len()));
