@@ -42,7 +42,7 @@ const FILES: &[(&str, &str)] = &[
     ("project/src/lib.rs", "fn main() {}\n// alpha\n"),
     (
         "project/win.txt",
-        "first \u{2018}quoted\u{2019}  \r\nsecond \u{2013} dash\r\nthird\rlone\r\n",
+        "first \u{2018}quoted\u{2019}  \r\nsecond \u{2013} dash\r\nthird café \rlone\r\n",
     ),
     ("project/env.txt", "TOKEN=sk-fuzz-0f6c1d2e8a7b4c5d\n"),
     ("project/.git/config", "[core]\n\tbare = false\n"),
