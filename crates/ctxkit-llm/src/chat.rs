@@ -262,9 +262,7 @@ impl ModelClient {
     /// reply a client returns passes here).
     pub(crate) fn stamp(&self, reply: &mut AssistantMessage) {
         self.reply_secrets().redact_reply(reply);
-        if let Some(message) = reply.error_message.as_mut() {
-            *message = self.redacted(message);
-        }
+        self.redact_error_message(reply);
         let config = self.config();
         reply.api = Some(config.api.as_str().to_owned());
         reply.provider = Some(config.provider.clone());

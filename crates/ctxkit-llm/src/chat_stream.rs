@@ -157,9 +157,7 @@ impl ModelClient {
         };
         let (mut reply, _) = self.read_stream(response, cancel, &mut |_| {}).await;
         crate::echoes::redact_strings(&mut reply, &|text| self.redacted(text));
-        if let Some(message) = reply.error_message.as_mut() {
-            *message = self.redacted(message);
-        }
+        self.redact_error_message(&mut reply);
         let completion = Completion::from_reply(&reply);
         match completion.stop_reason {
             StopReason::Aborted => {

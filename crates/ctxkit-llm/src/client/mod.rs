@@ -353,6 +353,13 @@ impl ModelClient {
         redact(text, self.error_secrets.iter())
     }
 
+    /// `reply`'s error message (the provider's words) redacted as [`Self::redacted`] does.
+    pub(crate) fn redact_error_message(&self, reply: &mut ctxkit_protocol::AssistantMessage) {
+        if let Some(message) = reply.error_message.as_mut() {
+            *message = self.redacted(message);
+        }
+    }
+
     /// What a reply must not hold.
     pub(crate) fn reply_secrets(&self) -> &SentSecrets {
         &self.reply_secrets
