@@ -133,23 +133,60 @@ pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOut
     )))
 }
 
-/// The arguments of `edit`.
+/// The arguments of `edit`: one replacement, or Pi 1.6's `edits`, several (a session continued
+/// from Pi shows the model that form).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EditArguments {
     pub(super) path: String,
+    #[serde(default)]
+    old_text: Option<String>,
+    #[serde(default)]
+    new_text: Option<String>,
+    #[serde(default)]
+    edits: Vec<EditPair>,
+}
+
+/// One replacement of `edits`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EditPair {
     old_text: String,
     new_text: String,
 }
 
-/// `edit {path, oldText, newText}`: replaces the one exact occurrence of `oldText`.
+impl EditArguments {
+    /// The replacements asked for, in order: `oldText`/`newText`, then `edits`.
+    fn pairs(&self) -> Result<Vec<(&str, &str)>, String> {
+        let mut pairs = match (&self.old_text, &self.new_text) {
+            (Some(old), Some(new)) => vec![(old.as_str(), new.as_str())],
+            (None, None) => Vec::new(),
+            (Some(_), None) | (None, Some(_)) => {
+                return Err("`oldText` and `newText` go together: give both".to_owned());
+            }
+        };
+        pairs.extend(
+            self.edits
+                .iter()
+                .map(|pair| (pair.old_text.as_str(), pair.new_text.as_str())),
+        );
+        if pairs.is_empty() {
+            return Err(
+                "`edit` needs `oldText` and `newText` (or `edits`, a list of them)".to_owned(),
+            );
+        }
+        if pairs.iter().any(|(old, _)| old.is_empty()) {
+            return Err("`oldText` must not be empty".to_owned());
+        }
+        Ok(pairs)
+    }
+}
+
+/// `edit {path, oldText, newText}`: replaces the one exact occurrence of `oldText` (or each of
+/// `edits` in turn; all or none).
 pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
     let shown = arguments.path.as_str();
-    let old = arguments.old_text.as_str();
-    let new = arguments.new_text.as_str();
-    if old.is_empty() {
-        return Err("`oldText` must not be empty".to_owned());
-    }
+    let pairs = arguments.pairs()?;
     let target = context.target("edit", shown, Access::Write)?;
     let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
         .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
@@ -161,29 +198,46 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("Cannot edit `{shown}`: it is not UTF-8 text"))?;
-    let applied = replacement::apply(&text, old, new).map_err(|unmatched| match unmatched {
-        Unmatched::NotFound => format!(
-            "`oldText` was not found in `{shown}`; it must match exactly, indentation included \
-             (read the file first)"
-        ),
-        Unmatched::Many(many) => format!(
-            "`oldText` occurs {many} times in `{shown}`; include more surrounding lines so it \
-             matches exactly once"
-        ),
+    let (updated, made) = replacement::apply_all(&text, &pairs).map_err(|(index, unmatched)| {
+        let which = if pairs.len() > 1 {
+            format!("edits[{index}]: ")
+        } else {
+            String::new()
+        };
+        match unmatched {
+            Unmatched::NotFound => format!(
+                "{which}`oldText` was not found in `{shown}`; it must match exactly, indentation \
+                 included (read the file first); nothing was changed"
+            ),
+            Unmatched::Many(many) => format!(
+                "{which}`oldText` occurs {many} times in `{shown}`; include more surrounding \
+                 lines so it matches exactly once; nothing was changed"
+            ),
+        }
     })?;
-    if applied.text == text {
+    if updated == text {
         return Err(format!(
             "`newText` is the text it would replace in `{shown}`: nothing was changed"
         ));
     }
     target
         .jail
-        .write_atomic(&target.path, applied.text.as_bytes())
+        .write_atomic(&target.path, updated.as_bytes())
         .map_err(|error| unwritten("edit", shown, &error))?;
-    Ok(ToolOutcome::ok(format!(
-        "Edited {shown} at line {}: replaced {} line(s) with {}",
-        applied.line, applied.replaced_lines, applied.new_lines
-    )))
+    Ok(ToolOutcome::ok(match made.as_slice() {
+        [one] => format!(
+            "Edited {shown} at line {}: replaced {} line(s) with {}",
+            one.line, one.replaced_lines, one.new_lines
+        ),
+        many => format!(
+            "Edited {shown}: {} replacements, at lines {}",
+            many.len(),
+            many.iter()
+                .map(|applied| applied.line.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }))
 }
 
 /// The error of a `write` or `edit` (`verb`) that failed: the file is as it was.
@@ -372,6 +426,35 @@ mod tests {
             std::fs::read_to_string(&file).unwrap(),
             "int main() {\r\n  puts(\"hi\");\r\n  return 0;\r\n}\r\n"
         );
+    }
+
+    #[test]
+    fn pi_edits_are_made_all_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("list.txt");
+        std::fs::write(&file, "a\nb\nc\n").unwrap();
+        let context = context(dir.path());
+        let edit = |arguments: serde_json::Value| run_tool("edit", &arguments, "e", &context);
+        let outcome = edit(json!({"path": "list.txt", "edits": [
+            {"oldText": "a", "newText": "A"}, {"oldText": "q", "newText": "Q"}]}));
+        assert!(outcome.is_error, "{}", outcome.text);
+        assert!(
+            outcome
+                .text
+                .starts_with("edits[1]: `oldText` was not found"),
+            "{}",
+            outcome.text
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "a\nb\nc\n");
+        let outcome = edit(json!({"path": "list.txt", "oldText": "a"}));
+        assert!(outcome.text.contains("give both"), "{}", outcome.text);
+        let outcome = edit(json!({"path": "list.txt", "edits": [
+            {"oldText": "a", "newText": "A"}, {"oldText": "c", "newText": "C"}]}));
+        assert_eq!(
+            outcome.text,
+            "Edited list.txt: 2 replacements, at lines 1, 3"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "A\nb\nC\n");
     }
 
     #[test]

@@ -54,6 +54,24 @@ fn exact(text: &str, old: &str, new: &str) -> Applied {
     }
 }
 
+/// `text` with every `(old, new)` of `edits` made in turn (Pi 1.6's `edits[]`), each as [`apply`]
+/// makes one; the index of the first that cannot be made, and why. Each must stand once in the
+/// text the ones before it left, so an edit that overlaps an earlier one, or that an earlier one
+/// would make ambiguous, is refused rather than made somewhere else.
+pub(super) fn apply_all(
+    text: &str,
+    edits: &[(&str, &str)],
+) -> Result<(String, Vec<Applied>), (usize, Unmatched)> {
+    let mut current = text.to_owned();
+    let mut made = Vec::with_capacity(edits.len());
+    for (index, (old, new)) in edits.iter().enumerate() {
+        let applied = apply(&current, old, new).map_err(|unmatched| (index, unmatched))?;
+        current.clone_from(&applied.text);
+        made.push(applied);
+    }
+    Ok((current, made))
+}
+
 /// `old` and `new` with their line breaks written the other way, when `old` has any.
 fn other_ending(old: &str, new: &str) -> Option<(String, String)> {
     if !old.contains('\n') {
@@ -237,6 +255,24 @@ mod tests {
     #[test]
     fn a_loose_match_may_end_in_a_letter_of_several_bytes() {
         assert_eq!(applied("q  \nx café\nz\n", "q\nx café", "tea"), "tea\nz\n");
+    }
+
+    #[test]
+    fn several_edits_are_made_in_turn_and_one_that_cannot_be_stops_them_all() {
+        let text = "a\nb\nc\n";
+        let (done, made) = apply_all(text, &[("a", "A"), ("c", "C")]).unwrap();
+        assert_eq!(done, "A\nb\nC\n");
+        assert_eq!(made.iter().map(|m| m.line).collect::<Vec<_>>(), [1, 3]);
+        assert_eq!(
+            apply_all(text, &[("a\nb", "x"), ("b\nc", "y")]).unwrap_err(),
+            (1, Unmatched::NotFound),
+            "overlapping edits"
+        );
+        assert_eq!(
+            apply_all(text, &[("a", "c"), ("c", "d")]).unwrap_err(),
+            (1, Unmatched::Many(2)),
+            "an earlier edit made the later one ambiguous"
+        );
     }
 
     #[test]
