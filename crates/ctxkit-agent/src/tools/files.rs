@@ -133,8 +133,8 @@ pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOut
     )))
 }
 
-/// The arguments of `edit`: one replacement, or Pi 1.6's `edits`, several (a session continued
-/// from Pi shows the model that form).
+/// The arguments of `edit`: Pi 1.6's `edits`, a list of replacements, and the older single
+/// `oldText`/`newText`, taken after them (as Pi takes both).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EditArguments {
@@ -143,7 +143,7 @@ pub struct EditArguments {
     old_text: Option<String>,
     #[serde(default)]
     new_text: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "edit_list")]
     edits: Vec<EditPair>,
 }
 
@@ -155,24 +155,46 @@ struct EditPair {
     new_text: String,
 }
 
+/// `edits` as models write it: a list, one replacement not in a list, or either of them as a JSON
+/// string (seen from Claude Opus 4.6 and GLM-5.1, as Pi notes); `null` is none.
+fn edit_list<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<EditPair>, D::Error> {
+    use serde::de::Error;
+    let mut value = serde_json::Value::deserialize(deserializer)?;
+    if let Some(parsed) = value
+        .as_str()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+    {
+        value = parsed;
+    }
+    if value.is_null() {
+        return Ok(Vec::new());
+    }
+    if value.is_object() {
+        value = serde_json::Value::Array(vec![value]);
+    }
+    serde_json::from_value(value).map_err(|_| {
+        D::Error::custom("`edits` must be a list of {\"oldText\": …, \"newText\": …} objects")
+    })
+}
+
 impl EditArguments {
-    /// The replacements asked for, in order: `oldText`/`newText`, then `edits`.
+    /// The replacements asked for, in order: `edits`, then `oldText`/`newText`.
     fn pairs(&self) -> Result<Vec<(&str, &str)>, String> {
-        let mut pairs = match (&self.old_text, &self.new_text) {
-            (Some(old), Some(new)) => vec![(old.as_str(), new.as_str())],
-            (None, None) => Vec::new(),
+        let mut pairs: Vec<(&str, &str)> = self
+            .edits
+            .iter()
+            .map(|pair| (pair.old_text.as_str(), pair.new_text.as_str()))
+            .collect();
+        match (&self.old_text, &self.new_text) {
+            (Some(old), Some(new)) => pairs.push((old.as_str(), new.as_str())),
+            (None, None) => {}
             (Some(_), None) | (None, Some(_)) => {
                 return Err("`oldText` and `newText` go together: give both".to_owned());
             }
-        };
-        pairs.extend(
-            self.edits
-                .iter()
-                .map(|pair| (pair.old_text.as_str(), pair.new_text.as_str())),
-        );
+        }
         if pairs.is_empty() {
             return Err(
-                "`edit` needs `oldText` and `newText` (or `edits`, a list of them)".to_owned(),
+                "`edit` needs `edits`, a list of {oldText, newText} replacements".to_owned(),
             );
         }
         if pairs.iter().any(|(old, _)| old.is_empty()) {
@@ -182,8 +204,8 @@ impl EditArguments {
     }
 }
 
-/// `edit {path, oldText, newText}`: replaces the one exact occurrence of `oldText` (or each of
-/// `edits` in turn; all or none).
+/// `edit {path, edits: [{oldText, newText}]}`: replaces the one occurrence of each `oldText` in
+/// the file as it was (all or none).
 pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
     let shown = arguments.path.as_str();
     let pairs = arguments.pairs()?;
@@ -212,6 +234,10 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
             Unmatched::Many(many) => format!(
                 "{which}`oldText` occurs {many} times in `{shown}`; include more surrounding \
                  lines so it matches exactly once; nothing was changed"
+            ),
+            Unmatched::Overlaps(other) => format!(
+                "edits[{other}] and edits[{index}] overlap in `{shown}` (each is matched in the \
+                 file as it was); merge them into one edit; nothing was changed"
             ),
         }
     })?;
@@ -455,6 +481,74 @@ mod tests {
             "Edited list.txt: 2 replacements, at lines 1, 3"
         );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "A\nb\nC\n");
+    }
+
+    #[test]
+    fn edits_written_loosely_are_taken_as_pi_takes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        let context = context(dir.path());
+        let cases = [
+            // One replacement not in a list, and either form as a JSON string.
+            (
+                json!({"edits": {"oldText": "a", "newText": "A"}}),
+                "A\nb\nc\n",
+            ),
+            (
+                json!({"edits": "[{\"oldText\": \"b\", \"newText\": \"B\"}]"}),
+                "a\nB\nc\n",
+            ),
+            (
+                json!({"edits": "{\"oldText\": \"c\", \"newText\": \"C\"}"}),
+                "a\nb\nC\n",
+            ),
+            // The older pair after the list, and `null` for no list.
+            (
+                json!({"edits": [{"oldText": "a", "newText": "1"}], "oldText": "c", "newText": "3"}),
+                "1\nb\n3\n",
+            ),
+            (
+                json!({"edits": null, "oldText": "b", "newText": "2"}),
+                "a\n2\nc\n",
+            ),
+        ];
+        for (mut arguments, expected) in cases {
+            std::fs::write(&file, "a\nb\nc\n").unwrap();
+            arguments["path"] = json!("f.txt");
+            let outcome = run_tool("edit", &arguments, "e", &context);
+            assert!(!outcome.is_error, "{arguments}: {}", outcome.text);
+            assert_eq!(
+                std::fs::read_to_string(&file).unwrap(),
+                expected,
+                "{arguments}"
+            );
+        }
+        std::fs::write(&file, "a\nb\nc\n").unwrap();
+        for (arguments, message) in [
+            (
+                json!({"path": "f.txt", "edits": "not json"}),
+                "must be a list",
+            ),
+            (
+                json!({"path": "f.txt", "edits": [{"oldText": "a"}]}),
+                "must be a list",
+            ),
+            (json!({"path": "f.txt", "edits": []}), "needs `edits`"),
+            (
+                json!({"path": "f.txt", "edits": [{"oldText": "a\nb", "newText": "x"},
+                    {"oldText": "b\nc", "newText": "y"}]}),
+                "edits[0] and edits[1] overlap in `f.txt`",
+            ),
+        ] {
+            let outcome = run_tool("edit", &arguments, "e", &context);
+            assert!(outcome.is_error, "{arguments}");
+            assert!(
+                outcome.text.contains(message),
+                "{arguments}: {}",
+                outcome.text
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "a\nb\nc\n");
     }
 
     #[test]

@@ -123,16 +123,19 @@ impl TypedTool for Edit {
     }
 
     fn description(&self) -> &'static str {
-        "Replace one exact occurrence of oldText in a file with newText. oldText must match \
-         exactly once, whitespace included; add surrounding lines to make it unique."
+        "Replace exact text in a file. Each edits[].oldText must occur once in the file as it \
+         is before the call, whitespace included, and edits must not overlap. Batch a file's \
+         changes in one call."
     }
 
     fn parameters(&self) -> Value {
         json!({"type": "object", "properties": {
             "path": {"type": "string", "description": "File path"},
-            "oldText": {"type": "string", "description": "Exact text to replace"},
-            "newText": {"type": "string", "description": "Replacement text"}
-        }, "required": ["path", "oldText", "newText"]})
+            "edits": {"type": "array", "items": {"type": "object", "properties": {
+                "oldText": {"type": "string", "description": "Exact text to replace"},
+                "newText": {"type": "string", "description": "Replacement text"}
+            }, "required": ["oldText", "newText"]}}
+        }, "required": ["path", "edits"]})
     }
 
     fn paths(&self, arguments: &EditArguments) -> Vec<(String, Access)> {

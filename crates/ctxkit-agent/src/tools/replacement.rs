@@ -4,19 +4,30 @@
 //! 1. the text as given;
 //! 2. its line breaks written the file's other way: the model reads a file as lines (`read` shows
 //!    no line endings), so in a file written with `\r\n` (Windows) its multi-line `oldText` comes
-//!    with `\n`; `newText` is then written with `\r\n` too;
+//!    with `\n`;
 //! 3. loosely, line by line: trailing white space, typographic quotes and dashes and unusual
 //!    spaces (a model retyping `“`, `–` or a non-breaking space as ASCII, or the reverse) do not
 //!    count. Only the lines the match touches are rewritten (from `newText` and the loose reading
 //!    of what surrounds it on those lines); every other line keeps its bytes.
 //!
-//! The first two change nothing but the text replaced, in a file of mixed line endings too.
+//! The first two change nothing but the text replaced, in a file of mixed line endings too. The
+//! line breaks of `newText` are written as the line the change begins on ends (a last line
+//! without one: as the line before it), as Pi 1.6 writes them.
 
-/// A file with its edit made.
+use std::ops::Range;
+
+/// Where one replacement goes: the bytes `range` of the file give way to `with`.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Applied {
-    pub(super) text: String,
-    /// The line the replaced text began on (1-based).
+struct Splice {
+    range: Range<usize>,
+    with: String,
+    made: Made,
+}
+
+/// One replacement made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Made {
+    /// The line the new text begins on (1-based).
     pub(super) line: usize,
     /// How many lines were replaced, and by how many.
     pub(super) replaced_lines: usize,
@@ -29,60 +40,115 @@ pub(super) enum Unmatched {
     NotFound,
     /// It stands this many times in the file.
     Many(usize),
+    /// It overlaps the text of the edit with this index (of `edits[]`).
+    Overlaps(usize),
 }
 
-/// `text` with the one occurrence of `old` replaced by `new`; see the module's documentation.
-pub(super) fn apply(text: &str, old: &str, new: &str) -> Result<Applied, Unmatched> {
-    let as_given = (old.to_owned(), new.to_owned());
-    for (old, new) in std::iter::once(as_given).chain(other_ending(old, new)) {
+/// `text` with every `(old, new)` of `edits` made (Pi 1.6's `edits[]`): each is found in `text`
+/// as it is, as [`locate`] finds one, not in what the others make of it, so no edit can land in
+/// another's `newText`; two that overlap are refused. The edits made, in the file's order, each
+/// with the line it begins on in the new text; or the index of the first edit that cannot be
+/// made, and why.
+pub(super) fn apply_all(
+    text: &str,
+    edits: &[(&str, &str)],
+) -> Result<(String, Vec<Made>), (usize, Unmatched)> {
+    let mut splices = edits
+        .iter()
+        .enumerate()
+        .map(|(index, (old, new))| {
+            locate(text, old, new)
+                .map(|splice| (index, splice))
+                .map_err(|unmatched| (index, unmatched))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    splices.sort_by_key(|(_, splice)| splice.range.start);
+    for pair in splices.windows(2) {
+        let ((first, earlier), (second, later)) = (&pair[0], &pair[1]);
+        if earlier.range.end > later.range.start {
+            return Err((
+                (*first).max(*second),
+                Unmatched::Overlaps((*first).min(*second)),
+            ));
+        }
+    }
+    let mut result = String::with_capacity(text.len());
+    let mut made = Vec::with_capacity(splices.len());
+    let (mut copied, mut lines_added) = (0, 0isize);
+    for (_, splice) in splices {
+        result.push_str(&text[copied..splice.range.start]);
+        result.push_str(&splice.with);
+        made.push(Made {
+            line: splice.made.line.saturating_add_signed(lines_added),
+            ..splice.made
+        });
+        lines_added += line_breaks(&splice.with) - line_breaks(&text[splice.range.clone()]);
+        copied = splice.range.end;
+    }
+    result.push_str(&text[copied..]);
+    Ok((result, made))
+}
+
+/// How many `\n` a text holds, signed for line arithmetic.
+fn line_breaks(text: &str) -> isize {
+    isize::try_from(text.matches('\n').count()).unwrap_or(isize::MAX)
+}
+
+/// Where the one occurrence of `old` stands in `text`, and what replaces it; see the module's
+/// documentation.
+fn locate(text: &str, old: &str, new: &str) -> Result<Splice, Unmatched> {
+    for old in std::iter::once(old.to_owned()).chain(other_ending(old)) {
         match text.matches(old.as_str()).count() {
             0 => {}
-            1 => return Ok(exact(text, &old, &new)),
+            1 => return Ok(exact(text, &old, new)),
             many => return Err(Unmatched::Many(many)),
         }
     }
     loose(text, old, new)
 }
 
-fn exact(text: &str, old: &str, new: &str) -> Applied {
+fn exact(text: &str, old: &str, new: &str) -> Splice {
     let at = text.find(old).unwrap_or(0);
-    Applied {
-        text: text.replacen(old, new, 1),
-        line: text[..at].matches('\n').count() + 1,
-        replaced_lines: old.lines().count().max(1),
-        new_lines: new.lines().count(),
+    Splice {
+        range: at..at + old.len(),
+        with: with_line_break(new, line_break_at(text, at)),
+        made: Made {
+            line: text[..at].matches('\n').count() + 1,
+            replaced_lines: old.lines().count().max(1),
+            new_lines: new.lines().count(),
+        },
     }
 }
 
-/// `text` with every `(old, new)` of `edits` made in turn (Pi 1.6's `edits[]`), each as [`apply`]
-/// makes one; the index of the first that cannot be made, and why. Each must stand once in the
-/// text the ones before it left, so an edit that overlaps an earlier one, or that an earlier one
-/// would make ambiguous, is refused rather than made somewhere else.
-pub(super) fn apply_all(
-    text: &str,
-    edits: &[(&str, &str)],
-) -> Result<(String, Vec<Applied>), (usize, Unmatched)> {
-    let mut current = text.to_owned();
-    let mut made = Vec::with_capacity(edits.len());
-    for (index, (old, new)) in edits.iter().enumerate() {
-        let applied = apply(&current, old, new).map_err(|unmatched| (index, unmatched))?;
-        current.clone_from(&applied.text);
-        made.push(applied);
-    }
-    Ok((current, made))
+/// `new` with each of its line breaks written `line_break`.
+fn with_line_break(new: &str, line_break: &str) -> String {
+    new.replace("\r\n", "\n").replace('\n', line_break)
 }
 
-/// `old` and `new` with their line breaks written the other way, when `old` has any.
-fn other_ending(old: &str, new: &str) -> Option<(String, String)> {
+/// The line break of the line holding byte `at`: its own, or for a last line without one the line
+/// before's; `\n` in a text of one line.
+fn line_break_at(text: &str, at: usize) -> &'static str {
+    let crlf_ending = |line_feed: usize| line_feed > 0 && text.as_bytes()[line_feed - 1] == b'\r';
+    let line_feed = text[at..]
+        .find('\n')
+        .map(|offset| at + offset)
+        .or_else(|| text[..at].rfind('\n'));
+    match line_feed {
+        Some(line_feed) if crlf_ending(line_feed) => "\r\n",
+        _ => "\n",
+    }
+}
+
+/// `old` with its line breaks written the other way, when it has any.
+fn other_ending(old: &str) -> Option<String> {
     if !old.contains('\n') {
         return None;
     }
-    let to_lf = |text: &str| text.replace("\r\n", "\n");
+    let to_lf = old.replace("\r\n", "\n");
     if old.contains("\r\n") {
-        return Some((to_lf(old), to_lf(new)));
+        return Some(to_lf);
     }
-    let to_crlf = |text: &str| to_lf(text).replace('\n', "\r\n");
-    Some((to_crlf(old), to_crlf(new)))
+    Some(to_lf.replace('\n', "\r\n"))
 }
 
 /// A character as the loose reading sees it.
@@ -116,7 +182,7 @@ fn lines_of(text: &str) -> Vec<(&str, &str)> {
 
 /// The loose match: in the file read loosely (each line loose, its line break kept as `\n`), the
 /// one place `old` read loosely stands; the lines it touches are rewritten, the others kept.
-fn loose(text: &str, old: &str, new: &str) -> Result<Applied, Unmatched> {
+fn loose(text: &str, old: &str, new: &str) -> Result<Splice, Unmatched> {
     let lines = lines_of(text);
     let loose_lines: Vec<String> = lines
         .iter()
@@ -156,34 +222,51 @@ fn loose(text: &str, old: &str, new: &str) -> Result<Applied, Unmatched> {
         &touched[..start - touched_start],
         &touched[end - touched_start..]
     );
-    // Written with the file's line break from the touched lines on (the file's first, else `\n`).
-    let line_break = lines[first..]
+    let range_start: usize = lines[..first]
         .iter()
-        .chain(&lines)
-        .map(|(_, ending)| *ending)
-        .find(|ending| !ending.is_empty())
-        .unwrap_or("\n");
-    let mut result = String::with_capacity(text.len() + new.len());
-    for (line, ending) in &lines[..first] {
-        result.push_str(line);
-        result.push_str(ending);
-    }
-    result.push_str(&rewritten.replace('\n', line_break));
-    for (line, ending) in &lines[last + 1..] {
-        result.push_str(line);
-        result.push_str(ending);
-    }
-    Ok(Applied {
-        text: result,
-        line: first + 1,
-        replaced_lines: last - first + 1,
-        new_lines: new.lines().count(),
+        .map(|(line, ending)| line.len() + ending.len())
+        .sum();
+    let range_end: usize = range_start
+        + lines[first..=last]
+            .iter()
+            .map(|(line, ending)| line.len() + ending.len())
+            .sum::<usize>();
+    Ok(Splice {
+        range: range_start..range_end,
+        with: with_line_break(&rewritten, line_break_at(text, range_start)),
+        made: Made {
+            line: first + 1,
+            replaced_lines: last - first + 1,
+            new_lines: new.lines().count(),
+        },
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file with one edit made.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Applied {
+        text: String,
+        line: usize,
+        replaced_lines: usize,
+        new_lines: usize,
+    }
+
+    /// `text` with the one occurrence of `old` replaced by `new`.
+    fn apply(text: &str, old: &str, new: &str) -> Result<Applied, Unmatched> {
+        let splice = locate(text, old, new)?;
+        let mut result = text.to_owned();
+        result.replace_range(splice.range, &splice.with);
+        Ok(Applied {
+            text: result,
+            line: splice.made.line,
+            replaced_lines: splice.made.replaced_lines,
+            new_lines: splice.made.new_lines,
+        })
+    }
 
     fn applied(text: &str, old: &str, new: &str) -> String {
         apply(text, old, new).unwrap().text
@@ -258,21 +341,61 @@ mod tests {
     }
 
     #[test]
-    fn several_edits_are_made_in_turn_and_one_that_cannot_be_stops_them_all() {
+    fn several_edits_are_each_found_in_the_file_as_it_was() {
         let text = "a\nb\nc\n";
-        let (done, made) = apply_all(text, &[("a", "A"), ("c", "C")]).unwrap();
+        let (done, made) = apply_all(text, &[("c", "C"), ("a", "A")]).unwrap();
         assert_eq!(done, "A\nb\nC\n");
         assert_eq!(made.iter().map(|m| m.line).collect::<Vec<_>>(), [1, 3]);
         assert_eq!(
-            apply_all(text, &[("a\nb", "x"), ("b\nc", "y")]).unwrap_err(),
-            (1, Unmatched::NotFound),
-            "overlapping edits"
+            apply_all(text, &[("a", "c"), ("c", "d")]).unwrap().0,
+            "c\nb\nd\n",
+            "an edit never lands in the text another one wrote"
         );
         assert_eq!(
-            apply_all(text, &[("a", "c"), ("c", "d")]).unwrap_err(),
-            (1, Unmatched::Many(2)),
-            "an earlier edit made the later one ambiguous"
+            apply_all(text, &[("a", "x"), ("x", "y")]).unwrap_err(),
+            (1, Unmatched::NotFound),
+            "nor looks for it there"
         );
+    }
+
+    #[test]
+    fn edits_that_overlap_are_refused_and_edits_side_by_side_are_made() {
+        let text = "one\ntwo\nthree\n";
+        assert_eq!(
+            apply_all(text, &[("two\nthree", "x"), ("one\ntwo", "y")]).unwrap_err(),
+            (1, Unmatched::Overlaps(0))
+        );
+        assert_eq!(
+            apply_all(text, &[("one\n", "1\n"), ("two", "2")])
+                .unwrap()
+                .0,
+            "1\n2\nthree\n"
+        );
+        assert_eq!(
+            apply_all("x = “a”;  \ny\n", &[("y", "z"), ("x = \"a\";", "x = 1;")])
+                .unwrap()
+                .0,
+            "x = 1;\nz\n",
+            "a loose edit takes its whole line, and the next line is its neighbour"
+        );
+        assert_eq!(
+            apply_all("f(“a”, “b”)\n", &[("\"a\"", "1"), ("\"b\"", "2")]).unwrap_err(),
+            (1, Unmatched::Overlaps(0)),
+            "two loose edits of one line would each rewrite it"
+        );
+    }
+
+    #[test]
+    fn each_edit_names_the_line_it_begins_on_in_the_new_file() {
+        let text = "a\nb\nc\nd\n";
+        let (done, made) =
+            apply_all(text, &[("d", "D"), ("a\n", "0\n1\n2\n"), ("b\nc\n", "")]).unwrap();
+        assert_eq!(done, "0\n1\n2\nD\n");
+        let lines: Vec<_> = made
+            .iter()
+            .map(|m| (m.line, m.replaced_lines, m.new_lines))
+            .collect();
+        assert_eq!(lines, [(1, 1, 3), (4, 2, 0), (4, 1, 1)]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod boundary;
 mod cache_prefix;
 mod cut_off;
 mod in_run;
+mod pi_edits;
 mod scenarios;
 mod stalled_provider;
 mod support;
