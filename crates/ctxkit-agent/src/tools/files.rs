@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use super::diff;
 use super::limit::Keep;
 use super::replacement::{self, Unmatched};
 use super::{ToolContext, ToolOutcome, bounded_outcome, lax};
@@ -250,7 +251,7 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
         .jail
         .write_atomic(&target.path, updated.as_bytes())
         .map_err(|error| unwritten("edit", shown, &error))?;
-    Ok(ToolOutcome::ok(match made.as_slice() {
+    let mut outcome = ToolOutcome::ok(match made.as_slice() {
         [one] => format!(
             "Edited {shown} at line {}: replaced {} line(s) with {}",
             one.line, one.replaced_lines, one.new_lines
@@ -263,7 +264,13 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-    }))
+    });
+    // The change as the chat shows it, redacted as the model's view is: it holds the file's lines.
+    outcome.details = diff::details(
+        &context.workspace.redact(&text),
+        &context.workspace.redact(&updated),
+    );
+    Ok(outcome)
 }
 
 /// The error of a `write` or `edit` (`verb`) that failed: the file is as it was.
@@ -481,6 +488,33 @@ mod tests {
             "Edited list.txt: 2 replacements, at lines 1, 3"
         );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "A\nb\nC\n");
+    }
+
+    #[test]
+    fn an_edit_stores_its_diff_with_known_secrets_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(".env"),
+            "HOST=localhost\nKEY=sk-test-diffsecret-123\nPORT=1\n",
+        )
+        .unwrap();
+        let mut context = context(dir.path());
+        let mut workspace = crate::workspace::Workspace::new(dir.path());
+        workspace.add_secret("sk-test-diffsecret-123");
+        context.workspace = std::sync::Arc::new(workspace);
+        let outcome = run_tool(
+            "edit",
+            &json!({"path": ".env", "edits": [{"oldText": "PORT=1", "newText": "PORT=2"}]}),
+            "e",
+            &context,
+        );
+        assert!(!outcome.is_error, "{}", outcome.text);
+        let details = outcome.details.unwrap();
+        assert_eq!(details["firstChangedLine"], 3);
+        assert_eq!(
+            details["diff"],
+            " 1 HOST=localhost\n 2 KEY=<redacted>\n-3 PORT=1\n+3 PORT=2"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! output directory and the model is told the path.
 
 mod bash;
+mod diff;
 mod files;
 mod leftovers;
 pub mod limit;

@@ -24,6 +24,8 @@ use stream::Stream;
 
 /// Lines of a tool result shown in the terminal (the model gets the bounded whole).
 const RESULT_PREVIEW_LINES: usize = 6;
+/// Lines of an edit's diff shown in the terminal.
+const DIFF_PREVIEW_LINES: usize = 24;
 /// The most characters of one line of a failed tool's result shown (a refusal with a long path).
 const ERROR_LINE_CHARS: usize = 400;
 
@@ -256,6 +258,10 @@ impl Ui {
     /// The first lines of a tool result; an error's long line loses its middle, not the reason
     /// at its end.
     pub fn tool_result(&self, outcome: &ToolOutcome) {
+        if let Some(diff) = edit_diff(outcome) {
+            self.diff(&outcome.text, diff);
+            return;
+        }
         let lines: Vec<&str> = outcome.text.lines().collect();
         let shorten = |line: &str| {
             if outcome.is_error {
@@ -281,6 +287,27 @@ impl Ui {
         } else {
             self.info(&text);
         }
+    }
+
+    /// An edit's result: its line, then the change, removed lines red, added green.
+    fn diff(&self, summary: &str, diff: &str) {
+        let lines: Vec<&str> = diff.lines().collect();
+        let mut shown = vec![self.paint("2", &format!("  {}", one_line(summary, 200)))];
+        for line in lines.iter().take(DIFF_PREVIEW_LINES) {
+            let colour = match line.as_bytes().first() {
+                Some(b'-') => "31",
+                Some(b'+') => "32",
+                _ => "2",
+            };
+            shown.push(self.paint(colour, &format!("  {}", diff_line(line))));
+        }
+        if lines.len() > DIFF_PREVIEW_LINES {
+            shown.push(self.paint(
+                "2",
+                &format!("  … ({} more lines)", lines.len() - DIFF_PREVIEW_LINES),
+            ));
+        }
+        self.styled_line(&shown.join("\n"));
     }
 
     /// Renders one engine event.
@@ -432,6 +459,31 @@ impl Drop for EventView {
     }
 }
 
+/// The diff an `edit` that worked stores in its details (Pi 1.6's `details.diff`).
+fn edit_diff(outcome: &ToolOutcome) -> Option<&str> {
+    if outcome.is_error {
+        return None;
+    }
+    outcome.details.as_ref()?.get("diff")?.as_str()
+}
+
+/// A diff line (`-12 text`): its mark and line number as they are, its text as
+/// [`indented_line`] shows it.
+fn diff_line(line: &str) -> String {
+    let Some(after_mark) = line.get(1..) else {
+        return one_line(line, 200);
+    };
+    let number_start = after_mark.len() - after_mark.trim_start().len();
+    let text_start = after_mark[number_start..]
+        .find(' ')
+        .map_or(after_mark.len(), |offset| number_start + offset + 1);
+    format!(
+        "{}{}",
+        &line[..1 + text_start],
+        indented_line(&after_mark[text_start..], 200)
+    )
+}
+
 /// The most columns of indentation a result line keeps in its preview.
 const MAX_PREVIEW_INDENT: usize = 24;
 
@@ -464,5 +516,13 @@ mod tests {
             28
         );
         assert_eq!(indented_line("  abcdef", 5), "  ab…");
+    }
+
+    #[test]
+    fn a_diff_line_keeps_its_mark_number_and_indentation() {
+        assert_eq!(diff_line("- 3     return  1;"), "- 3     return 1;");
+        assert_eq!(diff_line("+12 \tx"), "+12     x");
+        assert_eq!(diff_line("    …"), "    …");
+        assert_eq!(diff_line("-"), "-");
     }
 }
