@@ -129,6 +129,15 @@ impl Renderer<'_> {
             "compactionSummary" | "branchSummary" => {
                 vec![self.text_block("summary", text("summary").unwrap_or(""))]
             }
+            "toolResult" => {
+                let mut blocks = self.content(message.get("content"));
+                // The change an edit made (Pi 1.6's and ctxkit's `details.diff`).
+                let diff = message.pointer("/details/diff").and_then(Value::as_str);
+                if let Some(diff) = diff.filter(|diff| !diff.is_empty()) {
+                    blocks.push(self.text_block("diff", diff));
+                }
+                blocks
+            }
             _ => self.content(message.get("content")),
         };
         shown.insert("blocks".to_owned(), Value::Array(blocks));
@@ -219,6 +228,25 @@ mod tests {
             shown["blocks"][1],
             json!({"k": "text", "t": "0123456789", "n": 16})
         );
+    }
+
+    #[test]
+    fn an_edit_result_shows_its_diff_redacted() {
+        let redactor = Redactor::new(vec!["sk-diff-key".to_owned()], &[]).unwrap();
+        let renderer = Renderer {
+            clip_chars: 1000,
+            ..renderer(&redactor)
+        };
+        let shown = renderer.message(&json!({"role": "toolResult", "toolName": "edit",
+            "content": [{"type": "text", "text": "Edited a.txt"}],
+            "details": {"diff": " 1 KEY=sk-diff-key\n-2 a\n+2 b", "firstChangedLine": 2}}));
+        assert_eq!(
+            shown["blocks"][1],
+            json!({"k": "diff", "t": " 1 KEY=<redacted>\n-2 a\n+2 b"})
+        );
+        let plain = renderer.message(&json!({"role": "toolResult", "content": "x",
+            "details": {"diff": 3}}));
+        assert_eq!(plain["blocks"].as_array().unwrap().len(), 1);
     }
 
     #[test]

@@ -748,7 +748,8 @@ fn a_page_redacts_every_secret_variable_tool_output_hides() {
 
 /// Bidirectional overrides and isolates and C1 controls in a session's name, a model id, a label
 /// and a message: the page shows each as `\uXXXX` (the CLI's list, `is_unsafe_to_show`), in its
-/// title too, so none reorders what a reader sees.
+/// title too, so none reorders what a reader sees. An edit's diff shows its removed and added
+/// lines as text, markup in them too.
 #[test]
 fn a_browser_shows_bidi_overrides_and_c1_controls_visibly() {
     let home = tempfile::tempdir().unwrap();
@@ -760,6 +761,15 @@ fn a_browser_shows_bidi_overrides_and_c1_controls_visibly() {
         json!({"type": "message", "id": "e003", "parentId": "e002", "timestamp": at,
                "message": {"role": "user", "content": "hello \u{9b}31m world \u{200f}!", "timestamp": 1}}),
         json!({"type": "label", "id": "e004", "parentId": "e003", "timestamp": at, "targetId": "e003", "label": "ok\u{202e}Ko"}),
+        json!({"type": "message", "id": "e005", "parentId": "e004", "timestamp": at,
+               "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "t1", "name": "edit",
+                   "arguments": {"path": "a.html", "edits": [{"oldText": "x", "newText": "y"}]}}],
+                   "provider": "anthropic", "model": "m", "stopReason": "toolUse", "timestamp": 2}}),
+        json!({"type": "message", "id": "e006", "parentId": "e005", "timestamp": at,
+               "message": {"role": "toolResult", "toolCallId": "t1", "toolName": "edit", "isError": false,
+                   "content": [{"type": "text", "text": "Edited a.html"}], "timestamp": 3,
+                   "details": {"diff": " 1 <p>\n-2 <img src=x onerror=alert(1)>\n+2 </script>\u{202e}\n 3 </p>",
+                               "firstChangedLine": 2}}}),
     ];
     let file = home.path().join("spoof.jsonl");
     std::fs::write(&file, jsonl(&lines)).unwrap();

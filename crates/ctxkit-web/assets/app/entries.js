@@ -23,6 +23,10 @@
         img.src = "data:" + b.mime + ";base64," + b.data;
         return img;
       }
+      case "diff": {
+        const lines = (b.t || "").split("\n").map((line) => el("span", line[0] === "-" ? "del" : line[0] === "+" ? "add" : null, line + "\n"));
+        return el("div", null, el("pre", "diff", ...lines), clipNote(b));
+      }
       case "json": return el("div", null, el("pre", "note", b.t), clipNote(b));
       case "bash": return el("div", null, el("pre", null, "$ " + b.t), clipNote(b));
       default: return el("div", null, el("pre", null, b.t || ""), clipNote(b));

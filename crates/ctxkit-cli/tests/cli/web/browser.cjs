@@ -120,6 +120,10 @@ async function spoof(page) {
   check(label === "ok\\u202eKo", "the label shows the override: " + label);
   check(shown.includes("claude\\u2066-evil"), "the model id's isolate is shown, not obeyed");
   check(shown.includes("hello \\u009b31m world \\u200f!"), "the C1 control and the mark are shown");
+  const removed = await page.locator("pre.diff .del").allTextContents();
+  const added = await page.locator("pre.diff .add").allTextContents();
+  check(removed.length >= 1 && removed.every((line) => line === "-2 <img src=x onerror=alert(1)>\n"), "the edit's removed line, as text: " + JSON.stringify(removed));
+  check(added.length >= 1 && added.every((line) => line === "+2 </script>\\u202e\n"), "the edit's added line, as text: " + JSON.stringify(added));
   // A narrow window: the tabs stay on one line inside the header (they wrapped below it when a
   // long name and the status took the room); the name and the status give way instead.
   await page.setViewportSize({ width: 900, height: 950 });
