@@ -208,7 +208,14 @@ pub fn request_chars(request: &ChatRequest) -> usize {
     let messages: usize = request
         .messages
         .iter()
-        .map(|message| serde_json::to_string(message).map_or(0, |text| text.len()))
+        .map(|message| {
+            // A tool result's `details` stay in the session; no provider is sent them.
+            let mut value = serde_json::to_value(message).unwrap_or_default();
+            if let Some(object) = value.as_object_mut() {
+                object.remove("details");
+            }
+            value.to_string().len()
+        })
         .sum();
     let tools: usize = request
         .tools

@@ -1,6 +1,6 @@
 //! The chat's coding tools called as a model would call them, with arguments from the bytes, in a
 //! project whose symlinks, hard links and `..` lead beside it and into ctxkit's home. Nothing is
-//! approved, so whatever the calls: no result (nor a full output saved for one) shows what lies
+//! approved, so whatever the calls: no result (nor its details, nor a full output saved for one) shows what lies
 //! outside the project or a secret; nothing outside the project and nothing guarded in it changes;
 //! a call that failed changed nothing. `bash` is left out: it runs what it is given, and its
 //! boundary is the user's confirmation, not the jail.
@@ -180,11 +180,20 @@ pub fn agent_tools(data: &[u8]) {
         let guarded_before = guarded(&world);
         let project_before = snapshot(&world.project());
         let outcome = registry.run(name, &arguments, &format!("call-{index}"), &context);
+        let details = outcome
+            .details
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default();
         for mark in &marks {
             assert!(
                 !outcome.text.contains(mark),
                 "`{name}` showed `{mark}`: {}",
                 outcome.text
+            );
+            assert!(
+                !details.contains(mark),
+                "`{name}`'s details showed `{mark}`: {details}"
             );
         }
         for (path, content) in snapshot(&world.outputs()) {

@@ -1,6 +1,7 @@
-//! The change an `edit` made, as the chat shows it and Pi 1.6 stores it in the result's details
-//! (`{diff, firstChangedLine}`): changed lines marked `-` (old line number) and `+` (new line
-//! number), up to four unchanged lines around each change, ` …` for lines left out.
+//! The change a `write` or an `edit` made, as the chat shows it and Pi 1.6 stores an edit's in
+//! its result's details (`{diff, firstChangedLine}`): changed lines marked `-` (old line number)
+//! and `+` (new line number), up to four unchanged lines around each change, ` …` for lines left
+//! out.
 
 use std::fmt::Write as _;
 use std::time::Duration;

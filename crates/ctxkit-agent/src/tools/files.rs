@@ -124,14 +124,26 @@ pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOut
     if target.jail.is_dir(&target.path) {
         return Err(format!("Cannot write `{shown}`: it is a directory"));
     }
+    // What the file held, for the diff the chat shows (none when it is not text ctxkit reads).
+    let before = match target.jail.read(&target.path, MAX_READ_BYTES) {
+        Ok((bytes, size)) if u64::try_from(bytes.len()).unwrap_or(u64::MAX) >= size => {
+            String::from_utf8(bytes).ok()
+        }
+        Ok(_) => None,
+        Err(error) => error.is_not_found().then(String::new),
+    };
     target
         .jail
         .write_atomic(&target.path, content.as_bytes())
         .map_err(|error| unwritten("write", shown, &error))?;
-    Ok(ToolOutcome::ok(format!(
-        "Wrote {} bytes to {shown}",
-        content.len()
-    )))
+    let mut outcome = ToolOutcome::ok(format!("Wrote {} bytes to {shown}", content.len()));
+    outcome.details = before.and_then(|before| {
+        diff::details(
+            &context.workspace.redact(&before),
+            &context.workspace.redact(content),
+        )
+    });
+    Ok(outcome)
 }
 
 /// The arguments of `edit`: Pi 1.6's `edits`, a list of replacements, and the older single
@@ -488,6 +500,25 @@ mod tests {
             "Edited list.txt: 2 replacements, at lines 1, 3"
         );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "A\nb\nC\n");
+    }
+
+    #[test]
+    fn a_write_stores_what_it_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = context(dir.path());
+        let write = |content: &str| {
+            let arguments = json!({"path": "notes.txt", "content": content});
+            run_tool("write", &arguments, "w", &context).details
+        };
+        assert_eq!(write("a\nb\n").unwrap()["diff"], "+1 a\n+2 b");
+        assert_eq!(write("a\nc\n").unwrap()["diff"], " 1 a\n-2 b\n+2 c");
+        assert_eq!(write("a\nc\n"), None, "nothing changed");
+        std::fs::write(dir.path().join("notes.txt"), [0xff, 0xfe]).unwrap();
+        assert_eq!(
+            write("text\n"),
+            None,
+            "a file that was not text has no diff"
+        );
     }
 
     #[test]

@@ -258,7 +258,7 @@ impl Ui {
     /// The first lines of a tool result; an error's long line loses its middle, not the reason
     /// at its end.
     pub fn tool_result(&self, outcome: &ToolOutcome) {
-        if let Some(diff) = edit_diff(outcome) {
+        if let Some(diff) = change_diff(outcome) {
             self.diff(&outcome.text, diff);
             return;
         }
@@ -289,7 +289,7 @@ impl Ui {
         }
     }
 
-    /// An edit's result: its line, then the change, removed lines red, added green.
+    /// A write's or an edit's result: its line, then the change, removed lines red, added green.
     fn diff(&self, summary: &str, diff: &str) {
         let lines: Vec<&str> = diff.lines().collect();
         let mut shown = vec![self.paint("2", &format!("  {}", one_line(summary, 200)))];
@@ -459,8 +459,8 @@ impl Drop for EventView {
     }
 }
 
-/// The diff an `edit` that worked stores in its details (Pi 1.6's `details.diff`).
-fn edit_diff(outcome: &ToolOutcome) -> Option<&str> {
+/// The diff a `write` or `edit` that worked stores in its details (an edit's as Pi 1.6 stores it).
+fn change_diff(outcome: &ToolOutcome) -> Option<&str> {
     if outcome.is_error {
         return None;
     }
