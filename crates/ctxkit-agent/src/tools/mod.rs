@@ -1,10 +1,11 @@
-//! The coding tools: `read`, `write`, `edit`, `bash`, `ls` and `grep`, working in the current
+//! The coding tools: `read`, `write`, `edit`, `bash`, `ls`, `grep` and `find`, working in the current
 //! directory. Every result is bounded ([`limit`]); a cut result's full text is saved under the
 //! output directory and the model is told the path.
 
 mod bash;
 mod diff;
 mod files;
+mod find;
 mod leftovers;
 pub mod limit;
 mod recall;
@@ -22,6 +23,7 @@ use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 use crate::workspace::Access;
 pub use bash::{BashEnd, BashRun, execute_bash, run_bash};
 use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
+use find::FindArguments;
 pub use leftovers::remove_leftover_temporaries;
 use recall::RecallArguments;
 pub use running::stop_running_commands;
@@ -35,6 +37,7 @@ pub(crate) fn register_coding_tools(registry: &mut ToolRegistry) {
     registry.register(Arc::new(Bash));
     registry.register(Arc::new(Ls));
     registry.register(Arc::new(Grep));
+    registry.register(Arc::new(Find));
     registry.register(Arc::new(Recall));
 }
 
@@ -282,6 +285,48 @@ impl TypedTool for Grep {
     }
 }
 
+/// `find`.
+#[derive(Debug, Clone, Copy)]
+pub struct Find;
+
+impl TypedTool for Find {
+    type Arguments = FindArguments;
+
+    fn name(&self) -> &'static str {
+        "find"
+    }
+
+    fn description(&self) -> &'static str {
+        "Find files and folders by glob, respecting .gitignore; paths relative to the folder \
+         searched. A pattern without / matches names at any depth (*.rs); with /, paths below \
+         the folder (src/**/*.ts)."
+    }
+
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "pattern": {"type": "string", "description": "Glob, e.g. *.rs or src/**/*.ts"},
+            "path": {"type": "string", "description": "Folder to search (default: the working directory)"},
+            "limit": {"type": "integer", "description": "Most paths (default 1000)"}
+        }, "required": ["pattern"]})
+    }
+
+    fn paths(&self, arguments: &FindArguments) -> Vec<(String, Access)> {
+        vec![(
+            arguments.path.clone().unwrap_or_else(|| ".".to_owned()),
+            Access::Read,
+        )]
+    }
+
+    fn run(
+        &self,
+        arguments: FindArguments,
+        call_id: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String> {
+        find::find(arguments, context, call_id)
+    }
+}
+
 /// `recall`: the full text behind a pruned tool result's marker, or the messages behind a summary.
 #[derive(Debug, Clone, Copy)]
 pub struct Recall;
@@ -426,7 +471,9 @@ mod tests {
         let names: Vec<&str> = definitions.iter().map(|tool| tool.name.as_str()).collect();
         assert_eq!(
             names,
-            ["read", "write", "edit", "bash", "ls", "grep", "recall"]
+            [
+                "read", "write", "edit", "bash", "ls", "grep", "find", "recall"
+            ]
         );
         for tool in &definitions {
             assert_eq!(tool.parameters["type"], "object", "{}", tool.name);

@@ -68,7 +68,7 @@ pub fn grep(
     // The place named is judged as `read` and `ls` judge it: a denied one is refused, never
     // searched as if it held nothing.
     if target.jail.is_denied(&root) {
-        return Err(refused(shown, &root));
+        return Err(refused("grep", shown, &root));
     }
     let jail = Arc::new(target.jail);
     let mut walker = WalkBuilder::new(&root);
@@ -114,7 +114,7 @@ pub fn grep(
             Ok((bytes, _)) => bytes,
             // Where it really is was denied (a link to a credential, a renamed folder).
             Err(error) if error.is_denied_place() && entry.depth() == 0 => {
-                return Err(refused(shown, &root));
+                return Err(refused("grep", shown, &root));
             }
             Err(error) if error.is_denied_place() => {
                 skipped.fetch_add(1, Ordering::Relaxed);
@@ -153,10 +153,10 @@ pub fn grep(
     Ok(bounded_outcome(&text, Keep::Head, call_id, context, false))
 }
 
-/// The refusal of a search whose named place is denied.
-fn refused(shown: &str, root: &Path) -> String {
+/// The refusal of a search (`tool`) whose named place is denied.
+pub(super) fn refused(tool: &str, shown: &str, root: &Path) -> String {
     crate::workspace::refused(
-        &format!("grep {shown}"),
+        &format!("{tool} {shown}"),
         &format!(
             "`{}` lies in ctxkit's own settings and sessions or the user's credentials, which \
              are never opened by tools",
@@ -166,7 +166,7 @@ fn refused(shown: &str, root: &Path) -> String {
 }
 
 /// What a search says after its result when it left denied places out (none: nothing).
-fn skipped_notice(count: usize) -> String {
+pub(super) fn skipped_notice(count: usize) -> String {
     match count {
         0 => String::new(),
         1 => "\n\n[1 place was not searched: ctxkit's own files and the user's credentials are \

@@ -288,7 +288,9 @@ async fn assert_first_attempts_fit(world: &mut World, prompts: &[String]) -> usi
 #[tokio::test]
 async fn a_provider_counting_half_again_as_much_is_recovered_at_the_first_attempt() {
     let mut world = World::new(provider(1.5, stepper())).await;
-    let files = write_files(&world, 3, 16_000);
+    // Sized against the 8,192-token window with the coding tools' definitions sent along (about
+    // 1,000 tokens, 1,500 as this provider counts): one file's result nearly fills what is left.
+    let files = write_files(&world, 3, 15_000);
     let mut prompts = vec!["question".to_owned()];
     prompts.extend(files.iter().map(|file| format!("STEPS {file}")));
     let overflows = assert_first_attempts_fit(&mut world, &prompts).await;
@@ -304,7 +306,9 @@ async fn a_provider_counting_half_again_as_much_is_recovered_at_the_first_attemp
 async fn a_provider_whose_limit_is_below_the_window_is_recovered_at_the_first_attempt() {
     // The shape: the provider refuses well below the configured window, so the first
     // overflow teaches the margin its recovery plans with.
-    let mut world = World::new(provider_with_limit(1.0, 6_000, stepper())).await;
+    // The limit is set against the coding tools' definitions (about 1,000 tokens of each request):
+    // above the threshold compaction's reach, so the provider refuses before the engine compacts.
+    let mut world = World::new(provider_with_limit(1.0, 5_400, stepper())).await;
     let files = write_files(&world, 9, 4_000);
     let prompts: Vec<String> = files
         .chunks(3)

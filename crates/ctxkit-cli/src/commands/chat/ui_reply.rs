@@ -106,7 +106,7 @@ impl Ui {
         const PATH: [&str; 3] = ["path", "filePath", "file_path"];
         let summary = match call.name.as_str() {
             "bash" => argument(&["command"]),
-            "grep" => format!("{} {}", argument(&["pattern"]), argument(&PATH))
+            "grep" | "find" => format!("{} {}", argument(&["pattern"]), argument(&PATH))
                 .trim()
                 .to_owned(),
             "read" | "write" | "edit" | "ls" => argument(&PATH),
