@@ -156,7 +156,7 @@ pub fn export(
 
 /// Writes the page atomically (a temporary file beside it, then a rename): a failed export never
 /// leaves half a page where an older one was. Returns the page's size in bytes.
-fn write_page(
+pub(crate) fn write_page(
     output: &Path,
     write: impl FnOnce(&mut std::fs::File) -> Result<(), WebError>,
 ) -> Result<u64> {
@@ -226,7 +226,7 @@ fn refuse_to_replace(output: &Path) -> Result<()> {
 }
 
 /// Whether `file` starts like an HTML document (after white space and a byte-order mark).
-fn looks_like_a_page(file: &Path) -> bool {
+pub(crate) fn looks_like_a_page(file: &Path) -> bool {
     let Ok(mut opened) = std::fs::File::open(file) else {
         return false;
     };

@@ -371,3 +371,49 @@ fn an_answer_typed_with_more_keys_answers_and_the_rest_is_kept() {
     assert!(world.project.join("ran.txt").exists(), "{screen}");
     assert!(screen.contains("\n> typed ahead"), "{screen}");
 }
+
+/// `/export` writes the session as a page beside the user (Pi's name), the edit's diff in it;
+/// again, it replaces its own page and never another file; `.jsonl` copies the session file.
+#[test]
+fn slash_export_writes_the_page_and_replaces_only_a_page() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    world.answer(tool_call(
+        "call_1",
+        "edit",
+        json!({"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}),
+    ));
+    world.answer(text("Changed beta to gamma.", 300));
+    let tmux = world.start("--yes");
+    tmux.wait_idle(1);
+    tmux.line("change beta");
+    tmux.wait_for("+2 gamma");
+    tmux.wait_idle(2);
+    tmux.line("/export");
+    tmux.wait_for("Exported the session to ");
+    let session = world.session_files().pop().unwrap();
+    let stem = session.file_stem().unwrap().to_string_lossy().into_owned();
+    let page = world.project.join(format!("ctxkit-session-{stem}.html"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("-2 beta\\n+2 gamma"),
+        "the edit's diff is on the page"
+    );
+    tmux.line("/export");
+    tmux.wait_for_count("Exported the session to ", 2);
+    tmux.line("/export notes.txt");
+    tmux.wait_for("exists and is not a web page; /export replaces only an earlier page");
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("notes.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    tmux.line("/export \"a copy.jsonl\"");
+    tmux.wait_for("Copied the session file to ");
+    assert_eq!(
+        std::fs::read(world.project.join("a copy.jsonl")).unwrap(),
+        std::fs::read(&session).unwrap()
+    );
+}

@@ -8,6 +8,7 @@ mod agent;
 mod attach;
 mod banner;
 mod escape;
+mod export;
 mod external_editor;
 mod file_checkpoints;
 mod fork;

@@ -43,6 +43,8 @@ Commands:
   /new                      a new session
   /resume [n]               list this directory's sessions and open one
   /save                     write the session afresh to a new file and go on there
+  /export [file]            the session as a web page (ctxkit-session-<file>.html here by
+                            default); a name ending in .jsonl copies the session file
   /name [text]              show or set the session's name
   /label <id> [text]        label an entry (no text: remove the label)
   /model [provider/id]      show or switch the model
@@ -139,6 +141,7 @@ impl Chat {
                 self.resume(rest, ask).await?;
             }
             "save" => self.save_afresh().await?,
+            "export" => self.export(rest).await?,
             "name" => self.name(rest).await?,
             "label" => self.label(rest).await?,
             "model" => self.model(rest).await?,

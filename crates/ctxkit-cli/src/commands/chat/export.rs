@@ -1,0 +1,151 @@
+//! `/export [file]`: the session as one self-contained web page, as `ctxkit export` writes it
+//! (Pi 1.6's `/export`), or, for a name ending in `.jsonl`, a copy of the session file.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+use ctxkit_web::{PageOptions, Redactor, export_page};
+
+use super::Chat;
+use crate::commands::web::{looks_like_a_page, write_page};
+
+impl Chat {
+    pub(super) async fn export(&self, rest: &str) -> Result<()> {
+        let (file, id, name) = self
+            .engine
+            .with_session(|session| {
+                (
+                    session.path().map(Path::to_owned),
+                    session.id().to_owned(),
+                    session.session_name(),
+                )
+            })
+            .await;
+        let output = match path_argument(rest) {
+            Some(named) => self.cwd.join(named),
+            None => self.cwd.join(default_page_name(file.as_deref(), &id)),
+        };
+        if output
+            .extension()
+            .is_some_and(|extension| extension == "jsonl")
+        {
+            return self.copy_session_file(file.as_deref(), &output);
+        }
+        refuse_to_replace(&output)?;
+        let title = name.unwrap_or_else(|| match file.as_deref().and_then(Path::file_name) {
+            Some(file_name) => file_name.to_string_lossy().into_owned(),
+            None => id.clone(),
+        });
+        let options = self.page_options(title)?;
+        let bytes = self
+            .engine
+            .with_session(|session| {
+                write_page(&output, |page| {
+                    export_page(session, &options, page).map(|_| ())
+                })
+            })
+            .await?;
+        self.ui.line(&format!(
+            "Exported the session to {} ({bytes} bytes): open it in a browser",
+            output.display()
+        ));
+        Ok(())
+    }
+
+    /// The page as `ctxkit export` makes it: the secrets tool output hides redacted, the chat's
+    /// transforms and the model's window for the model's view.
+    fn page_options(&self, title: String) -> Result<PageOptions> {
+        let redactor = Redactor::new(self.agent.workspace().secrets().to_vec(), &[])?;
+        let mut options = PageOptions::new(title, redactor);
+        options.transform = self.parts.settings.transforms.clone();
+        options.context_window = self.model_info().context_window;
+        options.free_models = crate::commands::spend::free_models(&self.llm_options.model_costs);
+        Ok(options)
+    }
+
+    /// `/export copy.jsonl`: the session file's bytes in a new file (never over another).
+    fn copy_session_file(&self, file: Option<&Path>, output: &Path) -> Result<()> {
+        let Some(file) = file else {
+            bail!("the session is in memory (--no-session): it has no file to copy");
+        };
+        if output.exists() {
+            bail!("`{}` exists; name a new file", output.display());
+        }
+        let bytes = std::fs::copy(file, output)
+            .with_context(|| format!("cannot copy the session to `{}`", output.display()))?;
+        self.ui.line(&format!(
+            "Copied the session file to {} ({bytes} bytes); the chat goes on in {}",
+            output.display(),
+            file.display()
+        ));
+        Ok(())
+    }
+}
+
+/// A page replaces only an earlier page: never a folder, the session or any other file.
+fn refuse_to_replace(output: &Path) -> Result<()> {
+    let Ok(metadata) = std::fs::metadata(output) else {
+        return Ok(());
+    };
+    if metadata.is_dir() {
+        bail!(
+            "`{}` is a folder; name the page's file (e.g. /export {})",
+            output.display(),
+            output.join("session.html").display()
+        );
+    }
+    if metadata.len() > 0 && !looks_like_a_page(output) {
+        bail!(
+            "`{}` exists and is not a web page; /export replaces only an earlier page: name \
+             another file",
+            output.display()
+        );
+    }
+    Ok(())
+}
+
+/// Pi's name for an exported page: `<app>-session-<session file's name>.html`.
+fn default_page_name(file: Option<&Path>, id: &str) -> String {
+    let stem = file
+        .and_then(Path::file_stem)
+        .map_or_else(|| id.to_owned(), |stem| stem.to_string_lossy().into_owned());
+    format!("ctxkit-session-{stem}.html")
+}
+
+/// The path a command names: the first word, or a quoted run (`"my page.html"`); `None` when
+/// nothing is named.
+fn path_argument(rest: &str) -> Option<PathBuf> {
+    let rest = rest.trim_start();
+    let mut characters = rest.chars();
+    let named = match characters.next()? {
+        quote @ ('"' | '\'') => characters.as_str().split(quote).next()?,
+        _ => rest.split_whitespace().next()?,
+    };
+    (!named.is_empty()).then(|| PathBuf::from(named))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_is_the_first_word_or_a_quoted_run() {
+        assert_eq!(path_argument(""), None);
+        assert_eq!(path_argument("  out.html more"), Some("out.html".into()));
+        assert_eq!(
+            path_argument("\"my page.html\" x"),
+            Some("my page.html".into())
+        );
+        assert_eq!(path_argument("'a b.jsonl"), Some("a b.jsonl".into()));
+        assert_eq!(path_argument("\"\""), None);
+    }
+
+    #[test]
+    fn the_default_name_is_pi_s_with_the_session_file_s_name() {
+        assert_eq!(
+            default_page_name(Some(Path::new("/s/2026_abc.jsonl")), "id"),
+            "ctxkit-session-2026_abc.html"
+        );
+        assert_eq!(default_page_name(None, "0193"), "ctxkit-session-0193.html");
+    }
+}
