@@ -219,6 +219,11 @@ impl Agent {
         Ok(id)
     }
 
+    /// The reasoning level asked for from the next request on (`None`: none).
+    pub fn set_reasoning(&mut self, level: Option<ReasoningLevel>) {
+        self.options.reasoning = level;
+    }
+
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
     }

@@ -41,6 +41,27 @@ impl Engine {
         Ok(id)
     }
 
+    /// Sets the thinking level (`off`, `minimal` … `xhigh`) and records it (a
+    /// `thinking_level_change` entry, as Pi's `/thinking` does), in one step under the lock:
+    /// summaries ask for it from now on. Returns the entry's id.
+    pub async fn change_thinking_level(&self, level: &str) -> Result<String> {
+        let mut state = self.lock().await;
+        let id = state.session.append_thinking_level_change(level)?;
+        state.thinking_level = Some(level.to_owned());
+        Ok(id)
+    }
+
+    /// Sets the thinking level summaries ask for without recording it (a surface restoring the
+    /// level a session recorded, or its default).
+    pub async fn set_thinking_level(&self, level: Option<String>) {
+        self.lock().await.thinking_level = level;
+    }
+
+    /// The thinking level in force (`None`: the model is asked for none).
+    pub async fn thinking_level(&self) -> Option<String> {
+        self.lock().await.thinking_level.clone()
+    }
+
     /// Appends extension state (a `custom` entry, never part of the context). Returns its id.
     pub async fn append_custom_entry(
         &self,

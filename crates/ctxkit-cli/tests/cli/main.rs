@@ -191,6 +191,7 @@ mod chat_retry;
 mod chat_rewind;
 mod chat_status;
 mod chat_stream;
+mod chat_thinking;
 mod chat_tools_attacks;
 mod chat_watch;
 mod edges;

@@ -26,6 +26,7 @@ mod setup;
 mod shell;
 mod slash;
 mod status;
+mod thinking;
 mod tree_view;
 mod ui;
 
@@ -127,6 +128,8 @@ impl Chat {
 
     /// Switches to another session: a new engine over it, its events shown.
     async fn install(&mut self, session: Session) -> Result<()> {
+        // The thinking level carries over to the next session, as Pi's does.
+        let thinking_level = self.engine.thinking_level().await;
         let (engine, events) = start_engine(
             &self.parts,
             self.model_info(),
@@ -139,6 +142,7 @@ impl Chat {
         // The old session's cache is not kept warm for a session no longer open.
         self.warmer.cancel();
         self.agent.set_engine(engine.clone()).await;
+        engine.set_thinking_level(thinking_level).await;
         self.engine = engine;
         self.share_request_overhead().await;
         Ok(())

@@ -26,8 +26,38 @@ pub async fn build(
     let environment = process.environment()?;
     let settings = process.settings()?;
     let llm_options = summary_setup::llm_options(settings)?;
-    let (client, keyed_model) =
-        summary_setup::agent_model_client(&llm_options, args.model.as_deref())?;
+    let (loaded, cwd) = resources::load(process)?;
+    resources::warn_of_resources(&loaded)?;
+    let system_prompt = resources::system_prompt(&loaded, &cwd);
+    let cwd_text = cwd.display().to_string();
+    let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
+    let session = if args.no_session {
+        Session::in_memory(&cwd_text)
+    } else if let Some(file) = &args.session {
+        Session::open(file)?
+    } else if args.continue_recent {
+        Session::continue_recent(&cwd_text, &session_dir)?
+    } else {
+        Session::create(&cwd_text, &session_dir)
+    };
+    let ui = Ui::new();
+    // A continued session is talked to with the model and thinking level it recorded last (as Pi
+    // restores them), unless `--model` picks one.
+    let recorded = super::thinking::recorded(&session);
+    let (client, keyed_model) = match recorded.model.as_deref().filter(|_| args.model.is_none()) {
+        Some(spec) => match restorable_client(&llm_options, spec) {
+            Ok(client) => (client, None),
+            Err(reason) => {
+                let chosen = summary_setup::agent_model_client(&llm_options, None)?;
+                ui.notice(&format!(
+                    "Could not restore the session's model {spec} ({reason}); using {}",
+                    chosen.0.config().display_name()
+                ));
+                chosen
+            }
+        },
+        None => summary_setup::agent_model_client(&llm_options, args.model.as_deref())?,
+    };
     let spec = client.config().display_name();
     // Summaries: `compaction.model` when set, else the chat's own model.
     let typed = settings.settings();
@@ -47,33 +77,14 @@ pub async fn build(
     let bash_timeout = std::time::Duration::from_secs(typed.chat.bash_timeout_seconds);
     let pass_env = typed.chat.pass_env.clone().unwrap_or_default();
 
-    // Pi's `defaultThinkingLevel`, for models that reason.
-    let reasoning = typed
-        .default_thinking_level
+    // The level the session recorded, else Pi's `defaultThinkingLevel`, for models that reason.
+    let thinking_level = recorded
+        .thinking
+        .clone()
+        .or_else(|| typed.default_thinking_level.clone());
+    let reasoning = thinking_level
         .as_deref()
-        .and_then(ctxkit_llm::ReasoningLevel::parse)
-        .filter(|_| {
-            client
-                .config()
-                .model_info
-                .as_ref()
-                .is_some_and(|model| model.reasoning)
-        });
-    let (loaded, cwd) = resources::load(process)?;
-    resources::warn_of_resources(&loaded)?;
-    let system_prompt = resources::system_prompt(&loaded, &cwd);
-    let cwd_text = cwd.display().to_string();
-    let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
-    let session = if args.no_session {
-        Session::in_memory(&cwd_text)
-    } else if let Some(file) = &args.session {
-        Session::open(file)?
-    } else if args.continue_recent {
-        Session::continue_recent(&cwd_text, &session_dir)?
-    } else {
-        Session::create(&cwd_text, &session_dir)
-    };
-    let ui = Ui::new();
+        .and_then(|level| super::thinking::reasoning_for(&client, level));
     // A `write` killed before its rename (a crash, a kill) left its temporary file beside the target.
     let removed = ctxkit_agent::tools::remove_leftover_temporaries(&cwd);
     if removed > 0 {
@@ -94,6 +105,7 @@ pub async fn build(
     let thread_session = session.id().to_owned();
     let client = client.with_message_threads(&threads, &thread_session);
     let (engine, events) = super::start_engine(&parts, client.info(), session, &ui, &interrupts)?;
+    engine.set_thinking_level(thinking_level).await;
     let client = Arc::new(client);
     let mut agent = Agent::new(
         engine.clone(),
@@ -154,4 +166,18 @@ pub async fn build(
     };
     chat.share_request_overhead().await;
     Ok(chat)
+}
+
+/// The client for a session's recorded model `spec`, when requests to it can be sent; else why
+/// not.
+pub(super) fn restorable_client(
+    options: &ctxkit_llm::LlmOptions,
+    spec: &str,
+) -> Result<ctxkit_llm::ModelClient, String> {
+    let client =
+        summary_setup::model_client(options, Some(spec)).map_err(|error| format!("{error:#}"))?;
+    if !super::thinking::has_credentials(&client) {
+        return Err(format!("no key for `{}`", client.config().provider));
+    }
+    Ok(client)
 }

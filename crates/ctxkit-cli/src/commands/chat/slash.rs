@@ -48,6 +48,8 @@ Commands:
   /name [text]              show or set the session's name
   /label <id> [text]        label an entry (no text: remove the label)
   /model [provider/id]      show or switch the model
+  /thinking [level]         show or set the thinking level (off, minimal, low, medium, high,
+                            xhigh) for a model that reasons
   /pin <text>               keep text verbatim in context past every compaction (/pin lists)
   /skill:<name> [args]      run a skill
   /<template> [args]        expand a prompt template
@@ -145,6 +147,7 @@ impl Chat {
             "name" => self.name(rest).await?,
             "label" => self.label(rest).await?,
             "model" => self.model(rest).await?,
+            "thinking" => self.thinking(rest).await?,
             "pin" if rest.is_empty() => {
                 let pins = self.engine.pins().await;
                 if pins.is_empty() {
@@ -384,6 +387,7 @@ impl Chat {
         };
         let session = Session::open(std::path::Path::new(&info.path))?;
         self.install(session).await?;
+        self.restore_recorded().await;
         self.banner(super::banner::Banner::Switched).await;
         Ok(true)
     }
@@ -424,6 +428,7 @@ impl Chat {
             let client = std::sync::Arc::new(client);
             self.agent.switch_model(client.clone()).await?;
             self.client = client;
+            self.follow_thinking_level().await;
         }
         let window = self
             .client

@@ -1,0 +1,194 @@
+//! The model and thinking level of a session: `/thinking [level]` sets the level and records it
+//! (a `thinking_level_change` entry), and a continued or resumed session is talked to with the
+//! model and level it recorded last, as Pi restores them.
+
+use anyhow::{Result, bail};
+use ctxkit_llm::{ModelClient, ReasoningLevel};
+use ctxkit_session::Session;
+
+use super::Chat;
+
+/// The levels `/thinking` takes, as Pi names them.
+const LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/// What a session recorded to be talked to with: the model of its last `model_change` or reply,
+/// and its last `thinking_level_change`, on the current branch of a session holding messages.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Recorded {
+    /// `provider/id`.
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+}
+
+pub(super) fn recorded(session: &Session) -> Recorded {
+    let context = session.build_context();
+    if context.messages.is_empty() {
+        return Recorded::default();
+    }
+    let model = context.model.and_then(|model| {
+        let provider = model.provider.filter(|provider| !provider.is_empty())?;
+        let id = model.model_id.filter(|id| !id.is_empty())?;
+        Some(format!("{provider}/{id}"))
+    });
+    let has_level = session
+        .branch_path(None)
+        .iter()
+        .any(|entry| entry.type_name() == "thinking_level_change");
+    Recorded {
+        model,
+        thinking: has_level.then_some(context.thinking_level),
+    }
+}
+
+/// Whether requests to `client` can be sent: it has a key, or its provider needs none (a local
+/// server, or a provider of the user's own).
+pub(super) fn has_credentials(client: &ModelClient) -> bool {
+    let config = client.config();
+    config.api_key.is_some()
+        || ctxkit_llm::find_provider(&config.provider).is_none_or(|info| info.key_env.is_none())
+}
+
+/// Whether `client`'s model reasons (the model table says so).
+fn reasons(client: &ModelClient) -> bool {
+    client
+        .config()
+        .model_info
+        .as_ref()
+        .is_some_and(|model| model.reasoning)
+}
+
+/// The reasoning level `level` asks of `client`: none for `off`, an unknown name or a model that
+/// does not reason.
+pub(super) fn reasoning_for(client: &ModelClient, level: &str) -> Option<ReasoningLevel> {
+    ReasoningLevel::parse(level).filter(|_| reasons(client))
+}
+
+impl Chat {
+    /// `/thinking [level]`.
+    pub(super) async fn thinking(&mut self, rest: &str) -> Result<()> {
+        let level = rest.trim();
+        if level.is_empty() {
+            let current = self.engine.thinking_level().await;
+            let current = current.as_deref().unwrap_or("off");
+            let note = if reasons(&self.client) {
+                String::new()
+            } else {
+                format!(
+                    " (not asked of {}: it does not reason)",
+                    self.client.config().display_name()
+                )
+            };
+            self.ui.line(&format!(
+                "Thinking level: {current}{note}; /thinking <level> sets one of: {}",
+                LEVELS.join(", ")
+            ));
+            return Ok(());
+        }
+        if !LEVELS.contains(&level) {
+            bail!("No thinking level `{level}`; one of: {}", LEVELS.join(", "));
+        }
+        if level != "off" && !reasons(&self.client) {
+            bail!(
+                "{} does not reason (the model table says so); the thinking level is unchanged",
+                self.client.config().display_name()
+            );
+        }
+        // Recorded only when it changes, as Pi's.
+        let current = self.engine.thinking_level().await;
+        if current.as_deref().unwrap_or("off") != level {
+            self.engine.change_thinking_level(level).await?;
+            self.follow_thinking_level().await;
+        }
+        self.ui.line(&format!("Thinking level: {level}"));
+        Ok(())
+    }
+
+    /// Asks the model for the engine's thinking level from the next request on, or for none when
+    /// the model does not reason (after `/thinking`, `/model` and `/resume`).
+    pub(super) async fn follow_thinking_level(&mut self) {
+        let level = self.engine.thinking_level().await;
+        let reasoning = level
+            .as_deref()
+            .and_then(|level| reasoning_for(&self.client, level));
+        self.agent.set_reasoning(reasoning);
+    }
+
+    /// After `/resume`: the model and thinking level the session recorded, when they can be
+    /// used (else the chat's own, said in one line). Nothing is recorded.
+    pub(super) async fn restore_recorded(&mut self) {
+        let recorded = self.engine.with_session(recorded).await;
+        if let Some(spec) = recorded.model
+            && spec != self.client.config().display_name()
+        {
+            match super::setup::restorable_client(&self.llm_options, &spec) {
+                Ok(client) => {
+                    let client = std::sync::Arc::new(self.bound(client, &self.thread_session));
+                    self.agent.set_model(client.clone()).await;
+                    self.client = client;
+                }
+                Err(reason) => self.ui.notice(&format!(
+                    "Could not restore the session's model {spec} ({reason}); using {}",
+                    self.client.config().display_name()
+                )),
+            }
+        }
+        if let Some(level) = recorded.thinking {
+            self.engine.set_thinking_level(Some(level)).await;
+        }
+        self.follow_thinking_level().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn session(lines: &[serde_json::Value]) -> Session {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.jsonl");
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        std::fs::write(&file, text).unwrap();
+        Session::open(&file).unwrap()
+    }
+
+    #[test]
+    fn a_session_records_its_last_model_and_level_on_the_branch() {
+        let at = "2026-01-01T00:00:00.000Z";
+        let header =
+            json!({"type": "session", "version": 3, "id": "s", "timestamp": at, "cwd": "/"});
+        let user = |id: &str, parent: &str| {
+            json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": at, "message": {"role": "user", "content": "hi", "timestamp": 1}})
+        };
+        let lines = [
+            header.clone(),
+            json!({"type": "model_change", "id": "m1", "parentId": null, "timestamp": at,
+                   "provider": "openai", "modelId": "gpt-5"}),
+            json!({"type": "thinking_level_change", "id": "t1", "parentId": "m1", "timestamp": at,
+                   "thinkingLevel": "high"}),
+            user("u1", "t1"),
+        ];
+        assert_eq!(
+            recorded(&session(&lines)),
+            Recorded {
+                model: Some("openai/gpt-5".to_owned()),
+                thinking: Some("high".to_owned())
+            }
+        );
+        let plain = [header.clone(), user("u1", "")];
+        let mut plain = plain.to_vec();
+        plain[1]["parentId"] = serde_json::Value::Null;
+        assert_eq!(recorded(&session(&plain)), Recorded::default());
+        let empty = [
+            header,
+            json!({"type": "model_change", "id": "m1", "parentId": null, "timestamp": at,
+                   "provider": "openai", "modelId": "gpt-5"}),
+        ];
+        assert_eq!(
+            recorded(&session(&empty)),
+            Recorded::default(),
+            "nothing to continue: the chat's own model"
+        );
+    }
+}

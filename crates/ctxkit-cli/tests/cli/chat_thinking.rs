@@ -1,0 +1,126 @@
+//! `ctxkit chat` in tmux: `/thinking` sets the thinking level and records it, and a continued or
+//! resumed session is talked to with the model and level it recorded, as Pi restores them.
+
+use serde_json::{Value, json};
+
+use crate::chat::{World, text, tmux_missing};
+
+/// Two models of the mock provider: the default one reasons, `plain-model` does not.
+fn with_two_models(world: &World, default_model: &str) {
+    let path = world.home.path().join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    settings["defaultModel"] = json!(format!("mock/{default_model}"));
+    let models = settings["llm"]["models"].as_array_mut().unwrap();
+    models[0]["reasoning"] = json!(true);
+    models.push(
+        json!({"provider": "mock", "id": "plain-model", "contextWindow": 100_000,
+                       "maxOutput": 2048}),
+    );
+    std::fs::write(&path, settings.to_string()).unwrap();
+}
+
+/// The model and the reasoning effort of the `index`th chat request.
+fn asked(world: &World, index: usize) -> (String, Option<String>) {
+    let request = &world.chat_requests()[index];
+    (
+        request["model"].as_str().unwrap().to_owned(),
+        request["reasoning_effort"].as_str().map(str::to_owned),
+    )
+}
+
+#[test]
+fn thinking_is_set_recorded_and_restored_with_the_sessions_model() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    with_two_models(&world, "test-model");
+    for answer in ["One.", "Two.", "Three.", "Four.", "Five."] {
+        world.answer(text(answer, 300));
+    }
+
+    // Set, shown, refused when unknown; the request asks for it and the session records it.
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("/thinking");
+    tmux.wait_for("Thinking level: off; /thinking <level> sets one of: off, minimal, low");
+    tmux.line("/thinking huge");
+    tmux.wait_for("No thinking level `huge`; one of: off, minimal");
+    tmux.line("/thinking high");
+    tmux.wait_for("Thinking level: high");
+    tmux.line("/thinking high");
+    tmux.wait_for_count("Thinking level: high", 2);
+    tmux.line("first");
+    tmux.wait_for("One.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 0), ("test-model".into(), Some("high".into())));
+    let first = world.session_files().remove(0);
+    let levels: Vec<Value> = world
+        .entries(&first)
+        .into_iter()
+        .filter(|entry| entry["type"] == "thinking_level_change")
+        .map(|entry| entry["thinkingLevel"].clone())
+        .collect();
+    assert_eq!(
+        levels,
+        [json!("high")],
+        "recorded once: the second changed nothing"
+    );
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+
+    // The user's default model changes; a new session gets it, and nothing is asked of a model
+    // that does not reason.
+    with_two_models(&world, "plain-model");
+    let tmux = world.start("");
+    tmux.wait_for("ctxkit chat · mock/plain-model");
+    tmux.wait_idle(1);
+    tmux.line("/thinking low");
+    tmux.wait_for("mock/plain-model does not reason (the model table says so)");
+    tmux.line("second");
+    tmux.wait_for("Two.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 1), ("plain-model".into(), None));
+
+    // `/resume` of the first session talks to its model at its level again.
+    tmux.line("/resume");
+    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
+    let number = screen
+        .lines()
+        .find(|line| line.ends_with("  first"))
+        .and_then(|line| line.trim().split('.').next())
+        .unwrap_or_else(|| panic!("{screen}"))
+        .to_owned();
+    tmux.line(&number);
+    tmux.wait_idle(3);
+    tmux.line("third");
+    tmux.wait_for("Three.");
+    tmux.wait_idle(4);
+    assert_eq!(asked(&world, 2), ("test-model".into(), Some("high".into())));
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+
+    // `--continue` does too (the first session is the newest now) …
+    let tmux = world.start("--continue");
+    tmux.wait_for("ctxkit chat · mock/test-model");
+    tmux.wait_idle(1);
+    tmux.line("fourth");
+    tmux.wait_for("Four.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 3), ("test-model".into(), Some("high".into())));
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+
+    // … unless `--model` picks another.
+    let tmux = world.start(&format!(
+        "--session '{}' --model mock/plain-model",
+        first.display()
+    ));
+    tmux.wait_for("ctxkit chat · mock/plain-model");
+    tmux.wait_idle(1);
+    tmux.line("fifth");
+    tmux.wait_for("Five.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 4), ("plain-model".into(), None));
+}
