@@ -123,4 +123,29 @@ fn thinking_is_set_recorded_and_restored_with_the_sessions_model() {
     tmux.wait_for("Five.");
     tmux.wait_idle(2);
     assert_eq!(asked(&world, 4), ("plain-model".into(), None));
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+
+    // A recorded model whose provider has no key here: one line says why, and the chat's own
+    // model (the user's default, which does not reason) answers.
+    let last = world.entries(&first).last().unwrap()["id"].clone();
+    let change = json!({"type": "model_change", "id": "f00dcafe", "parentId": last,
+        "timestamp": "2026-12-03T23:50:00.000Z", "provider": "anthropic",
+        "modelId": "claude-sonnet-4-5"});
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&first)
+        .unwrap();
+    std::io::Write::write_all(&mut file, format!("{change}\n").as_bytes()).unwrap();
+    world.answer(text("Six.", 300));
+    let tmux = world.start(&format!("--session '{}'", first.display()));
+    tmux.wait_for(
+        "Could not restore the session's model anthropic/claude-sonnet-4-5 (No API key for \
+         provider `anthropic`",
+    );
+    tmux.wait_idle(1);
+    tmux.line("sixth");
+    tmux.wait_for("Six.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 5), ("plain-model".into(), None));
 }

@@ -168,16 +168,11 @@ pub async fn build(
     Ok(chat)
 }
 
-/// The client for a session's recorded model `spec`, when requests to it can be sent; else why
-/// not.
+/// The client for a session's recorded model `spec`, when requests to it can be sent (its
+/// provider is known and has its key); else why not.
 pub(super) fn restorable_client(
     options: &ctxkit_llm::LlmOptions,
     spec: &str,
 ) -> Result<ctxkit_llm::ModelClient, String> {
-    let client =
-        summary_setup::model_client(options, Some(spec)).map_err(|error| format!("{error:#}"))?;
-    if !super::thinking::has_credentials(&client) {
-        return Err(format!("no key for `{}`", client.config().provider));
-    }
-    Ok(client)
+    summary_setup::model_client(options, Some(spec)).map_err(|error| format!("{error:#}"))
 }

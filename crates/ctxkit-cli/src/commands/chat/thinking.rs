@@ -40,14 +40,6 @@ pub(super) fn recorded(session: &Session) -> Recorded {
     }
 }
 
-/// Whether requests to `client` can be sent: it has a key, or its provider needs none (a local
-/// server, or a provider of the user's own).
-pub(super) fn has_credentials(client: &ModelClient) -> bool {
-    let config = client.config();
-    config.api_key.is_some()
-        || ctxkit_llm::find_provider(&config.provider).is_none_or(|info| info.key_env.is_none())
-}
-
 /// Whether `client`'s model reasons (the model table says so).
 fn reasons(client: &ModelClient) -> bool {
     client
