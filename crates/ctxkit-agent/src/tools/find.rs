@@ -8,11 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkBuilder;
 use serde::Deserialize;
 
 use super::limit::Keep;
-use super::search::{refused, skipped_notice};
+use super::search::{jailed_walker, refused, skipped_notice};
 use super::{ToolContext, ToolOutcome, bounded_outcome, lax};
 use crate::workspace::Access;
 
@@ -91,19 +90,7 @@ pub fn find(
     }
     let jail = Arc::new(target.jail);
     let skipped = Arc::new(AtomicUsize::new(0));
-    let (walk_jail, walk_skipped) = (Arc::clone(&jail), Arc::clone(&skipped));
-    let mut walker = WalkBuilder::new(&root);
-    walker.hidden(false).git_ignore(true).require_git(false);
-    walker.filter_entry(move |entry| {
-        if entry.file_name() == ".git" {
-            return false;
-        }
-        if walk_jail.is_denied(entry.path()) {
-            walk_skipped.fetch_add(1, Ordering::Relaxed);
-            return false;
-        }
-        true
-    });
+    let walker = jailed_walker(&root, &jail, &skipped);
     let mut found = Vec::new();
     let mut limited = false;
     for entry in walker.build().filter_map(Result::ok) {

@@ -71,23 +71,8 @@ pub fn grep(
         return Err(refused("grep", shown, &root));
     }
     let jail = Arc::new(target.jail);
-    let mut walker = WalkBuilder::new(&root);
-    walker.hidden(false).git_ignore(true).require_git(false);
-    // ctxkit's home and the user's credentials are never walked into (a project at `~`); how
-    // many were left out is said with the result.
-    let walk_jail = Arc::clone(&jail);
     let skipped = Arc::new(AtomicUsize::new(0));
-    let walk_skipped = Arc::clone(&skipped);
-    walker.filter_entry(move |entry| {
-        if entry.file_name() == ".git" {
-            return false;
-        }
-        if walk_jail.is_denied(entry.path()) {
-            walk_skipped.fetch_add(1, Ordering::Relaxed);
-            return false;
-        }
-        true
-    });
+    let mut walker = jailed_walker(&root, &jail, &skipped);
     if let Some(glob) = glob {
         let mut overrides = OverrideBuilder::new(&root);
         overrides
@@ -151,6 +136,31 @@ pub fn grep(
     }
     text.push_str(&skipped);
     Ok(bounded_outcome(&text, Keep::Head, call_id, context, false))
+}
+
+/// A walk of `root` as the search tools walk: hidden files included, `.gitignore` respected in
+/// or out of a repository, `.git` left out, and nothing `jail` denies walked into (ctxkit's home
+/// and the user's credentials, for a project at `~`); `skipped` counts what was left out, to be
+/// said with the result.
+pub(super) fn jailed_walker(
+    root: &Path,
+    jail: &Arc<ctxkit_jail::Jail>,
+    skipped: &Arc<AtomicUsize>,
+) -> WalkBuilder {
+    let (jail, skipped) = (Arc::clone(jail), Arc::clone(skipped));
+    let mut walker = WalkBuilder::new(root);
+    walker.hidden(false).git_ignore(true).require_git(false);
+    walker.filter_entry(move |entry| {
+        if entry.file_name() == ".git" {
+            return false;
+        }
+        if jail.is_denied(entry.path()) {
+            skipped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        true
+    });
+    walker
 }
 
 /// The refusal of a search (`tool`) whose named place is denied.
