@@ -1,7 +1,8 @@
 //! Command-line arguments (clap), and where each environment variable ctxkit reads is declared:
 //! - the flags' variables (`CTXKIT_HOME`, `CTXKIT_SESSIONS_DIR`, `CTXKIT_OFFLINE`, `CTXKIT_LOG`,
 //!   `CTXKIT_LOG_FILE`, on [`GlobalArgs`]), [`CTXKIT_STORE`], [`NO_COLOR`] and the chat's
-//!   [`EDITOR_VARIABLES`], the other agents' [`AGENT_DIRECTORY_VARIABLES`]: here, and this module is the only one
+//!   [`EDITOR_VARIABLES`] and [`CLIPBOARD_VARIABLES`], the other agents'
+//!   [`AGENT_DIRECTORY_VARIABLES`]: here, and this module is the only one
 //!   of the binary that reads the process environment;
 //! - the providers' keys and `OPENAI_BASE_URL`: `ctxkit_llm::EnvSettings::variable_names`, moved out
 //!   of the process environment first thing in `main` (`ctxkit_secrets::take_secret_environment`)
@@ -89,6 +90,35 @@ pub fn editor_from_environment() -> Option<String> {
         .filter_map(std::env::var_os)
         .find(|value| !value.is_empty())
         .and_then(|value| value.into_string().ok())
+}
+
+/// What `/copy` in `ctxkit chat` decides its route by: a desktop (`WAYLAND_DISPLAY`, `DISPLAY`,
+/// `TERMUX_VERSION`), a remote login (`SSH_CONNECTION`, `SSH_CLIENT`, `MOSH_CONNECTION`), and
+/// [`CLIPBOARD_OSC52`], the user's request for OSC 52 (a multiplexer attached from elsewhere).
+pub const CLIPBOARD_VARIABLES: [&str; 7] = [
+    "WAYLAND_DISPLAY",
+    "DISPLAY",
+    "TERMUX_VERSION",
+    "SSH_CONNECTION",
+    "SSH_CLIENT",
+    "MOSH_CONNECTION",
+    CLIPBOARD_OSC52,
+];
+
+/// `1`: `/copy` sends the terminal's OSC 52 sequence as over SSH (Pi's `PI_CLIPBOARD_OSC52`).
+pub const CLIPBOARD_OSC52: &str = "CTXKIT_CLIPBOARD_OSC52";
+
+/// Whether one of [`CLIPBOARD_VARIABLES`] is set and not empty (`CTXKIT_CLIPBOARD_OSC52`: is
+/// `1`); false for any other name.
+pub fn clipboard_variable_set(name: &str) -> bool {
+    if !CLIPBOARD_VARIABLES.contains(&name) {
+        return false;
+    }
+    match std::env::var_os(name) {
+        Some(value) if name == CLIPBOARD_OSC52 => value == "1",
+        Some(value) => !value.is_empty(),
+        None => false,
+    }
 }
 
 /// Where other agents keep their sessions when set, as the agents themselves read them

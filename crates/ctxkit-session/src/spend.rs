@@ -150,6 +150,16 @@ impl SessionSpend {
         })
     }
 
+    /// Input tokens read from and written to the prompt cache over every part.
+    pub fn total_cache_tokens(&self) -> (u64, u64) {
+        self.parts().iter().fold((0, 0), |(read, written), part| {
+            (
+                read.saturating_add(part.cache_read_tokens),
+                written.saturating_add(part.cache_write_tokens),
+            )
+        })
+    }
+
     fn parts(&self) -> [&SpendPart; 4] {
         [
             &self.requests,

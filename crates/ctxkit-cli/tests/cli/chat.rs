@@ -287,6 +287,9 @@ pub(crate) fn chat_command_homes(
     for name in crate::PROVIDER_VARIABLES
         .into_iter()
         .chain(["CTXKIT_SESSIONS_DIR", "CTXKIT_OFFLINE"])
+        // No desktop and no remote login: `/copy` takes the terminal's route wherever tests run.
+        .chain(["DISPLAY", "WAYLAND_DISPLAY", "SSH_CONNECTION", "SSH_CLIENT"])
+        .chain(["MOSH_CONNECTION", "CTXKIT_CLIPBOARD_OSC52"])
     {
         command.push_str(&format!(" -u {name}"));
     }
@@ -340,6 +343,26 @@ impl Tmux {
         let mut command = Command::new("tmux");
         command.args(["-L", &self.socket, "-f", "/dev/null"]);
         command
+    }
+
+    /// Lets the program set tmux's clipboard (OSC 52 makes a paste buffer), as a terminal that
+    /// takes OSC 52 does.
+    pub(crate) fn accept_clipboard(&self) {
+        let status = self
+            .command()
+            .args(["set-option", "-g", "set-clipboard", "on"])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux set-option set-clipboard failed");
+    }
+
+    /// The newest paste buffer: what the program last copied; `None` when there is none.
+    pub(crate) fn clipboard(&self) -> Option<String> {
+        let output = self.command().arg("show-buffer").output().unwrap();
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
     /// Resizes the window (a small terminal).

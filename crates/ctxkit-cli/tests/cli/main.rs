@@ -189,6 +189,7 @@ mod chat_jail;
 mod chat_piped;
 mod chat_retry;
 mod chat_rewind;
+mod chat_session_commands;
 mod chat_status;
 mod chat_stream;
 mod chat_thinking;

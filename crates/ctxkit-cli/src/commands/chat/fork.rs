@@ -70,6 +70,16 @@ impl Chat {
             Some(true) => ForkPosition::Before,
             Some(false) => ForkPosition::At,
         };
+        self.fork_with(id, position, "Forked").await
+    }
+
+    /// Forks at `id` (`position`), saying where the new session is (`done`: "Forked", "Cloned").
+    pub(super) async fn fork_with(
+        &mut self,
+        id: &str,
+        position: ForkPosition,
+        done: &str,
+    ) -> Result<Action> {
         let outcome = self.engine.fork(id, position).await?;
         if outcome.cancelled {
             self.ui.notice("Fork cancelled by a hook");
@@ -82,16 +92,18 @@ impl Chat {
         };
         match &outcome.session_file {
             // A database session's fork is stored as the chat ends (which says its id).
-            Some(file) if beside_a_stored_copy(file) => self
-                .ui
-                .line("Forked into a new session, stored in the database when the chat ends"),
+            Some(file) if beside_a_stored_copy(file) => self.ui.line(&format!(
+                "{done} into a new session, stored in the database when the chat ends"
+            )),
             // Before the first message there is nothing to copy: the file is written with the
             // first reply, as every new session's.
             Some(file) if !std::path::Path::new(file).exists() => self.ui.line(&format!(
-                "Forked into a new session: {file} (written with the first reply)"
+                "{done} into a new session: {file} (written with the first reply)"
             )),
-            Some(file) => self.ui.line(&format!("Forked into a new session: {file}")),
-            None => self.ui.line("Forked into a new session (in memory)"),
+            Some(file) => self.ui.line(&format!("{done} into a new session: {file}")),
+            None => self
+                .ui
+                .line(&format!("{done} into a new session (in memory)")),
         }
         Ok(outcome.selected_text.map_or(Action::Continue, Action::Edit))
     }

@@ -7,6 +7,7 @@
 mod agent;
 mod attach;
 mod banner;
+mod clipboard;
 mod escape;
 mod export;
 mod external_editor;
@@ -22,6 +23,7 @@ mod question;
 mod repl;
 mod rewind;
 mod session_file;
+mod session_info;
 mod setup;
 mod shell;
 mod slash;

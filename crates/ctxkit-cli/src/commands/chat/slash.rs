@@ -43,6 +43,9 @@ Commands:
   /new                      a new session
   /resume [n]               list this directory's sessions and open one
   /save                     write the session afresh to a new file and go on there
+  /clone                    a new session holding this branch up to here, to go on in
+  /session                  what the session is: its file, id, messages, tokens, cost
+  /copy                     copy the last reply to the clipboard
   /export [file]            the session as a web page (ctxkit-session-<file>.html here by
                             default); a name ending in .jsonl copies the session file
   /name [text]              show or set the session's name
@@ -58,6 +61,7 @@ Commands:
   Alt-Enter or a line ending in \\ starts a new line of the same prompt
   !<command>                run a shell command; its output goes into the context (as Pi's `!`)
   !!<command>               run it without adding its output to the context
+  /hotkeys                  the keys of the input line
   /help                     this list
   /quit                     leave (Ctrl-D too)
 Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.
@@ -68,7 +72,15 @@ impl Chat {
     /// `/undo-compact`, `/model`) is followed by the status line, as a prompt is (`/resume`
     /// shows it after the session's replay).
     pub async fn command(&mut self, line: &str, ask: &mut dyn Ask) -> Result<Action> {
-        const MOVES: [&str; 6] = ["compact", "c", "tree", "fork", "undo-compact", "model"];
+        const MOVES: [&str; 7] = [
+            "compact",
+            "c",
+            "tree",
+            "fork",
+            "clone",
+            "undo-compact",
+            "model",
+        ];
         let name = line.trim_start_matches('/').split_whitespace().next();
         if !name.is_some_and(|name| MOVES.contains(&name)) {
             return self.run_command(line, ask).await;
@@ -143,6 +155,10 @@ impl Chat {
                 self.resume(rest, ask).await?;
             }
             "save" => self.save_afresh().await?,
+            "session" => self.session_info().await?,
+            "copy" => self.copy_last_reply().await?,
+            "clone" => self.clone_session().await?,
+            "hotkeys" => self.hotkeys(),
             "export" => self.export(rest).await?,
             "name" => self.name(rest).await?,
             "label" => self.label(rest).await?,

@@ -157,6 +157,23 @@ impl Ui {
         }
     }
 
+    /// Sends `sequence`, a control sequence of ctxkit's own (`/copy`'s OSC 52), to the terminal,
+    /// above the spinner when one runs; false when the output is not a terminal.
+    pub fn send_to_terminal(&self, sequence: &str) -> bool {
+        use std::io::IsTerminal as _;
+        if !std::io::stdout().is_terminal() {
+            return false;
+        }
+        let send = || {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(sequence.as_bytes()).is_ok() && stdout.flush().is_ok()
+        };
+        match self.spinner.lock().ok().and_then(|slot| slot.clone()) {
+            Some(bar) => bar.suspend(send),
+            None => send(),
+        }
+    }
+
     pub fn info(&self, text: &str) {
         self.styled_line(&self.paint("2", text));
     }

@@ -1,0 +1,331 @@
+//! Pi 1.6's session commands that only read or copy: `/session` (what the session is and what it
+//! used), `/copy` (the last reply to the clipboard), `/clone` (a new session at the current
+//! position) and `/hotkeys` (the keys of the input line).
+
+use anyhow::{Result, bail};
+use ctxkit_engine::ForkPosition;
+use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock};
+use ctxkit_session::Session;
+use indicatif::HumanCount;
+
+use super::Chat;
+use super::clipboard::{self, Copied, Surroundings};
+
+/// The messages of a session file, every branch (as Pi's `/session` counts them).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct MessageCounts {
+    pub total: u64,
+    pub user: u64,
+    pub assistant: u64,
+    pub tool_calls: u64,
+    pub tool_results: u64,
+}
+
+pub(super) fn message_counts(session: &Session) -> MessageCounts {
+    let mut counts = MessageCounts::default();
+    for entry in session.entries() {
+        let Some(role) = entry.role() else {
+            continue;
+        };
+        counts.total += 1;
+        match role {
+            "user" => counts.user += 1,
+            "toolResult" => counts.tool_results += 1,
+            "assistant" => {
+                counts.assistant += 1;
+                if let Some(Ok(AgentMessage::Assistant(reply))) = entry.parse_message() {
+                    let calls = reply
+                        .content
+                        .iter()
+                        .filter(|block| matches!(block, ContentBlock::ToolCall(_)))
+                        .count();
+                    counts.tool_calls += calls as u64;
+                }
+            }
+            _ => {}
+        }
+    }
+    counts
+}
+
+/// The text of the last reply the model finished, as Pi's `/copy` picks it from `replies`
+/// (newest first): a reply with no text from a turn that did not end normally (aborted, failed,
+/// only calling tools) is passed over.
+pub(super) fn last_reply_text(
+    replies: impl IntoIterator<Item = AssistantMessage>,
+) -> Option<String> {
+    let reply = replies
+        .into_iter()
+        .find(|reply| reply.stop_reason.as_deref() == Some("stop") || has_text(&reply.content))?;
+    let text: String = reply
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .collect();
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The replies on the current branch, newest first, parsed one at a time.
+fn replies_newest_first(session: &Session) -> impl Iterator<Item = AssistantMessage> + '_ {
+    session
+        .branch_path(None)
+        .into_iter()
+        .rev()
+        .filter(|entry| entry.role() == Some("assistant"))
+        .filter_map(|entry| match entry.parse_message() {
+            Some(Ok(AgentMessage::Assistant(reply))) => Some(reply),
+            _ => None,
+        })
+}
+
+fn has_text(content: &[ContentBlock]) -> bool {
+    content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .any(|text| !text.trim().is_empty())
+}
+
+/// What the session is: the lines of `/session` before its numbers.
+struct Identity {
+    name: Option<String>,
+    file: Option<String>,
+    id: String,
+    cwd: String,
+    compactions: usize,
+}
+
+fn identity(session: &Session) -> Identity {
+    Identity {
+        name: session.session_name(),
+        file: session.path().map(|path| path.display().to_string()),
+        id: session.id().to_owned(),
+        cwd: session.cwd().to_owned(),
+        compactions: session
+            .branch_path(None)
+            .iter()
+            .filter(|entry| entry.type_name() == "compaction")
+            .count(),
+    }
+}
+
+const HOTKEYS: &str = "\
+Keys of the input line:
+  Enter                     send the prompt
+  Alt-Enter / final \\      a new line of the same prompt
+  Tab                       complete an @path (fuzzy over the project's files); twice lists them
+  Up / Down                 earlier prompts (Ctrl-P / Ctrl-N too); Ctrl-R searches them
+  Ctrl-A / Ctrl-E           start / end of the line
+  Alt-B / Alt-F             a word back / forward (Ctrl-Left / Ctrl-Right too)
+  Ctrl-] <char>             jump forward to <char>
+  Ctrl-W / Alt-D            delete a word backwards / forwards
+  Ctrl-U / Ctrl-K           delete to the start / end of the line
+  Ctrl-Y / Alt-Y            paste what was deleted last / cycle through earlier deletions
+  Ctrl-_                    undo
+  Ctrl-G                    write the prompt in $EDITOR (/edit too)
+  Ctrl-L                    clear the screen
+  Ctrl-C                    drop the line being typed
+  Ctrl-D                    leave, at an empty line (/quit too)
+  Esc Esc                   at an empty line: rewind to an earlier prompt
+While the model or a tool works:
+  Ctrl-C or Esc             interrupt it (and cancel a running compaction)
+  typing                    kept, and back on the input line when the turn ends
+Also:
+  /                         commands (/help lists them)
+  !<command> / !!<command>  run a shell command, its output into the context / not";
+
+impl Chat {
+    /// `/session`.
+    pub(super) async fn session_info(&self) -> Result<()> {
+        let (identity, counts) = self
+            .engine
+            .with_session(|session| (identity(session), message_counts(session)))
+            .await;
+        let spend = self.spend().await;
+        let mut lines = vec!["Session".to_owned()];
+        if let Some(name) = &identity.name {
+            lines.push(format!("  Name:    {name}"));
+        }
+        let file = match (&self.shown_as, identity.file) {
+            (Some((_, stored)), _) => stored.clone(),
+            (None, Some(file)) => file,
+            (None, None) => "in memory (--no-session): not written anywhere".to_owned(),
+        };
+        lines.push(format!("  File:    {file}"));
+        lines.push(format!("  ID:      {}", identity.id));
+        lines.push(format!("  Folder:  {}", identity.cwd));
+        lines.push(format!(
+            "Messages (every branch): {} in all, {} from the user, {} replies, {} tool calls, {} \
+             tool results",
+            counts.total, counts.user, counts.assistant, counts.tool_calls, counts.tool_results
+        ));
+        lines.extend(token_lines(&spend));
+        lines.push("Cost".to_owned());
+        for line in crate::commands::spend::breakdown_lines(&spend) {
+            lines.push(format!("  {}", line.trim_start()));
+        }
+        lines.push(match identity.compactions {
+            0 => "No compaction on this branch".to_owned(),
+            1 => "1 compaction on this branch; what it summarized stays in the session \
+                  (/compactions shows it, the model's `recall` reads it back)"
+                .to_owned(),
+            count => format!(
+                "{count} compactions on this branch; what they summarized stays in the session \
+                 (/compactions lists them, the model's `recall` reads it back)"
+            ),
+        });
+        self.ui.line(&lines.join("\n"));
+        Ok(())
+    }
+
+    /// `/copy`.
+    pub(super) async fn copy_last_reply(&self) -> Result<()> {
+        let text = self
+            .engine
+            .with_session(|session| last_reply_text(replies_newest_first(session)))
+            .await;
+        let Some(text) = text else {
+            bail!("No reply to copy yet");
+        };
+        let surroundings = Surroundings::of_this_process();
+        // The tools run off the chat's thread (one may take seconds); the terminal is written
+        // on it, as every line is (it holds the output's lock).
+        let (tool_text, tool_surroundings) = (text.clone(), surroundings.clone());
+        let tool = tokio::task::spawn_blocking(move || {
+            clipboard::copy_by_tool(&tool_text, &tool_surroundings, clipboard::run_tool)
+        })
+        .await?;
+        let copied = clipboard::copy(&text, &surroundings, tool, |sequence| {
+            self.ui.send_to_terminal(sequence)
+        });
+        match copied {
+            Ok(Copied::ByTool(tool)) => self
+                .ui
+                .line(&format!("Copied the last reply to the clipboard ({tool})")),
+            Ok(Copied::ByTerminal(_)) => self.ui.line(
+                "Copied the last reply to the clipboard (sent to the terminal as OSC 52; a \
+                 terminal that does not take it copies nothing)",
+            ),
+            Err(reason) => bail!("{reason}"),
+        }
+        Ok(())
+    }
+
+    /// `/clone`: a new session holding the current branch up to here, as Pi's.
+    pub(super) async fn clone_session(&mut self) -> Result<()> {
+        let leaf = self
+            .engine
+            .with_session(|session| session.leaf_id().map(str::to_owned))
+            .await;
+        let Some(leaf) = leaf else {
+            self.ui.info("Nothing to clone yet");
+            return Ok(());
+        };
+        self.fork_with(&leaf, ForkPosition::At, "Cloned").await?;
+        Ok(())
+    }
+
+    /// `/hotkeys`.
+    pub(super) fn hotkeys(&self) {
+        self.ui.line(HOTKEYS);
+    }
+}
+
+/// `/session`'s token lines: the input (its cached share), output and total over every call.
+fn token_lines(spend: &ctxkit_session::SessionSpend) -> Vec<String> {
+    let (input, output) = spend.total_tokens();
+    let (cache_read, cache_write) = spend.total_cache_tokens();
+    let mut lines = vec![
+        "Tokens".to_owned(),
+        format!("  Input:   {}", HumanCount(input)),
+    ];
+    if input > 0 && (cache_read > 0 || cache_write > 0) {
+        let share = cache_read as f64 * 100.0 / input as f64;
+        lines.push(format!(
+            "    cached:   {} ({share:.1}%)",
+            HumanCount(cache_read)
+        ));
+        let written = if cache_write > 0 {
+            format!(" ({} written to the cache)", HumanCount(cache_write))
+        } else {
+            String::new()
+        };
+        lines.push(format!(
+            "    uncached: {}{written}",
+            HumanCount(input - cache_read)
+        ));
+    }
+    lines.push(format!("  Output:  {}", HumanCount(output)));
+    lines.push(format!(
+        "  Total:   {}",
+        HumanCount(input.saturating_add(output))
+    ));
+    lines
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use super::*;
+
+    fn reply(text: &str, stop: &str) -> AssistantMessage {
+        serde_json::from_value(serde_json::json!({
+            "role": "assistant", "stopReason": stop,
+            "content": if text.is_empty() { serde_json::json!([]) }
+                       else { serde_json::json!([{"type": "text", "text": text}]) }
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_last_reply_copied_skips_turns_that_ended_without_text() {
+        let finished = reply("  The fix is in parser.rs.\n", "stop");
+        let calling: AssistantMessage = serde_json::from_value(serde_json::json!({
+            "role": "assistant", "stopReason": "toolUse",
+            "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}]
+        }))
+        .unwrap();
+        let aborted = reply("", "aborted");
+        let newest_first = [aborted, calling, finished.clone()];
+        assert_eq!(
+            last_reply_text(newest_first).as_deref(),
+            Some("The fix is in parser.rs.")
+        );
+        // A reply that ended normally stays the last one even with no text: nothing to copy.
+        assert_eq!(last_reply_text([reply("", "stop"), finished]), None);
+        assert_eq!(last_reply_text([]), None);
+    }
+
+    #[test]
+    fn messages_are_counted_over_every_branch_with_their_tool_calls() {
+        let mut session = Session::in_memory("/tmp");
+        let user: AgentMessage =
+            serde_json::from_value(serde_json::json!({"role": "user", "content": "hi"})).unwrap();
+        let calls: AgentMessage = serde_json::from_value(serde_json::json!({
+            "role": "assistant", "stopReason": "toolUse",
+            "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": {}},
+                        {"type": "toolCall", "id": "b", "name": "ls", "arguments": {}}]
+        }))
+        .unwrap();
+        let result: AgentMessage = serde_json::from_value(serde_json::json!({
+            "role": "toolResult", "toolCallId": "a", "toolName": "read",
+            "content": [{"type": "text", "text": "x"}], "isError": false
+        }))
+        .unwrap();
+        let first = session.append_message(user.clone()).unwrap();
+        session.append_message(calls).unwrap();
+        session.append_message(result).unwrap();
+        session.branch(&first).unwrap();
+        session.append_message(user).unwrap();
+        assert_eq!(
+            message_counts(&session),
+            MessageCounts {
+                total: 4,
+                user: 2,
+                assistant: 1,
+                tool_calls: 2,
+                tool_results: 1
+            }
+        );
+    }
+}

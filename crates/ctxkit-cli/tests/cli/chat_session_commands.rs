@@ -1,0 +1,93 @@
+//! `ctxkit chat` in tmux: Pi 1.6's `/session`, `/copy`, `/clone` and `/hotkeys`.
+
+use serde_json::json;
+
+use crate::chat::{World, text, tmux_missing, tool_call};
+
+#[test]
+fn session_copy_clone_and_hotkeys_work_as_a_user_sees_them() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("notes.txt"), "kept\n").unwrap();
+    world.answer(tool_call("call-1", "read", json!({"path": "notes.txt"})));
+    world.answer(text("The notes say **kept**; nothing else.", 400));
+    world.answer(text("From the clone.", 500));
+
+    let tmux = world.start("");
+    tmux.accept_clipboard();
+    tmux.wait_idle(1);
+    tmux.line("/copy");
+    tmux.wait_for("No reply to copy yet");
+    tmux.line("what do the notes say?");
+    tmux.wait_for("nothing else.");
+    tmux.wait_idle(2);
+
+    tmux.line("/session");
+    let screen = tmux.wait_for("No compaction on this branch");
+    let original = world.session_files().remove(0);
+    assert!(
+        screen.contains(&format!("File:    {}", original.display())),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(
+            "Messages (every branch): 4 in all, 1 from the user, 2 replies, 1 tool calls, 1 tool \
+             results"
+        ),
+        "{screen}"
+    );
+    // Two replies of the mock: 200 + 400 prompt tokens, 20 out each.
+    assert!(screen.contains("Input:   600"), "{screen}");
+    assert!(screen.contains("Output:  40"), "{screen}");
+    assert!(screen.contains("Total:   640"), "{screen}");
+
+    // The last reply, as the model wrote it (markdown and all), by OSC 52 to the terminal.
+    tmux.line("/copy");
+    tmux.wait_for("Copied the last reply to the clipboard (sent to the terminal as OSC 52");
+    assert_eq!(
+        tmux.clipboard().as_deref(),
+        Some("The notes say **kept**; nothing else.")
+    );
+
+    tmux.line("/hotkeys");
+    tmux.wait_for("Esc Esc                   at an empty line: rewind to an earlier prompt");
+
+    // The clone holds the branch; the chat goes on there, and the original stays as it was.
+    let lines_before = std::fs::read_to_string(&original).unwrap();
+    tmux.line("/clone");
+    let screen = tmux.wait_for("Cloned into a new session: ");
+    tmux.line("and now?");
+    tmux.wait_for("From the clone.");
+    tmux.wait_idle(4);
+    assert_eq!(std::fs::read_to_string(&original).unwrap(), lines_before);
+    let clone = world
+        .session_files()
+        .into_iter()
+        .find(|file| file != &original)
+        .unwrap_or_else(|| panic!("no clone: {screen}"));
+    let roles: Vec<String> = world
+        .entries(&clone)
+        .iter()
+        .filter_map(|entry| entry["message"]["role"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    let text = std::fs::read_to_string(&clone).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["type"], "session");
+    assert_eq!(
+        header["parentSession"],
+        json!(original.display().to_string())
+    );
+}
