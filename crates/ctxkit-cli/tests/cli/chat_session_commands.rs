@@ -91,3 +91,56 @@ fn session_copy_clone_and_hotkeys_work_as_a_user_sees_them() {
         json!(original.display().to_string())
     );
 }
+
+#[test]
+fn import_converts_a_claude_code_transcript_and_copies_a_pi_session_in() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctxkit-import/tests/fixtures/claude-code-session.jsonl");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let transcript = elsewhere.path().join("claude.jsonl");
+    std::fs::copy(&fixtures, &transcript).unwrap();
+    world.answer(text("Seen the import.", 300));
+
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("/import");
+    tmux.wait_for("Usage: /import <file>");
+    tmux.line(&format!("/import {}", transcript.display()));
+    tmux.wait_for("entries of claude-code");
+    tmux.wait_for("“Refactor the parser”");
+    tmux.line("go on");
+    tmux.wait_for("Seen the import.");
+    tmux.wait_idle(3);
+    // The model was sent the imported conversation.
+    let request = world.chat_requests().remove(0).to_string();
+    assert!(request.contains("token cache trait config"), "{request}");
+    let imported = world.session_files();
+    assert_eq!(imported.len(), 1, "{imported:?}");
+    // Nor is it imported over while it is open.
+    tmux.line(&format!("/import {}", transcript.display()));
+    tmux.wait_for("was imported into the session open now");
+
+    // A Pi session from elsewhere is copied in beside the others, never over one.
+    let pi_session = elsewhere.path().join("pi.jsonl");
+    std::fs::copy(&imported[0], &pi_session).unwrap();
+    let before = std::fs::read(&pi_session).unwrap();
+    for copy in 1..=2 {
+        tmux.line(&format!("/import {}", pi_session.display()));
+        tmux.wait_for_count("(a copy; the file named stays as it was)", copy);
+    }
+    tmux.wait_idle(5);
+    assert_eq!(std::fs::read(&pi_session).unwrap(), before);
+    let folder = imported[0].parent().unwrap();
+    for name in ["pi.jsonl", "pi-1.jsonl"] {
+        assert_eq!(std::fs::read(folder.join(name)).unwrap(), before, "{name}");
+    }
+    // The session open now is not copied onto itself.
+    tmux.line(&format!("/import {}", folder.join("pi-1.jsonl").display()));
+    tmux.wait_for("pi-1.jsonl` is the session open now");
+    tmux.line("/import no-such-file.jsonl");
+    tmux.wait_for("no-such-file.jsonl");
+}

@@ -13,6 +13,7 @@ mod export;
 mod external_editor;
 mod file_checkpoints;
 mod fork;
+mod import;
 mod input;
 mod interrupts;
 mod large_input;

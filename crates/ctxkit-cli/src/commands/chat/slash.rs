@@ -43,6 +43,8 @@ Commands:
   /new                      a new session
   /resume [n]               list this directory's sessions and open one
   /save                     write the session afresh to a new file and go on there
+  /import <file>            go on in another session: a Pi or ctxkit session (copied here), a
+                            Claude Code transcript or a Codex rollout (converted)
   /clone                    a new session holding this branch up to here, to go on in
   /session                  what the session is: its file, id, messages, tokens, cost
   /copy                     copy the last reply to the clipboard
@@ -158,6 +160,7 @@ impl Chat {
             "session" => self.session_info().await?,
             "copy" => self.copy_last_reply().await?,
             "clone" => self.clone_session().await?,
+            "import" => self.import(rest).await?,
             "hotkeys" => self.hotkeys(),
             "export" => self.export(rest).await?,
             "name" => self.name(rest).await?,
