@@ -224,6 +224,11 @@ impl Agent {
         self.options.reasoning = level;
     }
 
+    /// The system prompt from the next request on (the chat's `/reload`).
+    pub fn set_system_prompt(&mut self, prompt: String) {
+        self.options.system_prompt = prompt;
+    }
+
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
     }

@@ -30,7 +30,7 @@ pub(super) fn load(process: &ProcessSettings<'_>) -> Result<(LoadedResources, st
 }
 
 /// What the resource loader finds for `environment`'s project; missing packages are reported.
-fn load_in(environment: &Environment, settings: &SettingsManager) -> LoadedResources {
+pub(super) fn load_in(environment: &Environment, settings: &SettingsManager) -> LoadedResources {
     let manager = PackageManager::new(environment.clone(), settings)
         .with_missing_packages(MissingPackages::Report);
     load_resources(
@@ -107,7 +107,7 @@ fn origin_json(metadata: Option<&PathMetadata>) -> Value {
     }
 }
 
-fn diagnostics(loaded: &LoadedResources) -> Vec<&ResourceDiagnostic> {
+pub(super) fn diagnostics(loaded: &LoadedResources) -> Vec<&ResourceDiagnostic> {
     loaded
         .extension_diagnostics
         .iter()

@@ -144,3 +144,41 @@ fn import_converts_a_claude_code_transcript_and_copies_a_pi_session_in() {
     tmux.line("/import no-such-file.jsonl");
     tmux.wait_for("no-such-file.jsonl");
 }
+
+#[test]
+fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Before.", 300));
+    world.answer(text("After.", 300));
+    let system = |index: usize| world.chat_requests()[index]["messages"][0].to_string();
+
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("first");
+    tmux.wait_for("Before.");
+    tmux.wait_idle(2);
+    assert!(!system(0).contains("RULE-ALPHA"), "{}", system(0));
+
+    std::fs::write(
+        world.project.join("AGENTS.md"),
+        "Always say RULE-ALPHA first.\n",
+    )
+    .unwrap();
+    tmux.line("/reload");
+    tmux.wait_for(
+        "Reloaded 1 context file, 0 skills, 0 prompt templates; the system prompt changed",
+    );
+    tmux.line("/reload");
+    tmux.wait_for("the system prompt is unchanged");
+    tmux.line("second");
+    tmux.wait_for("After.");
+    tmux.wait_idle(5);
+    assert!(
+        system(1).contains("Always say RULE-ALPHA first."),
+        "{}",
+        system(1)
+    );
+}

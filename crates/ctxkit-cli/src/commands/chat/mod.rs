@@ -21,6 +21,7 @@ mod markdown;
 mod notes;
 mod picker;
 mod question;
+mod reload;
 mod repl;
 mod rewind;
 mod session_file;
@@ -115,6 +116,8 @@ struct Chat {
     keyed_model: Option<crate::commands::summary_setup::KeyedModel>,
     /// A database session's private copy, and how the screen names it instead.
     shown_as: Option<(PathBuf, String)>,
+    /// Where the settings and resources were read from (`/reload` reads them again).
+    environment: ctxkit_settings::Environment,
     ui: Ui,
     interrupts: Interrupts,
     /// The session file last recorded as this directory's session used last.

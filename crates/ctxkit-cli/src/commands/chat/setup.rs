@@ -152,6 +152,7 @@ pub async fn build(
         llm_options,
         parts,
         resources: loaded,
+        environment: environment.clone(),
         cwd,
         session_dir,
         in_memory: args.no_session,

@@ -63,6 +63,8 @@ Commands:
   Alt-Enter or a line ending in \\ starts a new line of the same prompt
   !<command>                run a shell command; its output goes into the context (as Pi's `!`)
   !!<command>               run it without adding its output to the context
+  /reload                   read the settings, AGENTS.md/CLAUDE.md, skills and prompt
+                            templates again
   /hotkeys                  the keys of the input line
   /help                     this list
   /quit                     leave (Ctrl-D too)
@@ -162,6 +164,7 @@ impl Chat {
             "clone" => self.clone_session().await?,
             "import" => self.import(rest).await?,
             "hotkeys" => self.hotkeys(),
+            "reload" => self.reload().await?,
             "export" => self.export(rest).await?,
             "name" => self.name(rest).await?,
             "label" => self.label(rest).await?,

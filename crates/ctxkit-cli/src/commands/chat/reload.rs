@@ -1,0 +1,56 @@
+//! `/reload`: the settings, context files (`AGENTS.md`, `CLAUDE.md`), skills, prompt templates and
+//! `SYSTEM.md` read again, as Pi 1.6's `/reload`, so an edit to them counts without leaving the
+//! chat. The project's settings apply as at the start: an untrusted project's still change nothing
+//! that runs code or sends data elsewhere.
+
+use anyhow::Result;
+use ctxkit_resources::LoadedResources;
+
+use super::Chat;
+use crate::commands::resources::{diagnostics, load_in, system_prompt};
+use crate::commands::settings::settings_of_project;
+use crate::render::counted;
+
+/// The most resource problems `/reload` names; `ctxkit resources` lists all.
+const SHOWN_PROBLEMS: usize = 8;
+
+/// `2 context files, 3 skills, 1 prompt template`.
+fn what_was_loaded(loaded: &LoadedResources) -> String {
+    format!(
+        "{}, {}, {}",
+        counted(loaded.context_files.len(), "context file"),
+        counted(loaded.skills.skills.len(), "skill"),
+        counted(loaded.prompts.templates.len(), "prompt template"),
+    )
+}
+
+impl Chat {
+    /// `/reload`.
+    pub(super) async fn reload(&mut self) -> Result<()> {
+        let settings = settings_of_project(&self.environment);
+        let loaded = load_in(&self.environment, &settings);
+        let problems = diagnostics(&loaded);
+        for problem in problems.iter().take(SHOWN_PROBLEMS) {
+            self.ui.notice(&problem.to_string());
+        }
+        if problems.len() > SHOWN_PROBLEMS {
+            self.ui.notice(&format!(
+                "… and {} more resource problem(s): `ctxkit resources` lists them",
+                problems.len() - SHOWN_PROBLEMS
+            ));
+        }
+        let prompt = system_prompt(&loaded, &self.cwd);
+        let changed = prompt != self.agent.options().system_prompt;
+        let summary = what_was_loaded(&loaded);
+        self.agent.set_system_prompt(prompt);
+        self.resources = loaded;
+        self.share_request_overhead().await;
+        let effect = if changed {
+            "the system prompt changed: the next request starts a new prompt cache"
+        } else {
+            "the system prompt is unchanged"
+        };
+        self.ui.line(&format!("Reloaded {summary}; {effect}"));
+        Ok(())
+    }
+}
