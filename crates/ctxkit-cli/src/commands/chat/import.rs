@@ -89,12 +89,18 @@ impl Chat {
                     .with_context(|| format!("cannot write `{}`", target.display()))?;
                 let done = match outcome {
                     WriteOutcome::UpToDate => "already imported, opened as it was".to_owned(),
-                    WriteOutcome::Created
-                    | WriteOutcome::Appended(_)
-                    | WriteOutcome::AppendedBeside { .. } => format!(
+                    WriteOutcome::Created => format!(
                         "{} of {}",
                         counted(imported.report.entries, "entry"),
                         imported.format.name()
+                    ),
+                    WriteOutcome::Appended(count) => {
+                        format!("imported before: {} appended", counted(count, "new entry"))
+                    }
+                    WriteOutcome::AppendedBeside { appended, .. } => format!(
+                        "imported and continued before: {} appended beside the continued turns, \
+                         which stay the current branch",
+                        counted(appended, "new entry")
                     ),
                 };
                 let issues = imported.report.issues.len();
