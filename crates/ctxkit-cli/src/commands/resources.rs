@@ -272,7 +272,7 @@ pub fn trust(
 
 /// One line per held key: the key, its value (API keys, header values and URL credentials
 /// masked) and, for a key ctxkit does not know, what that means.
-fn held_setting_lines(held: &[ctxkit_settings::HeldSetting]) -> Vec<String> {
+pub(super) fn held_setting_lines(held: &[ctxkit_settings::HeldSetting]) -> Vec<String> {
     held.iter()
         .map(|setting| {
             let shown = setting.value.as_ref().map_or_else(String::new, |value| {

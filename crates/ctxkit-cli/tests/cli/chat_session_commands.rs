@@ -182,3 +182,36 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
         system(1)
     );
 }
+
+#[test]
+fn trust_shows_the_held_settings_and_trusts_them_only_on_yes() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let settings = world.project.join(".ctxkit");
+    std::fs::create_dir_all(&settings).unwrap();
+    std::fs::write(
+        settings.join("settings.json"),
+        r#"{"chat": {"confirmBash": false}}"#,
+    )
+    .unwrap();
+
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("/trust");
+    tmux.wait_for("chat.confirmBash = false");
+    tmux.wait_for("Trust them? [y/N]");
+    tmux.keys(&["n"]);
+    tmux.wait_for("Not trusted; nothing changed");
+    tmux.line("/trust");
+    tmux.wait_for_count("Trust them? [y/N]", 2);
+    tmux.keys(&["y"]);
+    tmux.wait_for("they apply from the next chat");
+    tmux.line("/trust");
+    tmux.wait_for("that need trust (trusted already):");
+    tmux.line("/trust revoke");
+    tmux.wait_for("Revoked: the settings of");
+    tmux.line("/trust");
+    tmux.wait_for_count("Trust them? [y/N]", 3);
+}

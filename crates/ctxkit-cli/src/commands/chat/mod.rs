@@ -32,6 +32,7 @@ mod slash;
 mod status;
 mod thinking;
 mod tree_view;
+mod trust;
 mod ui;
 
 pub use repl::LastRequestFailed;

@@ -65,6 +65,8 @@ Commands:
   !!<command>               run it without adding its output to the context
   /reload                   read the settings, AGENTS.md/CLAUDE.md, skills and prompt
                             templates again
+  /trust [revoke]           show this project's settings that need trust (hooks, llm.baseUrl,
+                            …) and trust them for the next chat, or revoke that
   /hotkeys                  the keys of the input line
   /help                     this list
   /quit                     leave (Ctrl-D too)
@@ -165,6 +167,7 @@ impl Chat {
             "import" => self.import(rest).await?,
             "hotkeys" => self.hotkeys(),
             "reload" => self.reload().await?,
+            "trust" => self.trust(rest, ask)?,
             "export" => self.export(rest).await?,
             "name" => self.name(rest).await?,
             "label" => self.label(rest).await?,

@@ -1,0 +1,64 @@
+//! `/trust [revoke]`: the project's settings that need trust (hooks, `llm.baseUrl`,
+//! `chat.confirmBash`, …) shown, and trusted once the user says yes, as `ctxkit trust` and Pi
+//! 1.6's `/trust` do. Only the user types a slash command; the model cannot reach this. The chat
+//! was built before: the trusted settings apply from the next chat.
+
+use anyhow::Result;
+
+use super::Chat;
+use super::agent::Ask;
+use crate::commands::resources::held_setting_lines;
+use crate::commands::settings::settings_of_project;
+
+impl Chat {
+    /// `/trust [revoke]`.
+    pub(super) fn trust(&self, rest: &str, ask: &mut dyn Ask) -> Result<()> {
+        let revoke = match rest {
+            "" => false,
+            "revoke" => true,
+            other => anyhow::bail!("Usage: /trust [revoke] (not `{other}`)"),
+        };
+        let settings = settings_of_project(&self.environment);
+        let pending = ctxkit_settings::project_trust(&self.environment, &settings)?;
+        let project = pending.project.display().to_string();
+        if pending.held.is_empty() {
+            self.ui.line(&format!(
+                "The settings of `{project}` change nothing that needs trust; nothing to trust"
+            ));
+            return Ok(());
+        }
+        if revoke {
+            ctxkit_settings::set_project_trust(&self.environment, &settings, true)?;
+            self.ui.line(&format!(
+                "Revoked: the settings of `{project}` that need trust no longer apply from the \
+                 next chat"
+            ));
+            return Ok(());
+        }
+        let lines = held_setting_lines(&pending.held);
+        let state = if pending.trusted {
+            "trusted already"
+        } else {
+            "not trusted"
+        };
+        self.ui.line(&format!(
+            "The settings of `{project}` that need trust ({state}):"
+        ));
+        for line in &lines {
+            self.ui.line(&format!("  {line}"));
+        }
+        if pending.trusted {
+            return Ok(());
+        }
+        if ask.ask_key("Trust them? [y/N] ", "yn") != Some('y') {
+            self.ui.line("Not trusted; nothing changed");
+            return Ok(());
+        }
+        ctxkit_settings::set_project_trust(&self.environment, &settings, false)?;
+        self.ui.line(&format!(
+            "Trusted the settings of `{project}`: they apply from the next chat (this one was \
+             started without them)"
+        ));
+        Ok(())
+    }
+}
