@@ -1048,6 +1048,8 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     tmux.line("/nope");
     tmux.wait_for("Unknown command `/nope`");
     tmux.line("/model");
+    tmux.wait_for("Switch to which model?");
+    tmux.keys(&["Escape"]);
     tmux.wait_for("Model: mock/test-model (context window 100000)");
 
     // Compaction history and undo.

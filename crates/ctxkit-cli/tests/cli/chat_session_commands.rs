@@ -60,18 +60,25 @@ fn session_copy_clone_and_hotkeys_work_as_a_user_sees_them() {
     let screen = tmux.wait_for("Cloned into a new session: ");
     tmux.line("and now?");
     tmux.wait_for("From the clone.");
-    tmux.wait_idle(4);
-    assert_eq!(std::fs::read_to_string(&original).unwrap(), lines_before);
     let clone = world
         .session_files()
         .into_iter()
         .find(|file| file != &original)
         .unwrap_or_else(|| panic!("no clone: {screen}"));
-    let roles: Vec<String> = world
-        .entries(&clone)
-        .iter()
-        .filter_map(|entry| entry["message"]["role"].as_str().map(str::to_owned))
-        .collect();
+    let roles = || -> Vec<String> {
+        world
+            .entries(&clone)
+            .iter()
+            .filter_map(|entry| entry["message"]["role"].as_str().map(str::to_owned))
+            .collect()
+    };
+    // The reply is shown as it streams, and stored when it ends.
+    let started = std::time::Instant::now();
+    while roles().len() < 6 && started.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&original).unwrap(), lines_before);
+    let roles = roles();
     assert_eq!(
         roles,
         [

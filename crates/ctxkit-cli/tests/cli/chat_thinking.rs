@@ -149,3 +149,32 @@ fn thinking_is_set_recorded_and_restored_with_the_sessions_model() {
     tmux.wait_idle(2);
     assert_eq!(asked(&world, 5), ("plain-model".into(), None));
 }
+
+#[test]
+fn model_alone_offers_the_models_that_can_be_asked_and_switches_to_the_one_picked() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    with_two_models(&world, "test-model");
+    world.answer(text("From plain.", 300));
+
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("/model");
+    let screen = tmux.wait_for("Switch to which model?");
+    // The mock's two models, the current one marked; no provider without a key.
+    assert!(
+        screen.contains("● mock/test-model  100k window  reasons"),
+        "{screen}"
+    );
+    assert!(screen.contains("mock/plain-model  100k window"), "{screen}");
+    assert!(!screen.contains("anthropic/"), "{screen}");
+    tmux.keys(&["Up"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Model: mock/plain-model (context window 100000)");
+    tmux.line("hello");
+    tmux.wait_for("From plain.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 0), ("plain-model".into(), None));
+}

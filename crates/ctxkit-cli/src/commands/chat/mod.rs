@@ -18,6 +18,7 @@ mod input;
 mod interrupts;
 mod large_input;
 mod markdown;
+mod model_picker;
 mod notes;
 mod picker;
 mod question;

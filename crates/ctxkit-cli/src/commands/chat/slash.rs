@@ -12,7 +12,6 @@ use super::Chat;
 use super::agent::Ask;
 use crate::commands::compaction::describe_compaction;
 use crate::commands::inspect::write_tree;
-use crate::commands::summary_setup::model_client;
 use crate::render::one_line;
 
 /// What the input loop does after a command.
@@ -52,7 +51,7 @@ Commands:
                             default); a name ending in .jsonl copies the session file
   /name [text]              show or set the session's name
   /label <id> [text]        label an entry (no text: remove the label)
-  /model [provider/id]      show or switch the model
+  /model [provider/id]      switch the model (alone: pick one of those that can be asked)
   /thinking [level]         show or set the thinking level (off, minimal, low, medium, high,
                             xhigh) for a model that reasons
   /pin <text>               keep text verbatim in context past every compaction (/pin lists)
@@ -443,26 +442,6 @@ impl Chat {
             Some(label) => self.ui.line(&format!("Labelled {id} “{label}”")),
             None => self.ui.line(&format!("Removed the label of {id}")),
         }
-        Ok(())
-    }
-
-    async fn model(&mut self, rest: &str) -> Result<()> {
-        if !rest.is_empty() {
-            let client = model_client(&self.llm_options, Some(rest))?;
-            let client = self.bound(client, &self.thread_session);
-            let client = std::sync::Arc::new(client);
-            self.agent.switch_model(client.clone()).await?;
-            self.client = client;
-            self.follow_thinking_level().await;
-        }
-        let window = self
-            .client
-            .context_window()
-            .map_or_else(|| "unknown".to_owned(), |window| window.to_string());
-        self.ui.line(&format!(
-            "Model: {} (context window {window})",
-            self.client.config().display_name()
-        ));
         Ok(())
     }
 }

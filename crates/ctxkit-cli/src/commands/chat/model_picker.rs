@@ -1,0 +1,183 @@
+//! `/model` with no argument: the models that can be asked now, in the picker, the current one
+//! selected, as Pi 1.6's model selector; Enter switches to the one picked. Offered: the models
+//! of a provider whose key is set, the user's own `llm.models`, and the current model's provider's.
+//! Off a terminal, the list is printed for `/model <provider/id>`.
+
+use anyhow::Result;
+use ctxkit_llm::{LlmOptions, ModelLimits, ModelTable};
+
+use super::Chat;
+use super::picker::{List, Picked, pick};
+use crate::commands::summary_setup::{llm_environment, model_client};
+
+/// How many offered models a `/model` off a terminal prints.
+const PRINTED_MODELS: usize = 40;
+
+impl Chat {
+    /// `/model [provider/id]`: switches to the model named, or to the one picked.
+    pub(super) async fn model(&mut self, rest: &str) -> Result<()> {
+        let spec = if rest.is_empty() {
+            self.picked_model()
+        } else {
+            Some(rest.to_owned())
+        };
+        if let Some(spec) = spec {
+            let client = model_client(&self.llm_options, Some(&spec))?;
+            let client = self.bound(client, &self.thread_session);
+            let client = std::sync::Arc::new(client);
+            self.agent.switch_model(client.clone()).await?;
+            self.client = client;
+            self.follow_thinking_level().await;
+        }
+        let window = self
+            .client
+            .context_window()
+            .map_or_else(|| "unknown".to_owned(), |window| window.to_string());
+        self.ui.line(&format!(
+            "Model: {} (context window {window})",
+            self.client.config().display_name()
+        ));
+        Ok(())
+    }
+
+    /// The model picked among those offered; `None` when the user stayed. Off a terminal, the
+    /// offered models are printed to name one.
+    fn picked_model(&self) -> Option<String> {
+        let config = self.client.config();
+        let current = config.display_name();
+        let keyed: Vec<String> = llm_environment().api_keys.into_keys().collect();
+        let offered = offered_models(&self.llm_options, &keyed, &config.provider);
+        match pick_model(&offered, &current) {
+            Ok(picked) => picked.filter(|spec| *spec != current),
+            Err(_) => {
+                for model in offered.iter().take(PRINTED_MODELS) {
+                    self.ui.line(&format!("  {}", model.row));
+                }
+                if offered.len() > PRINTED_MODELS {
+                    self.ui.line(&format!(
+                        "  … and {} more (`ctxkit models` lists every known model)",
+                        offered.len() - PRINTED_MODELS
+                    ));
+                }
+                self.ui.info("/model <provider/id> switches to one of them");
+                None
+            }
+        }
+    }
+}
+
+/// One model offered: `provider/id` and its row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Offered {
+    pub spec: String,
+    pub row: String,
+}
+
+/// The models `/model` offers, sorted by `provider/id`: every known model whose provider has a
+/// key in `keyed` or is `current_provider`, and every model the user declared.
+pub(super) fn offered_models(
+    options: &LlmOptions,
+    keyed: &[String],
+    current_provider: &str,
+) -> Vec<Offered> {
+    let mut table = ModelTable::builtin();
+    for model in &options.models {
+        table.insert(model.clone());
+    }
+    let declared = |model: &ModelLimits| {
+        options
+            .models
+            .iter()
+            .any(|own| own.provider == model.provider && own.id == model.id)
+    };
+    let mut offered: Vec<Offered> = table
+        .iter()
+        .filter(|model| {
+            model.provider == current_provider || keyed.contains(&model.provider) || declared(model)
+        })
+        .map(|model| Offered {
+            spec: format!("{}/{}", model.provider, model.id),
+            row: row(model),
+        })
+        .collect();
+    offered.sort_by(|a, b| a.spec.cmp(&b.spec));
+    offered.dedup_by(|a, b| a.spec == b.spec);
+    offered
+}
+
+fn row(model: &ModelLimits) -> String {
+    let reasoning = if model.reasoning { "  reasons" } else { "" };
+    format!(
+        "{}/{}  {}k window{reasoning}",
+        model.provider,
+        model.id,
+        model.context_window / 1000
+    )
+}
+
+/// The picker over `offered`, on `current`: the `provider/id` picked; `None` when the user left
+/// it; `Err` off a terminal.
+pub(super) fn pick_model(offered: &[Offered], current: &str) -> std::io::Result<Option<String>> {
+    let start = offered
+        .iter()
+        .position(|model| model.spec == current)
+        .unwrap_or(0);
+    let row = |index: usize| {
+        offered.get(index).map_or_else(String::new, |model| {
+            let mark = if model.spec == current { "● " } else { "  " };
+            format!("{mark}{}", model.row)
+        })
+    };
+    let detail = |index: usize| {
+        offered
+            .get(index)
+            .map_or_else(String::new, |model| format!("/model {}", model.spec))
+    };
+    let list = List {
+        title: "Switch to which model? (the session records the change)",
+        help: "↑/↓ j/k move · Enter switch · Esc stay",
+        count: offered.len(),
+        row: &row,
+        detail: &detail,
+        keys: "",
+    };
+    match pick(&list, start)? {
+        Picked::Chosen(index) => Ok(offered.get(index).map(|model| model.spec.clone())),
+        Picked::Key(_, _) | Picked::Left => Ok(None),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offered_are_the_keyed_providers_models_the_users_own_and_the_current_providers() {
+        let mut options = LlmOptions::default();
+        options.models.push(ModelLimits {
+            provider: "mine".into(),
+            id: "local-1".into(),
+            context_window: 32_000,
+            max_output: 4_096,
+            reasoning: false,
+        });
+        let offered = offered_models(&options, &["anthropic".to_owned()], "mock");
+        let specs: Vec<&str> = offered.iter().map(|model| model.spec.as_str()).collect();
+        assert!(specs.contains(&"mine/local-1"), "{specs:?}");
+        assert!(specs.iter().any(|spec| spec.starts_with("anthropic/")));
+        assert!(
+            !specs.iter().any(|spec| spec.starts_with("openai/")),
+            "{specs:?}"
+        );
+        let mut sorted = specs.clone();
+        sorted.sort_unstable();
+        assert_eq!(specs, sorted);
+        let row = &offered
+            .iter()
+            .find(|model| model.spec == "mine/local-1")
+            .unwrap()
+            .row;
+        assert_eq!(row, "mine/local-1  32k window");
+    }
+}
