@@ -117,7 +117,6 @@ Keys of the input line:
   Up / Down                 earlier prompts (Ctrl-P / Ctrl-N too); Ctrl-R searches them
   Ctrl-A / Ctrl-E           start / end of the line
   Alt-B / Alt-F             a word back / forward (Ctrl-Left / Ctrl-Right too)
-  Ctrl-] <char>             jump forward to <char>
   Ctrl-W / Alt-D            delete a word backwards / forwards
   Ctrl-U / Ctrl-K           delete to the start / end of the line
   Ctrl-Y / Alt-Y            paste what was deleted last / cycle through earlier deletions
