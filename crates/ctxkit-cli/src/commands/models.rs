@@ -28,13 +28,7 @@ pub fn models(
         table.insert(model);
     }
     let costs = super::spend::configured_model_costs(manager);
-    let price = |model: &ModelLimits| {
-        costs
-            .iter()
-            .find(|cost| cost.provider == model.provider && cost.id == model.id)
-            .and_then(|cost| cost.prices.clone())
-            .or_else(|| ctxkit_models::model_prices(&model.provider, &model.id))
-    };
+    let price = |model: &ModelLimits| price_of(&costs, model);
     let mut models: Vec<&ModelLimits> = table
         .iter()
         .filter(|model| matches(model, search))
@@ -89,7 +83,20 @@ fn json_record(model: &ModelLimits, prices: Option<&ModelPrices>) -> Value {
 }
 
 /// `provider/id  window context  limit output  [reasoning]  $in/$out per million tokens`.
-fn text_line(model: &ModelLimits, prices: Option<&ModelPrices>) -> String {
+/// `model`'s prices: the user's `llm.models[].cost`, else the built-in table's.
+pub(super) fn price_of(
+    costs: &[ctxkit_llm::ModelCost],
+    model: &ModelLimits,
+) -> Option<ModelPrices> {
+    costs
+        .iter()
+        .find(|cost| cost.provider == model.provider && cost.id == model.id)
+        .and_then(|cost| cost.prices.clone())
+        .or_else(|| ctxkit_models::model_prices(&model.provider, &model.id))
+}
+
+/// One model's line, as `ctxkit models` and the chat's `/model` picker show it.
+pub(super) fn text_line(model: &ModelLimits, prices: Option<&ModelPrices>) -> String {
     let price = match prices {
         None => "price unknown".to_owned(),
         Some(prices) if prices.is_free() => "free".to_owned(),

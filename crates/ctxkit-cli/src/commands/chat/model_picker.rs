@@ -8,6 +8,7 @@ use ctxkit_llm::{LlmOptions, ModelLimits, ModelTable};
 
 use super::Chat;
 use super::picker::{List, Picked, pick};
+use crate::commands::models::{price_of, text_line};
 use crate::commands::summary_setup::{llm_environment, model_client};
 
 /// How many offered models a `/model` off a terminal prints.
@@ -97,22 +98,12 @@ pub(super) fn offered_models(
         })
         .map(|model| Offered {
             spec: format!("{}/{}", model.provider, model.id),
-            row: row(model),
+            row: text_line(model, price_of(&options.model_costs, model).as_ref()),
         })
         .collect();
     offered.sort_by(|a, b| a.spec.cmp(&b.spec));
     offered.dedup_by(|a, b| a.spec == b.spec);
     offered
-}
-
-fn row(model: &ModelLimits) -> String {
-    let reasoning = if model.reasoning { "  reasons" } else { "" };
-    format!(
-        "{}/{}  {}k window{reasoning}",
-        model.provider,
-        model.id,
-        model.context_window / 1000
-    )
 }
 
 /// The picker over `offered`, on `current`: the `provider/id` picked; `None` when the user left
@@ -178,6 +169,8 @@ mod tests {
             .find(|model| model.spec == "mine/local-1")
             .unwrap()
             .row;
-        assert_eq!(row, "mine/local-1  32k window");
+        assert!(row.starts_with("mine/local-1 "), "{row}");
+        assert!(row.contains("32000 context"), "{row}");
+        assert!(row.ends_with("price unknown"), "{row}");
     }
 }
