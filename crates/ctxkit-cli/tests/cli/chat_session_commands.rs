@@ -222,3 +222,32 @@ fn trust_shows_the_held_settings_and_trusts_them_only_on_yes() {
     tmux.line("/trust");
     tmux.wait_for_count("Trust them? [y/N]", 3);
 }
+
+#[test]
+fn a_no_session_chat_says_where_a_session_it_imports_is_saved() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let transcript = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctxkit-import/tests/fixtures/claude-code-session.jsonl");
+    let tmux = world.start("--no-session");
+    tmux.wait_for("in memory (nothing is saved)");
+    tmux.wait_idle(1);
+    tmux.line("/save");
+    tmux.wait_for("The session is in memory (--no-session); there is no file to write");
+    tmux.line(&format!("/import {}", transcript.display()));
+    let screen = tmux.wait_for("Continuing session “Refactor the parser” (21 entries): ");
+    let imported = world.session_files().remove(0);
+    assert!(
+        screen.contains(&format!("(21 entries): {}", imported.display())),
+        "{screen}"
+    );
+    tmux.line("/save");
+    tmux.wait_for("Wrote the session afresh to ");
+    // `/new` keeps to `--no-session`.
+    tmux.line("/new");
+    tmux.wait_for("New session");
+    tmux.line("/save");
+    tmux.wait_for_count("there is no file to write", 2);
+}

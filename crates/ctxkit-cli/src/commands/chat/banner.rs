@@ -72,9 +72,10 @@ impl Chat {
                 keyed.model, keyed.variable
             ));
         }
-        let session = match (&file, self.in_memory) {
-            (_, true) | (None, false) => "in memory (nothing is saved)".to_owned(),
-            (Some(file), false) => match &self.shown_as {
+        // Said of the session open, not of `--no-session`: `/resume` and `/import` open a file.
+        let session = match &file {
+            None => "in memory (nothing is saved)".to_owned(),
+            Some(file) => match &self.shown_as {
                 Some((copy, shown)) if copy.display().to_string() == *file => shown.clone(),
                 _ => file.clone(),
             },

@@ -107,7 +107,8 @@ struct Chat {
     cwd: PathBuf,
     /// Where new sessions of this directory go.
     session_dir: PathBuf,
-    /// `--no-session`.
+    /// `--no-session`: new sessions (`/new`, the first) stay in memory. What the chat says of the
+    /// session open follows the session itself: `/resume` and `/import` open a file.
     in_memory: bool,
     /// `--resume`: the session list is shown before the first prompt.
     resume_at_start: bool,

@@ -77,11 +77,6 @@ impl Chat {
     /// `/save`: writes the whole session to a new file in this directory's sessions folder and
     /// continues there.
     pub async fn save_afresh(&mut self) -> Result<()> {
-        if self.in_memory {
-            self.ui
-                .line("The session is in memory (--no-session); there is no file to write");
-            return Ok(());
-        }
         let written = self.engine.write_afresh().await?;
         match written {
             Some(path) => self.ui.line(&format!(
@@ -90,7 +85,7 @@ impl Chat {
             )),
             None => self
                 .ui
-                .line("The session is in memory; there is no file to write"),
+                .line("The session is in memory (--no-session); there is no file to write"),
         }
         self.remember_session(Remember::Always).await;
         Ok(())
@@ -102,9 +97,6 @@ impl Chat {
     /// same: keys typed ahead of the next input line must not wait for a file write. A failure is
     /// only logged: it costs `--continue` its precision, nothing else.
     pub async fn remember_session(&mut self, when: Remember) {
-        if self.in_memory {
-            return;
-        }
         let path = self
             .engine
             .with_session(|session| session.path().map(std::path::Path::to_owned))
@@ -126,7 +118,7 @@ impl Chat {
     /// output is the model's text).
     pub async fn farewell(&self) {
         use std::io::IsTerminal as _;
-        if self.in_memory || !std::io::stdin().is_terminal() {
+        if !std::io::stdin().is_terminal() {
             return;
         }
         let path = self
