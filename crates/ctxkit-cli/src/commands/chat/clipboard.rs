@@ -165,8 +165,14 @@ pub(super) fn run_tool(program: &str, arguments: &[&str], text: &str) -> bool {
         return false;
     };
     if let Some(mut stdin) = child.stdin.take() {
-        // A tool may exit before it reads everything; its exit status says whether it copied.
-        let _ = stdin.write_all(text.as_bytes());
+        // Written beside the wait: a tool that hangs without reading (an X server that does not
+        // answer) would block a write larger than the pipe past the timeout. Killed, it closes
+        // the pipe and the write ends. A tool may exit before it reads everything; its exit
+        // status says whether it copied.
+        let bytes = text.as_bytes().to_vec();
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
     }
     let started = Instant::now();
     loop {
@@ -273,5 +279,13 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "héllo");
         assert!(!run_tool("sh", &["-c", "exit 1"], "x"));
         assert!(!run_tool("ctxkit-no-such-clipboard-tool", &[], "x"));
+    }
+
+    #[test]
+    fn a_tool_that_hangs_without_reading_a_long_text_is_given_up_on() {
+        let long = "x".repeat(1 << 20);
+        let started = Instant::now();
+        assert!(!run_tool("sleep", &["30"], &long));
+        assert!(started.elapsed() < TOOL_TIMEOUT + Duration::from_secs(5));
     }
 }
