@@ -146,14 +146,18 @@ impl Ui {
             }
             return;
         }
-        let print = || {
+        self.above_spinner(|| {
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "{text}");
             let _ = stdout.flush();
-        };
+        });
+    }
+
+    /// Runs `write` with the spinner line, when one runs, cleared and drawn again after it.
+    fn above_spinner<T>(&self, write: impl FnOnce() -> T) -> T {
         match self.spinner.lock().ok().and_then(|slot| slot.clone()) {
-            Some(bar) => bar.suspend(print),
-            None => print(),
+            Some(bar) => bar.suspend(write),
+            None => write(),
         }
     }
 
@@ -164,14 +168,10 @@ impl Ui {
         if !std::io::stdout().is_terminal() {
             return false;
         }
-        let send = || {
+        self.above_spinner(|| {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(sequence.as_bytes()).is_ok() && stdout.flush().is_ok()
-        };
-        match self.spinner.lock().ok().and_then(|slot| slot.clone()) {
-            Some(bar) => bar.suspend(send),
-            None => send(),
-        }
+        })
     }
 
     pub fn info(&self, text: &str) {
