@@ -25,10 +25,13 @@ enum Format {
 }
 
 /// A piece of a response: bytes to send, or a pause before the next piece.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 enum Step {
     Send(String),
     Pause(Duration),
+    /// Holds the stream until the test sends on the channel (or 30 s pass), so what the test
+    /// checks while the model works does not race a fixed pause.
+    Until(std::sync::mpsc::Receiver<()>),
 }
 
 fn event(data: &Value) -> Step {
@@ -46,6 +49,24 @@ impl Format {
             Self::Responses => "openai-responses",
             Self::Gemini => "google-generative-ai",
         }
+    }
+
+    /// A text reply sent as `first`, then `rest` once the test sends on `held`'s channel.
+    fn text_held(
+        self,
+        first: &str,
+        rest: &str,
+        held: std::sync::mpsc::Receiver<()>,
+        input: u64,
+    ) -> Vec<Step> {
+        let mut held = Some(held);
+        self.text(first, rest, Duration::ZERO, input)
+            .into_iter()
+            .map(|step| match step {
+                Step::Pause(pause) => held.take().map_or(Step::Pause(pause), Step::Until),
+                step @ (Step::Send(_) | Step::Until(_)) => step,
+            })
+            .collect()
     }
 
     /// A text reply sent as `first`, a pause, then `rest`.
@@ -331,6 +352,9 @@ fn serve(
                 let _ = socket.flush();
             }
             Step::Pause(pause) => std::thread::sleep(pause),
+            Step::Until(release) => {
+                let _ = release.recv_timeout(Duration::from_secs(30));
+            }
         }
     }
 }
@@ -410,10 +434,11 @@ fn streams_a_tool_call_and_text(format: Format) {
     world
         .server
         .answer(format.bash("call_1", "echo streamed-tool-output"));
-    world.server.answer(format.text(
+    let (release, held) = std::sync::mpsc::channel();
+    world.server.answer(format.text_held(
         "The command printed",
         " streamed-tool-output.",
-        Duration::from_millis(2500),
+        held,
         400,
     ));
     let tmux = world.start("--yes");
@@ -428,6 +453,7 @@ fn streams_a_tool_call_and_text(format: Format) {
         screen.contains("→ bash echo streamed-tool-output"),
         "{screen}"
     );
+    release.send(()).unwrap();
     let screen = tmux.wait_for("The command printed streamed-tool-output.");
     assert_eq!(
         screen.matches("The command printed").count(),
@@ -621,7 +647,8 @@ fn replies_render_as_markdown_and_typing_shows_while_the_model_works() {
         return;
     }
     let world = World::new(Format::Chat, 100_000, json!({}));
-    let mut steps = vec![Step::Pause(Duration::from_millis(2500))];
+    let (release, held) = std::sync::mpsc::channel();
+    let mut steps = vec![Step::Until(held)];
     steps.extend(Format::Chat.text(
         "## Plan\n\n- **first** step\n- second step\n\n",
         "| file | lines |\n|---|---|\n| main.rs | 12 |\n",
@@ -635,6 +662,7 @@ fn replies_render_as_markdown_and_typing_shows_while_the_model_works() {
     tmux.wait_for("Thinking…");
     tmux.keys(&["-l", "next question"]);
     tmux.wait_for("› next question");
+    release.send(()).unwrap();
     let screen = tmux.wait_for("main.rs");
     let screen = if screen.contains('│') {
         screen
@@ -654,7 +682,8 @@ fn a_line_typed_with_enter_while_the_model_works_is_the_next_prompt() {
         return;
     }
     let world = World::new(Format::Chat, 100_000, json!({}));
-    let mut steps = vec![Step::Pause(Duration::from_millis(2500))];
+    let (release, held) = std::sync::mpsc::channel();
+    let mut steps = vec![Step::Until(held)];
     steps.extend(Format::Chat.text("First answer.", "", Duration::ZERO, 300));
     world.server.answer(steps);
     world
@@ -667,6 +696,7 @@ fn a_line_typed_with_enter_while_the_model_works_is_the_next_prompt() {
     // Typed ahead, Enter included: entered as soon as the turn ends, as if typed at the prompt.
     tmux.line("queued question");
     tmux.wait_for("› queued question ⏎");
+    release.send(()).unwrap();
     tmux.wait_for("Second answer.");
     tmux.wait_for("> queued question");
     let requests = world.server.chat_requests();
