@@ -176,3 +176,44 @@ fn model_alone_offers_the_models_that_can_be_asked_and_switches_to_the_one_picke
     tmux.wait_idle(2);
     assert_eq!(asked(&world, 0), ("plain-model".into(), None));
 }
+
+#[test]
+fn shift_tab_moves_to_the_next_thinking_level_and_keeps_the_line_typed() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    with_two_models(&world, "test-model");
+    world.answer(text("Reasoned.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.keys(&["-l", "half typed"]);
+    tmux.wait_for("> half typed");
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("Thinking level: minimal");
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("Thinking level: low");
+    // The line typed is back, and what is typed next goes on from it.
+    tmux.line(" question");
+    tmux.wait_for("Reasoned.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 0), ("test-model".into(), Some("low".into())));
+    let request = world.chat_requests()[0].to_string();
+    assert!(request.contains("half typed question"), "{request}");
+    let levels: Vec<Value> = world
+        .entries(&world.session_files().remove(0))
+        .into_iter()
+        .filter(|entry| entry["type"] == "thinking_level_change")
+        .map(|entry| entry["thinkingLevel"].clone())
+        .collect();
+    assert_eq!(levels, [json!("minimal"), json!("low")]);
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+
+    // A model that does not reason has no level to move to, and says so.
+    with_two_models(&world, "plain-model");
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("mock/plain-model does not reason (the model table says so); Shift-Tab");
+}

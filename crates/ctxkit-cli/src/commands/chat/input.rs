@@ -1,11 +1,11 @@
 //! The input line: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
 //! respected; a second Tab lists the matches); Alt-Enter (and Shift-Enter where the terminal sends
-//! it as Alt-Enter) inserts a newline, a line ending in `\` goes on on the next one, and Ctrl-G
-//! hands the text to `$EDITOR` ([`EditRequest`]).
+//! it as Alt-Enter) inserts a newline, a line ending in `\` goes on on the next one; Ctrl-G
+//! hands the text to `$EDITOR` and Shift-Tab moves to the next thinking level ([`KeyRequest`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
@@ -144,18 +144,55 @@ pub fn joined_continuations(text: &str) -> String {
     text.replace("\\\n", "\n")
 }
 
-/// Set by Ctrl-G: the line was handed back to be edited in `$EDITOR`, not sent.
-#[derive(Debug, Clone, Default)]
-pub struct EditRequest(Arc<AtomicBool>);
+/// What a key that ends the line without sending it asked for; the line comes back to the input
+/// line afterwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyRequest {
+    /// Ctrl-G: edit the line in `$EDITOR`.
+    Edit,
+    /// Shift-Tab: the next thinking level, as Pi's.
+    CycleThinking,
+}
 
-impl EditRequest {
-    /// Whether Ctrl-G ended the line just read (and clears it).
-    pub fn take(&self) -> bool {
-        self.0.swap(false, Ordering::SeqCst)
+impl KeyRequest {
+    const ALL: [Self; 2] = [Self::Edit, Self::CycleThinking];
+
+    fn code(self) -> u8 {
+        match self {
+            Self::Edit => 1,
+            Self::CycleThinking => 2,
+        }
     }
 }
 
-impl ConditionalEventHandler for EditRequest {
+/// Set by a [`KeyRequest`]'s key while the line is read, taken once it ended.
+#[derive(Debug, Clone, Default)]
+pub struct KeyRequests(Arc<AtomicU8>);
+
+impl KeyRequests {
+    /// The request that ended the line just read, if a key made one (and clears it).
+    pub fn take(&self) -> Option<KeyRequest> {
+        let code = self.0.swap(0, Ordering::SeqCst);
+        KeyRequest::ALL
+            .into_iter()
+            .find(|request| request.code() == code)
+    }
+
+    fn on_key(&self, request: KeyRequest) -> RequestKey {
+        RequestKey {
+            requests: self.clone(),
+            request,
+        }
+    }
+}
+
+/// A key bound to `request`: it records the request and ends the line.
+struct RequestKey {
+    requests: KeyRequests,
+    request: KeyRequest,
+}
+
+impl ConditionalEventHandler for RequestKey {
     fn handle(
         &self,
         _event: &Event,
@@ -163,21 +200,26 @@ impl ConditionalEventHandler for EditRequest {
         _positive: bool,
         _context: &EventContext<'_>,
     ) -> Option<Cmd> {
-        self.0.store(true, Ordering::SeqCst);
+        self.requests.0.store(self.request.code(), Ordering::SeqCst);
         Some(Cmd::AcceptLine)
     }
 }
 
-/// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor, and every
-/// other key through [`LargeInput`] first (pastes, and lines too long to edit).
-pub fn bind_keys(editor: &mut ChatEditor, edit: &EditRequest, large: &LargeInput) {
+/// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor,
+/// Shift-Tab the next thinking level, and every other key through [`LargeInput`] first (pastes,
+/// and lines too long to edit).
+pub fn bind_keys(editor: &mut ChatEditor, requests: &KeyRequests, large: &LargeInput) {
     editor.bind_sequence(
         KeyEvent(KeyCode::Enter, Modifiers::ALT),
         large.unless_pasting(Always(Cmd::Newline)),
     );
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('G'), Modifiers::CTRL),
-        large.unless_pasting(edit.clone()),
+        large.unless_pasting(requests.on_key(KeyRequest::Edit)),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::BackTab, Modifiers::NONE),
+        large.unless_pasting(requests.on_key(KeyRequest::CycleThinking)),
     );
     editor.bind_sequence(
         Event::Any,

@@ -9,6 +9,7 @@ use tokio::runtime::Runtime;
 use super::Chat;
 use super::agent::{Ask, PromptEnd};
 use super::banner::Banner;
+use super::input::{KeyRequest, KeyRequests};
 use super::large_input::{self, LargeInput};
 use super::session_file::Remember;
 use super::slash::Action;
@@ -60,9 +61,9 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         .build();
     let mut editor = Editor::with_config(config)?;
     editor.set_helper(Some(super::input::InputHelper::new(&chat.cwd)));
-    let edit_request = super::input::EditRequest::default();
+    let key_requests = KeyRequests::default();
     let large = LargeInput::default();
-    super::input::bind_keys(&mut editor, &edit_request, &large);
+    super::input::bind_keys(&mut editor, &key_requests, &large);
     let double_escape = super::rewind::bind_double_escape(&mut editor, &large);
     let mut terminal = Terminal {
         editor,
@@ -143,10 +144,21 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             },
             None => line,
         };
-        // Ctrl-G: the line goes to `$EDITOR`, and what was saved comes back to the input line.
-        if edit_request.take() {
-            initial = in_editor(chat, line);
-            continue;
+        match key_requests.take() {
+            // Ctrl-G: the line goes to `$EDITOR`, and what was saved comes back to the input line.
+            Some(KeyRequest::Edit) => {
+                initial = in_editor(chat, line);
+                continue;
+            }
+            // Shift-Tab: the next thinking level, and the line back as it was.
+            Some(KeyRequest::CycleThinking) => {
+                if let Err(error) = runtime.block_on(chat.cycle_thinking()) {
+                    show_error(chat, &error);
+                }
+                initial = line;
+                continue;
+            }
+            None => {}
         }
         let line = super::input::joined_continuations(&line);
         let text = line.trim();

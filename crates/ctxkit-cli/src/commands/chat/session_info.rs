@@ -122,6 +122,7 @@ Keys of the input line:
   Ctrl-Y / Alt-Y            paste what was deleted last / cycle through earlier deletions
   Ctrl-_                    undo
   Ctrl-G                    write the prompt in $EDITOR (/edit too)
+  Shift-Tab                 the next thinking level: off, minimal, low, medium, high
   Ctrl-L                    clear the screen
   Ctrl-C                    drop the line being typed
   Ctrl-D                    leave, at an empty line (/quit too)

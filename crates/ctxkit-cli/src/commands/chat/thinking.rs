@@ -11,6 +11,19 @@ use super::Chat;
 /// The levels `/thinking` takes, as Pi names them.
 const LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
+/// The levels Shift-Tab steps through, in Pi's order. `xhigh` is left to `/thinking xhigh`, as
+/// Pi leaves it out for a model not known to take it (the model table does not say which do).
+const CYCLE: [&str; 5] = ["off", "minimal", "low", "medium", "high"];
+
+/// The level after `current` in [`CYCLE`], `off` after `high` or after a level not in it.
+fn next_level(current: &str) -> &'static str {
+    let next = CYCLE
+        .iter()
+        .position(|level| *level == current)
+        .map_or(0, |index| (index + 1) % CYCLE.len());
+    CYCLE[next]
+}
+
 /// What a session recorded to be talked to with: the model of its last `model_change` or reply,
 /// and its last `thinking_level_change`, on the current branch of a session holding messages.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -95,6 +108,19 @@ impl Chat {
         Ok(())
     }
 
+    /// Shift-Tab: the next thinking level, recorded and said as `/thinking <level>` does.
+    pub(super) async fn cycle_thinking(&mut self) -> Result<()> {
+        if !reasons(&self.client) {
+            bail!(
+                "{} does not reason (the model table says so); Shift-Tab has no level to move to",
+                self.client.config().display_name()
+            );
+        }
+        let current = self.engine.thinking_level().await;
+        let next = next_level(current.as_deref().unwrap_or("off"));
+        self.thinking(next).await
+    }
+
     /// Asks the model for the engine's thinking level from the next request on, or for none when
     /// the model does not reason (after `/thinking`, `/model` and `/resume`).
     pub(super) async fn follow_thinking_level(&mut self) {
@@ -142,6 +168,15 @@ mod tests {
         let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
         std::fs::write(&file, text).unwrap();
         Session::open(&file).unwrap()
+    }
+
+    #[test]
+    fn shift_tab_steps_through_pis_levels_and_wraps() {
+        assert_eq!(next_level("off"), "minimal");
+        assert_eq!(next_level("medium"), "high");
+        assert_eq!(next_level("high"), "off");
+        assert_eq!(next_level("xhigh"), "off");
+        assert_eq!(next_level("bogus"), "off");
     }
 
     #[test]
