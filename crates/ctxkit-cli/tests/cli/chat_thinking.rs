@@ -217,3 +217,48 @@ fn shift_tab_moves_to_the_next_thinking_level_and_keeps_the_line_typed() {
     tmux.keys(&["BTab"]);
     tmux.wait_for("mock/plain-model does not reason (the model table says so); Shift-Tab");
 }
+
+#[test]
+fn ctrl_p_steps_through_the_models_enabled_models_names_with_their_levels() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    with_two_models(&world, "test-model");
+    world.answer(text("From plain.", 300));
+    world.answer(text("From test.", 300));
+
+    // No `enabledModels`: every model that can be asked, in `/model`'s order.
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.keys(&["-l", "kept"]);
+    tmux.keys(&["C-p"]);
+    tmux.wait_for("Model: mock/plain-model");
+    tmux.line(" line");
+    tmux.wait_for("From plain.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 0), ("plain-model".into(), None));
+    assert!(world.chat_requests()[0].to_string().contains("kept line"));
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+
+    // `enabledModels` with a level and a pattern that names nothing.
+    let path = world.home.path().join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    settings["defaultModel"] = json!("mock/plain-model");
+    settings["enabledModels"] = json!(["plain*", "mock/test-model:high", "nowhere"]);
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.keys(&["C-p"]);
+    tmux.wait_for("enabledModels: no model that can be asked now matches `nowhere`");
+    tmux.wait_for("Model: mock/test-model");
+    tmux.wait_for("Thinking level: high");
+    tmux.line("go");
+    tmux.wait_for("From test.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 1), ("test-model".into(), Some("high".into())));
+    tmux.keys(&["C-p"]);
+    tmux.wait_for("Model: mock/plain-model");
+}

@@ -1,7 +1,8 @@
 //! The input line: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
 //! respected; a second Tab lists the matches); Alt-Enter (and Shift-Enter where the terminal sends
 //! it as Alt-Enter) inserts a newline, a line ending in `\` goes on on the next one; Ctrl-G
-//! hands the text to `$EDITOR` and Shift-Tab moves to the next thinking level ([`KeyRequest`]).
+//! hands the text to `$EDITOR`, Shift-Tab moves to the next thinking level and Ctrl-P to the next
+//! model ([`KeyRequest`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -152,15 +153,18 @@ pub enum KeyRequest {
     Edit,
     /// Shift-Tab: the next thinking level, as Pi's.
     CycleThinking,
+    /// Ctrl-P: the next model, as Pi's.
+    CycleModel,
 }
 
 impl KeyRequest {
-    const ALL: [Self; 2] = [Self::Edit, Self::CycleThinking];
+    const ALL: [Self; 3] = [Self::Edit, Self::CycleThinking, Self::CycleModel];
 
     fn code(self) -> u8 {
         match self {
             Self::Edit => 1,
             Self::CycleThinking => 2,
+            Self::CycleModel => 3,
         }
     }
 }
@@ -206,8 +210,9 @@ impl ConditionalEventHandler for RequestKey {
 }
 
 /// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor,
-/// Shift-Tab the next thinking level, and every other key through [`LargeInput`] first (pastes,
-/// and lines too long to edit).
+/// Shift-Tab the next thinking level, Ctrl-P the next model (in place of rustyline's previous
+/// line of history, as in Pi; Up still goes back), and every other key through [`LargeInput`]
+/// first (pastes, and lines too long to edit).
 pub fn bind_keys(editor: &mut ChatEditor, requests: &KeyRequests, large: &LargeInput) {
     editor.bind_sequence(
         KeyEvent(KeyCode::Enter, Modifiers::ALT),
@@ -220,6 +225,10 @@ pub fn bind_keys(editor: &mut ChatEditor, requests: &KeyRequests, large: &LargeI
     editor.bind_sequence(
         KeyEvent(KeyCode::BackTab, Modifiers::NONE),
         large.unless_pasting(requests.on_key(KeyRequest::CycleThinking)),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('P'), Modifiers::CTRL),
+        large.unless_pasting(requests.on_key(KeyRequest::CycleModel)),
     );
     editor.bind_sequence(
         Event::Any,

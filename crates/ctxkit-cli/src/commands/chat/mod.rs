@@ -19,6 +19,7 @@ mod interrupts;
 mod large_input;
 mod markdown;
 mod model_picker;
+mod model_scope;
 mod notes;
 mod picker;
 mod question;
@@ -102,6 +103,8 @@ struct Chat {
     warmer: Arc<ctxkit_agent::CacheWarmer>,
     /// Model options from settings, for `/model`.
     llm_options: LlmOptions,
+    /// `enabledModels`: the patterns of the models Ctrl-P steps through (all offered when empty).
+    enabled_models: Vec<String>,
     parts: EngineParts,
     resources: LoadedResources,
     cwd: PathBuf,

@@ -158,6 +158,14 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
                 initial = line;
                 continue;
             }
+            // Ctrl-P: the next model, and the line back as it was.
+            Some(KeyRequest::CycleModel) => {
+                if let Err(error) = runtime.block_on(chat.cycle_model()) {
+                    show_error(chat, &error);
+                }
+                initial = line;
+                continue;
+            }
             None => {}
         }
         let line = super::input::joined_continuations(&line);

@@ -114,7 +114,7 @@ Keys of the input line:
   Enter                     send the prompt
   Alt-Enter / final \\      a new line of the same prompt
   Tab                       complete an @path (fuzzy over the project's files); twice lists them
-  Up / Down                 earlier prompts (Ctrl-P / Ctrl-N too); Ctrl-R searches them
+  Up / Down                 earlier prompts (Ctrl-N too); Ctrl-R searches them
   Ctrl-A / Ctrl-E           start / end of the line
   Alt-B / Alt-F             a word back / forward (Ctrl-Left / Ctrl-Right too)
   Ctrl-W / Alt-D            delete a word backwards / forwards
@@ -123,6 +123,7 @@ Keys of the input line:
   Ctrl-_                    undo
   Ctrl-G                    write the prompt in $EDITOR (/edit too)
   Shift-Tab                 the next thinking level: off, minimal, low, medium, high
+  Ctrl-P                    the next model (of enabledModels, else of those /model offers)
   Ctrl-L                    clear the screen
   Ctrl-C                    drop the line being typed
   Ctrl-D                    leave, at an empty line (/quit too)

@@ -150,6 +150,7 @@ pub async fn build(
         thread_session,
         warmer,
         llm_options,
+        enabled_models: typed.enabled_models.clone().unwrap_or_default(),
         parts,
         resources: loaded,
         environment: environment.clone(),

@@ -9,7 +9,7 @@ use ctxkit_session::Session;
 use super::Chat;
 
 /// The levels `/thinking` takes, as Pi names them.
-const LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+pub(super) const LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
 /// The levels Shift-Tab steps through, in Pi's order. `xhigh` is left to `/thinking xhigh`, as
 /// Pi leaves it out for a model not known to take it (the model table does not say which do).
@@ -54,7 +54,7 @@ pub(super) fn recorded(session: &Session) -> Recorded {
 }
 
 /// Whether `client`'s model reasons (the model table says so).
-fn reasons(client: &ModelClient) -> bool {
+pub(super) fn reasons(client: &ModelClient) -> bool {
     client
         .config()
         .model_info
