@@ -45,6 +45,8 @@ pub struct AgentOptions {
     pub cwd: PathBuf,
     /// The default `bash` time limit.
     pub bash_timeout: Duration,
+    /// The shell `bash` commands run in (`shellPath`, `shellCommandPrefix`).
+    pub shell: crate::tools::Shell,
     /// Secret environment variables (provider keys, tokens) `bash` commands may see
     /// (`chat.passEnv`); every other one is removed from their environment.
     pub pass_env: Vec<String>,

@@ -51,6 +51,7 @@
 //!         pass_env: Vec::new(),
 //!         cwd: "/home/me/project".into(),
 //!         bash_timeout: std::time::Duration::from_secs(120),
+//!         shell: Default::default(),
 //!     },
 //! )
 //! .await;

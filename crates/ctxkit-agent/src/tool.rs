@@ -21,6 +21,8 @@ pub struct ToolContext {
     pub output_dir: PathBuf,
     /// The default `bash` time limit.
     pub bash_timeout: Duration,
+    /// The shell `bash` commands run in, and the line run before each.
+    pub shell: crate::tools::Shell,
     /// Secret environment variables `bash` commands may see; the others are removed.
     pub pass_env: Vec<String>,
     /// Fires when the user interrupts the turn.

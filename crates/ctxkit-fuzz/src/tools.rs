@@ -124,6 +124,7 @@ impl World {
             cwd: self.project(),
             output_dir: self.outputs(),
             bash_timeout: Duration::from_secs(1),
+            shell: Default::default(),
             pass_env: Vec::new(),
             cancel: CancellationToken::new(),
             engine: None,

@@ -77,6 +77,8 @@ pub struct AgentConfig {
     pub system_prompt: SystemPrompt,
     /// The default time limit of the `bash` tool.
     pub bash_timeout: Duration,
+    /// The shell the `bash` tool runs (`shellPath`, `shellCommandPrefix` of the user's settings).
+    pub shell: ctxkit_agent::tools::Shell,
     /// Secret variables the tools' commands may see (`chat.passEnv` of the user's settings).
     pub pass_env: Vec<String>,
     /// The tools of a run (`ToolRegistry::coding` in ctxkit; tests add their own).
@@ -235,6 +237,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
                 .and_then(ctxkit_llm::ReasoningLevel::parse),
             cwd: cwd.clone(),
             bash_timeout: config.bash_timeout,
+            shell: config.shell.clone(),
             pass_env: config.pass_env.clone(),
         },
     )

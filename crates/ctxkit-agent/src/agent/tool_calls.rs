@@ -56,6 +56,7 @@ impl Agent {
             cwd: self.options.cwd.clone(),
             output_dir,
             bash_timeout: self.options.bash_timeout,
+            shell: self.options.shell.clone(),
             pass_env: self.options.pass_env.clone(),
             cancel: cancel.clone(),
             engine: Some(self.engine.clone()),

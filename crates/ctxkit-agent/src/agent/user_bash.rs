@@ -30,6 +30,7 @@ impl Agent {
             cwd: self.options.cwd.clone(),
             output_dir: output_dir.clone(),
             bash_timeout: self.options.bash_timeout,
+            shell: self.options.shell.clone(),
             pass_env: self.options.pass_env.clone(),
             cancel: guard.cancel_token(),
             engine: None,
@@ -127,6 +128,7 @@ mod tests {
                 pass_env: Vec::new(),
                 cwd: project.to_owned(),
                 bash_timeout: std::time::Duration::from_secs(10),
+                shell: Default::default(),
             },
         )
         .await

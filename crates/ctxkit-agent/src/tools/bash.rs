@@ -1,4 +1,4 @@
-//! `bash`: `sh -c` in the working directory, stdout and stderr interleaved, with a time limit and
+//! `bash`: the shell's `-c` ([`super::Shell`]: bash unless `shellPath` names another) in the working directory, stdout and stderr interleaved, with a time limit and
 //! cancellation. The command runs in its own process group, which is killed as a whole on timeout
 //! or cancel (so a Ctrl-C in the terminal reaches ctxkit, not the command).
 
@@ -97,7 +97,7 @@ fn cancelled_status(context: &ToolContext) -> String {
         .to_owned()
 }
 
-/// Runs `command` with `sh -c` in the context's directory, without the secret variables the
+/// Runs `command` with the context's shell in the context's directory, without the secret variables the
 /// context does not pass, until it exits, `timeout` (else the context's default) passes or the
 /// context's cancel fires. The same for the `bash` tool and the user's `!cmd` in the chat.
 pub fn execute_bash(
@@ -118,7 +118,8 @@ fn execute_bash_capped(
     let timeout = timeout.unwrap_or(context.bash_timeout);
     // Opened through the project's jail; the descriptor is held until the child has started.
     let working_directory = context.workspace.working_directory(&context.cwd)?;
-    let mut shell = Command::new("sh");
+    let program = context.shell.program()?;
+    let mut shell = Command::new(&program);
     // Provider keys and other credentials stay with ctxkit: a model asked to print the
     // environment must not find them (unless `chat.passEnv` names them).
     let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
@@ -130,7 +131,7 @@ fn execute_bash_capped(
     let spawned = shell
         .arg("-c")
         // One pipe for both streams, so the output keeps its order.
-        .arg(format!("exec 2>&1\n{command}"))
+        .arg(context.shell.script(command))
         .current_dir(working_directory.path_for_child())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -138,7 +139,8 @@ fn execute_bash_capped(
         .process_group(0)
         .spawn();
     drop(working_directory);
-    let mut child = spawned.map_err(|error| format!("Cannot start `sh`: {error}"))?;
+    let mut child =
+        spawned.map_err(|error| format!("Cannot start `{}`: {error}", program.display()))?;
     // Until it is reaped: a chat ended by a signal kills its group (`running`).
     let _running = super::running::Running::register(child.id());
     let (sender, receiver) = mpsc::channel::<Vec<u8>>();
@@ -267,6 +269,31 @@ mod tests {
         assert_eq!(outcome.text, "failing\n\nCommand exited with code 3");
         let outcome = run_bash("true", None, "c", &context);
         assert_eq!(outcome.text, "(no output)");
+    }
+
+    #[test]
+    fn commands_run_in_bash_after_the_prefix_or_in_the_shell_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut context = context(dir.path());
+        // The tool is called bash, and models write bash: `[[`, arrays, `set -o pipefail`.
+        let outcome = run_bash(
+            "set -o pipefail; words=(a b); [[ ${#words[@]} -eq 2 ]] && echo bash",
+            None,
+            "c",
+            &context,
+        );
+        assert_eq!(outcome.text, "bash");
+        context.shell.command_prefix = Some("greet() { echo \"hi $1\"; }".to_owned());
+        let outcome = run_bash("greet there", None, "c", &context);
+        assert_eq!(outcome.text, "hi there");
+        context.shell.path = Some(dir.path().join("no-such-shell"));
+        let outcome = run_bash("true", None, "c", &context);
+        assert!(outcome.is_error);
+        assert!(
+            outcome.text.contains("no-such-shell`, does not exist"),
+            "{}",
+            outcome.text
+        );
     }
 
     /// Run in a child process (see the next test) with provider keys in its environment.

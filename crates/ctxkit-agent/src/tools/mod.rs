@@ -12,6 +12,7 @@ mod recall;
 mod replacement;
 mod running;
 mod search;
+mod shell;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +29,7 @@ pub use leftovers::remove_leftover_temporaries;
 use recall::RecallArguments;
 pub use running::stop_running_commands;
 use search::GrepArguments;
+pub use shell::Shell;
 
 /// Adds the six coding tools to `registry`.
 pub(crate) fn register_coding_tools(registry: &mut ToolRegistry) {
@@ -451,6 +453,7 @@ pub(crate) mod test_support {
             cwd: dir.to_owned(),
             output_dir: dir.join(".outputs"),
             bash_timeout: Duration::from_secs(10),
+            shell: Default::default(),
             pass_env: Vec::new(),
             cancel: CancellationToken::new(),
             engine: None,

@@ -76,6 +76,7 @@ fn context(home: &Home, root: &Path, guard: &[PathBuf]) -> ToolContext {
         cwd: root.to_owned(),
         output_dir: root.join(".outputs"),
         bash_timeout: Duration::from_secs(5),
+        shell: Default::default(),
         pass_env: Vec::new(),
         cancel: CancellationToken::new(),
         engine: None,

@@ -202,6 +202,7 @@ async fn run_reading(
             reasoning: None,
             cwd: dir.path().to_owned(),
             bash_timeout: Duration::from_secs(10),
+            shell: Default::default(),
             pass_env: Vec::new(),
         },
     )

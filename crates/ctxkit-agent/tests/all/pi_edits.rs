@@ -23,6 +23,7 @@ fn context(project: &Path) -> ToolContext {
         cwd: project.to_owned(),
         output_dir: project.join(".outputs"),
         bash_timeout: Duration::from_secs(1),
+        shell: Default::default(),
         pass_env: Vec::new(),
         cancel: CancellationToken::new(),
         engine: None,

@@ -109,6 +109,7 @@ async fn agent_over(base_url: String, dir: &tempfile::TempDir) -> (ctxkit_agent:
             reasoning: None,
             cwd: dir.path().to_owned(),
             bash_timeout: Duration::from_secs(10),
+            shell: Default::default(),
             pass_env: Vec::new(),
         },
     )

@@ -138,6 +138,7 @@ impl World {
                 reasoning: None,
                 cwd: work,
                 bash_timeout: Duration::from_secs(10),
+                shell: Default::default(),
                 pass_env: Vec::new(),
             },
         )

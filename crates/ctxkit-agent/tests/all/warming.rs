@@ -146,6 +146,7 @@ async fn setup(model: Arc<CachingModel>, mode: CacheWarming) -> Setup {
             reasoning: None,
             cwd: dir.path().to_owned(),
             bash_timeout: Duration::from_secs(10),
+            shell: Default::default(),
             pass_env: Vec::new(),
         },
     )

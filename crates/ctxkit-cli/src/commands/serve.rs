@@ -164,6 +164,7 @@ fn server_config(
         }),
         system_prompt: resources::system_prompt_per_project(environment),
         bash_timeout,
+        shell: super::settings::shell_of(typed),
         pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
         tools: ctxkit_agent::ToolRegistry::coding,
         home: Some(boundary.home),

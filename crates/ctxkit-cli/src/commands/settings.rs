@@ -203,3 +203,12 @@ fn load_settings(
     }
     Ok(settings)
 }
+
+/// The shell the `bash` tool and `!cmd` run (`shellPath`, `shellCommandPrefix`; never a
+/// project's own unless trusted, as every setting that runs code).
+pub(crate) fn shell_of(typed: &ctxkit_settings::Settings) -> ctxkit_agent::tools::Shell {
+    ctxkit_agent::tools::Shell {
+        path: typed.shell_path.as_ref().map(std::path::PathBuf::from),
+        command_prefix: typed.shell_command_prefix.clone(),
+    }
+}

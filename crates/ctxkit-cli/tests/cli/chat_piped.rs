@@ -285,3 +285,37 @@ async fn chat_resume_lists_before_any_banner() {
     assert_eq!(stayed.matches("ctxkit chat · ").count(), 1, "{stayed}");
     assert!(!stayed.contains("Continuing session"), "{stayed}");
 }
+
+/// `!cmd` runs in bash after the user's `shellCommandPrefix`; an untrusted project's `shellPath`
+/// runs nothing (it is held back as every setting that runs code).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_users_shell_settings_apply_to_commands_and_an_untrusted_projects_do_not() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        json!({"shellCommandPrefix": "greet() { echo \"hi $1\"; }"}).to_string(),
+    )
+    .unwrap();
+    let marker = run.home.path().join("project-shell-ran");
+    let script = run.home.path().join("project-shell");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ntouch '{}'\n", marker.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let project_settings = run.home.path().join(".ctxkit/settings.json");
+    std::fs::create_dir_all(project_settings.parent().unwrap()).unwrap();
+    std::fs::write(&project_settings, json!({"shellPath": script}).to_string()).unwrap();
+    let output = piped_chat(
+        &run,
+        &server,
+        "!!greet you; [[ -n $BASH_VERSION ]] && echo in-bash\n",
+        &[],
+    );
+    assert!(output.contains("hi you"), "{output}");
+    assert!(output.contains("in-bash"), "{output}");
+    assert!(!marker.exists(), "{output}");
+}

@@ -54,6 +54,7 @@ pub(crate) fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
         models,
         system_prompt: ctxkit_server::SystemPrompt::fixed(""),
         bash_timeout: Duration::from_secs(5),
+        shell: Default::default(),
         pass_env: Vec::new(),
         tools: ToolRegistry::coding,
         home: None,

@@ -81,6 +81,7 @@ pub(crate) fn agent(model: Slow) -> AgentConfig {
         models: Arc::new(model),
         system_prompt: ctxkit_server::SystemPrompt::fixed(""),
         bash_timeout: Duration::from_secs(5),
+        shell: Default::default(),
         pass_env: Vec::new(),
         tools: ToolRegistry::new,
         home: None,

@@ -77,12 +77,15 @@ pub struct Settings {
     /// Hide thinking blocks in the transcript.
     #[schemars(extend("x-project" = true))]
     pub hide_thinking_block: bool,
-    /// The shell `bash` runs.
+    /// The shell the `bash` tool and the chat's `!cmd` run commands in (with `-c`), instead of the
+    /// default: `/bin/bash`, else `bash` on `PATH`, else `sh`, as Pi finds it. A path that does not
+    /// exist fails each command with one line saying so.
     pub shell_path: Option<String>,
     /// Start the chat without its banner (model, session, instruction files, help line).
     #[schemars(extend("x-project" = true))]
     pub quiet_startup: bool,
-    /// Text put before every shell command.
+    /// A line run before every command of the `bash` tool and `!cmd` (`shopt -s
+    /// expand_aliases`, `source ~/.bash_aliases`), as Pi runs it.
     pub shell_command_prefix: Option<String>,
     /// The program and arguments run instead of `npm`.
     pub npm_command: Option<Vec<String>>,
@@ -116,7 +119,11 @@ pub struct Settings {
     /// Images sent to the model.
     #[schemars(extend("x-project" = true))]
     pub images: ImagesConfig,
-    /// The models the model switcher cycles through.
+    /// The models the chat's Ctrl-P steps through, in order: `provider/id`, a bare id, a glob
+    /// (`anthropic/*sonnet*`) or a part of a name, each with an optional `:level`
+    /// (`openai/gpt-5:high`) set on the switch. Only models that can be asked now (a key set, or
+    /// declared in `llm.models`) are stepped to; a pattern naming none is said when Ctrl-P is
+    /// pressed. Unset, Ctrl-P steps through every model `/model` offers.
     pub enabled_models: Option<Vec<String>>,
     /// What pressing Escape twice does.
     #[schemars(extend("x-project" = true, "enum" = ["fork", "tree", "none"]))]

@@ -55,6 +55,25 @@ impl Ask for Terminal {
     }
 }
 
+/// What a key that ended the line asked for, done; the text to put back on the input line.
+fn after_key_request(
+    runtime: &Runtime,
+    chat: &mut Chat,
+    request: KeyRequest,
+    line: String,
+) -> String {
+    let done = match request {
+        // The line goes to `$EDITOR`, and what was saved comes back.
+        KeyRequest::Edit => return in_editor(chat, line),
+        KeyRequest::CycleThinking => runtime.block_on(chat.cycle_thinking()),
+        KeyRequest::CycleModel => runtime.block_on(chat.cycle_model()),
+    };
+    if let Err(error) = done {
+        show_error(chat, &error);
+    }
+    line
+}
+
 pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let config = Config::builder()
         .completion_type(CompletionType::List)
@@ -144,29 +163,10 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             },
             None => line,
         };
-        match key_requests.take() {
-            // Ctrl-G: the line goes to `$EDITOR`, and what was saved comes back to the input line.
-            Some(KeyRequest::Edit) => {
-                initial = in_editor(chat, line);
-                continue;
-            }
-            // Shift-Tab: the next thinking level, and the line back as it was.
-            Some(KeyRequest::CycleThinking) => {
-                if let Err(error) = runtime.block_on(chat.cycle_thinking()) {
-                    show_error(chat, &error);
-                }
-                initial = line;
-                continue;
-            }
-            // Ctrl-P: the next model, and the line back as it was.
-            Some(KeyRequest::CycleModel) => {
-                if let Err(error) = runtime.block_on(chat.cycle_model()) {
-                    show_error(chat, &error);
-                }
-                initial = line;
-                continue;
-            }
-            None => {}
+        // Ctrl-G, Shift-Tab, Ctrl-P: done, and the line comes back to the input line.
+        if let Some(request) = key_requests.take() {
+            initial = after_key_request(runtime, chat, request, line);
+            continue;
         }
         let line = super::input::joined_continuations(&line);
         let text = line.trim();

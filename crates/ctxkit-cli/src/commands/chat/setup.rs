@@ -85,13 +85,7 @@ pub async fn build(
     let reasoning = thinking_level
         .as_deref()
         .and_then(|level| super::thinking::reasoning_for(&client, level));
-    // A `write` killed before its rename (a crash, a kill) left its temporary file beside the target.
-    let removed = ctxkit_agent::tools::remove_leftover_temporaries(&cwd);
-    if removed > 0 {
-        ui.info(&format!(
-            "Removed {removed} temporary file(s) a killed write left in the project"
-        ));
-    }
+    remove_leftover_temporaries(&ui, &cwd);
     let interrupts = Interrupts::default();
     ui.interrupt_on_escape(&interrupts);
     let parts = EngineParts {
@@ -122,6 +116,7 @@ pub async fn build(
             reasoning,
             cwd: cwd.clone(),
             bash_timeout,
+            shell: crate::commands::settings::shell_of(typed),
             pass_env,
         },
     )
@@ -177,4 +172,15 @@ pub(super) fn restorable_client(
     spec: &str,
 ) -> Result<ctxkit_llm::ModelClient, String> {
     summary_setup::model_client(options, Some(spec)).map_err(|error| format!("{error:#}"))
+}
+
+/// A `write` killed before its rename (a crash, a kill) left its temporary file beside the
+/// target: removed, and said.
+fn remove_leftover_temporaries(ui: &Ui, cwd: &std::path::Path) {
+    let removed = ctxkit_agent::tools::remove_leftover_temporaries(cwd);
+    if removed > 0 {
+        ui.info(&format!(
+            "Removed {removed} temporary file(s) a killed write left in the project"
+        ));
+    }
 }
