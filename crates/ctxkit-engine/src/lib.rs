@@ -127,4 +127,4 @@ pub use recovery::MAX_OVER_COUNT;
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{CompactionBudgets, EngineSettings, durability};
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
-pub use view::{ModelView, build_view};
+pub use view::{IMAGE_BLOCKED, ModelView, build_view};

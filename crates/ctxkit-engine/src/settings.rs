@@ -1,6 +1,6 @@
 //! The engine's settings: the sections of the typed settings tree ([`ctxkit_settings::Settings`])
 //! the engine reads — `compaction`, `session`, `branchSummary`, `transforms`, `pinned`,
-//! `summaryRole`, `hooks`, `defaultThinkingLevel` — and the arithmetic the engine does on them
+//! `summaryRole`, `hooks`, `defaultThinkingLevel`, `images.blockImages` — and the arithmetic the engine does on them
 //! (budgets for a model's window, the background summary's start, the store's durability).
 
 use ctxkit_compaction::CompactionSettings;
@@ -27,6 +27,8 @@ pub struct EngineSettings {
     /// the engine none (Pi 1.6 sends the session's level with every summary request).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_thinking_level: Option<String>,
+    /// `images.blockImages`: no image reaches a model; each is replaced by a line saying so.
+    pub block_images: bool,
 }
 
 impl Default for EngineSettings {
@@ -51,6 +53,7 @@ impl EngineSettings {
             summary_role: settings.summary_role,
             hooks: settings.hooks.clone(),
             default_thinking_level: settings.default_thinking_level.clone(),
+            block_images: settings.images.block_images,
         }
     }
 

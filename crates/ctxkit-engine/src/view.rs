@@ -3,7 +3,7 @@
 //! to the system text instead of user messages when `summaryRole` is `system`. Stored history is
 //! never changed.
 
-use ctxkit_protocol::AgentMessage;
+use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
 use ctxkit_session::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX, to_llm_message,
@@ -79,6 +79,11 @@ pub fn build_view<M: Borrow<AgentMessage>>(
         .into_iter()
         .filter_map(provider_message)
         .collect();
+    if settings.block_images {
+        for message in &mut messages {
+            without_images(message);
+        }
+    }
     if let Some(note) = budget_note(
         settings,
         context_window,
@@ -92,6 +97,49 @@ pub fn build_view<M: Borrow<AgentMessage>>(
         report: transformed.report,
         cache_lifetime: CacheLifetime::Configured,
     }
+}
+
+/// What a model is sent in place of an image under `images.blockImages` (Pi's words).
+pub const IMAGE_BLOCKED: &str = "Image reading is disabled.";
+
+/// `message` with each image of a user message or a tool result replaced by [`IMAGE_BLOCKED`],
+/// once for a run of images, as Pi's request conversion does.
+fn without_images(message: &mut AgentMessage) {
+    let content = match message {
+        AgentMessage::User(user) => &mut user.content,
+        AgentMessage::ToolResult(result) => &mut result.content,
+        AgentMessage::Assistant(_)
+        | AgentMessage::BashExecution(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_)
+        | AgentMessage::Unknown(_) => return,
+    };
+    let MessageContent::Blocks(blocks) = content else {
+        return;
+    };
+    if !blocks
+        .iter()
+        .any(|block| matches!(block, ContentBlock::Image(_)))
+    {
+        return;
+    }
+    let mut kept: Vec<ContentBlock> = Vec::with_capacity(blocks.len());
+    for block in blocks.drain(..) {
+        let block = match block {
+            ContentBlock::Image(_) => ContentBlock::text(IMAGE_BLOCKED),
+            block @ (ContentBlock::Text(_)
+            | ContentBlock::Thinking(_)
+            | ContentBlock::ToolCall(_)
+            | ContentBlock::Unknown(_)) => block,
+        };
+        let repeated = matches!((&block, kept.last()), (ContentBlock::Text(this), Some(ContentBlock::Text(last)))
+            if this.text == IMAGE_BLOCKED && last.text == IMAGE_BLOCKED);
+        if !repeated {
+            kept.push(block);
+        }
+    }
+    *blocks = kept;
 }
 
 /// A message in the provider form (the reference's `convertToLlm`), moving the roles that pass

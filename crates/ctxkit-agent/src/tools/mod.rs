@@ -178,7 +178,7 @@ impl TypedTool for Bash {
     }
 
     fn description(&self) -> &'static str {
-        "Run a shell command (sh -c) in the working directory; stdout and stderr together. \
+        "Run a shell command (bash -c) in the working directory; stdout and stderr together. \
          Output is limited to the last 2000 lines or 50 KB; the full output is saved to a file."
     }
 

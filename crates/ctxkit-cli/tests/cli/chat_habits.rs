@@ -417,3 +417,37 @@ fn slash_export_writes_the_page_and_replaces_only_a_page() {
         std::fs::read(&session).unwrap()
     );
 }
+
+/// `images.blockImages`: an image attached with `@` never reaches the provider; the model is told
+/// image reading is disabled, and the session keeps the image.
+#[test]
+fn a_blocked_image_is_a_line_in_the_request_and_kept_in_the_session() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let path = world.home.path().join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    settings["images"] = json!({"blockImages": true});
+    std::fs::write(&path, settings.to_string()).unwrap();
+    // A 1×1 PNG.
+    let png: [u8; 67] = [
+        137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6,
+        0, 0, 0, 31, 21, 196, 137, 0, 0, 0, 10, 73, 68, 65, 84, 120, 156, 99, 0, 1, 0, 0, 5, 0, 1,
+        13, 10, 45, 180, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+    ];
+    std::fs::write(world.project.join("pic.png"), png).unwrap();
+    world.answer(text("Nothing I can see.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("what is in @pic.png");
+    tmux.wait_for("Nothing I can see.");
+    tmux.wait_idle(2);
+    let request = world.chat_requests()[0].to_string();
+    assert!(request.contains("Image reading is disabled."), "{request}");
+    assert!(!request.contains("image_url"), "{request}");
+    assert!(!request.contains("iVBORw0KGgo"), "{request}");
+    let stored: String = std::fs::read_to_string(world.session_files().remove(0)).unwrap();
+    assert!(stored.contains("iVBORw0KGgo"), "{stored}");
+}

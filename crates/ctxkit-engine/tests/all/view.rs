@@ -507,3 +507,61 @@ async fn a_compaction_carries_the_names_of_a_result_the_model_works_from() {
         assert!(view.contains(&format!("`T{task}`")), "{view}");
     }
 }
+
+/// `images.blockImages`: no image of a prompt or a tool result reaches the model, a run of them is
+/// one line, and the stored messages keep theirs.
+#[tokio::test]
+async fn blocked_images_are_a_line_in_the_view_and_stay_in_the_session() {
+    let image = json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"});
+    let settings = ctxkit_engine::EngineSettings {
+        block_images: true,
+        ..Default::default()
+    };
+    let harness = Harness::with(settings, Some(model(100_000)), HookSet::new(), []);
+    let prompt = message(json!({"role": "user", "timestamp": now_ms(),
+        "content": [{"type": "text", "text": "what is in these?"}, image, image]}));
+    harness.engine.append(prompt).await.unwrap();
+    harness.engine.append(tool_call("call-1")).await.unwrap();
+    let result = message(json!({
+        "role": "toolResult", "toolCallId": "call-1", "toolName": "read",
+        "content": [image, {"type": "text", "text": "a PNG of 1 KB"}], "isError": false,
+        "timestamp": now_ms(),
+    }));
+    harness.engine.append(result).await.unwrap();
+    let view = harness.engine.model_view().await.unwrap();
+    let sent = serde_json::to_value(&view.messages).unwrap().to_string();
+    assert!(!sent.contains("iVBORw0KGgo="), "{sent}");
+    let blocked = ctxkit_engine::IMAGE_BLOCKED;
+    assert!(
+        sent.contains(&format!(
+            r#"[{{"type":"text","text":"what is in these?"}},{{"type":"text","text":"{blocked}"}}]"#
+        )),
+        "{sent}"
+    );
+    assert!(
+        sent.contains(&format!(
+            r#"[{{"type":"text","text":"{blocked}"}},{{"type":"text","text":"a PNG of 1 KB"}}]"#
+        )),
+        "{sent}"
+    );
+    let stored = serde_json::to_value(harness.engine.transcript().await.unwrap()).unwrap();
+    assert_eq!(stored.to_string().matches("iVBORw0KGgo=").count(), 3);
+
+    // Off (the default), the images go as they are.
+    let harness = Harness::with(
+        ctxkit_engine::EngineSettings::default(),
+        Some(model(100_000)),
+        HookSet::new(),
+        [],
+    );
+    let prompt = message(json!({"role": "user", "timestamp": now_ms(),
+        "content": [{"type": "text", "text": "and this?"}, image]}));
+    harness.engine.append(prompt).await.unwrap();
+    let view = harness.engine.model_view().await.unwrap();
+    assert!(
+        serde_json::to_value(&view.messages)
+            .unwrap()
+            .to_string()
+            .contains("iVBORw0KGgo=")
+    );
+}

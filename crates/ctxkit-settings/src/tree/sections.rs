@@ -116,7 +116,9 @@ impl Default for TerminalConfig {
 pub struct ImagesConfig {
     /// Shrink large images before sending them.
     pub auto_resize: bool,
-    /// Never send images.
+    /// Never send images to a model: each image of a prompt or a tool result is sent as the
+    /// line `Image reading is disabled.` (once for several in a row), as Pi sends it; the
+    /// session keeps the image.
     pub block_images: bool,
 }
 
