@@ -80,7 +80,7 @@ fn request_tokens(body: &Value) -> u64 {
     body.to_string().len() as u64 / 4
 }
 
-fn completion(message: Value, finish: &str, prompt_tokens: u64) -> ResponseTemplate {
+pub(crate) fn completion(message: Value, finish: &str, prompt_tokens: u64) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
         "id": "chatcmpl-mock", "object": "chat.completion", "created": 1, "model": MODEL_ID,
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],

@@ -262,3 +262,40 @@ fn ctrl_p_steps_through_the_models_enabled_models_names_with_their_levels() {
     tmux.keys(&["C-p"]);
     tmux.wait_for("Model: mock/plain-model");
 }
+
+#[test]
+fn hidden_thinking_shows_one_line_and_ctrl_t_shows_it_again_and_saves_the_choice() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    with_two_models(&world, "test-model");
+    let path = world.home.path().join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    settings["hideThinkingBlock"] = json!(true);
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let reasoned = |reasoning: &str, answer: &str| {
+        crate::chat::completion(
+            json!({"role": "assistant", "content": answer, "reasoning_content": reasoning}),
+            "stop",
+            300,
+        )
+    };
+    world.answer(reasoned("FIRST-PLAN in detail", "First done."));
+    world.answer(reasoned("SECOND-PLAN in detail", "Second done."));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("one");
+    let screen = tmux.wait_for("First done.");
+    assert!(screen.contains("Thinking..."), "{screen}");
+    assert!(!screen.contains("FIRST-PLAN"), "{screen}");
+    tmux.wait_idle(2);
+    tmux.keys(&["C-t"]);
+    tmux.wait_for("Thinking blocks: visible");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(saved["hideThinkingBlock"], json!(false));
+    tmux.line("two");
+    tmux.wait_for("Second done.");
+    tmux.wait_for("SECOND-PLAN in detail");
+}

@@ -74,7 +74,8 @@ pub struct Settings {
     /// Retries of failed model requests.
     #[schemars(extend("x-project" = true))]
     pub retry: RetryConfig,
-    /// Hide thinking blocks in the transcript.
+    /// Show each reasoning block of a reply in the chat as one line, `Thinking...`, instead of in
+    /// full; the chat's Ctrl-T toggles it and saves the choice in the user's settings, as Pi's.
     #[schemars(extend("x-project" = true))]
     pub hide_thinking_block: bool,
     /// The shell the `bash` tool and the chat's `!cmd` run commands in (with `-c`), instead of the

@@ -1,8 +1,8 @@
 //! The input line: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
 //! respected; a second Tab lists the matches); Alt-Enter (and Shift-Enter where the terminal sends
 //! it as Alt-Enter) inserts a newline, a line ending in `\` goes on on the next one; Ctrl-G
-//! hands the text to `$EDITOR`, Shift-Tab moves to the next thinking level and Ctrl-P to the next
-//! model ([`KeyRequest`]).
+//! hands the text to `$EDITOR`, Shift-Tab moves to the next thinking level, Ctrl-P to the next
+//! model and Ctrl-T shows or hides reasoning ([`KeyRequest`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -155,16 +155,24 @@ pub enum KeyRequest {
     CycleThinking,
     /// Ctrl-P: the next model, as Pi's.
     CycleModel,
+    /// Ctrl-T: reasoning shown in full or as one line, as Pi's.
+    ToggleThinkingBlocks,
 }
 
 impl KeyRequest {
-    const ALL: [Self; 3] = [Self::Edit, Self::CycleThinking, Self::CycleModel];
+    const ALL: [Self; 4] = [
+        Self::Edit,
+        Self::CycleThinking,
+        Self::CycleModel,
+        Self::ToggleThinkingBlocks,
+    ];
 
     fn code(self) -> u8 {
         match self {
             Self::Edit => 1,
             Self::CycleThinking => 2,
             Self::CycleModel => 3,
+            Self::ToggleThinkingBlocks => 4,
         }
     }
 }
@@ -211,7 +219,8 @@ impl ConditionalEventHandler for RequestKey {
 
 /// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor,
 /// Shift-Tab the next thinking level, Ctrl-P the next model (in place of rustyline's previous
-/// line of history, as in Pi; Up still goes back), and every other key through [`LargeInput`]
+/// line of history, as in Pi; Up still goes back), Ctrl-T reasoning shown or hidden (in place of
+/// rustyline's transposition), and every other key through [`LargeInput`]
 /// first (pastes, and lines too long to edit).
 pub fn bind_keys(editor: &mut ChatEditor, requests: &KeyRequests, large: &LargeInput) {
     editor.bind_sequence(
@@ -229,6 +238,10 @@ pub fn bind_keys(editor: &mut ChatEditor, requests: &KeyRequests, large: &LargeI
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('P'), Modifiers::CTRL),
         large.unless_pasting(requests.on_key(KeyRequest::CycleModel)),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('T'), Modifiers::CTRL),
+        large.unless_pasting(requests.on_key(KeyRequest::ToggleThinkingBlocks)),
     );
     editor.bind_sequence(
         Event::Any,

@@ -28,11 +28,9 @@ impl Chat {
     /// `/reload`.
     pub(super) async fn reload(&mut self) -> Result<()> {
         let settings = settings_of_project(&self.environment);
-        self.enabled_models = settings
-            .settings()
-            .enabled_models
-            .clone()
-            .unwrap_or_default();
+        let typed = settings.settings();
+        self.enabled_models = typed.enabled_models.clone().unwrap_or_default();
+        self.ui.set_thinking_hidden(typed.hide_thinking_block);
         let loaded = load_in(&self.environment, &settings);
         let problems = diagnostics(&loaded);
         for problem in problems.iter().take(SHOWN_PROBLEMS) {

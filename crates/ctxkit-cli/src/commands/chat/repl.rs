@@ -67,6 +67,7 @@ fn after_key_request(
         KeyRequest::Edit => return in_editor(chat, line),
         KeyRequest::CycleThinking => runtime.block_on(chat.cycle_thinking()),
         KeyRequest::CycleModel => runtime.block_on(chat.cycle_model()),
+        KeyRequest::ToggleThinkingBlocks => chat.toggle_thinking_blocks(),
     };
     if let Err(error) = done {
         show_error(chat, &error);
@@ -163,7 +164,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             },
             None => line,
         };
-        // Ctrl-G, Shift-Tab, Ctrl-P: done, and the line comes back to the input line.
+        // Ctrl-G, Shift-Tab, Ctrl-P, Ctrl-T: done, and the line comes back to the input line.
         if let Some(request) = key_requests.take() {
             initial = after_key_request(runtime, chat, request, line);
             continue;

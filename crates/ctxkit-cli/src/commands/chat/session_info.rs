@@ -124,6 +124,7 @@ Keys of the input line:
   Ctrl-G                    write the prompt in $EDITOR (/edit too)
   Shift-Tab                 the next thinking level: off, minimal, low, medium, high
   Ctrl-P                    the next model (of enabledModels, else of those /model offers)
+  Ctrl-T                    reasoning shown in full or as one line (saved as hideThinkingBlock)
   Ctrl-L                    clear the screen
   Ctrl-C                    drop the line being typed
   Ctrl-D                    leave, at an empty line (/quit too)

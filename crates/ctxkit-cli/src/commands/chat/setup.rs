@@ -41,6 +41,7 @@ pub async fn build(
         Session::create(&cwd_text, &session_dir)
     };
     let ui = Ui::new();
+    ui.set_thinking_hidden(settings.settings().hide_thinking_block);
     // A continued session is talked to with the model and thinking level it recorded last (as Pi
     // restores them), unless `--model` picks one.
     let recorded = super::thinking::recorded(&session);

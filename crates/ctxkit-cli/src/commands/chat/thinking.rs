@@ -1,8 +1,9 @@
-//! The model and thinking level of a session: `/thinking [level]` sets the level and records it
+//! The model and thinking level of a session (and whether reasoning is shown, Ctrl-T):
+//! `/thinking [level]` sets the level and records it
 //! (a `thinking_level_change` entry), and a continued or resumed session is talked to with the
 //! model and level it recorded last, as Pi restores them.
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use ctxkit_llm::{ModelClient, ReasoningLevel};
 use ctxkit_session::Session;
 
@@ -119,6 +120,24 @@ impl Chat {
         let current = self.engine.thinking_level().await;
         let next = next_level(current.as_deref().unwrap_or("off"));
         self.thinking(next).await
+    }
+
+    /// Ctrl-T: reasoning shown in full or as one line from now on, and `hideThinkingBlock` saved
+    /// in the user's settings, as Pi's.
+    pub(super) fn toggle_thinking_blocks(&mut self) -> Result<()> {
+        let hidden = !self.ui.thinking_hidden();
+        self.ui.set_thinking_hidden(hidden);
+        let shown = if hidden { "hidden" } else { "visible" };
+        self.ui.line(&format!("Thinking blocks: {shown}"));
+        let mut settings = crate::commands::settings::settings_of_project(&self.environment);
+        settings
+            .set_from_text(
+                ctxkit_settings::SettingsScope::Global,
+                "hideThinkingBlock",
+                if hidden { "true" } else { "false" },
+            )
+            .and_then(|_| settings.flush())
+            .context("could not save `hideThinkingBlock` in the user's settings")
     }
 
     /// Asks the model for the engine's thinking level from the next request on, or for none when

@@ -3,6 +3,7 @@
 //! engine's events rendered in order ([`EventView`]).
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ctxkit_engine::{CompactionEnd, CompactionFailed, CompactionReason, Engine, EngineEvent};
@@ -47,7 +48,12 @@ pub struct Ui {
     markdown: Markdown,
     /// The running spinner's message, without the keys typed meanwhile.
     spin_message: Arc<Mutex<String>>,
+    /// `hideThinkingBlock`: reasoning shows as one line, [`HIDDEN_THINKING`] (Ctrl-T toggles).
+    hide_thinking: Arc<AtomicBool>,
 }
+
+/// What a reasoning block shows as under `hideThinkingBlock` (Pi's label).
+pub const HIDDEN_THINKING: &str = "Thinking...";
 
 /// Esc while the spinner runs: what it interrupts, and the watch while one runs.
 #[derive(Debug, Default)]
@@ -68,7 +74,17 @@ impl Ui {
             stream: Arc::default(),
             markdown: Markdown::for_stdout(),
             spin_message: Arc::default(),
+            hide_thinking: Arc::default(),
         }
+    }
+
+    /// Shows reasoning from now on as one line ([`HIDDEN_THINKING`]), or in full.
+    pub fn set_thinking_hidden(&self, hidden: bool) {
+        self.hide_thinking.store(hidden, Ordering::Relaxed);
+    }
+
+    pub fn thinking_hidden(&self) -> bool {
+        self.hide_thinking.load(Ordering::Relaxed)
     }
 
     /// Makes Esc interrupt, like Ctrl-C, while a spinner runs.

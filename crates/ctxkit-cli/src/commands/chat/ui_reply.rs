@@ -21,7 +21,11 @@ impl Ui {
             match block {
                 ContentBlock::Thinking(_) | ContentBlock::Text(_) if streamed => {}
                 ContentBlock::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
-                    self.info(thinking.thinking.trim());
+                    if self.thinking_hidden() {
+                        self.info(super::HIDDEN_THINKING);
+                    } else {
+                        self.info(thinking.thinking.trim());
+                    }
                 }
                 ContentBlock::Text(text) if !text.text.trim().is_empty() => {
                     self.styled_line(&self.reply_text(&text.text));

@@ -30,7 +30,8 @@ impl Ui {
     }
 
     /// Shows part of the reply as it streams in: the spinner line goes at the first piece (Esc
-    /// still interrupts), reasoning is dimmed, blocks are separated by a line break.
+    /// still interrupts), reasoning is dimmed (or one line under `hideThinkingBlock`), blocks are
+    /// separated by a line break.
     pub fn delta(&self, delta: &ChatDelta) {
         let Ok(mut stream) = self.stream.lock() else {
             return;
@@ -52,7 +53,14 @@ impl Ui {
         if stream.thinking.is_some_and(|kind| kind != thinking) {
             self.end_block(&mut stream);
         }
-        let text = if stream.thinking.is_none() {
+        // `hideThinkingBlock`: a reasoning block is one line, written at its first piece.
+        let hidden = thinking && self.thinking_hidden();
+        if hidden && stream.thinking == Some(true) {
+            return;
+        }
+        let text = if hidden {
+            super::HIDDEN_THINKING
+        } else if stream.thinking.is_none() {
             text.trim_start_matches('\n')
         } else {
             text
