@@ -109,6 +109,31 @@ pub struct LlmOptions {
     /// User models' prices and cache lifetimes (`llm.models[].cost`, `cacheRetention`); they win
     /// over the built-in prices and over `anthropic_cache_retention` for their model.
     pub model_costs: Vec<ModelCost>,
+    /// `thinkingBudgets`: reasoning tokens per level, in place of the formats' defaults.
+    pub thinking_budgets: ThinkingBudgets,
+}
+
+/// `thinkingBudgets`: the reasoning tokens asked of Anthropic (`thinking.budget_tokens`) and
+/// Gemini (`thinkingBudget`) at each level, in place of their defaults, as Pi's. `xhigh` takes
+/// `high`'s, as Pi maps it. OpenAI's formats take an effort, not a budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThinkingBudgets {
+    pub minimal: Option<u64>,
+    pub low: Option<u64>,
+    pub medium: Option<u64>,
+    pub high: Option<u64>,
+}
+
+impl ThinkingBudgets {
+    /// The budget set for `level`, if any.
+    pub fn of(&self, level: crate::ReasoningLevel) -> Option<u64> {
+        match level {
+            crate::ReasoningLevel::Minimal => self.minimal,
+            crate::ReasoningLevel::Low => self.low,
+            crate::ReasoningLevel::Medium => self.medium,
+            crate::ReasoningLevel::High | crate::ReasoningLevel::XHigh => self.high,
+        }
+    }
 }
 
 /// A user model's prices and cache lifetime, as an `llm.models` entry gives them (Pi's
@@ -236,6 +261,8 @@ pub struct ProviderConfig {
     pub message_threads: bool,
     /// The most bytes one answer may take on the wire (`llm.maxReplyBytes`).
     pub max_reply_bytes: u64,
+    /// `thinkingBudgets`.
+    pub thinking_budgets: ThinkingBudgets,
 }
 
 impl fmt::Debug for ProviderConfig {
@@ -315,6 +342,7 @@ pub fn resolve_model(
         timeout: options.timeout.unwrap_or(DEFAULT_TIMEOUT),
         timeouts: options.timeouts,
         max_reply_bytes: options.max_reply_bytes.unwrap_or(DEFAULT_MAX_REPLY_BYTES),
+        thinking_budgets: options.thinking_budgets,
     }))
 }
 

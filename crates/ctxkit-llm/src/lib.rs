@@ -36,7 +36,7 @@ pub use chat::{ChatRequest, OutputRoom};
 pub use client::ModelClient;
 pub use config::{
     DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelCost, ModelRole,
-    ModelSpec, ProviderConfig, resolve_model,
+    ModelSpec, ProviderConfig, ThinkingBudgets, resolve_model,
 };
 pub use error::{LlmError, Retried};
 pub use failure::{ReplyFailure, credentials_hint, reply_failure};

@@ -97,6 +97,12 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
         anthropic_message_threads: anthropic.supports_message_threads,
         max_reply_bytes: Some(llm.max_reply_bytes),
         model_costs: super::spend::configured_model_costs(settings),
+        thinking_budgets: ctxkit_llm::ThinkingBudgets {
+            minimal: typed.thinking_budgets.minimal,
+            low: typed.thinking_budgets.low,
+            medium: typed.thinking_budgets.medium,
+            high: typed.thinking_budgets.high,
+        },
         anthropic_context_editing: editing
             .enabled
             .then(|| ctxkit_llm::AnthropicContextEditing {

@@ -41,7 +41,14 @@ pub(crate) fn finish(
     reasoning: Option<ReasoningLevel>,
 ) -> WireRequest {
     if let Some(level) = reasoning {
-        let (max_tokens, budget) = with_budget(config, max_tokens, budget(level));
+        let (max_tokens, budget) = with_budget(
+            config,
+            max_tokens,
+            config
+                .thinking_budgets
+                .of(level)
+                .unwrap_or_else(|| budget(level)),
+        );
         body["max_tokens"] = json!(max_tokens);
         if budget >= 1024 {
             body["thinking"] = json!({ "type": "enabled", "budget_tokens": budget });

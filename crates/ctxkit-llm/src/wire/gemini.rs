@@ -39,7 +39,14 @@ pub(crate) fn generation(
         generation["maxOutputTokens"] = json!(max_tokens);
     }
     if let Some(level) = reasoning {
-        let (total, budget) = with_budget(config, max_tokens.unwrap_or(0), budget(level));
+        let (total, budget) = with_budget(
+            config,
+            max_tokens.unwrap_or(0),
+            config
+                .thinking_budgets
+                .of(level)
+                .unwrap_or_else(|| budget(level)),
+        );
         if max_tokens.is_some() {
             generation["maxOutputTokens"] = json!(total);
         }

@@ -52,6 +52,37 @@ fn anthropic_thinking_adds_its_budget_to_max_tokens() {
 }
 
 #[test]
+fn thinking_budgets_replace_the_defaults_of_the_levels_they_name() {
+    let budgets = crate::config::ThinkingBudgets {
+        medium: Some(4000),
+        high: Some(30_000),
+        ..Default::default()
+    };
+    let mut anthropic = config("anthropic/claude-sonnet-4-5");
+    anthropic.thinking_budgets = budgets;
+    let wire = build(&anthropic, &request(Some(ReasoningLevel::Medium)));
+    assert_eq!(wire.body["thinking"]["budget_tokens"], 4000);
+    assert_eq!(wire.body["max_tokens"], 5000);
+    let wire = build(&anthropic, &request(Some(ReasoningLevel::Low)));
+    assert_eq!(
+        wire.body["thinking"]["budget_tokens"], 2048,
+        "not set: the default"
+    );
+    let wire = build(&anthropic, &request(Some(ReasoningLevel::XHigh)));
+    assert_eq!(
+        wire.body["thinking"]["budget_tokens"], 30_000,
+        "xhigh takes high's"
+    );
+    let mut gemini = config("google/gemini-2.5-flash");
+    gemini.thinking_budgets = budgets;
+    let wire = build(&gemini, &request(Some(ReasoningLevel::High)));
+    assert_eq!(
+        wire.body["generationConfig"]["thinkingConfig"]["thinkingBudget"],
+        30_000
+    );
+}
+
+#[test]
 fn budgets_shrink_under_the_model_cap() {
     let mut config = config("anthropic/claude-3-5-haiku-latest");
     config.model_info = Some(ModelLimits {

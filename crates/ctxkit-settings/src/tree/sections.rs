@@ -135,13 +135,17 @@ impl Default for ImagesConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ThinkingBudgets {
-    /// `minimal`.
+    /// The reasoning tokens asked at `minimal` of Anthropic (`budget_tokens`) and Gemini
+    /// (`thinkingBudget`) models, in place of the default (1,024 on Anthropic, 128 on Gemini).
     pub minimal: Option<u64>,
-    /// `low`.
+    /// The reasoning tokens asked at `low` of Anthropic (`budget_tokens`) and Gemini
+    /// (`thinkingBudget`) models, in place of the default (2,048).
     pub low: Option<u64>,
-    /// `medium`.
+    /// The reasoning tokens asked at `medium` of Anthropic (`budget_tokens`) and Gemini
+    /// (`thinkingBudget`) models, in place of the default (8,192).
     pub medium: Option<u64>,
-    /// `high`.
+    /// The reasoning tokens asked at `high` of Anthropic (`budget_tokens`) and Gemini
+    /// (`thinkingBudget`) models, in place of the default (16,384 on Anthropic, 24,576 on Gemini; `xhigh` takes it too).
     pub high: Option<u64>,
 }
 
