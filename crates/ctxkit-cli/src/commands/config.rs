@@ -142,6 +142,7 @@ fn shown_store(key: &str, value: SettingValue) -> SettingValue {
 fn json_record(row: &Row) -> Value {
     let mut record = json!({
         "key": row.key, "value": row.value, "origin": row.origin, "known": row.known,
+        "actedOn": row.known && !ctxkit_settings::is_pi_key_not_acted_on(&row.key),
     });
     if let (Some(problem), Some(fields)) = (&row.problem, record.as_object_mut()) {
         fields.insert("problem".to_owned(), json!(problem));
@@ -248,7 +249,8 @@ fn get(
     if json {
         print_json(
             out,
-            &json!({"key": key, "value": value, "origin": origin_name(origin), "known": known}),
+            &json!({"key": key, "value": value, "origin": origin_name(origin), "known": known,
+                "actedOn": known && !ctxkit_settings::is_pi_key_not_acted_on(key)}),
         )?;
     } else if let Some(value) = &value {
         writeln!(out, "{}", value.display_text())?;
@@ -339,6 +341,9 @@ fn list(
                 .as_ref()
                 .map_or_else(|| "-".to_owned(), SettingValue::display_text);
             let unknown = match (row.known, ctxkit_settings::is_pi_key_not_read(&row.key)) {
+                (true, _) if ctxkit_settings::is_pi_key_not_acted_on(&row.key) => {
+                    ", Pi's key, checked but not acted on by ctxkit"
+                }
                 (true, _) => "",
                 (false, true) => ", Pi's key, not read by ctxkit",
                 (false, false) => ", unknown key",

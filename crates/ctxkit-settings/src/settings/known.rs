@@ -76,6 +76,37 @@ pub fn is_pi_key_not_read(key: &str) -> bool {
     })
 }
 
+/// Pi's settings that ctxkit knows and checks (a wrong value is named) but does not act on: the
+/// look and keys of Pi's full-screen interface, which ctxkit's line-based chat does not have,
+/// its changelog and install telemetry, queue modes of Pi's extension API, and Anthropic's
+/// subscription warning. `config list` says so beside each.
+const PI_KEYS_NOT_ACTED_ON: [&str; 18] = [
+    "theme",
+    "steeringMode",
+    "followUpMode",
+    "collapseChangelog",
+    "lastChangelogVersion",
+    "enableInstallTelemetry",
+    "terminal.showImages",
+    "terminal.imageWidthCells",
+    "terminal.clearOnShrink",
+    "terminal.showTerminalProgress",
+    "images.autoResize",
+    "doubleEscapeAction",
+    "treeFilterMode",
+    "editorPaddingX",
+    "autocompleteMaxVisible",
+    "showHardwareCursor",
+    "markdown.codeBlockIndent",
+    "warnings.anthropicExtraUsage",
+];
+
+/// Whether the dotted `key` is a setting ctxkit checks but does not act on
+/// ([`PI_KEYS_NOT_ACTED_ON`]).
+pub fn is_pi_key_not_acted_on(key: &str) -> bool {
+    PI_KEYS_NOT_ACTED_ON.contains(&key)
+}
+
 /// The known key (a setting or a section) nearest to `key` by edit distance (case-insensitive), if
 /// it is a plausible typo.
 pub(crate) fn closest_known_key(key: &str) -> Option<String> {
@@ -93,6 +124,14 @@ pub(crate) fn closest_known_key(key: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn keys_not_acted_on_are_known_settings() {
+        for key in PI_KEYS_NOT_ACTED_ON {
+            assert!(check_known_key(key).is_ok(), "{key}");
+            assert!(!is_pi_key_not_read(key), "{key}");
+        }
+    }
     use super::*;
 
     #[test]

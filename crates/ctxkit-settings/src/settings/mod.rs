@@ -27,7 +27,7 @@ pub use allowlist::HeldEntry;
 pub(crate) use boundary::{hook_command_parts, is_path_as_written, with_shell_string_script};
 pub use diagnostics::SettingsDiagnostic;
 pub use document::{Document, KeyPath};
-pub use known::{check_known_key, is_pi_key_not_read};
+pub use known::{check_known_key, is_pi_key_not_acted_on, is_pi_key_not_read};
 pub use package_sources::{add_package_source, remove_package_sources};
 pub use reach::reaches_outside_project;
 pub use shown::SettingValue;
