@@ -27,8 +27,11 @@ use crate::warming::CacheWarmer;
 use crate::workspace::{Access, Workspace};
 
 mod model_call;
+mod steering;
 mod tool_calls;
 mod user_bash;
+
+pub use steering::Steering;
 
 use model_call::RoomCheck;
 
@@ -79,6 +82,11 @@ pub enum AgentEvent {
     /// The model request failed before its reply started (a 429, a 5xx, a network error, a
     /// timeout) and is sent again after `notice.delay`.
     ProviderRetry(RetryNotice),
+    /// A message the user typed while the agent worked is sent with the next model call (it is
+    /// stored as a user message right after this event).
+    Steered {
+        text: String,
+    },
 }
 
 /// Receives the loop's events in order; the loop waits for each.
@@ -137,6 +145,8 @@ pub struct Agent {
     outside_allowed: HashSet<Access>,
     /// Keeps the prompt cache of the last request warm (`cacheWarming`); none by default.
     warmer: Option<Arc<CacheWarmer>>,
+    /// Messages typed while the agent works, delivered after each tool batch; none by default.
+    steering: Option<Arc<dyn Steering>>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -173,6 +183,7 @@ impl Agent {
             workspace,
             outside_allowed: HashSet::new(),
             warmer: None,
+            steering: None,
         }
     }
 
@@ -390,21 +401,7 @@ impl Agent {
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 "model call"
             );
-            for edit in reply.provider_context_edits() {
-                tracing::info!(
-                    edit = edit.kind.as_str(),
-                    cleared_tool_uses = edit.cleared_tool_uses,
-                    cleared_thinking_turns = edit.cleared_thinking_turns,
-                    cleared_input_tokens = edit.cleared_input_tokens,
-                    "the provider cleared context from the request"
-                );
-            }
-            if reply.provider_compaction().is_some() {
-                tracing::info!(
-                    readable = reply.provider_compaction_summary().is_some(),
-                    "the provider compacted the conversation"
-                );
-            }
+            log_provider_context_changes(&reply);
             let info = self.model.info();
             let overflow = ctxkit_engine::overflowed(&reply, &info);
             // Before the reply is appended: the engine notes where the session stood.
@@ -483,7 +480,27 @@ impl Agent {
             if cancelled {
                 return Ok(TurnEnd::CompactionCancelled);
             }
+            self.deliver_steering(observer).await?;
         }
+    }
+}
+
+/// What the provider did to the request's context, as the reply says (logged, not shown).
+fn log_provider_context_changes(reply: &AssistantMessage) {
+    for edit in reply.provider_context_edits() {
+        tracing::info!(
+            edit = edit.kind.as_str(),
+            cleared_tool_uses = edit.cleared_tool_uses,
+            cleared_thinking_turns = edit.cleared_thinking_turns,
+            cleared_input_tokens = edit.cleared_input_tokens,
+            "the provider cleared context from the request"
+        );
+    }
+    if reply.provider_compaction().is_some() {
+        tracing::info!(
+            readable = reply.provider_compaction_summary().is_some(),
+            "the provider compacted the conversation"
+        );
     }
 }
 

@@ -79,7 +79,9 @@ pub mod tools;
 mod warming;
 mod workspace;
 
-pub use agent::{Agent, AgentEvent, AgentObserver, AgentOptions, IgnoreEvents, PromptOutcome};
+pub use agent::{
+    Agent, AgentEvent, AgentObserver, AgentOptions, IgnoreEvents, PromptOutcome, Steering,
+};
 pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use limits::WorkspaceLimits;
 pub use model::ChatModel;

@@ -175,6 +175,7 @@ impl AgentObserver for Notifier {
             })),
             AgentEvent::Retry => Some(json!({"type": "retry"})),
             AgentEvent::ProviderRetry(notice) => Some(provider_retry(&notice)),
+            AgentEvent::Steered { text } => Some(json!({"type": "steered", "text": text})),
         };
         if let Some(params) = params {
             let _ = self

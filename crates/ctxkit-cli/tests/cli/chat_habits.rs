@@ -451,3 +451,40 @@ fn a_blocked_image_is_a_line_in_the_request_and_kept_in_the_session() {
     let stored: String = std::fs::read_to_string(world.session_files().remove(0)).unwrap();
     assert!(stored.contains("iVBORw0KGgo"), "{stored}");
 }
+
+/// Steering, as Pi's: a line typed with Enter while a tool runs goes to the model with the next
+/// request of the same run, after the tool's result, not once the run has ended; a command typed
+/// meanwhile waits for the input line.
+#[test]
+fn a_line_typed_while_a_tool_runs_steers_the_next_request() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call-1",
+        "bash",
+        json!({"command": "while [ ! -f go ]; do sleep 0.05; done; echo waited"}),
+    ));
+    world.answer(text("Switching to python.", 400));
+    let tmux = world.start("--yes");
+    tmux.wait_idle(1);
+    tmux.line("port the script");
+    tmux.wait_for("Running bash");
+    tmux.line("use python instead");
+    tmux.line("/session");
+    tmux.wait_for("› use python instead ⏎ /session ⏎");
+    std::fs::write(world.project.join("go"), "").unwrap();
+    tmux.wait_for("Switching to python.");
+    tmux.wait_for("> use python instead");
+    // The command typed meanwhile runs at the input line once the run ends.
+    tmux.wait_for("No compaction on this branch");
+    let requests = world.chat_requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user", "{messages:?}");
+    assert!(last.to_string().contains("use python instead"), "{last}");
+    let before = &messages[messages.len() - 2];
+    assert_eq!(before["role"], "tool", "{messages:?}");
+}

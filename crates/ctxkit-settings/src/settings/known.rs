@@ -78,11 +78,10 @@ pub fn is_pi_key_not_read(key: &str) -> bool {
 
 /// Pi's settings that ctxkit knows and checks (a wrong value is named) but does not act on: the
 /// look and keys of Pi's full-screen interface, which ctxkit's line-based chat does not have,
-/// its changelog and install telemetry, queue modes of Pi's extension API, and Anthropic's
+/// its changelog and install telemetry, the follow-up queue of Pi's editor, and Anthropic's
 /// subscription warning. `config list` says so beside each.
-const PI_KEYS_NOT_ACTED_ON: [&str; 18] = [
+const PI_KEYS_NOT_ACTED_ON: [&str; 17] = [
     "theme",
-    "steeringMode",
     "followUpMode",
     "collapseChangelog",
     "lastChangelogVersion",

@@ -97,8 +97,25 @@ impl AgentObserver for Terminal<'_> {
                     }
                     self.ui.tool_result(&outcome);
                 }
+                // A line typed while the agent worked goes with the next model request.
+                AgentEvent::Steered { text } => {
+                    self.ui.line(&format!("> {text}"));
+                }
             }
         })
+    }
+}
+
+/// Lines typed with Enter while the agent works steer it (`steeringMode`: the first line after
+/// each tool batch, or `all` of them).
+pub(super) struct TypedAhead {
+    pub ui: Ui,
+    pub all: bool,
+}
+
+impl ctxkit_agent::Steering for TypedAhead {
+    fn take(&self) -> Vec<String> {
+        self.ui.take_steering(self.all)
     }
 }
 

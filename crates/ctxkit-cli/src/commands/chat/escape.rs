@@ -241,9 +241,57 @@ pub fn entered_line(typed: &str) -> (Option<String>, &str) {
     }
 }
 
+/// Takes from keys typed ahead the messages to steer the agent with: the lines ended by Enter,
+/// oldest first (only the first when `all` is false, Pi's `one-at-a-time`), up to the first that
+/// is a command (`/…`, `!…`), which waits with what follows for the input line. What is left stays
+/// in `typed`.
+pub fn take_steering(typed: &mut String, all: bool) -> Vec<String> {
+    let Some((entered, pending)) = typed.rsplit_once('\n') else {
+        return Vec::new();
+    };
+    let lines: Vec<&str> = entered
+        .split('\n')
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    let deliverable = lines
+        .iter()
+        .take_while(|line| !line.starts_with(['/', '!']))
+        .count();
+    let count = if all { deliverable } else { deliverable.min(1) };
+    if count == 0 {
+        return Vec::new();
+    }
+    let taken: Vec<String> = lines[..count]
+        .iter()
+        .map(|line| (*line).to_owned())
+        .collect();
+    let mut left: String = lines[count..]
+        .iter()
+        .map(|line| format!("{line}\n"))
+        .collect();
+    left.push_str(pending);
+    *typed = left;
+    taken
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steering_takes_finished_lines_up_to_a_command() {
+        let mut typed = "use the new API\nand keep tests\n/compact\nafter\nhalf".to_owned();
+        assert_eq!(take_steering(&mut typed, false), ["use the new API"]);
+        assert_eq!(typed, "and keep tests\n/compact\nafter\nhalf");
+        assert_eq!(take_steering(&mut typed, true), ["and keep tests"]);
+        assert_eq!(typed, "/compact\nafter\nhalf");
+        assert!(take_steering(&mut typed, true).is_empty());
+        assert_eq!(typed, "/compact\nafter\nhalf");
+        let mut unfinished = "still typing".to_owned();
+        assert!(take_steering(&mut unfinished, true).is_empty());
+        assert_eq!(unfinished, "still typing");
+    }
 
     #[test]
     fn typed_keys_become_text_and_sequences_are_dropped() {

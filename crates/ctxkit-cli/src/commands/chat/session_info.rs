@@ -131,6 +131,8 @@ Keys of the input line:
   Esc Esc                   at an empty line: rewind to an earlier prompt
 While the model or a tool works:
   Ctrl-C or Esc             interrupt it (and cancel a running compaction)
+  typing + Enter            steers it: the line goes with the next request, after the tools
+                            running now (a /command waits for the input line)
   typing                    kept, and back on the input line when the turn ends
 Also:
   /                         commands (/help lists them)

@@ -108,12 +108,7 @@ pub async fn build(
         ToolRegistry::coding(),
         AgentOptions {
             system_prompt,
-            max_tokens: client
-                .config()
-                .model_info
-                .as_ref()
-                .map(|model| model.max_output)
-                .filter(|tokens| *tokens > 0),
+            max_tokens: output_limit(&client),
             reasoning,
             cwd: cwd.clone(),
             bash_timeout,
@@ -129,6 +124,7 @@ pub async fn build(
     // session and the end of the chat stop it.
     let warmer = summary_setup::cache_warmer(process)?;
     agent.set_cache_warmer(Arc::clone(&warmer));
+    agent.set_steering(typed_ahead(&ui, typed));
     let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     let workspace = boundary.workspace(&cwd);
     agent.set_workspace(workspace.clone());
@@ -173,6 +169,24 @@ pub(super) fn restorable_client(
     spec: &str,
 ) -> Result<ctxkit_llm::ModelClient, String> {
     summary_setup::model_client(options, Some(spec)).map_err(|error| format!("{error:#}"))
+}
+
+/// The output limit asked of `client`'s model: its table's, none when unknown.
+fn output_limit(client: &ctxkit_llm::ModelClient) -> Option<u64> {
+    client
+        .config()
+        .model_info
+        .as_ref()
+        .map(|model| model.max_output)
+        .filter(|tokens| *tokens > 0)
+}
+
+/// Lines typed while the agent works steer it, as `steeringMode` says.
+fn typed_ahead(ui: &Ui, typed: &ctxkit_settings::Settings) -> Arc<super::agent::TypedAhead> {
+    Arc::new(super::agent::TypedAhead {
+        ui: ui.clone(),
+        all: typed.steering_mode == "all",
+    })
 }
 
 /// A `write` killed before its rename (a crash, a kill) left its temporary file beside the

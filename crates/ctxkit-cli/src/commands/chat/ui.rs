@@ -105,6 +105,15 @@ impl Ui {
         }
     }
 
+    /// Lines typed with Enter while the agent works, taken to steer it
+    /// ([`super::escape::take_steering`]).
+    pub fn take_steering(&self, all: bool) -> Vec<String> {
+        self.typed
+            .lock()
+            .map(|mut typed| super::escape::take_steering(&mut typed, all))
+            .unwrap_or_default()
+    }
+
     /// Text typed while the agent worked, taken for the next input line.
     pub fn take_typed(&self) -> String {
         self.typed
