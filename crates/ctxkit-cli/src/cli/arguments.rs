@@ -56,6 +56,10 @@ pub struct ChatArgs {
     /// The model, `provider/id` (default: settings `defaultProvider`/`defaultModel`).
     #[arg(long)]
     pub model: Option<String>,
+    /// The models Ctrl-P steps through, comma-separated patterns (`provider/id`, an id, a glob,
+    /// a part of a name, each with an optional `:level`), in place of the setting `enabledModels`.
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    pub models: Option<Vec<String>>,
     /// Run `bash` tool calls without asking first (setting `chat.confirmBash: false`).
     #[arg(short = 'y', long)]
     pub yes: bool,

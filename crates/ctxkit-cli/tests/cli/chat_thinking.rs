@@ -261,6 +261,14 @@ fn ctrl_p_steps_through_the_models_enabled_models_names_with_their_levels() {
     assert_eq!(asked(&world, 1), ("test-model".into(), Some("high".into())));
     tmux.keys(&["C-p"]);
     tmux.wait_for("Model: mock/plain-model");
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+
+    // `--models` wins over the setting, and a scope of one model says so.
+    let tmux = world.start("--models mock/plain-model");
+    tmux.wait_idle(1);
+    tmux.keys(&["C-p"]);
+    tmux.wait_for("Only one model in scope");
 }
 
 #[test]

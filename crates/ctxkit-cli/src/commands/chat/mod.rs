@@ -103,8 +103,11 @@ struct Chat {
     warmer: Arc<ctxkit_agent::CacheWarmer>,
     /// Model options from settings, for `/model`.
     llm_options: LlmOptions,
-    /// `enabledModels`: the patterns of the models Ctrl-P steps through (all offered when empty).
+    /// `--models`, else `enabledModels`: the patterns of the models Ctrl-P steps through (all
+    /// offered when empty).
     enabled_models: Vec<String>,
+    /// `--models`, which `/reload` keeps over the setting.
+    models_flag: Option<Vec<String>>,
     parts: EngineParts,
     resources: LoadedResources,
     cwd: PathBuf,

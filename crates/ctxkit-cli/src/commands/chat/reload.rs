@@ -29,7 +29,11 @@ impl Chat {
     pub(super) async fn reload(&mut self) -> Result<()> {
         let settings = settings_of_project(&self.environment);
         let typed = settings.settings();
-        self.enabled_models = typed.enabled_models.clone().unwrap_or_default();
+        self.enabled_models = self
+            .models_flag
+            .clone()
+            .or_else(|| typed.enabled_models.clone())
+            .unwrap_or_default();
         self.ui.set_thinking_hidden(typed.hide_thinking_block);
         let loaded = load_in(&self.environment, &settings);
         let problems = diagnostics(&loaded);

@@ -142,7 +142,12 @@ pub async fn build(
         thread_session,
         warmer,
         llm_options,
-        enabled_models: typed.enabled_models.clone().unwrap_or_default(),
+        enabled_models: args
+            .models
+            .clone()
+            .or_else(|| typed.enabled_models.clone())
+            .unwrap_or_default(),
+        models_flag: args.models.clone(),
         parts,
         resources: loaded,
         environment: environment.clone(),
