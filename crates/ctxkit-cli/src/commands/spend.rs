@@ -161,7 +161,7 @@ fn tokens_used(spend: &SessionSpend) -> String {
 }
 
 /// A token count as people read it: `850`, `12.3k`, `4.2M`.
-fn short_count(count: u64) -> String {
+pub(crate) fn short_count(count: u64) -> String {
     match count {
         0..1_000 => count.to_string(),
         1_000..1_000_000 => format!("{:.1}k", count as f64 / 1e3),

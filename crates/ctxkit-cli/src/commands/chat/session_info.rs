@@ -2,6 +2,8 @@
 //! used), `/copy` (the last reply to the clipboard), `/clone` (a new session at the current
 //! position) and `/hotkeys` (the keys of the input line).
 
+use std::collections::BTreeMap;
+
 use anyhow::{Result, bail};
 use ctxkit_engine::ForkPosition;
 use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock};
@@ -12,13 +14,34 @@ use super::Chat;
 use super::clipboard::{self, Copied, Surroundings};
 
 /// The messages of a session file, every branch (as Pi's `/session` counts them).
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq)]
 pub(super) struct MessageCounts {
     pub total: u64,
     pub user: u64,
     pub assistant: u64,
     pub tool_calls: u64,
     pub tool_results: u64,
+    /// The replies of each `provider/model`, as Pi's `/session` breaks the cost down.
+    pub by_model: BTreeMap<String, ModelUse>,
+}
+
+/// What one model's replies used: their recorded cost, tokens and number.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct ModelUse {
+    pub replies: u64,
+    pub tokens: u64,
+    pub cost: f64,
+}
+
+impl ModelUse {
+    fn add(&mut self, reply: &AssistantMessage) {
+        self.replies += 1;
+        if let Some(usage) = &reply.usage {
+            let counted = usage.input + usage.output + usage.cache_read + usage.cache_write;
+            self.tokens += counted.max(usage.total_tokens);
+            self.cost += usage.cost.as_ref().map_or(0.0, |cost| cost.total);
+        }
+    }
 }
 
 pub(super) fn message_counts(session: &Session) -> MessageCounts {
@@ -40,6 +63,12 @@ pub(super) fn message_counts(session: &Session) -> MessageCounts {
                         .filter(|block| matches!(block, ContentBlock::ToolCall(_)))
                         .count();
                     counts.tool_calls += calls as u64;
+                    let model = format!(
+                        "{}/{}",
+                        reply.provider.as_deref().unwrap_or("?"),
+                        reply.model.as_deref().unwrap_or("?")
+                    );
+                    counts.by_model.entry(model).or_default().add(&reply);
                 }
             }
             _ => {}
@@ -168,6 +197,10 @@ impl Chat {
         for line in crate::commands::spend::breakdown_lines(&spend) {
             lines.push(format!("  {}", line.trim_start()));
         }
+        lines.extend(model_lines(
+            &counts.by_model,
+            &self.client.config().display_name(),
+        ));
         lines.push(match identity.compactions {
             0 => "No compaction on this branch".to_owned(),
             1 => "1 compaction on this branch; what it summarized stays in the session \
@@ -233,6 +266,29 @@ impl Chat {
     pub(super) fn hotkeys(&self) {
         self.ui.line(HOTKEYS);
     }
+}
+
+/// The replies' cost per model, when it says more than the total: more than one model answered,
+/// or the one that did is not the model in use now (as Pi's `/session`).
+fn model_lines(by_model: &BTreeMap<String, ModelUse>, current: &str) -> Vec<String> {
+    let only_current = by_model.len() == 1 && by_model.contains_key(current);
+    if by_model.is_empty() || only_current {
+        return Vec::new();
+    }
+    let mut lines = vec!["  Replies by model:".to_owned()];
+    for (model, used) in by_model {
+        let cost = if used.cost > 0.0 {
+            crate::commands::spend::dollars(used.cost)
+        } else {
+            "no cost recorded".to_owned()
+        };
+        lines.push(format!(
+            "    {model}: {cost} over {} ({} tokens)",
+            crate::render::counted(used.replies as usize, "reply"),
+            crate::commands::spend::short_count(used.tokens),
+        ));
+    }
+    lines
 }
 
 /// `/session`'s token lines: the input (its cached share), output and total over every call.
@@ -306,7 +362,10 @@ mod tests {
         let user: AgentMessage =
             serde_json::from_value(serde_json::json!({"role": "user", "content": "hi"})).unwrap();
         let calls: AgentMessage = serde_json::from_value(serde_json::json!({
-            "role": "assistant", "stopReason": "toolUse",
+            "role": "assistant", "stopReason": "toolUse", "provider": "openai", "model": "gpt-5",
+            "usage": {"input": 100, "output": 20, "cacheRead": 900, "cacheWrite": 0,
+                      "totalTokens": 1020, "cost": {"input": 0.01, "output": 0.02,
+                      "cacheRead": 0.001, "cacheWrite": 0.0, "total": 0.031}},
             "content": [{"type": "toolCall", "id": "a", "name": "read", "arguments": {}},
                         {"type": "toolCall", "id": "b", "name": "ls", "arguments": {}}]
         }))
@@ -321,15 +380,31 @@ mod tests {
         session.append_message(result).unwrap();
         session.branch(&first).unwrap();
         session.append_message(user).unwrap();
+        let counts = message_counts(&session);
+        let used = ModelUse {
+            replies: 1,
+            tokens: 1020,
+            cost: 0.031,
+        };
         assert_eq!(
-            message_counts(&session),
+            counts,
             MessageCounts {
                 total: 4,
                 user: 2,
                 assistant: 1,
                 tool_calls: 2,
-                tool_results: 1
+                tool_results: 1,
+                by_model: BTreeMap::from([("openai/gpt-5".to_owned(), used)]),
             }
+        );
+        // The model in use now answered alone: the total says it all.
+        assert!(model_lines(&counts.by_model, "openai/gpt-5").is_empty());
+        assert_eq!(
+            model_lines(&counts.by_model, "anthropic/claude-sonnet-4-5"),
+            [
+                "  Replies by model:",
+                "    openai/gpt-5: $0.0310 over 1 reply (1.0k tokens)"
+            ]
         );
     }
 }
