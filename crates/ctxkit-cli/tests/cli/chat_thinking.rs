@@ -307,3 +307,40 @@ fn hidden_thinking_shows_one_line_and_ctrl_t_shows_it_again_and_saves_the_choice
     tmux.wait_for("Second done.");
     tmux.wait_for("SECOND-PLAN in detail");
 }
+
+#[test]
+fn scoped_models_picks_what_ctrl_p_steps_through_and_saves_it() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    with_two_models(&world, "test-model");
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("/scoped-models");
+    tmux.wait_for("Models Ctrl-P steps through: 2 of 2 on");
+    // The first row is `mock/plain-model`: off, then Esc keeps it for this chat.
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Models Ctrl-P steps through: 1 of 2 on");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Ctrl-P steps through mock/test-model in this chat");
+    tmux.keys(&["C-p"]);
+    tmux.wait_for("Only one model in scope");
+    // Back on, and saved.
+    tmux.line("/scoped-models");
+    tmux.wait_for("Models Ctrl-P steps through: 1 of 2 on");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Models Ctrl-P steps through: 2 of 2 on");
+    tmux.keys(&["c"]);
+    tmux.wait_for("Models Ctrl-P steps through: 0 of 2 on");
+    tmux.keys(&["Down", "Enter", "Up", "Enter", "s"]);
+    tmux.wait_for("Ctrl-P steps through mock/test-model, mock/plain-model; saved as enabledModels");
+    let path = world.home.path().join("settings.json");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        saved["enabledModels"],
+        json!(["mock/test-model", "mock/plain-model"])
+    );
+    tmux.keys(&["C-p"]);
+    tmux.wait_for("Model: mock/plain-model");
+}

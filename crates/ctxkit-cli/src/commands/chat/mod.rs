@@ -26,6 +26,7 @@ mod question;
 mod reload;
 mod repl;
 mod rewind;
+mod scoped_models_picker;
 mod session_file;
 mod session_info;
 mod setup;

@@ -1,7 +1,8 @@
 //! Ctrl-P: the next model, as Pi's model cycling. It steps through the models `enabledModels`
 //! names (each pattern `provider/id`, a bare id, a glob such as `anthropic/*sonnet*`, or a part of
 //! a name, with an optional `:level` that sets the thinking level on the switch), else through
-//! every model `/model` offers. Only models that can be asked now are stepped to.
+//! every model `/model` offers. Only models that can be asked now are stepped to. `/scoped-models`
+//! picks them in a list ([`super::scoped_models_picker`]).
 
 use anyhow::{Result, bail};
 use globset::GlobBuilder;
@@ -102,27 +103,35 @@ fn next_in_scope<'a>(scope: &'a [Scoped], current: &str) -> Option<&'a Scoped> {
 }
 
 impl Chat {
-    /// Ctrl-P.
-    pub(super) async fn cycle_model(&mut self) -> Result<()> {
-        let config = self.client.config();
-        let current = config.display_name();
-        let keyed: Vec<String> = llm_environment().api_keys.into_keys().collect();
-        let offered = offered_models(&self.llm_options, &keyed, &config.provider);
-        let scope = if self.enabled_models.is_empty() {
-            offered
+    /// The models Ctrl-P steps through now, among `offered`: those `enabled_models` names (with
+    /// a warning per pattern that names none), else every one offered.
+    pub(super) fn scope_of(&self, offered: &[Offered]) -> (Vec<Scoped>, Vec<String>) {
+        if self.enabled_models.is_empty() {
+            let all = offered
                 .iter()
                 .map(|model| Scoped {
                     spec: model.spec.clone(),
                     thinking: None,
                 })
-                .collect()
-        } else {
-            let (scope, warnings) = scoped_models(&self.enabled_models, &offered);
-            for warning in warnings {
-                self.ui.notice(&warning);
-            }
-            scope
-        };
+                .collect();
+            return (all, Vec::new());
+        }
+        scoped_models(&self.enabled_models, offered)
+    }
+
+    /// The models `/model` and Ctrl-P offer now.
+    pub(super) fn offered_now(&self) -> Vec<Offered> {
+        let keyed: Vec<String> = llm_environment().api_keys.into_keys().collect();
+        offered_models(&self.llm_options, &keyed, &self.client.config().provider)
+    }
+
+    /// Ctrl-P.
+    pub(super) async fn cycle_model(&mut self) -> Result<()> {
+        let current = self.client.config().display_name();
+        let (scope, warnings) = self.scope_of(&self.offered_now());
+        for warning in warnings {
+            self.ui.notice(&warning);
+        }
         let Some(next) = next_in_scope(&scope, &current).cloned() else {
             if self.enabled_models.is_empty() {
                 bail!("Only one model can be asked now (set a provider's key for more)");

@@ -52,6 +52,7 @@ Commands:
   /name [text]              show or set the session's name
   /label <id> [text]        label an entry (no text: remove the label)
   /model [provider/id]      switch the model (alone: pick one of those that can be asked)
+  /scoped-models            pick the models Ctrl-P steps through (s saves them as enabledModels)
   /thinking [level]         show or set the thinking level (off, minimal, low, medium, high,
                             xhigh) for a model that reasons
   /pin <text>               keep text verbatim in context past every compaction (/pin lists)
@@ -171,6 +172,7 @@ impl Chat {
             "name" => self.name(rest).await?,
             "label" => self.label(rest).await?,
             "model" => self.model(rest).await?,
+            "scoped-models" => self.pick_scoped_models()?,
             "thinking" => self.thinking(rest).await?,
             "pin" if rest.is_empty() => {
                 let pins = self.engine.pins().await;
