@@ -127,17 +127,18 @@ impl Chat {
     pub(super) fn toggle_thinking_blocks(&mut self) -> Result<()> {
         let hidden = !self.ui.thinking_hidden();
         self.ui.set_thinking_hidden(hidden);
-        let shown = if hidden { "hidden" } else { "visible" };
-        self.ui.line(&format!("Thinking blocks: {shown}"));
+        // Saved before it is said, so what the line says is in the file.
         let mut settings = crate::commands::settings::settings_of_project(&self.environment);
-        settings
+        let saved = settings
             .set_from_text(
                 ctxkit_settings::SettingsScope::Global,
                 "hideThinkingBlock",
                 if hidden { "true" } else { "false" },
             )
-            .and_then(|_| settings.flush())
-            .context("could not save `hideThinkingBlock` in the user's settings")
+            .and_then(|_| settings.flush());
+        let shown = if hidden { "hidden" } else { "visible" };
+        self.ui.line(&format!("Thinking blocks: {shown}"));
+        saved.context("could not save `hideThinkingBlock` in the user's settings")
     }
 
     /// Asks the model for the engine's thinking level from the next request on, or for none when
