@@ -460,3 +460,40 @@ fn a_session_file_inside_the_project_gets_no_snapshots_in_the_project() {
         "new\n"
     );
 }
+
+/// `doubleEscapeAction`: `fork` opens `/fork`'s list, `none` does nothing; `tree` (the default)
+/// is the rewind above.
+#[test]
+fn double_escape_follows_the_double_escape_action_setting() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First.", 300));
+    let path = world.home.path().join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    settings["doubleEscapeAction"] = json!("fork");
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("one");
+    tmux.wait_for("First.");
+    tmux.wait_idle(2);
+    tmux.keys(&["Escape", "Escape"]);
+    wait_list(&tmux, "Fork from before which message?");
+    tmux.keys(&["Escape"]);
+    tmux.wait_idle(1);
+
+    settings["doubleEscapeAction"] = json!("none");
+    std::fs::write(&path, settings.to_string()).unwrap();
+    tmux.line("/reload");
+    tmux.wait_for("Reloaded");
+    tmux.keys(&["Escape", "Escape"]);
+    // A person types the next key later than tmux sends it, so it is not read with an Esc as
+    // Alt-/ (nothing on the screen says the Esc were read: the setting is for nothing to happen).
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    tmux.line("/session");
+    let screen = tmux.wait_for("No compaction on this branch");
+    assert!(!screen.contains("Rewind to before"), "{screen}");
+}

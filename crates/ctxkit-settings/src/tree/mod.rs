@@ -128,7 +128,8 @@ pub struct Settings {
     /// declared in `llm.models`) are stepped to; a pattern naming none is said when Ctrl-P is
     /// pressed. Unset, Ctrl-P steps through every model `/model` offers.
     pub enabled_models: Option<Vec<String>>,
-    /// What pressing Escape twice does.
+    /// What Esc twice at the chat's empty input line does: `tree` rewinds to an earlier prompt
+    /// of the branch (the files the agent changed too), `fork` opens `/fork`'s list, `none` nothing.
     #[schemars(extend("x-project" = true, "enum" = ["fork", "tree", "none"]))]
     pub double_escape_action: String,
     /// Which entries the tree view shows.

@@ -109,6 +109,8 @@ struct Chat {
     enabled_models: Vec<String>,
     /// `--models`, which `/reload` keeps over the setting.
     models_flag: Option<Vec<String>>,
+    /// `doubleEscapeAction`: what Esc twice at an empty input line does.
+    double_escape: rewind::DoubleEscapeAction,
     parts: EngineParts,
     resources: LoadedResources,
     cwd: PathBuf,

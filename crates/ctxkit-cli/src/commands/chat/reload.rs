@@ -35,6 +35,8 @@ impl Chat {
             .or_else(|| typed.enabled_models.clone())
             .unwrap_or_default();
         self.ui.set_thinking_hidden(typed.hide_thinking_block);
+        self.double_escape =
+            super::rewind::DoubleEscapeAction::from_setting(&typed.double_escape_action);
         let loaded = load_in(&self.environment, &settings);
         let problems = diagnostics(&loaded);
         for problem in problems.iter().take(SHOWN_PROBLEMS) {

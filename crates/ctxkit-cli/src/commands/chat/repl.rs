@@ -11,6 +11,7 @@ use super::agent::{Ask, PromptEnd};
 use super::banner::Banner;
 use super::input::{KeyRequest, KeyRequests};
 use super::large_input::{self, LargeInput};
+use super::rewind::DoubleEscapeAction;
 use super::session_file::Remember;
 use super::slash::Action;
 use crate::Outcome;
@@ -51,6 +52,30 @@ impl Ask for Terminal {
                     return Some(key);
                 }
             },
+        }
+    }
+}
+
+/// Esc twice at an empty input line, as `doubleEscapeAction` says: the rewind or `/fork`'s list;
+/// the text to put on the input line, if one was picked.
+fn after_double_escape(
+    runtime: &Runtime,
+    chat: &mut Chat,
+    terminal: &mut Terminal,
+) -> Option<String> {
+    let done = match chat.double_escape {
+        DoubleEscapeAction::Fork => runtime.block_on(chat.fork("")),
+        // `Nothing` turns the key off ([`super::rewind::DoubleEscape::follow`]).
+        DoubleEscapeAction::Rewind | DoubleEscapeAction::Nothing => {
+            runtime.block_on(chat.rewind(terminal))
+        }
+    };
+    match done {
+        Ok(Action::Edit(text)) => Some(text),
+        Ok(_) => None,
+        Err(error) => {
+            show_error(chat, &error);
+            None
         }
     }
 }
@@ -108,6 +133,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     loop {
         // After every command and prompt: the session open now is the one `--continue` opens.
         runtime.block_on(chat.remember_session(Remember::WhenSwitched));
+        double_escape.follow(chat.double_escape);
         // Keys typed while the agent worked: a line ended by Enter is entered now, what follows
         // comes back as the start of the next input line.
         let typed = chat.ui.take_typed();
@@ -139,10 +165,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         let line = match line {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) if double_escape.take() => {
-                match runtime.block_on(chat.rewind(&mut terminal)) {
-                    Ok(Action::Edit(text)) => initial = text,
-                    Ok(_) => {}
-                    Err(error) => show_error(chat, &error),
+                if let Some(text) = after_double_escape(runtime, chat, &mut terminal) {
+                    initial = text;
                 }
                 continue;
             }

@@ -28,12 +28,43 @@ use crate::render::one_line;
 /// Set when Esc was pressed twice at an empty input line; the line editor then returns as
 /// interrupted and the input loop asks [`DoubleEscape::take`].
 #[derive(Debug, Clone, Default)]
-pub struct DoubleEscape(Arc<AtomicBool>);
+pub struct DoubleEscape {
+    pressed: Arc<AtomicBool>,
+    /// Off under `doubleEscapeAction: none`: Esc twice at an empty line does nothing.
+    off: Arc<AtomicBool>,
+}
+
+/// What Esc twice at an empty input line does (`doubleEscapeAction`, Pi's values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DoubleEscapeAction {
+    /// `tree` (the default): the rewind to an earlier prompt, files included.
+    Rewind,
+    /// `fork`: `/fork`'s list, a new session from before the prompt picked.
+    Fork,
+    /// `none`: nothing.
+    Nothing,
+}
+
+impl DoubleEscapeAction {
+    pub fn from_setting(value: &str) -> Self {
+        match value {
+            "fork" => Self::Fork,
+            "none" => Self::Nothing,
+            _ => Self::Rewind,
+        }
+    }
+}
 
 impl DoubleEscape {
     /// Whether the last interruption of the line editor was a double Esc (and forgets it).
     pub fn take(&self) -> bool {
-        self.0.swap(false, Ordering::SeqCst)
+        self.pressed.swap(false, Ordering::SeqCst)
+    }
+
+    /// Follows `action` from the next key on.
+    pub fn follow(&self, action: DoubleEscapeAction) {
+        self.off
+            .store(action == DoubleEscapeAction::Nothing, Ordering::SeqCst);
     }
 }
 
@@ -42,7 +73,11 @@ impl ConditionalEventHandler for DoubleEscape {
         if !context.line().is_empty() {
             return None;
         }
-        self.0.store(true, Ordering::SeqCst);
+        if self.off.load(Ordering::SeqCst) {
+            // Taken and dropped, so the key typed next is not read as Alt and that key.
+            return Some(Cmd::Noop);
+        }
+        self.pressed.store(true, Ordering::SeqCst);
         Some(Cmd::Interrupt)
     }
 }

@@ -9,6 +9,7 @@ use ctxkit_agent::{Agent, AgentOptions, ChatModel, ToolRegistry};
 use ctxkit_session::{Session, default_session_dir};
 
 use super::interrupts::Interrupts;
+use super::rewind::DoubleEscapeAction;
 use super::ui::Ui;
 use super::{Chat, EngineParts};
 use crate::cli::ChatArgs;
@@ -148,6 +149,7 @@ pub async fn build(
             .or_else(|| typed.enabled_models.clone())
             .unwrap_or_default(),
         models_flag: args.models.clone(),
+        double_escape: DoubleEscapeAction::from_setting(&typed.double_escape_action),
         parts,
         resources: loaded,
         environment: environment.clone(),
