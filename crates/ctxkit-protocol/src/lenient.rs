@@ -35,13 +35,15 @@ pub(crate) fn f64_or_zero<'de, D: Deserializer<'de>>(deserializer: D) -> Result<
     Ok(value.as_ref().and_then(Value::as_f64).unwrap_or(0.0))
 }
 
-/// The integral value of a JSON number, if it has one that fits.
+/// The integral value of a JSON number, a fraction cut off (a client's `time.time() * 1000` is
+/// a timestamp with its sub-millisecond part, which JavaScript's `Date` drops too), if it fits
+/// where a double still counts every integer.
 pub fn value_as_i64(value: &Value) -> Option<i64> {
     if let Some(integer) = value.as_i64() {
         return Some(integer);
     }
     let float = value.as_f64()?;
-    (float.fract() == 0.0 && float.abs() < 9.0e15).then_some(float as i64)
+    (float.is_finite() && float.abs() < 9.0e15).then_some(float.trunc() as i64)
 }
 
 /// The non-negative integral value of a JSON number, if it has one that fits: up to `u64::MAX`,

@@ -311,6 +311,10 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de Raw
 /// A request's id (`None` for a notification), method and params, or the error to answer it with
 /// and the id to answer to (`null` when the id itself cannot be read).
 fn read_request(text: &str) -> Result<Parts, (Id, MethodError)> {
+    // JavaScript clients cut strings by UTF-16 length and send lone surrogate escapes (`\ud83d`),
+    // as Pi writes them into files: read as the session reader reads them (U+FFFD in their place).
+    let repaired = ctxkit_protocol::repair_lone_surrogates(text);
+    let text: &str = &repaired;
     let invalid = |id: Id, message: &str| {
         Err((
             id,

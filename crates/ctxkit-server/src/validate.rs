@@ -18,12 +18,12 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
         return Err("`message.role` must be a string".to_owned());
     };
     let required: &[(&str, Shape)] = match role.as_str() {
-        "user" => &[("content", Shape::Content), ("timestamp", Shape::Number)],
-        "assistant" => &[("content", Shape::Array), ("timestamp", Shape::Number)],
+        "user" => &[("content", Shape::Content), ("timestamp", Shape::Timestamp)],
+        "assistant" => &[("content", Shape::Array), ("timestamp", Shape::Timestamp)],
         "toolResult" => &[
             ("toolCallId", Shape::String),
             ("content", Shape::Array),
-            ("timestamp", Shape::Number),
+            ("timestamp", Shape::Timestamp),
         ],
         "bashExecution" => &[("command", Shape::String), ("output", Shape::String)],
         "custom" => &[("customType", Shape::String), ("content", Shape::Content)],
@@ -62,6 +62,8 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
 enum Shape {
     String,
     Number,
+    /// Milliseconds since 1970, as a number whose integral part a double holds exactly.
+    Timestamp,
     Array,
     /// A string or an array of content blocks.
     Content,
@@ -72,6 +74,7 @@ impl Shape {
         match self {
             Self::String => value.is_string(),
             Self::Number => value.is_number(),
+            Self::Timestamp => ctxkit_protocol::value_as_i64(value).is_some(),
             Self::Array => value.is_array(),
             Self::Content => value.is_string() || value.is_array(),
         }
@@ -81,6 +84,7 @@ impl Shape {
         match self {
             Self::String => "a string",
             Self::Number => "a number",
+            Self::Timestamp => "a number of milliseconds since 1970, below 9e15",
             Self::Array => "an array of content blocks",
             Self::Content => "a string or an array of content blocks",
         }
@@ -115,6 +119,15 @@ mod tests {
             needs.starts_with("a `user` message needs `content`"),
             "{needs}"
         );
+        // A fraction of a millisecond (Python's `time.time() * 1000`) is cut off, never lost.
+        let fraction =
+            json!({"role": "user", "content": "hi", "timestamp": 1_796_356_873_858.717_8});
+        let AgentMessage::User(user) = validate_message(fraction).unwrap() else {
+            panic!("a user message");
+        };
+        assert_eq!(user.timestamp, Some(1_796_356_873_858));
+        let far = validate_message(json!({"role": "user", "content": "hi", "timestamp": 1e20}));
+        assert!(far.unwrap_err().contains("below 9e15"));
         let good = json!({"role": "user", "content": "hi", "timestamp": 1});
         assert!(matches!(validate_message(good), Ok(AgentMessage::User(_))));
     }

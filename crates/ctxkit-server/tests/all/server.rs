@@ -864,3 +864,36 @@ async fn requests_read_after_the_end_that_would_wait_are_answered_at_once() {
         json!({"outcome": "not_sent", "text": "go on"})
     );
 }
+
+/// Found by a client sweep: a JavaScript client that cut a string inside an emoji sent a lone
+/// surrogate escape, and the whole append was refused as unreadable JSON; a Python client's
+/// fractional timestamp (`time.time() * 1000`) was accepted and then dropped from the stored
+/// message. Both are stored now: U+FFFD for the lone half, the whole milliseconds.
+#[tokio::test]
+async fn a_lone_surrogate_and_a_fractional_timestamp_are_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    let created = client
+        .call("session.create", json!({"cwd": dir.path()}))
+        .await;
+    let file = created["result"]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client
+        .send_raw(
+            b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"message.append\",\"params\":{\"message\":\
+              {\"role\":\"user\",\"content\":\"emoji \\ud83d\",\"timestamp\":1796356873858.7178}}}\n",
+        )
+        .await;
+    let appended = client.answer_to(json!(8)).await;
+    assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+    let stored = std::fs::read_to_string(&file).unwrap();
+    let line = stored.lines().last().unwrap();
+    let entry: Value = serde_json::from_str(line).unwrap();
+    assert_eq!(entry["message"]["content"], "emoji \u{fffd}", "{line}");
+    assert_eq!(
+        entry["message"]["timestamp"], 1_796_356_873_858_i64,
+        "{line}"
+    );
+}
