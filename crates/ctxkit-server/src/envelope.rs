@@ -85,6 +85,16 @@ impl Reply {
 }
 
 /// The error for a member of a batch that is full.
+/// The answer to a request a WebSocket client queued before it disconnected (not sent: no one
+/// reads it).
+pub(crate) fn client_gone() -> MethodError {
+    MethodError {
+        code: codes::ENGINE_ERROR,
+        message: "not run: the client disconnected".to_owned(),
+        kind: Some("client_gone"),
+    }
+}
+
 pub(crate) fn batch_too_large() -> MethodError {
     MethodError {
         code: codes::ENGINE_ERROR,

@@ -197,7 +197,7 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_client(Arc::new(config), input, output, None, None).await
+    serve_client(Arc::new(config), input, output, None, None, None).await
 }
 
 /// [`serve`] in a process that ends `input` when a signal stops it, having first set `signalled`
@@ -213,7 +213,7 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_client(Arc::new(config), input, output, None, Some(signalled)).await
+    serve_client(Arc::new(config), input, output, None, Some(signalled), None).await
 }
 
 /// [`serve`] for one client of several sharing `config` (a WebSocket connection). The end of
@@ -226,6 +226,7 @@ pub(crate) async fn serve_client<R, W>(
     mut output: W,
     draining: Option<tokio::sync::watch::Receiver<drain::Phase>>,
     signalled: Option<Arc<std::sync::OnceLock<i32>>>,
+    gone: Option<Arc<std::sync::atomic::AtomicBool>>,
 ) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
@@ -273,6 +274,17 @@ where
     let worker_shared = Arc::clone(&shared);
     let worker = tokio::spawn(async move {
         while let Some(request) = queued.recv().await {
+            // A WebSocket client that disconnected reads no answer: what it queued is dropped,
+            // so its session is released at once (a stdio client's input ending is answered).
+            if gone
+                .as_ref()
+                .is_some_and(|gone| gone.load(std::sync::atomic::Ordering::SeqCst))
+            {
+                request
+                    .reply
+                    .send(&worker_shared.out, Err(envelope::client_gone()));
+                continue;
+            }
             if request.reply.batch_is_full() {
                 request
                     .reply

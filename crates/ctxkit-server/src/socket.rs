@@ -5,6 +5,7 @@
 //! full).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::{SinkExt as _, StreamExt as _};
 use hyper::upgrade::Upgraded;
@@ -38,12 +39,14 @@ pub(crate) async fn serve_socket(
     // A client that disconnects stops its requests (as `shutdown` does, so its session is
     // released at once); a drain lets them finish.
     let phase = draining.clone();
+    let gone = Arc::new(AtomicBool::new(false));
     let server = tokio::spawn(crate::serve_client(
         config,
         BufReader::new(server_input),
         server_output,
         Some(draining.clone()),
         None,
+        Some(Arc::clone(&gone)),
     ));
     // Why the client's input ended, when the close says more than "normal" (set before the
     // server sees the end of its input, so before the writer closes).
@@ -54,6 +57,11 @@ pub(crate) async fn serve_socket(
                 message = stream.next() => message,
                 _ = draining.wait_for(|phase| *phase != Phase::Serving) => break,
             };
+            // The client closed or dropped the connection: what it queued is not run.
+            let ended = matches!(message, Some(Err(_)) | Some(Ok(Message::Close(_))) | None);
+            if ended {
+                gone.store(true, Ordering::SeqCst);
+            }
             let bytes = match message {
                 Some(Ok(Message::Text(text))) => text.as_bytes().to_vec(),
                 Some(Ok(Message::Binary(bytes))) => bytes.to_vec(),

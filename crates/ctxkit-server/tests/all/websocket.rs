@@ -661,3 +661,49 @@ async fn export_once_free(
     }
     None
 }
+
+/// Found by a client sweep: a client that queued thousands of requests and disconnected kept its
+/// session locked while the server ran every one of them for no one (two minutes there). What a
+/// gone client queued is not run: its session is released at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_gone_client_queued_is_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), None);
+    config.max_request_bytes = 4 << 20;
+    config.max_queued_bytes = 64 << 20;
+    let (address, _stop, _running) = listen(config, None).await;
+    let mut first = connect(address, &[]).await.unwrap();
+    let file = written_session(&mut first, dir.path()).await;
+    call(
+        &mut first,
+        4,
+        "message.append",
+        user(&"z".repeat(2_000_000)),
+    )
+    .await;
+    call(&mut first, 5, "message.append", assistant("ok")).await;
+    let view = json!({"jsonrpc": "2.0", "id": 6, "method": "view.get"}).to_string();
+    for _ in 0..3_000 {
+        first.feed(Message::text(view.clone())).await.unwrap();
+    }
+    first.flush().await.unwrap();
+    let left = std::time::Instant::now();
+    drop(first);
+    loop {
+        let (_, body) = get(address, "/health").await;
+        if serde_json::from_str::<Value>(&body).unwrap()["clients"] == 0 {
+            break;
+        }
+        // 3,000 views of 2 MB take minutes; gone within 20 s (a loaded machine's margin) is the
+        // queue dropped.
+        assert!(
+            left.elapsed() < Duration::from_secs(20),
+            "the client is still counted: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut second = connect(address, &[]).await.unwrap();
+    call(&mut second, 1, "session.open", json!({"path": file})).await;
+    let appended = call(&mut second, 2, "message.append", user("two")).await;
+    assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+}
