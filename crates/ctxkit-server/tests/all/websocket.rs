@@ -411,6 +411,22 @@ fn assistant(text: &str) -> Value {
            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}}})
 }
 
+/// Waits until `/health` counts no client, failing after `limit`.
+async fn no_client_within(address: SocketAddr, limit: Duration) {
+    let started = std::time::Instant::now();
+    loop {
+        let (_, body) = get(address, "/health").await;
+        if serde_json::from_str::<Value>(&body).unwrap()["clients"] == 0 {
+            return;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "the client is still counted: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A session created by `socket` and written (its file locked by this client); returns its file.
 async fn written_session(socket: &mut Socket, dir: &std::path::Path) -> String {
     let created = call(socket, 1, "session.create", json!({"cwd": dir})).await;
@@ -465,21 +481,10 @@ async fn a_client_that_disconnects_stops_its_run_and_releases_its_session() {
     tokio::time::timeout(Duration::from_secs(60), asked.notified())
         .await
         .expect("the model is asked");
-    let left = std::time::Instant::now();
     drop(first);
-    loop {
-        let (_, body) = get(address, "/health").await;
-        if serde_json::from_str::<Value>(&body).unwrap()["clients"] == 0 {
-            break;
-        }
-        // The model call takes two minutes: gone within 30 s (a loaded machine's margin) is
-        // the disconnect stopping it.
-        assert!(
-            left.elapsed() < Duration::from_secs(30),
-            "the client is still counted: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // The model call takes two minutes: gone within 30 s (a loaded machine's margin) is the
+    // disconnect stopping it.
+    no_client_within(address, Duration::from_secs(30)).await;
     let mut second = connect(address, &[]).await.unwrap();
     let opened = call(&mut second, 1, "session.open", json!({"path": file})).await;
     assert!(opened["result"]["entries"].is_u64(), "{opened}");
@@ -687,21 +692,10 @@ async fn what_a_gone_client_queued_is_not_run() {
         first.feed(Message::text(view.clone())).await.unwrap();
     }
     first.flush().await.unwrap();
-    let left = std::time::Instant::now();
     drop(first);
-    loop {
-        let (_, body) = get(address, "/health").await;
-        if serde_json::from_str::<Value>(&body).unwrap()["clients"] == 0 {
-            break;
-        }
-        // 3,000 views of 2 MB take minutes; gone within 20 s (a loaded machine's margin) is the
-        // queue dropped.
-        assert!(
-            left.elapsed() < Duration::from_secs(20),
-            "the client is still counted: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // 3,000 views of 2 MB take minutes; gone within 20 s (a loaded machine's margin) is the queue
+    // dropped.
+    no_client_within(address, Duration::from_secs(20)).await;
     let mut second = connect(address, &[]).await.unwrap();
     call(&mut second, 1, "session.open", json!({"path": file})).await;
     let appended = call(&mut second, 2, "message.append", user("two")).await;
