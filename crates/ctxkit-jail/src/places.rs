@@ -22,6 +22,12 @@ const CREDENTIALS: &[&str] = &[
     ".config/git/credentials",
     ".local/share/keyrings",
     ".password-store",
+    // Other coding agents' keys: Pi's (ctxkit works on Pi's sessions beside them), Claude
+    // Code's and Codex's.
+    ".pi/agent/auth.json",
+    ".pi/agent/models.json",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
 ];
 
 /// The user's credential places (under `$HOME`), as named and resolved.

@@ -155,6 +155,13 @@ fn the_users_credentials_are_refused_without_a_question() {
     let user_home = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(user_home.path().join(".ssh")).unwrap();
     std::fs::write(user_home.path().join(".ssh/id_rsa"), "SECRET-SSH-KEY").unwrap();
+    // Another agent's key store beside the sessions ctxkit works on (a security sweep read Pi's).
+    std::fs::create_dir_all(user_home.path().join(".pi/agent")).unwrap();
+    std::fs::write(
+        user_home.path().join(".pi/agent/auth.json"),
+        r#"{"anthropic": {"key": "SECRET-PI-AUTH"}}"#,
+    )
+    .unwrap();
     world.answer(tool_call(
         "call_1",
         "read",
@@ -164,6 +171,11 @@ fn the_users_credentials_are_refused_without_a_question() {
         "call_2",
         "write",
         json!({"path": "~/.ssh/authorized_keys", "content": "ssh-ed25519 AAAA attacker"}),
+    ));
+    world.answer(tool_call(
+        "call_3",
+        "read",
+        json!({"path": "~/.pi/agent/auth.json"}),
     ));
     world.answer(text("done", 400));
     let tmux = Tmux::start(&chat_command_homes(
@@ -176,7 +188,11 @@ fn the_users_credentials_are_refused_without_a_question() {
     tmux.line("read keys");
     let screen = tmux.wait_for("done");
     assert!(!screen.contains("[y]es / [n]o"), "no question: {screen}");
-    for call in ["read ~/.ssh/id_rsa", "write ~/.ssh/authorized_keys"] {
+    for call in [
+        "read ~/.ssh/id_rsa",
+        "write ~/.ssh/authorized_keys",
+        "read ~/.pi/agent/auth.json",
+    ] {
         let line = format!("`{call}` refused: ");
         assert!(screen.contains(&line), "{call}: {screen}");
     }
@@ -184,16 +200,18 @@ fn the_users_credentials_are_refused_without_a_question() {
         screen
             .matches("the user's credentials are never opened by tools")
             .count(),
-        2,
+        3,
         "{screen}"
     );
     assert!(!screen.contains("SECRET-SSH-KEY"));
+    assert!(!screen.contains("SECRET-PI-AUTH"));
     assert!(!user_home.path().join(".ssh/authorized_keys").exists());
     let requests = world.chat_requests();
     assert!(
         !requests
             .iter()
-            .any(|request| request.to_string().contains("SECRET-SSH-KEY"))
+            .any(|request| request.to_string().contains("SECRET-SSH-KEY")
+                || request.to_string().contains("SECRET-PI-AUTH"))
     );
 }
 
