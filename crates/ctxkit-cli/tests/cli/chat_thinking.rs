@@ -259,7 +259,11 @@ fn ctrl_p_steps_through_the_models_enabled_models_names_with_their_levels() {
     tmux.wait_for("From test.");
     tmux.wait_idle(2);
     assert_eq!(asked(&world, 1), ("test-model".into(), Some("high".into())));
-    tmux.keys(&["C-p"]);
+    // A key is the line editor's once what is typed shows on the input line (before, it is a
+    // key typed while the turn ends, and Ctrl-P is not kept).
+    tmux.keys(&["-l", "x"]);
+    tmux.wait_for("> x");
+    tmux.keys(&["BSpace", "C-p"]);
     tmux.wait_for("Model: mock/plain-model");
     tmux.keys(&["C-d"]);
     drop(tmux);
