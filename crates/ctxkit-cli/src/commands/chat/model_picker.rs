@@ -9,7 +9,7 @@ use ctxkit_llm::{LlmOptions, ModelLimits, ModelTable};
 use super::Chat;
 use super::picker::{List, Picked, pick};
 use crate::commands::models::{price_of, text_line};
-use crate::commands::summary_setup::{llm_environment, model_client};
+use crate::commands::summary_setup::model_client;
 
 /// How many offered models a `/model` off a terminal prints.
 const PRINTED_MODELS: usize = 40;
@@ -44,10 +44,8 @@ impl Chat {
     /// The model picked among those offered; `None` when the user stayed. Off a terminal, the
     /// offered models are printed to name one.
     fn picked_model(&self) -> Option<String> {
-        let config = self.client.config();
-        let current = config.display_name();
-        let keyed: Vec<String> = llm_environment().api_keys.into_keys().collect();
-        let offered = offered_models(&self.llm_options, &keyed, &config.provider);
+        let current = self.client.config().display_name();
+        let offered = self.offered_now();
         match pick_model(&offered, &current) {
             Ok(picked) => picked.filter(|spec| *spec != current),
             Err(_) => {

@@ -80,19 +80,23 @@ impl Chat {
     /// Writes `enabled_models` as `enabledModels` in the user's settings (removed when empty:
     /// every model).
     fn save_enabled_models(&self) -> Result<()> {
+        let patterns = serde_json::to_string(&self.enabled_models)?;
+        let value = (!self.enabled_models.is_empty()).then_some(patterns.as_str());
+        self.save_user_setting("enabledModels", value)
+    }
+
+    /// Sets `key` to the value `text` spells (removes it on `None`) in the user's settings file,
+    /// as `ctxkit config set` does; the project's file is left as it is.
+    pub(super) fn save_user_setting(&self, key: &str, text: Option<&str>) -> Result<()> {
         let mut settings = crate::commands::settings::settings_of_project(&self.environment);
         let scope = ctxkit_settings::SettingsScope::Global;
-        let changed = if self.enabled_models.is_empty() {
-            settings.unset(scope, "enabledModels").map(|_| ())
-        } else {
-            let patterns = serde_json::to_string(&self.enabled_models)?;
-            settings
-                .set_from_text(scope, "enabledModels", &patterns)
-                .map(|_| ())
+        let changed = match text {
+            Some(text) => settings.set_from_text(scope, key, text).map(|_| ()),
+            None => settings.unset(scope, key).map(|_| ()),
         };
         changed
             .and_then(|()| settings.flush())
-            .context("could not save `enabledModels` in the user's settings")
+            .with_context(|| format!("could not save `{key}` in the user's settings"))
     }
 }
 

@@ -3,7 +3,7 @@
 //! (a `thinking_level_change` entry), and a continued or resumed session is talked to with the
 //! model and level it recorded last, as Pi restores them.
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use ctxkit_llm::{ModelClient, ReasoningLevel};
 use ctxkit_session::Session;
 
@@ -128,17 +128,10 @@ impl Chat {
         let hidden = !self.ui.thinking_hidden();
         self.ui.set_thinking_hidden(hidden);
         // Saved before it is said, so what the line says is in the file.
-        let mut settings = crate::commands::settings::settings_of_project(&self.environment);
-        let saved = settings
-            .set_from_text(
-                ctxkit_settings::SettingsScope::Global,
-                "hideThinkingBlock",
-                if hidden { "true" } else { "false" },
-            )
-            .and_then(|_| settings.flush());
+        let saved = self.save_user_setting("hideThinkingBlock", Some(&hidden.to_string()));
         let shown = if hidden { "hidden" } else { "visible" };
         self.ui.line(&format!("Thinking blocks: {shown}"));
-        saved.context("could not save `hideThinkingBlock` in the user's settings")
+        saved
     }
 
     /// Asks the model for the engine's thinking level from the next request on, or for none when
