@@ -201,29 +201,63 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
     use ctxkit_import::ImportError;
     match error {
         ImportError::Io { .. } => (4, None),
-        ImportError::UnknownFormat { .. } => {
-            (3, Some("name the format with `--from claude-code`, `--from codex` or `--from opencode`".to_owned()))
-        }
-        ImportError::NotThisFormat { looks_like: Some(looks_like), .. } => (
+        ImportError::UnknownFormat { .. } => (
             3,
-            Some(format!("try `--from {}` or `--from auto`; nothing was written", looks_like.name())),
+            Some(
+                "name the format with `--from claude-code`, `--from codex` or `--from opencode`"
+                    .to_owned(),
+            ),
         ),
-        ImportError::NotThisFormat { format, looks_like: None, .. } => (3, Some(other_formats_hint(*format))),
+        ImportError::NotThisFormat {
+            looks_like: Some(looks_like),
+            ..
+        } => (
+            3,
+            Some(format!(
+                "try `--from {}` or `--from auto`; nothing was written",
+                looks_like.name()
+            )),
+        ),
+        ImportError::NotThisFormat {
+            format,
+            looks_like: None,
+            ..
+        } => (3, Some(other_formats_hint(*format))),
         ImportError::HeaderlessPiSession { path } => (
             3,
-            Some(format!("there is nothing to import; `ctxkit check {}` shows what is wrong with it", path.display())),
+            Some(format!(
+                "there is nothing to import; `ctxkit check {}` shows what is wrong with it",
+                path.display()
+            )),
         ),
-        ImportError::Database { .. } => (4, Some("the database was only read; check it is OpenCode's `opencode.db`".to_owned())),
-        ImportError::SessionNotFound { .. } => (3, Some("list the sessions with `ctxkit sessions --from opencode`".to_owned())),
+        ImportError::Database { .. } => (
+            4,
+            Some("the database was only read; check it is OpenCode's `opencode.db`".to_owned()),
+        ),
+        ImportError::SessionNotFound { .. } => (
+            3,
+            Some("list the sessions with `ctxkit sessions --from opencode`".to_owned()),
+        ),
         ImportError::AlreadyPiSession { path, .. } => (
             3,
-            Some(format!("read it as it is: `ctxkit info {}`, `ctxkit chat --session {}`", path.display(), path.display())),
+            Some(format!(
+                "read it as it is: `ctxkit info {}`, `ctxkit chat --session {}`",
+                path.display(),
+                path.display()
+            )),
         ),
-        ImportError::Empty { .. } => (3, Some("the file holds no records; nothing was written".to_owned())),
-        ImportError::Conflict { .. } => {
-            (3, Some("the output file holds a different session; choose another `--out` (nothing was written)".to_owned()))
-        }
-        ImportError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
+        ImportError::Empty { .. } => (
+            3,
+            Some("the file holds no records; nothing was written".to_owned()),
+        ),
+        ImportError::Conflict { .. } => (
+            3,
+            Some("choose another `--out`; the file was left as it was".to_owned()),
+        ),
+        ImportError::Serialize(_) => (
+            4,
+            Some("this is a bug in ctxkit; please report it".to_owned()),
+        ),
     }
 }
 

@@ -70,9 +70,14 @@ impl ImportedSession {
     /// [`ImportError::Conflict`] and nothing is written.
     pub fn write_to(&self, path: &Path) -> Result<WriteOutcome, ImportError> {
         let existing = match std::fs::read_to_string(path) {
+            // An empty file holds nothing to lose (`touch` made it, or an earlier write died).
+            Ok(existing) if existing.is_empty() => {
+                self.write_new(path, Existing::Empty)?;
+                return Ok(WriteOutcome::Created);
+            }
             Ok(existing) => existing,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                self.write_new(path)?;
+                self.write_new(path, Existing::None)?;
                 return Ok(WriteOutcome::Created);
             }
             Err(error) => return Err(ImportError::io("read", path)(error)),
@@ -85,8 +90,9 @@ impl ImportedSession {
             path: path.to_owned(),
             reason: reason.to_owned(),
         };
-        if old_lines.next() != Some(new_header) {
-            return Err(conflict("it holds another session header"));
+        let old_header = old_lines.next().unwrap_or_default();
+        if old_header != new_header {
+            return Err(conflict(&header_difference(old_header, &self.header.id)));
         }
         let mut last_id = None;
         let old_by_id: HashMap<String, &str> = old_lines
@@ -142,6 +148,20 @@ impl ImportedSession {
     }
 }
 
+/// Why an existing file's first line `old_header` is not this session's header (of `id`).
+fn header_difference(old_header: &str, id: &str) -> String {
+    let header: Option<serde_json::Value> = serde_json::from_str(old_header).ok();
+    let header =
+        header.filter(|value| value.get("type").and_then(|kind| kind.as_str()) == Some("session"));
+    match header.as_ref().and_then(|value| value.get("id")) {
+        None => "it is not a session file (its first line is not a session header)".to_owned(),
+        Some(old_id) if old_id.as_str() == Some(id) => {
+            "its session header differs from this import's".to_owned()
+        }
+        Some(old_id) => format!("it holds another session (id {old_id})"),
+    }
+}
+
 /// A `custom` entry (not in the context) whose parent is `leaf`, recording the re-import.
 fn keep_branch_line(
     leaf: &str,
@@ -163,11 +183,20 @@ fn keep_branch_line(
     Ok(serde_json::to_string(&line)?)
 }
 
+/// What [`ImportedSession::write_new`] found at the path it writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Existing {
+    /// No file: one created meanwhile is left alone.
+    None,
+    /// An empty file, replaced if it is still empty.
+    Empty,
+}
+
 impl ImportedSession {
     /// Writes the session as a new file, a line at a time (the text of a million entries is never
     /// held whole): into a temporary file beside `path`, synced, then renamed to `path` unless
-    /// something created it meanwhile.
-    fn write_new(&self, path: &Path) -> Result<(), ImportError> {
+    /// something created it (or, for [`Existing::Empty`], wrote to it) meanwhile.
+    fn write_new(&self, path: &Path, existing: Existing) -> Result<(), ImportError> {
         let dir = match path.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir,
             Some(_) | None => Path::new("."),
@@ -184,8 +213,14 @@ impl ImportedSession {
         temp.as_file()
             .sync_all()
             .map_err(ImportError::io("write", path))?;
-        temp.persist_noclobber(path)
-            .map_err(|error| ImportError::io("create", path)(error.error))?;
+        let still_empty = existing == Existing::Empty
+            && std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.len() == 0);
+        if still_empty {
+            temp.persist(path)
+        } else {
+            temp.persist_noclobber(path)
+        }
+        .map_err(|error| ImportError::io("create", path)(error.error))?;
         Ok(())
     }
 

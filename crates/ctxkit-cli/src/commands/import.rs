@@ -115,13 +115,15 @@ fn import_opencode_sessions(
     Ok(Outcome::Success)
 }
 
-/// Where an imported session goes: `out_file`, or ctxkit's session directory of its cwd.
+/// Where an imported session goes: `out_file`, or ctxkit's session directory of its cwd. The path
+/// is absolute, as the `parentSession` of its subagents must be wherever they are opened from.
 fn target_of(locations: &Locations, session: &ImportedSession, out_file: Option<&Path>) -> PathBuf {
-    match out_file {
+    let target = match out_file {
         Some(path) => path.to_owned(),
         None => default_session_dir(&locations.sessions_root, &session.header.cwd)
             .join(session.file_name()),
-    }
+    };
+    std::path::absolute(&target).unwrap_or(target)
 }
 
 /// Writes one imported session; stdout gets its path, stderr the summary and every issue.
@@ -133,9 +135,8 @@ fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) 
             target.join("session.jsonl").display()
         );
     }
-    let outcome = session
-        .write_to(target)
-        .with_context(|| format!("cannot write `{}`", target.display()))?;
+    // Every error of `write_to` names the file.
+    let outcome = session.write_to(target)?;
     writeln!(out, "{}", target.display())?;
     let mut stderr = crate::redact::stderr();
     let report = &session.report;

@@ -201,7 +201,25 @@ fn import_errors() {
         "--out",
         "taken.jsonl",
     ]));
+    // A file that is no session is refused as such; an empty one is written.
+    transcript.push_str(&home.ctxkit(&[
+        "import",
+        source.to_str().unwrap(),
+        "--out",
+        "notes.jsonl",
+    ]));
+    std::fs::write(home.root.join("empty.jsonl"), "").unwrap();
+    transcript.push_str(&home.ctxkit(&[
+        "import",
+        source.to_str().unwrap(),
+        "--out",
+        "empty.jsonl",
+    ]));
     insta::assert_snapshot!(transcript);
+    assert_eq!(
+        std::fs::read_to_string(home.root.join("notes.jsonl")).unwrap(),
+        "{\"hello\":1}\n"
+    );
 }
 
 /// A Pi session that lost its header line, a file named as a format it is not, and a Pi session
@@ -316,6 +334,35 @@ fn subagents_come_along_and_are_listed_under_their_parent() {
             .unwrap()
             .contains(&format!("\"parentSession\":\"{out}\""))
     );
+}
+
+/// A relative `--out` or `--sessions-dir` still links each subagent to its parent by an absolute
+/// path: the link must hold wherever the child is opened from.
+#[test]
+fn subagents_link_their_parent_by_an_absolute_path() {
+    let home = Home::new();
+    copy_tree(
+        &shapes("claude-projects"),
+        &home.root.join(".claude/projects"),
+    );
+    let parent = home.path(".claude/projects/c--Users-dev-app/5e6f7a8b-parent.jsonl");
+    let child_name = "2026-04-02T14-00-03-000Z_agent-a1b2c3.jsonl";
+    let imported = home.ctxkit(&["import", &parent, "--out", "relative/parent.jsonl"]);
+    assert!(imported.contains("exit: 0"), "{imported}");
+    let child = std::fs::read_to_string(home.root.join("relative").join(child_name)).unwrap();
+    let parent_file = home.path("relative/parent.jsonl");
+    assert!(
+        child.contains(&format!("\"parentSession\":\"{parent_file}\"")),
+        "{child}"
+    );
+    let imported = home.ctxkit(&["--sessions-dir", "by-cwd", "import", &parent]);
+    assert!(imported.contains("exit: 0"), "{imported}");
+    let written = files_named(&home.root.join("by-cwd"), "agent-a1b2c3");
+    assert_eq!(written.len(), 1, "{imported}");
+    let child = std::fs::read_to_string(&written[0]).unwrap();
+    let header: serde_json::Value = serde_json::from_str(child.lines().next().unwrap()).unwrap();
+    let link = Path::new(header["parentSession"].as_str().unwrap());
+    assert!(link.is_absolute() && link.is_file(), "{header}");
 }
 
 #[test]
