@@ -221,7 +221,7 @@ pub fn compact_command(
     tokio::runtime::Builder::new_current_thread()
         .build()?
         .block_on(engine.flush_pending())?;
-    let (summary, details) = written_summary(&engine, entry_id)?;
+    let (summary, details, recorded_before) = written_summary(&engine, entry_id)?;
     let first_kept = end.first_kept_entry_id.clone().unwrap_or_default();
     let saved = if before == 0 {
         0.0
@@ -234,7 +234,8 @@ pub fn compact_command(
             &json!({
                 "compactionId": entry_id,
                 "file": if args.preview { Value::Null } else { json!(target.display().to_string()) },
-                "tokensBefore": before,
+                "tokensBefore": recorded_before,
+                "estimatedTokensBefore": before,
                 "tokensAfter": after,
                 "firstKeptEntryId": first_kept,
                 "readFiles": details["readFiles"],
@@ -395,8 +396,8 @@ fn nothing_to_compact(engine: &Engine) -> Result<String> {
     }
 }
 
-/// The summary and details of the compaction entry `id`.
-fn written_summary(engine: &Engine, id: &str) -> Result<(String, Value)> {
+/// The summary, details and recorded `tokensBefore` of the compaction entry `id`.
+fn written_summary(engine: &Engine, id: &str) -> Result<(String, Value, u64)> {
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let parsed = runtime
         .block_on(engine.with_session(|session| session.entry(id).map(|entry| entry.parse())));
@@ -410,6 +411,7 @@ fn written_summary(engine: &Engine, id: &str) -> Result<(String, Value)> {
     Ok((
         compaction.summary.clone(),
         compaction.details.clone().unwrap_or(Value::Null),
+        compaction.tokens_before,
     ))
 }
 

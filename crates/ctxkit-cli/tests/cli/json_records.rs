@@ -136,3 +136,33 @@ fn every_documented_json_record_has_the_documented_keys() {
         assert_eq!(printed, keys, "{command}");
     }
 }
+
+/// `compact --json` reports the written entry's `tokensBefore`, the number `compactions --json`
+/// lists for it, beside the estimate its text line compares with `tokensAfter`.
+#[test]
+fn compact_reports_the_tokens_before_its_entry_records() {
+    let run = Run::new();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo-session.jsonl");
+    let file = run.home.path().join("demo.jsonl");
+    std::fs::copy(&demo, &file).unwrap();
+    let file = file.to_str().unwrap();
+    let parse = |output: String| -> serde_json::Value {
+        let json = output
+            .strip_prefix("exit: 0\n")
+            .unwrap_or_else(|| panic!("{output}"));
+        serde_json::from_str(json.split("--- stderr\n").next().unwrap()).unwrap()
+    };
+    let written = parse(run.ctxkit(&["compact", file, "--keep-recent-tokens", "2000", "--json"]));
+    let listed = parse(run.ctxkit(&["compactions", file, "--json"]));
+    let entry = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|record| record["id"] == written["compactionId"])
+        .unwrap_or_else(|| panic!("{written} not in {listed}"));
+    assert_eq!(written["tokensBefore"], entry["tokensBefore"], "{written}");
+    assert!(
+        written["estimatedTokensBefore"].as_u64().unwrap() > 0,
+        "{written}"
+    );
+}
