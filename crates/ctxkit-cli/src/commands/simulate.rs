@@ -32,13 +32,13 @@ pub struct SimulateArgs {
     #[arg(long = "session", value_name = "SESSION")]
     session_flags: Vec<String>,
     /// Model calls in the generated session.
-    #[arg(long, default_value_t = 2_000)]
+    #[arg(long, default_value_t = 2_000, value_parser = positive::<usize>)]
     calls: usize,
     /// Seed of the generated session; equal seeds give equal results.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// The model's context window, tokens.
-    #[arg(long, default_value_t = 200_000)]
+    #[arg(long, default_value_t = 200_000, value_parser = positive::<u64>)]
     window: u64,
     /// Whose prices and prompt-cache rule bill the requests [default: a session's own model (the
     /// one most of its replies name) at its list prices, under its provider's cache; Anthropic's
@@ -56,6 +56,15 @@ pub struct SimulateArgs {
     /// Print JSON: `{"reports", "overall", "verdict", "recommendation", "defaults_margin"}`.
     #[arg(long)]
     json: bool,
+}
+
+/// A count of at least one (a window of no token, or a session of no call, simulates nothing).
+fn positive<T: std::str::FromStr + PartialEq + Default>(text: &str) -> Result<T, String> {
+    match text.parse::<T>() {
+        Ok(value) if value != T::default() => Ok(value),
+        Ok(_) => Err("must be at least 1".to_owned()),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
 }
 
 /// Runs the simulation and prints the reports, the verdict and the recommended settings.

@@ -176,3 +176,16 @@ fn a_file_that_is_not_a_session_is_one_line_and_a_hint() {
         "{output}"
     );
 }
+
+/// A window of no token or a run of no call simulates nothing: a usage error, not a verdict.
+#[test]
+fn a_zero_window_or_call_count_is_a_usage_error() {
+    let run = Run::new();
+    for (flag, value) in [("--window", "0"), ("--calls", "0"), ("--window", "many")] {
+        let output = run.ctxkit(&["simulate", flag, value]);
+        assert!(output.starts_with("exit: 2\n"), "{flag} {value}: {output}");
+        assert!(!output.contains("Recommended"), "{output}");
+    }
+    let output = run.ctxkit(&["simulate", "--window", "0"]);
+    assert!(output.contains("must be at least 1"), "{output}");
+}
