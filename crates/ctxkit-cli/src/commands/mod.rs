@@ -9,6 +9,7 @@ mod edit;
 mod engine_run;
 mod import;
 mod inspect;
+mod missing_entry;
 mod models;
 mod navigate;
 mod offline_size;
@@ -30,6 +31,7 @@ mod undo;
 mod web;
 
 pub use chat::LastRequestFailed;
+pub use missing_entry::MissingEntry;
 pub use summary_setup::NoModelConfigured;
 
 use std::io::Write;
@@ -96,9 +98,12 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
     };
     let process = settings::ProcessSettings::new(&global, unloaded, unknown_keys);
     let url = store::choose(&process, &mut command, &mut locations)?;
+    // Named as the user named it (a database session is read through a temporary file).
+    let session = missing_entry::session_of(&command);
     store::run(&url, command, out, move |command, out| {
         dispatch(command, locations, process, out)
     })
+    .map_err(|error| missing_entry::name_session(error, session.as_deref()))
 }
 
 /// The commands that refuse to start while a settings file could not be loaded (they compact or

@@ -180,3 +180,38 @@ fn a_missing_session_exits_4_with_one_hint_for_every_command_that_takes_one() {
     let output = run.ctxkit(&["import", "missing.jsonl"]);
     assert!(output.starts_with("exit: 4\n"), "{output}");
 }
+
+/// An entry id the session does not hold: exit 3, the error names the session and the hint the
+/// command that lists its ids, for every command that takes an entry id.
+#[test]
+fn a_missing_entry_names_its_session_for_every_command_that_takes_an_id() {
+    let run = Run::new();
+    let demo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo-session.jsonl");
+    std::fs::copy(demo, run.home.path().join("demo.jsonl")).unwrap();
+    let before = std::fs::read(run.home.path().join("demo.jsonl")).unwrap();
+    let commands: [&[&str]; 6] = [
+        &["label", "demo.jsonl", "nope", "text"],
+        &["fork", "demo.jsonl", "--at", "nope"],
+        &["context", "demo.jsonl", "--leaf", "nope"],
+        &["tokens", "demo.jsonl", "--leaf", "nope"],
+        &["branch", "demo.jsonl", "--to", "nope"],
+        &["edit-context", "demo.jsonl", "nope", "--omit"],
+    ];
+    for args in commands {
+        let output = run.ctxkit(args);
+        assert!(output.starts_with("exit: 3\n"), "{args:?}: {output}");
+        assert!(
+            output.contains("error: entry `nope` not found in `demo.jsonl`"),
+            "{args:?}: {output}"
+        );
+        assert!(
+            output.contains("hint: list entry ids with `ctxkit tree demo.jsonl`"),
+            "{args:?}: {output}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(run.home.path().join("demo.jsonl")).unwrap(),
+        before
+    );
+}
