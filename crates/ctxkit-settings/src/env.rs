@@ -93,6 +93,16 @@ impl Environment {
         self.cwd.join(PROJECT_DIR_NAME)
     }
 
+    /// Whether `<cwd>/.ctxkit` is ctxkit's own directory (ctxkit started in the home folder):
+    /// there is no project configuration then, only the user's.
+    pub fn project_is_agent_dir(&self) -> bool {
+        let (project, agent) = (self.project_dir(), self.agent_dir());
+        project == agent
+            || std::fs::canonicalize(&project).is_ok_and(|project| {
+                std::fs::canonicalize(&agent).is_ok_and(|agent| agent == project)
+            })
+    }
+
     /// `<agent dir>/settings.json`.
     pub fn global_settings_path(&self) -> PathBuf {
         self.agent_dir().join(SETTINGS_FILE_NAME)

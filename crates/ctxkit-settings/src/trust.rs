@@ -339,6 +339,38 @@ mod tests {
         }
     }
 
+    /// Started in the home folder, `<cwd>/.ctxkit` is ctxkit's home: the user's file is read
+    /// once, as the user's, never held back as an untrusted project's.
+    #[test]
+    fn started_in_the_home_folder_the_users_settings_are_no_project() {
+        let home = tempfile::tempdir().unwrap();
+        let environment = Environment::new(home.path(), home.path());
+        assert!(environment.project_is_agent_dir());
+        std::fs::create_dir_all(environment.agent_dir()).unwrap();
+        std::fs::write(
+            environment.global_settings_path(),
+            r#"{"shellPath":"/bin/bash","compaction":{"keepRecentTokens":30000}}"#,
+        )
+        .unwrap();
+        let settings = SettingsManager::load(&environment);
+        assert_eq!(settings.path(SettingsScope::Project), None);
+        assert!(settings.held_project_keys().is_empty());
+        assert!(
+            project_trust(&environment, &settings)
+                .unwrap()
+                .held
+                .is_empty()
+        );
+        for key in ["shellPath", "compaction.keepRecentTokens"] {
+            let lookup = settings.get(key).unwrap();
+            assert_eq!(lookup.origin, Some(crate::SettingOrigin::Global), "{key}");
+        }
+        // A project folder beside it keeps its own scope.
+        let project = home.path().join("app");
+        std::fs::create_dir_all(&project).unwrap();
+        assert!(!Environment::new(home.path(), &project).project_is_agent_dir());
+    }
+
     #[test]
     fn project_hooks_run_only_once_trusted_and_again_after_a_change() {
         let home = tempfile::tempdir().unwrap();

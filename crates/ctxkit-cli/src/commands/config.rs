@@ -72,12 +72,24 @@ fn outside_entries_hint(environment: &Environment, entries: &[HeldEntry]) -> Opt
     ))
 }
 
-fn scope(project: bool) -> SettingsScope {
-    if project {
-        SettingsScope::Project
-    } else {
-        SettingsScope::Global
+/// The scope `--project` names; refused when this folder has no project settings of its own
+/// (started in the home folder, `.ctxkit` is ctxkit's home: the user's settings).
+fn scope(project: bool, settings: &SettingsManager) -> Result<SettingsScope> {
+    if !project {
+        return Ok(SettingsScope::Global);
     }
+    if settings.path(SettingsScope::Project).is_none() {
+        return Err(crate::usage::UsageError {
+            message: "`--project`: this folder's `.ctxkit` is ctxkit's home, so it has no \
+                      project settings of its own"
+                .to_owned(),
+            hint: "leave out `--project` to change your own settings, or run it in a project's \
+                   folder"
+                .to_owned(),
+        }
+        .into());
+    }
+    Ok(SettingsScope::Project)
 }
 
 /// The key of the store setting, which `--store` and `CTXKIT_STORE` override.
@@ -187,7 +199,7 @@ pub fn config(
             if !force {
                 ctxkit_settings::check_known_key(&key)?;
             }
-            let scope = scope(project);
+            let scope = scope(project, &settings)?;
             // Project settings are usually committed: keys and URL credentials stay in the user's.
             let secret_key = ctxkit_settings::secret_keys()
                 .iter()
@@ -206,7 +218,7 @@ pub fn config(
             Ok(Outcome::Success)
         }
         ConfigAction::Unset { key, project } => {
-            let scope = scope(project);
+            let scope = scope(project, &settings)?;
             let removed = settings.unset(scope, &key)?;
             settings.flush()?;
             let path = settings.path(scope).map(|path| path.display().to_string());

@@ -86,6 +86,39 @@ fn the_users_settings_may_be_a_link_anywhere() {
     assert!(written.contains("light"), "{written}");
 }
 
+/// Started in the home folder, `.ctxkit` is ctxkit's home: the user's settings are the user's,
+/// never an untrusted project's held back with a warning, and `--project` says there is none.
+#[test]
+fn started_in_the_home_folder_the_users_settings_are_the_users() {
+    let world = World::new();
+    let user = world.root.join("user");
+    let run = |args: &[&str]| {
+        let mut command = world.command(args);
+        command
+            .current_dir(&user)
+            .env_remove("CTXKIT_HOME")
+            .env("HOME", &user);
+        bounded(command)
+    };
+    let output = run(&["config", "set", "shellPath", "/bin/sh"]);
+    assert!(output.status.success(), "{output:?}");
+    let output = run(&["config", "get", "shellPath"]);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "/bin/sh\n");
+    assert!(!stderr(&output).contains("not trusted"), "{output:?}");
+    let output = run(&["config", "list"]);
+    let listed = String::from_utf8_lossy(&output.stdout);
+    assert!(!listed.contains("(project)"), "{listed}");
+    assert!(!stderr(&output).contains("not trusted"), "{output:?}");
+    let output = run(&["config", "set", "--project", "theme", "dark"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        stderr(&output).contains("no project settings"),
+        "{output:?}"
+    );
+    let written = std::fs::read_to_string(user.join(".ctxkit/settings.json")).unwrap();
+    assert!(!written.contains("theme"), "{written}");
+}
+
 /// QA finding 2: a committed link made `install -l` write into the user's settings and `config set
 /// --project` rewrite any file of the user's (or create a dangling link's target); a linked lock
 /// created a file elsewhere.

@@ -114,6 +114,19 @@ impl ScopeState {
         }
     }
 
+    /// A scope with no file: it reads as empty and writes nowhere.
+    fn none(scope: SettingsScope) -> Self {
+        Self {
+            scope,
+            path: None,
+            reach: Reach::Anywhere,
+            document: Document::new(),
+            text: None,
+            load_error: None,
+            modified: Vec::new(),
+        }
+    }
+
     fn display_path(&self) -> PathBuf {
         self.path.clone().unwrap_or_default()
     }
@@ -154,11 +167,14 @@ impl SettingsManager {
     /// [`SettingsManager::drain_errors`] and that scope reads as empty; a trust file that cannot be
     /// read counts as no trust.
     pub fn load(environment: &Environment) -> Self {
-        let mut manager = Self::from_scopes(
-            environment.global_settings_path(),
-            environment.project_settings_path(),
-            Reach::of(environment, SettingsScope::Project),
-        );
+        // Started in the home folder, the project's file is the user's own: one scope, not two.
+        let project = (!environment.project_is_agent_dir()).then(|| {
+            (
+                environment.project_settings_path(),
+                Reach::of(environment, SettingsScope::Project),
+            )
+        });
+        let mut manager = Self::from_scopes(environment.global_settings_path(), project);
         manager.folder.set_home(&environment.home);
         manager.recompute();
         match crate::trust::project_trust(environment, &manager) {
@@ -172,29 +188,31 @@ impl SettingsManager {
     /// `schema::project_safe_keys` apply from its document ([`SettingsManager::set_project_trusted`]).
     /// The project's file is read only beneath its folder (a symlink leading out is refused).
     pub fn from_paths(global_path: PathBuf, project_path: PathBuf) -> Self {
-        Self::from_scopes(global_path, project_path, Reach::BeneathFolder)
+        Self::from_scopes(global_path, Some((project_path, Reach::BeneathFolder)))
     }
 
-    fn from_scopes(global_path: PathBuf, project_path: PathBuf, project_reach: Reach) -> Self {
+    /// The user's file and the project's, if the project has one of its own.
+    fn from_scopes(global_path: PathBuf, project: Option<(PathBuf, Reach)>) -> Self {
         tracing::debug!(
             global = %global_path.display(),
-            project = %project_path.display(),
+            project = ?project.as_ref().map(|(path, _)| path),
             "reading the settings files"
         );
         let mut errors = Vec::new();
+        let folder_of_none = reach::ProjectFolder::of_settings_file(&global_path);
         let global = ScopeState::load(
             SettingsScope::Global,
             global_path,
             Reach::Anywhere,
             &mut errors,
         );
-        let folder = reach::ProjectFolder::of_settings_file(&project_path);
-        let project = ScopeState::load(
-            SettingsScope::Project,
-            project_path,
-            project_reach,
-            &mut errors,
-        );
+        let (folder, project) = match project {
+            Some((path, reach)) => (
+                reach::ProjectFolder::of_settings_file(&path),
+                ScopeState::load(SettingsScope::Project, path, reach, &mut errors),
+            ),
+            None => (folder_of_none, ScopeState::none(SettingsScope::Project)),
+        };
         let mut manager = Self {
             global,
             project,
