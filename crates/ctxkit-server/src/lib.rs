@@ -62,6 +62,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod agent_run;
+mod budget;
 mod drain;
 mod envelope;
 mod errors;
@@ -79,6 +80,7 @@ mod socket;
 mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource, SystemPrompt};
+pub use budget::DEFAULT_MAX_BUFFERED_BYTES;
 pub use drain::Shutdown;
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
 pub use listen::{CANCEL_GRACE, DEFAULT_MAX_CONNECTIONS, ListenError, Listener, SHUTDOWN_GRACE};
@@ -189,6 +191,18 @@ pub(crate) struct Shared {
     pub(crate) signalled: Option<Arc<std::sync::OnceLock<i32>>>,
     /// The projects this client chose: where its runs may work (`projects`).
     pub(crate) projects: projects::ChosenProjects,
+    /// The budget a listening server's clients share (`None` on stdio): queued lines hold it too.
+    pub(crate) server_budget: Option<budget::MemoryBudget>,
+}
+
+/// What a WebSocket client of a listening server is served with, beside its config.
+pub(crate) struct Listened {
+    /// The server's phase: once it drains, the input ends because the server stops reading.
+    pub(crate) draining: tokio::sync::watch::Receiver<drain::Phase>,
+    /// Set when the client disconnected: what it queued is not run.
+    pub(crate) gone: Arc<std::sync::atomic::AtomicBool>,
+    /// The bytes all clients together may hold.
+    pub(crate) budget: budget::MemoryBudget,
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
@@ -197,7 +211,7 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_client(Arc::new(config), input, output, None, None, None).await
+    serve_client(Arc::new(config), input, output, None, None).await
 }
 
 /// [`serve`] in a process that ends `input` when a signal stops it, having first set `signalled`
@@ -213,7 +227,7 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve_client(Arc::new(config), input, output, None, Some(signalled), None).await
+    serve_client(Arc::new(config), input, output, Some(signalled), None).await
 }
 
 /// [`serve`] for one client of several sharing `config` (a WebSocket connection). The end of
@@ -224,14 +238,21 @@ pub(crate) async fn serve_client<R, W>(
     config: Arc<ServerConfig>,
     mut input: R,
     mut output: W,
-    draining: Option<tokio::sync::watch::Receiver<drain::Phase>>,
     signalled: Option<Arc<std::sync::OnceLock<i32>>>,
-    gone: Option<Arc<std::sync::atomic::AtomicBool>>,
+    listened: Option<Listened>,
 ) -> std::io::Result<()>
 where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let (draining, gone, server_budget) = match listened {
+        Some(listened) => (
+            Some(listened.draining),
+            Some(listened.gone),
+            Some(listened.budget),
+        ),
+        None => (None, None, None),
+    };
     let (out, mut outgoing) = outgoing::Outgoing::new(outgoing::MAX_WAITING_BYTES);
     let writer = tokio::spawn(async move {
         // `None` is the end (a tool abandoned in a thread may still hold an event sender).
@@ -266,6 +287,7 @@ where
         draining: draining.clone(),
         signalled,
         projects: projects::ChosenProjects::new(),
+        server_budget,
     });
     let follower = draining.map(|phase| tokio::spawn(drain::follow(Arc::clone(&shared), phase)));
     // Requests run one after another, in order, so a client may pipeline them; cancellation and

@@ -36,6 +36,9 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 use crate::ServerConfig;
+use crate::budget::{
+    BUDGET_WAIT, Budgeted, DEFAULT_MAX_BUFFERED_BYTES, Held, MemoryBudget, READ_CHUNK,
+};
 use crate::drain::{Phase, Shutdown};
 
 /// How long a drain (SIGTERM) lets the clients' running requests go on before they are cancelled.
@@ -77,6 +80,8 @@ pub struct Listener {
     address: SocketAddr,
     state: Arc<State>,
     limits: ConnectionLimits,
+    /// `server.maxBufferedBytes` as asked for (the budget is at least its floor).
+    budget_bytes: usize,
 }
 
 impl std::fmt::Debug for Listener {
@@ -94,6 +99,8 @@ struct State {
     token: Option<[u8; 32]>,
     phase: watch::Sender<Phase>,
     clients: AtomicUsize,
+    /// The bytes all clients together may hold in requests.
+    budget: MemoryBudget,
 }
 
 fn digest(text: &str) -> [u8; 32] {
@@ -117,6 +124,8 @@ impl Listener {
         let bound = listener
             .local_addr()
             .map_err(|source| ListenError::Bind { address, source })?;
+        let limits = ConnectionLimits::new(DEFAULT_MAX_CONNECTIONS);
+        let budget = budget_of(DEFAULT_MAX_BUFFERED_BYTES, &config, &limits);
         Ok(Self {
             listener,
             address: bound,
@@ -125,8 +134,10 @@ impl Listener {
                 token: token.as_deref().map(digest),
                 phase: watch::Sender::new(Phase::Serving),
                 clients: AtomicUsize::new(0),
+                budget,
             }),
-            limits: ConnectionLimits::new(DEFAULT_MAX_CONNECTIONS),
+            limits,
+            budget_bytes: DEFAULT_MAX_BUFFERED_BYTES,
         })
     }
 
@@ -134,6 +145,18 @@ impl Listener {
     /// `ctxkit_http`'s) instead of [`DEFAULT_MAX_CONNECTIONS`] and the default timeouts.
     pub fn set_limits(&mut self, limits: ConnectionLimits) {
         self.limits = limits;
+        self.set_memory_budget(self.budget_bytes);
+    }
+
+    /// Lets all clients together hold `bytes` of requests (`server.maxBufferedBytes`) instead of
+    /// [`DEFAULT_MAX_BUFFERED_BYTES`]; never less than one message at its limit and a read for
+    /// each connection.
+    pub fn set_memory_budget(&mut self, bytes: usize) {
+        self.budget_bytes = bytes;
+        let budget = budget_of(bytes, &self.state.config, &self.limits);
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.budget = budget;
+        }
     }
 
     /// Where it listens (the port chosen when 0 was asked for).
@@ -344,14 +367,26 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Conne
         } = connection;
         // A client that does not take the `101` in time is let go.
         if let Ok(Ok(upgraded)) = tokio::time::timeout(upgrade_timeout, upgrading).await {
+            let held = Held::default();
             let socket = WebSocketStream::from_raw_socket(
-                TokioIo::new(upgraded),
+                Budgeted::new(
+                    TokioIo::new(upgraded),
+                    &state.budget,
+                    held.clone(),
+                    BUDGET_WAIT,
+                ),
                 Role::Server,
                 Some(socket_config(&state.config)),
             )
             .await;
-            crate::socket::serve_socket(socket, Arc::clone(&state.config), state.phase.subscribe())
-                .await;
+            crate::socket::serve_socket(
+                socket,
+                Arc::clone(&state.config),
+                state.phase.subscribe(),
+                state.budget.clone(),
+                held,
+            )
+            .await;
         }
         state.clients.fetch_sub(1, Ordering::SeqCst);
     });
@@ -377,6 +412,13 @@ fn max_message_bytes(max_request_bytes: usize) -> usize {
     max_request_bytes
         .saturating_add(MESSAGE_SLACK_BYTES)
         .saturating_mul(2)
+}
+
+/// The budget of `bytes`, at least what a message at its limit and one read per connection take.
+fn budget_of(bytes: usize, config: &ServerConfig, limits: &ConnectionLimits) -> MemoryBudget {
+    let floor = max_message_bytes(config.max_request_bytes)
+        .saturating_add(limits.max_connections.saturating_mul(READ_CHUNK));
+    MemoryBudget::new(bytes, floor)
 }
 
 fn socket_config(config: &ServerConfig) -> WebSocketConfig {

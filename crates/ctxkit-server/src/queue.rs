@@ -29,10 +29,16 @@ pub(crate) struct Queued {
     pub(crate) reply: Reply,
     pub(crate) method: String,
     pub(crate) params: Value,
-    pub(crate) held: Option<OwnedSemaphorePermit>,
+    pub(crate) held: Option<Held>,
 }
 
-fn queued(request: Incoming, held: Option<OwnedSemaphorePermit>) -> Queued {
+/// A queued request's shares: of its client's queue, and of the server's budget (`--listen`).
+pub(crate) struct Held {
+    _queue: OwnedSemaphorePermit,
+    _server: Option<OwnedSemaphorePermit>,
+}
+
+fn queued(request: Incoming, held: Option<Held>) -> Queued {
     Queued {
         reply: request.reply,
         method: request.method,
@@ -86,9 +92,9 @@ pub(crate) async fn dispatch_requests(
     loop {
         let wanted = waiting
             .front()
-            .map(|request| input::permits(request.length, budget_bytes));
+            .map(|request| (input::permits(request.length, budget_bytes), request.length));
         tokio::select! {
-            held = acquire(&budget, wanted), if wanted.is_some() => {
+            held = acquire(shared, &budget, wanted), if wanted.is_some() => {
                 if let Some(request) = waiting.pop_front() {
                     let _ = queue.send(queued(request, held.ok()));
                 }
@@ -128,14 +134,25 @@ pub(crate) async fn dispatch_requests(
     }
 }
 
+/// The shares of a line of `wanted` (permits of the client's queue, bytes): the queue's, then the
+/// server's budget's when it has one.
 async fn acquire(
+    shared: &Shared,
     budget: &Arc<Semaphore>,
-    wanted: Option<u32>,
-) -> Result<OwnedSemaphorePermit, AcquireError> {
-    match wanted {
-        Some(wanted) => Arc::clone(budget).acquire_many_owned(wanted).await,
-        None => std::future::pending().await,
-    }
+    wanted: Option<(u32, usize)>,
+) -> Result<Held, AcquireError> {
+    let Some((permits, bytes)) = wanted else {
+        return std::future::pending().await;
+    };
+    let queue = Arc::clone(budget).acquire_many_owned(permits).await?;
+    let server = match &shared.server_budget {
+        Some(server_budget) => server_budget.acquire(bytes).await,
+        None => None,
+    };
+    Ok(Held {
+        _queue: queue,
+        _server: server,
+    })
 }
 
 /// Whether the input ended because the client did (not because a listening server drains).

@@ -7,10 +7,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use bytes::Bytes;
 use futures::{SinkExt as _, StreamExt as _};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream};
 use tokio::sync::watch;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite;
@@ -19,6 +20,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::ServerConfig;
+use crate::budget::{BUDGET_CLOSE_REASON, Budgeted, Held, MemoryBudget};
 use crate::drain::Phase;
 
 /// The bytes buffered between the socket and the server, each way.
@@ -29,9 +31,11 @@ const PIPE_BYTES: usize = 64 * 1024;
 /// committed, or cancelled once the drain's grace is over), then closes it: 1001 with the drain's
 /// reason, 1000 when the session ended otherwise.
 pub(crate) async fn serve_socket(
-    socket: WebSocketStream<TokioIo<Upgraded>>,
+    socket: WebSocketStream<Budgeted<TokioIo<Upgraded>>>,
     config: Arc<ServerConfig>,
     mut draining: watch::Receiver<Phase>,
+    budget: MemoryBudget,
+    held: Held,
 ) {
     let (mut sink, mut stream) = socket.split();
     let (mut requests, server_input) = tokio::io::duplex(PIPE_BYTES);
@@ -44,9 +48,12 @@ pub(crate) async fn serve_socket(
         config,
         BufReader::new(server_input),
         server_output,
-        Some(draining.clone()),
         None,
-        Some(Arc::clone(&gone)),
+        Some(crate::Listened {
+            draining: draining.clone(),
+            gone: Arc::clone(&gone),
+            budget,
+        }),
     ));
     // Why the client's input ended, when the close says more than "normal" (set before the
     // server sees the end of its input, so before the writer closes).
@@ -63,9 +70,12 @@ pub(crate) async fn serve_socket(
                 gone.store(true, Ordering::SeqCst);
             }
             let bytes = match message {
-                Some(Ok(Message::Text(text))) => text.as_bytes().to_vec(),
-                Some(Ok(Message::Binary(bytes))) => bytes.to_vec(),
-                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
+                Some(Ok(Message::Text(text))) => Bytes::from(text),
+                Some(Ok(Message::Binary(bytes))) => bytes,
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {
+                    held.release();
+                    continue;
+                }
                 Some(Err(error)) => {
                     if let Some(close) = close_for(&error) {
                         let _ = failed.send(close);
@@ -74,7 +84,10 @@ pub(crate) async fn serve_socket(
                 }
                 Some(Ok(Message::Close(_))) | None => break,
             };
-            if requests.write_all(&one_line(bytes)).await.is_err() {
+            let written = write_line(&mut requests, bytes).await;
+            // The message is the server's now: its queue holds its share from here.
+            held.release();
+            if written.is_err() {
                 break;
             }
         }
@@ -144,6 +157,12 @@ fn close_for(error: &tungstenite::Error) -> Option<CloseFrame> {
             code: CloseCode::Size,
             reason: "the message is over 2 × (`server.maxRequestBytes` + 64 KiB)".into(),
         }),
+        tungstenite::Error::Io(error) if error.kind() == std::io::ErrorKind::OutOfMemory => {
+            Some(CloseFrame {
+                code: CloseCode::Again,
+                reason: BUDGET_CLOSE_REASON.into(),
+            })
+        }
         tungstenite::Error::ConnectionClosed
         | tungstenite::Error::AlreadyClosed
         | tungstenite::Error::Io(_)
@@ -155,6 +174,15 @@ fn close_for(error: &tungstenite::Error) -> Option<CloseFrame> {
         | tungstenite::Error::Http(_)
         | tungstenite::Error::HttpFormat(_) => None,
     }
+}
+
+/// Writes a message as one request line, copying it only when it holds a line break.
+async fn write_line(requests: &mut DuplexStream, message: Bytes) -> std::io::Result<()> {
+    if message.iter().any(|byte| *byte == b'\n' || *byte == b'\r') {
+        return requests.write_all(&one_line(message.to_vec())).await;
+    }
+    requests.write_all(&message).await?;
+    requests.write_all(b"\n").await
 }
 
 /// A message as one request line: the line breaks JSON allows are whitespace between tokens (a
@@ -171,7 +199,20 @@ fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::{close_for, one_line, tungstenite};
+
+    #[test]
+    fn a_connection_that_waited_for_the_budget_closes_with_1013() {
+        let error = tungstenite::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            crate::budget::BUDGET_CLOSE_REASON,
+        ));
+        let close = close_for(&error).unwrap();
+        assert_eq!(u16::from(close.code), 1013);
+        assert!(close.reason.contains("server.maxBufferedBytes"));
+        let lost = tungstenite::Error::Io(std::io::ErrorKind::ConnectionReset.into());
+        assert!(close_for(&lost).is_none());
+    }
 
     #[test]
     fn a_pretty_printed_request_is_one_line_with_the_same_meaning() {

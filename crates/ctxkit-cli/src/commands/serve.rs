@@ -213,6 +213,7 @@ fn serve_listen(
     let mut listener = runtime.block_on(Listener::bind(address, token, config))?;
     let max_connections = usize::try_from(server.max_connections).unwrap_or(usize::MAX);
     listener.set_limits(ctxkit_http::ConnectionLimits::new(max_connections));
+    listener.set_memory_budget(usize::try_from(server.max_buffered_bytes).unwrap_or(usize::MAX));
     // Caught before "Listening" is printed: a stop sent right after it stops the server.
     let (stop, hurry, signalled) = {
         let _inside = runtime.enter();

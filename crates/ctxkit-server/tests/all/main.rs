@@ -12,3 +12,4 @@ mod stale_writer;
 mod stored_ids;
 mod support;
 mod websocket;
+mod websocket_budget;

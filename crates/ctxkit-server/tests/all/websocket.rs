@@ -45,7 +45,7 @@ pub(crate) async fn listen(config: ServerConfig, token: Option<&str>) -> Running
 }
 
 /// [`listen`] with its connections' limits.
-async fn listen_within(
+pub(crate) async fn listen_within(
     config: ServerConfig,
     token: Option<&str>,
     limits: Option<ctxkit_http::ConnectionLimits>,

@@ -225,6 +225,12 @@ pub struct ServerConfig {
     /// still sending their headers alike; one more is answered 503 and closed.
     #[schemars(range(min = 1))]
     pub max_connections: u64,
+    /// The bytes of requests all `serve --listen` clients together may hold, in messages being
+    /// received and requests waiting (1 GiB; never less than one message at its limit and 64 KiB
+    /// per connection); past it a connection is not read until there is room, and one that waits
+    /// 30 s with part of a message is closed (1013).
+    #[schemars(range(min = 1024))]
+    pub max_buffered_bytes: u64,
 }
 
 impl Default for ServerConfig {
@@ -234,6 +240,7 @@ impl Default for ServerConfig {
             max_request_bytes: 64 * 1024 * 1024,
             max_queued_bytes: 256 * 1024 * 1024,
             max_connections: 256,
+            max_buffered_bytes: 1 << 30,
         }
     }
 }
@@ -246,6 +253,7 @@ impl std::fmt::Debug for ServerConfig {
             .field("max_request_bytes", &self.max_request_bytes)
             .field("max_queued_bytes", &self.max_queued_bytes)
             .field("max_connections", &self.max_connections)
+            .field("max_buffered_bytes", &self.max_buffered_bytes)
             .finish()
     }
 }

@@ -1,0 +1,92 @@
+//! The memory all `serve --listen` clients share (`server.maxBufferedBytes`): a client that holds
+//! most of it with a message it has not finished holds back another's message, which goes through
+//! once the first is done; neither connection is lost.
+
+use std::time::Duration;
+
+use ctxkit_server::Listener;
+use futures::{SinkExt as _, StreamExt as _};
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+
+use crate::websocket::{Socket, call, config, connect};
+
+/// The next text message within `wait`, if one comes.
+async fn answer_within(socket: &mut Socket, wait: Duration) -> Option<Value> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let message = tokio::time::timeout_at(deadline, socket.next())
+            .await
+            .ok()?;
+        if let Some(Ok(Message::Text(text))) = message {
+            return Some(serde_json::from_str(&text).unwrap());
+        }
+    }
+}
+
+fn frame(bytes: usize, opcode: OpCode, last: bool) -> Message {
+    Message::Frame(Frame::message(vec![b'x'; bytes], opcode, last))
+}
+
+#[tokio::test]
+async fn a_message_waits_for_room_another_client_holds_then_goes_through() {
+    let dir = tempfile::tempdir().unwrap();
+    // Requests of 8 KiB: a message is at most 2 × (8 + 64) KiB = 144 KiB. With two connections
+    // the smallest budget is that and a 64 KiB read for each: 272 KiB.
+    let mut listener = Listener::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        None,
+        config(dir.path(), None),
+    )
+    .await
+    .unwrap();
+    listener.set_limits(ctxkit_http::ConnectionLimits::new(2));
+    listener.set_memory_budget(0);
+    let address = listener.local_addr();
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let _running = tokio::spawn(listener.run(async move {
+        let _ = stopped.await;
+    }));
+    let mut holder = connect(address, &[]).await.unwrap();
+    let mut waiter = connect(address, &[]).await.unwrap();
+    // The holder sends 140 KiB of a message and not its end.
+    holder
+        .send(frame(70 * 1024, OpCode::Data(Data::Text), false))
+        .await
+        .unwrap();
+    holder
+        .send(frame(70 * 1024, OpCode::Data(Data::Continue), false))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The other's message of 140 KiB finds no room: it is not read, so not answered.
+    waiter
+        .send(Message::text("x".repeat(140 * 1024)))
+        .await
+        .unwrap();
+    assert_eq!(
+        answer_within(&mut waiter, Duration::from_millis(800)).await,
+        None,
+        "read beyond the budget"
+    );
+    // The holder's message ends: its bytes are the server's, and the waiter's message goes in.
+    holder
+        .send(frame(10, OpCode::Data(Data::Continue), true))
+        .await
+        .unwrap();
+    for socket in [&mut holder, &mut waiter] {
+        let answer = answer_within(socket, Duration::from_secs(10))
+            .await
+            .expect("an answer once there is room");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|message| message.contains("server.maxRequestBytes")),
+            "{answer}"
+        );
+        let init = call(socket, 2, "initialize", Value::Null).await;
+        assert_eq!(init["result"]["server"], "ctxkit", "{init}");
+    }
+}
