@@ -1,37 +1,30 @@
 //! The memory every `serve --listen` client together may hold in requests (`server.maxBufferedBytes`).
 //! Each connection alone is bounded (a message by 2 × (`server.maxRequestBytes` + 64 KiB), its
 //! queue by `server.maxQueuedBytes`), but 256 connections each sending a message at its limit held
-//! 256 times that: 60 GiB with the defaults. So one byte budget is shared by the server:
+//! 256 times that: 60 GiB with the defaults. So the server's clients share budgets of bytes:
 //!
-//! - the bytes read from a socket hold their share from the read until their message is handed to
-//!   the server ([`Budgeted`]); a connection that finds the budget spent waits, and one that waits
-//!   [`BUDGET_WAIT`] while it holds part of a message is closed (1013, try again later), so
-//!   connections that each hold part of a message cannot wait on one another for ever;
-//! - a request waiting in a queue holds its line's share until it has run (`queue.rs`).
+//! - a message read from a socket holds its share from its first frame's header until it is handed
+//!   to the server ([`Budgeted`]): a message in one frame takes its length, one in several frames
+//!   the most a message may be, all at once, so a connection never holds part of the budget while
+//!   it waits for more (connections sharing it out a little each would leave every message
+//!   unfinished, waiting on one another); a message that finds no room waits its turn;
+//! - a request waiting in a queue holds its line's share of a second budget of the same size until
+//!   it has run (`queue.rs`). Two, not one: a client's message waits to be handed on while its
+//!   queue is full, so with one budget a message waiting for room could wait on the very lines
+//!   queued behind it. Neither wait holds a share of the budget it waits on, so each ends as
+//!   requests run.
 
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio::time::Sleep;
 use tokio_util::sync::PollSemaphore;
 
 /// The default server-wide budget (`server.maxBufferedBytes`).
 pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 1 << 30;
-
-/// The most bytes one read from a socket asks the budget for.
-pub(crate) const READ_CHUNK: usize = 64 * 1024;
-
-/// How long a connection waits for room in the budget before it is closed (1013).
-pub(crate) const BUDGET_WAIT: Duration = Duration::from_secs(30);
-
-/// The reason of the close of a connection that waited [`BUDGET_WAIT`] for the budget.
-pub(crate) const BUDGET_CLOSE_REASON: &str =
-    "the server holds `server.maxBufferedBytes` of requests; try again later";
 
 /// The budget of a server: bytes as permits.
 #[derive(Clone, Debug)]
@@ -81,11 +74,6 @@ impl Held {
         }
     }
 
-    /// Whether the connection holds bytes of a message it has not finished.
-    fn holds_any(&self) -> bool {
-        self.0.lock().is_ok_and(|held| held.is_some())
-    }
-
     /// Gives back what was read so far: the message it made is the server's now.
     pub(crate) fn release(&self) {
         if let Ok(mut held) = self.0.lock() {
@@ -94,58 +82,146 @@ impl Held {
     }
 }
 
+/// Where a socket's reads are in the WebSocket frames a client sends (RFC 6455, 5.2).
+#[derive(Debug, PartialEq, Eq)]
+enum Cursor {
+    /// In a frame's header, of which `filled` bytes are read.
+    Header {
+        bytes: [u8; MAX_HEADER],
+        filled: usize,
+    },
+    /// Before a payload of `remaining` bytes, waiting for `wanted` bytes of the budget.
+    Budget { wanted: u64, remaining: u64 },
+    /// In a payload, `remaining` bytes to read.
+    Payload { remaining: u64 },
+}
+
+/// A frame header's most bytes: 2, 8 of extended length, 4 of mask.
+const MAX_HEADER: usize = 14;
+
+impl Cursor {
+    fn header() -> Self {
+        Self::Header {
+            bytes: [0; MAX_HEADER],
+            filled: 0,
+        }
+    }
+
+    /// How many bytes the header has in all, once its first two are known.
+    fn header_length(first: [u8; 2]) -> usize {
+        let extended = match first[1] & 0x7f {
+            126 => 2,
+            127 => 8,
+            _ => 0,
+        };
+        let mask = if first[1] & 0x80 != 0 { 4 } else { 0 };
+        2 + extended + mask
+    }
+
+    /// The payload length a whole header gives.
+    fn payload_length(header: &[u8]) -> u64 {
+        match header[1] & 0x7f {
+            126 => u64::from(u16::from_be_bytes([header[2], header[3]])),
+            127 => header[2..10]
+                .iter()
+                .fold(0, |length, byte| (length << 8) | u64::from(*byte)),
+            short => u64::from(short),
+        }
+    }
+
+    /// The header bytes still to read (none once it is whole).
+    fn header_wanted(bytes: &[u8; MAX_HEADER], filled: usize) -> usize {
+        if filled < 2 {
+            return 2 - filled;
+        }
+        Self::header_length([bytes[0], bytes[1]]) - filled
+    }
+
+    /// What follows a whole header: the budget a message's first frame takes (a whole message
+    /// in one frame, its payload; the first of several, `message_limit`, the most they can add up
+    /// to), or the payload at once (a control frame, at most 125 bytes, or a later fragment,
+    /// covered by its first).
+    fn after_header(header: &[u8], message_limit: u64) -> Self {
+        let remaining = Self::payload_length(header);
+        let (last, opcode) = (header[0] & 0x80 != 0, header[0] & 0x0f);
+        let wanted = match (opcode, last) {
+            (0, _) => 0,
+            (opcode, _) if opcode & 0x08 != 0 => 0,
+            (_, true) => remaining,
+            (_, false) => message_limit,
+        };
+        if wanted == 0 {
+            Self::Payload { remaining }
+        } else {
+            Self::Budget { wanted, remaining }
+        }
+    }
+}
+
 /// A socket whose reads take their bytes from the server's budget (see the module comment).
 pub(crate) struct Budgeted<S> {
     inner: S,
     semaphore: PollSemaphore,
-    /// Asked for and not read yet.
-    chunk: Option<OwnedSemaphorePermit>,
+    /// The most one message can take: the whole budget, or less.
+    message_limit: u64,
+    cursor: Cursor,
     held: Held,
-    /// Running while the budget is spent.
-    waiting: Option<Pin<Box<Sleep>>>,
-    /// How long a read waits for the budget before it fails.
-    wait: Duration,
 }
 
 impl<S> Budgeted<S> {
-    /// Reads of `inner` from `budget`, waiting for it at most `wait` ([`BUDGET_WAIT`]).
-    pub(crate) fn new(inner: S, budget: &MemoryBudget, held: Held, wait: Duration) -> Self {
+    /// Reads of `inner` from `budget`, a message taking at most `message_limit` bytes of it.
+    pub(crate) fn new(inner: S, budget: &MemoryBudget, held: Held, message_limit: usize) -> Self {
+        let most = message_limit.min(budget.bytes).min(u32::MAX as usize);
         Self {
             inner,
             semaphore: PollSemaphore::new(Arc::clone(&budget.semaphore)),
-            chunk: None,
+            message_limit: u64::try_from(most).unwrap_or(u64::from(u32::MAX)),
+            cursor: Cursor::header(),
             held,
-            waiting: None,
-            wait,
         }
     }
 
-    /// A chunk of the budget to read into, or the end of the wait.
-    fn poll_chunk(&mut self, context: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        if let Some(chunk) = &self.chunk {
-            return Poll::Ready(Ok(chunk.num_permits()));
+    /// How many bytes the next read may take: the rest of a header, or of a payload once its
+    /// message has its share of the budget.
+    fn poll_room(&mut self, context: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        loop {
+            match &self.cursor {
+                Cursor::Header { bytes, filled } => {
+                    let wanted = Cursor::header_wanted(bytes, *filled);
+                    if wanted > 0 {
+                        return Poll::Ready(Ok(wanted));
+                    }
+                    self.cursor = Cursor::after_header(&bytes[..*filled], self.message_limit);
+                }
+                Cursor::Budget { wanted, remaining } => {
+                    let (wanted, remaining) = (*wanted, *remaining);
+                    let permits = u32::try_from(wanted.min(self.message_limit)).unwrap_or(u32::MAX);
+                    let Some(permit) = ready!(self.semaphore.poll_acquire_many(context, permits))
+                    else {
+                        return Poll::Ready(Err(io::Error::other("the server's budget closed")));
+                    };
+                    self.held.add(permit);
+                    self.cursor = Cursor::Payload { remaining };
+                }
+                Cursor::Payload { remaining: 0 } => self.cursor = Cursor::header(),
+                Cursor::Payload { remaining } => {
+                    return Poll::Ready(Ok(usize::try_from(*remaining).unwrap_or(usize::MAX)));
+                }
+            }
         }
-        let wanted = u32::try_from(READ_CHUNK).unwrap_or(u32::MAX);
-        match self.semaphore.poll_acquire_many(context, wanted) {
-            Poll::Ready(Some(permit)) => {
-                self.waiting = None;
-                self.chunk = Some(permit);
-                Poll::Ready(Ok(READ_CHUNK))
+    }
+
+    /// Moves the cursor past `read`, the bytes just read.
+    fn advance(&mut self, read: &[u8]) {
+        match &mut self.cursor {
+            Cursor::Header { bytes, filled } => {
+                bytes[*filled..*filled + read.len()].copy_from_slice(read);
+                *filled += read.len();
             }
-            Poll::Ready(None) => Poll::Ready(Err(io::Error::other("the server's budget closed"))),
-            // A connection between messages holds nothing another waits on: it waits as long
-            // as it takes. One holding part of a message waits at most `wait`.
-            Poll::Pending if !self.held.holds_any() => Poll::Pending,
-            Poll::Pending => {
-                let waiting = self
-                    .waiting
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(self.wait)));
-                ready!(waiting.as_mut().poll(context));
-                Poll::Ready(Err(io::Error::new(
-                    io::ErrorKind::OutOfMemory,
-                    BUDGET_CLOSE_REASON,
-                )))
+            Cursor::Payload { remaining } => {
+                *remaining = remaining.saturating_sub(read.len() as u64);
             }
+            Cursor::Budget { .. } => {}
         }
     }
 }
@@ -157,31 +233,13 @@ impl<S: AsyncRead + Unpin> AsyncRead for Budgeted<S> {
         buffer: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        let room = ready!(this.poll_chunk(context))?;
+        let room = ready!(this.poll_room(context))?;
         let limit = room.min(buffer.remaining());
         let mut limited = ReadBuf::new(buffer.initialize_unfilled_to(limit));
         ready!(Pin::new(&mut this.inner).poll_read(context, &mut limited))?;
         let read = limited.filled().len();
+        this.advance(&limited.filled()[..read]);
         buffer.advance(read);
-        if read > 0
-            && let Some(chunk) = this.chunk.as_mut()
-        {
-            match chunk.split(read) {
-                Some(used) => this.held.add(used),
-                None => {
-                    if let Some(all) = this.chunk.take() {
-                        this.held.add(all);
-                    }
-                }
-            }
-            if this
-                .chunk
-                .as_ref()
-                .is_some_and(|chunk| chunk.num_permits() == 0)
-            {
-                this.chunk = None;
-            }
-        }
         Poll::Ready(Ok(()))
     }
 }
@@ -220,55 +278,90 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Budgeted<S> {
 mod tests {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
+    use std::time::Duration;
+
     use super::*;
 
-    #[tokio::test]
-    async fn reads_hold_the_budget_until_released() {
-        let budget = MemoryBudget::new(4 * READ_CHUNK, 0);
-        let (mut client, server) = tokio::io::duplex(1 << 20);
-        let held = Held::default();
-        let mut reader = Budgeted::new(server, &budget, held.clone(), BUDGET_WAIT);
-        client.write_all(&[b'x'; 1000]).await.unwrap();
-        let mut buffer = vec![0; 4096];
-        let read = reader.read(&mut buffer).await.unwrap();
-        assert_eq!(read, 1000);
-        // What was read is held; the rest of the chunk stays asked for, for the next read.
-        assert_eq!(budget.available(), 3 * READ_CHUNK);
-        held.release();
-        assert_eq!(budget.available(), 3 * READ_CHUNK + 1000);
-        drop(reader);
-        assert_eq!(budget.available(), 4 * READ_CHUNK);
+    /// A masked client frame's header: `opcode` (1 text, 0 continuation, 9 ping), final or not.
+    fn header(opcode: u8, length: usize, last: bool) -> Vec<u8> {
+        let mut header = vec![opcode | if last { 0x80 } else { 0 }];
+        match length {
+            0..=125 => header.push(0x80 | length as u8),
+            126..=65_535 => {
+                header.push(0x80 | 126);
+                header.extend_from_slice(&(length as u16).to_be_bytes());
+            }
+            _ => {
+                header.push(0x80 | 127);
+                header.extend_from_slice(&(length as u64).to_be_bytes());
+            }
+        }
+        header.extend_from_slice(&[1, 2, 3, 4]);
+        header
+    }
+
+    fn frame(opcode: u8, length: usize, last: bool) -> Vec<u8> {
+        let mut frame = header(opcode, length, last);
+        frame.extend(std::iter::repeat_n(b'x', length));
+        frame
+    }
+
+    async fn read_exactly(reader: &mut (impl AsyncRead + Unpin), length: usize) {
+        let mut bytes = vec![0; length];
+        reader.read_exact(&mut bytes).await.unwrap();
+    }
+
+    #[test]
+    fn headers_say_how_long_they_are_and_their_payload() {
+        for length in [0, 5, 125, 126, 65_535, 65_536, 3 << 30] {
+            let bytes = header(1, length, true);
+            assert_eq!(Cursor::header_length([bytes[0], bytes[1]]), bytes.len());
+            assert_eq!(Cursor::payload_length(&bytes), length as u64);
+        }
     }
 
     #[tokio::test]
-    async fn a_read_that_waits_too_long_for_the_budget_fails() {
-        let wait = Duration::from_millis(100);
-        let budget = MemoryBudget::new(2 * READ_CHUNK, 0);
+    async fn a_message_takes_its_whole_share_at_its_first_frame_until_released() {
+        let budget = MemoryBudget::new(1 << 20, 0);
+        let (mut client, server) = tokio::io::duplex(4 << 20);
+        let held = Held::default();
+        let mut reader = Budgeted::new(server, &budget, held.clone(), 500_000);
+        client.write_all(&frame(1, 300_000, true)).await.unwrap();
+        // The header passes without the budget; the payload's first byte takes all of it.
+        read_exactly(&mut reader, 14 + 1).await;
+        assert_eq!(budget.available(), (1 << 20) - 300_000);
+        read_exactly(&mut reader, 300_000 - 1).await;
+        held.release();
+        assert_eq!(budget.available(), 1 << 20);
+        // A message in several frames takes the most a message may be at its first; a ping
+        // between its frames and its later frames take nothing more.
+        client.write_all(&frame(1, 1000, false)).await.unwrap();
+        client.write_all(&frame(9, 4, true)).await.unwrap();
+        client.write_all(&frame(0, 1000, true)).await.unwrap();
+        read_exactly(&mut reader, 8 + 1000 + 10 + 8 + 1000).await;
+        assert_eq!(budget.available(), (1 << 20) - 500_000);
+        held.release();
+        assert_eq!(budget.available(), 1 << 20);
+    }
+
+    #[tokio::test]
+    async fn a_message_waits_whole_for_room_holding_nothing() {
+        let budget = MemoryBudget::new(1000, 0);
+        let taken = budget.acquire(600).await.unwrap();
         let (mut client, server) = tokio::io::duplex(1 << 20);
-        let mut reader = Budgeted::new(server, &budget, Held::default(), wait);
-        // The reader holds part of a message; the rest of the budget is another's.
-        client.write_all(&[b'x'; READ_CHUNK]).await.unwrap();
-        let mut buffer = vec![0; READ_CHUNK];
-        assert_eq!(reader.read(&mut buffer).await.unwrap(), READ_CHUNK);
-        let taken = budget.acquire(READ_CHUNK).await.unwrap();
-        client.write_all(b"hello").await.unwrap();
-        let error = reader.read(&mut buffer).await.unwrap_err();
-        assert_eq!(error.kind(), io::ErrorKind::OutOfMemory);
-        assert_eq!(error.to_string(), BUDGET_CLOSE_REASON);
-        // Between messages a reader waits as long as it takes.
-        let idle = Held::default();
-        let (mut client, server) = tokio::io::duplex(1 << 20);
-        let mut reader_between = Budgeted::new(server, &budget, idle, wait);
-        client.write_all(b"later").await.unwrap();
-        let waited = tokio::time::timeout(wait * 3, reader_between.read(&mut buffer)).await;
+        let held = Held::default();
+        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000);
+        client.write_all(&frame(1, 500, true)).await.unwrap();
+        read_exactly(&mut reader, 8).await;
+        let mut byte = [0; 1];
+        let waited = tokio::time::timeout(Duration::from_millis(200), reader.read(&mut byte)).await;
         assert!(waited.is_err(), "{waited:?}");
-        drop(reader_between);
-        // Once room comes back, a connection reads again.
-        drop(reader);
+        assert!(
+            held.0.lock().unwrap().is_none(),
+            "the connection holds nothing while it waits"
+        );
         drop(taken);
-        let (mut client, server) = tokio::io::duplex(1 << 20);
-        let mut reader = Budgeted::new(server, &budget, Held::default(), wait);
-        client.write_all(b"again").await.unwrap();
-        assert_eq!(reader.read(&mut buffer).await.unwrap(), 5);
+        read_exactly(&mut reader, 500).await;
+        assert_eq!(budget.available(), 500);
     }
 }

@@ -191,8 +191,8 @@ pub(crate) struct Shared {
     pub(crate) signalled: Option<Arc<std::sync::OnceLock<i32>>>,
     /// The projects this client chose: where its runs may work (`projects`).
     pub(crate) projects: projects::ChosenProjects,
-    /// The budget a listening server's clients share (`None` on stdio): queued lines hold it too.
-    pub(crate) server_budget: Option<budget::MemoryBudget>,
+    /// The budget a listening server's clients share for their queued lines (`None` on stdio).
+    pub(crate) queue_budget: Option<budget::MemoryBudget>,
 }
 
 /// What a WebSocket client of a listening server is served with, beside its config.
@@ -201,8 +201,8 @@ pub(crate) struct Listened {
     pub(crate) draining: tokio::sync::watch::Receiver<drain::Phase>,
     /// Set when the client disconnected: what it queued is not run.
     pub(crate) gone: Arc<std::sync::atomic::AtomicBool>,
-    /// The bytes all clients together may hold.
-    pub(crate) budget: budget::MemoryBudget,
+    /// The bytes all clients' queued lines together may hold.
+    pub(crate) queue_budget: budget::MemoryBudget,
 }
 
 /// Serves requests from `input` until it ends or `shutdown` is called; writes to `output`.
@@ -245,11 +245,11 @@ where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (draining, gone, server_budget) = match listened {
+    let (draining, gone, queue_budget) = match listened {
         Some(listened) => (
             Some(listened.draining),
             Some(listened.gone),
-            Some(listened.budget),
+            Some(listened.queue_budget),
         ),
         None => (None, None, None),
     };
@@ -287,7 +287,7 @@ where
         draining: draining.clone(),
         signalled,
         projects: projects::ChosenProjects::new(),
-        server_budget,
+        queue_budget,
     });
     let follower = draining.map(|phase| tokio::spawn(drain::follow(Arc::clone(&shared), phase)));
     // Requests run one after another, in order, so a client may pipeline them; cancellation and

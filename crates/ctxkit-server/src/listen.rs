@@ -36,9 +36,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 use crate::ServerConfig;
-use crate::budget::{
-    BUDGET_WAIT, Budgeted, DEFAULT_MAX_BUFFERED_BYTES, Held, MemoryBudget, READ_CHUNK,
-};
+use crate::budget::{Budgeted, DEFAULT_MAX_BUFFERED_BYTES, Held, MemoryBudget};
 use crate::drain::{Phase, Shutdown};
 
 /// How long a drain (SIGTERM) lets the clients' running requests go on before they are cancelled.
@@ -80,8 +78,6 @@ pub struct Listener {
     address: SocketAddr,
     state: Arc<State>,
     limits: ConnectionLimits,
-    /// `server.maxBufferedBytes` as asked for (the budget is at least its floor).
-    budget_bytes: usize,
 }
 
 impl std::fmt::Debug for Listener {
@@ -100,7 +96,10 @@ struct State {
     phase: watch::Sender<Phase>,
     clients: AtomicUsize,
     /// The bytes all clients together may hold in requests.
-    budget: MemoryBudget,
+    /// The bytes all clients' messages being received may hold.
+    read_budget: MemoryBudget,
+    /// The bytes all clients' requests waiting to run may hold.
+    queue_budget: MemoryBudget,
 }
 
 fn digest(text: &str) -> [u8; 32] {
@@ -124,8 +123,8 @@ impl Listener {
         let bound = listener
             .local_addr()
             .map_err(|source| ListenError::Bind { address, source })?;
-        let limits = ConnectionLimits::new(DEFAULT_MAX_CONNECTIONS);
-        let budget = budget_of(DEFAULT_MAX_BUFFERED_BYTES, &config, &limits);
+        let budget = budget_of(DEFAULT_MAX_BUFFERED_BYTES, &config);
+        let queue_budget = budget_of(DEFAULT_MAX_BUFFERED_BYTES, &config);
         Ok(Self {
             listener,
             address: bound,
@@ -134,10 +133,10 @@ impl Listener {
                 token: token.as_deref().map(digest),
                 phase: watch::Sender::new(Phase::Serving),
                 clients: AtomicUsize::new(0),
-                budget,
+                read_budget: budget,
+                queue_budget,
             }),
-            limits,
-            budget_bytes: DEFAULT_MAX_BUFFERED_BYTES,
+            limits: ConnectionLimits::new(DEFAULT_MAX_CONNECTIONS),
         })
     }
 
@@ -145,17 +144,19 @@ impl Listener {
     /// `ctxkit_http`'s) instead of [`DEFAULT_MAX_CONNECTIONS`] and the default timeouts.
     pub fn set_limits(&mut self, limits: ConnectionLimits) {
         self.limits = limits;
-        self.set_memory_budget(self.budget_bytes);
     }
 
-    /// Lets all clients together hold `bytes` of requests (`server.maxBufferedBytes`) instead of
-    /// [`DEFAULT_MAX_BUFFERED_BYTES`]; never less than one message at its limit and a read for
-    /// each connection.
+    /// Lets all clients together hold `bytes` in messages being received, and `bytes` in requests
+    /// waiting to run (`server.maxBufferedBytes`), instead of [`DEFAULT_MAX_BUFFERED_BYTES`];
+    /// never less than one message at its limit.
     pub fn set_memory_budget(&mut self, bytes: usize) {
-        self.budget_bytes = bytes;
-        let budget = budget_of(bytes, &self.state.config, &self.limits);
+        let (read_budget, queue_budget) = (
+            budget_of(bytes, &self.state.config),
+            budget_of(bytes, &self.state.config),
+        );
         if let Some(state) = Arc::get_mut(&mut self.state) {
-            state.budget = budget;
+            state.read_budget = read_budget;
+            state.queue_budget = queue_budget;
         }
     }
 
@@ -371,9 +372,9 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Conne
             let socket = WebSocketStream::from_raw_socket(
                 Budgeted::new(
                     TokioIo::new(upgraded),
-                    &state.budget,
+                    &state.read_budget,
                     held.clone(),
-                    BUDGET_WAIT,
+                    max_message_bytes(state.config.max_request_bytes),
                 ),
                 Role::Server,
                 Some(socket_config(&state.config)),
@@ -383,7 +384,7 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Conne
                 socket,
                 Arc::clone(&state.config),
                 state.phase.subscribe(),
-                state.budget.clone(),
+                state.queue_budget.clone(),
                 held,
             )
             .await;
@@ -414,11 +415,9 @@ fn max_message_bytes(max_request_bytes: usize) -> usize {
         .saturating_mul(2)
 }
 
-/// The budget of `bytes`, at least what a message at its limit and one read per connection take.
-fn budget_of(bytes: usize, config: &ServerConfig, limits: &ConnectionLimits) -> MemoryBudget {
-    let floor = max_message_bytes(config.max_request_bytes)
-        .saturating_add(limits.max_connections.saturating_mul(READ_CHUNK));
-    MemoryBudget::new(bytes, floor)
+/// The budget of `bytes`, at least a message at its limit (or it could never be received).
+fn budget_of(bytes: usize, config: &ServerConfig) -> MemoryBudget {
+    MemoryBudget::new(bytes, max_message_bytes(config.max_request_bytes))
 }
 
 fn socket_config(config: &ServerConfig) -> WebSocketConfig {

@@ -145,8 +145,8 @@ async fn acquire(
         return std::future::pending().await;
     };
     let queue = Arc::clone(budget).acquire_many_owned(permits).await?;
-    let server = match &shared.server_budget {
-        Some(server_budget) => server_budget.acquire(bytes).await,
+    let server = match &shared.queue_budget {
+        Some(queue_budget) => queue_budget.acquire(bytes).await,
         None => None,
     };
     Ok(Held {

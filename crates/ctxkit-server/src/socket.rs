@@ -20,7 +20,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::ServerConfig;
-use crate::budget::{BUDGET_CLOSE_REASON, Budgeted, Held, MemoryBudget};
+use crate::budget::{Budgeted, Held, MemoryBudget};
 use crate::drain::Phase;
 
 /// The bytes buffered between the socket and the server, each way.
@@ -34,7 +34,7 @@ pub(crate) async fn serve_socket(
     socket: WebSocketStream<Budgeted<TokioIo<Upgraded>>>,
     config: Arc<ServerConfig>,
     mut draining: watch::Receiver<Phase>,
-    budget: MemoryBudget,
+    queue_budget: MemoryBudget,
     held: Held,
 ) {
     let (mut sink, mut stream) = socket.split();
@@ -52,7 +52,7 @@ pub(crate) async fn serve_socket(
         Some(crate::Listened {
             draining: draining.clone(),
             gone: Arc::clone(&gone),
-            budget,
+            queue_budget,
         }),
     ));
     // Why the client's input ended, when the close says more than "normal" (set before the
@@ -157,12 +157,6 @@ fn close_for(error: &tungstenite::Error) -> Option<CloseFrame> {
             code: CloseCode::Size,
             reason: "the message is over 2 × (`server.maxRequestBytes` + 64 KiB)".into(),
         }),
-        tungstenite::Error::Io(error) if error.kind() == std::io::ErrorKind::OutOfMemory => {
-            Some(CloseFrame {
-                code: CloseCode::Again,
-                reason: BUDGET_CLOSE_REASON.into(),
-            })
-        }
         tungstenite::Error::ConnectionClosed
         | tungstenite::Error::AlreadyClosed
         | tungstenite::Error::Io(_)
@@ -199,20 +193,7 @@ fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::{close_for, one_line, tungstenite};
-
-    #[test]
-    fn a_connection_that_waited_for_the_budget_closes_with_1013() {
-        let error = tungstenite::Error::Io(std::io::Error::new(
-            std::io::ErrorKind::OutOfMemory,
-            crate::budget::BUDGET_CLOSE_REASON,
-        ));
-        let close = close_for(&error).unwrap();
-        assert_eq!(u16::from(close.code), 1013);
-        assert!(close.reason.contains("server.maxBufferedBytes"));
-        let lost = tungstenite::Error::Io(std::io::ErrorKind::ConnectionReset.into());
-        assert!(close_for(&lost).is_none());
-    }
+    use super::one_line;
 
     #[test]
     fn a_pretty_printed_request_is_one_line_with_the_same_meaning() {

@@ -225,10 +225,10 @@ pub struct ServerConfig {
     /// still sending their headers alike; one more is answered 503 and closed.
     #[schemars(range(min = 1))]
     pub max_connections: u64,
-    /// The bytes of requests all `serve --listen` clients together may hold, in messages being
-    /// received and requests waiting (1 GiB; never less than one message at its limit and 64 KiB
-    /// per connection); past it a connection is not read until there is room, and one that waits
-    /// 30 s with part of a message is closed (1013).
+    /// The bytes all `serve --listen` clients together may hold in messages being received, and
+    /// again in requests waiting to run (1 GiB each; never less than one message at its limit);
+    /// past it a message waits its turn before it is read, and a queued request before it is
+    /// queued.
     #[schemars(range(min = 1024))]
     pub max_buffered_bytes: u64,
 }
