@@ -26,6 +26,14 @@ use tokio_util::sync::PollSemaphore;
 /// The default server-wide budget (`server.maxBufferedBytes`).
 pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 1 << 30;
 
+/// How long a client holding a share may send nothing of its message before the connection is
+/// closed (1008): a header that claims 100 MB and never sends them holds no budget for ever.
+pub(crate) const STALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The reason of the close of a connection whose message stalled past [`STALL_LIMIT`].
+pub(crate) const STALLED_REASON: &str =
+    "a message sent nothing for 30 s while it held the server's budget";
+
 /// The budget of a server: bytes as permits.
 #[derive(Clone, Debug)]
 pub(crate) struct MemoryBudget {
@@ -72,6 +80,11 @@ impl Held {
                 None => *held = Some(permit),
             }
         }
+    }
+
+    /// Whether the connection holds a share for a message it has not finished.
+    fn holds_any(&self) -> bool {
+        self.0.lock().is_ok_and(|held| held.is_some())
     }
 
     /// Gives back what was read so far: the message it made is the server's now.
@@ -166,11 +179,22 @@ pub(crate) struct Budgeted<S> {
     message_limit: u64,
     cursor: Cursor,
     held: Held,
+    /// Running while a message holding a share waits for its client's bytes.
+    stalled: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// How long it may wait ([`STALL_LIMIT`]).
+    stall_limit: std::time::Duration,
 }
 
 impl<S> Budgeted<S> {
-    /// Reads of `inner` from `budget`, a message taking at most `message_limit` bytes of it.
-    pub(crate) fn new(inner: S, budget: &MemoryBudget, held: Held, message_limit: usize) -> Self {
+    /// Reads of `inner` from `budget`, a message taking at most `message_limit` bytes of it and
+    /// waiting at most `stall_limit` for its client's next bytes.
+    pub(crate) fn new(
+        inner: S,
+        budget: &MemoryBudget,
+        held: Held,
+        message_limit: usize,
+        stall_limit: std::time::Duration,
+    ) -> Self {
         let most = message_limit.min(budget.bytes).min(u32::MAX as usize);
         Self {
             inner,
@@ -178,7 +202,23 @@ impl<S> Budgeted<S> {
             message_limit: u64::try_from(most).unwrap_or(u64::from(u32::MAX)),
             cursor: Cursor::header(),
             held,
+            stalled: None,
+            stall_limit,
         }
+    }
+
+    /// Fails once a message that holds a share has waited `stall_limit` for its client.
+    fn poll_stall(&mut self, context: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if !self.held.holds_any() {
+            self.stalled = None;
+            return Poll::Pending;
+        }
+        let limit = self.stall_limit;
+        let stalled = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        ready!(stalled.as_mut().poll(context));
+        Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, STALLED_REASON)))
     }
 
     /// How many bytes the next read may take: the rest of a header, or of a payload once its
@@ -236,7 +276,13 @@ impl<S: AsyncRead + Unpin> AsyncRead for Budgeted<S> {
         let room = ready!(this.poll_room(context))?;
         let limit = room.min(buffer.remaining());
         let mut limited = ReadBuf::new(buffer.initialize_unfilled_to(limit));
-        ready!(Pin::new(&mut this.inner).poll_read(context, &mut limited))?;
+        if Pin::new(&mut this.inner)
+            .poll_read(context, &mut limited)?
+            .is_pending()
+        {
+            return this.poll_stall(context);
+        }
+        this.stalled = None;
         let read = limited.filled().len();
         this.advance(&limited.filled()[..read]);
         buffer.advance(read);
@@ -325,7 +371,7 @@ mod tests {
         let budget = MemoryBudget::new(1 << 20, 0);
         let (mut client, server) = tokio::io::duplex(4 << 20);
         let held = Held::default();
-        let mut reader = Budgeted::new(server, &budget, held.clone(), 500_000);
+        let mut reader = Budgeted::new(server, &budget, held.clone(), 500_000, STALL_LIMIT);
         client.write_all(&frame(1, 300_000, true)).await.unwrap();
         // The header passes without the budget; the payload's first byte takes all of it.
         read_exactly(&mut reader, 14 + 1).await;
@@ -350,7 +396,7 @@ mod tests {
         let taken = budget.acquire(600).await.unwrap();
         let (mut client, server) = tokio::io::duplex(1 << 20);
         let held = Held::default();
-        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000);
+        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000, STALL_LIMIT);
         client.write_all(&frame(1, 500, true)).await.unwrap();
         read_exactly(&mut reader, 8).await;
         let mut byte = [0; 1];
@@ -363,5 +409,31 @@ mod tests {
         drop(taken);
         read_exactly(&mut reader, 500).await;
         assert_eq!(budget.available(), 500);
+    }
+
+    #[tokio::test]
+    async fn a_message_that_stalls_holding_its_share_fails_and_an_idle_one_waits() {
+        let stall = Duration::from_millis(100);
+        let budget = MemoryBudget::new(1000, 0);
+        let (mut client, server) = tokio::io::duplex(1 << 20);
+        let held = Held::default();
+        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000, stall);
+        // Between messages a client may send nothing for as long as it likes.
+        let mut byte = [0; 1];
+        let idle = tokio::time::timeout(stall * 3, reader.read(&mut byte)).await;
+        assert!(idle.is_err(), "{idle:?}");
+        // A header that claims 500 bytes and sends 10 holds its share: it fails after `stall`.
+        client
+            .write_all(&frame(1, 500, true)[..8 + 10])
+            .await
+            .unwrap();
+        read_exactly(&mut reader, 8 + 10).await;
+        let error = reader.read(&mut byte).await.unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(error.to_string(), STALLED_REASON);
+        // The connection closes: its share comes back.
+        drop(reader);
+        drop(held);
+        assert_eq!(budget.available(), 1000);
     }
 }

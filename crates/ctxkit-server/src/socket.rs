@@ -20,7 +20,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::ServerConfig;
-use crate::budget::{Budgeted, Held, MemoryBudget};
+use crate::budget::{Budgeted, Held, MemoryBudget, STALLED_REASON};
 use crate::drain::Phase;
 
 /// The bytes buffered between the socket and the server, each way.
@@ -157,6 +157,12 @@ fn close_for(error: &tungstenite::Error) -> Option<CloseFrame> {
             code: CloseCode::Size,
             reason: "the message is over 2 × (`server.maxRequestBytes` + 64 KiB)".into(),
         }),
+        tungstenite::Error::Io(error) if error.kind() == std::io::ErrorKind::TimedOut => {
+            Some(CloseFrame {
+                code: CloseCode::Policy,
+                reason: STALLED_REASON.into(),
+            })
+        }
         tungstenite::Error::ConnectionClosed
         | tungstenite::Error::AlreadyClosed
         | tungstenite::Error::Io(_)
@@ -193,7 +199,17 @@ fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::{close_for, one_line, tungstenite};
+
+    #[test]
+    fn a_message_that_stalled_holding_the_budget_closes_with_1008() {
+        let stalled =
+            std::io::Error::new(std::io::ErrorKind::TimedOut, crate::budget::STALLED_REASON);
+        let close = close_for(&tungstenite::Error::Io(stalled)).unwrap();
+        assert_eq!(u16::from(close.code), 1008);
+        let lost = tungstenite::Error::Io(std::io::ErrorKind::ConnectionReset.into());
+        assert!(close_for(&lost).is_none());
+    }
 
     #[test]
     fn a_pretty_printed_request_is_one_line_with_the_same_meaning() {
