@@ -352,6 +352,8 @@ impl Agent {
         approver: &mut dyn Approver,
         observer: &dyn AgentObserver,
     ) -> Result<TurnEnd, EngineError> {
+        // What was sent before the run started goes with its first request.
+        self.deliver_steering(observer).await?;
         // Whether the request about to be built already had a compaction for its output room.
         let mut made_room = false;
         loop {
@@ -440,6 +442,10 @@ impl Agent {
                 return Ok(TurnEnd::Interrupted);
             }
             if !asks_for_tools {
+                // What was typed during the reply goes on with the run.
+                if self.deliver_steering(observer).await? {
+                    continue;
+                }
                 return Ok(TurnEnd::Stopped);
             }
             for call in calls {

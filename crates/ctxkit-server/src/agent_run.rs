@@ -99,6 +99,9 @@ pub struct AgentConfig {
     /// Keeps the prompt cache of the runs' requests warm between `agent.run` calls
     /// (`cacheWarming`); stopped when another session is opened and at the end. `None`: no warming.
     pub warmer: Option<Arc<CacheWarmer>>,
+    /// `steeringMode: "all"`: the messages `agent.steer` queued go to the model all at once;
+    /// otherwise one a request (Pi's `one-at-a-time`).
+    pub steering_all: bool,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -247,6 +250,8 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     if let Some(warmer) = &config.warmer {
         agent.set_cache_warmer(Arc::clone(warmer));
     }
+    shared.steered.set_all(config.steering_all);
+    agent.set_steering(Arc::clone(&shared.steered) as Arc<dyn ctxkit_agent::Steering>);
     if params.allow_outside_project {
         agent.allow_outside(Access::Read);
         agent.allow_outside(Access::Write);

@@ -77,6 +77,7 @@ mod projects;
 mod queue;
 mod session_methods;
 mod socket;
+mod steer;
 mod stop;
 
 pub use agent_run::{AgentConfig, ModelSource, SystemPrompt};
@@ -191,6 +192,8 @@ pub(crate) struct Shared {
     pub(crate) signalled: Option<Arc<std::sync::OnceLock<i32>>>,
     /// The projects this client chose: where its runs may work (`projects`).
     pub(crate) projects: projects::ChosenProjects,
+    /// What `agent.steer` queued for the run (`steer`).
+    pub(crate) steered: Arc<steer::Steered>,
     /// The budget a listening server's clients share for their queued lines (`None` on stdio).
     pub(crate) queue_budget: Option<budget::MemoryBudget>,
 }
@@ -288,6 +291,7 @@ where
         signalled,
         projects: projects::ChosenProjects::new(),
         queue_budget,
+        steered: Arc::default(),
     });
     let follower = draining.map(|phase| tokio::spawn(drain::follow(Arc::clone(&shared), phase)));
     // Requests run one after another, in order, so a client may pipeline them; cancellation and

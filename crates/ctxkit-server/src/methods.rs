@@ -52,6 +52,7 @@ const OTHER_METHODS: &[&str] = &[
     "sessions.list",
     "agent.run",
     "agent.cancel",
+    "agent.steer",
     "shutdown",
 ];
 
@@ -200,6 +201,7 @@ pub(crate) async fn install(shared: &Arc<Shared>, session: Session) -> Result<Va
     forward_events(shared, &engine);
     let info = session_info(&engine).await;
     crate::agent_run::stop_warming(shared);
+    shared.steered.clear();
     *shared.engine.write().await = Some(engine);
     Ok(info)
 }
@@ -274,6 +276,7 @@ async fn dispatch_value(
         "sessions.list" => crate::session_methods::sessions(shared, raw).await,
         "agent.run" => crate::agent_run::run(shared, raw).await,
         "agent.cancel" => crate::agent_run::cancel(shared).await,
+        "agent.steer" => crate::steer::steer(shared, raw).await,
         "initialize" => Ok(json!({
             "protocol_version": PROTOCOL_VERSION,
             "server": "ctxkit",

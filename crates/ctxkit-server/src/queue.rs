@@ -117,7 +117,11 @@ pub(crate) async fn dispatch_requests(
                         queue_at_once(&mut waiting, &queue);
                         return Some(request.reply);
                     }
-                    "compact.cancel" | "branch_summary.cancel" | "agent.cancel" | "initialize" => {
+                    "compact.cancel"
+                    | "branch_summary.cancel"
+                    | "agent.cancel"
+                    | "agent.steer"
+                    | "initialize" => {
                         answer_at_once(shared, request).await;
                     }
                     // A manual compaction sent during a run stops the run first, then compacts

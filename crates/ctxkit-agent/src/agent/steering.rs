@@ -1,7 +1,8 @@
 //! Steering, as Pi's: what the user types while the agent works reaches the model after the
 //! tool batch running now, before the next model call, as a user message of the session, instead
 //! of waiting for the run to end. A UI gives the messages through [`Steering`]; the agent asks
-//! after each tool batch (and its compaction check).
+//! when a run starts, after each tool batch (and its compaction check), and when the model stops:
+//! a message typed during the last reply goes on with the run, as Pi's agent loop does.
 
 use ctxkit_engine::EngineError;
 use ctxkit_protocol::{AgentMessage, ContentBlock, JsonObject, MessageContent, UserMessage};
@@ -21,15 +22,17 @@ impl Agent {
     }
 
     /// Appends the messages the user typed since the last model call, each announced to
-    /// `observer` before it is stored.
+    /// `observer` before it is stored; whether there were any.
     pub(super) async fn deliver_steering(
         &self,
         observer: &dyn AgentObserver,
-    ) -> Result<(), EngineError> {
+    ) -> Result<bool, EngineError> {
         let Some(steering) = &self.steering else {
-            return Ok(());
+            return Ok(false);
         };
-        for text in steering.take() {
+        let messages = steering.take();
+        let delivered = !messages.is_empty();
+        for text in messages {
             observer
                 .event(AgentEvent::Steered { text: text.clone() })
                 .await;
@@ -40,6 +43,6 @@ impl Agent {
             });
             self.engine.append(message).await?;
         }
-        Ok(())
+        Ok(delivered)
     }
 }

@@ -172,6 +172,7 @@ fn server_config(
         secrets: boundary.secrets,
         guarded: boundary.guarded,
         warmer: Some(summary_setup::cache_warmer(process)?),
+        steering_all: typed.steering_mode == "all",
     };
     let config = ServerConfig {
         settings: setup.engine_settings,

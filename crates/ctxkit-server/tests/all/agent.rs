@@ -62,6 +62,7 @@ pub(crate) fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
         secrets: Vec::new(),
         guarded: Vec::new(),
         warmer: None,
+        steering_all: false,
     }
 }
 
@@ -654,4 +655,137 @@ async fn agent_run_refuses_writes_to_hook_scripts_and_package_folders_outside_ct
         std::fs::read_to_string(project.join("notes.md")).unwrap(),
         "fine"
     );
+}
+
+/// The last message of a request, as text.
+fn last_message(request: &ctxkit_agent::ChatRequest) -> String {
+    serde_json::to_string(request.messages.last().unwrap()).unwrap()
+}
+
+/// A scripted model whose answer to a request of `held` messages waits for `gate` to exist (the
+/// wait is the provider's: the server goes on meanwhile).
+#[derive(Clone)]
+struct Gated {
+    replies: ScriptedModel,
+    held: usize,
+    gate: std::path::PathBuf,
+}
+
+impl ChatModel for Gated {
+    fn info(&self) -> ModelInfo {
+        self.replies.info()
+    }
+
+    fn chat<'a>(
+        &'a self,
+        request: &'a ctxkit_agent::ChatRequest,
+        cancel: &'a tokio_util::sync::CancellationToken,
+    ) -> futures::future::BoxFuture<'a, AgentMessageReply> {
+        Box::pin(async move {
+            while request.messages.len() == self.held && !self.gate.exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            self.replies.chat(request, cancel).await
+        })
+    }
+
+    fn chat_streaming<'a>(
+        &'a self,
+        request: &'a ctxkit_agent::ChatRequest,
+        cancel: &'a tokio_util::sync::CancellationToken,
+        _sink: &'a mut ctxkit_llm::DeltaSink<'_>,
+    ) -> futures::future::BoxFuture<'a, AgentMessageReply> {
+        self.chat(request, cancel)
+    }
+}
+
+type AgentMessageReply = ctxkit_protocol::AssistantMessage;
+
+struct GatedSource(Gated);
+
+impl ModelSource for GatedSource {
+    fn chat_model(&self, _spec: Option<&str>) -> Result<Arc<dyn ChatModel>, String> {
+        Ok(Arc::new(self.0.clone()))
+    }
+}
+
+/// `agent.steer`, as Pi's `steer`: answered at once, the text goes in with the run's next request:
+/// after the tool running now, and, sent while the model gives its final answer, as one more turn
+/// of the same run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_steer_reaches_the_running_run_after_a_tool_and_after_its_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().to_path_buf();
+    let info = ModelInfo {
+        provider: "mock".to_owned(),
+        id: "coder".to_owned(),
+        context_window: 100_000,
+        cache: None,
+    };
+    let model = ScriptedModel::new(info.clone(), |_, _| unreachable!());
+    let replies = model.clone();
+    let model = ScriptedModel::new(info, move |request, _| match request.messages.len() {
+        1 => replies.calls(
+            &[(
+                "call_1",
+                "bash",
+                json!({"command": "while [ ! -f go ]; do sleep 0.05; done; echo waited"}),
+            )],
+            100,
+        ),
+        4 => replies.text("Switching to python.", 200),
+        _ => replies.text("Done, in python with tests.", 300),
+    });
+    // The second request's answer waits until the test has steered again.
+    let gated = Gated {
+        replies: model.clone(),
+        held: 4,
+        gate: project.join("answer"),
+    };
+    let mut client = start_with(dir.path(), Some(agent_config(Arc::new(GatedSource(gated)))));
+    client
+        .call(
+            "session.create",
+            json!({"cwd": project.display().to_string()}),
+        )
+        .await;
+    let run = client
+        .send(
+            "agent.run",
+            json!({"text": "port the script", "approve": "all"}),
+        )
+        .await;
+    wait_for_tool_starts(&mut client, 1).await;
+    let steered = client
+        .call("agent.steer", json!({"text": "use python instead"}))
+        .await;
+    assert_eq!(steered["result"]["queued"], 1, "{steered}");
+    std::fs::write(project.join("go"), "").unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    // The second model call has started (its answer waits for the gate).
+    while agent_events(&client.notifications)
+        .iter()
+        .filter(|kind| *kind == "model_call")
+        .count()
+        < 2
+    {
+        assert!(std::time::Instant::now() < deadline, "no second request");
+        client.poll(Duration::from_millis(50)).await;
+    }
+    let steered = client
+        .call("agent.steer", json!({"text": "and add tests"}))
+        .await;
+    assert_eq!(steered["result"]["queued"], 1, "{steered}");
+    std::fs::write(project.join("answer"), "").unwrap();
+    let answered = client.answer_to(json!(run)).await;
+    assert_eq!(answered["result"]["outcome"], "answered", "{answered}");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    assert!(last_message(&requests[1]).contains("use python instead"));
+    assert!(last_message(&requests[2]).contains("and add tests"));
+    let events = agent_events(&client.notifications);
+    let steered_events = events.iter().filter(|kind| *kind == "steered").count();
+    assert_eq!(steered_events, 2, "{events:?}");
+    let empty = client.call("agent.steer", json!({"text": " "})).await;
+    assert_eq!(empty["error"]["code"], -32602, "{empty}");
 }

@@ -89,6 +89,7 @@ pub(crate) fn agent(model: Slow) -> AgentConfig {
         secrets: Vec::new(),
         guarded: Vec::new(),
         warmer: None,
+        steering_all: false,
     }
 }
 
