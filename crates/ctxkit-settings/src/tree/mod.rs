@@ -57,9 +57,10 @@ pub struct Settings {
     /// settings only: each refresh spends the user's money.
     #[schemars(extend("x-user-only" = true, "enum" = ["off", "streaming", "idle"]))]
     pub cache_warming: String,
-    /// How lines typed with Enter while the chat's agent works reach the model: after each tool
-    /// batch, before the next request of the same run, the first such line (`one-at-a-time`) or
-    /// every one (`all`), each as a user message, as Pi's steering.
+    /// How lines typed with Enter while the chat's agent works (and `serve`'s `agent.steer`
+    /// messages) reach the model: with the run's next request, after a tool batch or as one more
+    /// turn after the last reply, the first one (`one-at-a-time`) or every one (`all`), each as a
+    /// user message, as Pi's steering.
     #[schemars(extend("x-project" = true, "enum" = ["all", "one-at-a-time"]))]
     pub steering_mode: String,
     /// How queued follow-up messages are delivered.
