@@ -83,9 +83,11 @@ pub enum AgentEvent {
     /// timeout) and is sent again after `notice.delay`.
     ProviderRetry(RetryNotice),
     /// A message the user typed while the agent worked is sent with the next model call (it is
-    /// stored as a user message right after this event).
+    /// stored as a user message right after this event); `follow_up` when it waited for the model
+    /// to stop (`Steering::take_follow_ups`).
     Steered {
         text: String,
+        follow_up: bool,
     },
 }
 
@@ -442,8 +444,8 @@ impl Agent {
                 return Ok(TurnEnd::Interrupted);
             }
             if !asks_for_tools {
-                // What was typed during the reply goes on with the run.
-                if self.deliver_steering(observer).await? {
+                // What was typed during the reply, then the follow-ups, go on with the run.
+                if self.deliver_at_stop(observer).await? {
                     continue;
                 }
                 return Ok(TurnEnd::Stopped);

@@ -102,6 +102,8 @@ pub struct AgentConfig {
     /// `steeringMode: "all"`: the messages `agent.steer` queued go to the model all at once;
     /// otherwise one a request (Pi's `one-at-a-time`).
     pub steering_all: bool,
+    /// `followUpMode: "all"`: the same for `agent.follow_up`'s messages.
+    pub follow_ups_all: bool,
 }
 
 impl std::fmt::Debug for AgentConfig {
@@ -178,7 +180,10 @@ impl AgentObserver for Notifier {
             })),
             AgentEvent::Retry => Some(json!({"type": "retry"})),
             AgentEvent::ProviderRetry(notice) => Some(provider_retry(&notice)),
-            AgentEvent::Steered { text } => Some(json!({"type": "steered", "text": text})),
+            AgentEvent::Steered { text, follow_up } => Some(json!({
+                "type": if follow_up { "follow_up" } else { "steered" },
+                "text": text,
+            })),
         };
         if let Some(params) = params {
             let _ = self
@@ -250,7 +255,9 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     if let Some(warmer) = &config.warmer {
         agent.set_cache_warmer(Arc::clone(warmer));
     }
-    shared.steered.set_all(config.steering_all);
+    shared
+        .steered
+        .set_modes(config.steering_all, config.follow_ups_all);
     agent.set_steering(Arc::clone(&shared.steered) as Arc<dyn ctxkit_agent::Steering>);
     if params.allow_outside_project {
         agent.allow_outside(Access::Read);

@@ -53,6 +53,7 @@ const OTHER_METHODS: &[&str] = &[
     "agent.run",
     "agent.cancel",
     "agent.steer",
+    "agent.follow_up",
     "shutdown",
 ];
 
@@ -277,6 +278,7 @@ async fn dispatch_value(
         "agent.run" => crate::agent_run::run(shared, raw).await,
         "agent.cancel" => crate::agent_run::cancel(shared).await,
         "agent.steer" => crate::steer::steer(shared, raw).await,
+        "agent.follow_up" => crate::steer::follow_up(shared, raw).await,
         "initialize" => Ok(json!({
             "protocol_version": PROTOCOL_VERSION,
             "server": "ctxkit",

@@ -121,6 +121,7 @@ pub(crate) async fn dispatch_requests(
                     | "branch_summary.cancel"
                     | "agent.cancel"
                     | "agent.steer"
+                    | "agent.follow_up"
                     | "initialize" => {
                         answer_at_once(shared, request).await;
                     }

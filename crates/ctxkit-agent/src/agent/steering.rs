@@ -13,6 +13,12 @@ use super::{Agent, AgentEvent, AgentObserver, now_ms};
 pub trait Steering: Send + Sync {
     /// The messages to deliver now, oldest first; none leaves the run as it is.
     fn take(&self) -> Vec<String>;
+
+    /// The follow-ups to deliver now that the model has stopped and no steering is left (Pi's
+    /// `followUp`: they wait for the run's end instead of the next request); none by default.
+    fn take_follow_ups(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 impl Agent {
@@ -30,11 +36,38 @@ impl Agent {
         let Some(steering) = &self.steering else {
             return Ok(false);
         };
-        let messages = steering.take();
+        self.deliver(steering.take(), false, observer).await
+    }
+
+    /// When the model has stopped: the steering left, else the follow-ups; whether there were any.
+    pub(super) async fn deliver_at_stop(
+        &self,
+        observer: &dyn AgentObserver,
+    ) -> Result<bool, EngineError> {
+        if self.deliver_steering(observer).await? {
+            return Ok(true);
+        }
+        let Some(steering) = &self.steering else {
+            return Ok(false);
+        };
+        self.deliver(steering.take_follow_ups(), true, observer)
+            .await
+    }
+
+    /// Appends `messages` as user messages, each announced first; whether there were any.
+    async fn deliver(
+        &self,
+        messages: Vec<String>,
+        follow_up: bool,
+        observer: &dyn AgentObserver,
+    ) -> Result<bool, EngineError> {
         let delivered = !messages.is_empty();
         for text in messages {
             observer
-                .event(AgentEvent::Steered { text: text.clone() })
+                .event(AgentEvent::Steered {
+                    text: text.clone(),
+                    follow_up,
+                })
                 .await;
             let message = AgentMessage::User(UserMessage {
                 content: MessageContent::Blocks(vec![ContentBlock::text(text)]),

@@ -173,6 +173,7 @@ fn server_config(
         guarded: boundary.guarded,
         warmer: Some(summary_setup::cache_warmer(process)?),
         steering_all: typed.steering_mode == "all",
+        follow_ups_all: typed.follow_up_mode == "all",
     };
     let config = ServerConfig {
         settings: setup.engine_settings,

@@ -63,6 +63,7 @@ pub(crate) fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
         guarded: Vec::new(),
         warmer: None,
         steering_all: false,
+        follow_ups_all: false,
     }
 }
 
@@ -709,11 +710,12 @@ impl ModelSource for GatedSource {
     }
 }
 
-/// `agent.steer`, as Pi's `steer`: answered at once, the text goes in with the run's next request:
-/// after the tool running now, and, sent while the model gives its final answer, as one more turn
-/// of the same run.
+/// `agent.steer` and `agent.follow_up`, as Pi's `steer` and `follow_up`: answered at once; a
+/// steering text goes in with the run's next request (after the tool running now, and, sent while
+/// the model gives its final answer, as one more turn of the same run); a follow-up waits until the
+/// model stops with no steering left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn agent_steer_reaches_the_running_run_after_a_tool_and_after_its_answer() {
+async fn agent_steer_and_follow_up_reach_the_running_run_in_pis_order() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().to_path_buf();
     let info = ModelInfo {
@@ -760,6 +762,10 @@ async fn agent_steer_reaches_the_running_run_after_a_tool_and_after_its_answer()
         .call("agent.steer", json!({"text": "use python instead"}))
         .await;
     assert_eq!(steered["result"]["queued"], 1, "{steered}");
+    let followed = client
+        .call("agent.follow_up", json!({"text": "then update the README"}))
+        .await;
+    assert_eq!(followed["result"]["queued"], 1, "{followed}");
     std::fs::write(project.join("go"), "").unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     // The second model call has started (its answer waits for the gate).
@@ -780,12 +786,13 @@ async fn agent_steer_reaches_the_running_run_after_a_tool_and_after_its_answer()
     let answered = client.answer_to(json!(run)).await;
     assert_eq!(answered["result"]["outcome"], "answered", "{answered}");
     let requests = model.requests();
-    assert_eq!(requests.len(), 3, "{requests:?}");
+    assert_eq!(requests.len(), 4, "{requests:?}");
     assert!(last_message(&requests[1]).contains("use python instead"));
     assert!(last_message(&requests[2]).contains("and add tests"));
+    assert!(last_message(&requests[3]).contains("then update the README"));
     let events = agent_events(&client.notifications);
-    let steered_events = events.iter().filter(|kind| *kind == "steered").count();
-    assert_eq!(steered_events, 2, "{events:?}");
+    let count = |wanted: &str| events.iter().filter(|kind| *kind == wanted).count();
+    assert_eq!((count("steered"), count("follow_up")), (2, 1), "{events:?}");
     let empty = client.call("agent.steer", json!({"text": " "})).await;
     assert_eq!(empty["error"]["code"], -32602, "{empty}");
 }

@@ -90,6 +90,7 @@ pub(crate) fn agent(model: Slow) -> AgentConfig {
         guarded: Vec::new(),
         warmer: None,
         steering_all: false,
+        follow_ups_all: false,
     }
 }
 

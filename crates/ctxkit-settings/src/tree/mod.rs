@@ -63,7 +63,9 @@ pub struct Settings {
     /// user message, as Pi's steering.
     #[schemars(extend("x-project" = true, "enum" = ["all", "one-at-a-time"]))]
     pub steering_mode: String,
-    /// How queued follow-up messages are delivered.
+    /// How `serve`'s `agent.follow_up` messages reach the model once it stops with no steering
+    /// left: the first one (`one-at-a-time`) or every one (`all`), each as a user message, as Pi's
+    /// follow-ups (the chat has no follow-up queue: Alt-Enter is a newline there).
     #[schemars(extend("x-project" = true, "enum" = ["all", "one-at-a-time"]))]
     pub follow_up_mode: String,
     /// The colour theme's name.

@@ -98,7 +98,7 @@ impl AgentObserver for Terminal<'_> {
                     self.ui.tool_result(&outcome);
                 }
                 // A line typed while the agent worked goes with the next model request.
-                AgentEvent::Steered { text } => {
+                AgentEvent::Steered { text, .. } => {
                     self.ui.line(&format!("> {text}"));
                 }
             }
