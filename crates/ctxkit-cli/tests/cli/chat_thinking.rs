@@ -177,6 +177,37 @@ fn model_alone_offers_the_models_that_can_be_asked_and_switches_to_the_one_picke
     assert_eq!(asked(&world, 0), ("plain-model".into(), None));
 }
 
+/// `/` searches a picker's rows: typing narrows the list, in any case, Enter picks the row under
+/// the cursor; Esc ends the search and the whole list is back.
+#[test]
+fn model_picker_search_narrows_the_list_and_enter_picks_the_match() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    with_two_models(&world, "test-model");
+    world.answer(text("From plain.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("/model");
+    tmux.wait_for("/ search");
+    tmux.keys(&["-l", "/zzz"]);
+    tmux.wait_for("no row matches");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("── 2/2 ");
+    tmux.keys(&["-l", "/PLAIN"]);
+    let screen = tmux.wait_for("1/1 of 2");
+    let picked = |line: &str| line.starts_with('›') && line.contains("mock/plain-model");
+    assert!(screen.lines().any(picked), "{screen}");
+    assert!(!screen.contains("mock/test-model "), "{screen}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Model: mock/plain-model (context window 100000)");
+    tmux.line("hello");
+    tmux.wait_for("From plain.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 0), ("plain-model".into(), None));
+}
+
 #[test]
 fn shift_tab_moves_to_the_next_thinking_level_and_keeps_the_line_typed() {
     if tmux_missing() {

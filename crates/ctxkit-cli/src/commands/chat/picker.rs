@@ -1,6 +1,7 @@
-//! A full-screen list to pick from, for `/tree` and the rewind: the arrow keys (or `j`/`k`, Page
-//! Up/Down, Home/End) move, Enter picks, Esc leaves, and the picked row's text shows in full below
-//! the list. Drawn on the terminal's alternate screen (the conversation is back as it was after),
+//! A full-screen list to pick from, for `/tree`, the rewind, `/model` and `/scoped-models`: the
+//! arrow keys (or `j`/`k`, Page Up/Down, Home/End) move, Enter picks, Esc leaves, `/` searches (the
+//! rows whose text holds what is typed, in any case; Enter picks the row under the cursor, Esc
+//! ends the search), and the picked row's text shows in full below the list. Drawn on the terminal's alternate screen (the conversation is back as it was after),
 //! scrolling so it fits any height from a dozen lines up. Crossterm comes with termimad.
 
 use std::io::{IsTerminal as _, Write};
@@ -49,24 +50,153 @@ pub fn pick(list: &List<'_>, start: usize) -> std::io::Result<Picked> {
 }
 
 fn run(list: &List<'_>, start: usize, stdout: &mut std::io::Stdout) -> std::io::Result<Picked> {
-    let last = list.count - 1;
-    let mut cursor = start.min(last);
+    let mut search = Search::default();
+    let mut shown: Vec<usize> = (0..list.count).collect();
+    let mut cursor = start.min(list.count - 1);
+    // The row last under the cursor: it is under it again when a search shows it.
+    let mut under = cursor;
     let mut top = 0;
     loop {
         let (width, height) = terminal::size().unwrap_or((80, 24));
         let layout = Layout::new(usize::from(width), usize::from(height));
         top = scrolled(top, cursor, layout.rows);
-        draw(list, cursor, top, &layout, stdout)?;
+        draw(
+            list,
+            &shown,
+            cursor,
+            top,
+            &layout,
+            &search.footer(list.help),
+            stdout,
+        )?;
         let Event::Key(key) = event::read()? else {
             continue;
         };
         if key.kind != KeyEventKind::Press {
             continue;
         }
+        let last = shown.len().saturating_sub(1);
+        let at = |position: usize| shown.get(position).copied();
+        if let Some(row) = at(cursor) {
+            under = row;
+        }
+        if search.typing || (key.code == KeyCode::Char('/') && !list.keys.contains('/')) {
+            match search.key(&key) {
+                SearchKey::Changed => {
+                    shown = search.matching(list);
+                    cursor = shown.iter().position(|row| *row == under).unwrap_or(0);
+                    continue;
+                }
+                SearchKey::Pick => match at(cursor) {
+                    Some(row) => return Ok(Picked::Chosen(row)),
+                    None => continue,
+                },
+                SearchKey::Leave => return Ok(Picked::Left),
+                SearchKey::Other => {}
+            }
+        }
+        if shown.is_empty() {
+            continue;
+        }
         match step(&key, cursor, last, layout.rows, list.keys) {
             Step::Move(to) => cursor = to,
-            Step::Done(picked) => return Ok(picked),
+            Step::Done(Picked::Chosen(position)) => return Ok(Picked::Chosen(shown[position])),
+            Step::Done(Picked::Key(key, position)) => return Ok(Picked::Key(key, shown[position])),
+            Step::Done(Picked::Left) => return Ok(Picked::Left),
             Step::Ignore => {}
+        }
+    }
+}
+
+/// The search of the rows (`/`).
+#[derive(Debug, Default)]
+struct Search {
+    /// Keys go to the query.
+    typing: bool,
+    query: String,
+}
+
+/// What a key did to the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SearchKey {
+    /// The query changed, or the search started or ended: the rows shown change.
+    Changed,
+    /// Enter: the row under the cursor.
+    Pick,
+    /// Ctrl-C.
+    Leave,
+    /// A key the list handles (the arrows).
+    Other,
+}
+
+impl Search {
+    fn key(&mut self, key: &KeyEvent) -> SearchKey {
+        let control = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('c') if control => SearchKey::Leave,
+            KeyCode::Char('/') if !self.typing => {
+                self.typing = true;
+                SearchKey::Changed
+            }
+            KeyCode::Char(character) if !control => {
+                self.query.push(character);
+                SearchKey::Changed
+            }
+            KeyCode::Backspace => {
+                self.query.pop();
+                SearchKey::Changed
+            }
+            KeyCode::Esc => {
+                *self = Self::default();
+                SearchKey::Changed
+            }
+            KeyCode::Enter => SearchKey::Pick,
+            // The list moves on the rest; a Ctrl key does nothing here.
+            KeyCode::Char(_)
+            | KeyCode::Left
+            | KeyCode::Right
+            | KeyCode::Up
+            | KeyCode::Down
+            | KeyCode::Home
+            | KeyCode::End
+            | KeyCode::PageUp
+            | KeyCode::PageDown
+            | KeyCode::Tab
+            | KeyCode::BackTab
+            | KeyCode::Delete
+            | KeyCode::Insert
+            | KeyCode::F(_)
+            | KeyCode::Null
+            | KeyCode::CapsLock
+            | KeyCode::ScrollLock
+            | KeyCode::NumLock
+            | KeyCode::PrintScreen
+            | KeyCode::Pause
+            | KeyCode::Menu
+            | KeyCode::KeypadBegin
+            | KeyCode::Media(_)
+            | KeyCode::Modifier(_) => SearchKey::Other,
+        }
+    }
+
+    /// The rows whose line or text holds the query, in any case.
+    fn matching(&self, list: &List<'_>) -> Vec<usize> {
+        let query = self.query.to_lowercase();
+        (0..list.count)
+            .filter(|row| {
+                query.is_empty()
+                    || (list.row)(*row).to_lowercase().contains(&query)
+                    || (list.detail)(*row).to_lowercase().contains(&query)
+            })
+            .collect()
+    }
+
+    /// The last line: the search while it is typed, else the list's keys.
+    fn footer(&self, help: &str) -> String {
+        if self.typing {
+            format!("/{}▏ · Enter picks · Esc ends the search", self.query)
+        } else {
+            format!("{help} · / search")
         }
     }
 }
@@ -155,9 +285,11 @@ fn scrolled(top: usize, cursor: usize, rows: usize) -> usize {
 
 fn draw(
     list: &List<'_>,
+    shown: &[usize],
     cursor: usize,
     top: usize,
     layout: &Layout,
+    footer: &str,
     stdout: &mut std::io::Stdout,
 ) -> std::io::Result<()> {
     let width = layout.width;
@@ -172,11 +304,11 @@ fn draw(
         style::Print(cut(list.title, width)),
         style::SetAttribute(style::Attribute::Reset)
     )?;
-    let shown = top..list.count.min(top + layout.rows);
-    for (line, index) in (1_u16..).zip(shown) {
-        let row = (list.row)(index);
+    let visible = shown.iter().enumerate().skip(top).take(layout.rows);
+    for (line, (position, index)) in (1_u16..).zip(visible) {
+        let row = (list.row)(*index);
         queue!(stdout, cursor::MoveTo(0, line))?;
-        if index == cursor {
+        if position == cursor {
             queue!(
                 stdout,
                 style::SetAttribute(style::Attribute::Reverse),
@@ -188,13 +320,20 @@ fn draw(
         }
     }
     let rows_line = u16::try_from(layout.rows + 1).unwrap_or(u16::MAX);
-    let position = format!("── {}/{} ", cursor + 1, list.count);
+    let position = match (shown.len(), shown.len() == list.count) {
+        (0, _) => "── no row matches ".to_owned(),
+        (count, true) => format!("── {}/{count} ", cursor + 1),
+        (count, false) => format!("── {}/{count} of {} ", cursor + 1, list.count),
+    };
     let rule = format!(
         "{position}{}",
         "─".repeat(width.saturating_sub(position.chars().count()))
     );
     queue!(stdout, cursor::MoveTo(0, rows_line), style::Print(rule))?;
-    let detail = (list.detail)(cursor);
+    let detail = shown
+        .get(cursor)
+        .map(|row| (list.detail)(*row))
+        .unwrap_or_default();
     for (offset, text) in wrap(&detail, width)
         .into_iter()
         .take(layout.detail)
@@ -208,7 +347,7 @@ fn draw(
         stdout,
         cursor::MoveTo(0, help_line),
         style::SetAttribute(style::Attribute::Dim),
-        style::Print(cut(list.help, width)),
+        style::Print(cut(footer, width)),
         style::SetAttribute(style::Attribute::Reset)
     )?;
     stdout.flush()
@@ -276,6 +415,50 @@ mod tests {
         assert_eq!(scrolled(6, 3, layout.rows), 3);
         assert_eq!(scrolled(3, 10, layout.rows), 3);
         assert!(Layout::new(10, 3).rows >= 1);
+    }
+
+    #[test]
+    fn a_search_keeps_the_rows_holding_it_in_any_case() {
+        let rows = [
+            "anthropic/claude-sonnet-4-5",
+            "openai/gpt-5",
+            "openai/GPT-4o",
+        ];
+        let row = |index: usize| rows[index].to_owned();
+        let detail = |_: usize| String::new();
+        let list = List {
+            title: "",
+            help: "Enter picks",
+            count: rows.len(),
+            row: &row,
+            detail: &detail,
+            keys: "",
+        };
+        let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+        let mut search = Search::default();
+        assert_eq!(search.key(&key(KeyCode::Char('/'))), SearchKey::Changed);
+        for character in "gpt".chars() {
+            assert_eq!(
+                search.key(&key(KeyCode::Char(character))),
+                SearchKey::Changed
+            );
+        }
+        assert_eq!(search.matching(&list), [1, 2]);
+        assert_eq!(
+            search.footer(list.help),
+            "/gpt▏ · Enter picks · Esc ends the search"
+        );
+        assert_eq!(search.key(&key(KeyCode::Down)), SearchKey::Other);
+        assert_eq!(search.key(&key(KeyCode::Enter)), SearchKey::Pick);
+        search.key(&key(KeyCode::Backspace));
+        search.key(&key(KeyCode::Backspace));
+        search.key(&key(KeyCode::Backspace));
+        assert_eq!(search.matching(&list), [0, 1, 2]);
+        search.key(&key(KeyCode::Char('x')));
+        assert!(search.matching(&list).is_empty());
+        assert_eq!(search.key(&key(KeyCode::Esc)), SearchKey::Changed);
+        assert!(!search.typing && search.matching(&list).len() == 3);
+        assert_eq!(search.footer(list.help), "Enter picks · / search");
     }
 
     #[test]
