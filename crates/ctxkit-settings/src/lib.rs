@@ -26,7 +26,7 @@ pub use env::{
 pub use error::{FileRefusal, SettingsError, SettingsScope};
 pub use json::string_items;
 pub use kind::ResourceKind;
-pub use settings::schema::{json_schema, markdown_table, secret_keys};
+pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys};
 pub use settings::{
     Document, HeldEntry, KeyPath, SettingEntry, SettingLookup, SettingOrigin, SettingValue,
     SettingsDiagnostic, SettingsManager, add_package_source, check_known_key,

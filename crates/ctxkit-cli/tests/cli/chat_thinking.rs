@@ -379,3 +379,42 @@ fn scoped_models_picks_what_ctrl_p_steps_through_and_saves_it() {
     tmux.keys(&["C-p"]);
     tmux.wait_for("Model: mock/plain-model");
 }
+
+/// `/settings`, as Pi's settings selector: the chat's settings with their values; Enter steps the
+/// one under the cursor to its next value and saves it in the user's settings, and a display
+/// setting applies at once (thinking hidden on the next reply).
+#[test]
+fn settings_list_steps_a_value_saves_it_and_applies_hidden_thinking_at_once() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    with_two_models(&world, "test-model");
+    world.answer(crate::chat::completion(
+        json!({"role": "assistant", "content": "Planned.", "reasoning_content": "SECRET-PLAN steps"}),
+        "stop",
+        300,
+    ));
+    let path = world.home.path().join("settings.json");
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("/settings");
+    let screen = tmux.wait_for("Settings (Enter steps");
+    assert!(screen.contains("Auto-compact"), "{screen}");
+    assert!(screen.contains("(default)"), "{screen}");
+    tmux.keys(&["-l", "/hide"]);
+    tmux.wait_for("1/1 of");
+    tmux.keys(&["Enter"]);
+    // The list is back with the new value, the cursor on it.
+    let screen = tmux.wait_for("(yours)");
+    let stepped = |line: &str| line.starts_with('›') && line.contains("Hide thinking");
+    assert!(screen.lines().any(stepped), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("hideThinkingBlock set to true");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(saved["hideThinkingBlock"], json!(true));
+    tmux.line("plan it");
+    let screen = tmux.wait_for("Planned.");
+    assert!(!screen.contains("SECRET-PLAN"), "{screen}");
+    assert!(screen.contains("Thinking..."), "{screen}");
+}

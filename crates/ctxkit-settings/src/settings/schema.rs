@@ -301,6 +301,12 @@ pub fn project_may_set_below(segments: &[&str]) -> bool {
         .any(|entry| entry.starts_with(&prefix))
 }
 
+/// The doc comment of the dotted `key`, on one line; `None` for a key the schema does not know.
+pub fn description_of(key: &str) -> Option<&'static str> {
+    let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
+    lookup(&segments).map(|field| field.description.as_str())
+}
+
 /// Looks a dotted key up in the schema; `None` when any segment is unknown.
 pub fn lookup(segments: &[String]) -> Option<&'static Field> {
     let mut fields = top_level();

@@ -29,6 +29,7 @@ mod rewind;
 mod scoped_models_picker;
 mod session_file;
 mod session_info;
+mod settings_picker;
 mod setup;
 mod shell;
 mod slash;

@@ -25,9 +25,14 @@ fn what_was_loaded(loaded: &LoadedResources) -> String {
 }
 
 impl Chat {
-    /// `/reload`.
-    pub(super) async fn reload(&mut self) -> Result<()> {
+    /// The settings the chat applies while it runs, read again: the scoped models, hidden
+    /// thinking, the double-escape action.
+    pub(super) fn apply_display_settings(&mut self) {
         let settings = settings_of_project(&self.environment);
+        self.apply_settings_of(&settings);
+    }
+
+    fn apply_settings_of(&mut self, settings: &ctxkit_settings::SettingsManager) {
         let typed = settings.settings();
         self.enabled_models = self
             .models_flag
@@ -37,6 +42,12 @@ impl Chat {
         self.ui.set_thinking_hidden(typed.hide_thinking_block);
         self.double_escape =
             super::rewind::DoubleEscapeAction::from_setting(&typed.double_escape_action);
+    }
+
+    /// `/reload`.
+    pub(super) async fn reload(&mut self) -> Result<()> {
+        let settings = settings_of_project(&self.environment);
+        self.apply_settings_of(&settings);
         let loaded = load_in(&self.environment, &settings);
         let problems = diagnostics(&loaded);
         for problem in problems.iter().take(SHOWN_PROBLEMS) {

@@ -53,6 +53,7 @@ Commands:
   /label <id> [text]        label an entry (no text: remove the label)
   /model [provider/id]      switch the model (alone: pick one of those that can be asked)
   /scoped-models            pick the models Ctrl-P steps through (s saves them as enabledModels)
+  /settings                 the chat's settings in a list: Enter steps one to its next value
   /thinking [level]         show or set the thinking level (off, minimal, low, medium, high,
                             xhigh) for a model that reasons
   /pin <text>               keep text verbatim in context past every compaction (/pin lists)
@@ -173,6 +174,7 @@ impl Chat {
             "label" => self.label(rest).await?,
             "model" => self.model(rest).await?,
             "scoped-models" => self.pick_scoped_models()?,
+            "settings" => self.pick_settings()?,
             "thinking" => self.thinking(rest).await?,
             "pin" if rest.is_empty() => {
                 let pins = self.engine.pins().await;
