@@ -172,7 +172,15 @@ impl Chat {
             if offered.live {
                 self.apply_display_settings();
             }
-            self.ui.line(&format!("{} set to {next}", offered.key));
+            let (_, origin) = current(&settings_of_project(&self.environment), offered.key);
+            if origin == "project" {
+                self.ui.line(&format!(
+                    "{} saved as {next} in your settings; the project's settings set it too, and win",
+                    offered.key
+                ));
+            } else {
+                self.ui.line(&format!("{} set to {next}", offered.key));
+            }
         }
     }
 }
