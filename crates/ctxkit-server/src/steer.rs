@@ -18,34 +18,49 @@ use crate::{MethodError, Shared, codes};
 /// Messages waiting for the run, oldest first, and how many go at once.
 #[derive(Debug, Default)]
 struct Queue {
-    messages: Mutex<VecDeque<String>>,
+    waiting: Mutex<Waiting>,
     /// `"all"` in the settings: every queued message at once; else one at a time.
     all: AtomicBool,
 }
 
+/// The messages and their bytes, at most `server.maxQueuedBytes` (they are answered at once, so
+/// the request queue's budget does not hold them).
+#[derive(Debug, Default)]
+struct Waiting {
+    messages: VecDeque<String>,
+    bytes: usize,
+}
+
 impl Queue {
-    fn push(&self, text: String) -> usize {
-        let Ok(mut messages) = self.messages.lock() else {
-            return 0;
-        };
-        messages.push_back(text);
-        messages.len()
+    /// Queues `text`; how many wait now, or `None` when it would pass `limit` bytes.
+    fn push(&self, text: String, limit: usize) -> Option<usize> {
+        let mut waiting = self.waiting.lock().ok()?;
+        let bytes = waiting.bytes.saturating_add(text.len());
+        if bytes > limit {
+            return None;
+        }
+        waiting.bytes = bytes;
+        waiting.messages.push_back(text);
+        Some(waiting.messages.len())
     }
 
     fn take(&self) -> Vec<String> {
-        let Ok(mut messages) = self.messages.lock() else {
+        let Ok(mut waiting) = self.waiting.lock() else {
             return Vec::new();
         };
-        if self.all.load(Ordering::SeqCst) {
-            messages.drain(..).collect()
+        let taken: Vec<String> = if self.all.load(Ordering::SeqCst) {
+            waiting.messages.drain(..).collect()
         } else {
-            messages.pop_front().into_iter().collect()
-        }
+            waiting.messages.pop_front().into_iter().collect()
+        };
+        let freed: usize = taken.iter().map(String::len).sum();
+        waiting.bytes = waiting.bytes.saturating_sub(freed);
+        taken
     }
 
     fn clear(&self) {
-        if let Ok(mut messages) = self.messages.lock() {
-            messages.clear();
+        if let Ok(mut waiting) = self.waiting.lock() {
+            *waiting = Waiting::default();
         }
     }
 }
@@ -107,8 +122,19 @@ async fn queue(shared: &Shared, raw: Value, queue: &Queue) -> Result<Value, Meth
     }
     // A session must be open: the message is stored in it when delivered.
     engine(shared).await?;
-    let queued = queue.push(text);
-    Ok(json!({"queued": queued}))
+    let limit = shared.config.max_queued_bytes;
+    match queue.push(text, limit) {
+        Some(queued) => Ok(json!({"queued": queued})),
+        None => Err(MethodError {
+            code: codes::ENGINE_ERROR,
+            message: format!(
+                "not queued: the messages waiting for the run would pass `server.maxQueuedBytes` \
+                 ({} bytes); send it once the run has taken some",
+                limit
+            ),
+            kind: Some("queue_full"),
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -121,8 +147,8 @@ mod tests {
     fn one_message_a_request_unless_all() {
         let steered = Steered::default();
         for text in ["first", "second", "third"] {
-            steered.steering.push(text.to_owned());
-            steered.follow_ups.push(format!("then {text}"));
+            steered.steering.push(text.to_owned(), 100);
+            steered.follow_ups.push(format!("then {text}"), 100);
         }
         assert_eq!(steered.take(), ["first"]);
         assert_eq!(steered.take_follow_ups(), ["then first"]);
@@ -130,9 +156,19 @@ mod tests {
         assert_eq!(steered.take(), ["second", "third"]);
         assert!(steered.take().is_empty());
         assert_eq!(steered.take_follow_ups(), ["then second"]);
-        steered.steering.push("dropped".to_owned());
+        steered.steering.push("dropped".to_owned(), 100);
         steered.clear();
         assert!(steered.take().is_empty());
         assert!(steered.take_follow_ups().is_empty());
+    }
+
+    #[test]
+    fn the_queue_holds_no_more_bytes_than_its_limit_and_frees_what_is_taken() {
+        let queue = Queue::default();
+        assert_eq!(queue.push("a".repeat(60), 100), Some(1));
+        assert_eq!(queue.push("b".repeat(60), 100), None);
+        assert_eq!(queue.push("c".repeat(40), 100), Some(2));
+        assert_eq!(queue.take().len(), 1);
+        assert_eq!(queue.push("d".repeat(60), 100), Some(2));
     }
 }
