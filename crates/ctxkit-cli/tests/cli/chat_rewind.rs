@@ -497,3 +497,50 @@ fn double_escape_follows_the_double_escape_action_setting() {
     let screen = tmux.wait_for("No compaction on this branch");
     assert!(!screen.contains("Rewind to before"), "{screen}");
 }
+
+/// `treeFilterMode` and `f` in `/tree`, as Pi's filters: the setting's filter first, `f` steps to
+/// the next (no tool results, the user's messages only, …); the leaf is always listed.
+#[test]
+fn tree_filters_start_from_the_setting_and_f_steps_through_them() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let path = world.home.path().join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    settings["treeFilterMode"] = json!("no-tools");
+    std::fs::write(&path, settings.to_string()).unwrap();
+    world.answer(tool_call(
+        "call-1",
+        "bash",
+        json!({"command": "echo FILTERED-TOOL-OUTPUT"}),
+    ));
+    world.answer(text("Ran it.", 400));
+    let tmux = world.start("--yes");
+    tmux.resize(110, 30);
+    tmux.wait_idle(1);
+    tmux.line("run the thing");
+    tmux.wait_for("Ran it.");
+    tmux.wait_idle(2);
+    tmux.line("/tree");
+    let screen = wait_list(&tmux, "filter: no-tools");
+    assert!(!screen.contains("toolResult"), "{screen}");
+    assert!(screen.contains("run the thing"), "{screen}");
+    tmux.keys(&["f"]);
+    let screen = wait_list(&tmux, "filter: user-only");
+    assert!(screen.contains("run the thing"), "{screen}");
+    assert!(
+        screen.contains("← leaf"),
+        "the leaf stays listed:\n{screen}"
+    );
+    assert!(!screen.contains("tool call"), "{screen}");
+    tmux.keys(&["f", "f"]);
+    let screen = wait_list(&tmux, "filter: all");
+    assert!(
+        screen.contains("toolResult bash: FILTERED-TOOL-OUTPUT"),
+        "{screen}"
+    );
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Left the tree; nothing changed");
+}

@@ -80,7 +80,7 @@ pub fn is_pi_key_not_read(key: &str) -> bool {
 /// look and keys of Pi's full-screen interface, which ctxkit's line-based chat does not have,
 /// its changelog and install telemetry, the follow-up queue of Pi's editor, and Anthropic's
 /// subscription warning. `config list` says so beside each.
-const PI_KEYS_NOT_ACTED_ON: [&str; 15] = [
+const PI_KEYS_NOT_ACTED_ON: [&str; 14] = [
     "theme",
     "collapseChangelog",
     "lastChangelogVersion",
@@ -90,7 +90,6 @@ const PI_KEYS_NOT_ACTED_ON: [&str; 15] = [
     "terminal.clearOnShrink",
     "terminal.showTerminalProgress",
     "images.autoResize",
-    "treeFilterMode",
     "editorPaddingX",
     "autocompleteMaxVisible",
     "showHardwareCursor",

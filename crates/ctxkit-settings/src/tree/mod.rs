@@ -135,7 +135,10 @@ pub struct Settings {
     /// of the branch (the files the agent changed too), `fork` opens `/fork`'s list, `none` nothing.
     #[schemars(extend("x-project" = true, "enum" = ["fork", "tree", "none"]))]
     pub double_escape_action: String,
-    /// Which entries the tree view shows.
+    /// Which entries the chat's `/tree` lists first (`f` steps to the next): `default` every
+    /// entry but the bookkeeping ones (labels, model and thinking changes, custom entries, session
+    /// info), `no-tools` those without tool results, `user-only` the user's messages,
+    /// `labeled-only` the labelled entries, `all` every entry; the leaf is always listed.
     #[schemars(extend("x-project" = true, "enum" = ["default", "no-tools", "user-only", "labeled-only", "all"]))]
     pub tree_filter_mode: String,
     /// Thinking budgets per level, in tokens.

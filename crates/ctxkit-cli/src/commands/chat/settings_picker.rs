@@ -72,6 +72,12 @@ const OFFERED: &[Offered] = &[
         live: true,
     },
     Offered {
+        key: "treeFilterMode",
+        label: "Tree filter mode",
+        values: &["default", "no-tools", "user-only", "labeled-only", "all"],
+        live: true,
+    },
+    Offered {
         key: "quietStartup",
         label: "Quiet startup",
         values: BOOLEANS,

@@ -1,8 +1,8 @@
 //! `/tree` at a terminal: the session tree as a list to walk (each entry's kind, text, label and
 //! tokens; its whole text below the list), Enter to go to an entry with or without a summary of
-//! the branch left behind (a focus for it typed on the spot), `l` to label an entry, Esc to leave
-//! with nothing changed. Going to an entry never deletes anything: the leaf moves and the next
-//! prompt starts a new branch there.
+//! the branch left behind (a focus for it typed on the spot), `l` to label an entry, `f` to step
+//! through the filters (`treeFilterMode`, as Pi's), Esc to leave with nothing changed. Going to an
+//! entry never deletes anything: the leaf moves and the next prompt starts a new branch there.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -105,8 +105,94 @@ impl Rows {
     }
 }
 
-const HELP: &str =
-    "↑/↓ j/k move · PgUp/PgDn · Enter go to the entry · l label it · Esc leave unchanged";
+const HELP: &str = "↑/↓ j/k move · PgUp/PgDn · Enter go to the entry · l label it · f filter · \
+                    Esc leave unchanged";
+
+/// Which entries the tree lists (`treeFilterMode`, Pi's filters; `f` steps through them). The
+/// leaf is always listed, so the list shows where the session stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TreeFilter {
+    /// Every entry but the bookkeeping ones (labels, model and thinking changes, custom entries,
+    /// session info, context edits).
+    Default,
+    /// The default's, without tool results.
+    NoTools,
+    /// The user's messages.
+    UserOnly,
+    /// The labelled entries.
+    LabeledOnly,
+    /// Every entry.
+    All,
+}
+
+impl TreeFilter {
+    const ORDER: [Self; 5] = [
+        Self::Default,
+        Self::NoTools,
+        Self::UserOnly,
+        Self::LabeledOnly,
+        Self::All,
+    ];
+
+    fn from_setting(name: &str) -> Self {
+        Self::ORDER
+            .into_iter()
+            .find(|filter| filter.name() == name)
+            .unwrap_or(Self::Default)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::NoTools => "no-tools",
+            Self::UserOnly => "user-only",
+            Self::LabeledOnly => "labeled-only",
+            Self::All => "all",
+        }
+    }
+
+    fn next(self) -> Self {
+        let at = Self::ORDER.iter().position(|filter| *filter == self);
+        Self::ORDER[at.map_or(0, |at| (at + 1) % Self::ORDER.len())]
+    }
+
+    fn shows(self, row: &TreeRow) -> bool {
+        let kind = row.entry.type_name();
+        let bookkeeping = matches!(
+            kind,
+            "label"
+                | "context_edit"
+                | "custom"
+                | "model_change"
+                | "thinking_level_change"
+                | "session_info"
+        );
+        let role = row.entry.role();
+        row.is_leaf
+            || match self {
+                Self::Default => !bookkeeping,
+                Self::NoTools => !bookkeeping && role != Some("toolResult"),
+                Self::UserOnly => kind == "message" && role == Some("user"),
+                Self::LabeledOnly => row.label.is_some(),
+                Self::All => true,
+            }
+    }
+}
+
+/// The rows `filter` shows, and where `row` (of every row) is among them, or the nearest before.
+fn filtered(rows: &[TreeRow], filter: TreeFilter, row: usize) -> (Vec<TreeRow>, usize) {
+    let mut start = 0;
+    let mut kept = Vec::new();
+    for (index, candidate) in rows.iter().enumerate() {
+        if filter.shows(candidate) {
+            if index <= row {
+                start = kept.len();
+            }
+            kept.push(candidate.clone());
+        }
+    }
+    (kept, start)
+}
 
 /// The rows of the tree in display order (usage records hidden) and the leaf's row; only ids,
 /// depths and labels are read here, no entry's text.
@@ -167,24 +253,34 @@ impl Chat {
     /// Walks the tree at a terminal; `None` when the input is not a terminal (the caller prints
     /// the tree instead).
     pub(super) async fn walk_tree(&mut self, ask: &mut dyn Ask) -> Result<Option<Action>> {
-        let (rows, mut start) = self.engine.with_session(tree_rows).await;
-        if rows.is_empty() {
+        let (every, leaf) = self.engine.with_session(tree_rows).await;
+        if every.is_empty() {
             return Ok(None);
         }
+        let setting = crate::commands::settings::settings_of_project(&self.environment)
+            .settings()
+            .tree_filter_mode
+            .clone();
+        let mut filter = TreeFilter::from_setting(&setting);
+        let (shown, mut start) = filtered(&every, filter, leaf);
         let mut rows = Rows {
-            rows,
+            rows: shown,
             rendered: RefCell::default(),
         };
         loop {
             let line = |index: usize| rows.get(index).line;
             let detail = |index: usize| rows.get(index).detail;
+            let title = format!(
+                "Session tree  (◆ leaf · • the current branch)  filter: {}",
+                filter.name()
+            );
             let list = List {
-                title: "Session tree  (◆ leaf · • the current branch)",
+                title: &title,
                 help: HELP,
                 count: rows.rows.len(),
                 row: &line,
                 detail: &detail,
-                keys: "l",
+                keys: "lf",
             };
             let picked = match pick(&list, start) {
                 Ok(picked) => picked,
@@ -197,11 +293,16 @@ impl Chat {
                 }
             };
             let id = |row: usize| rows.rows.get(row).map(|row| row.entry.id().to_owned());
-            match picked {
+            // The entry under the cursor, to find again in the rows built anew below.
+            let kept = match picked {
                 Picked::Key('l', row) => {
                     let Some(id) = id(row) else { continue };
                     self.label_from_tree(&id, ask).await?;
-                    start = row;
+                    Some(id)
+                }
+                Picked::Key('f', row) => {
+                    filter = filter.next();
+                    id(row)
                 }
                 Picked::Key(_, _) | Picked::Left => {
                     self.ui.line("Left the tree; nothing changed");
@@ -212,13 +313,18 @@ impl Chat {
                     let short = rows.get(row).short;
                     match choose_summary(&id, &short, ask) {
                         Some(options) => return self.go_to(&id, options).await.map(Some),
-                        None => start = row,
+                        None => Some(id),
                     }
                 }
-            }
-            let (fresh, _) = self.engine.with_session(tree_rows).await;
+            };
+            let (every, leaf) = self.engine.with_session(tree_rows).await;
+            let at = kept
+                .and_then(|id| every.iter().position(|row| row.entry.id() == id))
+                .unwrap_or(leaf);
+            let (shown, at) = filtered(&every, filter, at);
+            start = at;
             rows = Rows {
-                rows: fresh,
+                rows: shown,
                 rendered: RefCell::default(),
             };
         }
@@ -278,4 +384,25 @@ fn choose_summary(id: &str, short: &str, ask: &mut dyn Ask) -> Option<NavigateOp
         custom_instructions,
         ..NavigateOptions::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_step_in_pis_order_and_a_name_they_do_not_know_is_the_default() {
+        let mut filter = TreeFilter::from_setting("user-only");
+        assert_eq!(filter, TreeFilter::UserOnly);
+        let mut names = Vec::new();
+        for _ in 0..5 {
+            filter = filter.next();
+            names.push(filter.name());
+        }
+        assert_eq!(
+            names,
+            ["labeled-only", "all", "default", "no-tools", "user-only"]
+        );
+        assert_eq!(TreeFilter::from_setting("nope"), TreeFilter::Default);
+    }
 }
