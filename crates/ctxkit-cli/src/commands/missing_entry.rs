@@ -38,42 +38,20 @@ impl MissingEntry {
 }
 
 /// The session (file, or id with a database) of a command that takes entry ids.
-pub(super) fn session_of(command: &Command) -> Option<PathBuf> {
-    match command {
-        Command::Context { file, .. }
-        | Command::Fork { file, .. }
-        | Command::Label { file, .. }
-        | Command::EditContext { file, .. }
-        | Command::Tokens { file, .. }
-        | Command::Branch { file, .. } => Some(file.clone()),
-        Command::Sessions { .. }
-        | Command::Store(_)
-        | Command::Import { .. }
-        | Command::Info { .. }
-        | Command::Tree { .. }
-        | Command::ForkFrom { .. }
-        | Command::Name { .. }
-        | Command::Compact { .. }
-        | Command::Checkpoints(_)
-        | Command::Compactions { .. }
-        | Command::Serve { .. }
-        | Command::Chat(_)
-        | Command::Simulate(_)
-        | Command::Models { .. }
-        | Command::UndoCompact { .. }
-        | Command::Migrate { .. }
-        | Command::Check { .. }
-        | Command::Config(_)
-        | Command::Resources { .. }
-        | Command::Trust { .. }
-        | Command::Prompt
-        | Command::Install { .. }
-        | Command::Remove { .. }
-        | Command::Update { .. }
-        | Command::List { .. }
-        | Command::Export { .. }
-        | Command::View { .. } => None,
+pub(super) fn session_of(command: &mut Command) -> Option<PathBuf> {
+    let takes_ids = matches!(
+        command,
+        Command::Context { .. }
+            | Command::Fork { .. }
+            | Command::Label { .. }
+            | Command::EditContext { .. }
+            | Command::Tokens { .. }
+            | Command::Branch { .. }
+    );
+    if !takes_ids {
+        return None;
     }
+    super::store_copy::session_argument(command).map(|(file, _)| file.clone())
 }
 
 /// `error`, naming `session` when an entry id was not found in it.

@@ -99,7 +99,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
     let process = settings::ProcessSettings::new(&global, unloaded, unknown_keys);
     let url = store::choose(&process, &mut command, &mut locations)?;
     // Named as the user named it (a database session is read through a temporary file).
-    let session = missing_entry::session_of(&command);
+    let session = missing_entry::session_of(&mut command);
     store::run(&url, command, out, move |command, out| {
         dispatch(command, locations, process, out)
     })

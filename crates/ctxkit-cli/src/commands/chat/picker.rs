@@ -131,51 +131,33 @@ enum SearchKey {
 
 impl Search {
     fn key(&mut self, key: &KeyEvent) -> SearchKey {
-        let control = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Char('c') if control => SearchKey::Leave,
-            KeyCode::Char('/') if !self.typing => {
+        if key.modifiers.contains(KeyModifiers::CONTROL) {
+            // Ctrl-C leaves; the list does nothing with the other Ctrl keys.
+            return if key.code == KeyCode::Char('c') {
+                SearchKey::Leave
+            } else {
+                SearchKey::Other
+            };
+        }
+        if let KeyCode::Char(character) = key.code {
+            if character == '/' && !self.typing {
                 self.typing = true;
-                SearchKey::Changed
-            }
-            KeyCode::Char(character) if !control => {
+            } else {
                 self.query.push(character);
-                SearchKey::Changed
             }
-            KeyCode::Backspace => {
-                self.query.pop();
-                SearchKey::Changed
-            }
-            KeyCode::Esc => {
-                *self = Self::default();
-                SearchKey::Changed
-            }
-            KeyCode::Enter => SearchKey::Pick,
-            // The list moves on the rest; a Ctrl key does nothing here.
-            KeyCode::Char(_)
-            | KeyCode::Left
-            | KeyCode::Right
-            | KeyCode::Up
-            | KeyCode::Down
-            | KeyCode::Home
-            | KeyCode::End
-            | KeyCode::PageUp
-            | KeyCode::PageDown
-            | KeyCode::Tab
-            | KeyCode::BackTab
-            | KeyCode::Delete
-            | KeyCode::Insert
-            | KeyCode::F(_)
-            | KeyCode::Null
-            | KeyCode::CapsLock
-            | KeyCode::ScrollLock
-            | KeyCode::NumLock
-            | KeyCode::PrintScreen
-            | KeyCode::Pause
-            | KeyCode::Menu
-            | KeyCode::KeypadBegin
-            | KeyCode::Media(_)
-            | KeyCode::Modifier(_) => SearchKey::Other,
+            return SearchKey::Changed;
+        }
+        if key.code == KeyCode::Backspace {
+            self.query.pop();
+            SearchKey::Changed
+        } else if key.code == KeyCode::Esc {
+            *self = Self::default();
+            SearchKey::Changed
+        } else if key.code == KeyCode::Enter {
+            SearchKey::Pick
+        } else {
+            // The list moves on the rest (the arrows, Page Up/Down).
+            SearchKey::Other
         }
     }
 
