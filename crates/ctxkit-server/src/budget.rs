@@ -30,6 +30,32 @@ pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 1 << 30;
 /// closed (1008): a header that claims 100 MB and never sends them holds no budget for ever.
 pub(crate) const STALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The slowest a message holding a share may arrive, after [`STALL_LIMIT`] of grace: a client
+/// sending a byte every few seconds would hold its share for days.
+pub(crate) const MIN_BYTES_PER_SECOND: u64 = 256 * 1024;
+
+/// The reason of the close of a connection whose message came slower than
+/// [`MIN_BYTES_PER_SECOND`].
+pub(crate) const SLOW_REASON: &str =
+    "a message came slower than 256 KiB/s while it held the server's budget";
+
+/// How long a message holding a share may take: [`STALL_LIMIT`] without a byte, and
+/// [`STALL_LIMIT`] plus its size at [`MIN_BYTES_PER_SECOND`] in all.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Patience {
+    pub(crate) stall: std::time::Duration,
+    pub(crate) bytes_per_second: u64,
+}
+
+impl Default for Patience {
+    fn default() -> Self {
+        Self {
+            stall: STALL_LIMIT,
+            bytes_per_second: MIN_BYTES_PER_SECOND,
+        }
+    }
+}
+
 /// The reason of the close of a connection whose message stalled past [`STALL_LIMIT`].
 pub(crate) const STALLED_REASON: &str =
     "a message sent nothing for 30 s while it held the server's budget";
@@ -181,19 +207,20 @@ pub(crate) struct Budgeted<S> {
     held: Held,
     /// Running while a message holding a share waits for its client's bytes.
     stalled: Option<Pin<Box<tokio::time::Sleep>>>,
-    /// How long it may wait ([`STALL_LIMIT`]).
-    stall_limit: std::time::Duration,
+    /// When the message holding a share must have come whole.
+    due: Option<tokio::time::Instant>,
+    patience: Patience,
 }
 
 impl<S> Budgeted<S> {
     /// Reads of `inner` from `budget`, a message taking at most `message_limit` bytes of it and
-    /// waiting at most `stall_limit` for its client's next bytes.
+    /// coming within `patience`.
     pub(crate) fn new(
         inner: S,
         budget: &MemoryBudget,
         held: Held,
         message_limit: usize,
-        stall_limit: std::time::Duration,
+        patience: Patience,
     ) -> Self {
         let most = message_limit.min(budget.bytes).min(u32::MAX as usize);
         Self {
@@ -203,7 +230,8 @@ impl<S> Budgeted<S> {
             cursor: Cursor::header(),
             held,
             stalled: None,
-            stall_limit,
+            due: None,
+            patience,
         }
     }
 
@@ -213,7 +241,7 @@ impl<S> Budgeted<S> {
             self.stalled = None;
             return Poll::Pending;
         }
-        let limit = self.stall_limit;
+        let limit = self.patience.stall;
         let stalled = self
             .stalled
             .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
@@ -240,6 +268,12 @@ impl<S> Budgeted<S> {
                     else {
                         return Poll::Ready(Err(io::Error::other("the server's budget closed")));
                     };
+                    if !self.held.holds_any() {
+                        let rate = self.patience.bytes_per_second.max(1);
+                        let transfer = std::time::Duration::from_secs(wanted / rate);
+                        self.due =
+                            Some(tokio::time::Instant::now() + self.patience.stall + transfer);
+                    }
                     self.held.add(permit);
                     self.cursor = Cursor::Payload { remaining };
                 }
@@ -286,6 +320,16 @@ impl<S: AsyncRead + Unpin> AsyncRead for Budgeted<S> {
         let read = limited.filled().len();
         this.advance(&limited.filled()[..read]);
         buffer.advance(read);
+        if this.held.holds_any() {
+            if this
+                .due
+                .is_some_and(|due| tokio::time::Instant::now() > due)
+            {
+                return Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, SLOW_REASON)));
+            }
+        } else {
+            this.due = None;
+        }
         Poll::Ready(Ok(()))
     }
 }
@@ -371,7 +415,7 @@ mod tests {
         let budget = MemoryBudget::new(1 << 20, 0);
         let (mut client, server) = tokio::io::duplex(4 << 20);
         let held = Held::default();
-        let mut reader = Budgeted::new(server, &budget, held.clone(), 500_000, STALL_LIMIT);
+        let mut reader = Budgeted::new(server, &budget, held.clone(), 500_000, Patience::default());
         client.write_all(&frame(1, 300_000, true)).await.unwrap();
         // The header passes without the budget; the payload's first byte takes all of it.
         read_exactly(&mut reader, 14 + 1).await;
@@ -396,7 +440,7 @@ mod tests {
         let taken = budget.acquire(600).await.unwrap();
         let (mut client, server) = tokio::io::duplex(1 << 20);
         let held = Held::default();
-        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000, STALL_LIMIT);
+        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000, Patience::default());
         client.write_all(&frame(1, 500, true)).await.unwrap();
         read_exactly(&mut reader, 8).await;
         let mut byte = [0; 1];
@@ -417,7 +461,11 @@ mod tests {
         let budget = MemoryBudget::new(1000, 0);
         let (mut client, server) = tokio::io::duplex(1 << 20);
         let held = Held::default();
-        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000, stall);
+        let patience = Patience {
+            stall,
+            bytes_per_second: MIN_BYTES_PER_SECOND,
+        };
+        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000, patience);
         // Between messages a client may send nothing for as long as it likes.
         let mut byte = [0; 1];
         let idle = tokio::time::timeout(stall * 3, reader.read(&mut byte)).await;
@@ -435,5 +483,33 @@ mod tests {
         drop(reader);
         drop(held);
         assert_eq!(budget.available(), 1000);
+    }
+
+    #[tokio::test]
+    async fn a_message_that_trickles_in_holding_its_share_fails() {
+        let patience = Patience {
+            stall: Duration::from_millis(150),
+            bytes_per_second: 1000,
+        };
+        let budget = MemoryBudget::new(1000, 0);
+        let (mut client, server) = tokio::io::duplex(1 << 20);
+        let mut reader = Budgeted::new(server, &budget, Held::default(), 1000, patience);
+        let frame = frame(1, 500, true);
+        client.write_all(&frame[..8]).await.unwrap();
+        read_exactly(&mut reader, 8).await;
+        // A byte every 50 ms never stalls, but 500 bytes at that pace pass the 150 ms allowed.
+        let mut failed = None;
+        for byte in &frame[8..] {
+            client.write_all(std::slice::from_ref(byte)).await.unwrap();
+            let mut one = [0; 1];
+            if let Err(error) = reader.read(&mut one).await {
+                failed = Some(error);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let error = failed.expect("the trickle was cut");
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(error.to_string(), SLOW_REASON);
     }
 }

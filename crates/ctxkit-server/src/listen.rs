@@ -36,7 +36,7 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 use crate::ServerConfig;
-use crate::budget::{Budgeted, DEFAULT_MAX_BUFFERED_BYTES, Held, MemoryBudget, STALL_LIMIT};
+use crate::budget::{Budgeted, DEFAULT_MAX_BUFFERED_BYTES, Held, MemoryBudget, Patience};
 use crate::drain::{Phase, Shutdown};
 
 /// How long a drain (SIGTERM) lets the clients' running requests go on before they are cancelled.
@@ -375,7 +375,7 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Conne
                     &state.read_budget,
                     held.clone(),
                     max_message_bytes(state.config.max_request_bytes),
-                    STALL_LIMIT,
+                    Patience::default(),
                 ),
                 Role::Server,
                 Some(socket_config(&state.config)),

@@ -20,7 +20,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::ServerConfig;
-use crate::budget::{Budgeted, Held, MemoryBudget, STALLED_REASON};
+use crate::budget::{Budgeted, Held, MemoryBudget};
 use crate::drain::Phase;
 
 /// The bytes buffered between the socket and the server, each way.
@@ -157,10 +157,11 @@ fn close_for(error: &tungstenite::Error) -> Option<CloseFrame> {
             code: CloseCode::Size,
             reason: "the message is over 2 × (`server.maxRequestBytes` + 64 KiB)".into(),
         }),
+        // A message that stalled or trickled in while it held the server's budget.
         tungstenite::Error::Io(error) if error.kind() == std::io::ErrorKind::TimedOut => {
             Some(CloseFrame {
                 code: CloseCode::Policy,
-                reason: STALLED_REASON.into(),
+                reason: error.to_string().into(),
             })
         }
         tungstenite::Error::ConnectionClosed
