@@ -87,6 +87,14 @@ impl MemoryBudget {
             .ok()
     }
 
+    /// `bytes` of the budget if they are free now.
+    pub(crate) fn try_acquire(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
+        let wanted = u32::try_from(bytes.clamp(1, self.bytes)).unwrap_or(u32::MAX);
+        Arc::clone(&self.semaphore)
+            .try_acquire_many_owned(wanted)
+            .ok()
+    }
+
     /// The bytes not held by anyone.
     #[cfg(test)]
     pub(crate) fn available(&self) -> usize {
@@ -138,6 +146,11 @@ enum Cursor {
 /// A frame header's most bytes: 2, 8 of extended length, 4 of mask.
 const MAX_HEADER: usize = 14;
 
+/// A message in one frame of at most this many bytes takes no share: a connection reads one such
+/// message at a time, so they hold at most this much each, and a request as small as
+/// `initialize` never waits behind a large message that waits for room.
+pub(crate) const SMALL_MESSAGE_BYTES: u64 = 64 * 1024;
+
 impl Cursor {
     fn header() -> Self {
         Self::Header {
@@ -178,16 +191,30 @@ impl Cursor {
 
     /// What follows a whole header: the budget a message's first frame takes (a whole message
     /// in one frame, its payload; the first of several, `message_limit`, the most they can add up
-    /// to), or the payload at once (a control frame, at most 125 bytes, or a later fragment,
-    /// covered by its first).
-    fn after_header(header: &[u8], message_limit: u64) -> Self {
+    /// to), or the payload at once (a control frame of at most 125 bytes, a small message
+    /// ([`SMALL_MESSAGE_BYTES`]), or a later fragment of the message `fragmented` says is open,
+    /// covered by its first). Any other frame (a control
+    /// frame claiming more, a continuation with no message open) is against the protocol: it takes
+    /// its payload's share, so nothing is read beyond the budget before it is refused.
+    /// `fragmented` becomes whether a fragmented message is open after this frame.
+    fn after_header(header: &[u8], message_limit: u64, fragmented: &mut bool) -> Self {
         let remaining = Self::payload_length(header);
         let (last, opcode) = (header[0] & 0x80 != 0, header[0] & 0x0f);
+        let control = opcode & 0x08 != 0;
         let wanted = match (opcode, last) {
-            (0, _) => 0,
-            (opcode, _) if opcode & 0x08 != 0 => 0,
+            (_, _) if control && remaining <= 125 => 0,
+            (_, _) if control => remaining,
+            (0, last) if *fragmented => {
+                *fragmented = !last;
+                0
+            }
+            (0, _) => remaining,
+            (_, true) if remaining <= SMALL_MESSAGE_BYTES => 0,
             (_, true) => remaining,
-            (_, false) => message_limit,
+            (_, false) => {
+                *fragmented = true;
+                message_limit
+            }
         };
         if wanted == 0 {
             Self::Payload { remaining }
@@ -204,6 +231,8 @@ pub(crate) struct Budgeted<S> {
     /// The most one message can take: the whole budget, or less.
     message_limit: u64,
     cursor: Cursor,
+    /// A message sent in several frames is open: its later frames are covered by its first.
+    fragmented: bool,
     held: Held,
     /// Running while a message holding a share waits for its client's bytes.
     stalled: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -228,6 +257,7 @@ impl<S> Budgeted<S> {
             semaphore: PollSemaphore::new(Arc::clone(&budget.semaphore)),
             message_limit: u64::try_from(most).unwrap_or(u64::from(u32::MAX)),
             cursor: Cursor::header(),
+            fragmented: false,
             held,
             stalled: None,
             due: None,
@@ -259,7 +289,11 @@ impl<S> Budgeted<S> {
                     if wanted > 0 {
                         return Poll::Ready(Ok(wanted));
                     }
-                    self.cursor = Cursor::after_header(&bytes[..*filled], self.message_limit);
+                    self.cursor = Cursor::after_header(
+                        &bytes[..*filled],
+                        self.message_limit,
+                        &mut self.fragmented,
+                    );
                 }
                 Cursor::Budget { wanted, remaining } => {
                     let (wanted, remaining) = (*wanted, *remaining);
@@ -434,15 +468,24 @@ mod tests {
         assert_eq!(budget.available(), 1 << 20);
     }
 
+    /// A message large enough to take a share.
+    const LARGE: usize = SMALL_MESSAGE_BYTES as usize + 1000;
+
     #[tokio::test]
     async fn a_message_waits_whole_for_room_holding_nothing() {
-        let budget = MemoryBudget::new(1000, 0);
-        let taken = budget.acquire(600).await.unwrap();
+        let budget = MemoryBudget::new(2 * LARGE, 0);
+        let taken = budget.acquire(LARGE + 1).await.unwrap();
         let (mut client, server) = tokio::io::duplex(1 << 20);
         let held = Held::default();
-        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000, Patience::default());
-        client.write_all(&frame(1, 500, true)).await.unwrap();
-        read_exactly(&mut reader, 8).await;
+        let mut reader = Budgeted::new(
+            server,
+            &budget,
+            held.clone(),
+            2 * LARGE,
+            Patience::default(),
+        );
+        client.write_all(&frame(1, LARGE, true)).await.unwrap();
+        read_exactly(&mut reader, 14).await;
         let mut byte = [0; 1];
         let waited = tokio::time::timeout(Duration::from_millis(200), reader.read(&mut byte)).await;
         assert!(waited.is_err(), "{waited:?}");
@@ -451,55 +494,97 @@ mod tests {
             "the connection holds nothing while it waits"
         );
         drop(taken);
-        read_exactly(&mut reader, 500).await;
-        assert_eq!(budget.available(), 500);
+        read_exactly(&mut reader, LARGE).await;
+        assert_eq!(budget.available(), LARGE);
+    }
+
+    #[tokio::test]
+    async fn small_messages_and_pings_take_no_share_and_frames_against_the_protocol_do() {
+        let budget = MemoryBudget::new(4 * LARGE, 0);
+        let (mut client, server) = tokio::io::duplex(1 << 20);
+        let held = Held::default();
+        let mut reader = Budgeted::new(
+            server,
+            &budget,
+            held.clone(),
+            2 * LARGE,
+            Patience::default(),
+        );
+        client.write_all(&frame(1, 60_000, true)).await.unwrap();
+        client.write_all(&frame(9, 100, true)).await.unwrap();
+        read_exactly(&mut reader, 8 + 60_000 + 6 + 100).await;
+        assert_eq!(budget.available(), 4 * LARGE);
+        // A ping claiming more than 125 bytes, or a continuation with no message open, is
+        // refused by the protocol only once read: it is read within the budget.
+        client.write_all(&frame(9, 1000, true)).await.unwrap();
+        read_exactly(&mut reader, 8 + 1000).await;
+        assert_eq!(budget.available(), 4 * LARGE - 1000);
+        held.release();
+        client.write_all(&frame(0, 2000, true)).await.unwrap();
+        read_exactly(&mut reader, 8 + 2000).await;
+        assert_eq!(budget.available(), 4 * LARGE - 2000);
+        held.release();
+        // A fragmented message's later frames and a ping between them take nothing more.
+        client.write_all(&frame(1, 10, false)).await.unwrap();
+        client.write_all(&frame(9, 4, true)).await.unwrap();
+        client.write_all(&frame(0, 3000, false)).await.unwrap();
+        client.write_all(&frame(0, 3000, true)).await.unwrap();
+        read_exactly(&mut reader, 6 + 10 + 6 + 4 + 8 + 3000 + 8 + 3000).await;
+        assert_eq!(budget.available(), 2 * LARGE);
+        held.release();
+        // Once it ended, a continuation is against the protocol again.
+        client.write_all(&frame(0, 500, true)).await.unwrap();
+        read_exactly(&mut reader, 8 + 500).await;
+        assert_eq!(budget.available(), 4 * LARGE - 500);
     }
 
     #[tokio::test]
     async fn a_message_that_stalls_holding_its_share_fails_and_an_idle_one_waits() {
         let stall = Duration::from_millis(100);
-        let budget = MemoryBudget::new(1000, 0);
+        let budget = MemoryBudget::new(2 * LARGE, 0);
         let (mut client, server) = tokio::io::duplex(1 << 20);
         let held = Held::default();
         let patience = Patience {
             stall,
             bytes_per_second: MIN_BYTES_PER_SECOND,
         };
-        let mut reader = Budgeted::new(server, &budget, held.clone(), 1000, patience);
+        let mut reader = Budgeted::new(server, &budget, held.clone(), 2 * LARGE, patience);
         // Between messages a client may send nothing for as long as it likes.
         let mut byte = [0; 1];
         let idle = tokio::time::timeout(stall * 3, reader.read(&mut byte)).await;
         assert!(idle.is_err(), "{idle:?}");
-        // A header that claims 500 bytes and sends 10 holds its share: it fails after `stall`.
+        // A header that claims a large message and sends 10 bytes holds its share: it fails
+        // after `stall`.
         client
-            .write_all(&frame(1, 500, true)[..8 + 10])
+            .write_all(&frame(1, LARGE, true)[..14 + 10])
             .await
             .unwrap();
-        read_exactly(&mut reader, 8 + 10).await;
+        read_exactly(&mut reader, 14 + 10).await;
         let error = reader.read(&mut byte).await.unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::TimedOut);
         assert_eq!(error.to_string(), STALLED_REASON);
         // The connection closes: its share comes back.
         drop(reader);
         drop(held);
-        assert_eq!(budget.available(), 1000);
+        assert_eq!(budget.available(), 2 * LARGE);
     }
 
     #[tokio::test]
     async fn a_message_that_trickles_in_holding_its_share_fails() {
         let patience = Patience {
             stall: Duration::from_millis(150),
-            bytes_per_second: 1000,
+            bytes_per_second: 10_000_000,
         };
-        let budget = MemoryBudget::new(1000, 0);
+        let budget = MemoryBudget::new(2 * LARGE, 0);
         let (mut client, server) = tokio::io::duplex(1 << 20);
-        let mut reader = Budgeted::new(server, &budget, Held::default(), 1000, patience);
-        let frame = frame(1, 500, true);
-        client.write_all(&frame[..8]).await.unwrap();
-        read_exactly(&mut reader, 8).await;
-        // A byte every 50 ms never stalls, but 500 bytes at that pace pass the 150 ms allowed.
+        let mut reader = Budgeted::new(server, &budget, Held::default(), 2 * LARGE, patience);
+        let frame = frame(1, LARGE, true);
+        client.write_all(&frame[..14]).await.unwrap();
+        read_exactly(&mut reader, 14).await;
+        // A byte every 50 ms never stalls, but at that pace the message passes the 150 ms
+        // allowed.
         let mut failed = None;
-        for byte in &frame[8..] {
+        for byte in &frame[14..] {
             client.write_all(std::slice::from_ref(byte)).await.unwrap();
             let mut one = [0; 1];
             if let Err(error) = reader.read(&mut one).await {

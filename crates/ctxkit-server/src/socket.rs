@@ -72,10 +72,8 @@ pub(crate) async fn serve_socket(
             let bytes = match message {
                 Some(Ok(Message::Text(text))) => Bytes::from(text),
                 Some(Ok(Message::Binary(bytes))) => bytes,
-                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {
-                    held.release();
-                    continue;
-                }
+                // A control frame holds no share (a message it came in the middle of keeps its).
+                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
                 Some(Err(error)) => {
                     if let Some(close) = close_for(&error) {
                         let _ = failed.send(close);

@@ -11,7 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::sync::OwnedSemaphorePermit;
 
+use crate::budget::MemoryBudget;
 use crate::methods::{engine, params};
 use crate::{MethodError, Shared, codes};
 
@@ -24,23 +26,28 @@ struct Queue {
 }
 
 /// The messages and their bytes, at most `server.maxQueuedBytes` (they are answered at once, so
-/// the request queue's budget does not hold them).
+/// the request queue's budget does not hold them); on a listening server each holds its share of
+/// the budget all clients' queued requests share.
 #[derive(Debug, Default)]
 struct Waiting {
-    messages: VecDeque<String>,
+    messages: VecDeque<(String, Option<OwnedSemaphorePermit>)>,
     bytes: usize,
 }
 
 impl Queue {
     /// Queues `text`; how many wait now, or `None` when it would pass `limit` bytes.
-    fn push(&self, text: String, limit: usize) -> Option<usize> {
+    fn push(&self, text: String, limit: usize, server: Option<&MemoryBudget>) -> Option<usize> {
         let mut waiting = self.waiting.lock().ok()?;
         let bytes = waiting.bytes.saturating_add(text.len());
         if bytes > limit {
             return None;
         }
+        let share = match server {
+            Some(budget) => Some(budget.try_acquire(text.len())?),
+            None => None,
+        };
         waiting.bytes = bytes;
-        waiting.messages.push_back(text);
+        waiting.messages.push_back((text, share));
         Some(waiting.messages.len())
     }
 
@@ -49,9 +56,14 @@ impl Queue {
             return Vec::new();
         };
         let taken: Vec<String> = if self.all.load(Ordering::SeqCst) {
-            waiting.messages.drain(..).collect()
+            waiting.messages.drain(..).map(|(text, _)| text).collect()
         } else {
-            waiting.messages.pop_front().into_iter().collect()
+            waiting
+                .messages
+                .pop_front()
+                .map(|(text, _)| text)
+                .into_iter()
+                .collect()
         };
         let freed: usize = taken.iter().map(String::len).sum();
         waiting.bytes = waiting.bytes.saturating_sub(freed);
@@ -123,14 +135,14 @@ async fn queue(shared: &Shared, raw: Value, queue: &Queue) -> Result<Value, Meth
     // A session must be open: the message is stored in it when delivered.
     engine(shared).await?;
     let limit = shared.config.max_queued_bytes;
-    match queue.push(text, limit) {
+    match queue.push(text, limit, shared.queue_budget.as_ref()) {
         Some(queued) => Ok(json!({"queued": queued})),
         None => Err(MethodError {
             code: codes::ENGINE_ERROR,
             message: format!(
                 "not queued: the messages waiting for the run would pass `server.maxQueuedBytes` \
-                 ({} bytes); send it once the run has taken some",
-                limit
+                 ({limit} bytes), or the requests all clients have waiting \
+                 `server.maxBufferedBytes`; send it once the run has taken some"
             ),
             kind: Some("queue_full"),
         }),
@@ -147,8 +159,8 @@ mod tests {
     fn one_message_a_request_unless_all() {
         let steered = Steered::default();
         for text in ["first", "second", "third"] {
-            steered.steering.push(text.to_owned(), 100);
-            steered.follow_ups.push(format!("then {text}"), 100);
+            steered.steering.push(text.to_owned(), 100, None);
+            steered.follow_ups.push(format!("then {text}"), 100, None);
         }
         assert_eq!(steered.take(), ["first"]);
         assert_eq!(steered.take_follow_ups(), ["then first"]);
@@ -156,7 +168,7 @@ mod tests {
         assert_eq!(steered.take(), ["second", "third"]);
         assert!(steered.take().is_empty());
         assert_eq!(steered.take_follow_ups(), ["then second"]);
-        steered.steering.push("dropped".to_owned(), 100);
+        steered.steering.push("dropped".to_owned(), 100, None);
         steered.clear();
         assert!(steered.take().is_empty());
         assert!(steered.take_follow_ups().is_empty());
@@ -165,10 +177,18 @@ mod tests {
     #[test]
     fn the_queue_holds_no_more_bytes_than_its_limit_and_frees_what_is_taken() {
         let queue = Queue::default();
-        assert_eq!(queue.push("a".repeat(60), 100), Some(1));
-        assert_eq!(queue.push("b".repeat(60), 100), None);
-        assert_eq!(queue.push("c".repeat(40), 100), Some(2));
+        assert_eq!(queue.push("a".repeat(60), 100, None), Some(1));
+        assert_eq!(queue.push("b".repeat(60), 100, None), None);
+        assert_eq!(queue.push("c".repeat(40), 100, None), Some(2));
         assert_eq!(queue.take().len(), 1);
-        assert_eq!(queue.push("d".repeat(60), 100), Some(2));
+        assert_eq!(queue.push("d".repeat(60), 100, None), Some(2));
+        // On a listening server the texts hold the budget all clients share, until taken.
+        let server = MemoryBudget::new(100, 0);
+        let other = Queue::default();
+        assert_eq!(other.push("e".repeat(70), 1000, Some(&server)), Some(1));
+        assert_eq!(other.push("f".repeat(70), 1000, Some(&server)), None);
+        assert_eq!(server.available(), 30);
+        other.take();
+        assert_eq!(server.available(), 100);
     }
 }

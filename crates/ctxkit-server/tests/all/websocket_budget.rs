@@ -33,8 +33,7 @@ fn frame(bytes: usize, opcode: OpCode, last: bool) -> Message {
 #[tokio::test]
 async fn a_message_waits_for_room_another_client_holds_then_goes_through() {
     let dir = tempfile::tempdir().unwrap();
-    // Requests of 8 KiB: a message is at most 2 × (8 + 64) KiB = 144 KiB. With two connections
-    // the smallest budget is that and a 64 KiB read for each: 272 KiB.
+    // Requests of 8 KiB: a message is at most 2 × (8 + 64) KiB = 144 KiB, the smallest budget.
     let mut listener = Listener::bind(
         "127.0.0.1:0".parse().unwrap(),
         None,
@@ -42,7 +41,7 @@ async fn a_message_waits_for_room_another_client_holds_then_goes_through() {
     )
     .await
     .unwrap();
-    listener.set_limits(ctxkit_http::ConnectionLimits::new(2));
+    listener.set_limits(ctxkit_http::ConnectionLimits::new(3));
     listener.set_memory_budget(0);
     let address = listener.local_addr();
     let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -51,9 +50,16 @@ async fn a_message_waits_for_room_another_client_holds_then_goes_through() {
     }));
     let mut holder = connect(address, &[]).await.unwrap();
     let mut waiter = connect(address, &[]).await.unwrap();
+    let mut small = connect(address, &[]).await.unwrap();
     // The holder sends 140 KiB of a message and not its end.
     holder
         .send(frame(70 * 1024, OpCode::Data(Data::Text), false))
+        .await
+        .unwrap();
+    // A ping between the fragments gives nothing back (a sweep's attack: it released the
+    // message's share, and the rest of it was read outside the budget).
+    holder
+        .send(Message::Frame(Frame::ping(b"ping".to_vec())))
         .await
         .unwrap();
     holder
@@ -61,7 +67,8 @@ async fn a_message_waits_for_room_another_client_holds_then_goes_through() {
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // The other's message of 140 KiB finds no room: it is not read, so not answered.
+    // The other's message of 140 KiB finds no room: it is not read, so not answered; a third
+    // client's `initialize` is (a small message takes no share).
     waiter
         .send(Message::text("x".repeat(140 * 1024)))
         .await
@@ -71,6 +78,8 @@ async fn a_message_waits_for_room_another_client_holds_then_goes_through() {
         None,
         "read beyond the budget"
     );
+    let init = call(&mut small, 1, "initialize", Value::Null).await;
+    assert_eq!(init["result"]["server"], "ctxkit", "{init}");
     // The holder's message ends: its bytes are the server's, and the waiter's message goes in.
     holder
         .send(frame(10, OpCode::Data(Data::Continue), true))
