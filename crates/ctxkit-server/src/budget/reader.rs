@@ -1,228 +1,15 @@
-//! The memory every `serve --listen` client together may hold in requests (`server.maxBufferedBytes`).
-//! Each connection alone is bounded (a message by 2 × (`server.maxRequestBytes` + 64 KiB), its
-//! queue by `server.maxQueuedBytes`), but 256 connections each sending a message at its limit held
-//! 256 times that: 60 GiB with the defaults. So the server's clients share budgets of bytes:
-//!
-//! - a message read from a socket holds its share from its first frame's header until it is handed
-//!   to the server ([`Budgeted`]): a message in one frame takes its length, one in several frames
-//!   the most a message may be, all at once, so a connection never holds part of the budget while
-//!   it waits for more (connections sharing it out a little each would leave every message
-//!   unfinished, waiting on one another); a message that finds no room waits its turn;
-//! - a request waiting in a queue holds its line's share of a second budget of the same size until
-//!   it has run (`queue.rs`). Two, not one: a client's message waits to be handed on while its
-//!   queue is full, so with one budget a message waiting for room could wait on the very lines
-//!   queued behind it. Neither wait holds a share of the budget it waits on, so each ends as
-//!   requests run.
+//! A socket whose reads take their bytes from the server's budget ([`Budgeted`]).
 
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::PollSemaphore;
 
-/// The default server-wide budget (`server.maxBufferedBytes`).
-pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 1 << 30;
-
-/// How long a client holding a share may send nothing of its message before the connection is
-/// closed (1008): a header that claims 100 MB and never sends them holds no budget for ever.
-pub(crate) const STALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// The slowest a message holding a share may arrive, after [`STALL_LIMIT`] of grace: a client
-/// sending a byte every few seconds would hold its share for days.
-pub(crate) const MIN_BYTES_PER_SECOND: u64 = 256 * 1024;
-
-/// The reason of the close of a connection whose message came slower than
-/// [`MIN_BYTES_PER_SECOND`].
-pub(crate) const SLOW_REASON: &str =
-    "a message came slower than 256 KiB/s while it held the server's budget";
-
-/// How long a message holding a share may take: [`STALL_LIMIT`] without a byte, and
-/// [`STALL_LIMIT`] plus its size at [`MIN_BYTES_PER_SECOND`] in all.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Patience {
-    pub(crate) stall: std::time::Duration,
-    pub(crate) bytes_per_second: u64,
-}
-
-impl Default for Patience {
-    fn default() -> Self {
-        Self {
-            stall: STALL_LIMIT,
-            bytes_per_second: MIN_BYTES_PER_SECOND,
-        }
-    }
-}
-
-/// The reason of the close of a connection whose message stalled past [`STALL_LIMIT`].
-pub(crate) const STALLED_REASON: &str =
-    "a message sent nothing for 30 s while it held the server's budget";
-
-/// The budget of a server: bytes as permits.
-#[derive(Clone, Debug)]
-pub(crate) struct MemoryBudget {
-    semaphore: Arc<Semaphore>,
-    bytes: usize,
-}
-
-impl MemoryBudget {
-    /// A budget of `bytes`, at least `floor` (one message at its limit and a read of each
-    /// connection must fit, or a message at the limit could never be received).
-    pub(crate) fn new(bytes: usize, floor: usize) -> Self {
-        let bytes = bytes.max(floor).min(Semaphore::MAX_PERMITS);
-        Self {
-            semaphore: Arc::new(Semaphore::new(bytes)),
-            bytes,
-        }
-    }
-
-    /// Waits for `bytes` of the budget (at most the whole budget).
-    pub(crate) async fn acquire(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
-        let wanted = u32::try_from(bytes.clamp(1, self.bytes)).unwrap_or(u32::MAX);
-        Arc::clone(&self.semaphore)
-            .acquire_many_owned(wanted)
-            .await
-            .ok()
-    }
-
-    /// `bytes` of the budget if they are free now.
-    pub(crate) fn try_acquire(&self, bytes: usize) -> Option<OwnedSemaphorePermit> {
-        let wanted = u32::try_from(bytes.clamp(1, self.bytes)).unwrap_or(u32::MAX);
-        Arc::clone(&self.semaphore)
-            .try_acquire_many_owned(wanted)
-            .ok()
-    }
-
-    /// The bytes not held by anyone.
-    #[cfg(test)]
-    pub(crate) fn available(&self) -> usize {
-        self.semaphore.available_permits()
-    }
-}
-
-/// What a connection holds of the budget for the bytes it has read and not yet handed on.
-#[derive(Clone, Default)]
-pub(crate) struct Held(Arc<Mutex<Option<OwnedSemaphorePermit>>>);
-
-impl Held {
-    fn add(&self, permit: OwnedSemaphorePermit) {
-        if let Ok(mut held) = self.0.lock() {
-            match held.as_mut() {
-                Some(existing) => existing.merge(permit),
-                None => *held = Some(permit),
-            }
-        }
-    }
-
-    /// Whether the connection holds a share for a message it has not finished.
-    fn holds_any(&self) -> bool {
-        self.0.lock().is_ok_and(|held| held.is_some())
-    }
-
-    /// Gives back what was read so far: the message it made is the server's now.
-    pub(crate) fn release(&self) {
-        if let Ok(mut held) = self.0.lock() {
-            held.take();
-        }
-    }
-}
-
-/// Where a socket's reads are in the WebSocket frames a client sends (RFC 6455, 5.2).
-#[derive(Debug, PartialEq, Eq)]
-enum Cursor {
-    /// In a frame's header, of which `filled` bytes are read.
-    Header {
-        bytes: [u8; MAX_HEADER],
-        filled: usize,
-    },
-    /// Before a payload of `remaining` bytes, waiting for `wanted` bytes of the budget.
-    Budget { wanted: u64, remaining: u64 },
-    /// In a payload, `remaining` bytes to read.
-    Payload { remaining: u64 },
-}
-
-/// A frame header's most bytes: 2, 8 of extended length, 4 of mask.
-const MAX_HEADER: usize = 14;
-
-/// A message in one frame of at most this many bytes takes no share: a connection reads one such
-/// message at a time, so they hold at most this much each, and a request as small as
-/// `initialize` never waits behind a large message that waits for room.
-pub(crate) const SMALL_MESSAGE_BYTES: u64 = 64 * 1024;
-
-impl Cursor {
-    fn header() -> Self {
-        Self::Header {
-            bytes: [0; MAX_HEADER],
-            filled: 0,
-        }
-    }
-
-    /// How many bytes the header has in all, once its first two are known.
-    fn header_length(first: [u8; 2]) -> usize {
-        let extended = match first[1] & 0x7f {
-            126 => 2,
-            127 => 8,
-            _ => 0,
-        };
-        let mask = if first[1] & 0x80 != 0 { 4 } else { 0 };
-        2 + extended + mask
-    }
-
-    /// The payload length a whole header gives.
-    fn payload_length(header: &[u8]) -> u64 {
-        match header[1] & 0x7f {
-            126 => u64::from(u16::from_be_bytes([header[2], header[3]])),
-            127 => header[2..10]
-                .iter()
-                .fold(0, |length, byte| (length << 8) | u64::from(*byte)),
-            short => u64::from(short),
-        }
-    }
-
-    /// The header bytes still to read (none once it is whole).
-    fn header_wanted(bytes: &[u8; MAX_HEADER], filled: usize) -> usize {
-        if filled < 2 {
-            return 2 - filled;
-        }
-        Self::header_length([bytes[0], bytes[1]]) - filled
-    }
-
-    /// What follows a whole header: the budget a message's first frame takes (a whole message
-    /// in one frame, its payload; the first of several, `message_limit`, the most they can add up
-    /// to), or the payload at once (a control frame of at most 125 bytes, a small message
-    /// ([`SMALL_MESSAGE_BYTES`]), or a later fragment of the message `fragmented` says is open,
-    /// covered by its first). Any other frame (a control
-    /// frame claiming more, a continuation with no message open) is against the protocol: it takes
-    /// its payload's share, so nothing is read beyond the budget before it is refused.
-    /// `fragmented` becomes whether a fragmented message is open after this frame.
-    fn after_header(header: &[u8], message_limit: u64, fragmented: &mut bool) -> Self {
-        let remaining = Self::payload_length(header);
-        let (last, opcode) = (header[0] & 0x80 != 0, header[0] & 0x0f);
-        let control = opcode & 0x08 != 0;
-        let wanted = match (opcode, last) {
-            (_, _) if control && remaining <= 125 => 0,
-            (_, _) if control => remaining,
-            (0, last) if *fragmented => {
-                *fragmented = !last;
-                0
-            }
-            (0, _) => remaining,
-            (_, true) if remaining <= SMALL_MESSAGE_BYTES => 0,
-            (_, true) => remaining,
-            (_, false) => {
-                *fragmented = true;
-                message_limit
-            }
-        };
-        if wanted == 0 {
-            Self::Payload { remaining }
-        } else {
-            Self::Budget { wanted, remaining }
-        }
-    }
-}
+use super::frames::Cursor;
+use super::{Held, MemoryBudget, Patience, SLOW_REASON, STALLED_REASON};
 
 /// A socket whose reads take their bytes from the server's budget (see the module comment).
 pub(crate) struct Budgeted<S> {
@@ -400,48 +187,18 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Budgeted<S> {
 
 #[cfg(test)]
 mod tests {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-
     use std::time::Duration;
 
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::super::MIN_BYTES_PER_SECOND;
+    use super::super::frames::SMALL_MESSAGE_BYTES;
+    use super::super::frames::tests::frame;
     use super::*;
-
-    /// A masked client frame's header: `opcode` (1 text, 0 continuation, 9 ping), final or not.
-    fn header(opcode: u8, length: usize, last: bool) -> Vec<u8> {
-        let mut header = vec![opcode | if last { 0x80 } else { 0 }];
-        match length {
-            0..=125 => header.push(0x80 | length as u8),
-            126..=65_535 => {
-                header.push(0x80 | 126);
-                header.extend_from_slice(&(length as u16).to_be_bytes());
-            }
-            _ => {
-                header.push(0x80 | 127);
-                header.extend_from_slice(&(length as u64).to_be_bytes());
-            }
-        }
-        header.extend_from_slice(&[1, 2, 3, 4]);
-        header
-    }
-
-    fn frame(opcode: u8, length: usize, last: bool) -> Vec<u8> {
-        let mut frame = header(opcode, length, last);
-        frame.extend(std::iter::repeat_n(b'x', length));
-        frame
-    }
 
     async fn read_exactly(reader: &mut (impl AsyncRead + Unpin), length: usize) {
         let mut bytes = vec![0; length];
         reader.read_exact(&mut bytes).await.unwrap();
-    }
-
-    #[test]
-    fn headers_say_how_long_they_are_and_their_payload() {
-        for length in [0, 5, 125, 126, 65_535, 65_536, 3 << 30] {
-            let bytes = header(1, length, true);
-            assert_eq!(Cursor::header_length([bytes[0], bytes[1]]), bytes.len());
-            assert_eq!(Cursor::payload_length(&bytes), length as u64);
-        }
     }
 
     #[tokio::test]
