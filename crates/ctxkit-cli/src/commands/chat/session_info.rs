@@ -161,8 +161,13 @@ Keys of the input line:
 While the model or a tool works:
   Ctrl-C or Esc             interrupt it (and cancel a running compaction)
   typing + Enter            steers it: the line goes with the next request, after the tools
-                            running now (a /command waits for the input line)
+                            running now, or as one more turn after the last reply (a /command
+                            waits for the input line)
   typing                    kept, and back on the input line when the turn ends
+In a list (/tree, /model, /scoped-models, /settings, the rewind):
+  Up / Down, j / k          move; Page Up / Page Down, Home / End too
+  /                         search the rows (Enter picks the row under the cursor, Esc ends it)
+  Enter / Esc               pick / leave; /tree: l labels, f the next filter
 Also:
   /                         commands (/help lists them)
   !<command> / !!<command>  run a shell command, its output into the context / not";
