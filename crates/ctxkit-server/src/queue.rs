@@ -89,12 +89,24 @@ pub(crate) async fn dispatch_requests(
     ));
     let mut waiting: VecDeque<Incoming> = VecDeque::new();
     let mut reading = true;
+    // The shares of the request at the front, asked for once and kept while control requests
+    // are answered: it keeps its place among the clients waiting for the server's budget.
+    let mut asking: Option<Asking<'_>> = None;
     loop {
-        let wanted = waiting
-            .front()
-            .map(|request| (input::permits(request.length, budget_bytes), request.length));
+        if asking.is_none()
+            && let Some(request) = waiting.front()
+        {
+            let wanted = (input::permits(request.length, budget_bytes), request.length);
+            asking = Some(Box::pin(acquire(shared, &budget, wanted)));
+        }
         tokio::select! {
-            held = acquire(shared, &budget, wanted), if wanted.is_some() => {
+            held = async {
+                match asking.as_mut() {
+                    Some(asking) => asking.await,
+                    None => std::future::pending().await,
+                }
+            }, if asking.is_some() => {
+                asking = None;
                 if let Some(request) = waiting.pop_front() {
                     let _ = queue.send(queued(request, held.ok()));
                 }
@@ -139,16 +151,17 @@ pub(crate) async fn dispatch_requests(
     }
 }
 
+/// The shares being asked for the request at the front of the queue.
+type Asking<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Held, AcquireError>> + Send + 'a>>;
+
 /// The shares of a line of `wanted` (permits of the client's queue, bytes): the queue's, then the
 /// server's budget's when it has one.
 async fn acquire(
     shared: &Shared,
     budget: &Arc<Semaphore>,
-    wanted: Option<(u32, usize)>,
+    (permits, bytes): (u32, usize),
 ) -> Result<Held, AcquireError> {
-    let Some((permits, bytes)) = wanted else {
-        return std::future::pending().await;
-    };
     let queue = Arc::clone(budget).acquire_many_owned(permits).await?;
     let server = match &shared.queue_budget {
         Some(queue_budget) => queue_budget.acquire(bytes).await,
