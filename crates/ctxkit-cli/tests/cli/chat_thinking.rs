@@ -406,7 +406,7 @@ fn settings_list_steps_a_value_saves_it_and_applies_hidden_thinking_at_once() {
     tmux.wait_for("1/1 of");
     tmux.keys(&["Enter"]);
     // The list is back with the new value, the cursor on it.
-    let screen = tmux.wait_for("(yours)");
+    let screen = tmux.wait_for("(global)");
     let stepped = |line: &str| line.starts_with('›') && line.contains("Hide thinking");
     assert!(screen.lines().any(stepped), "{screen}");
     tmux.keys(&["Escape"]);

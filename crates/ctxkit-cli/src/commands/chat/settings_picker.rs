@@ -3,7 +3,7 @@
 //! would); the display settings apply at once, the others from the next chat. Esc leaves.
 
 use anyhow::Result;
-use ctxkit_settings::{SettingOrigin, SettingsManager};
+use ctxkit_settings::SettingsManager;
 
 use super::Chat;
 use super::picker::{List, Picked, pick};
@@ -105,14 +105,8 @@ fn current(settings: &SettingsManager, key: &str) -> (String, &'static str) {
     let value = lookup
         .value
         .map_or_else(|| "-".to_owned(), |value| value.display_text());
-    let origin = match lookup.origin {
-        Some(SettingOrigin::Global) => "yours",
-        Some(SettingOrigin::Project) => "project",
-        Some(SettingOrigin::Strategy) => "contextStrategy",
-        Some(SettingOrigin::Default) => "default",
-        None => "unset",
-    };
-    (value, origin)
+    // Named as `ctxkit config list` names it.
+    (value, crate::commands::config::origin_name(lookup.origin))
 }
 
 /// The value after `value` in `values` (the first when `value` is none of them).
