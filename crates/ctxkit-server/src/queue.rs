@@ -29,16 +29,16 @@ pub(crate) struct Queued {
     pub(crate) reply: Reply,
     pub(crate) method: String,
     pub(crate) params: Value,
-    pub(crate) held: Option<Held>,
+    pub(crate) held: Option<Shares>,
 }
 
 /// A queued request's shares: of its client's queue, and of the server's budget (`--listen`).
-pub(crate) struct Held {
+pub(crate) struct Shares {
     _queue: OwnedSemaphorePermit,
     _server: Option<OwnedSemaphorePermit>,
 }
 
-fn queued(request: Incoming, held: Option<Held>) -> Queued {
+fn queued(request: Incoming, held: Option<Shares>) -> Queued {
     Queued {
         reply: request.reply,
         method: request.method,
@@ -153,7 +153,7 @@ pub(crate) async fn dispatch_requests(
 
 /// The shares being asked for the request at the front of the queue.
 type Asking<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Held, AcquireError>> + Send + 'a>>;
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Shares, AcquireError>> + Send + 'a>>;
 
 /// The shares of a line of `wanted` (permits of the client's queue, bytes): the queue's, then the
 /// server's budget's when it has one.
@@ -161,13 +161,13 @@ async fn acquire(
     shared: &Shared,
     budget: &Arc<Semaphore>,
     (permits, bytes): (u32, usize),
-) -> Result<Held, AcquireError> {
+) -> Result<Shares, AcquireError> {
     let queue = Arc::clone(budget).acquire_many_owned(permits).await?;
     let server = match &shared.queue_budget {
         Some(queue_budget) => queue_budget.acquire(bytes).await,
         None => None,
     };
-    Ok(Held {
+    Ok(Shares {
         _queue: queue,
         _server: server,
     })

@@ -189,12 +189,24 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Budgeted<S> {
 mod tests {
     use std::time::Duration;
 
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _, DuplexStream};
 
     use super::super::MIN_BYTES_PER_SECOND;
     use super::super::frames::SMALL_MESSAGE_BYTES;
     use super::super::frames::tests::frame;
     use super::*;
+
+    /// A client's end of a pipe, and the server's end read through `budget`, with what it holds.
+    fn over(
+        budget: &MemoryBudget,
+        message_limit: usize,
+        patience: Patience,
+    ) -> (DuplexStream, Held, Budgeted<DuplexStream>) {
+        let (client, server) = tokio::io::duplex(4 << 20);
+        let held = Held::default();
+        let reader = Budgeted::new(server, budget, held.clone(), message_limit, patience);
+        (client, held, reader)
+    }
 
     async fn read_exactly(reader: &mut (impl AsyncRead + Unpin), length: usize) {
         let mut bytes = vec![0; length];
@@ -204,9 +216,7 @@ mod tests {
     #[tokio::test]
     async fn a_message_takes_its_whole_share_at_its_first_frame_until_released() {
         let budget = MemoryBudget::new(1 << 20, 0);
-        let (mut client, server) = tokio::io::duplex(4 << 20);
-        let held = Held::default();
-        let mut reader = Budgeted::new(server, &budget, held.clone(), 500_000, Patience::default());
+        let (mut client, held, mut reader) = over(&budget, 500_000, Patience::default());
         client.write_all(&frame(1, 300_000, true)).await.unwrap();
         // The header passes without the budget; the payload's first byte takes all of it.
         read_exactly(&mut reader, 14 + 1).await;
@@ -232,15 +242,7 @@ mod tests {
     async fn a_message_waits_whole_for_room_holding_nothing() {
         let budget = MemoryBudget::new(2 * LARGE, 0);
         let taken = budget.acquire(LARGE + 1).await.unwrap();
-        let (mut client, server) = tokio::io::duplex(1 << 20);
-        let held = Held::default();
-        let mut reader = Budgeted::new(
-            server,
-            &budget,
-            held.clone(),
-            2 * LARGE,
-            Patience::default(),
-        );
+        let (mut client, held, mut reader) = over(&budget, 2 * LARGE, Patience::default());
         client.write_all(&frame(1, LARGE, true)).await.unwrap();
         read_exactly(&mut reader, 14).await;
         let mut byte = [0; 1];
@@ -258,15 +260,7 @@ mod tests {
     #[tokio::test]
     async fn small_messages_and_pings_take_no_share_and_frames_against_the_protocol_do() {
         let budget = MemoryBudget::new(4 * LARGE, 0);
-        let (mut client, server) = tokio::io::duplex(1 << 20);
-        let held = Held::default();
-        let mut reader = Budgeted::new(
-            server,
-            &budget,
-            held.clone(),
-            2 * LARGE,
-            Patience::default(),
-        );
+        let (mut client, held, mut reader) = over(&budget, 2 * LARGE, Patience::default());
         client.write_all(&frame(1, 60_000, true)).await.unwrap();
         client.write_all(&frame(9, 100, true)).await.unwrap();
         read_exactly(&mut reader, 8 + 60_000 + 6 + 100).await;
@@ -299,13 +293,11 @@ mod tests {
     async fn a_message_that_stalls_holding_its_share_fails_and_an_idle_one_waits() {
         let stall = Duration::from_millis(100);
         let budget = MemoryBudget::new(2 * LARGE, 0);
-        let (mut client, server) = tokio::io::duplex(1 << 20);
-        let held = Held::default();
         let patience = Patience {
             stall,
             bytes_per_second: MIN_BYTES_PER_SECOND,
         };
-        let mut reader = Budgeted::new(server, &budget, held.clone(), 2 * LARGE, patience);
+        let (mut client, held, mut reader) = over(&budget, 2 * LARGE, patience);
         // Between messages a client may send nothing for as long as it likes.
         let mut byte = [0; 1];
         let idle = tokio::time::timeout(stall * 3, reader.read(&mut byte)).await;
@@ -333,8 +325,7 @@ mod tests {
             bytes_per_second: 10_000_000,
         };
         let budget = MemoryBudget::new(2 * LARGE, 0);
-        let (mut client, server) = tokio::io::duplex(1 << 20);
-        let mut reader = Budgeted::new(server, &budget, Held::default(), 2 * LARGE, patience);
+        let (mut client, _held, mut reader) = over(&budget, 2 * LARGE, patience);
         let frame = frame(1, LARGE, true);
         client.write_all(&frame[..14]).await.unwrap();
         read_exactly(&mut reader, 14).await;
