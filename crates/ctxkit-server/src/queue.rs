@@ -32,7 +32,8 @@ pub(crate) struct Queued {
     pub(crate) held: Option<Shares>,
 }
 
-/// A queued request's shares: of its client's queue, and of the server's budget (`--listen`).
+/// A queued request's shares: of its client's queue, and of the server's budget or, for a small
+/// line, its client's own allowance (`--listen`).
 pub(crate) struct Shares {
     _queue: OwnedSemaphorePermit,
     _server: Option<OwnedSemaphorePermit>,
@@ -87,6 +88,7 @@ pub(crate) async fn dispatch_requests(
     let budget = Arc::new(Semaphore::new(
         input::permits(budget_bytes, budget_bytes) as usize
     ));
+    let allowance = Arc::new(Semaphore::new(OWN_ALLOWANCE_BYTES));
     let mut waiting: VecDeque<Incoming> = VecDeque::new();
     let mut reading = true;
     // The shares of the request at the front, asked for once and kept while control requests
@@ -97,7 +99,7 @@ pub(crate) async fn dispatch_requests(
             && let Some(request) = waiting.front()
         {
             let wanted = (input::permits(request.length, budget_bytes), request.length);
-            asking = Some(Box::pin(acquire(shared, &budget, wanted)));
+            asking = Some(Box::pin(acquire(shared, &budget, &allowance, wanted)));
         }
         tokio::select! {
             held = async {
@@ -155,22 +157,44 @@ pub(crate) async fn dispatch_requests(
 type Asking<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Shares, AcquireError>> + Send + 'a>>;
 
-/// The shares of a line of `wanted` (permits of the client's queue, bytes): the queue's, then the
-/// server's budget's when it has one.
+/// Each `--listen` client's own room for queued lines of at most this many bytes, outside the
+/// server's budget: the budget is first come, first served across clients, and without it a
+/// client's `session.create` waited behind another client's large lines, themselves waiting for
+/// room until that client's run ended. It bounds itself: 64 KiB for each of at most
+/// `server.maxConnections` clients (16 MiB with the default 256), as a one-frame message of up to
+/// 64 KiB is read outside the budget (`budget::frames`).
+const OWN_ALLOWANCE_BYTES: usize = 64 * 1024;
+
+/// The shares of a line of `wanted` (permits of the client's queue, bytes): the queue's, then,
+/// when the server has a budget, the client's own allowance for a small line that finds room in
+/// it, else the server's budget's.
 async fn acquire(
     shared: &Shared,
     budget: &Arc<Semaphore>,
+    allowance: &Arc<Semaphore>,
     (permits, bytes): (u32, usize),
 ) -> Result<Shares, AcquireError> {
     let queue = Arc::clone(budget).acquire_many_owned(permits).await?;
     let server = match &shared.queue_budget {
-        Some(queue_budget) => queue_budget.acquire(bytes).await,
+        Some(queue_budget) => match own_share(allowance, bytes) {
+            Some(own) => Some(own),
+            None => queue_budget.acquire(bytes).await,
+        },
         None => None,
     };
     Ok(Shares {
         _queue: queue,
         _server: server,
     })
+}
+
+/// `bytes` of the client's own allowance, when the line is small and the allowance has room now.
+fn own_share(allowance: &Arc<Semaphore>, bytes: usize) -> Option<OwnedSemaphorePermit> {
+    let wanted = u32::try_from(bytes.max(1)).ok()?;
+    if bytes > OWN_ALLOWANCE_BYTES {
+        return None;
+    }
+    Arc::clone(allowance).try_acquire_many_owned(wanted).ok()
 }
 
 /// Whether the input ended because the client did (not because a listening server drains).

@@ -13,7 +13,8 @@
 //!   or comes slower than 256 KiB/s, closes its connection (1008): the share is taken on the
 //!   header's word;
 //! - a request waiting in a queue holds its line's share of a second budget of the same size until
-//!   it has run (`queue.rs`). Two, not one: a client's message waits to be handed on while its
+//!   it has run (`queue.rs`; a line of up to 64 KiB takes its client's own 64 KiB allowance
+//!   first, so a small request never waits behind another client's large ones). Two, not one: a client's message waits to be handed on while its
 //!   queue is full, so with one budget a message waiting for room could wait on the very lines
 //!   queued behind it. Neither wait holds a share of the budget it waits on, so each ends as
 //!   requests run.

@@ -428,7 +428,7 @@ async fn no_client_within(address: SocketAddr, limit: Duration) {
 }
 
 /// A session created by `socket` and written (its file locked by this client); returns its file.
-async fn written_session(socket: &mut Socket, dir: &std::path::Path) -> String {
+pub(crate) async fn written_session(socket: &mut Socket, dir: &std::path::Path) -> String {
     let created = call(socket, 1, "session.create", json!({"cwd": dir})).await;
     call(socket, 2, "message.append", user("one")).await;
     let written = call(socket, 3, "message.append", assistant("one done")).await;

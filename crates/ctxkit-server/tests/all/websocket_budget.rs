@@ -99,3 +99,54 @@ async fn a_message_waits_for_room_another_client_holds_then_goes_through() {
         assert_eq!(init["result"]["server"], "ctxkit", "{init}");
     }
 }
+
+/// Found by the budget's sweep: the queue budget is first come, first served across clients, so a
+/// client whose large requests waited for room behind its own long run held every other client's
+/// small request behind them (a `session.create` waited for the other's run to end). A line up to
+/// 64 KiB now takes its client's own allowance first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_request_does_not_wait_behind_another_clients_large_queued_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), None);
+    let model = crate::attacks::slow(Duration::from_secs(120));
+    let asked = std::sync::Arc::clone(&model.asked);
+    config.agent = Some(crate::attacks::agent(model));
+    // Lines up to 256 KiB: the smallest budget is 2 × (256 + 64) KiB = 640 KiB.
+    config.max_request_bytes = 256 * 1024;
+    config.max_queued_bytes = 64 << 20;
+    let mut listener = Listener::bind("127.0.0.1:0".parse().unwrap(), None, config)
+        .await
+        .unwrap();
+    listener.set_memory_budget(0);
+    let address = listener.local_addr();
+    let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let _running = tokio::spawn(listener.run(async move {
+        let _ = stopped.await;
+    }));
+    let mut hog = connect(address, &[]).await.unwrap();
+    crate::websocket::written_session(&mut hog, dir.path()).await;
+    let run = serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "agent.run", "params": {"text": "long"}});
+    hog.send(Message::text(run.to_string())).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), asked.notified())
+        .await
+        .expect("the model is asked");
+    // Behind the two-minute run, four lines of 200 KiB: three hold 600 KiB of the queue budget,
+    // the fourth waits for room until the run ends.
+    for id in 5..9 {
+        let append = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "message.append",
+            "params": crate::websocket::user(&"q".repeat(200 * 1024))});
+        hog.send(Message::text(append.to_string())).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut other = connect(address, &[]).await.unwrap();
+    let request = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "session.create",
+        "params": {"cwd": dir.path().join("other")}});
+    other
+        .send(Message::text(request.to_string()))
+        .await
+        .unwrap();
+    let created = answer_within(&mut other, Duration::from_secs(10))
+        .await
+        .expect("a small request is answered while another client's lines wait");
+    assert!(created["result"]["session_id"].is_string(), "{created}");
+}
