@@ -40,7 +40,7 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
 /// it, holds them, and they are no typo. Pi's settings manager (the `Settings` interface of
 /// `settings-manager.ts`, and the keys its older versions wrote: `/work/shared/spec/resources.md`
 /// SM-5 migrates `queueMode`, `websockets`, `retry.maxDelayMs` and the object form of `skills`).
-const PI_KEYS_NOT_READ: [&str; 24] = [
+const PI_KEYS_NOT_READ: [&str; 25] = [
     "modelThinkingLevels",
     "showCacheMissNotices",
     "externalEditor",
@@ -65,6 +65,8 @@ const PI_KEYS_NOT_READ: [&str; 24] = [
     "lastSeenChangelogVersion",
     "streamingTools",
     "queueMode",
+    // `/share` always makes a secret gist: Radius is Pi's own service.
+    "sessionShareDestination",
 ];
 
 /// Whether the dotted `key` (or a section it lies in) is one of Pi's settings that ctxkit does

@@ -116,7 +116,7 @@ pub struct Settings {
     /// Theme paths.
     #[schemars(extend("x-project" = true))]
     pub themes: Vec<String>,
-    /// Offer each skill as a `/skill:name` command.
+    /// Offer each skill as a `/skill:name` command in the chat's Tab completion (it runs either way).
     #[schemars(extend("x-project" = true))]
     pub enable_skill_commands: bool,
     /// The terminal's display.

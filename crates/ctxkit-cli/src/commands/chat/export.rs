@@ -11,6 +11,32 @@ use crate::commands::web::{looks_like_a_page, write_page};
 
 impl Chat {
     pub(super) async fn export(&self, rest: &str) -> Result<()> {
+        let file = self
+            .engine
+            .with_session(|session| session.path().map(Path::to_owned))
+            .await;
+        let output = match path_argument(rest) {
+            Some(named) => self.cwd.join(named),
+            None => self.cwd.join(self.default_page_name().await),
+        };
+        if output
+            .extension()
+            .is_some_and(|extension| extension == "jsonl")
+        {
+            return self.copy_session_file(file.as_deref(), &output);
+        }
+        refuse_to_replace(&output)?;
+        let bytes = self.write_session_page(&output).await?;
+        self.ui.line(&format!(
+            "Exported the session to {} ({bytes} bytes): open it in a browser",
+            output.display()
+        ));
+        Ok(())
+    }
+
+    /// Writes the session's page to `output` (titled with the session's name, else its file's);
+    /// returns its size in bytes.
+    pub(super) async fn write_session_page(&self, output: &Path) -> Result<u64> {
         let (file, id, name) = self
             .engine
             .with_session(|session| {
@@ -21,35 +47,25 @@ impl Chat {
                 )
             })
             .await;
-        let output = match path_argument(rest) {
-            Some(named) => self.cwd.join(named),
-            None => self.cwd.join(default_page_name(file.as_deref(), &id)),
-        };
-        if output
-            .extension()
-            .is_some_and(|extension| extension == "jsonl")
-        {
-            return self.copy_session_file(file.as_deref(), &output);
-        }
-        refuse_to_replace(&output)?;
         let title = name.unwrap_or_else(|| match file.as_deref().and_then(Path::file_name) {
             Some(file_name) => file_name.to_string_lossy().into_owned(),
-            None => id.clone(),
+            None => id,
         });
         let options = self.page_options(title)?;
-        let bytes = self
-            .engine
+        self.engine
             .with_session(|session| {
-                write_page(&output, |page| {
+                write_page(output, |page| {
                     export_page(session, &options, page).map(|_| ())
                 })
             })
-            .await?;
-        self.ui.line(&format!(
-            "Exported the session to {} ({bytes} bytes): open it in a browser",
-            output.display()
-        ));
-        Ok(())
+            .await
+    }
+
+    /// The name `/export` gives the page when none is named.
+    pub(super) async fn default_page_name(&self) -> String {
+        self.engine
+            .with_session(|session| default_page_name(session.path(), session.id()))
+            .await
     }
 
     /// The page as `ctxkit export` makes it: the secrets tool output hides redacted, the chat's

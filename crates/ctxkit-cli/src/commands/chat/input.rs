@@ -1,5 +1,6 @@
 //! The input line: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
-//! respected; a second Tab lists the matches); Alt-Enter (and Shift-Enter where the terminal sends
+//! respected; a second Tab lists the matches) and a command's name after `/`
+//! ([`super::slash_completion`]); Alt-Enter (and Shift-Enter where the terminal sends
 //! it as Alt-Enter) inserts a newline, a line ending in `\` goes on on the next one; Ctrl-G
 //! hands the text to `$EDITOR`, Shift-Tab moves to the next thinking level, Ctrl-P to the next
 //! model and Ctrl-T shows or hides reasoning ([`KeyRequest`]).
@@ -21,6 +22,7 @@ use rustyline::{
 };
 
 use super::large_input::{Always, LargeInput};
+use super::slash_completion::{SlashCommands, typed_command};
 
 /// The chat's line editor (key bindings of other features take `&mut ChatEditor`).
 pub type ChatEditor = Editor<InputHelper, DefaultHistory>;
@@ -35,12 +37,15 @@ const MAX_MATCHES: usize = 40;
 pub struct InputHelper {
     /// The project whose files `@` completes.
     cwd: PathBuf,
+    /// The command names `/` completes.
+    commands: SlashCommands,
 }
 
 impl InputHelper {
-    pub fn new(cwd: &Path) -> Self {
+    pub fn new(cwd: &Path, commands: SlashCommands) -> Self {
         Self {
             cwd: cwd.to_owned(),
+            commands,
         }
     }
 }
@@ -107,6 +112,18 @@ impl Completer for InputHelper {
         pos: usize,
         _context: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        if let Some(typed) = typed_command(line, pos) {
+            let candidates = self
+                .commands
+                .matching(typed)
+                .into_iter()
+                .map(|command| Pair {
+                    display: format!("/{:<16} {}", command.name, command.description),
+                    replacement: format!("/{} ", command.name),
+                })
+                .collect();
+            return Ok((0, candidates));
+        }
         let start = word_start(line, pos);
         let Some(query) = line[start..pos].strip_prefix('@') else {
             return Ok((start, Vec::new()));

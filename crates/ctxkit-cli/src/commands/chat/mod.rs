@@ -31,8 +31,10 @@ mod session_file;
 mod session_info;
 mod settings_picker;
 mod setup;
+mod share;
 mod shell;
 mod slash;
+mod slash_completion;
 mod status;
 mod thinking;
 mod tree_view;
@@ -114,6 +116,8 @@ struct Chat {
     double_escape: rewind::DoubleEscapeAction,
     parts: EngineParts,
     resources: LoadedResources,
+    /// The command names Tab completes after `/` (the resources' too).
+    slash_commands: slash_completion::SlashCommands,
     cwd: PathBuf,
     /// Where new sessions of this directory go.
     session_dir: PathBuf,

@@ -63,6 +63,8 @@ impl Chat {
         let changed = prompt != self.agent.options().system_prompt;
         let summary = what_was_loaded(&loaded);
         self.agent.set_system_prompt(prompt);
+        self.slash_commands
+            .set(&loaded, settings.settings().enable_skill_commands);
         self.resources = loaded;
         self.share_request_overhead().await;
         let effect = if changed {

@@ -105,7 +105,10 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         .completion_type(CompletionType::List)
         .build();
     let mut editor = Editor::with_config(config)?;
-    editor.set_helper(Some(super::input::InputHelper::new(&chat.cwd)));
+    editor.set_helper(Some(super::input::InputHelper::new(
+        &chat.cwd,
+        chat.slash_commands.clone(),
+    )));
     let key_requests = KeyRequests::default();
     let large = LargeInput::default();
     super::input::bind_keys(&mut editor, &key_requests, &large);

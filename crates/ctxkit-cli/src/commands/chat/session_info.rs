@@ -142,7 +142,8 @@ const HOTKEYS: &str = "\
 Keys of the input line:
   Enter                     send the prompt
   Alt-Enter / final \\      a new line of the same prompt
-  Tab                       complete an @path (fuzzy over the project's files); twice lists them
+  Tab                       complete an @path (fuzzy over the project's files) or a /command's
+                            name; twice lists them
   Up / Down                 earlier prompts (Ctrl-N too); Ctrl-R searches them
   Ctrl-A / Ctrl-E           start / end of the line
   Alt-B / Alt-F             a word back / forward (Ctrl-Left / Ctrl-Right too)

@@ -10,6 +10,7 @@ use ctxkit_session::{Session, default_session_dir};
 
 use super::interrupts::Interrupts;
 use super::rewind::DoubleEscapeAction;
+use super::slash_completion::SlashCommands;
 use super::ui::Ui;
 use super::{Chat, EngineParts};
 use crate::cli::ChatArgs;
@@ -151,6 +152,7 @@ pub async fn build(
         models_flag: args.models.clone(),
         double_escape: DoubleEscapeAction::from_setting(&typed.double_escape_action),
         parts,
+        slash_commands: SlashCommands::of(&loaded, typed.enable_skill_commands),
         resources: loaded,
         environment: environment.clone(),
         cwd,

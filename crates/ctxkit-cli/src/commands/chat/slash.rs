@@ -49,6 +49,8 @@ Commands:
   /copy                     copy the last reply to the clipboard
   /export [file]            the session as a web page (ctxkit-session-<file>.html here by
                             default); a name ending in .jsonl copies the session file
+  /share                    the session's page as a secret GitHub gist (through `gh`; asks
+                            first)
   /name [text]              show or set the session's name
   /label <id> [text]        label an entry (no text: remove the label)
   /model [provider/id]      switch the model (alone: pick one of those that can be asked)
@@ -69,7 +71,7 @@ Commands:
   /trust [revoke]           show this project's settings that need trust (hooks, llm.baseUrl,
                             …) and trust them for the next chat, or revoke that
   /hotkeys                  the keys of the input line
-  /help                     this list
+  /help                     this list (Tab after / completes a command's name)
   /quit                     leave (Ctrl-D too)
 Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.
 Esc twice at an empty input line rewinds to an earlier prompt, offering to restore the files changed since.";
@@ -170,6 +172,7 @@ impl Chat {
             "reload" => self.reload().await?,
             "trust" => self.trust(rest, ask)?,
             "export" => self.export(rest).await?,
+            "share" => self.share(ask).await?,
             "name" => self.name(rest).await?,
             "label" => self.label(rest).await?,
             "model" => self.model(rest).await?,

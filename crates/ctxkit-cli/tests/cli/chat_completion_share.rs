@@ -1,0 +1,134 @@
+//! `ctxkit chat` in tmux: Tab completing a `/command`, and `/share` through a stand-in for the
+//! GitHub CLI.
+
+use serde_json::json;
+
+use crate::chat::{Tmux, World, chat_command, text, tmux_missing};
+
+#[test]
+fn tab_after_a_slash_completes_commands_skills_and_templates() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let ctxkit_dir = world.project.join(".ctxkit");
+    std::fs::create_dir_all(ctxkit_dir.join("prompts")).unwrap();
+    std::fs::create_dir_all(ctxkit_dir.join("skills/greet")).unwrap();
+    std::fs::write(
+        ctxkit_dir.join("prompts/review.md"),
+        "---\ndescription: Review a file\nargument-hint: <file>\n---\nReview $1 carefully.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ctxkit_dir.join("skills/greet/SKILL.md"),
+        "---\nname: greet\ndescription: Greets people\n---\nSay hello warmly.\n",
+    )
+    .unwrap();
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    // One match: completed with a space after it.
+    tmux.keys(&["-l", "/sco"]);
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("> /scoped-models ");
+    tmux.keys(&["C-u"]);
+    // Several: the common start, then a second Tab lists them with what each does.
+    tmux.keys(&["-l", "/compa"]);
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["Tab"]);
+    let screen = tmux.wait_for("the compactions on this branch");
+    assert!(screen.contains("/compact "), "{screen}");
+    tmux.keys(&["C-u"]);
+    // Skills and templates from the resource loader, fuzzily too.
+    tmux.keys(&["-l", "/skill:g"]);
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("> /skill:greet ");
+    tmux.keys(&["C-u"]);
+    tmux.keys(&["-l", "/revw"]);
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("> /review ");
+    tmux.keys(&["C-u"]);
+    // Past the name, Tab completes nothing of the command.
+    tmux.keys(&["-l", "/compact sco"]);
+    tmux.keys(&["Tab"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        tmux.screen().contains("> /compact sco"),
+        "{}",
+        tmux.screen()
+    );
+    assert!(
+        !tmux.screen().contains("scoped-models"),
+        "{}",
+        tmux.screen()
+    );
+}
+
+/// A stand-in for `gh` in `dir`: `auth status` fails while `dir/logged-out` exists; `gist create`
+/// keeps the file it was given as `dir/uploaded.html`, its arguments in `dir/args`, and prints an
+/// address.
+fn fake_gh(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let script = format!(
+        "#!/bin/sh\nD='{dir}'\nif [ \"$1\" = auth ]; then [ -f \"$D/logged-out\" ] && exit 1; exit 0; fi\n\
+         echo \"$@\" > \"$D/args\"\nfor last; do :; done\ncp \"$last\" \"$D/uploaded.html\"\n\
+         echo '- Creating gist' >&2\necho https://gist.github.com/someone/abc123\n",
+        dir = dir.display()
+    );
+    let gh = dir.join("gh");
+    std::fs::write(&gh, script).unwrap();
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn share_asks_then_uploads_the_redacted_page_as_a_secret_gist() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Shared thoughts.", 300));
+    let bin = tempfile::tempdir().unwrap();
+    fake_gh(bin.path());
+    std::fs::write(bin.path().join("logged-out"), "").unwrap();
+    // The stand-in first on PATH (set after `env`'s options, before the home).
+    let command = chat_command(&world.project, world.home.path(), "").replacen(
+        " HOME=",
+        &format!(" PATH='{}':\"$PATH\" HOME=", bin.path().display()),
+        1,
+    );
+    let tmux = Tmux::start(&command);
+    tmux.wait_idle(1);
+    tmux.line("remember the word pelican-77");
+    tmux.wait_for("Shared thoughts.");
+    tmux.wait_idle(2);
+    // Logged out: said, nothing asked.
+    tmux.line("/share");
+    tmux.wait_for("the GitHub CLI is not logged in: run `gh auth login` first");
+    std::fs::remove_file(bin.path().join("logged-out")).unwrap();
+    // Asked first; no: nothing leaves.
+    tmux.line("/share");
+    tmux.wait_for("as a secret GitHub gist? Anyone with its link can read it.");
+    tmux.keys(&["n"]);
+    tmux.wait_for("Not shared");
+    assert!(!bin.path().join("uploaded.html").exists());
+    // Yes: the page goes up as a secret gist and its address is shown.
+    tmux.line("/share");
+    tmux.wait_for_count("as a secret GitHub gist?", 2);
+    tmux.keys(&["y"]);
+    tmux.wait_for("Shared as a secret gist: https://gist.github.com/someone/abc123");
+    let args = std::fs::read_to_string(bin.path().join("args")).unwrap();
+    assert!(args.starts_with("gist create --public=false "), "{args}");
+    let page = std::fs::read_to_string(bin.path().join("uploaded.html")).unwrap();
+    assert!(page.contains("pelican-77") && page.contains("Shared thoughts."));
+    // The page was written to a temporary folder, not left in the project.
+    let left: Vec<_> = std::fs::read_dir(&world.project)
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            entry
+                .path()
+                .extension()
+                .is_some_and(|extension| extension == "html")
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
