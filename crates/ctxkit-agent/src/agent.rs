@@ -53,6 +53,8 @@ pub struct AgentOptions {
     /// Secret environment variables (provider keys, tokens) `bash` commands may see
     /// (`chat.passEnv`); every other one is removed from their environment.
     pub pass_env: Vec<String>,
+    /// Images `read` returns are fitted to 2000 × 2000 pixels and 4.5 MB (`images.autoResize`).
+    pub auto_resize_images: bool,
 }
 
 /// What the loop is doing, for a UI or a protocol client.
@@ -468,7 +470,11 @@ impl Agent {
                 let result = ToolResultMessage {
                     tool_call_id: call.id.clone(),
                     tool_name: call.name.clone(),
-                    content: MessageContent::Blocks(vec![ContentBlock::text(outcome.text)]),
+                    content: MessageContent::Blocks(
+                        std::iter::once(ContentBlock::text(outcome.text))
+                            .chain(outcome.images.into_iter().map(ContentBlock::Image))
+                            .collect(),
+                    ),
                     details: outcome.details,
                     is_error: outcome.is_error,
                     timestamp: Some(now_ms()),

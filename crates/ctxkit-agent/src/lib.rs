@@ -49,6 +49,7 @@
 //!         max_tokens: Some(4_096),
 //!         reasoning: None,
 //!         pass_env: Vec::new(),
+//!         auto_resize_images: true,
 //!         cwd: "/home/me/project".into(),
 //!         bash_timeout: std::time::Duration::from_secs(120),
 //!         shell: Default::default(),

@@ -35,6 +35,8 @@ pub struct ToolContext {
     pub outside_approved: Vec<Access>,
     /// Whether the user approved writing guarded places of the project for this call.
     pub guarded_approved: bool,
+    /// Whether `read` fits the images it returns (`images.autoResize`).
+    pub auto_resize_images: bool,
 }
 
 /// A path a tool may use, with the jail it must be opened through.
@@ -115,6 +117,8 @@ pub struct ToolOutcome {
     pub is_error: bool,
     /// Structured details stored with the result (e.g. `{truncated, fullOutputPath}`).
     pub details: Option<Value>,
+    /// Images after the text (`read` of an image file).
+    pub images: Vec<ctxkit_protocol::ImageContent>,
 }
 
 impl ToolOutcome {
@@ -123,14 +127,14 @@ impl ToolOutcome {
             text: text.into(),
             is_error: false,
             details: None,
+            images: Vec::new(),
         }
     }
 
     pub fn error(text: impl Into<String>) -> Self {
         Self {
-            text: text.into(),
             is_error: true,
-            details: None,
+            ..Self::ok(text)
         }
     }
 }

@@ -131,6 +131,7 @@ impl World {
             workspace: Arc::new(workspace),
             outside_approved: Vec::new(),
             guarded_approved: false,
+            auto_resize_images: true,
         }
     }
 }

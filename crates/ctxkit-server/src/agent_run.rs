@@ -81,6 +81,8 @@ pub struct AgentConfig {
     pub shell: ctxkit_agent::tools::Shell,
     /// Secret variables the tools' commands may see (`chat.passEnv` of the user's settings).
     pub pass_env: Vec<String>,
+    /// Images `read` returns are fitted to 2000 × 2000 pixels and 4.5 MB (`images.autoResize`).
+    pub auto_resize_images: bool,
     /// The tools of a run (`ToolRegistry::coding` in ctxkit; tests add their own).
     pub tools: fn() -> ToolRegistry,
     /// ctxkit's home, which no tool may read or write (`None`: `CTXKIT_HOME`, else `~/.ctxkit`);
@@ -248,6 +250,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
             bash_timeout: config.bash_timeout,
             shell: config.shell.clone(),
             pass_env: config.pass_env.clone(),
+            auto_resize_images: config.auto_resize_images,
         },
     )
     .await;

@@ -63,6 +63,7 @@ impl Agent {
             workspace: Arc::clone(&workspace),
             outside_approved,
             guarded_approved,
+            auto_resize_images: self.options.auto_resize_images,
         };
         let (arguments, id) = (call.arguments.clone(), call.id.clone());
         let started = std::time::Instant::now();

@@ -37,6 +37,7 @@ impl Agent {
             workspace: Arc::clone(&workspace),
             outside_approved: Vec::new(),
             guarded_approved: false,
+            auto_resize_images: true,
         };
         let owned = command.to_owned();
         let run = tokio::task::spawn_blocking(move || execute_bash(&owned, None, &context)).await;
@@ -126,6 +127,7 @@ mod tests {
                 max_tokens: None,
                 reasoning: None,
                 pass_env: Vec::new(),
+                auto_resize_images: true,
                 cwd: project.to_owned(),
                 bash_timeout: std::time::Duration::from_secs(10),
                 shell: Default::default(),

@@ -37,6 +37,16 @@ pub fn read(
     let target = context.target("read", shown, Access::Read)?;
     let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
         .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
+    if let Some(kind) = ctxkit_images::sniff(&bytes) {
+        if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
+            return Err(format!(
+                "`{shown}` is an image of {} MiB; `read` takes images up to {} MiB",
+                size.div_ceil(1024 * 1024),
+                MAX_READ_BYTES / (1024 * 1024)
+            ));
+        }
+        return Ok(super::read_image::image_outcome(&bytes, kind, context));
+    }
     if bytes.iter().take(8192).any(|&byte| byte == 0) {
         return Err(format!(
             "`{shown}` is a binary file ({size} bytes); only text files can be read"

@@ -8,6 +8,7 @@ mod files;
 mod find;
 mod leftovers;
 pub mod limit;
+mod read_image;
 mod recall;
 mod replacement;
 mod running;
@@ -408,24 +409,27 @@ fn bounded_outcome(
     let bounded = limit::bound(text, keep);
     let Some(cut) = bounded.cut else {
         return ToolOutcome {
-            text: bounded.text,
             is_error,
-            details: None,
+            ..ToolOutcome::ok(bounded.text)
         };
     };
     match limit::save_full_output(&context.output_dir, call_id, text) {
         Ok(path) => ToolOutcome {
-            text: format!("{}\n\n{}", bounded.text, limit::cut_notice(&cut, &path)),
             is_error,
             details: Some(json!({"truncated": true, "fullOutputPath": path.display().to_string()})),
+            ..ToolOutcome::ok(format!(
+                "{}\n\n{}",
+                bounded.text,
+                limit::cut_notice(&cut, &path)
+            ))
         },
         Err(error) => ToolOutcome {
-            text: format!(
-                "{}\n\n[Output truncated to {} of {} lines; the full output could not be saved: {error}]",
-                bounded.text, cut.shown_lines, cut.total_lines
-            ),
             is_error,
             details: Some(json!({"truncated": true})),
+            ..ToolOutcome::ok(format!(
+                "{}\n\n[Output truncated to {} of {} lines; the full output could not be saved: {error}]",
+                bounded.text, cut.shown_lines, cut.total_lines
+            ))
         },
     }
 }
@@ -460,6 +464,7 @@ pub(crate) mod test_support {
             workspace: Arc::new(crate::workspace::Workspace::new(dir)),
             outside_approved: Vec::new(),
             guarded_approved: false,
+            auto_resize_images: true,
         }
     }
 }

@@ -83,6 +83,7 @@ fn context(home: &Home, root: &Path, guard: &[PathBuf]) -> ToolContext {
         workspace: Arc::new(workspace),
         outside_approved: Vec::new(),
         guarded_approved: false,
+        auto_resize_images: true,
     }
 }
 

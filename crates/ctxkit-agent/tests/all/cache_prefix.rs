@@ -204,6 +204,7 @@ async fn run_reading(
             bash_timeout: Duration::from_secs(10),
             shell: Default::default(),
             pass_env: Vec::new(),
+            auto_resize_images: true,
         },
     )
     .await;

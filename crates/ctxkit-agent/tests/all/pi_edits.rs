@@ -30,6 +30,7 @@ fn context(project: &Path) -> ToolContext {
         workspace: Arc::new(Workspace::new(project)),
         outside_approved: Vec::new(),
         guarded_approved: false,
+        auto_resize_images: true,
     }
 }
 

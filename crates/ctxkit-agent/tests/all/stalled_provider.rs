@@ -111,6 +111,7 @@ async fn agent_over(base_url: String, dir: &tempfile::TempDir) -> (ctxkit_agent:
             bash_timeout: Duration::from_secs(10),
             shell: Default::default(),
             pass_env: Vec::new(),
+            auto_resize_images: true,
         },
     )
     .await;

@@ -140,6 +140,7 @@ impl World {
                 bash_timeout: Duration::from_secs(10),
                 shell: Default::default(),
                 pass_env: Vec::new(),
+                auto_resize_images: true,
             },
         )
         .await;

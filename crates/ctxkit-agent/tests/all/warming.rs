@@ -148,6 +148,7 @@ async fn setup(model: Arc<CachingModel>, mode: CacheWarming) -> Setup {
             bash_timeout: Duration::from_secs(10),
             shell: Default::default(),
             pass_env: Vec::new(),
+            auto_resize_images: true,
         },
     )
     .await;

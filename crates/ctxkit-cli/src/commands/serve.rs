@@ -166,6 +166,7 @@ fn server_config(
         bash_timeout,
         shell: super::settings::shell_of(typed),
         pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
+        auto_resize_images: typed.images.auto_resize,
         tools: ctxkit_agent::ToolRegistry::coding,
         home: Some(boundary.home),
         readable_paths: boundary.readable_paths,

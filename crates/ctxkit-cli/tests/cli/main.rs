@@ -186,6 +186,7 @@ mod chat_completion_share;
 mod chat_first_run;
 mod chat_fork;
 mod chat_habits;
+mod chat_images;
 mod chat_jail;
 mod chat_piped;
 mod chat_retry;

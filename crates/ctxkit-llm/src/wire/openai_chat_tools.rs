@@ -43,20 +43,69 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
 }
 
 /// The `messages` array: the system prompt, then the conversation (see [`conversation::turns`]).
+/// A `tool` message holds only text, so the images of a run of tool results follow it in one user
+/// message, as Pi sends them.
 fn messages(request: &ChatRequest) -> Vec<Value> {
     let mut out = vec![json!({"role": "system", "content": request.system_prompt})];
+    let mut result_images: Vec<Value> = Vec::new();
     for turn in conversation::turns(&request.messages) {
+        if !matches!(turn, Turn::ToolResult { .. }) {
+            flush_result_images(&mut out, &mut result_images);
+        }
         match turn {
             Turn::User(parts) => out.push(json!({"role": "user", "content": user_content(&parts)})),
             Turn::Assistant(reply) => out.extend(assistant(reply)),
-            Turn::ToolResult { id, parts, .. } => out.push(json!({
-                "role": "tool",
-                "tool_call_id": id,
-                "content": conversation::joined_text(&parts),
-            })),
+            Turn::ToolResult { id, parts, .. } => {
+                out.push(json!({
+                    "role": "tool",
+                    "tool_call_id": id,
+                    "content": tool_result_text(&parts),
+                }));
+                result_images.extend(parts.iter().filter_map(image_part));
+            }
         }
     }
+    flush_result_images(&mut out, &mut result_images);
     out
+}
+
+/// The text of a tool result: its text parts (the images go after the run of results).
+fn tool_result_text(parts: &[Part<'_>]) -> String {
+    let texts: Vec<&str> = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Text(text) => Some(text.as_ref()),
+            Part::Image { .. } => None,
+        })
+        .collect();
+    let text = texts.join("\n");
+    if !text.trim().is_empty() {
+        text
+    } else if parts.iter().any(|part| matches!(part, Part::Image { .. })) {
+        "(see attached image)".to_owned()
+    } else {
+        "(no tool output)".to_owned()
+    }
+}
+
+/// The user message that carries the images of the tool results just sent, if they had any.
+fn flush_result_images(out: &mut Vec<Value>, images: &mut Vec<Value>) {
+    if images.is_empty() {
+        return;
+    }
+    let mut content = vec![json!({"type": "text", "text": "Attached image(s) from tool result:"})];
+    content.append(images);
+    out.push(json!({"role": "user", "content": content}));
+}
+
+fn image_part(part: &Part<'_>) -> Option<Value> {
+    match part {
+        Part::Image { mime_type, data } => Some(json!({
+            "type": "image_url",
+            "image_url": {"url": format!("data:{mime_type};base64,{data}")},
+        })),
+        Part::Text(_) => None,
+    }
 }
 
 /// A reply's text and tool calls (reasoning is not sent back); `None` when it holds neither.
@@ -112,12 +161,9 @@ fn user_content(parts: &[Part<'_>]) -> Value {
     }
     let parts: Vec<Value> = parts
         .iter()
-        .map(|part| match part {
-            Part::Text(text) => json!({"type": "text", "text": text}),
-            Part::Image { mime_type, data } => json!({
-                "type": "image_url",
-                "image_url": {"url": format!("data:{mime_type};base64,{data}")},
-            }),
+        .filter_map(|part| match part {
+            Part::Text(text) => Some(json!({"type": "text", "text": text})),
+            Part::Image { .. } => image_part(part),
         })
         .collect();
     Value::Array(parts)

@@ -193,3 +193,57 @@ fn finish_reasons_map_to_stop_reasons() {
     assert!(parse(&json!({"choices": []})).is_err());
     assert!(parse(&json!({"choices": [{"message": {"tool_calls": [{"id": "x"}]}}]})).is_err());
 }
+
+/// A `tool` message holds only text: the images `read` returned follow the run of tool results
+/// in one user message, as Pi sends them; a result that is only an image says so.
+#[test]
+fn the_images_of_tool_results_follow_them_in_a_user_message() {
+    let wire = build(
+        &config(),
+        &request(vec![
+            message(json!({"role": "user", "content": "look at both", "timestamp": 1})),
+            message(json!({"role": "assistant", "content": [
+                {"type": "toolCall", "id": "a", "name": "read", "arguments": {"path": "shot.png"}},
+                {"type": "toolCall", "id": "b", "name": "read", "arguments": {"path": "logo.png"}}
+            ], "stopReason": "toolUse", "timestamp": 2})),
+            message(
+                json!({"role": "toolResult", "toolCallId": "a", "toolName": "read",
+                "content": [{"type": "text", "text": "Read image file [image/png]"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"}], "isError": false}),
+            ),
+            message(
+                json!({"role": "toolResult", "toolCallId": "b", "toolName": "read",
+                "content": [{"type": "image", "data": "BBBB", "mimeType": "image/jpeg"}], "isError": false}),
+            ),
+            message(json!({"role": "user", "content": "and?", "timestamp": 3})),
+        ]),
+    );
+    let messages = wire.body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "user",
+            "user"
+        ]
+    );
+    assert_eq!(messages[3]["content"], "Read image file [image/png]");
+    assert_eq!(messages[4]["content"], "(see attached image)");
+    assert_eq!(
+        messages[5]["content"],
+        json!([
+            {"type": "text", "text": "Attached image(s) from tool result:"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            {"type": "image_url", "image_url": {"url": "data:image/jpeg;base64,BBBB"}}
+        ])
+    );
+    assert_eq!(messages[6]["content"], "and?");
+}

@@ -56,6 +56,7 @@ pub(crate) fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
         bash_timeout: Duration::from_secs(5),
         shell: Default::default(),
         pass_env: Vec::new(),
+        auto_resize_images: true,
         tools: ToolRegistry::coding,
         home: None,
         readable_paths: Vec::new(),

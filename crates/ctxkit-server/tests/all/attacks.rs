@@ -83,6 +83,7 @@ pub(crate) fn agent(model: Slow) -> AgentConfig {
         bash_timeout: Duration::from_secs(5),
         shell: Default::default(),
         pass_env: Vec::new(),
+        auto_resize_images: true,
         tools: ToolRegistry::new,
         home: None,
         readable_paths: Vec::new(),

@@ -114,7 +114,9 @@ impl Default for TerminalConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ImagesConfig {
-    /// Shrink large images before sending them.
+    /// Fit the images `read` returns and `@path` attaches to 2000 × 2000 pixels and 4.5 MB
+    /// (base64) before they are sent: the smaller of PNG and JPEG, then lower JPEG qualities, then
+    /// smaller sizes; the model is told the original size. Off: sent as they are.
     pub auto_resize: bool,
     /// Never send images to a model: each image of a prompt or a tool result is sent as the
     /// line `Image reading is disabled.` (once for several in a row), as Pi sends it; the

@@ -194,7 +194,12 @@ impl Chat {
             .engine
             .with_session(|session| session.entries().len())
             .await;
-        let attached = super::attach::attach(&text, self.agent.workspace(), &self.cwd);
+        let attached = super::attach::attach(
+            &text,
+            self.agent.workspace(),
+            &self.cwd,
+            self.agent.options().auto_resize_images,
+        );
         for note in &attached.notes {
             self.ui.info(note);
         }

@@ -1,8 +1,10 @@
 //! `@path` in a prompt attaches the file (as Claude Code does; Pi's `@` only completes the path
 //! and its CLI's `@file` arguments attach): read through the tools' boundary and jail (never
 //! outside the project, never ctxkit's own files), redacted of every configured key, a long text
-//! cut to its first 2000 lines / 50 KB with a marker, an image as an image block. The files go
-//! before the typed text in Pi's `<file name="…">` form, the images after it.
+//! cut to its first 2000 lines / 50 KB with a marker, an image as an image block (fitted to 2000 ×
+//! 2000 pixels and 4.5 MB unless `images.autoResize` is off, its original size then said in its
+//! `<file>` line, as Pi's CLI says it). The files go before the typed text in Pi's `<file
+//! name="…">` form, the images after it.
 
 use std::path::{Path, PathBuf};
 
@@ -13,8 +15,10 @@ use ctxkit_protocol::{ContentBlock, ImageContent, JsonObject};
 
 /// The most of a text file read: what the model may see, and a little more to tell it was cut.
 const MAX_TEXT_READ: u64 = limit::MAX_BYTES as u64 * 4;
-/// The largest image attached (the providers' own limit is about 5 MB).
+/// The largest image attached as it is (the providers' own limit is about 5 MB).
 const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+/// The largest image read to be fitted.
+const MAX_FITTED_IMAGE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A prompt with its attachments, and one line per file for the screen.
 #[derive(Debug, Default)]
@@ -56,20 +60,20 @@ pub fn split_attached(text: &str) -> (Vec<&str>, &str) {
     (names, rest)
 }
 
-/// `text` as prompt content with the files it mentions attached.
-pub fn attach(text: &str, workspace: &Workspace, cwd: &Path) -> Attached {
+/// `text` as prompt content with the files it mentions attached; `fit_images`: `images.autoResize`.
+pub fn attach(text: &str, workspace: &Workspace, cwd: &Path, fit_images: bool) -> Attached {
     let mut files = String::new();
     let mut images = Vec::new();
     let mut notes = Vec::new();
     for mention in mentions(text) {
-        match attachment(mention, workspace, cwd) {
+        match attachment(mention, workspace, cwd, fit_images) {
             Ok(None) => {}
             Ok(Some(File::Text { text, note })) => {
                 files.push_str(&text);
                 notes.push(note);
             }
-            Ok(Some(File::Image { block, note })) => {
-                files.push_str(&format!("<file name=\"{mention}\"></file>\n"));
+            Ok(Some(File::Image { block, hint, note })) => {
+                files.push_str(&format!("<file name=\"{mention}\">{hint}</file>\n"));
                 images.push(block);
                 notes.push(note);
             }
@@ -82,13 +86,26 @@ pub fn attach(text: &str, workspace: &Workspace, cwd: &Path) -> Attached {
 }
 
 enum File {
-    Text { text: String, note: String },
-    Image { block: ContentBlock, note: String },
+    Text {
+        text: String,
+        note: String,
+    },
+    Image {
+        block: ContentBlock,
+        /// What the model is told of it in its `<file>` line (a shrunk image's original size).
+        hint: String,
+        note: String,
+    },
 }
 
 /// The attachment for one mention: `None` when it names no file (a word like `@someone`, a
 /// folder), the refusal when it names one no tool may read without asking.
-fn attachment(mention: &str, workspace: &Workspace, cwd: &Path) -> Result<Option<File>, String> {
+fn attachment(
+    mention: &str,
+    workspace: &Workspace,
+    cwd: &Path,
+    fit_images: bool,
+) -> Result<Option<File>, String> {
     let place = workspace
         .locate(cwd, mention, Access::Read)
         .map_err(|refusal| refusal.of(&format!("@{mention}")))?;
@@ -111,24 +128,23 @@ fn attachment(mention: &str, workspace: &Workspace, cwd: &Path) -> Result<Option
     let (head, size) = jail
         .read(&path, 16)
         .map_err(|error| format!("`@{mention}`: {error}"))?;
-    if let Some(mime_type) = image_type(&head) {
-        if size > MAX_IMAGE_BYTES {
+    if let Some(kind) = ctxkit_images::sniff(&head) {
+        let most = if fit_images {
+            MAX_FITTED_IMAGE_BYTES
+        } else {
+            MAX_IMAGE_BYTES
+        };
+        if size > most {
             return Err(format!(
                 "`@{mention}` is an image of {} KB, over the {} KB attached",
                 size / 1024,
-                MAX_IMAGE_BYTES / 1024
+                most / 1024
             ));
         }
         let (bytes, _) = jail
-            .read(&path, MAX_IMAGE_BYTES)
+            .read(&path, most)
             .map_err(|error| format!("`@{mention}`: {error}"))?;
-        let block = ContentBlock::Image(ImageContent {
-            data: base64::engine::general_purpose::STANDARD.encode(&bytes),
-            mime_type: mime_type.to_owned(),
-            extra: JsonObject::new(),
-        });
-        let note = format!("Attached {mention} (image, {} KB)", size.div_ceil(1024));
-        return Ok(Some(File::Image { block, note }));
+        return image_attachment(mention, bytes, kind, fit_images).map(Some);
     }
     let (bytes, size) = jail
         .read(&path, MAX_TEXT_READ)
@@ -165,19 +181,36 @@ fn attachment(mention: &str, workspace: &Workspace, cwd: &Path) -> Result<Option
     }))
 }
 
-/// The MIME type of an image the providers take (PNG, JPEG, GIF, WebP), by its first bytes.
-fn image_type(head: &[u8]) -> Option<&'static str> {
-    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if head.starts_with(&[0xff, 0xd8, 0xff]) {
-        Some("image/jpeg")
-    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
-        Some("image/webp")
+/// The image `bytes` of `kind` attached: fitted when `fit`, else as they are.
+fn image_attachment(
+    mention: &str,
+    bytes: Vec<u8>,
+    kind: ctxkit_images::ImageKind,
+    fit: bool,
+) -> Result<File, String> {
+    let (bytes, mime_type, hint, shrunk) = if fit {
+        let fitted = ctxkit_images::fit(&bytes, &ctxkit_images::Limits::default())
+            .map_err(|error| format!("`@{mention}`: {error}"))?;
+        let shrunk = fitted.resized().then(|| {
+            let ((width, height), (shown_width, shown_height)) = (fitted.original, fitted.size);
+            format!(" {width}x{height} sent at {shown_width}x{shown_height}")
+        });
+        let hint = fitted.note().unwrap_or_default();
+        (fitted.bytes, fitted.kind.mime_type(), hint, shrunk)
     } else {
-        None
-    }
+        (bytes, kind.mime_type(), String::new(), None)
+    };
+    let note = format!(
+        "Attached {mention} (image{}, {} KB)",
+        shrunk.unwrap_or_default(),
+        bytes.len().div_ceil(1024)
+    );
+    let block = ContentBlock::Image(ImageContent {
+        data: base64::engine::general_purpose::STANDARD.encode(&bytes),
+        mime_type: mime_type.to_owned(),
+        extra: JsonObject::new(),
+    });
+    Ok(File::Image { block, hint, note })
 }
 
 #[cfg(test)]
@@ -218,7 +251,7 @@ mod tests {
             "read @a.txt and @{} and @nobody",
             outside.path().join("secret.txt").display()
         );
-        let attached = attach(&line, &workspace, project.path());
+        let attached = attach(&line, &workspace, project.path(), true);
         assert_eq!(
             text_of(&attached),
             format!("<file name=\"a.txt\">\nalpha\nbeta\n</file>\n{line}")
@@ -246,6 +279,7 @@ mod tests {
             "@.ctxkit-home/auth.json @env.txt",
             &workspace,
             project.path(),
+            true,
         );
         assert!(
             attached.notes[0].starts_with("Not attached"),
@@ -271,7 +305,7 @@ mod tests {
         )
         .unwrap();
         let workspace = Workspace::new(project.path());
-        let attached = attach("see @innocent.txt", &workspace, project.path());
+        let attached = attach("see @innocent.txt", &workspace, project.path(), true);
         assert_eq!(text_of(&attached), "see @innocent.txt");
         assert!(
             attached.notes[0].contains("outside the project"),
@@ -289,7 +323,8 @@ mod tests {
         png.extend_from_slice(&[0; 32]);
         std::fs::write(project.path().join("logo.png"), &png).unwrap();
         let workspace = Workspace::new(project.path());
-        let attached = attach("@long.txt @logo.png", &workspace, project.path());
+        // As it is: the bytes are sent unread (`images.autoResize` off).
+        let attached = attach("@long.txt @logo.png", &workspace, project.path(), false);
         let text = text_of(&attached);
         assert!(
             text.contains("line 2000\n[File truncated: the first 2000 lines"),
@@ -307,5 +342,51 @@ mod tests {
                 .unwrap(),
             png
         );
+    }
+
+    #[test]
+    fn a_large_image_is_shrunk_and_its_original_size_told_and_a_broken_one_not_attached() {
+        use std::io::Cursor;
+        let project = tempfile::tempdir().unwrap();
+        let image = image::DynamicImage::ImageRgb8(image::RgbImage::from_fn(4000, 1000, |x, _| {
+            image::Rgb([(x % 256) as u8, 0, 0])
+        }));
+        let mut png = Vec::new();
+        image
+            .write_to(&mut Cursor::new(&mut png), image::ImageFormat::Png)
+            .unwrap();
+        std::fs::write(project.path().join("wide.png"), &png).unwrap();
+        let mut broken = b"\x89PNG\r\n\x1a\n".to_vec();
+        broken.extend_from_slice(&[0; 32]);
+        std::fs::write(project.path().join("broken.png"), &broken).unwrap();
+        let workspace = Workspace::new(project.path());
+        let attached = attach("@wide.png @broken.png", &workspace, project.path(), true);
+        assert!(
+            text_of(&attached).starts_with(
+                "<file name=\"wide.png\">[Image: original 4000x1000, displayed at 2000x500. \
+                 Multiply coordinates by 2.00 to map to original image.]</file>\n"
+            ),
+            "{}",
+            text_of(&attached)
+        );
+        assert!(
+            attached.notes[0].starts_with("Attached wide.png (image 4000x1000 sent at 2000x500, "),
+            "{:?}",
+            attached.notes
+        );
+        assert!(
+            attached.notes[1].starts_with("Not attached: `@broken.png`: the image cannot be read"),
+            "{:?}",
+            attached.notes
+        );
+        let ContentBlock::Image(image) = &attached.content[1] else {
+            panic!("an image block: {:?}", attached.content[1]);
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&image.data)
+            .unwrap();
+        let sent = image::load_from_memory(&bytes).unwrap();
+        assert_eq!((sent.width(), sent.height()), (2000, 500));
+        assert_eq!(attached.content.len(), 2);
     }
 }

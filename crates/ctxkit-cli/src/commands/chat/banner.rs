@@ -134,9 +134,8 @@ impl Chat {
                 AgentMessage::Assistant(reply) => self.ui.reply(reply, false),
                 AgentMessage::ToolResult(result) => {
                     self.ui.tool_result(&ctxkit_agent::ToolOutcome {
-                        text: result.content.joined_text("\n"),
                         is_error: result.is_error,
-                        details: None,
+                        ..ctxkit_agent::ToolOutcome::ok(result.content.joined_text("\n"))
                     })
                 }
                 AgentMessage::CompactionSummary(_) => {

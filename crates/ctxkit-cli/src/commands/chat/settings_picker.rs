@@ -84,6 +84,12 @@ const OFFERED: &[Offered] = &[
         live: false,
     },
     Offered {
+        key: "images.autoResize",
+        label: "Resize images",
+        values: BOOLEANS,
+        live: false,
+    },
+    Offered {
         key: "images.blockImages",
         label: "Block images",
         values: BOOLEANS,

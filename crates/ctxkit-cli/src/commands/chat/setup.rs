@@ -77,8 +77,6 @@ pub async fn build(
         },
     )?;
     let confirm_bash = !args.yes && typed.chat.confirm_bash;
-    let bash_timeout = std::time::Duration::from_secs(typed.chat.bash_timeout_seconds);
-    let pass_env = typed.chat.pass_env.clone().unwrap_or_default();
 
     // The level the session recorded, else Pi's `defaultThinkingLevel`, for models that reason.
     let thinking_level = recorded
@@ -113,9 +111,10 @@ pub async fn build(
             max_tokens: output_limit(&client),
             reasoning,
             cwd: cwd.clone(),
-            bash_timeout,
+            bash_timeout: std::time::Duration::from_secs(typed.chat.bash_timeout_seconds),
             shell: crate::commands::settings::shell_of(typed),
-            pass_env,
+            pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
+            auto_resize_images: typed.images.auto_resize,
         },
     )
     .await;
