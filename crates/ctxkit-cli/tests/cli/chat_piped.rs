@@ -319,3 +319,46 @@ async fn the_users_shell_settings_apply_to_commands_and_an_untrusted_projects_do
     assert!(output.contains("in-bash"), "{output}");
     assert!(!marker.exists(), "{output}");
 }
+
+/// Found by a chat sweep: a piped chat read the answer to `bash`'s question from its input, so
+/// the next prompt was the answer (one starting with `y` approved the command) and was lost. No
+/// one can be asked: the call does not run, the chat says why, and the next prompt is sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_piped_chat_asks_nothing_of_its_prompts_and_runs_nothing_that_needs_asking() {
+    let server = MockServer::start().await;
+    let run = Run::new();
+    let marker = run.home.path().join("APPROVED");
+    let command = format!("touch {}", marker.display());
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5-mini",
+            "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                        "name": "bash", "status": "completed",
+                        "arguments": json!({"command": command}).to_string()}],
+            "usage": {"input_tokens": 9, "output_tokens": 8, "total_tokens": 17}})))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(answered())
+        .mount(&server)
+        .await;
+    let output = piped_chat(
+        &run,
+        &server,
+        "make files\nyesterday the build broke: why?\n",
+        &[],
+    );
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(!marker.exists(), "approved by the next prompt: {output}");
+    assert!(
+        output.contains("Not run: the chat's input is not a terminal"),
+        "{output}"
+    );
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 3, "{output}");
+    let last = String::from_utf8_lossy(&requests[2].body).into_owned();
+    assert!(last.contains("yesterday the build broke: why?"), "{last}");
+}

@@ -124,6 +124,11 @@ fn tool_spinner(tool: &str) -> String {
     format!("Running {tool}…  Esc or Ctrl-C to interrupt")
 }
 
+/// What a piped chat says instead of asking.
+const NOT_ASKED: &str = "Not run: the chat's input is not a terminal, so nobody can be asked \
+(--yes or `chat.confirmBash: false` runs commands without asking; `chat.readablePaths` lists \
+paths read without asking)";
+
 /// Asks at the input line: `[y]es / [n]o / [a]lways`, one key; Ctrl-C or Ctrl-D stops the turn.
 /// The spinner (and its watch of the keyboard) stops while the question waits for its key.
 struct AskApprover<'a> {
@@ -137,11 +142,16 @@ impl AskApprover<'_> {
     /// under `tool`'s spinner again.
     fn ask_once_or_always(&mut self, tool: &str, question: &str) -> Approval {
         // The question quotes the model's command or path: shown, never obeyed.
-        let question = format!(
-            "{} [y]es / [n]o / [a]lways: ",
-            super::question::shown_question(question)
-        );
+        let shown = super::question::shown_question(question);
         self.ui.stop();
+        // A piped chat's input is its prompts: an answer read from it would be the next prompt
+        // (one starting with `y` approved the command, and the prompt was lost). Nobody is there
+        // to ask, so nothing that needs asking runs.
+        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            self.ui.line(&format!("{shown} {NOT_ASKED}"));
+            return Approval::Deny;
+        }
+        let question = format!("{shown} [y]es / [n]o / [a]lways: ");
         let approval = match self.ask.ask_key(&question, "yna") {
             Some('y') => Approval::Once,
             Some('a') => Approval::Always,
