@@ -423,6 +423,10 @@ impl Ui {
                 one_line(error, 300)
             ));
             self.notice(FALLBACK_HINT);
+        } else if failed.reason == ctxkit_engine::CompactionReason::Overflow {
+            // Earlier compactions of the same recovery may have been written: not "nothing".
+            self.error(&one_line(error, 400));
+            self.notice(OVERFLOW_HINT);
         } else {
             self.error(&format!("{} (nothing was written)", one_line(error, 400)));
             self.notice(FAILED_SUMMARY_HINT);
@@ -434,6 +438,12 @@ impl Ui {
 /// still be written once the model answers.
 const FALLBACK_HINT: &str = "hint: the dropped messages are still in the session: `/undo-compact` \
      brings them back, then `/compact` summarizes them once the model answers";
+
+/// After an overflow recovery gave up: what it wrote before stays, and the cause is often the
+/// model's window.
+const OVERFLOW_HINT: &str = "hint: the provider still refuses the request as too long; compactions \
+     this recovery wrote are in the session (/compactions lists them, /undo-compact undoes the last); \
+     check the model's contextWindow (`ctxkit models`) or switch models with /model";
 
 /// After a summary failed and nothing was written (`compaction.fallback` is `error`, the default).
 const FAILED_SUMMARY_HINT: &str = "hint: run `/compact` to try again, or `/model` to switch models; \
