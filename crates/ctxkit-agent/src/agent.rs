@@ -236,6 +236,12 @@ impl Agent {
         Ok(id)
     }
 
+    /// The output tokens asked for each reply from the next request on (`None`: the provider's
+    /// default): a surface that switches models sets the new model's.
+    pub fn set_max_tokens(&mut self, tokens: Option<u64>) {
+        self.options.max_tokens = tokens;
+    }
+
     /// The reasoning level asked for from the next request on (`None`: none).
     pub fn set_reasoning(&mut self, level: Option<ReasoningLevel>) {
         self.options.reasoning = level;

@@ -182,7 +182,7 @@ mod architecture;
 mod attacks;
 mod cache_cost;
 mod chat;
-mod chat_completion_share;
+mod chat_commands;
 mod chat_first_run;
 mod chat_fork;
 mod chat_habits;

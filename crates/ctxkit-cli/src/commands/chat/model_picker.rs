@@ -22,11 +22,16 @@ impl Chat {
         } else {
             Some(rest.to_owned())
         };
-        if let Some(spec) = spec {
+        // The model in use again records no switch.
+        if let Some(spec) = spec.filter(|spec| *spec != self.client.config().display_name()) {
             let client = model_client(&self.llm_options, Some(&spec))?;
             let client = self.bound(client, &self.thread_session);
             let client = std::sync::Arc::new(client);
             self.agent.switch_model(client.clone()).await?;
+            // Each reply may be as long as the new model allows (the first model's limit cut a
+            // larger model's replies).
+            self.agent
+                .set_max_tokens(super::setup::output_limit(&client));
             self.client = client;
             self.follow_thinking_level().await;
         }

@@ -180,7 +180,7 @@ pub(super) fn restorable_client(
 }
 
 /// The output limit asked of `client`'s model: its table's, none when unknown.
-fn output_limit(client: &ctxkit_llm::ModelClient) -> Option<u64> {
+pub(super) fn output_limit(client: &ctxkit_llm::ModelClient) -> Option<u64> {
     client
         .config()
         .model_info

@@ -155,6 +155,8 @@ impl Chat {
                 Ok(client) => {
                     let client = std::sync::Arc::new(self.bound(client, &self.thread_session));
                     self.agent.set_model(client.clone()).await;
+                    self.agent
+                        .set_max_tokens(super::setup::output_limit(&client));
                     self.client = client;
                 }
                 Err(reason) => self.ui.notice(&format!(

@@ -1,5 +1,5 @@
-//! `ctxkit chat` in tmux: Tab completing a `/command`, and `/share` through a stand-in for the
-//! GitHub CLI.
+//! `ctxkit chat` in tmux: Tab completing a `/command`, `/share` through a stand-in for the GitHub
+//! CLI, and `/model` asking the new model for replies as long as it allows.
 
 use serde_json::json;
 
@@ -131,4 +131,53 @@ fn share_asks_then_uploads_the_redacted_page_as_a_secret_gist() {
         })
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// Found by a chat sweep: after `/model` to a model allowing longer replies, requests still asked
+/// for the first model's `max_tokens` (2048), and the larger model's replies were cut.
+#[test]
+fn a_switched_model_is_asked_for_replies_as_long_as_it_allows() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let file = world.home.path().join("settings.json");
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    settings["llm"]["models"].as_array_mut().unwrap().push(
+        json!({"provider": "mock", "id": "big-model", "contextWindow": 100_000,
+                     "maxOutput": 8192}),
+    );
+    std::fs::write(&file, settings.to_string()).unwrap();
+    world.answer(text("From the first.", 300));
+    world.answer(text("From the big one.", 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("hi");
+    tmux.wait_for("From the first.");
+    tmux.wait_idle(2);
+    tmux.line("/model mock/big-model");
+    tmux.wait_for("Model: mock/big-model");
+    tmux.line("hi again");
+    tmux.wait_for("From the big one.");
+    let requests = world.chat_requests();
+    let limit = |request: &serde_json::Value| {
+        request
+            .get("max_completion_tokens")
+            .or_else(|| request.get("max_tokens"))
+            .and_then(serde_json::Value::as_u64)
+    };
+    assert_eq!(limit(&requests[0]), Some(2048));
+    assert_eq!(limit(&requests[1]), Some(8192));
+    // The model in use again records no second switch.
+    tmux.line("/model mock/big-model");
+    tmux.wait_for_count("Model: mock/big-model", 2);
+    tmux.line("/quit");
+    drop(tmux);
+    let entries = world.entries(&world.session_files()[0]);
+    let switches = entries
+        .iter()
+        .filter(|entry| entry["type"] == "model_change")
+        .count();
+    assert_eq!(switches, 1);
 }
