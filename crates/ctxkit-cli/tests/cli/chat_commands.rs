@@ -181,3 +181,45 @@ fn a_switched_model_is_asked_for_replies_as_long_as_it_allows() {
         .count();
     assert_eq!(switches, 1);
 }
+
+/// Found by a chat sweep: going back to a prompt that attached files (Esc Esc, `/fork`, `/tree`)
+/// put the attached files' text back on the input line, so sending it attached each file twice,
+/// the first copy stale. The prompt comes back as typed; its files are attached afresh.
+#[test]
+fn a_prompt_put_back_on_the_input_line_comes_back_as_typed() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("notes.txt"), "old notes\n").unwrap();
+    world.answer(text("Read them.", 300));
+    world.answer(text("Read them again.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("explain @notes.txt");
+    tmux.wait_for("Read them.");
+    tmux.wait_idle(2);
+    std::fs::write(world.project.join("notes.txt"), "new notes\n").unwrap();
+    tmux.keys(&["Escape", "Escape"]);
+    let screen = tmux.wait_for("Rewind to before which prompt?");
+    assert!(!screen.contains("<file"), "{screen}");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("\n> explain @notes.txt");
+    assert!(!screen.contains("<file name"), "{screen}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Read them again.");
+    let last = world.chat_requests().pop().unwrap();
+    let user = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "user")
+        .unwrap()["content"]
+        .to_string();
+    assert_eq!(user.matches("<file name").count(), 1, "{user}");
+    assert!(
+        user.contains("new notes") && !user.contains("old notes"),
+        "{user}"
+    );
+}

@@ -71,7 +71,7 @@ fn after_double_escape(
         }
     };
     match done {
-        Ok(Action::Edit(text)) => Some(text),
+        Ok(Action::Edit(text)) => Some(as_typed(text)),
         Ok(_) => None,
         Err(error) => {
             show_error(chat, &error);
@@ -98,6 +98,12 @@ fn after_key_request(
         show_error(chat, &error);
     }
     line
+}
+
+/// A prompt put back on the input line (a rewind, `/fork`, `/tree`) as the user typed it: the
+/// files it attached are attached afresh when it is sent (their old copies doubled them).
+fn as_typed(text: String) -> String {
+    super::attach::split_attached(&text).1.to_owned()
 }
 
 pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
@@ -229,7 +235,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         match action {
             Action::Continue => {}
             Action::Quit => break,
-            Action::Edit(text) => initial = text,
+            Action::Edit(text) => initial = as_typed(text),
             Action::Prompt(text) => match runtime.block_on(chat.prompt(text, &mut terminal)) {
                 Ok(PromptEnd::Done) => {
                     last_failure = None;

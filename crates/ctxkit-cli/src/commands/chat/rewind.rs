@@ -107,13 +107,15 @@ fn branch_prompts(session: &Session) -> Vec<StoredEntry> {
         .collect()
 }
 
-/// A user message's text (its text parts joined; empty for anything else).
+/// A user message's text as the user typed it (its text parts joined, the files `@path` attached
+/// left out; empty for anything else).
 pub(super) fn prompt_text(entry: &StoredEntry) -> String {
-    entry
+    let text = entry
         .parse_message()
         .and_then(Result::ok)
         .and_then(|message| Some(message.as_user()?.content.joined_text("\n")))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    super::attach::split_attached(&text).1.to_owned()
 }
 
 /// The user prompts from `id` on, in file order (every branch: all were typed after it).
