@@ -100,6 +100,23 @@ fn after_key_request(
     line
 }
 
+/// Whether a line is a `/command`: a `/` and a name (letters, digits, `-`, `_`, `:`, `.`), or `/`
+/// alone (the list of commands). A line that starts with a path (`/usr/bin/python3 crashes, why?`) is a prompt, as in Pi, which sends
+/// every line that names no command to the model.
+fn names_a_command(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('/') else {
+        return false;
+    };
+    if rest.trim().is_empty() {
+        return true;
+    }
+    let name = rest.split(char::is_whitespace).next().unwrap_or_default();
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.' | '?'))
+}
+
 /// A prompt put back on the input line (a rewind, `/fork`, `/tree`) as the user typed it: the
 /// files it attached are attached afresh when it is sent (their old copies doubled them).
 fn as_typed(text: String) -> String {
@@ -220,7 +237,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             }
             continue;
         }
-        let action = if text.starts_with('/') {
+        let action = if names_a_command(text) {
             runtime.block_on(chat.command(text, &mut terminal))
         } else {
             Ok(Action::Prompt(text.to_owned()))
@@ -345,5 +362,32 @@ fn show_error(chat: &Chat, error: &anyhow::Error) {
         .error(&format!("error: {}", crate::render::error_chain(error)));
     if super::session_file::is_file_changed(error) {
         chat.ui.info(super::session_file::SAVE_HINT);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_a_command;
+
+    #[test]
+    fn a_line_starting_with_a_path_is_a_prompt_not_a_command() {
+        for command in [
+            "/compact",
+            "/c focus on tests",
+            "/skill:pdf x",
+            "/?",
+            "/",
+            "/scoped-models",
+        ] {
+            assert!(names_a_command(command), "{command}");
+        }
+        for prompt in [
+            "/usr/bin/python3 crashes, why?",
+            "/ hello",
+            "/etc/hosts?",
+            "hi /c",
+        ] {
+            assert!(!names_a_command(prompt), "{prompt}");
+        }
     }
 }

@@ -73,6 +73,7 @@ Commands:
   /hotkeys                  the keys of the input line
   /help                     this list (Tab after / completes a command's name)
   /quit                     leave (Ctrl-D too)
+A line that starts with a path (/usr/bin/python3 crashes, why?) is a prompt, not a command.
 Ctrl-C interrupts the model or a tool and cancels a running compaction; Esc does too while the spinner shows.
 Esc twice at an empty input line rewinds to an earlier prompt, offering to restore the files changed since.";
 
@@ -107,7 +108,7 @@ impl Chat {
         let (name, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
         let rest = rest.trim();
         match name {
-            "help" | "?" => self.ui.line(HELP),
+            "help" | "?" | "" => self.ui.line(HELP),
             "quit" | "exit" | "q" => return Ok(Action::Quit),
             "compact" | "c" => {
                 let focus = (!rest.is_empty()).then(|| rest.to_owned());
