@@ -223,3 +223,25 @@ fn a_prompt_put_back_on_the_input_line_comes_back_as_typed() {
         "{user}"
     );
 }
+
+/// Found by a chat sweep: `/resume` of the session open now said it was "in use by PID N", N the
+/// chat's own. The list marks it, and choosing it changes nothing.
+#[test]
+fn resume_marks_the_session_open_now_and_choosing_it_changes_nothing() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Hello.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("hi");
+    tmux.wait_for("Hello.");
+    tmux.wait_idle(2);
+    tmux.line("/resume");
+    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
+    assert!(screen.contains("hi  (open now)"), "{screen}");
+    tmux.line("1");
+    let screen = tmux.wait_for("That is the session open now; nothing changed");
+    assert!(!screen.contains("in use"), "{screen}");
+}

@@ -398,9 +398,17 @@ impl Chat {
             self.ui.line("No saved sessions for this directory.");
             return Ok(false);
         }
+        let open = self
+            .engine
+            .with_session(|session| session.path().map(std::path::Path::to_owned))
+            .await;
+        let is_open = |info: &ctxkit_protocol::SessionInfoRecord| {
+            open.as_deref() == Some(std::path::Path::new(&info.path))
+        };
         let choice = if rest.is_empty() {
-            for row in resume_rows(&sessions) {
-                self.ui.line(&row);
+            for (row, info) in resume_rows(&sessions).into_iter().zip(&sessions) {
+                let marker = if is_open(info) { "  (open now)" } else { "" };
+                self.ui.line(&format!("{row}{marker}"));
             }
             match ask.ask(RESUME_QUESTION) {
                 Some(answer) if !answer.trim().is_empty() => answer.trim().to_owned(),
@@ -417,6 +425,13 @@ impl Chat {
         else {
             bail!("No session number `{choice}`");
         };
+        // The session open now is held by this chat: opening it again would say another process
+        // (this one) holds it.
+        if is_open(info) {
+            self.ui
+                .line("That is the session open now; nothing changed");
+            return Ok(false);
+        }
         let session = Session::open(std::path::Path::new(&info.path))?;
         self.install(session).await?;
         self.restore_recorded().await;
