@@ -93,6 +93,8 @@ fn thinking_is_set_recorded_and_restored_with_the_sessions_model() {
         .unwrap_or_else(|| panic!("{screen}"))
         .to_owned();
     tmux.line(&number);
+    // The replayed session ends with the banner's last line; a line typed before it was lost.
+    tmux.wait_for_count("/help lists commands", 2);
     tmux.wait_idle(3);
     tmux.line("third");
     tmux.wait_for("Three.");
