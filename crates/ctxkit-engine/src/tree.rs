@@ -24,7 +24,9 @@ use crate::messages::content_text;
 const UNKNOWN_WINDOW_BUDGET: u64 = 128_000;
 
 /// Tokens a branch summary request may use: the window (or a default when it is unknown) less
-/// `branchSummary.reserveTokens`.
+/// `branchSummary.reserveTokens`. A reserve as large as the window (the default 16,384 on a
+/// local model of 8k or 16k) would leave nothing, and every branch summary said "nothing left
+/// behind to summarize": the reserve then follows the window as compaction's does.
 pub(crate) fn branch_summary_budget(state: &State) -> u64 {
     let window = state.model.as_ref().map_or(0, |model| model.context_window);
     let window = if window == 0 {
@@ -32,7 +34,13 @@ pub(crate) fn branch_summary_budget(state: &State) -> u64 {
     } else {
         window
     };
-    ctxkit_tokens::compaction_threshold(window, state.settings.branch_summary.reserve_tokens)
+    let reserve = state.settings.branch_summary.reserve_tokens;
+    let reserve = if reserve >= window {
+        ctxkit_compaction::CompactionSettings::for_context_window(window).reserve_tokens
+    } else {
+        reserve
+    };
+    ctxkit_tokens::compaction_threshold(window, reserve)
 }
 
 /// How to navigate.

@@ -52,6 +52,28 @@ async fn navigating_to_a_user_message_puts_its_text_back() {
     assert_eq!(harness.entry_types().await.len(), count);
 }
 
+/// Found by a chat sweep: on a model of 8k tokens the default `branchSummary.reserveTokens`
+/// (16,384) left no budget, and every branch summary said there was nothing to summarize.
+#[tokio::test]
+async fn a_small_window_still_gets_a_branch_summary() {
+    let harness = Harness::new(8_000, 1_000, [Answer::Text("BRANCH")]);
+    let ids = six(&harness).await;
+    let outcome = harness
+        .engine
+        .navigate(
+            &ids[2],
+            NavigateOptions {
+                summarize: true,
+                ..NavigateOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(outcome.summary_entry_id.is_some(), "{outcome:?}");
+    let request = harness.summarizer.last_request();
+    assert!(request.user_text.contains("u3"), "{}", request.user_text);
+}
+
 #[tokio::test]
 async fn a_branch_summary_attaches_at_the_new_leaf() {
     let mut harness = Harness::new(100_000, 2_000, [Answer::Text("BRANCH")]);

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct BranchSummaryConfig {
-    /// The summary's input budget is the window minus this.
+    /// The summary's input budget is the window minus this (when this is as large as the window,
+    /// the reserve compaction would take for that window: an eighth of it, at least 512).
     pub reserve_tokens: u64,
     /// Summarize a left branch without asking.
     pub skip_prompt: bool,
