@@ -21,6 +21,9 @@ pub struct SpendPart {
     /// tokens (ctxkit records a model it has no price for at $0, as Pi does, since Pi reads
     /// `usage.cost` unguarded). Their dollars are not in `dollars`: what they cost is unknown.
     pub unpriced_calls: u64,
+    /// Calls that used no tokens and cost nothing (a request that failed or was interrupted
+    /// before its usage came): neither priced nor of unknown price.
+    pub empty_calls: u64,
     /// Input tokens sent uncached.
     pub input_tokens: u64,
     /// Input tokens read from the prompt cache.
@@ -85,7 +88,9 @@ impl SpendPart {
         let recorded = usage.cost.as_ref().map(|cost| cost.total);
         let dollars = recorded.unwrap_or(0.0);
         let tokens = usage.part_tokens();
-        if free.price_unknown(recorded, tokens, caller.0, caller.1) {
+        if tokens == 0 && dollars == 0.0 {
+            self.empty_calls += 1;
+        } else if free.price_unknown(recorded, tokens, caller.0, caller.1) {
             self.unpriced_calls += 1;
         }
         self.dollars += dollars;
@@ -133,6 +138,15 @@ impl SessionSpend {
             + self.summaries.dollars
             + self.cache_warming.dollars
             + self.other.dollars
+    }
+
+    /// Calls whose price matters: every call but those that used no tokens and cost nothing
+    /// ([`SpendPart::empty_calls`]).
+    pub fn counted_calls(&self) -> u64 {
+        self.parts()
+            .iter()
+            .map(|part| part.calls.saturating_sub(part.empty_calls))
+            .sum()
     }
 
     /// Calls of unknown price over every part ([`SpendPart::unpriced_calls`]).

@@ -83,9 +83,12 @@ pub(crate) fn status_fragment(spend: &SessionSpend) -> Option<String> {
     if spend.total_calls() == 0 {
         return None;
     }
+    // Calls that used nothing (failed, interrupted) neither price the session nor make it free.
+    let counted = spend.counted_calls();
     let mut text = match spend.unpriced_calls() {
+        _ if counted == 0 => tokens_used(spend),
         0 => format!("{} spent", dollars(spend.total_dollars())),
-        unpriced if unpriced == spend.total_calls() => {
+        unpriced if unpriced == counted => {
             format!("{}, price unknown", tokens_used(spend))
         }
         unpriced => format!(
@@ -109,9 +112,14 @@ pub(crate) fn breakdown_lines(spend: &SessionSpend) -> Vec<String> {
         return lines;
     }
     let over = format!("over {calls} model call{}", plural(calls));
+    let counted = spend.counted_calls();
     let total = match spend.unpriced_calls() {
+        _ if counted == 0 => format!(
+            "nothing spent {over} ({}: none answered)",
+            tokens_used(spend)
+        ),
         0 => format!("{} {over}", dollars(spend.total_dollars())),
-        unpriced if unpriced == calls => format!(
+        unpriced if unpriced == counted => format!(
             "price unknown {over} ({}): give the model's price in `llm.models[].cost`",
             tokens_used(spend)
         ),
@@ -190,7 +198,8 @@ fn part_line(name: &str, part: &SpendPart) -> String {
 
 /// A part's dollars; `unknown` when none of its calls has a price.
 fn part_dollars(part: &SpendPart) -> String {
-    if part.unpriced_calls == part.calls {
+    if part.unpriced_calls == part.calls.saturating_sub(part.empty_calls) && part.unpriced_calls > 0
+    {
         "unknown".to_owned()
     } else {
         dollars(part.dollars)
@@ -217,6 +226,7 @@ mod tests {
             cache_write_tokens: 0,
             output_tokens: 10,
             unpriced_calls: 0,
+            empty_calls: 0,
         };
         spend.cache_warming.calls = 1;
         spend.cache_warming.dollars = 0.075;
@@ -243,6 +253,7 @@ mod tests {
                 cache_write_tokens: 0,
                 output_tokens: 1_100,
                 unpriced_calls: 3,
+                empty_calls: 0,
             },
             ..SessionSpend::default()
         };
@@ -266,6 +277,7 @@ mod tests {
             cache_write_tokens: 0,
             output_tokens: 90,
             unpriced_calls: 0,
+            empty_calls: 0,
         };
         assert_eq!(
             status_fragment(&spend).as_deref(),
@@ -298,5 +310,38 @@ mod tests {
         let lines = breakdown_lines(&spend);
         assert_eq!(lines[0], "$0.5000 over 1 model call");
         assert!(lines[2].contains("free (written offline"), "{lines:?}");
+    }
+
+    /// Found by a chat sweep: a failed or interrupted call (no tokens, $0) of a model of unknown
+    /// price was counted as a priced call, and the status line said "$0.0000 spent".
+    #[test]
+    fn calls_that_used_nothing_make_the_session_neither_priced_nor_free() {
+        let mut spend = SessionSpend {
+            requests: SpendPart {
+                calls: 1,
+                empty_calls: 1,
+                ..SpendPart::default()
+            },
+            ..SessionSpend::default()
+        };
+        assert_eq!(
+            status_fragment(&spend).as_deref(),
+            Some("tokens 0 in / 0 out")
+        );
+        assert!(breakdown_lines(&spend)[0].starts_with("nothing spent over 1 model call"));
+        spend.requests = SpendPart {
+            calls: 3,
+            empty_calls: 1,
+            unpriced_calls: 2,
+            input_tokens: 1_200,
+            output_tokens: 300,
+            ..SpendPart::default()
+        };
+        let status = status_fragment(&spend).unwrap();
+        assert!(
+            status.starts_with("tokens 1.2k in / 300 out, price unknown"),
+            "{status}"
+        );
+        assert!(!breakdown_lines(&spend).join("\n").contains("$0.0000"));
     }
 }
