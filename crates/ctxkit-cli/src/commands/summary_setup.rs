@@ -226,7 +226,7 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
 /// A settings file that could not be loaded, or the first invalid value (of any key), as an error
 /// naming its file (and line and column, or key): the typed readers would quietly use defaults (or
 /// fail naming neither), without the user's hooks, budgets or retries.
-fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Result<()> {
+pub(crate) fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Result<()> {
     settings.check_loaded()?;
     for diagnostic in settings.diagnostics() {
         if let ctxkit_settings::SettingsDiagnostic::InvalidValue {

@@ -180,6 +180,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     );
     tmux.line("/reload");
     tmux.wait_for("the system prompt is unchanged");
+    tmux.wait_for("the others (llm.*, retry.*, compaction.*, …) apply from the next chat");
     tmux.line("second");
     tmux.wait_for("After.");
     tmux.wait_idle(5);
@@ -188,6 +189,14 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
         "{}",
         system(1)
     );
+    // A settings file that does not load changes nothing and is said (it was taken in silence).
+    let file = world.home.path().join("settings.json");
+    let good = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, r#"{"retry": {"enabled": "yes"},}"#).unwrap();
+    tmux.line("/reload");
+    let screen = tmux.wait_for("Nothing was reloaded: the chat goes on as it was");
+    assert!(screen.contains("settings.json"), "{screen}");
+    std::fs::write(&file, good).unwrap();
 }
 
 #[test]

@@ -11,6 +11,15 @@ use crate::commands::resources::{diagnostics, load_in, system_prompt};
 use crate::commands::settings::settings_of_project;
 use crate::render::counted;
 
+/// Said when the settings read again are not usable.
+const NOT_RELOADED: &str = "Nothing was reloaded: the chat goes on as it was; fix the settings \
+(`ctxkit config list` checks them) and /reload again";
+
+/// Which settings `/reload` applies at once, and that the others wait for the next chat.
+const APPLIED_LATER: &str = "Settings applied now: enabledModels, hideThinkingBlock, \
+doubleEscapeAction, enableSkillCommands; the others (llm.*, retry.*, compaction.*, …) apply from \
+the next chat";
+
 /// The most resource problems `/reload` names; `ctxkit resources` lists all.
 const SHOWN_PROBLEMS: usize = 8;
 
@@ -44,9 +53,15 @@ impl Chat {
             super::rewind::DoubleEscapeAction::from_setting(&typed.double_escape_action);
     }
 
-    /// `/reload`.
+    /// `/reload`. Settings that do not load or hold a wrong value change nothing: the chat goes on
+    /// as it was (at the start the same file stops the chat; a reload took it in silence).
     pub(super) async fn reload(&mut self) -> Result<()> {
-        let settings = settings_of_project(&self.environment);
+        let settings = ctxkit_settings::SettingsManager::load(&self.environment);
+        if let Err(error) = crate::commands::summary_setup::refuse_invalid_settings(&settings) {
+            self.ui.error(&format!("{error:#}"));
+            self.ui.notice(NOT_RELOADED);
+            return Ok(());
+        }
         self.apply_settings_of(&settings);
         let loaded = load_in(&self.environment, &settings);
         let problems = diagnostics(&loaded);
@@ -73,6 +88,7 @@ impl Chat {
             "the system prompt is unchanged"
         };
         self.ui.line(&format!("Reloaded {summary}; {effect}"));
+        self.ui.info(APPLIED_LATER);
         Ok(())
     }
 }
