@@ -26,6 +26,7 @@ use crate::tool::{ToolOutcome, ToolRegistry};
 use crate::warming::CacheWarmer;
 use crate::workspace::{Access, Workspace};
 
+mod call_ids;
 mod model_call;
 mod steering;
 mod tool_calls;
@@ -151,6 +152,8 @@ pub struct Agent {
     warmer: Option<Arc<CacheWarmer>>,
     /// Messages typed while the agent works, delivered after each tool batch; none by default.
     steering: Option<Arc<dyn Steering>>,
+    /// The session's tool call ids, so a reply that reuses one gets its own.
+    call_ids: call_ids::CallIds,
 }
 
 impl std::fmt::Debug for Agent {
@@ -188,6 +191,7 @@ impl Agent {
             outside_allowed: HashSet::new(),
             warmer: None,
             steering: None,
+            call_ids: call_ids::CallIds::default(),
         }
     }
 
@@ -215,6 +219,7 @@ impl Agent {
     pub async fn set_engine(&mut self, engine: Engine) {
         engine.set_model(Some(self.model.info())).await;
         self.engine = engine;
+        self.call_ids.reset();
     }
 
     pub fn model(&self) -> &Arc<dyn ChatModel> {
@@ -406,7 +411,8 @@ impl Agent {
                 warmer.start(&self.engine, &self.model, &request, leaf);
             }
             let started = std::time::Instant::now();
-            let reply = self.call_model(&request, cancel, observer).await;
+            let mut reply = self.call_model(&request, cancel, observer).await;
+            self.call_ids.make_unique(&self.engine, &mut reply).await;
             tracing::debug!(
                 messages = request.messages.len(),
                 stop_reason = reply.stop_reason.as_deref().unwrap_or(""),

@@ -11,6 +11,7 @@
 mod adversary;
 mod boundary;
 mod cache_prefix;
+mod call_ids;
 mod cut_off;
 mod in_run;
 mod pi_edits;
