@@ -223,12 +223,15 @@ impl Capture {
         }
     }
 
-    /// The kept output as text, after a line saying how many earlier bytes were dropped.
+    /// The kept output as text, after a line saying how many earlier bytes were dropped. Terminal
+    /// escape sequences (colours, cursor moves: `ls --color=always`, `git -c color.ui=always`) are
+    /// left out, as Pi leaves them out: noise to the model, and raw escapes on the screen.
     fn text(mut self) -> String {
         self.trim();
-        let kept = String::from_utf8_lossy(&self.bytes);
+        let lossy = String::from_utf8_lossy(&self.bytes);
+        let kept = anstream::adapter::strip_str(&lossy).to_string();
         if self.dropped == 0 {
-            return kept.into_owned();
+            return kept;
         }
         format!(
             "[{} earlier bytes of output were dropped]\n{kept}",
@@ -251,6 +254,19 @@ mod tests {
 
     use super::super::test_support::context;
     use super::*;
+
+    #[test]
+    fn terminal_escapes_are_left_out_and_tabs_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = context(dir.path());
+        let run = execute_bash(
+            "printf 'before\\033[2J\\033[Hafter \\033[31mRED\\033[0m\\tX\\n'",
+            None,
+            &context,
+        )
+        .unwrap();
+        assert_eq!(run.output, "beforeafter RED\tX");
+    }
 
     #[test]
     fn output_keeps_both_streams_in_order_and_reports_the_exit_code() {

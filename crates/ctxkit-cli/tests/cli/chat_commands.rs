@@ -245,3 +245,40 @@ fn resume_marks_the_session_open_now_and_choosing_it_changes_nothing() {
     let screen = tmux.wait_for("That is the session open now; nothing changed");
     assert!(!screen.contains("in use"), "{screen}");
 }
+
+/// Found by a chat sweep: `!` alone went to the model as a prompt, a command's colours reached
+/// the screen and the model as raw escapes, and `/export notes` wrote a page named `notes`.
+#[test]
+fn bang_alone_escapes_in_output_and_an_export_name_without_extension() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("!");
+    tmux.wait_for("`!<command>` runs a command");
+    tmux.line(r"!printf 'plain \033[31mRED\033[0m\tend\n'");
+    let screen = tmux.wait_for("plain RED");
+    // The command line shows what was typed; its output, no escape.
+    assert!(screen.contains("\n  plain RED"), "{screen}");
+    assert!(!screen.contains("\\u001b"), "{screen}");
+    tmux.line("/export notes");
+    tmux.wait_for("Exported the session to");
+    assert!(world.project.join("notes.html").is_file());
+    assert!(!world.project.join("notes").exists());
+    tmux.line("/quit");
+    drop(tmux);
+    assert!(
+        world.chat_requests().is_empty(),
+        "nothing was sent to the model"
+    );
+    // The page holds the output as the context does: without the escapes.
+    let page = std::fs::read_to_string(world.project.join("notes.html")).unwrap();
+    assert!(page.contains("plain RED"), "no output in the page");
+    // (The command's own text holds `\033[31m` as typed: the escape character itself must not.)
+    assert!(
+        !page.contains('\u{1b}') && !page.contains("\\u001b"),
+        "an escape in the page"
+    );
+}

@@ -16,6 +16,10 @@ impl Chat {
             .with_session(|session| session.path().map(Path::to_owned))
             .await;
         let output = match path_argument(rest) {
+            // A name without an extension is a page's (`/export notes` writes `notes.html`).
+            Some(named) if named.extension().is_none() => {
+                self.cwd.join(named.with_extension("html"))
+            }
             Some(named) => self.cwd.join(named),
             None => self.cwd.join(self.default_page_name().await),
         };

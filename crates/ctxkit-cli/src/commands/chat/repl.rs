@@ -100,6 +100,10 @@ fn after_key_request(
     line
 }
 
+/// Said for `!` or `!!` alone (they were sent to the model as prompts).
+const BANG_USAGE: &str = "`!<command>` runs a command, its output into the context; `!!<command>` \
+runs it and keeps its output out";
+
 /// Whether a line is a `/command`: a `/` and a name (letters, digits, `-`, `_`, `:`, `.`), or `/`
 /// alone (the list of commands). A line that starts with a path (`/usr/bin/python3 crashes, why?`) is a prompt, as in Pi, which sends
 /// every line that names no command to the model.
@@ -231,6 +235,10 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             continue;
         }
         let _ = terminal.editor.add_history_entry(text);
+        if matches!(text, "!" | "!!") {
+            chat.ui.line(BANG_USAGE);
+            continue;
+        }
         if let Some((command, excluded)) = super::shell::parse(text) {
             if let Err(error) = runtime.block_on(chat.shell(command, excluded, &mut terminal)) {
                 show_error(chat, &error);
@@ -276,10 +284,11 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
 /// banner of the session chosen (or of the new one, when none is), so a session is never
 /// announced before the question that may replace it.
 fn opening(runtime: &Runtime, chat: &mut Chat, terminal: &mut Terminal) {
-    if chat.resume_at_start {
+    // A wrong number asks again (it started a new session without a word); empty starts one.
+    while chat.resume_at_start {
         match runtime.block_on(chat.resume("", terminal)) {
             Ok(true) => return,
-            Ok(false) => {}
+            Ok(false) => break,
             Err(error) => show_error(chat, &error),
         }
     }

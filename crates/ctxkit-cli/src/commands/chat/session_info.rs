@@ -193,10 +193,14 @@ impl Chat {
         lines.push(format!("  File:    {file}"));
         lines.push(format!("  ID:      {}", identity.id));
         lines.push(format!("  Folder:  {}", identity.cwd));
+        let counted = crate::render::counted;
         lines.push(format!(
-            "Messages (every branch): {} in all, {} from the user, {} replies, {} tool calls, {} \
-             tool results",
-            counts.total, counts.user, counts.assistant, counts.tool_calls, counts.tool_results
+            "Messages (every branch): {} in all, {} from the user, {}, {}, {}",
+            counts.total,
+            counts.user,
+            counted(counts.assistant, "reply"),
+            counted(counts.tool_calls, "tool call"),
+            counted(counts.tool_results, "tool result")
         ));
         lines.extend(token_lines(&spend));
         lines.push("Cost".to_owned());
