@@ -134,6 +134,19 @@ pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOut
     if target.jail.is_dir(&target.path) {
         return Err(format!("Cannot write `{shown}`: it is a directory"));
     }
+    // A folder on the way that is a file: said as such (creating the folders said "File exists").
+    if let Some(file) = target
+        .path
+        .ancestors()
+        .skip(1)
+        .find(|ancestor| target.jail.is_file(ancestor))
+    {
+        let file = file.strip_prefix(&context.cwd).unwrap_or(file);
+        return Err(format!(
+            "Cannot write `{shown}`: `{}` is a file, not a folder",
+            file.display()
+        ));
+    }
     // What the file held, for the diff the chat shows (none when it is not text ctxkit reads).
     let before = match target.jail.read(&target.path, MAX_READ_BYTES) {
         Ok((bytes, size)) if u64::try_from(bytes.len()).unwrap_or(u64::MAX) >= size => {
@@ -356,6 +369,27 @@ mod tests {
 
     use super::super::test_support::context;
     use super::super::{limit, run_tool};
+
+    #[test]
+    fn a_write_through_a_file_says_which_is_not_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("main.rs"), "fn main() {}").unwrap();
+        let context = super::super::test_support::context(dir.path());
+        let error = super::write(
+            serde_json::from_value(serde_json::json!({"path": "main.rs/x.txt", "content": "no"}))
+                .unwrap(),
+            &context,
+        )
+        .unwrap_err();
+        assert_eq!(
+            error,
+            "Cannot write `main.rs/x.txt`: `main.rs` is a file, not a folder"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("main.rs")).unwrap(),
+            "fn main() {}"
+        );
+    }
 
     #[test]
     fn read_shows_lines_from_an_offset_and_says_how_to_go_on() {

@@ -54,6 +54,9 @@ pub fn current_turn(session: &Session) -> Option<String> {
         .map(|entry| entry.id().to_owned())
 }
 
+/// How a file too large to keep is said (and told apart from other reasons).
+const TOO_LARGE: &str = "it is larger than";
+
 impl FileCheckpoints {
     pub fn new(workspace: Workspace, cwd: PathBuf, max_bytes: u64) -> Self {
         Self {
@@ -88,7 +91,7 @@ impl FileCheckpoints {
         let jail = self.workspace.jail_for(path)?;
         match jail.read(path, max) {
             Ok((bytes, size)) if (bytes.len() as u64) < size => {
-                Err(format!("it is larger than {max} bytes"))
+                Err(format!("{TOO_LARGE} {max} bytes"))
             }
             Ok((bytes, _)) => Ok(Some(bytes)),
             Err(error) if error.is_not_found() => Ok(None),
@@ -150,10 +153,13 @@ impl FileCheckpoints {
         };
         let previous = match self.read_current(path, room) {
             Ok(previous) => previous,
-            Err(reason) => {
+            Err(reason) if reason.starts_with(TOO_LARGE) => {
                 let reason = format!("{reason} (chat.checkpointMaxBytes {})", self.max_bytes);
                 return (false, refused(reason));
             }
+            // Not a file that can be written (a folder, a path through a file): the call fails and
+            // says why itself; a checkpoint notice naming the budget only misled.
+            Err(_) => return (false, None),
         };
         match store.add(turn, path, previous.as_deref(), self.max_bytes) {
             Ok(AddOutcome::Kept) => (true, None),
