@@ -282,3 +282,28 @@ fn bang_alone_escapes_in_output_and_an_export_name_without_extension() {
         "an escape in the page"
     );
 }
+
+/// Found by a chat sweep: Tab completed `@my` to `@my file.txt`, which then attached nothing and
+/// said nothing. A path with blanks completes in quotes, and the quoted form attaches.
+#[test]
+fn a_file_whose_name_has_blanks_completes_quoted_and_attaches() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("my notes.txt"), "the notes\n").unwrap();
+    world.answer(text("Noted.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.keys(&["-l", "read @my"]);
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("> read @\"my notes.txt\"");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Attached my notes.txt (1 line)");
+    tmux.wait_for("Noted.");
+    let request = world.chat_requests()[0].to_string();
+    assert!(
+        request.contains(r#"<file name=\"my notes.txt\">\nthe notes\n</file>"#),
+        "{request}"
+    );
+}

@@ -28,14 +28,33 @@ pub struct Attached {
 }
 
 /// The `@path` words of `text` (after a blank or at the start), each once, trailing punctuation
-/// left out.
+/// left out; `@"a path with blanks"` names a path with blanks (as Tab completes one).
 pub fn mentions(text: &str) -> Vec<&str> {
     let mut found: Vec<&str> = Vec::new();
-    for word in text.split_whitespace() {
-        let Some(path) = word.strip_prefix('@') else {
+    let mut rest = text;
+    while let Some(at) = rest.find('@') {
+        let starts_word = rest[..at]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace);
+        let after = &rest[at + 1..];
+        rest = after;
+        if !starts_word {
             continue;
+        }
+        let path = match after
+            .strip_prefix('"')
+            .and_then(|quoted| quoted.split_once('"'))
+        {
+            Some((path, tail)) => {
+                rest = tail;
+                path
+            }
+            None => {
+                let word = after.split(char::is_whitespace).next().unwrap_or_default();
+                word.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '"', '\''])
+            }
         };
-        let path = path.trim_end_matches([',', '.', ';', ':', '!', '?', ')', ']', '"', '\'']);
         if !path.is_empty() && !found.contains(&path) {
             found.push(path);
         }
@@ -237,6 +256,10 @@ mod tests {
         assert_eq!(
             mentions("look at @src/main.rs, and @a.txt. mail me@example.com @src/main.rs"),
             ["src/main.rs", "a.txt"]
+        );
+        assert_eq!(
+            mentions("@\"my notes.txt\" and @b.txt, @\"unclosed"),
+            ["my notes.txt", "b.txt", "\"unclosed"]
         );
     }
 

@@ -131,7 +131,12 @@ impl Completer for InputHelper {
         let candidates = fuzzy_matches(project_files(&self.cwd), query)
             .into_iter()
             .map(|file| Pair {
-                replacement: format!("@{file}"),
+                // A path with blanks goes in quotes, which `@` reads back as one path.
+                replacement: if file.contains(char::is_whitespace) {
+                    format!("@\"{file}\"")
+                } else {
+                    format!("@{file}")
+                },
                 display: file,
             })
             .collect();
