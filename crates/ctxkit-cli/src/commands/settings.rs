@@ -156,9 +156,12 @@ fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
     Ok(environment)
 }
 
-/// Loads settings; load errors become warnings on stderr, each with its `hint:` line (that file
-/// then reads as empty). An untrusted project's settings that do not apply are named in one
-/// warning.
+/// The settings of `environment`'s project with their load errors kept, for a caller that refuses
+/// to go on with them (`/reload`).
+pub(crate) fn settings_with_errors(environment: &Environment) -> SettingsManager {
+    SettingsManager::load(environment)
+}
+
 /// The settings another project of the process sees (`serve`: a session's `cwd`, for its run's
 /// system prompt): read afresh each time, their problems logged, not printed (stderr is the
 /// server's, and the project is the session's, not the process's).
@@ -170,6 +173,9 @@ pub(super) fn settings_of_project(environment: &Environment) -> SettingsManager 
     settings
 }
 
+/// Loads settings; load errors become warnings on stderr, each with its `hint:` line (that file
+/// then reads as empty). An untrusted project's settings that do not apply are named in one
+/// warning.
 fn load_settings(
     environment: &Environment,
     unloaded: UnloadedFiles,

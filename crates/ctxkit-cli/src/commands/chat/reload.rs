@@ -56,7 +56,7 @@ impl Chat {
     /// `/reload`. Settings that do not load or hold a wrong value change nothing: the chat goes on
     /// as it was (at the start the same file stops the chat; a reload took it in silence).
     pub(super) async fn reload(&mut self) -> Result<()> {
-        let settings = ctxkit_settings::SettingsManager::load(&self.environment);
+        let settings = crate::commands::settings::settings_with_errors(&self.environment);
         if let Err(error) = crate::commands::summary_setup::refuse_invalid_settings(&settings) {
             self.ui.error(&format!("{error:#}"));
             self.ui.notice(NOT_RELOADED);

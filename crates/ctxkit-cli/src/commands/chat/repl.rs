@@ -100,6 +100,21 @@ fn after_key_request(
     line
 }
 
+/// Runs `text` when it is a `!command` (or says how to write one, for `!` alone); whether it was.
+fn ran_as_shell(runtime: &Runtime, chat: &mut Chat, terminal: &mut Terminal, text: &str) -> bool {
+    if matches!(text, "!" | "!!") {
+        chat.ui.line(BANG_USAGE);
+        return true;
+    }
+    let Some((command, excluded)) = super::shell::parse(text) else {
+        return false;
+    };
+    if let Err(error) = runtime.block_on(chat.shell(command, excluded, terminal)) {
+        show_error(chat, &error);
+    }
+    true
+}
+
 /// Said for `!` or `!!` alone (they were sent to the model as prompts).
 const BANG_USAGE: &str = "`!<command>` runs a command, its output into the context; `!!<command>` \
 runs it and keeps its output out";
@@ -235,14 +250,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             continue;
         }
         let _ = terminal.editor.add_history_entry(text);
-        if matches!(text, "!" | "!!") {
-            chat.ui.line(BANG_USAGE);
-            continue;
-        }
-        if let Some((command, excluded)) = super::shell::parse(text) {
-            if let Err(error) = runtime.block_on(chat.shell(command, excluded, &mut terminal)) {
-                show_error(chat, &error);
-            }
+        if ran_as_shell(runtime, chat, &mut terminal, text) {
             continue;
         }
         let action = if names_a_command(text) {
