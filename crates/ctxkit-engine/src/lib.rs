@@ -107,7 +107,7 @@ pub use check::{
     CheckInput, Decision, ModelInfo, SkipReason, Trigger, decide, decide_by_length, overflowed,
 };
 pub use command_hooks::CommandHook;
-pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, OVERFLOW_NOT_SMALLER, RECOVERY_EXHAUSTED};
+pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
 pub use context_status::ContextStatus;
 pub use engine::{Engine, EngineOptions, InterruptCause, TurnGuard};
 pub use error::{EngineError, Result};

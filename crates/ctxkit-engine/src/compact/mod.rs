@@ -21,11 +21,6 @@ pub const MAX_OVERFLOW_ATTEMPTS: u32 = 6;
 /// Reported when replies keep overflowing after [`MAX_OVERFLOW_ATTEMPTS`] compactions in a row.
 pub const RECOVERY_EXHAUSTED: &str = "Context overflow recovery failed after repeated compactions; the request still does not fit. Try a shorter message or a model with a larger context window.";
 
-/// The advice of an overflow compaction that left the context no smaller: the turn is not retried.
-pub const OVERFLOW_NOT_SMALLER: &str = "The compaction did not make the context smaller, so the request is \
-not sent again: the provider refuses it whatever ctxkit sends (check the model's contextWindow, or \
-switch models with /model); `/undo-compact` brings the summarized messages back";
-
 /// What a check did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckReport {

@@ -94,17 +94,9 @@ impl Engine {
         }
         let (end, error) = match outcome {
             Ok(written) => {
-                // A compaction that left the context no smaller cannot make the request fit:
-                // retrying would only compact again (a chat sweep saw six summaries in one turn,
-                // the last of a 113-token context, against a provider that refused every request).
-                let shrank = written.tokens_after < written.tokens_before;
-                let overflow = reason == CompactionReason::Overflow && retry_allowed;
-                let will_retry = overflow && shrank && crate::planning::can_continue(state);
-                let advice = if overflow && !shrank {
-                    Some(super::OVERFLOW_NOT_SMALLER.to_owned())
-                } else {
-                    written.advice
-                };
+                let will_retry = reason == CompactionReason::Overflow
+                    && retry_allowed
+                    && crate::planning::can_continue(state);
                 let (files_read, files_modified) = tracked_files(state, &written.entry_id);
                 let end = CompactionEnd {
                     will_retry,
@@ -118,7 +110,7 @@ impl Engine {
                     from_background: written.from_background,
                     fallback: written.fallback_error.is_some(),
                     error: written.fallback_error,
-                    advice,
+                    advice: written.advice,
                     ..empty_end(reason)
                 };
                 (end, None)
