@@ -1,5 +1,8 @@
-//! OpenCode's SQLite database (`opencode.db`), opened read-only (`mode=ro`, and `immutable=1` when no
-//! `-wal` file holds unsaved pages, so nothing is created beside the database).
+//! OpenCode's SQLite database (`opencode.db`), opened without writing to it or beside it: read-only
+//! and `immutable=1` when no `-wal` file holds unsaved pages; else the database and its `-wal` are
+//! copied into a private temporary folder and the copy is read (SQLite reads a `-wal` only through a
+//! `-shm` index it creates beside the database, even read-only: a bulk sweep found `opencode.db-shm`
+//! made beside other people's databases).
 //!
 //! Sessions live in `session` (2.x, from about 1.2) and, in newer versions, in `session_v2`; a database
 //! may hold both (older sessions stay in `session`). Messages are `message` rows with their `part`
@@ -29,26 +32,70 @@ fn database_error(path: &Path) -> impl Fn(rusqlite::Error) -> ImportError + '_ {
     }
 }
 
-/// Opens an OpenCode database without writing to it or beside it.
-pub(super) fn open_read_only(path: &Path) -> Result<Connection, ImportError> {
+/// An open OpenCode database, and the private copy it reads when there is one (removed after the
+/// connection is closed: fields drop in order).
+#[derive(Debug)]
+pub(super) struct Database {
+    connection: Connection,
+    _copy: Option<tempfile::TempDir>,
+}
+
+impl std::ops::Deref for Database {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        &self.connection
+    }
+}
+
+/// Opens an OpenCode database without writing to it or beside it (see the module's comment).
+pub(super) fn open_read_only(path: &Path) -> Result<Database, ImportError> {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
-    let immutable = !Path::new(&wal).exists();
+    let wal = std::path::PathBuf::from(wal);
+    if !wal.exists() {
+        let connection = open_uri(path, path, "mode=ro&immutable=1")?;
+        return Ok(Database {
+            connection,
+            _copy: None,
+        });
+    }
+    let copy = tempfile::Builder::new()
+        .prefix("ctxkit-opencode-")
+        .tempdir()
+        .map_err(ImportError::io("make a private copy of", path))?;
+    let copied = copy.path().join("opencode.db");
+    std::fs::copy(path, &copied).map_err(ImportError::io("copy", path))?;
+    let mut copied_wal = copied.as_os_str().to_owned();
+    copied_wal.push("-wal");
+    std::fs::copy(&wal, &copied_wal).map_err(ImportError::io("copy", &wal))?;
+    // The copy is ours: SQLite may index its `-wal` beside it (and apply it, read-write).
+    let connection = open_uri(&copied, path, "mode=rw")?;
+    Ok(Database {
+        connection,
+        _copy: Some(copy),
+    })
+}
+
+/// Opens `file` by its URI with `parameters`; errors name `shown`.
+fn open_uri(file: &Path, shown: &Path, parameters: &str) -> Result<Connection, ImportError> {
     let uri = format!(
-        "file:{}?mode=ro{}",
-        path.display()
+        "file:{}?{parameters}",
+        file.display()
             .to_string()
             .replace('?', "%3f")
             .replace('#', "%23"),
-        if immutable { "&immutable=1" } else { "" }
     );
+    let flags = if parameters.contains("mode=rw") {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+    };
     Connection::open_with_flags(
         uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        flags | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(database_error(path))
+    .map_err(database_error(shown))
 }
 
 pub(super) fn table_exists(connection: &Connection, name: &str) -> rusqlite::Result<bool> {
@@ -302,4 +349,54 @@ pub(super) fn with_ids(
         object.insert("messageID".to_owned(), Value::String(message_id.to_owned()));
     }
     object
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// Found by a bulk sweep: a database whose `-wal` held pages got an `opencode.db-shm` beside it
+    /// at every read. The rows only the `-wal` holds are read all the same.
+    #[test]
+    fn a_database_with_a_wal_is_read_through_a_private_copy_leaving_nothing_beside_it() {
+        let made = tempfile::tempdir().unwrap();
+        let source = made.path().join("opencode.db");
+        let writer = Connection::open(&source).unwrap();
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;
+                 CREATE TABLE session (id TEXT PRIMARY KEY);
+                 INSERT INTO session VALUES ('ses_in_the_wal');",
+            )
+            .unwrap();
+        // The database and its `-wal` as a repository holds them: no `-shm`.
+        let shared = tempfile::tempdir().unwrap();
+        let path = shared.path().join("opencode.db");
+        std::fs::copy(&source, &path).unwrap();
+        std::fs::copy(
+            made.path().join("opencode.db-wal"),
+            shared.path().join("opencode.db-wal"),
+        )
+        .unwrap();
+        drop(writer);
+        let before = std::fs::read_dir(shared.path()).unwrap().flatten().count();
+        let database = open_read_only(&path).unwrap();
+        let id: String = database
+            .query_row("SELECT id FROM session", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(id, "ses_in_the_wal");
+        drop(database);
+        let names: Vec<String> = std::fs::read_dir(shared.path())
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), before, "{names:?}");
+        assert!(
+            !names.iter().any(|name| name.ends_with("-shm")),
+            "{names:?}"
+        );
+    }
 }

@@ -27,7 +27,7 @@ pub(crate) enum Model {
 /// A session whose rows are read as they are converted.
 #[derive(Debug)]
 pub(crate) struct StreamedRows {
-    connection: Connection,
+    connection: super::database::Database,
     session_id: String,
     model: Model,
 }
