@@ -22,16 +22,26 @@ use super::tool_boundary::ToolBoundary;
 use crate::Outcome;
 use crate::cli::WebArgs;
 
-/// Whether `file` starts with a v3 session header (else it is imported).
+/// Whether `file` starts with a v3 session header (else it is imported). A file that cannot be
+/// opened is left to the session reader's error, unless it is `opencode.db#<session id>`: a session
+/// inside OpenCode's database, imported as `ctxkit import` imports it (a bulk sweep found `export`
+/// refusing the names `import` and `simulate` take).
 fn is_session_file(file: &Path) -> bool {
     let Ok(mut opened) = std::fs::File::open(file) else {
-        return true;
+        return !names_a_database_session(file);
     };
     let mut head = vec![0u8; 4096];
     let read = std::io::Read::read(&mut opened, &mut head).unwrap_or(0);
     let text = String::from_utf8_lossy(&head[..read]);
     let first = text.lines().next().unwrap_or("");
     first.contains("\"type\":\"session\"") || first.contains("\"type\": \"session\"")
+}
+
+/// Whether `file` is `<an existing file>#<session id>`.
+fn names_a_database_session(file: &Path) -> bool {
+    file.to_str()
+        .and_then(|name| name.rsplit_once('#'))
+        .is_some_and(|(database, id)| !id.is_empty() && Path::new(database).is_file())
 }
 
 /// Opens a session of any format ctxkit reads; another agent's session is converted into a new

@@ -415,6 +415,11 @@ fn opencode_file_store_and_database_import_with_subagents() {
         replayed.contains("exit: 0") && replayed.contains("\"strategies\""),
         "{replayed}"
     );
+    // So does `export` (a bulk sweep found it refusing `opencode.db#<id>`).
+    let page = home.path("out/api.html");
+    let exported = home.ctxkit(&["export", &chosen, "-o", &page]);
+    assert!(exported.contains("exit: 0"), "{exported}");
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
     assert_eq!(
         std::fs::read(&database).unwrap(),
         before,
