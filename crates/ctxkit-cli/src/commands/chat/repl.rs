@@ -120,8 +120,8 @@ const BANG_USAGE: &str = "`!<command>` runs a command, its output into the conte
 runs it and keeps its output out";
 
 /// Whether a line is a `/command`: a `/` and a name (letters, digits, `-`, `_`, `:`, `.`), or `/`
-/// alone (the list of commands). A line that starts with a path (`/usr/bin/python3 crashes, why?`) is a prompt, as in Pi, which sends
-/// every line that names no command to the model.
+/// alone (the list of commands). A line that starts with a path (`/usr/bin/python3 crashes, why?`)
+/// is a prompt, as in Pi, which sends every line that names no command to the model.
 fn names_a_command(text: &str) -> bool {
     let Some(rest) = text.strip_prefix('/') else {
         return false;
