@@ -148,6 +148,7 @@ fn custom_providers_need_an_api_and_a_base_url() {
         context_window: 65_536,
         max_output: 4_096,
         reasoning: false,
+        images: true,
     });
     let resolved = resolve_model(&custom, &env(&[]), ModelRole::Agent)
         .unwrap()
@@ -186,6 +187,7 @@ fn a_user_models_prices_and_cache_lifetime_apply() {
         context_window: 200_000,
         max_output: 8_192,
         reasoning: false,
+        images: true,
     });
     let unpriced = resolve_model(&gateway, &env(&[]), ModelRole::Agent)
         .unwrap()
@@ -246,6 +248,7 @@ fn myco_endpoint() -> LlmOptions {
             context_window: 131_072,
             max_output: 8_192,
             reasoning: false,
+            images: true,
         }],
         ..LlmOptions::default()
     }
@@ -396,6 +399,7 @@ fn another_own_provider_is_refused_not_sent_to_the_settings_host() {
         context_window: 65_536,
         max_output: 4_096,
         reasoning: false,
+        images: true,
     });
     options.picked_model = Some("otherco/big".into());
     let error = resolve_model(&options, &every_key(), ModelRole::Agent).unwrap_err();

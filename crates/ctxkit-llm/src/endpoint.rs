@@ -204,6 +204,7 @@ mod tests {
             context_window: 1000,
             max_output: 100,
             reasoning: false,
+            images: true,
         };
         options.models = vec![model("openai"), model("myco"), model("myco")];
         assert_eq!(owner_of(&options).as_deref(), Some("myco"));

@@ -167,6 +167,10 @@ pub struct ModelLimits {
     pub max_output: u64,
     /// Whether requests may carry a reasoning level.
     pub reasoning: bool,
+    /// Whether the model takes images (`llm.models[].input` lists `image`; the built-in table's
+    /// models do). Over Chat Completions, an image sent to a model that does not is named in its
+    /// place: a text-only server refused the whole request, and every later one with it.
+    pub images: bool,
 }
 
 /// Known models, built-in first, then the user's (which replace built-ins of the same name).
@@ -186,6 +190,7 @@ impl ModelTable {
                 context_window: model.context_window,
                 max_output: model.max_tokens,
                 reasoning: model.reasoning,
+                images: true,
             })
             .collect();
         Self { models }
@@ -266,6 +271,7 @@ mod tests {
             context_window: 40_960,
             max_output: 8_192,
             reasoning: false,
+            images: true,
         });
         table.insert(ModelLimits {
             provider: "openai".into(),
@@ -273,6 +279,7 @@ mod tests {
             context_window: 1,
             max_output: 1,
             reasoning: false,
+            images: true,
         });
         assert_eq!(
             table.find("ollama", "qwen3:8b").map(|m| m.context_window),

@@ -139,6 +139,7 @@ mod tests {
             context_window: 200_000,
             max_output: 64_000,
             reasoning: true,
+            images: true,
         }
     }
 

@@ -312,8 +312,15 @@ pub fn user_models(models: &[ctxkit_settings::UserModel]) -> Vec<ctxkit_llm::Mod
                 .max_output
                 .unwrap_or_else(|| default_max_output(model.context_window)),
             reasoning: model.reasoning.unwrap_or(false),
+            images: accepts_images(model.input.as_deref()),
         })
         .collect()
+}
+
+/// Whether a model's `input` (Pi's `llm.models[].input`) takes images; without one, text only, as
+/// Pi's default for a model the user adds.
+fn accepts_images(input: Option<&[String]>) -> bool {
+    input.is_some_and(|kinds| kinds.iter().any(|kind| kind == "image"))
 }
 
 /// No model named and no `defaultModel` set; each surface says how to name one.

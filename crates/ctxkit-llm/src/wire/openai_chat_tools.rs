@@ -20,7 +20,7 @@ pub(crate) const CONTENT_FILTER: &str = "The provider's content filter stopped t
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
     let mut body = json!({
         "model": config.model,
-        "messages": messages(request),
+        "messages": messages(request, takes_images(config)),
         "stream": false,
     });
     if !request.tools.is_empty() {
@@ -42,10 +42,20 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
     chat_completions_request(config, body, request.max_tokens, request.reasoning)
 }
 
+/// Whether the model takes images: a model the table or `llm.models` knows says so; another is
+/// taken to (as before models said).
+fn takes_images(config: &ProviderConfig) -> bool {
+    config.model_info.as_ref().is_none_or(|model| model.images)
+}
+
+/// Said in place of an image to a model that takes text only.
+const IMAGE_OMITTED: &str =
+    "[image omitted: this model takes text only (`llm.models[].input` does not list image)]";
+
 /// The `messages` array: the system prompt, then the conversation (see [`conversation::turns`]).
 /// A `tool` message holds only text, so the images of a run of tool results follow it in one user
-/// message, as Pi sends them.
-fn messages(request: &ChatRequest) -> Vec<Value> {
+/// message, as Pi sends them. To a model that takes no images, each is named in its place.
+fn messages(request: &ChatRequest, images: bool) -> Vec<Value> {
     let mut out = vec![json!({"role": "system", "content": request.system_prompt})];
     let mut result_images: Vec<Value> = Vec::new();
     for turn in conversation::turns(&request.messages) {
@@ -53,9 +63,13 @@ fn messages(request: &ChatRequest) -> Vec<Value> {
             flush_result_images(&mut out, &mut result_images);
         }
         match turn {
-            Turn::User(parts) => out.push(json!({"role": "user", "content": user_content(&parts)})),
+            Turn::User(parts) => out.push(json!({
+                "role": "user",
+                "content": user_content(&without_images(parts, images)),
+            })),
             Turn::Assistant(reply) => out.extend(assistant(reply)),
             Turn::ToolResult { id, parts, .. } => {
+                let parts = without_images(parts, images);
                 out.push(json!({
                     "role": "tool",
                     "tool_call_id": id,
@@ -67,6 +81,20 @@ fn messages(request: &ChatRequest) -> Vec<Value> {
     }
     flush_result_images(&mut out, &mut result_images);
     out
+}
+
+/// `parts` as sent: every image named in its place when the model takes none.
+fn without_images(parts: Vec<Part<'_>>, images: bool) -> Vec<Part<'_>> {
+    if images {
+        return parts;
+    }
+    parts
+        .into_iter()
+        .map(|part| match part {
+            Part::Image { .. } => Part::Text(std::borrow::Cow::Borrowed(IMAGE_OMITTED)),
+            Part::Text(_) => part,
+        })
+        .collect()
 }
 
 /// The text of a tool result: its text parts (the images go after the run of results).

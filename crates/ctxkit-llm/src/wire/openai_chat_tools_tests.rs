@@ -247,3 +247,55 @@ fn the_images_of_tool_results_follow_them_in_a_user_message() {
     );
     assert_eq!(messages[6]["content"], "and?");
 }
+
+/// A model that takes text only (`llm.models[].input` without `image`, Pi's default for a model
+/// the user adds): a text-only server refused the whole request for one image, and every later
+/// one with it. Each image is named in its place.
+#[test]
+fn a_text_only_model_is_sent_the_images_named_not_the_images() {
+    let mut config = config();
+    config.model_info = Some(crate::ModelLimits {
+        provider: "vllm".into(),
+        id: "qwen3-coder".into(),
+        context_window: 100_000,
+        max_output: 4_096,
+        reasoning: false,
+        images: false,
+    });
+    let wire = build(
+        &config,
+        &request(vec![
+            message(
+                json!({"role": "user", "content": [{"type": "text", "text": "look"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"}], "timestamp": 1}),
+            ),
+            message(json!({"role": "assistant", "content": [
+                {"type": "toolCall", "id": "a", "name": "read", "arguments": {"path": "shot.png"}}
+            ], "stopReason": "toolUse", "timestamp": 2})),
+            message(
+                json!({"role": "toolResult", "toolCallId": "a", "toolName": "read",
+                "content": [{"type": "text", "text": "Read image file [image/png]"},
+                {"type": "image", "data": "BBBB", "mimeType": "image/png"}], "isError": false}),
+            ),
+        ]),
+    );
+    let messages = wire.body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    let text = wire.body.to_string();
+    assert!(!text.contains("AAAA") && !text.contains("BBBB"), "{text}");
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .ends_with("does not list image)]")
+    );
+    assert_eq!(
+        messages[3]["content"],
+        "Read image file [image/png]\n[image omitted: this model takes text only \
+         (`llm.models[].input` does not list image)]"
+    );
+}

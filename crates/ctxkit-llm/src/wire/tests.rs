@@ -91,6 +91,7 @@ fn budgets_shrink_under_the_model_cap() {
         context_window: 200_000,
         max_output: 8_192,
         reasoning: true,
+        images: true,
     });
     let wire = build(&config, &request(Some(ReasoningLevel::High)));
     assert_eq!(wire.body["max_tokens"], 8192);

@@ -49,6 +49,7 @@ fn endpoint(model: &str, api: ctxkit_llm::Api, base_url: String) -> LlmOptions {
             context_window: 131_072,
             max_output: 8_192,
             reasoning: false,
+            images: true,
         }],
         retry: ctxkit_llm::RetryPolicy {
             max_retries: 0,

@@ -24,7 +24,9 @@ pub struct LlmConfig {
     #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:
-    /// `{provider, id, contextWindow, maxOutput?, reasoning?, cost?, cacheRetention?}`. `cost`
+    /// `{provider, id, contextWindow, maxOutput?, reasoning?, input?, cost?, cacheRetention?}`.
+    /// `input` (`["text"]` by default, `["text", "image"]` for a model that sees) decides whether
+    /// images are sent to it over Chat Completions. `cost`
     /// (dollars per million tokens: `{input, output, cacheRead, cacheWrite, tiers?}`) prices the
     /// model's calls, and replaces the built-in table's price (`ctxkit models`), read from the
     /// user's own settings only (a project's entry may size a model, never price it); `tiers`
@@ -107,6 +109,12 @@ pub struct UserModel {
     /// Whether the model reasons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<bool>,
+    /// What the model takes, as Pi's models: `["text"]` (the default) or `["text", "image"]`. Over
+    /// Chat Completions, images are sent only to a model that lists `image`; to others each is
+    /// named in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("items" = {"enum": ["text", "image"]}))]
+    pub input: Option<Vec<String>>,
     /// Prices in dollars per million tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<ModelPrices>,

@@ -155,6 +155,7 @@ mod tests {
             context_window: 32_000,
             max_output: 4_096,
             reasoning: false,
+            images: true,
         });
         let offered = offered_models(&options, &["anthropic".to_owned()], "mock");
         let specs: Vec<&str> = offered.iter().map(|model| model.spec.as_str()).collect();
