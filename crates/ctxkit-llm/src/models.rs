@@ -190,7 +190,7 @@ impl ModelTable {
                 context_window: model.context_window,
                 max_output: model.max_tokens,
                 reasoning: model.reasoning,
-                images: true,
+                images: model.images,
             })
             .collect();
         Self { models }

@@ -14,7 +14,8 @@ struct CatalogFile {
     models: Vec<BuiltinModel>,
 }
 
-/// One model of the built-in table: its window and output limit in tokens, whether it reasons.
+/// One model of the built-in table: its window and output limit in tokens, whether it reasons,
+/// whether it takes images (the catalog's `input`; a row kept from before it was recorded: yes).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BuiltinModel {
@@ -23,6 +24,8 @@ pub struct BuiltinModel {
     pub context_window: u64,
     pub max_tokens: u64,
     pub reasoning: bool,
+    #[serde(default = "takes_images")]
+    pub images: bool,
     cost: Option<CatalogCost>,
 }
 
@@ -119,6 +122,10 @@ pub fn model_cache_terms(provider: &str, id: &str) -> Option<crate::CacheTerms> 
 
 /// Every built-in model, read once. The file is part of the build and a test reads it, so an
 /// empty table here means a broken build, not bad input.
+fn takes_images() -> bool {
+    true
+}
+
 pub fn builtin_models() -> &'static [BuiltinModel] {
     static MODELS: LazyLock<Vec<BuiltinModel>> = LazyLock::new(|| {
         serde_json::from_str::<CatalogFile>(CATALOG)
@@ -131,6 +138,21 @@ pub fn builtin_models() -> &'static [BuiltinModel] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_table_says_which_models_take_images() {
+        let images = |provider: &str, id: &str| {
+            builtin_models()
+                .iter()
+                .find(|model| model.provider == provider && model.id == id)
+                .map(|model| model.images)
+        };
+        assert_eq!(images("groq", "llama-3.3-70b-versatile"), Some(false));
+        assert_eq!(
+            images("anthropic", "claude-3-7-sonnet-20250219"),
+            Some(true)
+        );
+    }
 
     #[test]
     fn the_table_reads_and_holds_each_providers_current_models() {
