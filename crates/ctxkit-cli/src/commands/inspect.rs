@@ -80,6 +80,11 @@ pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
         print_json(out, &session.tree_record())?;
         return Ok(Outcome::Success);
     }
+    if session.entries().is_empty() {
+        // A header alone printed nothing, which read as a failure.
+        writeln!(out, "(empty session: a header and no entries)")?;
+        return Ok(Outcome::Success);
+    }
     write_tree(&session, out)?;
     Ok(Outcome::Success)
 }

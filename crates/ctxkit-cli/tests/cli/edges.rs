@@ -442,3 +442,21 @@ fn todays_models_are_known_with_their_prices_and_a_users_price_wins() {
         "{none}"
     );
 }
+
+/// Found by a bulk sweep: `tree` of a session file that holds only its header printed nothing
+/// (exit 0), which read as a failure.
+#[test]
+fn tree_of_a_header_only_session_says_it_is_empty() {
+    let run = Run::new();
+    let file = run.home.path().join("header.jsonl");
+    std::fs::write(
+        &file,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"h\",\"timestamp\":\"2026-12-04T00:00:00.000Z\",\"cwd\":\"/tmp\"}\n",
+    )
+    .unwrap();
+    let output = run.ctxkit(&["tree", &file.display().to_string()]);
+    assert!(
+        output.contains("(empty session: a header and no entries)"),
+        "{output}"
+    );
+}
