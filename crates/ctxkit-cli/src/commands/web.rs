@@ -28,20 +28,13 @@ use crate::cli::WebArgs;
 /// refusing the names `import` and `simulate` take).
 fn is_session_file(file: &Path) -> bool {
     let Ok(mut opened) = std::fs::File::open(file) else {
-        return !names_a_database_session(file);
+        return !ctxkit_import::is_opencode_path(file);
     };
     let mut head = vec![0u8; 4096];
     let read = std::io::Read::read(&mut opened, &mut head).unwrap_or(0);
     let text = String::from_utf8_lossy(&head[..read]);
     let first = text.lines().next().unwrap_or("");
     first.contains("\"type\":\"session\"") || first.contains("\"type\": \"session\"")
-}
-
-/// Whether `file` is `<an existing file>#<session id>`.
-fn names_a_database_session(file: &Path) -> bool {
-    file.to_str()
-        .and_then(|name| name.rsplit_once('#'))
-        .is_some_and(|(database, id)| !id.is_empty() && Path::new(database).is_file())
 }
 
 /// Opens a session of any format ctxkit reads; another agent's session is converted into a new

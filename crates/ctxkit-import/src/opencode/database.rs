@@ -54,7 +54,7 @@ pub(super) fn open_read_only(path: &Path) -> Result<Database, ImportError> {
     wal.push("-wal");
     let wal = std::path::PathBuf::from(wal);
     if !wal.exists() {
-        let connection = open_uri(path, path, "mode=ro&immutable=1")?;
+        let connection = open_uri(path, path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         return Ok(Database {
             connection,
             _copy: None,
@@ -70,15 +70,21 @@ pub(super) fn open_read_only(path: &Path) -> Result<Database, ImportError> {
     copied_wal.push("-wal");
     std::fs::copy(&wal, &copied_wal).map_err(ImportError::io("copy", &wal))?;
     // The copy is ours: SQLite may index its `-wal` beside it (and apply it, read-write).
-    let connection = open_uri(&copied, path, "mode=rw")?;
+    let connection = open_uri(&copied, path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
     Ok(Database {
         connection,
         _copy: Some(copy),
     })
 }
 
-/// Opens `file` by its URI with `parameters`; errors name `shown`.
-fn open_uri(file: &Path, shown: &Path, parameters: &str) -> Result<Connection, ImportError> {
+/// Opens `file` by its URI, read-only (`mode=ro&immutable=1`: the user's database with no `-wal`)
+/// or read-write (the private copy); errors name `shown`.
+fn open_uri(file: &Path, shown: &Path, flags: OpenFlags) -> Result<Connection, ImportError> {
+    let parameters = if flags.contains(OpenFlags::SQLITE_OPEN_READ_WRITE) {
+        "mode=rw"
+    } else {
+        "mode=ro&immutable=1"
+    };
     let uri = format!(
         "file:{}?{parameters}",
         file.display()
@@ -86,11 +92,6 @@ fn open_uri(file: &Path, shown: &Path, parameters: &str) -> Result<Connection, I
             .replace('?', "%3f")
             .replace('#', "%23"),
     );
-    let flags = if parameters.contains("mode=rw") {
-        OpenFlags::SQLITE_OPEN_READ_WRITE
-    } else {
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-    };
     Connection::open_with_flags(
         uri,
         flags | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
