@@ -27,6 +27,7 @@ use crate::warming::CacheWarmer;
 use crate::workspace::{Access, Workspace};
 
 mod call_ids;
+mod forked_outputs;
 mod model_call;
 mod steering;
 mod tool_calls;

@@ -27,6 +27,9 @@ impl Agent {
         let (output_dir, session_file) = self.output_dir().await;
         let mut workspace = (*self.workspace).clone();
         workspace.allow_reading_outputs(&output_dir);
+        for dir in self.forked_output_dirs().await {
+            workspace.allow_reading_outputs(&dir);
+        }
         // The live session file, when it lies in the project, is written only with approval.
         if let Some(file) = &session_file {
             workspace.guard(file);
@@ -207,7 +210,7 @@ const GUARDED_WRITES: &str = "write to guarded places";
 
 /// `id` as one folder name: letters, digits, `-`, `_` and `.` kept, anything else `_`; a name
 /// of dots only (`.`, `..`) or an empty one is `session`.
-fn safe_folder_name(id: &str) -> String {
+pub(super) fn safe_folder_name(id: &str) -> String {
     let name: String = id
         .chars()
         .take(128)

@@ -243,3 +243,68 @@ async fn full_outputs_of_sessions_in_memory_are_private_and_under_the_home() {
             .exists()
     );
 }
+
+/// A fork's history names its parent's saved outputs; the fork's tools read them, and only them.
+#[tokio::test]
+async fn a_fork_reads_the_outputs_its_parent_saved_and_no_other_sessions() {
+    let world_dir = tempfile::tempdir().unwrap();
+    let home = world_dir.path().join("home/.ctxkit");
+    let sessions = home.join("sessions/--work--");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let parent = sessions.join("parent.jsonl");
+    std::fs::write(
+        &parent,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"parent-id\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/work\"}\n",
+    )
+    .unwrap();
+    let saved = |id: &str, text: &str| {
+        let folder = sessions.join("tool-output").join(id);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("c9.txt"), text).unwrap();
+        folder.join("c9.txt").display().to_string()
+    };
+    let parents = saved("parent-id", "SAVED BY THE PARENT");
+    let strangers = saved("stranger-id", "SAVED BY ANOTHER SESSION");
+    let calls = vec![
+        ("read", json!({"path": parents})),
+        ("read", json!({"path": strangers})),
+    ];
+    let mut world = World::new(provider(1.0, caller(calls))).await;
+    let (mut workspace, _) = workspace(&world);
+    workspace.set_home(&home);
+    world.agent.set_workspace(workspace);
+    let fork =
+        ctxkit_agent::Session::fork_from(&parent, &world.work().display().to_string(), &sessions)
+            .unwrap();
+    let engine = ctxkit_agent::Engine::new(
+        fork,
+        ctxkit_agent::EngineOptions {
+            settings: ctxkit_agent::EngineSettings::from_settings(
+                &ctxkit_settings::Settings::read(&json!({})),
+            ),
+            model: None,
+            summarizer: Arc::new(ctxkit_agent::OfflineSummarizer::default()),
+            prompts: ctxkit_agent::Prompts::default(),
+            hooks: ctxkit_agent::HookSet::new(),
+            thinking_level: None,
+            project: None,
+        },
+    );
+    world.agent.set_engine(engine.clone()).await;
+    let observer = Arc::clone(&world.observed);
+    let mut outside = Outside::default();
+    world
+        .agent
+        .prompt("read both".to_owned(), &mut outside, observer.as_ref())
+        .await
+        .unwrap();
+    let file = engine
+        .with_session(|session| session.path().map(Path::to_owned))
+        .await
+        .unwrap();
+    let stored = std::fs::read_to_string(file).unwrap();
+    assert!(stored.contains("SAVED BY THE PARENT"), "{stored}");
+    assert!(!stored.contains("SAVED BY ANOTHER SESSION"), "{stored}");
+    assert!(outside.questions.is_empty(), "{:?}", outside.questions);
+    drop(world_dir);
+}

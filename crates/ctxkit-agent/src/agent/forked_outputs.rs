@@ -1,0 +1,139 @@
+//! The saved outputs a forked session's history points at. A fork copies its parent's entries,
+//! and with them the notes that name where a cut output was saved: under the parent's
+//! `tool-output/<parent id>` folder, not the fork's. Those folders are readable too, for the
+//! sessions the fork descends from whose files lie under the same sessions folder (a header
+//! naming a file anywhere else opens nothing).
+
+use std::path::{Path, PathBuf};
+
+impl super::Agent {
+    /// The output folders of the sessions the current one was forked from ([`ancestor_output_dirs`]).
+    pub(super) async fn forked_output_dirs(&self) -> Vec<PathBuf> {
+        let (dir, parent) = self
+            .engine
+            .with_session(|session| {
+                (
+                    session.session_dir().map(Path::to_owned),
+                    session.header().parent_session.clone(),
+                )
+            })
+            .await;
+        match dir {
+            // Reading headers is file I/O: off the async threads.
+            Some(dir) => {
+                tokio::task::spawn_blocking(move || ancestor_output_dirs(&dir, parent.as_deref()))
+                    .await
+                    .unwrap_or_default()
+            }
+            None => Vec::new(),
+        }
+    }
+}
+
+/// How many generations of parents are followed.
+const MAX_GENERATIONS: usize = 16;
+
+/// The output folders of the sessions `parent` (a header's `parentSession`) and its own parents
+/// name, for a session whose file lies in `session_dir`.
+pub(super) fn ancestor_output_dirs(session_dir: &Path, parent: Option<&str>) -> Vec<PathBuf> {
+    let Some(sessions_root) = std::fs::canonicalize(session_dir)
+        .ok()
+        .and_then(|dir| dir.parent().map(Path::to_owned))
+    else {
+        return Vec::new();
+    };
+    let mut dirs = Vec::new();
+    let mut seen = Vec::new();
+    let mut next = parent.map(PathBuf::from);
+    while let Some(file) = next.take() {
+        if dirs.len() >= MAX_GENERATIONS {
+            break;
+        }
+        let Ok(file) = std::fs::canonicalize(&file) else {
+            break;
+        };
+        let Some(folder) = file
+            .parent()
+            .filter(|folder| folder.parent() == Some(&sessions_root))
+        else {
+            break;
+        };
+        if seen.contains(&file) {
+            break;
+        }
+        let Ok(header) = ctxkit_session::read_header(&file) else {
+            break;
+        };
+        dirs.push(
+            folder
+                .join("tool-output")
+                .join(super::tool_calls::safe_folder_name(&header.id)),
+        );
+        next = header.parent_session.map(PathBuf::from);
+        seen.push(file);
+    }
+    dirs
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn header(dir: &Path, name: &str, id: &str, parent: Option<&Path>) -> PathBuf {
+        let path = dir.join(name);
+        let parent = parent.map_or(String::new(), |parent| {
+            format!(",\"parentSession\":\"{}\"", parent.display())
+        });
+        std::fs::write(
+            &path,
+            format!("{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"t\",\"cwd\":\"/p\"{parent}}}\n"),
+        )
+        .unwrap();
+        path
+    }
+
+    #[test]
+    fn follows_parents_under_the_same_sessions_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let project = root.path().join("sessions/--p--");
+        let other = root.path().join("sessions/--q--");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let grandparent = header(&other, "g.jsonl", "g/../id", None);
+        let parent = header(&project, "p.jsonl", "pid", Some(&grandparent));
+        let dirs = ancestor_output_dirs(&project, parent.to_str());
+        let project = std::fs::canonicalize(&project).unwrap();
+        let other = std::fs::canonicalize(&other).unwrap();
+        assert_eq!(
+            dirs,
+            vec![
+                project.join("tool-output/pid"),
+                other.join("tool-output/g_.._id"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_parent_outside_the_sessions_folder_opens_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let project = root.path().join("sessions/--p--");
+        std::fs::create_dir_all(&project).unwrap();
+        let elsewhere = root.path().join("elsewhere");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let outside = header(&elsewhere, "x.jsonl", "x", None);
+        assert!(ancestor_output_dirs(&project, outside.to_str()).is_empty());
+    }
+
+    #[test]
+    fn a_cycle_of_parents_ends() {
+        let root = tempfile::tempdir().unwrap();
+        let project = root.path().join("sessions/--p--");
+        std::fs::create_dir_all(&project).unwrap();
+        let a = project.join("a.jsonl");
+        let b = header(&project, "b.jsonl", "b", Some(&a));
+        header(&project, "a.jsonl", "a", Some(&b));
+        assert_eq!(ancestor_output_dirs(&project, a.to_str()).len(), 2);
+    }
+}

@@ -1,0 +1,66 @@
+//! Reading only a session file's header line: who a session is and what it was forked from,
+//! without reading its entries.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use ctxkit_protocol::SessionHeader;
+
+use crate::error::{Result, SessionError};
+
+/// The longest header line read (64 KiB): a real header is a few hundred bytes.
+const MAX_HEADER_BYTES: u64 = 64 << 10;
+
+/// The header of the session file at `path`, read from its first line alone.
+pub fn read_header(path: &Path) -> Result<SessionHeader> {
+    let file = crate::regular::open_session_file(path)?;
+    let mut line = Vec::new();
+    BufReader::new(file.take(MAX_HEADER_BYTES))
+        .read_until(b'\n', &mut line)
+        .map_err(SessionError::io("read", path))?;
+    let not_a_session = |reason: String| SessionError::NotASession {
+        path: path.to_owned(),
+        line: Some(1),
+        reason,
+    };
+    let header: SessionHeader = serde_json::from_slice(line.trim_ascii()).map_err(|error| {
+        not_a_session(format!("the first line is not a session header: {error}"))
+    })?;
+    if header.kind != "session" {
+        return Err(not_a_session(format!(
+            "the first line is a `{}` record, not a session header",
+            header.kind
+        )));
+    }
+    Ok(header)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn reads_the_first_line_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(
+            &path,
+            "{\"type\":\"session\",\"version\":3,\"id\":\"abc\",\"timestamp\":\"t\",\"cwd\":\"/p\",\"parentSession\":\"/s/p.jsonl\"}\nnot json\n",
+        )
+        .unwrap();
+        let header = read_header(&path).unwrap();
+        assert_eq!(header.id, "abc");
+        assert_eq!(header.parent_session.as_deref(), Some("/s/p.jsonl"));
+    }
+
+    #[test]
+    fn a_file_that_starts_with_an_entry_is_not_a_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, "{\"type\":\"message\",\"id\":\"a\"}\n").unwrap();
+        let error = read_header(&path).unwrap_err().to_string();
+        assert!(error.contains("not a session header"), "{error}");
+    }
+}
