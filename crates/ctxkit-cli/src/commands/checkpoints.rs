@@ -30,6 +30,10 @@ pub struct Snapshot {
     pub existed: bool,
     /// The snapshot's file in the folder, when the file existed.
     pub blob: Option<String>,
+    /// The folders the write was about to create for a file that did not exist (deepest first),
+    /// removed with it when they are empty again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created_folders: Vec<PathBuf>,
     pub size: u64,
     /// When it was taken (RFC 3339).
     pub time: String,
@@ -122,14 +126,15 @@ impl CheckpointStore {
         self.index.written.get(path).map(String::as_str)
     }
 
-    /// Keeps `previous` (`None`: the file did not exist) as `path`'s state before `turn`, before
-    /// the agent's write runs. Refused, writing nothing, when it would take the folder over
-    /// `max_bytes`.
+    /// Keeps `previous` (`None`: the file did not exist, nor did `missing_folders`) as `path`'s
+    /// state before `turn`, before the agent's write runs. Refused, writing nothing, when it would
+    /// take the folder over `max_bytes`.
     pub fn add(
         &mut self,
         turn: &str,
         path: &Path,
         previous: Option<&[u8]>,
+        missing_folders: &[PathBuf],
         max_bytes: u64,
     ) -> Result<AddOutcome> {
         let size = previous.map_or(0, |bytes| bytes.len() as u64);
@@ -151,6 +156,11 @@ impl CheckpointStore {
             path: path.to_owned(),
             existed: previous.is_some(),
             blob,
+            created_folders: if previous.is_some() {
+                Vec::new()
+            } else {
+                missing_folders.to_vec()
+            },
             size,
             time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         });
@@ -359,22 +369,22 @@ mod tests {
         let mut store = CheckpointStore::open(&session).unwrap();
         let file = dir.path().join("project/a.txt");
         assert_eq!(
-            store.add("u1", &file, Some(b"before"), 100).unwrap(),
+            store.add("u1", &file, Some(b"before"), &[], 100).unwrap(),
             AddOutcome::Kept
         );
         assert!(store.has("u1", &file));
         assert_eq!(
-            store.add("u2", &file, Some(&[0; 200]), 100).unwrap(),
+            store.add("u2", &file, Some(&[0; 200]), &[], 100).unwrap(),
             AddOutcome::OverLimit
         );
         store
             .note_written(&file, state_digest(Some(b"after")))
             .unwrap();
         store
-            .add("u2", &dir.path().join("new.txt"), None, 100)
+            .add("u2", &dir.path().join("new.txt"), None, &[], 100)
             .unwrap();
         // A failed write's snapshot is dropped with its file.
-        store.add("u3", &file, Some(b"again"), 100).unwrap();
+        store.add("u3", &file, Some(b"again"), &[], 100).unwrap();
         store.drop_snapshot("u3", &file).unwrap();
         let reopened = CheckpointStore::open(&session).unwrap();
         assert_eq!(reopened.snapshots().len(), 2);
@@ -413,6 +423,7 @@ mod tests {
             path: dir.path().join("x"),
             existed: true,
             blob: Some("../../etc/passwd".to_owned()),
+            created_folders: Vec::new(),
             size: 1,
             time: String::new(),
         };

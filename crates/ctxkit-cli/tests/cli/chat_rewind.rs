@@ -544,3 +544,57 @@ fn tree_filters_start_from_the_setting_and_f_steps_through_them() {
     tmux.keys(&["Escape"]);
     tmux.wait_for("Left the tree; nothing changed");
 }
+
+/// Restoring a file the agent created removes the folders its write created once they are empty;
+/// a folder that was there before (even empty) stays, and so does one that holds other files.
+#[test]
+fn a_restore_removes_the_folders_the_agent_created_and_only_those() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let project = world.project.clone();
+    std::fs::create_dir(project.join("keep")).unwrap();
+    std::fs::create_dir_all(project.join("shared")).unwrap();
+    world.answer(tool_call(
+        "c1",
+        "write",
+        json!({"path": "new/deep/hello.txt", "content": "hi\n"}),
+    ));
+    world.answer(tool_call(
+        "c2",
+        "write",
+        json!({"path": "new/other.txt", "content": "also\n"}),
+    ));
+    world.answer(tool_call(
+        "c3",
+        "write",
+        json!({"path": "keep/x.txt", "content": "x\n"}),
+    ));
+    world.answer(tool_call(
+        "c4",
+        "write",
+        json!({"path": "shared/sub/y.txt", "content": "y\n"}),
+    ));
+    world.answer(text("Made them.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("make files");
+    tmux.wait_for("Made them.");
+    tmux.wait_idle(2);
+    // The user puts a file of their own into a folder the agent created.
+    std::fs::write(project.join("shared/sub/mine.txt"), "mine\n").unwrap();
+
+    tmux.keys(&["Escape", "Escape"]);
+    wait_list(&tmux, "Rewind to before which prompt?");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Restore 4 file(s)? [y]es / [n]o:");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("Removed the empty folders the agent created:");
+    assert!(screen.contains("created: `new/deep`, `new`"), "{screen}");
+    assert!(!project.join("new").exists());
+    assert!(project.join("keep").is_dir());
+    assert!(!project.join("keep/x.txt").exists());
+    assert!(project.join("shared/sub/mine.txt").exists());
+    assert!(!project.join("shared/sub/y.txt").exists());
+}

@@ -161,7 +161,17 @@ impl FileCheckpoints {
             // says why itself; a checkpoint notice naming the budget only misled.
             Err(_) => return (false, None),
         };
-        match store.add(turn, path, previous.as_deref(), self.max_bytes) {
+        let missing_folders = match previous {
+            Some(_) => Vec::new(),
+            None => self.missing_folders(path),
+        };
+        match store.add(
+            turn,
+            path,
+            previous.as_deref(),
+            &missing_folders,
+            self.max_bytes,
+        ) {
             Ok(AddOutcome::Kept) => (true, None),
             Ok(AddOutcome::OverLimit) => (
                 false,
@@ -172,6 +182,20 @@ impl FileCheckpoints {
             ),
             Err(error) => (false, refused(format!("{error:#}"))),
         }
+    }
+
+    /// The folders above `path` that do not exist yet, deepest first, up to the jail's root: the
+    /// ones a write of `path` creates.
+    fn missing_folders(&self, path: &Path) -> Vec<PathBuf> {
+        let Ok(jail) = self.workspace.jail_for(path) else {
+            return Vec::new();
+        };
+        path.ancestors()
+            .skip(1)
+            .take_while(|folder| folder.starts_with(jail.root()) && *folder != jail.root())
+            .take_while(|folder| !jail.is_dir(folder))
+            .map(Path::to_owned)
+            .collect()
     }
 
     /// After a call: a failed one left the file as it was, so its snapshot goes; a successful

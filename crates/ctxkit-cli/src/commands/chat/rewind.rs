@@ -2,7 +2,7 @@
 //! moves the leaf to before it (a new branch from there; nothing is deleted) with its text back on
 //! the input line to edit, and offers to put back the files the agent's `write` and `edit` calls
 //! changed since (the snapshots of `commands::checkpoints`): a file the agent created is removed,
-//! a file changed since the agent wrote it is named and asked about, never overwritten silently.
+//! with the folders its write created once they are empty, a file changed since the agent wrote it is named and asked about, never overwritten silently.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -237,11 +237,47 @@ impl Chat {
             return Ok(());
         }
         let mut done = Vec::new();
+        let mut folders = Vec::new();
         for snapshot in &snapshots {
-            done.push(self.restore_one(&mut store, snapshot, ask));
+            let restored = self.restore_one(&mut store, snapshot, ask);
+            if matches!(restored, Restored::Removed(_)) {
+                folders.extend(snapshot.created_folders.iter().cloned());
+            }
+            done.push(restored);
         }
         self.report(&done);
+        self.remove_created_folders(folders);
         Ok(())
+    }
+
+    /// Removes the folders the agent's writes created, deepest first, those that are empty now
+    /// (a folder holding anything else stays).
+    fn remove_created_folders(&self, mut folders: Vec<PathBuf>) {
+        folders.sort_by(|one, other| {
+            (other.components().count(), other).cmp(&(one.components().count(), one))
+        });
+        folders.dedup();
+        let removed: Vec<String> = folders
+            .iter()
+            .filter(|folder| {
+                self.checkpoints
+                    .workspace()
+                    .jail_for(folder)
+                    .is_ok_and(|jail| jail.remove_dir(folder).is_ok())
+            })
+            .map(|folder| self.shown(folder))
+            .collect();
+        if !removed.is_empty() {
+            let noun = if removed.len() == 1 {
+                "folder"
+            } else {
+                "folders"
+            };
+            self.ui.line(&format!(
+                "Removed the empty {noun} the agent created: {}",
+                removed.join(", ")
+            ));
+        }
     }
 
     fn restore_one(
