@@ -241,6 +241,41 @@ fn a_long_tree_scrolls_on_a_24_line_terminal_and_esc_changes_nothing() {
     assert_eq!(std::fs::read(&file).unwrap(), before, "nothing written");
 }
 
+/// Labelling with `l` shows the tree again scrolled as it was (the rows below the cursor, the leaf
+/// among them, stayed out of view), and a taller terminal shows more rows instead of empty lines.
+#[test]
+fn the_tree_keeps_its_scroll_after_a_label_and_fills_a_taller_terminal() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let file = world.home.path().join("long.jsonl");
+    long_session(&file, &world.project, 40);
+    let tmux = world.start(&format!("--session '{}'", file.display()));
+    tmux.resize(90, 24);
+    tmux.wait_idle(1);
+    tmux.line("/tree");
+    wait_list(&tmux, "── 80/80");
+    tmux.keys(&["k", "k", "k"]);
+    let screen = wait_list(&tmux, "── 77/80");
+    assert!(screen.contains("reply number 39"), "{screen}");
+    tmux.keys(&["l"]);
+    tmux.wait_for("Label for");
+    tmux.line("kept-here");
+    let screen = wait_list(&tmux, "[kept-here]");
+    assert!(cursor_row(&screen).contains("prompt number 38"), "{screen}");
+    assert!(
+        screen.contains("reply number 39"),
+        "the rows below the cursor stay in view:\n{screen}"
+    );
+    tmux.resize(90, 40);
+    // 40 lines leave 29 rows for the list: the last 29 of 80 fill it.
+    let screen = wait_list(&tmux, "prompt number 26");
+    assert!(screen.contains("reply number 39"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Left the tree; nothing changed");
+}
+
 #[test]
 fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since() {
     if tmux_missing() {

@@ -37,29 +37,49 @@ pub struct List<'a> {
 
 /// Shows `list` with the cursor on `start`; `Err` when stdin is not a terminal.
 pub fn pick(list: &List<'_>, start: usize) -> std::io::Result<Picked> {
+    pick_scrolled(list, start, &mut None)
+}
+
+/// [`pick`] whose first row shown is `top` (as a list shown before left it, so a list shown again
+/// after a key scrolls nowhere), and which leaves in `top` the first row shown at the end.
+pub fn pick_scrolled(
+    list: &List<'_>,
+    start: usize,
+    top: &mut Option<usize>,
+) -> std::io::Result<Picked> {
     if !std::io::stdin().is_terminal() || list.count == 0 {
         return Err(std::io::Error::other("not a terminal"));
     }
     let mut stdout = std::io::stdout();
     terminal::enable_raw_mode()?;
     let entered = execute!(stdout, terminal::EnterAlternateScreen, cursor::Hide);
-    let picked = entered.and_then(|()| run(list, start, &mut stdout));
+    let picked = entered.and_then(|()| run(list, start, top, &mut stdout));
     let _ = execute!(stdout, cursor::Show, terminal::LeaveAlternateScreen);
     let _ = terminal::disable_raw_mode();
     picked
 }
 
-fn run(list: &List<'_>, start: usize, stdout: &mut std::io::Stdout) -> std::io::Result<Picked> {
+fn run(
+    list: &List<'_>,
+    start: usize,
+    first_shown: &mut Option<usize>,
+    stdout: &mut std::io::Stdout,
+) -> std::io::Result<Picked> {
     let mut search = Search::default();
     let mut shown: Vec<usize> = (0..list.count).collect();
     let mut cursor = start.min(list.count - 1);
     // The row last under the cursor: it is under it again when a search shows it.
     let mut under = cursor;
-    let mut top = 0;
-    loop {
+    let current_layout = || {
         let (width, height) = terminal::size().unwrap_or((80, 24));
-        let layout = Layout::new(usize::from(width), usize::from(height));
-        top = scrolled(top, cursor, layout.rows);
+        Layout::new(usize::from(width), usize::from(height))
+    };
+    // A list shown afresh puts its cursor mid-screen, with rows below it in view.
+    let mut top = first_shown.unwrap_or_else(|| cursor.saturating_sub(current_layout().rows / 2));
+    loop {
+        let layout = current_layout();
+        top = scrolled(top, cursor, layout.rows, shown.len());
+        *first_shown = Some(top);
         draw(
             list,
             &shown,
@@ -70,6 +90,7 @@ fn run(list: &List<'_>, start: usize, stdout: &mut std::io::Stdout) -> std::io::
             stdout,
         )?;
         let Event::Key(key) = event::read()? else {
+            // A resize (or another event) draws the list again at the new size.
             continue;
         };
         if key.kind != KeyEventKind::Press {
@@ -253,16 +274,19 @@ impl Layout {
     }
 }
 
-/// The first row shown so that `cursor` is on screen.
-fn scrolled(top: usize, cursor: usize, rows: usize) -> usize {
+/// The first row shown so that `cursor` is on screen and, when the list is longer than the
+/// screen, no screen row below its last row is left empty (a terminal made taller shows more of
+/// the list above).
+fn scrolled(top: usize, cursor: usize, rows: usize, count: usize) -> usize {
     let rows = rows.max(1);
-    if cursor < top {
+    let top = if cursor < top {
         cursor
     } else if cursor >= top + rows {
         cursor + 1 - rows
     } else {
         top
-    }
+    };
+    top.min(count.saturating_sub(rows))
 }
 
 fn draw(
@@ -393,9 +417,13 @@ mod tests {
         let layout = Layout::new(80, 24);
         assert_eq!(layout.detail, 6);
         assert_eq!(layout.rows, 15);
-        assert_eq!(scrolled(0, 20, layout.rows), 6);
-        assert_eq!(scrolled(6, 3, layout.rows), 3);
-        assert_eq!(scrolled(3, 10, layout.rows), 3);
+        assert_eq!(scrolled(0, 20, layout.rows, 40), 6);
+        assert_eq!(scrolled(6, 3, layout.rows, 40), 3);
+        assert_eq!(scrolled(3, 10, layout.rows, 40), 3);
+        // Taller now: the rows above come into view instead of empty lines below the last.
+        assert_eq!(scrolled(25, 39, layout.rows, 40), 25);
+        assert_eq!(scrolled(25, 39, 30, 40), 10);
+        assert_eq!(scrolled(5, 2, 30, 10), 0);
         assert!(Layout::new(10, 3).rows >= 1);
     }
 

@@ -14,7 +14,7 @@ use ctxkit_tokens::estimate_tokens;
 
 use super::Chat;
 use super::agent::Ask;
-use super::picker::{List, Picked, pick};
+use super::picker::{List, Picked, pick, pick_scrolled};
 use super::slash::Action;
 use crate::render::{entry_summary, one_line};
 
@@ -267,6 +267,8 @@ impl Chat {
             rows: shown,
             rendered: RefCell::default(),
         };
+        // The first row shown, kept when the tree is shown again after `l` or `f`.
+        let mut top = None;
         loop {
             let line = |index: usize| rows.get(index).line;
             let detail = |index: usize| rows.get(index).detail;
@@ -282,7 +284,7 @@ impl Chat {
                 detail: &detail,
                 keys: "lf",
             };
-            let picked = match pick(&list, start) {
+            let picked = match pick_scrolled(&list, start, &mut top) {
                 Ok(picked) => picked,
                 Err(error) => {
                     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
@@ -302,6 +304,7 @@ impl Chat {
                 }
                 Picked::Key('f', row) => {
                     filter = filter.next();
+                    top = None;
                     id(row)
                 }
                 Picked::Key(_, _) | Picked::Left => {
