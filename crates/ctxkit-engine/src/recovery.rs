@@ -129,6 +129,21 @@ pub(crate) fn learn_from_overflow(state: &mut State, error_text: Option<&str>) -
     Ok(())
 }
 
+/// The provider refused again a request no larger than recovery plans for: a compaction of the
+/// streak already aimed under the limit the provider showed (a refusal under the window, or a
+/// limit it stated), and the retry, by ctxkit's estimate times the over-count, was within that
+/// aim. Another compaction would aim at the same size and be refused the same way, each a paid
+/// summary: the provider's real limit is smaller than the window ctxkit plans with.
+pub(crate) fn refused_within_plan(state: &State) -> Option<u64> {
+    if state.overflow_attempts == 0 || !state.limit_below_window {
+        return None;
+    }
+    let request = state.last_request_estimate?;
+    let target = fit_target(state)?;
+    let counted = (request.total as f64 * state.over_count) as u64;
+    (counted <= target).then_some(counted)
+}
+
 /// The estimate of each context message, where its entry is, and whether it is sent to the model
 /// (error and aborted replies are not).
 struct Measured {

@@ -318,3 +318,32 @@ async fn a_provider_whose_limit_is_below_the_window_is_recovered_at_the_first_at
     assert!(overflows >= 1, "the scenario must overflow");
     assert_eq!(world.observed.retries(), overflows);
 }
+
+#[tokio::test]
+async fn a_provider_refusing_below_any_planned_size_costs_one_compaction_not_six() {
+    // The provider's real limit (2,000 tokens) is a quarter of the window the model reports
+    // (8,192): recovery plans for at least half the window, so no compaction can make a request
+    // fit. After the first compaction's retry is refused at a size recovery planned for, it stops
+    // and names the cause, instead of paying for a summary at each of six attempts.
+    let mut world = World::new(provider_with_limit(1.0, 2_000, stepper())).await;
+    let mut events = world.engine.subscribe();
+    for turn in 0..3 {
+        world
+            .prompt(&format!("turn {turn} {}", filler("x", 1_600)))
+            .await;
+    }
+    let ends: Vec<_> = drain(&mut events)
+        .into_iter()
+        .filter_map(|event| match event {
+            EngineEvent::CompactionEnd(end) => Some(end),
+            _ => None,
+        })
+        .collect();
+    let written = ends.iter().filter(|end| end.entry_id.is_some()).count();
+    assert!(written <= 1, "{written} compactions: {ends:?}");
+    let stopped = ends
+        .iter()
+        .filter_map(|end| end.error.as_deref())
+        .find(|error| error.contains("smaller than this model's context window (8192 tokens)"));
+    assert!(stopped.is_some(), "{ends:?}");
+}

@@ -21,6 +21,14 @@ pub const MAX_OVERFLOW_ATTEMPTS: u32 = 6;
 /// Reported when replies keep overflowing after [`MAX_OVERFLOW_ATTEMPTS`] compactions in a row.
 pub const RECOVERY_EXHAUSTED: &str = "Context overflow recovery failed after repeated compactions; the request still does not fit. Try a shorter message or a model with a larger context window.";
 
+/// Reported when the provider refuses a request no larger than recovery planned for: its limit is
+/// smaller than the model's window as configured, and another compaction would not help.
+fn limit_disagrees(tokens: u64, window: u64) -> String {
+    format!(
+        "Context overflow recovery stopped: the provider refused the request again at about {tokens} tokens, after a compaction that planned for its limit, so its limit is smaller than this model's context window ({window} tokens). Set the model's `contextWindow` to the provider's real limit, or switch models."
+    )
+}
+
 /// What a check did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckReport {
@@ -154,20 +162,7 @@ impl Engine {
                 if trigger == Trigger::BeforePrompt {
                     return skip(Decision::Skip(SkipReason::OverflowHandled));
                 }
-                let end = CompactionEnd {
-                    error: Some(RECOVERY_EXHAUSTED.to_owned()),
-                    ..empty_end(CompactionReason::Overflow)
-                };
-                // Every `compaction_end` follows a `compaction_start`, so a UI pairs them.
-                self.inner.bus.emit(EngineEvent::CompactionStart {
-                    reason: CompactionReason::Overflow,
-                });
-                self.emit_end(&end).await;
-                return Ok(CheckReport {
-                    decision,
-                    compaction: Some(end),
-                    retry: false,
-                });
+                return Ok(self.recovery_given_up(RECOVERY_EXHAUSTED.to_owned()).await);
             }
             Decision::Overflow => {
                 // An overflow already handled when it happened (compacted and retried, or
@@ -175,6 +170,12 @@ impl Engine {
                 // turn boundary, so a new overflow after it can compact what this one could not.
                 if trigger == Trigger::BeforePrompt && state.overflow_attempts > 0 {
                     return skip(Decision::Skip(SkipReason::OverflowHandled));
+                }
+                if let Some(tokens) = crate::recovery::refused_within_plan(&state) {
+                    let window = state.context_window();
+                    return Ok(self
+                        .recovery_given_up(limit_disagrees(tokens, window))
+                        .await);
                 }
                 let error_text = transcript
                     .iter()
@@ -224,6 +225,24 @@ impl Engine {
             retry: end.will_retry,
             compaction: Some(end),
         })
+    }
+
+    /// Overflow recovery ends without a compaction: `message` says why.
+    async fn recovery_given_up(&self, message: String) -> CheckReport {
+        let end = CompactionEnd {
+            error: Some(message),
+            ..empty_end(CompactionReason::Overflow)
+        };
+        // Every `compaction_end` follows a `compaction_start`, so a UI pairs them.
+        self.inner.bus.emit(EngineEvent::CompactionStart {
+            reason: CompactionReason::Overflow,
+        });
+        self.emit_end(&end).await;
+        CheckReport {
+            decision: Decision::RecoveryExhausted,
+            compaction: Some(end),
+            retry: false,
+        }
     }
 
     /// Compacts now, with optional focus text. A running turn is cancelled first and waited for; a
