@@ -54,6 +54,12 @@ impl RequestMode<'_> {
 /// The estimated tokens of sending `prefix` again (messages, system prompt, tool schemas).
 pub fn estimate_prefix_tokens(prefix: &ConversationPrefix) -> u64 {
     let messages: u64 = prefix.messages.iter().map(estimate_tokens).sum();
+    messages + estimate_overhead_tokens(prefix)
+}
+
+/// The estimated tokens of what `prefix` sends besides its messages: the system prompt and the
+/// tool schemas.
+pub fn estimate_overhead_tokens(prefix: &ConversationPrefix) -> u64 {
     let tools: u64 = prefix
         .tools
         .iter()
@@ -63,7 +69,7 @@ pub fn estimate_prefix_tokens(prefix: &ConversationPrefix) -> u64 {
                 + estimate_text_tokens(&tool.parameters.to_string())
         })
         .sum();
-    messages + estimate_text_tokens(&prefix.system_prompt) + tools
+    estimate_text_tokens(&prefix.system_prompt) + tools
 }
 
 /// The share of a request's input the model client keeps free after it, percent (as

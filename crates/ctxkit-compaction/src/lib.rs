@@ -28,7 +28,7 @@ pub use branch::{
     BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode, PreparedBranch,
     branch_request, collect_branch_entries, prepare_branch_entries, summarize_branch,
 };
-pub use continuation::{CachePrefix, estimate_prefix_tokens};
+pub use continuation::{CachePrefix, estimate_overhead_tokens, estimate_prefix_tokens};
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};
 pub use error::CompactionError;
 pub use file_context::{

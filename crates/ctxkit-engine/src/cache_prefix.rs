@@ -45,7 +45,7 @@ impl Engine {
             return;
         }
         let leaf = state.session.leaf_id().map(str::to_owned);
-        let context_messages = state.session.build_context().messages.len();
+        let context_messages = state.session.leaf_context().messages.len();
         state.last_request = Some(RecordedRequest {
             prefix: ConversationPrefix {
                 request_messages: prefix.messages.len(),

@@ -6,7 +6,7 @@
 //! before, so recovery cannot loop.
 
 use ctxkit_compaction::{
-    CompactionSettings, NoPlanReason, Preparation, estimate_prefix_tokens, prepare_compaction,
+    CompactionSettings, NoPlanReason, Preparation, estimate_overhead_tokens, prepare_compaction,
 };
 use ctxkit_protocol::{AgentMessage, AssistantMessage};
 use ctxkit_session::{ContextMessageKind, EntryIndex};
@@ -31,11 +31,11 @@ pub(crate) struct RequestEstimate {
 
 impl RequestEstimate {
     pub(crate) fn of(prefix: &ConversationPrefix) -> Self {
-        let total = estimate_prefix_tokens(prefix);
         let messages: u64 = prefix.messages.iter().map(estimate_tokens).sum();
+        let overhead = estimate_overhead_tokens(prefix);
         Self {
-            total,
-            overhead: total.saturating_sub(messages),
+            total: messages + overhead,
+            overhead,
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::borrow::Borrow;
 
-use ctxkit_protocol::{AgentMessage, ContentBlock, JsonObject, MessageContent, js_stringify};
+use ctxkit_protocol::{AgentMessage, ContentBlock, JsonObject, MessageContent};
 use serde_json::Value;
 
 /// Characters an image counts as (1200 tokens).
@@ -56,7 +56,7 @@ pub fn estimate_tokens(message: &AgentMessage) -> u64 {
                     ContentBlock::Text(text) => utf16_len(&text.text),
                     ContentBlock::Thinking(thinking) => utf16_len(&thinking.thinking),
                     ContentBlock::ToolCall(call) => {
-                        utf16_len(&call.name) + utf16_len(&js_stringify(&call.arguments))
+                        utf16_len(&call.name) + crate::stringified_len(&call.arguments)
                     }
                     ContentBlock::Image(_) | ContentBlock::Unknown(_) => 0,
                 })
@@ -105,7 +105,7 @@ fn system_chars(message: &JsonObject) -> usize {
     };
     let tools = match message.get("toolsAdded") {
         Some(Value::Null | Value::Bool(false)) | None => 0,
-        Some(tools) => utf16_len(&js_stringify(tools)),
+        Some(tools) => crate::stringified_len(tools),
     };
     content + sections + tools
 }

@@ -10,6 +10,7 @@ mod count;
 mod encoding;
 mod estimate;
 mod heuristic;
+mod js_length;
 
 pub use budget::{
     compaction_threshold, should_compact, sliding_window_floor_percent, threshold_percent,
@@ -25,3 +26,4 @@ pub use estimate::{
     ContextTokens, estimate_context_tokens, estimate_tokens, last_valid_usage, utf16_len,
 };
 pub use heuristic::estimate_text_tokens;
+pub use js_length::stringified_len;

@@ -21,9 +21,9 @@ use serde_json::{Map, Value};
 use crate::TransformSettings;
 use crate::cut::cut_text_seeing;
 use crate::digest::VisibleNames;
-use crate::js_length::stringified_len;
 use crate::marker::{Reference, is_referenceable};
 use crate::view::Slot;
+use ctxkit_tokens::stringified_len;
 
 /// The calls whose long arguments the prune layer cuts (`pruneToolCalls`): those of the results in
 /// the block, in assistants that carry no thinking into the request.

@@ -98,7 +98,6 @@ mod calls;
 mod cut;
 mod digest;
 mod escapes;
-mod js_length;
 mod lifetime;
 mod marker;
 mod orphans;
@@ -180,7 +179,15 @@ pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
     };
     report.orphans_repaired += orphans::repair_slots(&mut slots);
 
-    let block = prune::prune_block(&slots, settings);
+    // The block is measured only when a layer reads it: under the "when it pays" rule it is a fold
+    // over every request of the view.
+    let block_read = settings.prune_enabled
+        || (settings.drop_old_thinking && (settings.cache_aware || settings.prune_when_it_pays));
+    let block = if block_read {
+        prune::prune_block(&slots, settings)
+    } else {
+        prune::PruneBlock::default()
+    };
     if settings.prune_enabled {
         let outcome = prune::prune_tool_results(&mut slots, block, settings);
         report.tool_results_pruned = outcome.tool_results_pruned;

@@ -28,7 +28,7 @@ use crate::view::Slot;
 use ctxkit_tokens::estimate_tokens;
 
 /// The oldest tool results the prune layer may cut, and where they end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct PruneBlock {
     /// How many tool results, counted from the oldest, may be cut.
     pub tool_results: usize,

@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock};
 use ctxkit_tokens::{estimate_tokens, utf16_len};
 
-use crate::js_length::stringified_len;
+use ctxkit_tokens::stringified_len;
 
 /// One message of the view and the reference's token estimate of it.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use ctxkit_protocol::js_number;
 use serde_json::{Number, Value};
 
 /// `js_stringify(value).encode_utf16().count()`.
-pub(crate) fn stringified_len(value: &Value) -> usize {
+pub fn stringified_len(value: &Value) -> usize {
     match value {
         Value::Null | Value::Bool(true) => 4,
         Value::Bool(false) => 5,
