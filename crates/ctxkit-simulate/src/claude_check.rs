@@ -294,7 +294,7 @@ fn request_of(recorded: &Recorded, sizes: &HashMap<&str, u64>, system_tokens: u6
         request.prefix_hashes.last().hash(&mut hasher);
         key.hash(&mut hasher);
         request.prefix_hashes.push(hasher.finish());
-        request.messages.push(key.to_owned());
+        request.messages.push(std::sync::Arc::from(key));
         request.tokens.push(tokens);
         request.blocks.push(blocks);
     };

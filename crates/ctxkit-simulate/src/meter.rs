@@ -10,6 +10,8 @@
 //! its fields in stored order every time, so equal values give byte-identical JSON; a test checks
 //! that reuse gives the same bytes as serializing afresh.
 
+use std::sync::Arc;
+
 use ctxkit_protocol::AgentMessage;
 use ctxkit_tokens::estimate_tokens;
 
@@ -27,7 +29,8 @@ static EMPTY: Request = Request {
 /// A request as sent: one JSON text and one token estimate per message.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Request {
-    pub messages: Vec<String>,
+    /// Shared with the requests that reuse them, so a reuse copies no bytes.
+    pub messages: Vec<Arc<str>>,
     pub tokens: Vec<u64>,
     /// Content blocks per message, as Anthropic counts them for its lookback.
     pub blocks: Vec<u32>,
@@ -118,13 +121,13 @@ impl Request {
                 None => {
                     let json = serde_json::to_string(message)?;
                     request.kinds.push(kind_of(message, &json));
-                    request.messages.push(json);
+                    request.messages.push(Arc::from(json));
                     request.tokens.push(estimate_tokens(message));
                     request.blocks.push(blocks_of(message));
                 }
             }
             let previous_hash = request.prefix_hashes.last().copied().unwrap_or(0);
-            let json = request.messages.last().map_or("", String::as_str);
+            let json = request.messages.last().map_or("", |json| &**json);
             request.prefix_hashes.push(chain(previous_hash, json));
         }
         Ok(request)
@@ -166,11 +169,11 @@ pub(crate) struct SharedPrefix {
 /// The longest common prefix, in whole messages, of `previous` and `current`, and its tokens in
 /// `current`. A message counts only if its serialized bytes are identical and every message before
 /// it counted too.
-pub(crate) fn shared_prefix(previous: &[String], current: &Request) -> SharedPrefix {
+pub(crate) fn shared_prefix(previous: &[Arc<str>], current: &Request) -> SharedPrefix {
     let messages = previous
         .iter()
         .zip(&current.messages)
-        .take_while(|(before, now)| before == now)
+        .take_while(|(before, now)| Arc::ptr_eq(before, now) || before == now)
         .count();
     SharedPrefix {
         messages,
@@ -184,14 +187,14 @@ mod tests {
 
     fn request(texts: &[&str], tokens: &[u64]) -> Request {
         Request {
-            messages: texts.iter().map(|text| (*text).to_owned()).collect(),
+            messages: texts.iter().map(|text| Arc::from(*text)).collect(),
             tokens: tokens.to_vec(),
             ..Request::default()
         }
     }
 
-    fn strings(texts: &[&str]) -> Vec<String> {
-        texts.iter().map(|text| (*text).to_owned()).collect()
+    fn strings(texts: &[&str]) -> Vec<Arc<str>> {
+        texts.iter().map(|text| Arc::from(*text)).collect()
     }
 
     #[test]

@@ -114,7 +114,7 @@ impl<'a> NamedTracker<'a> {
     pub(crate) fn observe(
         &mut self,
         messages: &[AgentMessage],
-        serialized: &[String],
+        serialized: &[std::sync::Arc<str>],
         call: usize,
     ) -> NamedObservation {
         let kinds = &IdentifierKind::NAMED;
@@ -136,7 +136,7 @@ impl<'a> NamedTracker<'a> {
         for (message, text) in messages.iter().zip(serialized) {
             note_view_message(message, &mut present, &mut summarized);
             let bytes = text.as_bytes();
-            for hit in self.matcher.find_overlapping_iter(text.as_str()) {
+            for hit in self.matcher.find_overlapping_iter(&**text) {
                 if stands_alone(bytes, hit.start(), hit.end()) {
                     self.found[hit.pattern().as_usize()] = true;
                 }

@@ -127,7 +127,7 @@ impl<'a> RecallTracker<'a> {
     pub(crate) fn observe(
         &mut self,
         messages: &[AgentMessage],
-        serialized: &[String],
+        serialized: &[std::sync::Arc<str>],
         request: usize,
     ) -> (RecallBreakdown, RecallBreakdown) {
         let planted = self
@@ -164,7 +164,7 @@ impl<'a> RecallTracker<'a> {
                         self.verbatim[*index] = true;
                     }
                 }
-                None => scan.push(text.as_str()),
+                None => scan.push(&**text),
             }
         }
         let at_risk = (0..planted).any(|index| !self.verbatim[index]);

@@ -78,7 +78,7 @@ impl Tracker<'_> {
     fn observe(
         &mut self,
         messages: &[AgentMessage],
-        serialized: &[String],
+        serialized: &[std::sync::Arc<str>],
         call: usize,
     ) -> Observed {
         match self {
