@@ -306,6 +306,18 @@ impl Engine {
         self.lock().await.replace_model(model);
     }
 
+    /// Replaces the settings (`/reload`): the next check, view and compaction read them. A
+    /// compaction in flight keeps the settings it started with; the session's durability follows
+    /// the new `session.*`.
+    pub async fn set_settings(&self, settings: EngineSettings) {
+        let mut state = self.lock().await;
+        state
+            .session
+            .set_durability(crate::settings::durability(&settings.session));
+        state.settings = settings;
+        state.log_cache_terms();
+    }
+
     /// The conversation's model.
     pub async fn model(&self) -> Option<ModelInfo> {
         self.lock().await.model.clone()

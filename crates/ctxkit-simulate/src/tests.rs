@@ -343,7 +343,10 @@ fn workers_keep_the_strategies_order_and_report_a_panic_as_that_strategys() {
     let names = replay_on_workers(&strategies, &|strategy| Ok(strategy.name())).unwrap();
     assert_eq!(
         names,
-        strategies.iter().map(|strategy| strategy.name()).collect::<Vec<_>>()
+        strategies
+            .iter()
+            .map(|strategy| strategy.name())
+            .collect::<Vec<_>>()
     );
     let failed = replay_on_workers(&strategies, &|strategy| {
         if strategy == strategies[1] {

@@ -1,6 +1,6 @@
 //! `ctxkit chat` in tmux: Pi 1.6's `/session`, `/copy`, `/clone` and `/hotkeys`.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::chat::{World, text, tmux_missing, tool_call};
 
@@ -180,18 +180,29 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     );
     tmux.line("/reload");
     tmux.wait_for("the system prompt is unchanged");
-    tmux.wait_for("the others (llm.*, retry.*, compaction.*, …) apply from the next chat");
+    tmux.wait_for("(llm.*, retry.*, compaction.model) and chat.* apply from the next chat");
     tmux.line("second");
     tmux.wait_for("After.");
     tmux.wait_idle(5);
+    // A compaction budget changed in the settings counts from the reload on, as in Pi.
+    let file = world.home.path().join("settings.json");
+    let good = std::fs::read_to_string(&file).unwrap();
+    tmux.line("/context");
+    tmux.wait_for("fits in keepRecentTokens (10000)");
+    let mut changed: Value = serde_json::from_str(&good).unwrap();
+    changed["compaction"]["keepRecentTokens"] = json!(7000);
+    std::fs::write(&file, changed.to_string()).unwrap();
+    tmux.line("/reload");
+    tmux.wait_for("Settings applied now: compaction.*");
+    tmux.line("/context");
+    tmux.wait_for("fits in keepRecentTokens (7000)");
+    std::fs::write(&file, &good).unwrap();
     assert!(
         system(1).contains("Always say RULE-ALPHA first."),
         "{}",
         system(1)
     );
     // A settings file that does not load changes nothing and is said (it was taken in silence).
-    let file = world.home.path().join("settings.json");
-    let good = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, r#"{"retry": {"enabled": "yes"},}"#).unwrap();
     tmux.line("/reload");
     let screen = tmux.wait_for("Nothing was reloaded: the chat goes on as it was");

@@ -16,9 +16,9 @@ const NOT_RELOADED: &str = "Nothing was reloaded: the chat goes on as it was; fi
 (`ctxkit config list` checks them) and /reload again";
 
 /// Which settings `/reload` applies at once, and that the others wait for the next chat.
-const APPLIED_LATER: &str = "Settings applied now: enabledModels, hideThinkingBlock, \
-doubleEscapeAction, enableSkillCommands; the others (llm.*, retry.*, compaction.*, …) apply from \
-the next chat";
+const APPLIED_LATER: &str = "Settings applied now: compaction.*, transforms.*, branchSummary.*, \
+enabledModels, hideThinkingBlock, doubleEscapeAction, enableSkillCommands; the models and their \
+clients (llm.*, retry.*, compaction.model) and chat.* apply from the next chat";
 
 /// The most resource problems `/reload` names; `ctxkit resources` lists all.
 const SHOWN_PROBLEMS: usize = 8;
@@ -63,6 +63,13 @@ impl Chat {
             return Ok(());
         }
         self.apply_settings_of(&settings);
+        // Budgets, transforms and branch summaries, as the chat's start reads them (the chat
+        // passes no flag over them).
+        self.engine
+            .set_settings(ctxkit_engine::EngineSettings::from_settings(
+                settings.settings(),
+            ))
+            .await;
         let loaded = load_in(&self.environment, &settings);
         let problems = diagnostics(&loaded);
         for problem in problems.iter().take(SHOWN_PROBLEMS) {
