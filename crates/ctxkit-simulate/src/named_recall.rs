@@ -7,6 +7,7 @@
 //! this call or an earlier one, which for the last request is the "final view".
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use ctxkit_protocol::{AgentMessage, ContentBlock};
@@ -60,6 +61,10 @@ pub(crate) struct NamedTracker<'a> {
     tools: Vec<String>,
     /// The call whose reply made each identifier's source tool call (`RecallMiss::source_call`).
     source_calls: Vec<usize>,
+    /// The identifiers each message of the previous request holds, by its JSON's address (the JSON
+    /// is kept with them, so the address names that text while it is here): a message a request
+    /// reuses is not scanned again.
+    scanned: HashMap<usize, (Arc<str>, Vec<usize>)>,
 }
 
 impl<'a> NamedTracker<'a> {
@@ -105,16 +110,27 @@ impl<'a> NamedTracker<'a> {
             trace,
             matcher,
             found: vec![false; trace.named.len()],
+            scanned: HashMap::new(),
             tools,
             source_calls,
         })
+    }
+
+    /// The identifiers `text` holds standing alone, by their index in the trace.
+    fn identifiers_in(&self, text: &str) -> Vec<usize> {
+        let bytes = text.as_bytes();
+        self.matcher
+            .find_overlapping_iter(text)
+            .filter(|hit| stands_alone(bytes, hit.start(), hit.end()))
+            .map(|hit| hit.pattern().as_usize())
+            .collect()
     }
 
     /// The recall of request `call` (0-based): `messages` as sent, `serialized` their JSON.
     pub(crate) fn observe(
         &mut self,
         messages: &[AgentMessage],
-        serialized: &[std::sync::Arc<str>],
+        serialized: &[Arc<str>],
         call: usize,
     ) -> NamedObservation {
         let kinds = &IdentifierKind::NAMED;
@@ -133,15 +149,20 @@ impl<'a> NamedTracker<'a> {
         self.found.fill(false);
         let mut present: HashSet<&str> = HashSet::new();
         let mut summarized = false;
+        let mut scanned = HashMap::with_capacity(serialized.len());
         for (message, text) in messages.iter().zip(serialized) {
             note_view_message(message, &mut present, &mut summarized);
-            let bytes = text.as_bytes();
-            for hit in self.matcher.find_overlapping_iter(&**text) {
-                if stands_alone(bytes, hit.start(), hit.end()) {
-                    self.found[hit.pattern().as_usize()] = true;
-                }
+            let address = text.as_ptr() as usize;
+            let hits = match self.scanned.remove(&address) {
+                Some((_, hits)) => hits,
+                None => self.identifiers_in(text),
+            };
+            for &pattern in &hits {
+                self.found[pattern] = true;
             }
+            scanned.insert(address, (Arc::clone(text), hits));
         }
+        self.scanned = scanned;
         for (index, named) in self.trace.named.iter().enumerate() {
             if !due(named) {
                 continue;
