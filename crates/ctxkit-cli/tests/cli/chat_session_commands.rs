@@ -160,6 +160,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     let world = World::new(100_000, json!({}));
     world.answer(text("Before.", 300));
     world.answer(text("After.", 300));
+    world.answer(text("After the reload.", 300));
     let system = |index: usize| world.chat_requests()[index]["messages"][0].to_string();
 
     let tmux = world.start("");
@@ -180,7 +181,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     );
     tmux.line("/reload");
     tmux.wait_for("the system prompt is unchanged");
-    tmux.wait_for("(llm.*, retry.*, compaction.model) and chat.* apply from the next chat");
+    tmux.wait_for("compaction.model and chat.* apply from the next chat");
     tmux.line("second");
     tmux.wait_for("After.");
     tmux.wait_idle(5);
@@ -191,11 +192,31 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     tmux.wait_for("fits in keepRecentTokens (10000)");
     let mut changed: Value = serde_json::from_str(&good).unwrap();
     changed["compaction"]["keepRecentTokens"] = json!(7000);
+    // The model's own settings too: the next request asks for its new output limit.
+    changed["llm"]["models"][0]["maxOutput"] = json!(4096);
     std::fs::write(&file, changed.to_string()).unwrap();
     tmux.line("/reload");
-    tmux.wait_for("Settings applied now: compaction.*");
+    tmux.wait_for("Settings applied now: llm.* and retry.* (the model in use), compaction.*");
     tmux.line("/context");
     tmux.wait_for("fits in keepRecentTokens (7000)");
+    tmux.line("third");
+    tmux.wait_for("After the reload.");
+    let requests = world.chat_requests();
+    let limit = |request: &Value| {
+        request
+            .get("max_completion_tokens")
+            .or_else(|| request.get("max_tokens"))
+            .cloned()
+    };
+    assert_eq!(limit(&requests[1]), Some(json!(2048)));
+    assert_eq!(limit(requests.last().unwrap()), Some(json!(4096)));
+    let file_entries = world.entries(&world.session_files().remove(0));
+    assert!(
+        !file_entries
+            .iter()
+            .any(|entry| entry["type"] == "model_change"),
+        "a reload records no model switch"
+    );
     std::fs::write(&file, &good).unwrap();
     assert!(
         system(1).contains("Always say RULE-ALPHA first."),

@@ -16,9 +16,9 @@ const NOT_RELOADED: &str = "Nothing was reloaded: the chat goes on as it was; fi
 (`ctxkit config list` checks them) and /reload again";
 
 /// Which settings `/reload` applies at once, and that the others wait for the next chat.
-const APPLIED_LATER: &str = "Settings applied now: compaction.*, transforms.*, branchSummary.*, \
-enabledModels, hideThinkingBlock, doubleEscapeAction, enableSkillCommands; the models and their \
-clients (llm.*, retry.*, compaction.model) and chat.* apply from the next chat";
+const APPLIED_LATER: &str = "Settings applied now: llm.* and retry.* (the model in use), \
+compaction.*, transforms.*, branchSummary.*, enabledModels, hideThinkingBlock, doubleEscapeAction, \
+enableSkillCommands; compaction.model and chat.* apply from the next chat";
 
 /// The most resource problems `/reload` names; `ctxkit resources` lists all.
 const SHOWN_PROBLEMS: usize = 8;
@@ -53,6 +53,30 @@ impl Chat {
             super::rewind::DoubleEscapeAction::from_setting(&typed.double_escape_action);
     }
 
+    /// The model in use asked through a client built from the settings read again (`llm.*`,
+    /// `retry.*`: its endpoint, key, window, output limit and retries), as Pi's reload rebuilds its
+    /// providers; no switch is recorded. A model the settings no longer name keeps its client.
+    async fn reload_model(&mut self, settings: &ctxkit_settings::SettingsManager) {
+        let spec = self.client.config().display_name();
+        let client = crate::commands::summary_setup::llm_options(settings).and_then(|options| {
+            let client = crate::commands::summary_setup::model_client(&options, Some(&spec))?;
+            Ok((options, client))
+        });
+        match client {
+            Ok((options, client)) => {
+                let client = std::sync::Arc::new(self.bound(client, &self.thread_session));
+                self.agent.set_model(client.clone()).await;
+                self.agent
+                    .set_max_tokens(super::setup::output_limit(&client));
+                self.client = client;
+                self.llm_options = options;
+            }
+            Err(error) => self
+                .ui
+                .notice(&format!("{spec} keeps the settings it had: {error:#}")),
+        }
+    }
+
     /// `/reload`. Settings that do not load or hold a wrong value change nothing: the chat goes on
     /// as it was (at the start the same file stops the chat; a reload took it in silence).
     pub(super) async fn reload(&mut self) -> Result<()> {
@@ -70,6 +94,7 @@ impl Chat {
                 settings.settings(),
             ))
             .await;
+        self.reload_model(&settings).await;
         let loaded = load_in(&self.environment, &settings);
         let problems = diagnostics(&loaded);
         for problem in problems.iter().take(SHOWN_PROBLEMS) {
