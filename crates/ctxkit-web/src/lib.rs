@@ -23,6 +23,7 @@ mod model;
 mod page;
 mod problems;
 mod redact;
+mod sent_table;
 mod serve;
 mod stream;
 

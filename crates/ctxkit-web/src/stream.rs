@@ -12,6 +12,7 @@ use crate::contexts::View;
 use crate::error::WebError;
 use crate::history::{Totals, compactions, timeline};
 use crate::model::{ContextPolicy, PageOptions, display_order, entry_record, precomputed};
+use crate::sent_table::SentTable;
 
 /// Most messages a precomputed context of an exported page holds: a longer one (the context of a
 /// session of hundreds of thousands of messages never compacted) is left out, and the page says
@@ -184,7 +185,10 @@ pub(crate) fn write_page_data(
     key(out, "totals", false)?;
     write_value(out, &totals.to_value())?;
     key(out, "contexts", false)?;
-    let contexts = write_contexts(session, options, leaf, &renderer, out)?;
+    let mut shared = SentTable::default();
+    let contexts = write_contexts(session, options, leaf, &renderer, &mut shared, out)?;
+    key(out, "sentMessages", false)?;
+    shared.write(out).map_err(io_error)?;
     key(out, "contextsOnDemand", false)?;
     write_value(out, &json!(options.contexts == ContextPolicy::OnDemand))?;
     key(out, "clipChars", false)?;
@@ -203,12 +207,14 @@ pub(crate) fn write_page_data(
     })
 }
 
-/// The precomputed contexts, one at a time, as an object by entry position; how many were written.
+/// The precomputed contexts, one at a time, as an object by entry position, their large sent
+/// messages kept once in `shared`; how many were written.
 fn write_contexts(
     session: &Session,
     options: &PageOptions,
     leaf: Option<usize>,
     renderer: &crate::blocks::Renderer<'_>,
+    shared: &mut SentTable,
     out: &mut dyn Write,
 ) -> Result<usize, WebError> {
     out.write_all(b"{").map_err(io_error)?;
@@ -243,15 +249,18 @@ fn write_contexts(
                 let Some(view) = view? else {
                     continue;
                 };
-                let text = serde_json::to_vec(&view.record(renderer))
-                    .map_err(|error| io_error(error.into()))?;
+                let mut record = view.record(renderer);
+                let added = shared.share(&mut record);
+                let text = serde_json::to_vec(&record).map_err(|error| io_error(error.into()))?;
                 // The first (the leaf's) always; the others, newest first, where they still fit
-                // (`"position":` and a comma counted with each).
-                let size = text.len() + position.to_string().len() + 4;
+                // (`"position":` and a comma counted with each, and the messages it adds to
+                // the shared table).
+                let size = text.len() + position.to_string().len() + 4 + added.bytes();
                 if written > 0 && bytes + size > options.context_bytes {
                     continue;
                 }
                 bytes += size;
+                shared.keep(added);
                 key(out, &position.to_string(), written == 0)?;
                 out.write_all(&text).map_err(io_error)?;
                 written += 1;

@@ -109,6 +109,28 @@ fn the_exported_page_is_self_contained_escaped_and_redacted() {
     assert_eq!(data["entries"][leaf as usize]["id"], json!(demo.leaf));
     let context = &data["contexts"][leaf.to_string()];
     assert_eq!(context["messages"][0]["kind"], json!("compactionSummary"));
+    // What a view sent in place of an entry (the summary here) is kept once in the page, and
+    // every view that sent it names it.
+    let summary = context["messages"][0]["msgRef"].as_u64().unwrap() as usize;
+    assert!(
+        data["sentMessages"][summary]
+            .to_string()
+            .contains("c08..c12 green"),
+        "{}",
+        data["sentMessages"]
+    );
+    let naming = data["contexts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|view| view["messages"][0]["msgRef"] == json!(summary))
+        .count();
+    assert!(
+        naming > 1,
+        "the views after the compaction share it: {naming}"
+    );
+    let copies = page.matches("c08..c12 green").count();
+    assert!(copies <= 3, "{copies} copies of the summary in the page");
     assert!(
         context["report"]["toolResultsPruned"].as_u64().unwrap() >= 1,
         "{context}"

@@ -145,7 +145,8 @@
   }
   function contextMessage(m) {
     const e = entry(m.e);
-    let shown = m.msg || e;
+    // A large message sent in place of the entry is kept once in the page (`sentMessages`).
+    let shown = m.msg || (m.msgRef !== undefined ? (D.sentMessages || [])[m.msgRef] : null) || e;
     if (m.thinkingDropped) shown = Object.assign({}, e, { blocks: (e.blocks || []).filter((b) => b.k !== "thinking") });
     const badges = [];
     if (m.kind === "compactionSummary") badges.push(el("span", "badge bad", "compaction summary"));
