@@ -6,8 +6,6 @@
 //! is the provider's compaction of the span (the docs' background compaction: the block is
 //! swapped in at the threshold, the turns added since stay after it).
 
-use std::sync::Arc;
-
 use ctxkit_compaction::{CompactOptions, CompactionResult, NoPlanReason, prepare_compaction};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -101,7 +99,7 @@ impl Engine {
             | Err(_) => return,
         };
         let cancel = CancellationToken::new();
-        let summarizer = Arc::clone(&self.inner.summarizer);
+        let summarizer = self.summarizer();
         let prompts = self.inner.prompts.clone();
         let options = CompactOptions {
             focus: None,

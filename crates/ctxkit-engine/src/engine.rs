@@ -95,7 +95,8 @@ pub(crate) struct State {
 pub(crate) struct Inner {
     pub(crate) state: tokio::sync::Mutex<State>,
     pub(crate) bus: EventBus,
-    pub(crate) summarizer: Arc<dyn Summarizer>,
+    /// Replaced by [`Engine::set_summarizer`]; a summary in flight keeps the one it started with.
+    pub(crate) summarizer: std::sync::RwLock<Arc<dyn Summarizer>>,
     pub(crate) prompts: Prompts,
     pub(crate) hooks: HookSet,
     /// Where hooks run and the file context is read (`EngineOptions::project`).
@@ -248,7 +249,7 @@ impl Engine {
                     cache_lifetime: ctxkit_transform::LifetimeLearner::default(),
                 }),
                 bus: EventBus::default(),
-                summarizer: options.summarizer,
+                summarizer: std::sync::RwLock::new(options.summarizer),
                 prompts: options.prompts,
                 hooks,
                 project,
@@ -316,6 +317,25 @@ impl Engine {
             .set_durability(crate::settings::durability(&settings.session));
         state.settings = settings;
         state.log_cache_terms();
+    }
+
+    /// The summarizer of the next compaction or branch summary.
+    pub(crate) fn summarizer(&self) -> Arc<dyn Summarizer> {
+        let summarizer = match self.inner.summarizer.read() {
+            Ok(summarizer) => summarizer,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        Arc::clone(&summarizer)
+    }
+
+    /// Summarizes with `summarizer` from the next compaction or branch summary on (`/reload` of
+    /// `compaction.model`); one in flight keeps its own.
+    pub fn set_summarizer(&self, summarizer: Arc<dyn Summarizer>) {
+        let mut current = match self.inner.summarizer.write() {
+            Ok(current) => current,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *current = summarizer;
     }
 
     /// The conversation's model.

@@ -5,7 +5,6 @@
 //! the span are appended again.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use ctxkit_compaction::{BranchSummaryOptions, Prompts, summarize_branch};
 use ctxkit_protocol::{EntryKind, MessageContent};
@@ -69,7 +68,7 @@ impl Engine {
             EngineOptions {
                 settings: ctxkit_settings_without_hooks(&state.settings),
                 model: state.model.clone(),
-                summarizer: Arc::clone(&self.inner.summarizer),
+                summarizer: self.summarizer(),
                 prompts: self.inner.prompts.clone(),
                 hooks: HookSet::new(),
                 thinking_level: state.thinking_level.clone(),
@@ -149,10 +148,11 @@ impl Engine {
                 let cancel = CancellationToken::new();
                 let running =
                     Running::start(&self.inner, &self.inner.branch_summary_cancel, &cancel);
+                let summarizer = self.summarizer();
                 let written = summarize_branch(
                     &state.session,
                     &span,
-                    self.inner.summarizer.as_ref(),
+                    summarizer.as_ref(),
                     &prompts,
                     &options,
                     &cancel,

@@ -346,10 +346,11 @@ impl Engine {
             token_budget: budget.max(1),
             thinking_level: state.thinking_level.clone(),
         };
+        let summarizer = self.summarizer();
         let result = summarize_branch(
             &state.session,
             &branch.entries,
-            self.inner.summarizer.as_ref(),
+            summarizer.as_ref(),
             &self.inner.prompts,
             &branch_options,
             cancel,

@@ -173,7 +173,7 @@ fn shared_http(timeouts: &ctxkit_llm::Timeouts) -> Result<ctxkit_llm::HttpClient
 /// the offline summarizer only when no model is configured. A configured model that cannot be used
 /// (no API key, unknown provider) is an error, not a silent fallback. The offline summarizer's
 /// size is the settings' (`offline_size`).
-fn choose_summarizer(
+pub(crate) fn choose_summarizer(
     settings: &ctxkit_settings::SettingsManager,
     model_flag: Option<&str>,
 ) -> Result<(Box<dyn Summarizer>, Option<u64>)> {

@@ -292,3 +292,53 @@ fn a_no_session_chat_says_where_a_session_it_imports_is_saved() {
     tmux.line("/save");
     tmux.wait_for_count("there is no file to write", 2);
 }
+
+/// `compaction.model` changed in the settings summarizes from the reload on.
+#[test]
+fn reload_moves_summaries_to_a_new_compaction_model() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({"keepRecentTokens": 10}));
+    world.answer(text(
+        "First answer, long enough to be summarized later.",
+        300,
+    ));
+    world.answer(text(
+        "Second answer, also long enough to be summarized.",
+        300,
+    ));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("first");
+    tmux.wait_for("First answer");
+    tmux.wait_idle(2);
+    tmux.line("second");
+    tmux.wait_for("Second answer");
+    tmux.wait_idle(3);
+    let file = world.home.path().join("settings.json");
+    let mut changed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    changed["llm"]["models"].as_array_mut().unwrap().push(
+        json!({"provider": "mock", "id": "summarizer", "contextWindow": 100_000,
+                     "maxOutput": 2048}),
+    );
+    changed["compaction"]["model"] = json!("mock/summarizer");
+    std::fs::write(&file, changed.to_string()).unwrap();
+    tmux.line("/reload");
+    tmux.wait_for("compaction.* (its model included)");
+    tmux.line("/compact");
+    tmux.wait_for("Compacted");
+    let summaries = world.summary_requests();
+    assert!(!summaries.is_empty());
+    assert!(
+        summaries
+            .iter()
+            .all(|request| request["model"] == json!("summarizer")),
+        "{:?}",
+        summaries
+            .iter()
+            .map(|request| &request["model"])
+            .collect::<Vec<_>>()
+    );
+}

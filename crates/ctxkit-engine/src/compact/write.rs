@@ -250,8 +250,9 @@ impl Engine {
                 .append_below_tokens(state.context_window()),
         };
         let on_demand = crate::on_demand::plan_on_demand(state, plan);
+        let summarizer = self.summarizer();
         let summarized = crate::on_demand::summarize(
-            self.inner.summarizer.as_ref(),
+            summarizer.as_ref(),
             &self.inner.prompts,
             plan,
             &options,

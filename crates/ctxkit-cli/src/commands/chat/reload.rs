@@ -17,8 +17,8 @@ const NOT_RELOADED: &str = "Nothing was reloaded: the chat goes on as it was; fi
 
 /// Which settings `/reload` applies at once, and that the others wait for the next chat.
 const APPLIED_LATER: &str = "Settings applied now: llm.* and retry.* (the model in use), \
-compaction.*, transforms.*, branchSummary.*, enabledModels, hideThinkingBlock, doubleEscapeAction, \
-enableSkillCommands; compaction.model and chat.* apply from the next chat";
+compaction.* (its model included), transforms.*, branchSummary.*, enabledModels, hideThinkingBlock, \
+doubleEscapeAction, enableSkillCommands; chat.* applies from the next chat";
 
 /// The most resource problems `/reload` names; `ctxkit resources` lists all.
 const SHOWN_PROBLEMS: usize = 8;
@@ -55,7 +55,8 @@ impl Chat {
 
     /// The model in use asked through a client built from the settings read again (`llm.*`,
     /// `retry.*`: its endpoint, key, window, output limit and retries), as Pi's reload rebuilds its
-    /// providers; no switch is recorded. A model the settings no longer name keeps its client.
+    /// providers, and summaries through `compaction.model`'s; no switch is recorded. A model the
+    /// settings no longer name keeps its client.
     async fn reload_model(&mut self, settings: &ctxkit_settings::SettingsManager) {
         let spec = self.client.config().display_name();
         let client = crate::commands::summary_setup::llm_options(settings).and_then(|options| {
@@ -74,6 +75,19 @@ impl Chat {
             Err(error) => self
                 .ui
                 .notice(&format!("{spec} keeps the settings it had: {error:#}")),
+        }
+        // Summaries: `compaction.model` when set, else the chat's own model, as at the start.
+        let summary_model = settings
+            .settings()
+            .compaction
+            .model
+            .clone()
+            .unwrap_or_else(|| self.client.config().display_name());
+        match crate::commands::summary_setup::choose_summarizer(settings, Some(&summary_model)) {
+            Ok((summarizer, _)) => self.engine.set_summarizer(std::sync::Arc::from(summarizer)),
+            Err(error) => self
+                .ui
+                .notice(&format!("Summaries keep the model they had: {error:#}")),
         }
     }
 
