@@ -181,7 +181,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     );
     tmux.line("/reload");
     tmux.wait_for("the system prompt is unchanged");
-    tmux.wait_for("compaction.model and chat.* apply from the next chat");
+    tmux.wait_for("chat.* applies from the next chat");
     tmux.line("second");
     tmux.wait_for("After.");
     tmux.wait_idle(5);
