@@ -87,6 +87,24 @@ fn workspace(world: &World) -> (Workspace, PathBuf) {
     (workspace, home)
 }
 
+/// An engine over `session` with the settings of a user who has none.
+fn engine_over(session: ctxkit_agent::Session) -> ctxkit_agent::Engine {
+    ctxkit_agent::Engine::new(
+        session,
+        ctxkit_agent::EngineOptions {
+            settings: ctxkit_agent::EngineSettings::from_settings(
+                &ctxkit_settings::Settings::read(&json!({})),
+            ),
+            model: None,
+            summarizer: Arc::new(ctxkit_agent::OfflineSummarizer::default()),
+            prompts: ctxkit_agent::Prompts::default(),
+            hooks: ctxkit_agent::HookSet::new(),
+            thinking_level: None,
+            project: None,
+        },
+    )
+}
+
 async fn session_text(world: &World) -> String {
     let path = world
         .engine
@@ -197,20 +215,7 @@ async fn full_outputs_of_sessions_in_memory_are_private_and_under_the_home() {
     let calls = vec![("read", json!({"path": "long.txt"}))];
     let mut world = World::new(provider(1.0, caller(calls))).await;
     let in_memory = ctxkit_agent::Session::in_memory(&world.work().display().to_string());
-    let engine = ctxkit_agent::Engine::new(
-        in_memory,
-        ctxkit_agent::EngineOptions {
-            settings: ctxkit_agent::EngineSettings::from_settings(
-                &ctxkit_settings::Settings::read(&json!({})),
-            ),
-            model: None,
-            summarizer: Arc::new(ctxkit_agent::OfflineSummarizer::default()),
-            prompts: ctxkit_agent::Prompts::default(),
-            hooks: ctxkit_agent::HookSet::new(),
-            thinking_level: None,
-            project: None,
-        },
-    );
+    let engine = engine_over(in_memory);
     world.agent.set_engine(engine.clone()).await;
     let (workspace, home) = workspace(&world);
     world.agent.set_workspace(workspace);
@@ -276,20 +281,7 @@ async fn a_fork_reads_the_outputs_its_parent_saved_and_no_other_sessions() {
     let fork =
         ctxkit_agent::Session::fork_from(&parent, &world.work().display().to_string(), &sessions)
             .unwrap();
-    let engine = ctxkit_agent::Engine::new(
-        fork,
-        ctxkit_agent::EngineOptions {
-            settings: ctxkit_agent::EngineSettings::from_settings(
-                &ctxkit_settings::Settings::read(&json!({})),
-            ),
-            model: None,
-            summarizer: Arc::new(ctxkit_agent::OfflineSummarizer::default()),
-            prompts: ctxkit_agent::Prompts::default(),
-            hooks: ctxkit_agent::HookSet::new(),
-            thinking_level: None,
-            project: None,
-        },
-    );
+    let engine = engine_over(fork);
     world.agent.set_engine(engine.clone()).await;
     let observer = Arc::clone(&world.observed);
     let mut outside = Outside::default();
