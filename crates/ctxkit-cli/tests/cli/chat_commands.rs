@@ -140,7 +140,7 @@ fn a_switched_model_is_asked_for_replies_as_long_as_it_allows() {
     if tmux_missing() {
         return;
     }
-    let world = World::new(100_000, json!({}));
+    let world = World::new(100_000, json!({"keepRecentTokens": 10}));
     let file = world.home.path().join("settings.json");
     let mut settings: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -169,6 +169,22 @@ fn a_switched_model_is_asked_for_replies_as_long_as_it_allows() {
     };
     assert_eq!(limit(&requests[0]), Some(2048));
     assert_eq!(limit(&requests[1]), Some(8192));
+    // Summaries follow the model in use, as Pi summarizes with the current model (they stayed
+    // with the first).
+    tmux.line("/compact");
+    tmux.wait_for("Compacted");
+    let summaries = world.summary_requests();
+    assert!(
+        !summaries.is_empty()
+            && summaries
+                .iter()
+                .all(|request| request["model"] == json!("big-model")),
+        "{:?}",
+        summaries
+            .iter()
+            .map(|request| &request["model"])
+            .collect::<Vec<_>>()
+    );
     // The model in use again records no second switch.
     tmux.line("/model mock/big-model");
     tmux.wait_for_count("Model: mock/big-model", 2);

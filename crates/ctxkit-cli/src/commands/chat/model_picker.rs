@@ -9,6 +9,7 @@ use ctxkit_llm::{LlmOptions, ModelLimits, ModelTable};
 use super::Chat;
 use super::picker::{List, Picked, pick};
 use crate::commands::models::{price_of, text_line};
+use crate::commands::settings::settings_of_project;
 use crate::commands::summary_setup::model_client;
 
 /// How many offered models a `/model` off a terminal prints.
@@ -34,6 +35,7 @@ impl Chat {
                 .set_max_tokens(super::setup::output_limit(&client));
             self.client = client;
             self.follow_thinking_level().await;
+            self.follow_summary_model(&settings_of_project(&self.environment));
         }
         let window = self
             .client

@@ -76,7 +76,12 @@ impl Chat {
                 .ui
                 .notice(&format!("{spec} keeps the settings it had: {error:#}")),
         }
-        // Summaries: `compaction.model` when set, else the chat's own model, as at the start.
+        self.follow_summary_model(settings);
+    }
+
+    /// Summaries go to `compaction.model` when the settings name one, else to the chat's model
+    /// now, as Pi summarizes with the current model (a `/model` switch left them on the first).
+    pub(super) fn follow_summary_model(&self, settings: &ctxkit_settings::SettingsManager) {
         let summary_model = settings
             .settings()
             .compaction

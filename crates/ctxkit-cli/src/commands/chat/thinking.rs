@@ -158,6 +158,9 @@ impl Chat {
                     self.agent
                         .set_max_tokens(super::setup::output_limit(&client));
                     self.client = client;
+                    self.follow_summary_model(&crate::commands::settings::settings_of_project(
+                        &self.environment,
+                    ));
                 }
                 Err(reason) => self.ui.notice(&format!(
                     "Could not restore the session's model {spec} ({reason}); using {}",
