@@ -127,6 +127,24 @@ mod tests {
     }
 
     #[test]
+    fn a_parent_that_is_a_fifo_or_no_header_opens_nothing_and_never_waits() {
+        let root = tempfile::tempdir().unwrap();
+        let project = root.path().join("sessions/--p--");
+        std::fs::create_dir_all(&project).unwrap();
+        let fifo = project.join("fifo.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert!(ancestor_output_dirs(&project, fifo.to_str()).is_empty());
+        // A first line of 1 MB without an end is read no further than its first 64 KiB.
+        let endless = project.join("endless.jsonl");
+        std::fs::write(&endless, "x".repeat(1 << 20)).unwrap();
+        assert!(ancestor_output_dirs(&project, endless.to_str()).is_empty());
+    }
+
+    #[test]
     fn a_cycle_of_parents_ends() {
         let root = tempfile::tempdir().unwrap();
         let project = root.path().join("sessions/--p--");
