@@ -25,9 +25,7 @@ pub enum EngineError {
 
     /// A reply overflowed the window and compaction cannot make room: everything before the current
     /// turn is compacted already, and the turn alone does not fit.
-    #[error(
-        "Context overflow: the current turn alone (about {turn_tokens} tokens) does not fit the model's context window ({context_window} tokens) and there is nothing older left to compact; send a shorter message, or switch to a model with a larger window"
-    )]
+    #[error("{}", unrecoverable_text(*turn_tokens, *context_window))]
     OverflowUnrecoverable {
         turn_tokens: u64,
         context_window: u64,
@@ -95,3 +93,42 @@ impl EngineError {
 
 /// Engine results.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+/// Why an overflow cannot be recovered. A turn under half the window that still does not fit says
+/// more about the provider's limit than about the turn (the message blamed a turn of 6 tokens).
+fn unrecoverable_text(turn_tokens: u64, context_window: u64) -> String {
+    if turn_tokens.saturating_mul(2) <= context_window {
+        format!(
+            "Context overflow: the provider refused the request although the current turn is about {turn_tokens} tokens of the model's {context_window}-token context window, and there is nothing older left to compact; its real limit is smaller: set the model's `contextWindow` to it, or switch models"
+        )
+    } else {
+        format!(
+            "Context overflow: the current turn alone (about {turn_tokens} tokens) does not fit the model's context window ({context_window} tokens) and there is nothing older left to compact; send a shorter message, or switch to a model with a larger window"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unrecoverable_overflow_blames_the_turn_only_when_it_is_large() {
+        let large = EngineError::OverflowUnrecoverable {
+            turn_tokens: 150_000,
+            context_window: 200_000,
+        };
+        assert!(
+            large
+                .to_string()
+                .contains("the current turn alone (about 150000 tokens)")
+        );
+        let small = EngineError::OverflowUnrecoverable {
+            turn_tokens: 6,
+            context_window: 8_000,
+        };
+        let text = small.to_string();
+        assert!(text.contains("its real limit is smaller"), "{text}");
+        assert!(!text.contains("send a shorter message"), "{text}");
+    }
+}
