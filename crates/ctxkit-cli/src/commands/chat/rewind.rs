@@ -2,7 +2,8 @@
 //! moves the leaf to before it (a new branch from there; nothing is deleted) with its text back on
 //! the input line to edit, and offers to put back the files the agent's `write` and `edit` calls
 //! changed since (the snapshots of `commands::checkpoints`): a file the agent created is removed,
-//! with the folders its write created once they are empty, a file changed since the agent wrote it is named and asked about, never overwritten silently.
+//! with the folders its write created once they are empty; a file changed since the agent wrote
+//! it is named and asked about, never overwritten silently.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
