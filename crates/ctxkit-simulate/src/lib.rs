@@ -35,6 +35,7 @@ mod summary;
 pub mod text;
 mod trace;
 mod verdict;
+mod workers;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -441,53 +442,6 @@ pub fn simulate_session(
     replay_all(&trace, &options, started, Some(source), Some(billed.model))
 }
 
-/// Runs `run` for each strategy on as many threads as the machine runs at once (more threads than
-/// cores only contend: six strategies on two cores took 2.5 times as long as one after the other),
-/// the reports in the strategies' order.
-fn replay_on_workers<T: Send>(
-    strategies: &[Strategy],
-    run: &(dyn Fn(Strategy) -> Result<T, SimulateError> + Sync),
-) -> Result<Vec<T>, SimulateError> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(strategies.len())
-        .max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut reports: Vec<Option<Result<T, SimulateError>>> =
-        strategies.iter().map(|_| None).collect();
-    let done = std::sync::Mutex::new(&mut reports);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let index = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let Some(strategy) = strategies.get(index) else {
-                        break;
-                    };
-                    // A strategy that panics is reported as such; the others go on.
-                    let report =
-                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(*strategy)))
-                            .unwrap_or(Err(SimulateError::Panicked {
-                                strategy: strategy.name(),
-                            }));
-                    if let Ok(mut done) = done.lock() {
-                        done[index] = Some(report);
-                    }
-                }
-            });
-        }
-    });
-    strategies
-        .iter()
-        .zip(reports)
-        .map(|(strategy, report)| {
-            report.unwrap_or(Err(SimulateError::Panicked {
-                strategy: strategy.name(),
-            }))
-        })
-        .collect()
-}
-
 fn replay_all(
     trace: &trace::Trace,
     options: &SimulateOptions,
@@ -508,7 +462,7 @@ fn replay_all(
         runtime.block_on(replay::replay(trace, strategy, options))
     };
     let strategies = if options.parallel {
-        replay_on_workers(&options.strategies, &run)?
+        workers::replay_on_workers(&options.strategies, &run)?
     } else {
         options
             .strategies

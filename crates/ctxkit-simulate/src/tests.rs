@@ -336,26 +336,3 @@ fn the_defaults_margin_is_over_the_cheapest_strategy_with_other_settings() {
     .unwrap();
     assert!(defaults_margin(std::slice::from_ref(&without)).is_none());
 }
-
-#[test]
-fn workers_keep_the_strategies_order_and_report_a_panic_as_that_strategys() {
-    let strategies = Strategy::DEFAULT.to_vec();
-    let names = replay_on_workers(&strategies, &|strategy| Ok(strategy.name())).unwrap();
-    assert_eq!(
-        names,
-        strategies
-            .iter()
-            .map(|strategy| strategy.name())
-            .collect::<Vec<_>>()
-    );
-    let failed = replay_on_workers(&strategies, &|strategy| {
-        if strategy == strategies[1] {
-            panic!("a bug in one strategy");
-        }
-        Ok(())
-    });
-    assert!(
-        matches!(failed, Err(SimulateError::Panicked { strategy }) if strategy == strategies[1].name()),
-        "{failed:?}"
-    );
-}
