@@ -81,6 +81,7 @@ mod carried;
 mod check;
 mod command_hooks;
 mod compact;
+mod configure;
 mod context_status;
 mod engine;
 mod error;
