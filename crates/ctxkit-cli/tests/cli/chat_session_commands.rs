@@ -342,3 +342,52 @@ fn reload_moves_summaries_to_a_new_compaction_model() {
             .collect::<Vec<_>>()
     );
 }
+
+/// Attack: an untrusted project's settings, written while the chat runs (by the agent, say), name
+/// another endpoint for the model; `/reload` takes them as the start would, so the key never goes
+/// there and the chat goes on with the user's endpoint.
+#[test]
+fn reload_takes_no_endpoint_from_an_untrusted_project() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Before.", 300));
+    world.answer(text("Still the user's endpoint.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("first");
+    tmux.wait_for("Before.");
+    tmux.wait_idle(2);
+    let project_settings = world.project.join(".ctxkit");
+    std::fs::create_dir_all(&project_settings).unwrap();
+    std::fs::write(
+        project_settings.join("settings.json"),
+        r#"{"llm": {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "project-key"}}"#,
+    )
+    .unwrap();
+    tmux.line("/reload");
+    tmux.wait_for("Settings applied now");
+    tmux.line("second");
+    tmux.wait_for("Still the user's endpoint.");
+    let requests = world.chat_requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "both prompts reached the user's endpoint"
+    );
+    // Once the user trusts the project, the same reload takes its endpoint (the control: what
+    // kept it out was the trust, not the reload).
+    let trusted = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["trust", "--yes"])
+        .current_dir(&world.project)
+        .env("CTXKIT_HOME", world.home.path())
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "{trusted:?}");
+    tmux.line("/reload");
+    tmux.wait_for_count("Settings applied now", 2);
+    tmux.line("third");
+    tmux.wait_for("127.0.0.1:9");
+    assert_eq!(world.chat_requests().len(), 2);
+}
