@@ -170,9 +170,17 @@ fn a_switched_model_is_asked_for_replies_as_long_as_it_allows() {
     assert_eq!(limit(&requests[0]), Some(2048));
     assert_eq!(limit(&requests[1]), Some(8192));
     // Summaries follow the model in use, as Pi summarizes with the current model (they stayed
-    // with the first).
+    // with the first), in a session opened after the switch too.
     tmux.line("/compact");
     tmux.wait_for("Compacted");
+    tmux.line("/new");
+    tmux.wait_for("New session");
+    for prompt in ["one more", "and another"] {
+        tmux.line(prompt);
+        tmux.wait_for_count("(the script has no more answers)", 1);
+    }
+    tmux.line("/compact");
+    tmux.wait_for_count("Compacted", 2);
     let summaries = world.summary_requests();
     assert!(
         !summaries.is_empty()
@@ -190,11 +198,18 @@ fn a_switched_model_is_asked_for_replies_as_long_as_it_allows() {
     tmux.wait_for_count("Model: mock/big-model", 2);
     tmux.line("/quit");
     drop(tmux);
-    let entries = world.entries(&world.session_files()[0]);
-    let switches = entries
+    // The first session holds the one switch; the second, opened on the big model, none.
+    let switches: usize = world
+        .session_files()
         .iter()
-        .filter(|entry| entry["type"] == "model_change")
-        .count();
+        .map(|file| {
+            world
+                .entries(file)
+                .iter()
+                .filter(|entry| entry["type"] == "model_change")
+                .count()
+        })
+        .sum();
     assert_eq!(switches, 1);
 }
 

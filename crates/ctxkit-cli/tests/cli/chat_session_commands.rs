@@ -217,6 +217,13 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
             .any(|entry| entry["type"] == "model_change"),
         "a reload records no model switch"
     );
+    // A session opened after the reload gets the reloaded budgets too (they came from the start).
+    tmux.line("/new");
+    tmux.wait_for("New session");
+    tmux.line("fourth");
+    tmux.wait_for("(the script has no more answers)");
+    tmux.line("/context");
+    tmux.wait_for_count("fits in keepRecentTokens (7000)", 2);
     std::fs::write(&file, &good).unwrap();
     assert!(
         system(1).contains("Always say RULE-ALPHA first."),

@@ -81,7 +81,7 @@ impl Chat {
 
     /// Summaries go to `compaction.model` when the settings name one, else to the chat's model
     /// now, as Pi summarizes with the current model (a `/model` switch left them on the first).
-    pub(super) fn follow_summary_model(&self, settings: &ctxkit_settings::SettingsManager) {
+    pub(super) fn follow_summary_model(&mut self, settings: &ctxkit_settings::SettingsManager) {
         let summary_model = settings
             .settings()
             .compaction
@@ -89,7 +89,14 @@ impl Chat {
             .clone()
             .unwrap_or_else(|| self.client.config().display_name());
         match crate::commands::summary_setup::choose_summarizer(settings, Some(&summary_model)) {
-            Ok((summarizer, _)) => self.engine.set_summarizer(std::sync::Arc::from(summarizer)),
+            Ok((summarizer, _)) => {
+                // The sessions `/new`, `/resume` and `/fork` open summarize with it too.
+                let summarizer: std::sync::Arc<dyn ctxkit_summarizer::Summarizer> =
+                    std::sync::Arc::from(summarizer);
+                self.engine
+                    .set_summarizer(std::sync::Arc::clone(&summarizer));
+                self.parts.summarizer = summarizer;
+            }
             Err(error) => self
                 .ui
                 .notice(&format!("Summaries keep the model they had: {error:#}")),
@@ -108,11 +115,10 @@ impl Chat {
         self.apply_settings_of(&settings);
         // Budgets, transforms and branch summaries, as the chat's start reads them (the chat
         // passes no flag over them).
-        self.engine
-            .set_settings(ctxkit_engine::EngineSettings::from_settings(
-                settings.settings(),
-            ))
-            .await;
+        let engine_settings = ctxkit_engine::EngineSettings::from_settings(settings.settings());
+        // The sessions `/new`, `/resume` and `/fork` open get them too.
+        self.parts.settings = engine_settings.clone();
+        self.engine.set_settings(engine_settings).await;
         self.reload_model(&settings).await;
         let loaded = load_in(&self.environment, &settings);
         let problems = diagnostics(&loaded);
