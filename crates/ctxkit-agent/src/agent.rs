@@ -258,6 +258,13 @@ impl Agent {
         self.options.system_prompt = prompt;
     }
 
+    /// The `bash` tool's default time limit and whether images are fitted, from the next tool
+    /// call on (the chat's `/reload`).
+    pub fn set_tool_limits(&mut self, bash_timeout: std::time::Duration, auto_resize_images: bool) {
+        self.options.bash_timeout = bash_timeout;
+        self.options.auto_resize_images = auto_resize_images;
+    }
+
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
     }

@@ -181,7 +181,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     );
     tmux.line("/reload");
     tmux.wait_for("the system prompt is unchanged");
-    tmux.wait_for("chat.* applies from the next chat");
+    tmux.wait_for("chat.readablePaths, shellPath) from the next chat");
     tmux.line("second");
     tmux.wait_for("After.");
     tmux.wait_idle(5);
@@ -397,4 +397,46 @@ fn reload_takes_no_endpoint_from_an_untrusted_project() {
     tmux.line("third");
     tmux.wait_for("127.0.0.1:9");
     assert_eq!(world.chat_requests().len(), 2);
+}
+
+/// `chat.bashTimeoutSeconds` changed in the settings limits the next command after `/reload`.
+#[test]
+fn reload_applies_a_new_bash_time_limit() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "c1",
+        "bash",
+        json!({"command": "sleep 30; echo finished"}),
+    ));
+    world.answer(text("Ran it.", 300));
+    let tmux = world.start("--yes");
+    tmux.wait_idle(1);
+    let file = world.home.path().join("settings.json");
+    let mut changed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    changed["chat"] = json!({"bashTimeoutSeconds": 1});
+    std::fs::write(&file, changed.to_string()).unwrap();
+    tmux.line("/reload");
+    tmux.wait_for("chat.bashTimeoutSeconds");
+    let started = std::time::Instant::now();
+    tmux.line("run the slow command");
+    tmux.wait_for("Ran it.");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the command ran past the new limit"
+    );
+    let session = world.entries(&world.session_files().remove(0));
+    let result = session
+        .iter()
+        .find(|entry| entry["message"]["role"] == "toolResult")
+        .unwrap();
+    assert!(
+        result["message"]["content"]
+            .to_string()
+            .contains("Command timed out after 1s"),
+        "{result}"
+    );
 }

@@ -67,6 +67,11 @@ impl FileCheckpoints {
         }
     }
 
+    /// The bound of the session's snapshots from the next one on (`/reload`).
+    pub fn set_max_bytes(&mut self, max_bytes: u64) {
+        self.max_bytes = max_bytes;
+    }
+
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
     }

@@ -17,8 +17,10 @@ const NOT_RELOADED: &str = "Nothing was reloaded: the chat goes on as it was; fi
 
 /// Which settings `/reload` applies at once, and that the others wait for the next chat.
 const APPLIED_LATER: &str = "Settings applied now: llm.* and retry.* (the model in use), \
-compaction.* (its model included), transforms.*, branchSummary.*, enabledModels, hideThinkingBlock, \
-doubleEscapeAction, enableSkillCommands; chat.* applies from the next chat";
+compaction.* (its model included), transforms.*, branchSummary.*, chat.bashTimeoutSeconds, \
+chat.checkpointMaxBytes, images.autoResize, enabledModels, hideThinkingBlock, doubleEscapeAction, \
+enableSkillCommands; what the tools may reach and ask (chat.confirmBash, chat.passEnv, \
+chat.readablePaths, shellPath) from the next chat";
 
 /// The most resource problems `/reload` names; `ctxkit resources` lists all.
 const SHOWN_PROBLEMS: usize = 8;
@@ -43,6 +45,12 @@ impl Chat {
 
     fn apply_settings_of(&mut self, settings: &ctxkit_settings::SettingsManager) {
         let typed = settings.settings();
+        self.agent.set_tool_limits(
+            std::time::Duration::from_secs(typed.chat.bash_timeout_seconds),
+            typed.images.auto_resize,
+        );
+        self.checkpoints
+            .set_max_bytes(typed.chat.checkpoint_max_bytes);
         self.enabled_models = self
             .models_flag
             .clone()
