@@ -223,6 +223,15 @@ impl World {
             .collect()
     }
 
+    /// Changes the user's settings file with `edit` (over the JSON the world wrote).
+    pub(crate) fn edit_settings(&self, edit: impl FnOnce(&mut Value)) {
+        let file = self.home.path().join("settings.json");
+        let mut settings: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        edit(&mut settings);
+        std::fs::write(&file, settings.to_string()).unwrap();
+    }
+
     pub(crate) fn summary_requests(&self) -> Vec<Value> {
         self.requests().into_iter().filter(is_summary).collect()
     }

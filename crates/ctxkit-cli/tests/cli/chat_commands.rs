@@ -141,14 +141,12 @@ fn a_switched_model_is_asked_for_replies_as_long_as_it_allows() {
         return;
     }
     let world = World::new(100_000, json!({"keepRecentTokens": 10}));
-    let file = world.home.path().join("settings.json");
-    let mut settings: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    settings["llm"]["models"].as_array_mut().unwrap().push(
-        json!({"provider": "mock", "id": "big-model", "contextWindow": 100_000,
-                     "maxOutput": 8192}),
-    );
-    std::fs::write(&file, settings.to_string()).unwrap();
+    world.edit_settings(|settings| {
+        settings["llm"]["models"].as_array_mut().unwrap().push(
+            json!({"provider": "mock", "id": "big-model", "contextWindow": 100_000,
+                   "maxOutput": 8192}),
+        );
+    });
     world.answer(text("From the first.", 300));
     world.answer(text("From the big one.", 400));
     let tmux = world.start("");

@@ -37,11 +37,9 @@ fn read_returns_a_fitted_image_and_the_model_is_sent_it() {
     }
     let world = World::new(100_000, json!({}));
     // A model the user adds takes text only unless its `input` lists images (as in Pi).
-    let file = world.home.path().join("settings.json");
-    let mut settings: Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    settings["llm"]["models"][0]["input"] = json!(["text", "image"]);
-    std::fs::write(&file, settings.to_string()).unwrap();
+    world.edit_settings(|settings| {
+        settings["llm"]["models"][0]["input"] = json!(["text", "image"]);
+    });
     std::fs::write(world.project.join("screenshot.png"), png(3200, 1600)).unwrap();
     world.answer(tool_call(
         "call-1",

@@ -323,15 +323,13 @@ fn reload_moves_summaries_to_a_new_compaction_model() {
     tmux.line("second");
     tmux.wait_for("Second answer");
     tmux.wait_idle(3);
-    let file = world.home.path().join("settings.json");
-    let mut changed: Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    changed["llm"]["models"].as_array_mut().unwrap().push(
-        json!({"provider": "mock", "id": "summarizer", "contextWindow": 100_000,
-                     "maxOutput": 2048}),
-    );
-    changed["compaction"]["model"] = json!("mock/summarizer");
-    std::fs::write(&file, changed.to_string()).unwrap();
+    world.edit_settings(|settings| {
+        settings["llm"]["models"].as_array_mut().unwrap().push(
+            json!({"provider": "mock", "id": "summarizer", "contextWindow": 100_000,
+                   "maxOutput": 2048}),
+        );
+        settings["compaction"]["model"] = json!("mock/summarizer");
+    });
     tmux.line("/reload");
     tmux.wait_for("compaction.* (its model included)");
     tmux.line("/compact");
@@ -414,11 +412,7 @@ fn reload_applies_a_new_bash_time_limit() {
     world.answer(text("Ran it.", 300));
     let tmux = world.start("--yes");
     tmux.wait_idle(1);
-    let file = world.home.path().join("settings.json");
-    let mut changed: Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    changed["chat"] = json!({"bashTimeoutSeconds": 1});
-    std::fs::write(&file, changed.to_string()).unwrap();
+    world.edit_settings(|settings| settings["chat"] = json!({"bashTimeoutSeconds": 1}));
     tmux.line("/reload");
     tmux.wait_for("chat.bashTimeoutSeconds");
     let started = std::time::Instant::now();
