@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use fixture::{DemoSession, FAKE_KEY, demo_session, jsonl};
+use fixture::{DemoSession, FAKE_KEY, HOSTILE, demo_session, jsonl};
 use serde_json::{Value, json};
 
 fn write_demo(dir: &Path) -> (PathBuf, DemoSession) {
@@ -909,4 +909,66 @@ fn a_browser_shows_counts_costs_and_ids_as_they_are() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+/// Attack: what a view sent in place of an entry is kept once in the page's `sentMessages`; a
+/// summary holding markup and a key goes there escaped and redacted like everything else.
+#[test]
+fn the_shared_sent_messages_are_escaped_and_redacted() {
+    let home = tempfile::tempdir().unwrap();
+    let summary = format!("## Goal\nSHARED-SUMMARY {HOSTILE} token {FAKE_KEY}");
+    let message = |id: &str, parent: &str, role: &str, text: &str| {
+        let content = if role == "user" {
+            json!(text)
+        } else {
+            json!([{"type": "text", "text": text}])
+        };
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
+               "message": {"role": role, "content": content, "timestamp": 1}})
+    };
+    let lines = vec![
+        json!({"type": "session", "version": 3, "id": "shared", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp/shared"}),
+        json!({"type": "message", "id": "u1", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
+               "message": {"role": "user", "content": "first", "timestamp": 1}}),
+        message("a1", "u1", "assistant", "first answer"),
+        json!({"type": "compaction", "id": "c1", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
+               "summary": summary, "firstKeptEntryId": "a1", "tokensBefore": 100}),
+        message("u2", "c1", "user", "second"),
+        message("a2", "u2", "assistant", "second answer"),
+        message("u3", "a2", "user", "third"),
+        message("a3", "u3", "assistant", "third answer"),
+    ];
+    let file = home.path().join("shared.jsonl");
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&file, text.join("\n") + "\n").unwrap();
+    let page = export(home.path(), &file, &[]);
+    assert_eq!(page.matches("</script>").count(), 2);
+    assert_eq!(page.matches("<script").count(), 2);
+    assert!(
+        !page.contains(FAKE_KEY),
+        "the key is redacted in the table too"
+    );
+    let data = page_data(&page);
+    let shared = data["sentMessages"].as_array().unwrap();
+    let held = shared
+        .iter()
+        .filter(|message| message.to_string().contains("SHARED-SUMMARY"))
+        .count();
+    assert_eq!(held, 1, "kept once: {shared:?}");
+    assert!(
+        shared[0].to_string().contains("<script>alert(1)</script>"),
+        "the markup is data, escaped only in the page's text: {shared:?}"
+    );
+    let views = data["contexts"].as_object().unwrap();
+    let naming = views
+        .values()
+        .filter(|view| {
+            view["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|message| message.get("msgRef").is_some())
+        })
+        .count();
+    assert!(naming >= 2, "{views:?}");
 }
