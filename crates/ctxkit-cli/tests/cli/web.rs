@@ -926,7 +926,7 @@ fn the_shared_sent_messages_are_escaped_and_redacted() {
         json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
                "message": {"role": role, "content": content, "timestamp": 1}})
     };
-    let lines = vec![
+    let lines = [
         json!({"type": "session", "version": 3, "id": "shared", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp/shared"}),
         json!({"type": "message", "id": "u1", "parentId": null, "timestamp": "2026-01-01T00:00:01.000Z",
                "message": {"role": "user", "content": "first", "timestamp": 1}}),
