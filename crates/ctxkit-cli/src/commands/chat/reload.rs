@@ -36,8 +36,8 @@ fn what_was_loaded(loaded: &LoadedResources) -> String {
 }
 
 impl Chat {
-    /// The settings the chat applies while it runs, read again: the scoped models, hidden
-    /// thinking, the double-escape action.
+    /// The settings the chat applies while it runs, read again: the bash time limit, image
+    /// fitting, the checkpoint bound, the scoped models, hidden thinking, the double-escape action.
     pub(super) fn apply_display_settings(&mut self) {
         let settings = settings_of_project(&self.environment);
         self.apply_settings_of(&settings);
