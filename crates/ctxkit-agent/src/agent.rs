@@ -284,6 +284,12 @@ impl Agent {
         self.always_allowed.insert(tool.to_owned());
     }
 
+    /// Asks before `tool` runs again, whatever was allowed always before (the chat's
+    /// `chat.confirmBash` turned on by `/reload`).
+    pub fn ask_again(&mut self, tool: &str) {
+        self.always_allowed.remove(tool);
+    }
+
     /// Sends one user prompt and runs the agent until the model ends its turn.
     pub async fn prompt(
         &mut self,

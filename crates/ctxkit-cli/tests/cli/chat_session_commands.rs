@@ -434,3 +434,60 @@ fn reload_applies_a_new_bash_time_limit() {
         "{result}"
     );
 }
+
+/// `chat.confirmBash` turned off and on again by `/reload`: commands run without a question, then
+/// are asked about again.
+#[test]
+fn reload_turns_bash_questions_off_and_on() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "c1",
+        "bash",
+        json!({"command": "echo ran-unasked"}),
+    ));
+    world.answer(text("Ran without asking.", 300));
+    world.answer(tool_call(
+        "c2",
+        "bash",
+        json!({"command": "echo ran-asked"}),
+    ));
+    world.answer(text("Ran after asking.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    world.edit_settings(|settings| settings["chat"] = json!({"confirmBash": false}));
+    tmux.line("/reload");
+    tmux.wait_for("chat.confirmBash");
+    tmux.line("run it");
+    let screen = tmux.wait_for("Ran without asking.");
+    assert!(!screen.contains("[y]es / [n]o"), "{screen}");
+    world.edit_settings(|settings| settings["chat"] = json!({"confirmBash": true}));
+    tmux.line("/reload");
+    tmux.wait_for_count("chat.confirmBash", 2);
+    tmux.line("run another");
+    tmux.wait_for("Run `echo ran-asked`? [y]es / [n]o");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Ran after asking.");
+    // Attack: an untrusted project turning the questions off changes nothing.
+    let project_settings = world.project.join(".ctxkit");
+    std::fs::create_dir_all(&project_settings).unwrap();
+    std::fs::write(
+        project_settings.join("settings.json"),
+        r#"{"chat": {"confirmBash": false}}"#,
+    )
+    .unwrap();
+    world.answer(tool_call(
+        "c3",
+        "bash",
+        json!({"command": "echo still-asked"}),
+    ));
+    world.answer(text("Asked still.", 300));
+    tmux.line("/reload");
+    tmux.wait_for_count("chat.confirmBash", 3);
+    tmux.line("one more");
+    tmux.wait_for("Run `echo still-asked`? [y]es / [n]o");
+    tmux.keys(&["n"]);
+    tmux.wait_for("Asked still.");
+}

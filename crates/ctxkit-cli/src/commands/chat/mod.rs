@@ -141,6 +141,10 @@ struct Chat {
     remembered: Option<PathBuf>,
     /// Snapshots of the files the agent writes, for rewinds.
     checkpoints: file_checkpoints::FileCheckpoints,
+    /// `--yes`: no `bash` command is asked about, whatever `chat.confirmBash` says.
+    yes_flag: bool,
+    /// Whether `bash` commands are asked about now (`chat.confirmBash`, as last applied).
+    confirm_bash: bool,
 }
 
 impl Chat {

@@ -17,10 +17,10 @@ const NOT_RELOADED: &str = "Nothing was reloaded: the chat goes on as it was; fi
 
 /// Which settings `/reload` applies at once, and that the others wait for the next chat.
 const APPLIED_LATER: &str = "Settings applied now: llm.* and retry.* (the model in use), \
-compaction.* (its model included), transforms.*, branchSummary.*, chat.bashTimeoutSeconds, \
-chat.checkpointMaxBytes, images.autoResize, enabledModels, hideThinkingBlock, doubleEscapeAction, \
-enableSkillCommands; what the tools may reach and ask (chat.confirmBash, chat.passEnv, \
-chat.readablePaths, shellPath) from the next chat";
+compaction.* (its model included), transforms.*, branchSummary.*, chat.confirmBash, \
+chat.bashTimeoutSeconds, chat.checkpointMaxBytes, images.autoResize, enabledModels, \
+hideThinkingBlock, doubleEscapeAction, enableSkillCommands; what the tools may reach \
+(chat.passEnv, chat.readablePaths, shellPath) from the next chat";
 
 /// The most resource problems `/reload` names; `ctxkit resources` lists all.
 const SHOWN_PROBLEMS: usize = 8;
@@ -36,8 +36,9 @@ fn what_was_loaded(loaded: &LoadedResources) -> String {
 }
 
 impl Chat {
-    /// The settings the chat applies while it runs, read again: the bash time limit, image
-    /// fitting, the checkpoint bound, the scoped models, hidden thinking, the double-escape action.
+    /// The settings the chat applies while it runs, read again: whether bash is asked about, its
+    /// time limit, image fitting, the checkpoint bound, the scoped models, hidden thinking, the
+    /// double-escape action.
     pub(super) fn apply_display_settings(&mut self) {
         let settings = settings_of_project(&self.environment);
         self.apply_settings_of(&settings);
@@ -51,6 +52,17 @@ impl Chat {
         );
         self.checkpoints
             .set_max_bytes(typed.chat.checkpoint_max_bytes);
+        // `chat.confirmBash` changed: asked from now on, or no longer (an "always" the user gave
+        // stays while the setting stays as it was).
+        let confirm_bash = !self.yes_flag && typed.chat.confirm_bash;
+        if confirm_bash != self.confirm_bash {
+            if confirm_bash {
+                self.agent.ask_again("bash");
+            } else {
+                self.agent.allow_always("bash");
+            }
+            self.confirm_bash = confirm_bash;
+        }
         self.enabled_models = self
             .models_flag
             .clone()

@@ -106,16 +106,7 @@ pub async fn build(
         engine.clone(),
         Arc::clone(&client) as Arc<dyn ChatModel>,
         ToolRegistry::coding(),
-        AgentOptions {
-            system_prompt,
-            max_tokens: output_limit(&client),
-            reasoning,
-            cwd: cwd.clone(),
-            bash_timeout: std::time::Duration::from_secs(typed.chat.bash_timeout_seconds),
-            shell: crate::commands::settings::shell_of(typed),
-            pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
-            auto_resize_images: typed.images.auto_resize,
-        },
+        agent_options(typed, system_prompt, output_limit(&client), reasoning, &cwd),
     )
     .await;
     if !confirm_bash {
@@ -165,9 +156,32 @@ pub async fn build(
         interrupts,
         remembered: None,
         checkpoints,
+        yes_flag: args.yes,
+        confirm_bash,
     };
     chat.share_request_overhead().await;
     Ok(chat)
+}
+
+/// The agent's options: the system prompt, the output limit and reasoning asked for, and what
+/// its tools read from the settings.
+fn agent_options(
+    typed: &ctxkit_settings::Settings,
+    system_prompt: String,
+    max_tokens: Option<u64>,
+    reasoning: Option<ctxkit_llm::ReasoningLevel>,
+    cwd: &std::path::Path,
+) -> AgentOptions {
+    AgentOptions {
+        system_prompt,
+        max_tokens,
+        reasoning,
+        cwd: cwd.to_owned(),
+        bash_timeout: std::time::Duration::from_secs(typed.chat.bash_timeout_seconds),
+        shell: crate::commands::settings::shell_of(typed),
+        pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
+        auto_resize_images: typed.images.auto_resize,
+    }
 }
 
 /// The client for a session's recorded model `spec`, when requests to it can be sent (its
