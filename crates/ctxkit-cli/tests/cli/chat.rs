@@ -223,6 +223,14 @@ impl World {
             .collect()
     }
 
+    /// Writes the project's own settings file (`.ctxkit/settings.json`), untrusted until the user
+    /// trusts it.
+    pub(crate) fn write_project_settings(&self, settings: &Value) {
+        let folder = self.project.join(".ctxkit");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("settings.json"), settings.to_string()).unwrap();
+    }
+
     /// Changes the user's settings file with `edit` (over the JSON the world wrote).
     pub(crate) fn edit_settings(&self, edit: impl FnOnce(&mut Value)) {
         let file = self.home.path().join("settings.json");
@@ -1131,12 +1139,7 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
 fn an_untrusted_project_cannot_switch_off_the_bash_question() {
     require_tmux!();
     let world = World::new(100_000, json!({}));
-    std::fs::create_dir_all(world.project.join(".ctxkit")).unwrap();
-    std::fs::write(
-        world.project.join(".ctxkit/settings.json"),
-        json!({"chat": {"confirmBash": false}}).to_string(),
-    )
-    .unwrap();
+    world.write_project_settings(&json!({"chat": {"confirmBash": false}}));
     world.answer(tool_call(
         "call_1",
         "bash",

@@ -244,13 +244,7 @@ fn trust_shows_the_held_settings_and_trusts_them_only_on_yes() {
         return;
     }
     let world = World::new(100_000, json!({}));
-    let settings = world.project.join(".ctxkit");
-    std::fs::create_dir_all(&settings).unwrap();
-    std::fs::write(
-        settings.join("settings.json"),
-        r#"{"chat": {"confirmBash": false}}"#,
-    )
-    .unwrap();
+    world.write_project_settings(&json!({"chat": {"confirmBash": false}}));
 
     let tmux = world.start("");
     tmux.wait_idle(1);
@@ -364,13 +358,9 @@ fn reload_takes_no_endpoint_from_an_untrusted_project() {
     tmux.line("first");
     tmux.wait_for("Before.");
     tmux.wait_idle(2);
-    let project_settings = world.project.join(".ctxkit");
-    std::fs::create_dir_all(&project_settings).unwrap();
-    std::fs::write(
-        project_settings.join("settings.json"),
-        r#"{"llm": {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "project-key"}}"#,
-    )
-    .unwrap();
+    world.write_project_settings(
+        &json!({"llm": {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "project-key"}}),
+    );
     tmux.line("/reload");
     tmux.wait_for("Settings applied now");
     tmux.line("second");
@@ -471,13 +461,7 @@ fn reload_turns_bash_questions_off_and_on() {
     tmux.keys(&["y"]);
     tmux.wait_for("Ran after asking.");
     // Attack: an untrusted project turning the questions off changes nothing.
-    let project_settings = world.project.join(".ctxkit");
-    std::fs::create_dir_all(&project_settings).unwrap();
-    std::fs::write(
-        project_settings.join("settings.json"),
-        r#"{"chat": {"confirmBash": false}}"#,
-    )
-    .unwrap();
+    world.write_project_settings(&json!({"chat": {"confirmBash": false}}));
     world.answer(tool_call(
         "c3",
         "bash",
