@@ -155,6 +155,9 @@ pub struct Agent {
     steering: Option<Arc<dyn Steering>>,
     /// The session's tool call ids, so a reply that reuses one gets its own.
     call_ids: call_ids::CallIds,
+    /// The output folders of the sessions the current one was forked from, with what they were
+    /// read for (its folder and parent): read once, not at every tool call.
+    forked_outputs: Option<forked_outputs::ForkedOutputs>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -193,6 +196,7 @@ impl Agent {
             warmer: None,
             steering: None,
             call_ids: call_ids::CallIds::default(),
+            forked_outputs: None,
         }
     }
 

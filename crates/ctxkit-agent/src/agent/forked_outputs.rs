@@ -6,10 +6,18 @@
 
 use std::path::{Path, PathBuf};
 
+/// The output folders read for a session folder and parent.
+#[derive(Debug)]
+pub(super) struct ForkedOutputs {
+    read_for: (Option<PathBuf>, Option<String>),
+    dirs: Vec<PathBuf>,
+}
+
 impl super::Agent {
-    /// The output folders of the sessions the current one was forked from ([`ancestor_output_dirs`]).
-    pub(super) async fn forked_output_dirs(&self) -> Vec<PathBuf> {
-        let (dir, parent) = self
+    /// The output folders of the sessions the current one was forked from ([`ancestor_output_dirs`]),
+    /// read again only when the session's folder or parent changed (headers do not change).
+    pub(super) async fn forked_output_dirs(&mut self) -> Vec<PathBuf> {
+        let read_for = self
             .engine
             .with_session(|session| {
                 (
@@ -18,15 +26,27 @@ impl super::Agent {
                 )
             })
             .await;
-        match dir {
+        if let Some(known) = self
+            .forked_outputs
+            .as_ref()
+            .filter(|known| known.read_for == read_for)
+        {
+            return known.dirs.clone();
+        }
+        let dirs = match read_for.clone() {
             // Reading headers is file I/O: off the async threads.
-            Some(dir) => {
+            (Some(dir), parent) => {
                 tokio::task::spawn_blocking(move || ancestor_output_dirs(&dir, parent.as_deref()))
                     .await
                     .unwrap_or_default()
             }
-            None => Vec::new(),
-        }
+            (None, _) => Vec::new(),
+        };
+        self.forked_outputs = Some(ForkedOutputs {
+            read_for,
+            dirs: dirs.clone(),
+        });
+        dirs
     }
 }
 
