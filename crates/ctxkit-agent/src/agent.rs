@@ -269,6 +269,13 @@ impl Agent {
         self.options.auto_resize_images = auto_resize_images;
     }
 
+    /// The shell `bash` commands and the user's `!cmd` run in, and the secret variables they
+    /// are given, from the next command on (the chat's `/reload`).
+    pub fn set_shell(&mut self, shell: crate::tools::Shell, pass_env: Vec<String>) {
+        self.options.shell = shell;
+        self.options.pass_env = pass_env;
+    }
+
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
     }

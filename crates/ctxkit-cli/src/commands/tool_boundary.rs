@@ -24,14 +24,13 @@ impl ToolBoundary {
         settings: &SettingsManager,
         sessions_root: &Path,
     ) -> Self {
-        let home_dir = std::env::home_dir().unwrap_or_default();
         let readable_paths = settings
             .settings()
             .chat
             .readable_paths
             .iter()
             .flatten()
-            .map(|path| expand_home(path, &home_dir))
+            .map(|path| expand_home(path, &environment.home))
             .collect();
         Self {
             home: environment.agent_dir(),
@@ -40,6 +39,26 @@ impl ToolBoundary {
             secrets: settings.credential_values(),
             guarded: guarded_paths(environment, settings),
         }
+    }
+
+    /// The boundary after the settings were read again (the chat's `/reload`): the readable
+    /// paths the settings name now; every secret and guarded path known before is kept beside
+    /// the new ones (a key taken out of the settings is still a key, and a hook script one
+    /// still).
+    pub fn reloaded(&self, environment: &Environment, settings: &SettingsManager) -> Self {
+        let mut reloaded = Self::new(environment, settings, &self.sessions_root);
+        reloaded.home.clone_from(&self.home);
+        for secret in &self.secrets {
+            if !reloaded.secrets.contains(secret) {
+                reloaded.secrets.push(secret.clone());
+            }
+        }
+        for path in &self.guarded {
+            if !reloaded.guarded.contains(path) {
+                reloaded.guarded.push(path.clone());
+            }
+        }
+        reloaded
     }
 
     /// The workspace of the project at `root`.
@@ -83,6 +102,38 @@ fn expand_home(path: &str, home: &Path) -> PathBuf {
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
+
+    /// A reload names the readable paths the settings name now, and forgets no secret or guarded
+    /// path it knew: a key taken out of the settings is still a key.
+    #[test]
+    fn a_reload_adds_secrets_and_forgets_none() {
+        let environment = Environment::new("/home/me", "/home/me/project");
+        let settings = |document: serde_json::Value| {
+            SettingsManager::in_memory(document.as_object().cloned().unwrap())
+        };
+        let before = ToolBoundary::new(
+            &environment,
+            &settings(serde_json::json!({
+                "llm": {"apiKey": "sk-before-0123456789"},
+                "chat": {"readablePaths": ["/srv/old"]},
+            })),
+            Path::new("/home/me/.ctxkit/sessions"),
+        );
+        let after = before.reloaded(
+            &environment,
+            &settings(serde_json::json!({
+                "llm": {"apiKey": "sk-after-0123456789"},
+                "chat": {"readablePaths": ["~/notes"]},
+            })),
+        );
+        assert_eq!(
+            after.secrets,
+            ["sk-after-0123456789", "sk-before-0123456789"]
+        );
+        assert_eq!(after.readable_paths, [PathBuf::from("/home/me/notes")]);
+        assert_eq!(after.sessions_root, before.sessions_root);
+        assert_eq!(after.home, before.home);
+    }
 
     #[test]
     fn home_is_expanded() {

@@ -189,6 +189,7 @@ mod chat_habits;
 mod chat_images;
 mod chat_jail;
 mod chat_piped;
+mod chat_reload;
 mod chat_retry;
 mod chat_rewind;
 mod chat_session_commands;

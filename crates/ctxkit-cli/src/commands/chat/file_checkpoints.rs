@@ -72,6 +72,11 @@ impl FileCheckpoints {
         self.max_bytes = max_bytes;
     }
 
+    /// Restores judge paths against `workspace` from now on (`/reload`).
+    pub fn set_workspace(&mut self, workspace: Workspace) {
+        self.workspace = workspace;
+    }
+
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
     }

@@ -141,6 +141,8 @@ struct Chat {
     remembered: Option<PathBuf>,
     /// Snapshots of the files the agent writes, for rewinds.
     checkpoints: file_checkpoints::FileCheckpoints,
+    /// What the tools may touch, as the settings last read say (`/reload` reads it again).
+    boundary: crate::commands::tool_boundary::ToolBoundary,
     /// `--yes`: no `bash` command is asked about, whatever `chat.confirmBash` says.
     yes_flag: bool,
     /// Whether `bash` commands are asked about now (`chat.confirmBash`, as last applied).

@@ -17,10 +17,9 @@ const NOT_RELOADED: &str = "Nothing was reloaded: the chat goes on as it was; fi
 
 /// Which settings `/reload` applies at once, and that the others wait for the next chat.
 const APPLIED_LATER: &str = "Settings applied now: llm.* and retry.* (the model in use), \
-compaction.* (its model included), transforms.*, branchSummary.*, chat.confirmBash, \
-chat.bashTimeoutSeconds, chat.checkpointMaxBytes, images.autoResize, enabledModels, \
-hideThinkingBlock, doubleEscapeAction, enableSkillCommands; what the tools may reach \
-(chat.passEnv, chat.readablePaths, shellPath) from the next chat";
+compaction.* (its model included), transforms.*, branchSummary.*, chat.* (what the tools may \
+reach included), shellPath, shellCommandPrefix, images.autoResize, enabledModels, \
+hideThinkingBlock, doubleEscapeAction, enableSkillCommands";
 
 /// The most resource problems `/reload` names; `ctxkit resources` lists all.
 const SHOWN_PROBLEMS: usize = 8;
@@ -52,6 +51,7 @@ impl Chat {
         );
         self.checkpoints
             .set_max_bytes(typed.chat.checkpoint_max_bytes);
+        self.apply_tool_boundary(settings);
         // `chat.confirmBash` changed: asked from now on, or no longer (an "always" the user gave
         // stays while the setting stays as it was).
         let confirm_bash = !self.yes_flag && typed.chat.confirm_bash;
@@ -71,6 +71,23 @@ impl Chat {
         self.ui.set_thinking_hidden(typed.hide_thinking_block);
         self.double_escape =
             super::rewind::DoubleEscapeAction::from_setting(&typed.double_escape_action);
+    }
+
+    /// What the tools may reach, as the settings read again say: the readable paths
+    /// (`chat.readablePaths`), the shell (`shellPath`, `shellCommandPrefix`) and the secret
+    /// variables commands see (`chat.passEnv`), as Pi's reload rebuilds its tools. Secrets the
+    /// settings hold now are redacted too, beside every one known before. Outside paths the user
+    /// approved are asked per call, so nothing of theirs is kept or lost here.
+    fn apply_tool_boundary(&mut self, settings: &ctxkit_settings::SettingsManager) {
+        let typed = settings.settings();
+        self.boundary = self.boundary.reloaded(&self.environment, settings);
+        let workspace = self.boundary.workspace(&self.cwd);
+        self.agent.set_workspace(workspace.clone());
+        self.checkpoints.set_workspace(workspace);
+        self.agent.set_shell(
+            crate::commands::settings::shell_of(typed),
+            typed.chat.pass_env.clone().unwrap_or_default(),
+        );
     }
 
     /// The model in use asked through a client built from the settings read again (`llm.*`,

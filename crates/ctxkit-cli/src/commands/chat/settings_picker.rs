@@ -87,7 +87,7 @@ const OFFERED: &[Offered] = &[
         key: "images.autoResize",
         label: "Resize images",
         values: BOOLEANS,
-        live: false,
+        live: true,
     },
     Offered {
         key: "images.blockImages",

@@ -156,6 +156,7 @@ pub async fn build(
         interrupts,
         remembered: None,
         checkpoints,
+        boundary,
         yes_flag: args.yes,
         confirm_bash,
     };

@@ -69,7 +69,7 @@ Commands:
   /reload                   read the settings, AGENTS.md/CLAUDE.md, skills and prompt
                             templates again
   /trust [revoke]           show this project's settings that need trust (hooks, llm.baseUrl,
-                            …) and trust them for the next chat, or revoke that
+                            …) and trust them from the next /reload, or revoke that
   /hotkeys                  the keys of the input line
   /help                     this list (Tab after / completes a command's name)
   /quit                     leave (Ctrl-D too)

@@ -1,7 +1,7 @@
 //! `/trust [revoke]`: the project's settings that need trust (hooks, `llm.baseUrl`,
 //! `chat.confirmBash`, …) shown, and trusted once the user says yes, as `ctxkit trust` and Pi
 //! 1.6's `/trust` do. Only the user types a slash command; the model cannot reach this. The chat
-//! was built before: the trusted settings apply from the next chat.
+//! was built before: the trusted settings apply at the next `/reload`, or the next chat.
 
 use anyhow::Result;
 
@@ -31,7 +31,7 @@ impl Chat {
             ctxkit_settings::set_project_trust(&self.environment, &settings, true)?;
             self.ui.line(&format!(
                 "Revoked: the settings of `{project}` that need trust no longer apply from the \
-                 next chat"
+                 next `/reload` or chat"
             ));
             return Ok(());
         }
@@ -56,8 +56,8 @@ impl Chat {
         }
         ctxkit_settings::set_project_trust(&self.environment, &settings, false)?;
         self.ui.line(&format!(
-            "Trusted the settings of `{project}`: they apply from the next chat (this one was \
-             started without them)"
+            "Trusted the settings of `{project}`: they apply from the next `/reload` or chat \
+             (this one was started without them)"
         ));
         Ok(())
     }
