@@ -58,10 +58,28 @@ fn git(args: &[&str]) -> CommandLine {
     command
 }
 
+/// Files git reads in a `.git` folder to take its config, objects or refs from somewhere else:
+/// `git clone` writes none of them (a linked worktree's `commondir` names the folder whose
+/// `config` git then reads instead of `.git/config`).
+const REDIRECTING_FILES: &[&str] = &["commondir", "gitdir", "config.worktree"];
+
+/// git run in `checkout`, its repository pinned to `checkout/.git` (`GIT_DIR`, `GIT_COMMON_DIR`:
+/// no file in the folder can send git to another repository or config).
+fn git_in(checkout: &Path, args: &[&str]) -> CommandLine {
+    let git_dir = checkout.join(".git").to_string_lossy().into_owned();
+    git(args)
+        .in_dir(checkout)
+        .with_env("GIT_DIR", &git_dir)
+        .with_env("GIT_COMMON_DIR", &git_dir)
+        .with_env("GIT_WORK_TREE", &checkout.to_string_lossy())
+}
+
 /// Refuses a checkout git must not run in: `.git` that is not a folder (a `gitdir:` file points
-/// anywhere), or a `.git/config` with a key outside [`CHECKOUT_CONFIG_KEYS`] (read as text, never
-/// by running git in it).
-fn check_checkout(checkout: &Path) -> Result<(), PackageError> {
+/// anywhere) or holds a file that redirects git ([`REDIRECTING_FILES`]), a `.git/config` with a
+/// key outside [`CHECKOUT_CONFIG_KEYS`], or an origin other than the source's own (a checkout
+/// committed to a project would fetch from wherever it names: a private repository on the
+/// machine, or one the user's SSH key opens). Read as text, never by running git in it.
+fn check_checkout(checkout: &Path, source: &GitSource) -> Result<(), PackageError> {
     let git_dir = checkout.join(".git");
     let refused = |reason: String| PackageError::UnsafeCheckout {
         path: checkout.to_path_buf(),
@@ -74,9 +92,27 @@ fn check_checkout(checkout: &Path) -> Result<(), PackageError> {
     if !metadata.is_dir() {
         return Err(refused("`.git` is not a folder".to_owned()));
     }
+    for name in REDIRECTING_FILES {
+        if std::fs::symlink_metadata(git_dir.join(name)).is_ok() {
+            return Err(refused(format!(
+                "its `.git` holds `{name}`, which sends git elsewhere and `git clone` never writes"
+            )));
+        }
+    }
     let config = git_dir.join("config");
     let text = read_package_file_or_error(&config)?;
-    for key in config_keys(&text) {
+    let origins: Vec<String> = config_entries(&text)
+        .into_iter()
+        .filter(|(key, _)| key.eq_ignore_ascii_case("remote.origin.url"))
+        .map(|(_, value)| value)
+        .collect();
+    if origins != [source.repo.as_str()] {
+        return Err(refused(format!(
+            "its origin is not `{}`, the source the settings name",
+            source.repo
+        )));
+    }
+    for (key, _) in config_entries(&text) {
         let lower = key.to_ascii_lowercase();
         let branch_key = lower.starts_with("branch.")
             && (lower.ends_with(".remote") || lower.ends_with(".merge"));
@@ -93,9 +129,9 @@ fn check_checkout(checkout: &Path) -> Result<(), PackageError> {
     Ok(())
 }
 
-/// The dotted keys of a git config file (`[section "sub"]` then `name = value` lines). Values
-/// are not needed; a line that is not a key (a comment, a continuation) is skipped.
-fn config_keys(text: &str) -> Vec<String> {
+/// The dotted keys of a git config file (`[section "sub"]` then `name = value` lines) and their
+/// values as written (quotes taken off; a bare `name` is `true`). A comment line is skipped.
+fn config_entries(text: &str) -> Vec<(String, String)> {
     let mut section = String::new();
     let mut keys = Vec::new();
     for line in text.lines() {
@@ -112,18 +148,25 @@ fn config_keys(text: &str) -> Vec<String> {
             // `[section] key = value` on one line.
             let rest = rest.trim();
             if !rest.is_empty() {
-                keys.push(format!("{section}.{}", key_name(rest)));
+                let (name, value) = name_and_value(rest);
+                keys.push((format!("{section}.{name}"), value));
             }
             continue;
         }
-        keys.push(format!("{section}.{}", key_name(line)));
+        let (name, value) = name_and_value(line);
+        keys.push((format!("{section}.{name}"), value));
     }
     keys
 }
 
-/// The name of a `name = value` line (a bare `name` is a true boolean).
-fn key_name(line: &str) -> &str {
-    line.split(['=', ' ', '\t']).next().unwrap_or(line).trim()
+/// The name and value of a `name = value` line (a bare `name` is a true boolean).
+fn name_and_value(line: &str) -> (&str, String) {
+    let name = line.split(['=', ' ', '\t']).next().unwrap_or(line).trim();
+    let value = match line.split_once('=') {
+        Some((_, value)) => value.trim().trim_matches('"').to_owned(),
+        None => "true".to_owned(),
+    };
+    (name, value)
 }
 
 /// What an update resets to and how it fetches it.
@@ -133,15 +176,25 @@ struct UpdateTarget {
 }
 
 impl PackageManager {
-    fn git_capture(&self, checkout: &Path, args: &[&str]) -> Result<String, PackageError> {
-        check_checkout(checkout)?;
-        let command = git(args).in_dir(checkout).with_timeout(NETWORK_TIMEOUT);
+    fn git_capture(
+        &self,
+        checkout: &Path,
+        source: &GitSource,
+        args: &[&str],
+    ) -> Result<String, PackageError> {
+        check_checkout(checkout, source)?;
+        let command = git_in(checkout, args).with_timeout(NETWORK_TIMEOUT);
         Ok(self.runner.run(&command)?.stdout.trim().to_owned())
     }
 
-    fn git_run(&self, checkout: &Path, args: &[&str]) -> Result<(), PackageError> {
-        check_checkout(checkout)?;
-        self.runner.run(&git(args).in_dir(checkout))?;
+    fn git_run(
+        &self,
+        checkout: &Path,
+        source: &GitSource,
+        args: &[&str],
+    ) -> Result<(), PackageError> {
+        check_checkout(checkout, source)?;
+        self.runner.run(&git_in(checkout, args))?;
         Ok(())
     }
 
@@ -188,20 +241,28 @@ impl PackageManager {
         self.runner
             .run(&git(&["clone", "--no-local", &source.repo, &target_text]))?;
         if let Some(reference) = &source.git_ref {
-            self.git_run(target, &["checkout", reference])?;
+            self.git_run(target, source, &["checkout", reference])?;
         }
         self.install_git_dependencies(target)
     }
 
     /// Follow `origin/<branch>` when the checkout tracks it, else the remote's
     /// default branch (`origin/HEAD`).
-    fn update_target(&self, checkout: &Path) -> Result<UpdateTarget, PackageError> {
-        let upstream = self.git_capture(checkout, &["rev-parse", "--abbrev-ref", "@{upstream}"]);
+    fn update_target(
+        &self,
+        checkout: &Path,
+        source: &GitSource,
+    ) -> Result<UpdateTarget, PackageError> {
+        let upstream = self.git_capture(
+            checkout,
+            source,
+            &["rev-parse", "--abbrev-ref", "@{upstream}"],
+        );
         if let Ok(upstream) = &upstream
             && let Some(branch) = upstream.strip_prefix("origin/")
             && !branch.is_empty()
             && self
-                .git_capture(checkout, &["rev-parse", "@{upstream}"])
+                .git_capture(checkout, source, &["rev-parse", "@{upstream}"])
                 .is_ok()
         {
             return Ok(UpdateTarget {
@@ -210,10 +271,14 @@ impl PackageManager {
             });
         }
         // Errors ignored: an offline remote still leaves a usable `origin/HEAD` in many cases.
-        let _ = self.git_run(checkout, &["remote", "set-head", "origin", "-a"]);
-        self.git_capture(checkout, &["rev-parse", "origin/HEAD"])?;
+        let _ = self.git_run(checkout, source, &["remote", "set-head", "origin", "-a"]);
+        self.git_capture(checkout, source, &["rev-parse", "origin/HEAD"])?;
         let head_ref = self
-            .git_capture(checkout, &["symbolic-ref", "refs/remotes/origin/HEAD"])
+            .git_capture(
+                checkout,
+                source,
+                &["symbolic-ref", "refs/remotes/origin/HEAD"],
+            )
             .unwrap_or_default();
         let branch = head_ref
             .strip_prefix("refs/remotes/origin/")
@@ -242,9 +307,10 @@ impl PackageManager {
             self.install_git(source, scope)?;
             return Ok(true);
         }
-        let target = self.update_target(&checkout)?;
+        let target = self.update_target(&checkout, source)?;
         self.git_run(
             &checkout,
+            source,
             &[
                 "fetch",
                 "--prune",
@@ -253,13 +319,13 @@ impl PackageManager {
                 &target.fetch_spec,
             ],
         )?;
-        let local = self.git_capture(&checkout, &["rev-parse", "HEAD"])?;
-        let remote = self.git_capture(&checkout, &["rev-parse", target.reference])?;
+        let local = self.git_capture(&checkout, source, &["rev-parse", "HEAD"])?;
+        let remote = self.git_capture(&checkout, source, &["rev-parse", target.reference])?;
         if local == remote {
             return Ok(false);
         }
-        self.git_run(&checkout, &["reset", "--hard", target.reference])?;
-        self.git_run(&checkout, &["clean", "-fdx"])?;
+        self.git_run(&checkout, source, &["reset", "--hard", target.reference])?;
+        self.git_run(&checkout, source, &["clean", "-fdx"])?;
         self.install_git_dependencies(&checkout)?;
         Ok(true)
     }
@@ -336,6 +402,7 @@ mod tests {
         );
         let checkout = root.join("checkout");
         run(root, &["clone", "-q", "origin", "checkout"]);
+        let source = cloned_from(&checkout);
         let hooks = root.join("hooks");
         std::fs::create_dir_all(&hooks).unwrap();
         let hook = hooks.join("reference-transaction");
@@ -358,16 +425,16 @@ mod tests {
             .run(&git(&["reset", "--hard", "origin/main"]).in_dir(&checkout))
             .unwrap();
         assert!(!marker.exists(), "the repository's command ran");
-        assert!(check_checkout(&checkout).is_err());
+        assert!(check_checkout(&checkout, &source).is_err());
         let uploadpack = format!(
             "[remote \"origin\"]\n\tuploadpack = touch {}\n",
             marker.display()
         );
         std::fs::write(&config, format!("{clean}{uploadpack}")).unwrap();
-        let error = check_checkout(&checkout).unwrap_err();
+        let error = check_checkout(&checkout, &source).unwrap_err();
         assert!(error.to_string().contains("uploadpack"), "{error}");
         std::fs::write(&config, &clean).unwrap();
-        assert!(check_checkout(&checkout).is_ok());
+        assert!(check_checkout(&checkout, &source).is_ok());
         // The `ext::` transport runs a command: never allowed.
         let error = runner
             .run(
@@ -381,16 +448,111 @@ mod tests {
         assert!(!marker.exists(), "{error}");
     }
 
+    /// The source a checkout was cloned from, as its config records it.
+    fn cloned_from(checkout: &Path) -> GitSource {
+        let text = std::fs::read_to_string(checkout.join(".git/config")).unwrap();
+        let (_, url) = config_entries(&text)
+            .into_iter()
+            .find(|(key, _)| key == "remote.origin.url")
+            .unwrap();
+        GitSource {
+            repo: url,
+            host: "local".to_owned(),
+            path: "origin".to_owned(),
+            git_ref: None,
+        }
+    }
+
+    /// A clean checkout of `root/origin` at `root/checkout`.
+    fn clean_checkout(root: &Path) -> PathBuf {
+        let run = |cwd: &Path, args: &[&str]| {
+            let output = std::process::Command::new("git")
+                .args(args)
+                .current_dir(cwd)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{args:?}: {output:?}");
+        };
+        let origin = root.join("origin");
+        std::fs::create_dir_all(&origin).unwrap();
+        run(&origin, &["init", "-q", "-b", "main"]);
+        run(root, &["clone", "-q", "origin", "checkout"]);
+        root.join("checkout")
+    }
+
+    /// Attack (security sweep 9): a committed checkout whose `.git/config` is a clean decoy and
+    /// whose `.git/commondir` sends git to another config, with an upload-pack command in it.
     #[test]
-    fn config_keys_are_read_as_written() {
-        let text = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = x\n\tUploadPack = y\n# c\n[include] path = z\n";
+    fn a_checkout_that_sends_git_to_another_config_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let checkout = clean_checkout(dir.path());
+        let source = cloned_from(&checkout);
+        assert!(check_checkout(&checkout, &source).is_ok());
+        for name in REDIRECTING_FILES {
+            let file = checkout.join(".git").join(name);
+            std::fs::write(&file, "common\n").unwrap();
+            let error = check_checkout(&checkout, &source).unwrap_err();
+            assert!(error.to_string().contains(name), "{error}");
+            std::fs::remove_file(&file).unwrap();
+        }
+    }
+
+    /// Attack (security sweep 9): a committed checkout of an allowed https source whose origin
+    /// is a private repository on the machine: an update would fetch it into the project.
+    #[test]
+    fn a_checkout_whose_origin_is_not_its_source_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let checkout = clean_checkout(dir.path());
+        let source = GitSource {
+            repo: "https://github.com/example/tools".to_owned(),
+            host: "github.com".to_owned(),
+            path: "example/tools".to_owned(),
+            git_ref: None,
+        };
+        let error = check_checkout(&checkout, &source).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("its origin is not `https://github.com/example/tools`"),
+            "{error}"
+        );
+    }
+
+    /// With the repository pinned, a `commondir` planted after the check changes nothing: git
+    /// reads `.git/config`, not the one it names.
+    #[test]
+    fn git_in_a_checkout_reads_its_own_config_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let checkout = clean_checkout(dir.path());
+        let common = checkout.join(".git/common");
+        std::fs::create_dir_all(&common).unwrap();
+        std::fs::write(common.join("config"), "[planted]\n\tkey = yes\n").unwrap();
+        std::fs::write(checkout.join(".git/commondir"), "common\n").unwrap();
+        let runner = ProcessRunner::new().with_env("GIT_CONFIG_GLOBAL", "/dev/null");
+        let output = runner
+            .run(&git_in(&checkout, &["config", "--list"]))
+            .unwrap();
+        assert!(!output.stdout.contains("planted"), "{}", output.stdout);
+        assert!(
+            output.stdout.contains("remote.origin.url"),
+            "{}",
+            output.stdout
+        );
+    }
+
+    #[test]
+    fn config_entries_are_read_as_written() {
+        let text = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = \"x y\"\n\tUploadPack = y\n# c\n[include] path = z\n\tquiet\n";
         assert_eq!(
-            config_keys(text),
+            config_entries(text),
             [
-                "core.bare",
-                "remote.origin.url",
-                "remote.origin.UploadPack",
-                "include.path"
+                ("core.bare".to_owned(), "false".to_owned()),
+                ("remote.origin.url".to_owned(), "x y".to_owned()),
+                ("remote.origin.UploadPack".to_owned(), "y".to_owned()),
+                ("include.path".to_owned(), "z".to_owned()),
+                ("include.quiet".to_owned(), "true".to_owned()),
             ]
         );
     }
