@@ -13,11 +13,10 @@ const MAX_VISITED: usize = 200_000;
 /// Removes the temporary files of `write`/`edit` whose process no longer runs, under `project`
 /// (git-ignored folders and `.git` left out); returns how many were removed.
 pub fn remove_leftover_temporaries(project: &Path) -> usize {
-    let walker = ignore::WalkBuilder::new(project)
-        .hidden(false)
-        .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
-        .build();
+    let mut walker = ignore::WalkBuilder::new(project);
+    walker.hidden(false).follow_links(false);
+    super::walk::read_safe_ignore_files(&mut walker, project, |entry| entry.file_name() != ".git");
+    let walker = walker.build();
     let mut removed = 0;
     for entry in walker.take(MAX_VISITED).flatten() {
         let Some(pid) = leftover_pid(&entry.file_name().to_string_lossy()) else {

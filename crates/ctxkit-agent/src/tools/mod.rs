@@ -14,6 +14,7 @@ mod replacement;
 mod running;
 mod search;
 mod shell;
+mod walk;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +32,7 @@ use recall::RecallArguments;
 pub use running::stop_running_commands;
 use search::GrepArguments;
 pub use shell::Shell;
+pub use walk::read_safe_ignore_files;
 
 /// Adds the six coding tools to `registry`.
 pub(crate) fn register_coding_tools(registry: &mut ToolRegistry) {

@@ -150,7 +150,7 @@ pub(super) fn jailed_walker(
     let (jail, skipped) = (Arc::clone(jail), Arc::clone(skipped));
     let mut walker = WalkBuilder::new(root);
     walker.hidden(false).git_ignore(true).require_git(false);
-    walker.filter_entry(move |entry| {
+    super::walk::read_safe_ignore_files(&mut walker, root, move |entry| {
         if entry.file_name() == ".git" {
             return false;
         }

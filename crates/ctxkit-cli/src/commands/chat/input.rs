@@ -53,8 +53,10 @@ impl InputHelper {
 /// The project's files, relative to `cwd`, as `.gitignore` (and `.ignore`) leave them, hidden
 /// files left out, at most [`MAX_FILES`].
 pub fn project_files(cwd: &Path) -> Vec<String> {
-    ignore::WalkBuilder::new(cwd)
-        .require_git(false)
+    let mut walker = ignore::WalkBuilder::new(cwd);
+    walker.require_git(false);
+    ctxkit_agent::tools::read_safe_ignore_files(&mut walker, cwd, |_| true);
+    walker
         .build()
         .flatten()
         .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
