@@ -14,6 +14,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod peer_user;
+
+pub use peer_user::{loopback_peer_uid, opened_by_this_user, process_uid};
+
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioTimer;
 use tokio::net::{TcpListener, TcpStream};

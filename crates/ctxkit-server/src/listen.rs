@@ -107,6 +107,12 @@ fn digest(text: &str) -> [u8; 32] {
 }
 
 impl Listener {
+    /// Whether clients must present a token (without one, only the user who started the server
+    /// and root may connect, over loopback).
+    pub fn has_token(&self) -> bool {
+        self.state.token.is_some()
+    }
+
     /// Binds `address`; refuses a non-loopback one without `token`.
     pub async fn bind(
         address: SocketAddr,
@@ -195,9 +201,16 @@ impl Listener {
             };
             let state = Arc::clone(&self.state);
             let builder = self.limits.http1();
+            // Without a token, only the user who started the server (or root) may use it.
+            let this_user = self.state.token.is_none()
+                && accepted
+                    .stream
+                    .local_addr()
+                    .is_ok_and(|local| ctxkit_http::opened_by_this_user(local, accepted.peer));
             let connection = Connection {
                 slot: accepted.slot,
                 upgrade_timeout: self.limits.upgrade_timeout,
+                this_user,
             };
             connections.spawn(async move {
                 let service = service_fn(move |request| {
@@ -253,6 +266,9 @@ struct Connection {
     /// Its place under the cap, which a WebSocket keeps for as long as it lasts.
     slot: Slot,
     upgrade_timeout: Duration,
+    /// Opened by the user who started the server, or root (`/proc/net/tcp`): what a server
+    /// without a token asks of a client, since every local account reaches loopback.
+    this_user: bool,
 }
 
 async fn route(state: &Arc<State>, request: Request<Incoming>, connection: Connection) -> Reply {
@@ -307,8 +323,9 @@ fn bearer_token(value: &str) -> Option<&str> {
 }
 
 /// Whether the request may use the server: the token when one is set; without one (loopback
-/// only), any request without an `Origin` (a program, not a web page).
-fn authorized(state: &State, request: &Request<Incoming>) -> bool {
+/// only), a request without an `Origin` (a program, not a web page) from a program of the user
+/// who started the server (or root).
+fn authorized(state: &State, request: &Request<Incoming>, connection: &Connection) -> bool {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -318,7 +335,7 @@ fn authorized(state: &State, request: &Request<Incoming>) -> bool {
     match (state.token, presented) {
         (Some(expected), Some(presented)) => expected == presented,
         (Some(_), None) => false,
-        (None, _) => !request.headers().contains_key(header::ORIGIN),
+        (None, _) => connection.this_user && !request.headers().contains_key(header::ORIGIN),
     }
 }
 
@@ -333,11 +350,14 @@ fn header_has(request: &Request<Incoming>, name: header::HeaderName, word: &str)
 }
 
 fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Connection) -> Reply {
-    if !authorized(state, &request) {
-        let mut refused = reply(
-            StatusCode::UNAUTHORIZED,
-            json!({"error": "a bearer token is required (`Authorization: Bearer …`)"}),
-        );
+    if !authorized(state, &request, &connection) {
+        let why = if state.token.is_none() && !connection.this_user {
+            "this server has no token and takes connections only from the user who started it; \
+             start it with a token (`CTXKIT_SERVER_TOKEN`, setting `server.token`) to share it"
+        } else {
+            "a bearer token is required (`Authorization: Bearer …`)"
+        };
+        let mut refused = reply(StatusCode::UNAUTHORIZED, json!({"error": why}));
         refused
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -365,6 +385,7 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Conne
         let Connection {
             slot: _slot,
             upgrade_timeout,
+            this_user: _,
         } = connection;
         // A client that does not take the `101` in time is let go.
         if let Ok(Ok(upgraded)) = tokio::time::timeout(upgrade_timeout, upgrading).await {

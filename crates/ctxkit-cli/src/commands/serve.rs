@@ -223,9 +223,14 @@ fn serve_listen(
         stop_signals()
     };
     let bound = listener.local_addr();
+    let who = if listener.has_token() {
+        "clients with the token"
+    } else {
+        "no token: this user's programs only"
+    };
     writeln!(
         out,
-        "Listening on ws://{bound}/rpc (health: http://{bound}/health)"
+        "Listening on ws://{bound}/rpc (health: http://{bound}/health; {who})"
     )?;
     out.flush()?;
     runtime.block_on(listener.run_until(stop, hurry));
