@@ -271,7 +271,9 @@ impl Workspace {
     /// repository whose `core.fsmonitor` runs at the user's next `git status` in `src` (and
     /// editors look for repositories in subfolders), and a subfolder's `.ctxkit` is a project's
     /// settings when ctxkit starts there. Names are compared without regard to case: on a
-    /// case-insensitive file system (WSL's `/mnt/c`, exFAT) `.GIT/hooks` is `.git/hooks`.
+    /// case-insensitive file system (WSL's `/mnt/c`, exFAT) `.GIT/hooks` is `.git/hooks`. A write
+    /// that completes or changes a git directory by another name (`HEAD`, `objects/`, `refs/` in
+    /// one folder) is guarded too ([`ctxkit_jail::completes_git_directory`]).
     fn is_guarded(&self, resolved: &Path, lexical: &Path) -> bool {
         let named = [
             resolved.strip_prefix(&self.root),
@@ -293,6 +295,7 @@ impl Workspace {
                 .guarded
                 .iter()
                 .any(|place| resolved.starts_with(place) || lexical.starts_with(place))
+            || ctxkit_jail::completes_git_directory(&self.root, resolved)
     }
 
     /// The jail a tool opens the resolved `path` through: the folder of saved outputs, the

@@ -38,6 +38,7 @@ use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
 pub use atomic::{AtomicWrite, Existing};
 pub use directory::OpenedDir;
 pub use error::JailError;
+pub use guard::completes_git_directory;
 pub use links::MAX_LINK_WALK;
 pub use owners::LocalUsers;
 pub use places::{credential_places, default_ctxkit_home};

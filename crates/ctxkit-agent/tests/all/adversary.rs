@@ -567,3 +567,40 @@ fn a_folder_swapped_for_a_link_into_git_hooks_during_writes_puts_no_hook_there()
         "the race did not run in {n} writes ({swaps} swaps): {written} written, {refused} refused"
     );
 }
+
+/// Security sweep 9: a git directory by another name. With `src/HEAD` and `src/refs/` written,
+/// the write that adds `src/objects/`, and then any write of its `config`, is guarded: git takes
+/// `src` for a repository before the `.git` above it, and the `core.fsmonitor` of its config ran at
+/// the user's next `git status` there.
+#[test]
+fn a_git_directory_by_another_name_is_guarded() {
+    let home = home();
+    let root = home.project.clone();
+    let registry = ToolRegistry::coding();
+    let context = context(&home, &root, &[]);
+    let write = |path: &str, content: &str| {
+        registry.run(
+            "write",
+            &json!({"path": path, "content": content}),
+            "call",
+            &context,
+        )
+    };
+    assert!(!write("src/HEAD", "ref: refs/heads/main\n").is_error);
+    assert!(!write("src/refs/heads/.keep", "").is_error);
+    let completing = write("src/objects/info/.keep", "");
+    assert!(
+        completing.is_error && completing.text.contains("guarded"),
+        "{}",
+        completing.text
+    );
+    // The folder made some other way (a command the user approved): the config is still asked.
+    std::fs::create_dir_all(root.join("src/objects")).unwrap();
+    let config = write("src/config", "[core]\n\tfsmonitor = touch pwned\n");
+    assert!(
+        config.is_error && config.text.contains("guarded"),
+        "{}",
+        config.text
+    );
+    assert!(!root.join("src/config").exists());
+}
