@@ -191,11 +191,14 @@ impl SessionSpend {
 
 /// The spend of every entry of a session file (all branches). Entries that cannot be parsed count
 /// nothing. A reply or branch summary appended again as a copy (`undo-compact` and `forget` bring
-/// a branch's later entries back) was paid for once and counts once. A call at $0 of a model in
+/// a branch's later entries back) was paid for once and counts once (a copied reply's usage is
+/// zero: it is not counted as a call). A call at $0 of a model in
 /// `free` is free; other calls at $0 for their tokens are of unknown price.
 pub fn session_spend(entries: &[StoredEntry], free: &FreeModels) -> SessionSpend {
     let mut spend = SessionSpend::default();
     let mut counted: HashSet<CallKey> = HashSet::new();
+    // When each counted reply was written: a copy's usage counts nothing (`append_copies`).
+    let mut replied_at: HashSet<i64> = HashSet::new();
     for entry in entries.iter().filter(|entry| may_record_a_call(entry)) {
         let Ok(parsed) = entry.parse() else {
             continue;
@@ -204,10 +207,13 @@ pub fn session_spend(entries: &[StoredEntry], free: &FreeModels) -> SessionSpend
             EntryKind::Message(message) => {
                 if let AgentMessage::Assistant(reply) = message.as_ref()
                     && let Some(usage) = &reply.usage
+                    && !(usage_key(usage) == [0; 4]
+                        && reply.timestamp.is_some_and(|at| replied_at.contains(&at)))
                     && reply
                         .timestamp
                         .is_none_or(|at| counted.insert(CallKey::Reply(at, usage_key(usage))))
                 {
+                    replied_at.extend(reply.timestamp);
                     let caller = (reply.provider.as_deref(), reply.model.as_deref());
                     spend.requests.add(usage, caller, free);
                 }

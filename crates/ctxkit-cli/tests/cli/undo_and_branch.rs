@@ -179,3 +179,50 @@ fn branch_to_a_root_user_message_starts_the_session_over() {
     let check = run.ctxkit(&["check", &path]);
     assert!(check.starts_with("exit: 0"), "{check}");
 }
+
+/// QA (sweep 9): a reply written after a compaction reports the usage of the compacted context.
+/// The undo brings it back as a copy, and its usage stood for the whole restored context: `tokens`
+/// counted 3,010 where the context held the demo's whole history, and the chat's check before a
+/// prompt let a request past its threshold. A copy's usage now counts nothing, for tokens and
+/// spend alike.
+#[test]
+fn after_an_undo_the_context_is_not_counted_by_a_copied_replys_usage() {
+    let run = Run::new();
+    let path = demo(&run, "counted.jsonl");
+    let tokens = |run: &Run| -> serde_json::Value {
+        let output = run.ctxkit(&["tokens", &path, "--json"]);
+        serde_json::from_str(output.split_once('\n').unwrap().1).unwrap()
+    };
+    let whole = tokens(&run)["tokens"].as_u64().unwrap();
+    let compacted = run.ctxkit(&["compact", &path, "--keep-recent-tokens", "2000"]);
+    assert!(compacted.starts_with("exit: 0"), "{compacted}");
+    append_entry(
+        &path,
+        "b0000001",
+        r#""type":"message","message":{"role":"assistant","content":[{"type":"text","text":"Done after the compaction."}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":3000,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":3010,"cost":{"input":0.009,"output":0.00015,"cacheRead":0,"cacheWrite":0,"total":0.00915}},"stopReason":"stop","timestamp":1893456000000}"#,
+    );
+    assert_eq!(tokens(&run)["tokens"], 3010);
+    let spent = run.ctxkit(&["info", &path]);
+    let undone = run.ctxkit(&["undo-compact", &path]);
+    assert!(undone.starts_with("exit: 0"), "{undone}");
+    let after = tokens(&run);
+    assert!(
+        after["tokens"].as_u64().unwrap() >= whole,
+        "{after} after the undo, {whole} before the compaction"
+    );
+    assert!(
+        after["projectedTokens"].as_u64().unwrap() >= whole,
+        "{after}"
+    );
+    let spend_line = |info: &str| {
+        info.lines()
+            .filter(|line| line.contains("Spend") || line.contains("spend") || line.contains('$'))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        spend_line(&run.ctxkit(&["info", &path])),
+        spend_line(&spent),
+        "the undo changed the spend"
+    );
+}

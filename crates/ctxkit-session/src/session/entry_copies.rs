@@ -1,7 +1,10 @@
 //! Copies of entries appended below the leaf, so an undo can bring a branch's later entries back on
 //! the restored branch: each copy is its entry's original JSON (unknown types and fields included)
 //! under a new id, parent and time, and what it names among the entries copied with it names their
-//! copies.
+//! copies. A copied reply's usage keeps its shape with every count zero: it measured the context its
+//! original was sent in, which the copy is not part of (after an undo the restored context holds
+//! what the compaction had summarized), so it must not stand for the copy's context; what the call
+//! cost is counted on the original (`spend`).
 
 use std::collections::HashMap;
 
@@ -56,6 +59,13 @@ impl Session {
             if let Some(state) = state_field.and_then(|field| object.get_mut(field)) {
                 name_copies(state, &copies);
             }
+            if let Some(usage) = object
+                .get_mut("message")
+                .filter(|message| message.get("role").and_then(Value::as_str) == Some("assistant"))
+                .and_then(|message| message.get_mut("usage"))
+            {
+                zero_counts(usage);
+            }
             let line = serde_json::to_string(&object).map_err(SessionError::Serialize)?;
             let stored = StoredEntry::from_line(line.into(), 0).map_err(|error| {
                 SessionError::Serialize(serde::de::Error::custom(error.message()))
@@ -66,6 +76,16 @@ impl Session {
         }
         self.append_chain(batch)?;
         Ok(new_ids)
+    }
+}
+
+/// Sets every number of `value` (a reply's usage: token counts, the cost's parts) to zero.
+fn zero_counts(value: &mut Value) {
+    match value {
+        Value::Number(_) => *value = Value::from(0),
+        Value::Array(items) => items.iter_mut().for_each(zero_counts),
+        Value::Object(fields) => fields.values_mut().for_each(zero_counts),
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
     }
 }
 
