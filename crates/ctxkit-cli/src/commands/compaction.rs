@@ -63,12 +63,26 @@ pub fn tokens(
         )?;
         return Ok(Outcome::Success);
     }
-    writeln!(
-        out,
-        "{} tokens in {} ({source})",
-        totals.tokens,
-        counted(per_message.len(), "message")
-    )?;
+    let messages = counted(per_message.len(), "message");
+    // The last usage reported measured the context before a compaction or a context edit: the
+    // count the context has now leads (what Pi 0.87 and later, and ctxkit's checks, weigh).
+    if projected != reference.finish().tokens {
+        writeln!(
+            out,
+            "{projected} tokens in {messages} (estimated: the last usage reported predates a \
+             compaction or context edit)"
+        )?;
+        if let Some(index) = totals.last_usage_index {
+            writeln!(
+                out,
+                "  {} reported by the provider up to message {}, for the context as it was then",
+                totals.usage_tokens,
+                index + 1,
+            )?;
+        }
+        return Ok(Outcome::Success);
+    }
+    writeln!(out, "{} tokens in {messages} ({source})", totals.tokens)?;
     if let Some(index) = totals.last_usage_index {
         writeln!(
             out,
@@ -77,14 +91,6 @@ pub fn tokens(
             index + 1,
             totals.trailing.tokens,
             totals.trailing.source
-        )?;
-    }
-    let reference_count = reference.finish().tokens;
-    if projected != reference_count {
-        writeln!(
-            out,
-            "  Pi (0.87 and later) counts {projected} for compaction: the last reported usage predates an edit \
-             or compaction"
         )?;
     }
     Ok(Outcome::Success)
