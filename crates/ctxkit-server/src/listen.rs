@@ -192,53 +192,89 @@ impl Listener {
         hurry: impl Future<Output = ()>,
     ) {
         let mut connections = tokio::task::JoinSet::new();
-        let acceptor = Acceptor::new(self.listener, self.limits);
+        let (state, limits) = (self.state, self.limits);
+        let acceptor = Acceptor::new(self.listener, limits);
         tokio::pin!(stop);
         let shutdown = loop {
             let accepted = tokio::select! {
                 accepted = acceptor.accept() => accepted,
                 shutdown = &mut stop => break shutdown,
             };
-            let state = Arc::clone(&self.state);
-            let builder = self.limits.http1();
-            // Without a token, only the user who started the server (or root) may use it.
-            let this_user = self.state.token.is_none()
-                && accepted
-                    .stream
-                    .local_addr()
-                    .is_ok_and(|local| ctxkit_http::opened_by_this_user(local, accepted.peer));
-            let connection = Connection {
-                slot: accepted.slot,
-                upgrade_timeout: self.limits.upgrade_timeout,
-                this_user,
-            };
-            connections.spawn(async move {
-                let service = service_fn(move |request| {
-                    let (state, connection) = (Arc::clone(&state), connection.clone());
-                    async move { Ok::<_, Infallible>(route(&state, request, connection).await) }
-                });
-                let _ = builder
-                    .serve_connection(TokioIo::new(accepted.stream), service)
-                    .with_upgrades()
-                    .await;
-            });
-            // Finished connections are reaped as others come.
-            while connections.try_join_next().is_some() {}
+            serve(&state, limits, accepted, &mut connections);
         };
-        drop(acceptor);
         let shutdown = Arc::new(shutdown);
         let grace = shutdown.grace;
-        self.state
+        state
             .phase
             .send_replace(Phase::Draining(Arc::clone(&shutdown)));
-        tokio::select! {
-            _ = tokio::time::timeout(grace, clients_gone(&self.state)) => {}
-            () = hurry => {}
-        }
-        self.state.phase.send_replace(Phase::Cancelling(shutdown));
-        let _ = tokio::time::timeout(CANCEL_GRACE, clients_gone(&self.state)).await;
+        // Still accepted while the clients drain, and answered 503 `draining` (`route`): a
+        // balancer's health check sees a drain, not a refused connection.
+        let drained = async {
+            tokio::select! {
+                _ = tokio::time::timeout(grace, clients_gone(&state)) => {}
+                () = hurry => {}
+            }
+        };
+        accept_until(&state, limits, &acceptor, &mut connections, drained).await;
+        state.phase.send_replace(Phase::Cancelling(shutdown));
+        let cancelled = async {
+            let _ = tokio::time::timeout(CANCEL_GRACE, clients_gone(&state)).await;
+        };
+        accept_until(&state, limits, &acceptor, &mut connections, cancelled).await;
+        drop(acceptor);
         connections.abort_all();
     }
+}
+
+/// Serves the connections that come until `until` completes.
+async fn accept_until(
+    state: &Arc<State>,
+    limits: ConnectionLimits,
+    acceptor: &Acceptor,
+    connections: &mut tokio::task::JoinSet<()>,
+    until: impl Future<Output = ()>,
+) {
+    tokio::pin!(until);
+    loop {
+        tokio::select! {
+            () = &mut until => return,
+            accepted = acceptor.accept() => serve(state, limits, accepted, connections),
+        }
+    }
+}
+
+/// Serves one accepted connection on its own task.
+fn serve(
+    state: &Arc<State>,
+    limits: ConnectionLimits,
+    accepted: ctxkit_http::Accepted,
+    connections: &mut tokio::task::JoinSet<()>,
+) {
+    let state = Arc::clone(state);
+    let builder = limits.http1();
+    // Without a token, only the user who started the server (or root) may use it.
+    let this_user = state.token.is_none()
+        && accepted
+            .stream
+            .local_addr()
+            .is_ok_and(|local| ctxkit_http::opened_by_this_user(local, accepted.peer));
+    let connection = Connection {
+        slot: accepted.slot,
+        upgrade_timeout: limits.upgrade_timeout,
+        this_user,
+    };
+    connections.spawn(async move {
+        let service = service_fn(move |request| {
+            let (state, connection) = (Arc::clone(&state), connection.clone());
+            async move { Ok::<_, Infallible>(route(&state, request, connection).await) }
+        });
+        let _ = builder
+            .serve_connection(TokioIo::new(accepted.stream), service)
+            .with_upgrades()
+            .await;
+    });
+    // Finished connections are reaped as others come.
+    while connections.try_join_next().is_some() {}
 }
 
 /// When no WebSocket client is left.
@@ -351,11 +387,17 @@ fn header_has(request: &Request<Incoming>, name: header::HeaderName, word: &str)
 
 fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Connection) -> Reply {
     if !authorized(state, &request, &connection) {
-        let why = if state.token.is_none() && !connection.this_user {
-            "this server has no token and takes connections only from the user who started it; \
-             start it with a token (`CTXKIT_SERVER_TOKEN`, setting `server.token`) to share it"
-        } else {
-            "a bearer token is required (`Authorization: Bearer …`)"
+        let why = match (state.token.is_some(), connection.this_user) {
+            (true, _) => "a bearer token is required (`Authorization: Bearer …`)",
+            (false, false) => {
+                "this server has no token and takes connections only from the user who started \
+                 it; start it with a token (`CTXKIT_SERVER_TOKEN`, setting `server.token`) to \
+                 share it"
+            }
+            (false, true) => {
+                "a web page (a request with `Origin`) may use this server only with its token; \
+                 this one has none (`CTXKIT_SERVER_TOKEN`, setting `server.token`)"
+            }
         };
         let mut refused = reply(StatusCode::UNAUTHORIZED, json!({"error": why}));
         refused

@@ -181,6 +181,13 @@ fn stop_during_a_command(stop: Stop, store: Option<&str>) {
             // The drain lets the run go on.
             std::thread::sleep(Duration::from_millis(300));
             assert!(alive(&pid), "the drain cancelled the run at once");
+            // A new connection is still taken and told of the drain (sweep 9: it was refused,
+            // which a balancer reads as a crash).
+            let health = http_get(&server.address, "/health");
+            assert!(
+                health.starts_with("HTTP/1.1 503") && health.contains(r#"{"status":"draining"}"#),
+                "{health}"
+            );
             server.signal("TERM");
             15
         }
@@ -222,6 +229,20 @@ fn stop_during_a_command(stop: Stop, store: Option<&str>) {
     };
     assert!(text.contains("sleep-for-a-while"), "{text}");
     assert!(text.contains("Command cancelled"), "{text}");
+}
+
+/// The answer to `GET path` on a new connection to `address`, as text.
+fn http_get(address: &str, path: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
 }
 
 /// The database session, read by another writer that takes its lease at once (a lease the
