@@ -148,6 +148,24 @@ struct RunParams {
     cwd: Option<String>,
 }
 
+/// Refuses a run that could not do what it asks before any model is called (sweep 9: an empty
+/// prompt was sent and stored; `max_tokens: 0` went out as 1).
+fn check_run(params: &RunParams) -> Result<(), MethodError> {
+    let refused = |reason: &str| {
+        Err(MethodError::new(
+            codes::INVALID_PARAMS,
+            format!("invalid params: {reason}"),
+        ))
+    };
+    if params.text.trim().is_empty() {
+        return refused("`text` is empty");
+    }
+    if params.max_tokens == Some(0) {
+        return refused("`max_tokens` is 0; leave it out for the model's own limit");
+    }
+    Ok(())
+}
+
 /// Sends the loop's events as `agent_event` notifications.
 struct Notifier(crate::outgoing::Outgoing);
 
@@ -211,6 +229,7 @@ fn provider_retry(notice: &RetryNotice) -> Value {
 
 pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
     let params: RunParams = params(raw)?;
+    check_run(&params)?;
     let Some(config) = &shared.config.agent else {
         return Err(MethodError::new(
             codes::NO_MODEL,
@@ -227,6 +246,16 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         .with_session(|session| session.cwd().to_owned())
         .await;
     let cwd = crate::projects::of_run(shared, &recorded, params.cwd.as_deref())?;
+    if !cwd.is_dir() {
+        return Err(MethodError::new(
+            codes::INVALID_PARAMS,
+            format!(
+                "invalid params: the run's project `{}` is not a folder on this machine; pass \
+                 `cwd`, the absolute path of the project to work in",
+                cwd.display()
+            ),
+        ));
+    }
     engine.set_project(cwd.clone());
     let system_prompt = match params.system_prompt {
         Some(text) => text,

@@ -7,6 +7,7 @@ mod attacks;
 mod outage;
 mod protocol_doc;
 mod recorded_cwd;
+mod run_params;
 mod server;
 mod stale_writer;
 mod stored_ids;
