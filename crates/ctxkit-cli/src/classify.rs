@@ -162,7 +162,7 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
         }
         SessionError::EntryNotFound { .. } => (3, Some("list entry ids with `ctxkit tree FILE`".to_owned())),
         SessionError::NotEditable { .. } => {
-            (3, Some("pick a message on the current path from `ctxkit context FILE --json`".to_owned()))
+            (3, Some("pick a message on the current path: `ctxkit tree FILE` lists the entry ids".to_owned()))
         }
         SessionError::Locked { .. } => {
             (5, Some("another process is writing this session; retry when it is done, or `ctxkit fork` it".to_owned()))

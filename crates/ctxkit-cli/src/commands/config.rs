@@ -2,6 +2,7 @@
 //! and print their JSON schema.
 
 use std::io::Write;
+use std::path::Path;
 
 use anyhow::Result;
 use ctxkit_settings::{
@@ -55,7 +56,19 @@ pub fn held_settings_warning(
 fn outside_entries_hint(environment: &Environment, entries: &[HeldEntry]) -> Option<String> {
     let own = match entries {
         [] => return None,
-        [HeldEntry { key, entry }] if key == "packages" => format!("`ctxkit install {entry}`"),
+        [HeldEntry { key, entry }] if key == "packages" => {
+            // A local path is written relative to the project's `.ctxkit/`: named as it resolves,
+            // so the command works from wherever the user is (sweep 9: `../../pkg1` did not).
+            let local = entry.starts_with('.') || entry.starts_with('/');
+            let source = if local {
+                ctxkit_settings::resolve_against(&environment.project_dir(), Path::new(entry))
+                    .display()
+                    .to_string()
+            } else {
+                entry.clone()
+            };
+            format!("`ctxkit install {source}`")
+        }
         [HeldEntry { key, .. }] => format!(
             "list it under `{key}` in `{}`",
             environment.global_settings_path().display()

@@ -285,6 +285,32 @@ fn compaction_model_overrides_follow_the_session_model_and_merge_per_field() {
     assert_eq!(std::fs::read(&session).unwrap(), before);
 }
 
+/// Sweep 9: the hint named the held package as the project's settings write it, relative to
+/// `.ctxkit/` (`ctxkit install ../../outside-pkg`), which fails from the project. It names the
+/// folder as it resolves, and the command works as given.
+#[test]
+fn the_hint_for_a_held_local_package_names_a_path_that_installs() {
+    let world = World::new();
+    world.write(
+        "outside-pkg/skills/outer/SKILL.md",
+        &crate::resources::skill("outer", "From beyond the project"),
+    );
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &json!({"packages": ["../../outside-pkg"]}).to_string(),
+    );
+    let listed = world.ctxkit(&["list"]);
+    assert!(
+        listed.contains("or add it to your own settings: `ctxkit install [ROOT]/outside-pkg`"),
+        "{listed}"
+    );
+    let installed = world.ctxkit(&[
+        "install",
+        &world.root.join("outside-pkg").display().to_string(),
+    ]);
+    assert!(installed.starts_with("exit: 0"), "{installed}");
+}
+
 /// QA: a cloned project whose `packages` names `git:file://<a private repository>` made
 /// `ctxkit update` clone it into `.ctxkit/git/`, where the model's tools read without asking; a
 /// local package beyond the project (`../../pkg`) loaded its skills. Both wait for `ctxkit trust`
