@@ -316,7 +316,7 @@ pub(crate) async fn after_request<T>(
 fn closed_after(mut error: MethodError) -> MethodError {
     error.message.push_str(
         "; the session was closed and what this request appended was not stored: open it again \
-         with `session.open` (once the database answers) and send the request again",
+         with `session.open` (it says why when it cannot yet) and send the request again",
     );
     error
 }

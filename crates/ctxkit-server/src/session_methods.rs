@@ -257,6 +257,10 @@ fn not_carried(entry: &NotCarried) -> Value {
 /// `sessions.list`: sessions of a project (or of all), newest first.
 pub(crate) async fn sessions(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
     let params: ListParams = params(raw)?;
+    // A relative `cwd` names no project's folder (sweep 9: the list came back empty, silently).
+    if let Some(cwd) = &params.cwd {
+        check_cwd(cwd)?;
+    }
     if let Some(binding) = &shared.config.store {
         return stored_sessions(shared, binding, params).await;
     }

@@ -37,17 +37,26 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
         }
     };
     for (field, shape) in required {
-        let present = object.get(*field);
-        if !present.is_some_and(|field_value| shape.matches(field_value)) {
-            let article = if role.starts_with(['a', 'e', 'i', 'o']) {
-                "an"
-            } else {
-                "a"
-            };
-            return Err(format!(
-                "{article} `{role}` message needs `{field}` ({})",
-                shape.describe()
-            ));
+        let article = if role.starts_with(['a', 'e', 'i', 'o']) {
+            "an"
+        } else {
+            "a"
+        };
+        match object.get(*field) {
+            None => {
+                return Err(format!(
+                    "{article} `{role}` message needs `{field}` ({})",
+                    shape.describe()
+                ));
+            }
+            Some(found) if !shape.matches(found) => {
+                let shown: String = found.to_string().chars().take(40).collect();
+                return Err(format!(
+                    "the `{field}` of {article} `{role}` message must be {}, not `{shown}`",
+                    shape.describe()
+                ));
+            }
+            Some(_) => {}
         }
     }
     let message: AgentMessage = serde_json::from_value(value)
@@ -74,7 +83,9 @@ impl Shape {
         match self {
             Self::String => value.is_string(),
             Self::Number => value.is_number(),
-            Self::Timestamp => ctxkit_protocol::value_as_i64(value).is_some(),
+            Self::Timestamp => {
+                ctxkit_protocol::value_as_i64(value).is_some_and(|millis| millis >= 0)
+            }
             Self::Array => value.is_array(),
             Self::Content => value.is_string() || value.is_array(),
         }
@@ -84,7 +95,7 @@ impl Shape {
         match self {
             Self::String => "a string",
             Self::Number => "a number",
-            Self::Timestamp => "a number of milliseconds since 1970, below 9e15",
+            Self::Timestamp => "a number of milliseconds since 1970, from 0 to below 9e15",
             Self::Array => "an array of content blocks",
             Self::Content => "a string or an array of content blocks",
         }
@@ -128,6 +139,17 @@ mod tests {
         assert_eq!(user.timestamp, Some(1_796_356_873_858));
         let far = validate_message(json!({"role": "user", "content": "hi", "timestamp": 1e20}));
         assert!(far.unwrap_err().contains("below 9e15"));
+        // Sweep 9: out of range read as if the field were missing, and a negative time was stored.
+        for (timestamp, shown) in [(json!(9e15), "9000000000000000.0"), (json!(-5), "-5")] {
+            let refused =
+                validate_message(json!({"role": "user", "content": "hi", "timestamp": timestamp}))
+                    .unwrap_err();
+            assert!(
+                refused.starts_with("the `timestamp` of a `user` message must be")
+                    && refused.ends_with(&format!("not `{shown}`")),
+                "{refused}"
+            );
+        }
         let good = json!({"role": "user", "content": "hi", "timestamp": 1});
         assert!(matches!(validate_message(good), Ok(AgentMessage::User(_))));
     }

@@ -425,6 +425,11 @@ async fn names_labels_compactions_and_sessions_over_the_protocol() {
     assert_eq!(rows[0]["message_count"], 8);
     let all = client.call("sessions.list", json!({"all": true})).await;
     assert_eq!(all["result"]["sessions"].as_array().unwrap().len(), 1);
+    // Sweep 9: a relative `cwd` names no project; it listed nothing, silently.
+    let relative = client
+        .call("sessions.list", json!({"cwd": "projects/parser"}))
+        .await;
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
 }
 
 #[tokio::test]
