@@ -13,6 +13,7 @@ use serde_json::json;
 use super::print_json;
 use super::settings::ProcessSettings;
 use crate::Outcome;
+use crate::render::counted;
 
 /// Prints `start` messages (`Installing npm:x...`) on stderr, only when stderr is a terminal.
 #[derive(Debug, Clone, Copy)]
@@ -132,10 +133,13 @@ pub fn update(
                 "Offline mode: no package was checked or updated"
             )?;
         }
+        // As Pi 1.6 says it: "already up to date" when nothing changed (sweep 9: "Updated packages"
+        // was printed when nothing was).
         UpdateOutcome::Checked { updated, .. } => {
-            match source {
-                Some(source) => writeln!(out, "Updated {source}")?,
-                None => writeln!(out, "Updated packages")?,
+            match (source, updated.len()) {
+                (Some(source), 0) => writeln!(out, "{source} is already up to date")?,
+                (None, 0) => writeln!(out, "Packages are already up to date")?,
+                (_, count) => writeln!(out, "Updated {}:", counted(count, "package"))?,
             }
             for source in updated {
                 writeln!(out, "  {source}")?;
