@@ -33,7 +33,16 @@ pub fn info(
         )?,
     }
     if json {
-        print_json(out, &info)?;
+        let mut record = serde_json::to_value(&info)?;
+        // What the file records as spent (sweep 9: only the text said it); `null` when the file
+        // cannot be loaded whole.
+        let spend = opened.as_ref().ok().map(|session| {
+            super::spend::spend_json(&ctxkit_session::session_spend(session.entries(), free))
+        });
+        if let Some(object) = record.as_object_mut() {
+            object.insert("spend".to_owned(), spend.unwrap_or(serde_json::Value::Null));
+        }
+        print_json(out, &record)?;
         return Ok(Outcome::Success);
     }
     writeln!(out, "path:     {}", info.path)?;

@@ -210,6 +210,32 @@ fn plural(count: u64) -> &'static str {
     if count == 1 { "" } else { "s" }
 }
 
+/// The spend as `info --json` gives it: the total, then each part.
+pub(crate) fn spend_json(spend: &SessionSpend) -> serde_json::Value {
+    let part = |part: &SpendPart| {
+        serde_json::json!({
+            "calls": part.calls,
+            "dollars": part.dollars,
+            "unpricedCalls": part.unpriced_calls,
+            "emptyCalls": part.empty_calls,
+            "inputTokens": part.input_tokens,
+            "cacheReadTokens": part.cache_read_tokens,
+            "cacheWriteTokens": part.cache_write_tokens,
+            "outputTokens": part.output_tokens,
+        })
+    };
+    serde_json::json!({
+        "dollars": spend.total_dollars(),
+        "calls": spend.counted_calls(),
+        "unpricedCalls": spend.unpriced_calls(),
+        "requests": part(&spend.requests),
+        "summaries": part(&spend.summaries),
+        "cacheWarming": part(&spend.cache_warming),
+        "other": part(&spend.other),
+        "offlineSummaries": spend.offline_summaries,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
