@@ -25,7 +25,7 @@ pub fn reply_failure(provider: &str, error_message: &str) -> ReplyFailure {
     let Some((status, body)) = http_status_and_body(text) else {
         return ReplyFailure {
             message: error_message.to_owned(),
-            hint: None,
+            hint: refused_connection_hint(provider, text),
         };
     };
     let error = LlmError::Http {
@@ -39,6 +39,18 @@ pub fn reply_failure(provider: &str, error_message: &str) -> ReplyFailure {
         message: error.to_string(),
         hint: matches!(status, 401 | 403).then(|| credentials_hint(provider)),
     }
+}
+
+/// What to check when nothing accepted the connection (sweep 9: `--model ollama/…` with no server
+/// running retried for 14 s and said only "Connection refused").
+fn refused_connection_hint(provider: &str, text: &str) -> Option<String> {
+    text.to_ascii_lowercase().contains("connection refused").then(|| {
+        format!(
+            "nothing accepted the connection: if `{provider}` is a server on this machine (Ollama: \
+             `ollama serve`; LM Studio, vLLM, llama.cpp), start it; `llm.baseUrl` names the \
+             address requests go to"
+        )
+    })
 }
 
 /// What to check when `provider` refuses its credentials: its key variable (and `llm.apiKey`,
@@ -70,6 +82,21 @@ fn http_status_and_body(text: &str) -> Option<(u16, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_connection_says_to_start_the_server() {
+        let failure = reply_failure(
+            "ollama",
+            "error sending request for url (http://127.0.0.1:11434/v1/chat/completions): client \
+             error (Connect): tcp connect error: Connection refused (os error 111)",
+        );
+        let hint = failure.hint.unwrap();
+        assert!(
+            hint.contains("`ollama serve`") && hint.contains("`llm.baseUrl`"),
+            "{hint}"
+        );
+        assert_eq!(reply_failure("openai", "timed out").hint, None);
+    }
 
     #[test]
     fn an_http_error_shows_the_providers_message_and_what_to_check() {
