@@ -19,6 +19,7 @@ pub fn sessions(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let this_directory = !all && dir.is_none();
+    let named_dir = dir.clone();
     let (sessions, skipped) = if all {
         list_all_sessions(&locations.sessions_root)?
     } else {
@@ -40,6 +41,16 @@ pub fn sessions(
         print_json(out, &sessions)?;
     } else if sessions.is_empty() {
         writeln!(out, "{}", nothing_here(locations, this_directory))?;
+        if let Some(dir) = named_dir.filter(|dir| !dir.starts_with(&locations.sessions_root)) {
+            // Sweep 9: `--dir` given a project listed nothing and said no more.
+            writeln!(
+                crate::redact::stderr(),
+                "hint: `--dir` names a sessions folder (`{}/--<path>--/`), not a project: run \
+                 `ctxkit sessions` in `{}` for its sessions, or `ctxkit sessions --all`",
+                locations.sessions_root.display(),
+                dir.display()
+            )?;
+        }
     } else {
         print_session_rows(&sessions, out)?;
     }

@@ -60,3 +60,19 @@ fn listing_another_agents_sessions_in_a_missing_folder_fails() {
     let empty = run.ctxkit(&["sessions", "--from", "codex", "--dir", "."]);
     assert_eq!(empty, "exit: 0\nNo codex sessions in `.`.\n");
 }
+
+/// Sweep 9: `sessions --dir` given a project (not its sessions folder) said "No sessions." and no
+/// more. It says what `--dir` names and what lists the project's sessions.
+#[test]
+fn sessions_of_a_project_folder_say_what_dir_names() {
+    let run = Run::new();
+    let project = run.home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let listed = run.ctxkit(&["sessions", "--dir", project.to_str().unwrap()]);
+    assert!(
+        listed.contains("No sessions.")
+            && listed.contains("hint: `--dir` names a sessions folder")
+            && listed.contains("not a project: run `ctxkit sessions` in"),
+        "{listed}"
+    );
+}
