@@ -238,6 +238,8 @@ pub fn config(
             if removed {
                 writeln!(out, "Removed `{key}` from `{}`", path.unwrap_or_default())?;
             } else {
+                // An unknown key that was not set is most likely a typo (sweep 9: it read as done).
+                ctxkit_settings::check_known_key(&key)?;
                 writeln!(out, "`{key}` was not set in `{}`", path.unwrap_or_default())?;
             }
             Ok(Outcome::Success)

@@ -244,12 +244,22 @@ fn import_files(
     let Some(&code) = failures.first() else {
         return Ok(Outcome::Success);
     };
-    writeln!(
-        crate::redact::stderr(),
-        "{} of {} not imported (each named above); the others were",
-        failures.len(),
-        crate::render::counted(files.len(), "file")
-    )?;
+    // Sweep 9: one file that failed was reported as "1 of 1 file not imported; the others were".
+    let summary = if files.len() == 1 {
+        "The file was not imported (named above)".to_owned()
+    } else if failures.len() == files.len() {
+        format!(
+            "None of the {} files was imported (each named above)",
+            files.len()
+        )
+    } else {
+        format!(
+            "{} of {} not imported (each named above); the others were",
+            failures.len(),
+            crate::render::counted(files.len(), "file")
+        )
+    };
+    writeln!(crate::redact::stderr(), "{summary}")?;
     Ok(Outcome::PartlyFailed { code })
 }
 

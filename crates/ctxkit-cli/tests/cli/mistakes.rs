@@ -76,3 +76,22 @@ fn sessions_of_a_project_folder_say_what_dir_names() {
         "{listed}"
     );
 }
+
+/// Sweep 9: `config unset` of a mistyped key said it "was not set", exit 0, and the typo went
+/// unnoticed; it is named as `config get` names it. An unknown key that is set is still removed.
+#[test]
+fn unsetting_a_mistyped_key_names_the_key_meant() {
+    let run = Run::new();
+    let typo = run.ctxkit(&["config", "unset", "compaction.keepRecentTokns"]);
+    assert!(
+        typo.starts_with("exit: 3") && typo.contains("did you mean `compaction.keepRecentTokens`?"),
+        "{typo}"
+    );
+    let set = run.ctxkit(&["config", "set", "myTeam.tool", "on", "--force"]);
+    assert!(set.starts_with("exit: 0"), "{set}");
+    let removed = run.ctxkit(&["config", "unset", "myTeam.tool"]);
+    assert!(
+        removed.starts_with("exit: 0") && removed.contains("Removed `myTeam.tool`"),
+        "{removed}"
+    );
+}

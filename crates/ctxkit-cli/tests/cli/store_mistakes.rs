@@ -156,6 +156,18 @@ fn a_batch_imports_every_file_it_can_and_names_each_it_cannot() {
         output.contains("2 of 4 files not imported (each named above)"),
         "{output}"
     );
+    // One file alone: no "others" (sweep 9: "1 of 1 file not imported …; the others were").
+    let output = run.ctxkit(&[
+        "--store",
+        store.to_str().unwrap(),
+        "store",
+        "import",
+        damaged.to_str().unwrap(),
+    ]);
+    assert!(
+        output.contains("The file was not imported (named above)") && !output.contains("others"),
+        "{output}"
+    );
     let exported = run.home.path().join("back.jsonl");
     let output = run.ctxkit(&[
         "--store",
