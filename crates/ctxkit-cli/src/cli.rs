@@ -272,6 +272,7 @@ pub enum Command {
         cwd: PathBuf,
     },
     /// Set or clear an entry's label.
+    #[command(override_usage = "ctxkit label <FILE> <ID> (<TEXT> | --clear)")]
     Label {
         file: PathBuf,
         id: String,

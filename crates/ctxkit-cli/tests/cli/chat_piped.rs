@@ -362,3 +362,31 @@ async fn a_piped_chat_asks_nothing_of_its_prompts_and_runs_nothing_that_needs_as
     let last = String::from_utf8_lossy(&requests[2].body).into_owned();
     assert!(last.contains("yesterday the build broke: why?"), "{last}");
 }
+
+/// Sweep 9: `--continue` with no earlier session in the folder started a new one silently. It
+/// says so; the next `--continue` continues that one, without the note.
+#[tokio::test(flavor = "multi_thread")]
+async fn continue_with_nothing_to_continue_says_it_starts_a_new_session() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let base = format!("{}/v1", server.uri());
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let args = ["chat", "--continue", "--model", "openai/gpt-5-mini"];
+    let chat = |input: &str| {
+        tokio::task::block_in_place(|| run.ctxkit_with_input(&args, &variables, input))
+    };
+    let first = chat("hi\n");
+    assert!(
+        first.starts_with("exit: 0")
+            && first.contains("No earlier session in this folder to continue: starting a new one"),
+        "{first}"
+    );
+    let second = chat("again\n");
+    assert!(
+        second.starts_with("exit: 0") && !second.contains("No earlier session"),
+        "{second}"
+    );
+}

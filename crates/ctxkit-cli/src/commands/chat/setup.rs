@@ -33,17 +33,12 @@ pub async fn build(
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
     let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
-    let session = if args.no_session {
-        Session::in_memory(&cwd_text)
-    } else if let Some(file) = &args.session {
-        Session::open(file)?
-    } else if args.continue_recent {
-        Session::continue_recent(&cwd_text, &session_dir)?
-    } else {
-        Session::create(&cwd_text, &session_dir)
-    };
+    let (session, nothing_to_continue) = first_session(args, &cwd_text, &session_dir)?;
     let ui = Ui::new();
     ui.set_thinking_hidden(settings.settings().hide_thinking_block);
+    if nothing_to_continue {
+        ui.notice("No earlier session in this folder to continue: starting a new one");
+    }
     // A continued session is talked to with the model and thinking level it recorded last (as Pi
     // restores them), unless `--model` picks one.
     let recorded = super::thinking::recorded(&session);
@@ -162,6 +157,26 @@ pub async fn build(
     };
     chat.share_request_overhead().await;
     Ok(chat)
+}
+
+/// The session the chat starts in, and whether `--continue` found nothing to continue (a new
+/// session is started then, and the chat says so: sweep 9 found it silent).
+fn first_session(
+    args: &ChatArgs,
+    cwd: &str,
+    session_dir: &std::path::Path,
+) -> Result<(Session, bool)> {
+    if args.no_session {
+        return Ok((Session::in_memory(cwd), false));
+    }
+    if let Some(file) = &args.session {
+        return Ok((Session::open(file)?, false));
+    }
+    if args.continue_recent {
+        let nothing = ctxkit_session::find_most_recent_session(session_dir).is_none();
+        return Ok((Session::continue_recent(cwd, session_dir)?, nothing));
+    }
+    Ok((Session::create(cwd, session_dir), false))
 }
 
 /// The agent's options: the system prompt, the output limit and reasoning asked for, and what
