@@ -26,14 +26,21 @@ fn answered() -> ResponseTemplate {
 
 /// `ctxkit chat --no-session --model openai/gpt-5-mini` against `server`, `input` piped in.
 fn piped_chat(run: &Run, server: &MockServer, input: &str, extra: &[&str]) -> String {
+    let mut args = vec!["--no-session"];
+    args.extend_from_slice(extra);
+    chat_with(run, server, input, &args)
+}
+
+/// `ctxkit chat --model openai/gpt-5-mini ARGS` against `server`, `input` piped in.
+fn chat_with(run: &Run, server: &MockServer, input: &str, args: &[&str]) -> String {
     let base = format!("{}/v1", server.uri());
     let variables = [
         ("OPENAI_API_KEY", OPENAI_KEY),
         ("OPENAI_BASE_URL", base.as_str()),
     ];
-    let mut args = vec!["chat", "--no-session", "--model", "openai/gpt-5-mini"];
-    args.extend_from_slice(extra);
-    tokio::task::block_in_place(|| run.ctxkit_with_input(&args, &variables, input))
+    let mut all = vec!["chat", "--model", "openai/gpt-5-mini"];
+    all.extend_from_slice(args);
+    tokio::task::block_in_place(|| run.ctxkit_with_input(&all, &variables, input))
 }
 
 /// A Responses API that answers every request with `response`.
@@ -369,15 +376,7 @@ async fn a_piped_chat_asks_nothing_of_its_prompts_and_runs_nothing_that_needs_as
 async fn continue_with_nothing_to_continue_says_it_starts_a_new_session() {
     let server = responses_server(answered()).await;
     let run = Run::new();
-    let base = format!("{}/v1", server.uri());
-    let variables = [
-        ("OPENAI_API_KEY", OPENAI_KEY),
-        ("OPENAI_BASE_URL", base.as_str()),
-    ];
-    let args = ["chat", "--continue", "--model", "openai/gpt-5-mini"];
-    let chat = |input: &str| {
-        tokio::task::block_in_place(|| run.ctxkit_with_input(&args, &variables, input))
-    };
+    let chat = |input: &str| chat_with(&run, &server, input, &["--continue"]);
     let first = chat("hi\n");
     assert!(
         first.starts_with("exit: 0")

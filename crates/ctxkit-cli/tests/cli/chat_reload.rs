@@ -283,9 +283,7 @@ fn reload_applies_what_the_tools_may_reach() {
     }
     const KEY: &str = "sk-reloaded-0123456789abcdef";
     let world = World::new(100_000, json!({}));
-    let outside = tempfile::tempdir().unwrap();
-    let notes = outside.path().join("notes.txt");
-    std::fs::write(&notes, "the outside notes\n").unwrap();
+    let (outside, notes) = outside_notes();
     std::fs::write(world.project.join("leak.txt"), format!("key={KEY}\n")).unwrap();
     let read_notes = |id: &str| tool_call(id, "read", json!({"path": notes.display().to_string()}));
     world.answer(read_notes("c1"));
@@ -337,9 +335,7 @@ fn reload_widens_nothing_for_an_untrusted_project() {
         return;
     }
     let world = World::new(100_000, json!({}));
-    let outside = tempfile::tempdir().unwrap();
-    let notes = outside.path().join("notes.txt");
-    std::fs::write(&notes, "the outside notes\n").unwrap();
+    let (outside, notes) = outside_notes();
     world.answer(tool_call(
         "c1",
         "read",
@@ -381,4 +377,12 @@ fn tool_results(world: &World) -> Vec<String> {
         .filter(|message| message["role"] == "tool")
         .map(|message| message["content"].to_string())
         .collect()
+}
+
+/// A folder outside the project holding `notes.txt` ("the outside notes").
+fn outside_notes() -> (tempfile::TempDir, std::path::PathBuf) {
+    let outside = tempfile::tempdir().unwrap();
+    let notes = outside.path().join("notes.txt");
+    std::fs::write(&notes, "the outside notes\n").unwrap();
+    (outside, notes)
 }

@@ -373,16 +373,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let marker = root.join("pwned");
-        let run = |cwd: &Path, args: &[&str]| {
-            let status = std::process::Command::new("git")
-                .args(args)
-                .current_dir(cwd)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .output()
-                .unwrap();
-            assert!(status.status.success(), "{args:?}: {status:?}");
-        };
+        let run = run_git;
         let origin = root.join("origin");
         std::fs::create_dir_all(&origin).unwrap();
         run(&origin, &["init", "-q", "-b", "main"]);
@@ -463,22 +454,24 @@ mod tests {
         }
     }
 
+    /// git run as a test sets up repositories: no system or user config.
+    fn run_git(cwd: &Path, args: &[&str]) {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .current_dir(cwd)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {output:?}");
+    }
+
     /// A clean checkout of `root/origin` at `root/checkout`.
     fn clean_checkout(root: &Path) -> PathBuf {
-        let run = |cwd: &Path, args: &[&str]| {
-            let output = std::process::Command::new("git")
-                .args(args)
-                .current_dir(cwd)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .output()
-                .unwrap();
-            assert!(output.status.success(), "{args:?}: {output:?}");
-        };
         let origin = root.join("origin");
         std::fs::create_dir_all(&origin).unwrap();
-        run(&origin, &["init", "-q", "-b", "main"]);
-        run(root, &["clone", "-q", "origin", "checkout"]);
+        run_git(&origin, &["init", "-q", "-b", "main"]);
+        run_git(root, &["clone", "-q", "origin", "checkout"]);
         root.join("checkout")
     }
 
