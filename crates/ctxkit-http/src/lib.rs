@@ -3,7 +3,8 @@
 //! answered `503` and closed), a timeout on reading a request's headers (hyper's, which needs a
 //! timer), and a pause before accepting again when accepting failed (out of file descriptors), so
 //! a client that opens sockets and never finishes a request can neither hold the server nor make
-//! it spin.
+//! it spin. And which local user opened a loopback connection (`peer_user`), for a server that
+//! takes connections without a token.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
