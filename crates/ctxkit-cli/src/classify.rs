@@ -478,8 +478,8 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
         SettingsError::UnknownKey { .. } => (
             3,
             Some(
-                "`ctxkit config list` shows every setting; `--force` writes a key ctxkit does not \
-                 know (another tool's)"
+                "`ctxkit config list` shows every setting; `config set --force` writes a key ctxkit \
+                 does not know (another tool's)"
                     .to_owned(),
             ),
         ),

@@ -106,7 +106,7 @@ fn check_checkout(checkout: &Path, source: &GitSource) -> Result<(), PackageErro
         .filter(|(key, _)| key.eq_ignore_ascii_case("remote.origin.url"))
         .map(|(_, value)| value)
         .collect();
-    if origins != [source.repo.as_str()] {
+    if !matches!(origins.as_slice(), [origin] if same_repository(origin, source)) {
         return Err(refused(format!(
             "its origin is not `{}`, the source the settings name",
             source.repo
@@ -127,6 +127,26 @@ fn check_checkout(checkout: &Path, source: &GitSource) -> Result<(), PackageErro
         }
     }
     Ok(())
+}
+
+/// Whether `origin`, as a checkout's config records it, is the repository `source` names: the same
+/// URL, or another spelling of it that names the same checkout folder (host and path:
+/// `git:file:///srv/tools` and `git:file:///srv/tools/.git`, `git:github.com/x/y` and
+/// `https://github.com/x/y.git`).
+fn same_repository(origin: &str, source: &GitSource) -> bool {
+    if origin == source.repo {
+        return true;
+    }
+    let prefixed = if origin.starts_with("git:") {
+        origin.to_owned()
+    } else {
+        format!("git:{origin}")
+    };
+    crate::source::parse_git_url(&prefixed).is_some_and(|recorded| {
+        // `srv/gitsrc/` and `srv/gitsrc` name one folder.
+        recorded.host.eq_ignore_ascii_case(&source.host)
+            && recorded.path.trim_end_matches('/') == source.path.trim_end_matches('/')
+    })
 }
 
 /// The dotted keys of a git config file (`[section "sub"]` then `name = value` lines) and their
@@ -511,6 +531,30 @@ mod tests {
                 .contains("its origin is not `https://github.com/example/tools`"),
             "{error}"
         );
+    }
+
+    /// Two spellings of one repository name one checkout: either spelling's origin is its own
+    /// (the verification of sweep 9: `update` failed for a source listed as `…/gitsrc` and
+    /// `…/gitsrc/.git`).
+    #[test]
+    fn another_spelling_of_the_same_repository_is_its_origin() {
+        let source = |text: &str| crate::source::parse_git_url(text).unwrap();
+        let plain = source("git:file:///srv/gitsrc");
+        let dotted = source("git:file:///srv/gitsrc/.git");
+        assert!(same_repository(&dotted.repo, &plain));
+        assert!(same_repository(&plain.repo, &dotted));
+        let github = source("git:github.com/example/tools");
+        assert!(same_repository(
+            "https://github.com/example/tools.git",
+            &github
+        ));
+        assert!(same_repository("git@github.com:example/tools.git", &github));
+        assert!(!same_repository("/tmp/private", &github));
+        assert!(!same_repository(
+            "file:///srv/github.com/example/tools",
+            &github
+        ));
+        assert!(!same_repository("git@github.com:victim/private", &github));
     }
 
     /// With the repository pinned, a `commondir` planted after the check changes nothing: git

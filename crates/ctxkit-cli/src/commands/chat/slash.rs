@@ -298,7 +298,7 @@ impl Chat {
                 keep_recent_tokens,
             }) => {
                 self.ui.line(&format!(
-                    "Nothing to compact yet: the messages (~{context_tokens} tokens, without the system prompt and tools) fit in keepRecentTokens ({keep_recent_tokens})"
+                    "Nothing to compact yet: what is not summarized yet fits in keepRecentTokens ({keep_recent_tokens}); the messages are ~{context_tokens} tokens, without the system prompt and tools"
                 ));
             }
             CompactionPlan::Nothing(NoCompaction::AlreadyCompacted) => {
