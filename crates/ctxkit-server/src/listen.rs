@@ -400,9 +400,12 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Conne
             }
         };
         let mut refused = reply(StatusCode::UNAUTHORIZED, json!({"error": why}));
-        refused
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        // Asked for only when there is one to present.
+        if state.token.is_some() {
+            refused
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
         return refused;
     }
     let key = request.headers().get(header::SEC_WEBSOCKET_KEY).cloned();
