@@ -15,8 +15,9 @@ use crate::render::counted;
 const NOT_RELOADED: &str = "Nothing was reloaded: the chat goes on as it was; fix the settings \
 (`ctxkit config list` checks them) and /reload again";
 
-/// Which settings `/reload` applies at once, and that the others wait for the next chat.
-const APPLIED_LATER: &str = "Settings applied now: llm.* and retry.* (the model in use), \
+/// The settings `/reload` applies at once (what is not named here, such as `steeringMode`, waits
+/// for the next chat).
+const APPLIED_NOW: &str = "Settings applied now: llm.* and retry.* (the model in use), \
 compaction.* (its model included), transforms.*, branchSummary.*, chat.* (what the tools may \
 reach included), shellPath, shellCommandPrefix, images.autoResize, enabledModels, \
 hideThinkingBlock, doubleEscapeAction, enableSkillCommands";
@@ -182,7 +183,7 @@ impl Chat {
             "the system prompt is unchanged"
         };
         self.ui.line(&format!("Reloaded {summary}; {effect}"));
-        self.ui.info(APPLIED_LATER);
+        self.ui.info(APPLIED_NOW);
         Ok(())
     }
 }
