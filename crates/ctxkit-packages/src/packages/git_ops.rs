@@ -101,10 +101,11 @@ fn check_checkout(checkout: &Path, source: &GitSource) -> Result<(), PackageErro
     }
     let config = git_dir.join("config");
     let text = read_package_file_or_error(&config)?;
-    let origins: Vec<String> = config_entries(&text)
-        .into_iter()
+    let entries = config_entries(&text);
+    let origins: Vec<&str> = entries
+        .iter()
         .filter(|(key, _)| key.eq_ignore_ascii_case("remote.origin.url"))
-        .map(|(_, value)| value)
+        .map(|(_, value)| value.as_str())
         .collect();
     if !matches!(origins.as_slice(), [origin] if same_repository(origin, source)) {
         return Err(refused(format!(
@@ -112,7 +113,7 @@ fn check_checkout(checkout: &Path, source: &GitSource) -> Result<(), PackageErro
             source.repo
         )));
     }
-    for (key, _) in config_entries(&text) {
+    for (key, _) in &entries {
         let lower = key.to_ascii_lowercase();
         let branch_key = lower.starts_with("branch.")
             && (lower.ends_with(".remote") || lower.ends_with(".merge"));
