@@ -246,16 +246,6 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         .with_session(|session| session.cwd().to_owned())
         .await;
     let cwd = crate::projects::of_run(shared, &recorded, params.cwd.as_deref())?;
-    if !cwd.is_dir() {
-        return Err(MethodError::new(
-            codes::INVALID_PARAMS,
-            format!(
-                "invalid params: the run's project `{}` is not a folder on this machine; pass \
-                 `cwd`, the absolute path of the project to work in",
-                cwd.display()
-            ),
-        ));
-    }
     engine.set_project(cwd.clone());
     let system_prompt = match params.system_prompt {
         Some(text) => text,

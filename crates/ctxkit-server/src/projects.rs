@@ -66,7 +66,8 @@ pub(crate) fn of_session(shared: &Shared, recorded: &str) -> PathBuf {
 
 /// The project of an `agent.run`: the `cwd` it names (now chosen), else the session's recorded
 /// `cwd` when the client chose it (an empty one is the server's directory); any other is refused
-/// before the model is asked (`unconfirmed_cwd`).
+/// before the model is asked (`unconfirmed_cwd`), and so is a project that is not a folder on
+/// this machine (sweep 9: the model was told of it and every tool failed there).
 pub(crate) fn of_run(
     shared: &Shared,
     recorded: &str,
@@ -74,7 +75,7 @@ pub(crate) fn of_run(
 ) -> Result<PathBuf, MethodError> {
     if let Some(named) = named {
         crate::session_methods::check_cwd(named)?;
-        let named = PathBuf::from(named);
+        let named = existing_folder(PathBuf::from(named))?;
         shared.projects.choose(&named);
         return Ok(named);
     }
@@ -83,7 +84,7 @@ pub(crate) fn of_run(
     }
     let recorded_path = Path::new(recorded);
     if shared.projects.holds(recorded_path) {
-        return Ok(recorded_path.to_path_buf());
+        return existing_folder(recorded_path.to_path_buf());
     }
     Err(MethodError {
         code: codes::ENGINE_ERROR,
@@ -95,4 +96,19 @@ pub(crate) fn of_run(
         ),
         kind: Some("unconfirmed_cwd"),
     })
+}
+
+/// `project` when it is a folder; an `agent.run` in any other is refused before the model is asked.
+fn existing_folder(project: PathBuf) -> Result<PathBuf, MethodError> {
+    if project.is_dir() {
+        return Ok(project);
+    }
+    Err(MethodError::new(
+        codes::INVALID_PARAMS,
+        format!(
+            "invalid params: the run's project `{}` is not a folder on this machine; pass `cwd`, \
+             the absolute path of the project to work in",
+            project.display()
+        ),
+    ))
 }
