@@ -113,7 +113,9 @@ mod robustness_tests;
 #[cfg(test)]
 mod test_support;
 
-use ctxkit_protocol::AgentMessage;
+use std::borrow::Cow;
+
+use ctxkit_protocol::{AgentMessage, ToolResultMessage};
 use ctxkit_settings::TransformSettings;
 
 pub use digest::{names_in, names_in_json};
@@ -215,9 +217,33 @@ pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
     report.estimated_tokens_after = total_tokens(&slots);
     let messages = slots
         .into_iter()
-        .map(|slot| slot.message.into_owned())
+        .map(|slot| model_copy(slot.message))
         .collect();
     TransformOutput { messages, report }
+}
+
+/// The message as the model is sent it: a tool result without its `details`, which are for a user
+/// interface (a diff, a whole file read), never sent to a provider, and often many times the size
+/// of what the model reads. They are not copied.
+fn model_copy(message: Cow<'_, AgentMessage>) -> AgentMessage {
+    match message {
+        Cow::Borrowed(AgentMessage::ToolResult(result)) => {
+            AgentMessage::ToolResult(ToolResultMessage {
+                tool_call_id: result.tool_call_id.clone(),
+                tool_name: result.tool_name.clone(),
+                content: result.content.clone(),
+                details: None,
+                is_error: result.is_error,
+                timestamp: result.timestamp,
+                extra: result.extra.clone(),
+            })
+        }
+        Cow::Owned(AgentMessage::ToolResult(mut result)) => {
+            result.details = None;
+            AgentMessage::ToolResult(result)
+        }
+        message @ (Cow::Borrowed(_) | Cow::Owned(_)) => message.into_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -384,6 +410,34 @@ mod tests {
         assert_eq!(
             roles(&output.messages),
             vec!["user", "user", "user", "user", "user"]
+        );
+    }
+
+    /// A tool's details (a diff, a whole file read) are for a user interface: the view, which is what
+    /// the model is sent, carries none, whether the result was cut or not; the input keeps them.
+    #[test]
+    fn the_view_carries_no_tool_details() {
+        let mut messages = busy_conversation();
+        for message in &mut messages {
+            if let AgentMessage::ToolResult(result) = message {
+                result.details = Some(serde_json::json!({"file": "x".repeat(10_000)}));
+            }
+        }
+        for settings in [plain(), TransformSettings::disabled()] {
+            let output = transform_context(&messages, &settings, 0);
+            let results: Vec<&ToolResultMessage> = output
+                .messages
+                .iter()
+                .filter_map(AgentMessage::as_tool_result)
+                .collect();
+            assert!(results.len() > 6, "{}", results.len());
+            assert!(results.iter().all(|result| result.details.is_none()));
+        }
+        assert!(
+            messages
+                .iter()
+                .filter_map(AgentMessage::as_tool_result)
+                .all(|result| result.details.is_some())
         );
     }
 

@@ -216,7 +216,7 @@ impl View {
 
 /// What was sent of `message` (`derived`: made from its entry, not stored as it is).
 fn sent(message: &AgentMessage, sent: &AgentMessage, derived: bool) -> Sent {
-    if !derived && sent == message {
+    if !derived && sent_unchanged(message, sent) {
         Sent::AsStored
     } else if !derived && without_thinking(message).is_some_and(|stripped| stripped == *sent) {
         // Only its thinking was dropped: the page shows the entry without it (no copy).
@@ -224,8 +224,25 @@ fn sent(message: &AgentMessage, sent: &AgentMessage, derived: bool) -> Sent {
     } else {
         Sent::Instead {
             message: serde_json::to_value(sent).unwrap_or(Value::Null),
-            changed: !derived || sent != message,
+            changed: !derived || !sent_unchanged(message, sent),
         }
+    }
+}
+
+/// Whether `sent` is `message` as the model is sent it: the view leaves a tool result's `details`
+/// out (they are for a user interface), and that is no change.
+fn sent_unchanged(message: &AgentMessage, sent: &AgentMessage) -> bool {
+    match (message, sent) {
+        (AgentMessage::ToolResult(stored), AgentMessage::ToolResult(sent)) => {
+            sent.details.is_none()
+                && stored.tool_call_id == sent.tool_call_id
+                && stored.tool_name == sent.tool_name
+                && stored.content == sent.content
+                && stored.is_error == sent.is_error
+                && stored.timestamp == sent.timestamp
+                && stored.extra == sent.extra
+        }
+        (message, sent) => message == sent,
     }
 }
 
@@ -273,6 +290,28 @@ mod tests {
         ];
         let output = vec![input[0].clone(), input[2].clone()];
         assert_eq!(align(&input, &output), vec![Some(0), None, Some(1)]);
+    }
+
+    #[test]
+    fn a_result_sent_without_its_details_is_sent_as_stored() {
+        let stored = message(
+            json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read",
+            "isError": false, "timestamp": 3, "details": {"file": "the whole file"},
+            "content": [{"type": "text", "text": "line"}]}),
+        );
+        let mut without = stored.clone();
+        if let AgentMessage::ToolResult(result) = &mut without {
+            result.details = None;
+        }
+        assert!(matches!(sent(&stored, &without, false), Sent::AsStored));
+        let mut cut = without.clone();
+        if let AgentMessage::ToolResult(result) = &mut cut {
+            result.content = ctxkit_protocol::MessageContent::Text("[cut]".to_owned());
+        }
+        assert!(matches!(
+            sent(&stored, &cut, false),
+            Sent::Instead { changed: true, .. }
+        ));
     }
 
     /// A session on `provider`/`model` of `calls` tool calls, each reading 300 lines.
