@@ -31,6 +31,16 @@ impl Engine {
     /// ctxkit's estimate the provider counts (always). Call it before anything more is appended to the session,
     /// e.g. when the reply has arrived and before it is appended.
     pub async fn record_model_request(&self, prefix: ConversationPrefix) {
+        self.record(std::borrow::Cow::Owned(prefix)).await;
+    }
+
+    /// Like [`Engine::record_model_request`], copying the request only when a compaction may
+    /// continue it: for a caller that keeps the messages (the simulator measures them after).
+    pub async fn record_model_request_copied(&self, prefix: &ConversationPrefix) {
+        self.record(std::borrow::Cow::Borrowed(prefix)).await;
+    }
+
+    async fn record(&self, prefix: std::borrow::Cow<'_, ConversationPrefix>) {
         let mut state = self.lock().await;
         // Overflow recovery compares what the provider counts with this estimate, whatever the
         // cache-prefix setting.
@@ -46,6 +56,7 @@ impl Engine {
         }
         let leaf = state.session.leaf_id().map(str::to_owned);
         let context_messages = state.session.leaf_context().messages.len();
+        let prefix = prefix.into_owned();
         state.last_request = Some(RecordedRequest {
             prefix: ConversationPrefix {
                 request_messages: prefix.messages.len(),

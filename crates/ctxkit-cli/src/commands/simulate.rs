@@ -176,14 +176,19 @@ fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
     }
 }
 
+/// How often a replay that stderr shows no bar for says how far it is (the first time after as
+/// long): a log or a pipe then shows the run is alive, and a short run prints nothing more.
+const PROGRESS_LINE_EVERY: Duration = Duration::from_secs(10);
+
 /// Runs `run` for each session (or once, for the generated one) while a bar on stderr shows the
-/// calls replayed; no bar when stderr is not a terminal.
+/// calls replayed; when stderr is not a terminal, a line every [`PROGRESS_LINE_EVERY`] instead.
 fn with_progress(
     progress: &Progress,
     sessions: usize,
     run: impl Fn(usize) -> Result<SimulationReport>,
 ) -> Result<Vec<SimulationReport>> {
-    let bar = if std::io::stderr().is_terminal() {
+    let terminal = std::io::stderr().is_terminal();
+    let bar = if terminal {
         indicatif::ProgressBar::new(0)
     } else {
         indicatif::ProgressBar::hidden()
@@ -198,9 +203,14 @@ fn with_progress(
     let done = std::sync::atomic::AtomicBool::new(false);
     let reports = std::thread::scope(|scope| {
         scope.spawn(|| {
+            let mut next_line = Instant::now() + PROGRESS_LINE_EVERY;
             while !done.load(Ordering::Relaxed) {
                 bar.set_length(progress.total.load(Ordering::Relaxed));
                 bar.set_position(progress.done.load(Ordering::Relaxed));
+                if !terminal && Instant::now() >= next_line {
+                    next_line += PROGRESS_LINE_EVERY;
+                    progress_line(&bar);
+                }
                 std::thread::sleep(Duration::from_millis(100));
             }
         });
@@ -219,6 +229,19 @@ fn with_progress(
     });
     bar.finish_and_clear();
     reports
+}
+
+/// One line on stderr saying how far the replay is, as the bar would show it.
+fn progress_line(bar: &indicatif::ProgressBar) {
+    let total = bar.length().unwrap_or(0);
+    let percent = (bar.position() * 100).checked_div(total).unwrap_or(0);
+    // A closed stderr is no reason to stop the replay.
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "simulating {}: {}/{total} calls replayed ({percent}%)",
+        bar.message(),
+        bar.position(),
+    );
 }
 
 fn markdown_text(reports: &[SimulationReport]) -> String {

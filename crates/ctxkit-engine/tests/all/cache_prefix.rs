@@ -28,20 +28,73 @@ fn harness(on: bool) -> Harness {
 
 /// Records the request the agent would send now.
 async fn record(harness: &Harness) -> Vec<ctxkit_protocol::AgentMessage> {
+    record_by(harness, Recording::Moved).await
+}
+
+/// How a request is handed to the engine.
+#[derive(Clone, Copy)]
+enum Recording {
+    /// `record_model_request`, as the agent does.
+    Moved,
+    /// `record_model_request_copied`, as the simulator does.
+    Lent,
+}
+
+async fn record_by(harness: &Harness, recording: Recording) -> Vec<ctxkit_protocol::AgentMessage> {
     let view = harness.engine.model_view().await.unwrap();
+    let prefix = ConversationPrefix {
+        provider: PROVIDER.into(),
+        model: MODEL.into(),
+        system_prompt: "You are a coding agent.".into(),
+        request_messages: 0,
+        messages: view.messages.clone(),
+        tools: Vec::new(),
+        reasoning: None,
+    };
+    match recording {
+        Recording::Moved => harness.engine.record_model_request(prefix).await,
+        Recording::Lent => harness.engine.record_model_request_copied(&prefix).await,
+    }
+    view.messages
+}
+
+/// The continued request of a compaction after three turns, the last one recorded `recording`.
+async fn continued_after_three_turns(recording: Recording) -> ConversationPrefix {
+    let harness = harness(true);
+    harness.turn("first", 100).await;
+    harness.turn("second", 200).await;
+    harness.engine.append(user("third")).await.unwrap();
+    record_by(&harness, recording).await;
     harness
         .engine
-        .record_model_request(ConversationPrefix {
-            provider: PROVIDER.into(),
-            model: MODEL.into(),
-            system_prompt: "You are a coding agent.".into(),
-            request_messages: 0,
-            messages: view.messages.clone(),
-            tools: Vec::new(),
-            reasoning: None,
-        })
-        .await;
-    view.messages
+        .append(reply("answer three", 300))
+        .await
+        .unwrap();
+    harness.engine.compact(None).await.unwrap();
+    harness.summarizer.continued.lock().unwrap()[0].clone()
+}
+
+#[tokio::test]
+async fn a_request_lent_to_the_engine_is_continued_as_one_handed_over() {
+    // The two runs differ only in their messages' times.
+    let untimed = |prefix: ConversationPrefix| {
+        let messages: Vec<Value> = prefix
+            .messages
+            .iter()
+            .map(|message| {
+                let mut value = serde_json::to_value(message).unwrap();
+                value.as_object_mut().unwrap().remove("timestamp");
+                value
+            })
+            .collect();
+        (prefix.request_messages, prefix.system_prompt, messages)
+    };
+    let lent = untimed(continued_after_three_turns(Recording::Lent).await);
+    assert_eq!(
+        lent,
+        untimed(continued_after_three_turns(Recording::Moved).await)
+    );
+    assert_eq!((lent.0, lent.2.len()), (5, 6));
 }
 
 async fn details(harness: &Harness) -> Value {

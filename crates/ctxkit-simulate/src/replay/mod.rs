@@ -105,20 +105,21 @@ impl Driver<'_> {
 
     /// Records the request about to be answered with the engine, as the agent does before it
     /// appends the reply: the engine compares the reply's usage with its estimate of it.
-    async fn record(&mut self, messages: &[AgentMessage]) {
+    async fn record(&mut self, messages: Vec<AgentMessage>) -> Vec<AgentMessage> {
         let started = Instant::now();
-        self.engine
-            .record_model_request(ConversationPrefix {
-                provider: PROVIDER.to_owned(),
-                model: MODEL.to_owned(),
-                system_prompt: String::new(),
-                request_messages: messages.len(),
-                messages: messages.to_vec(),
-                tools: Vec::new(),
-                reasoning: None,
-            })
-            .await;
+        let prefix = ConversationPrefix {
+            provider: PROVIDER.to_owned(),
+            model: MODEL.to_owned(),
+            system_prompt: String::new(),
+            request_messages: messages.len(),
+            messages,
+            tools: Vec::new(),
+            reasoning: None,
+        };
+        // The engine copies the messages only when a compaction may continue the request.
+        self.engine.record_model_request_copied(&prefix).await;
         add(&mut self.meter.timing.append_ms, started);
+        prefix.messages
     }
 
     /// The provider's count of a request ctxkit estimates at `tokens`.
@@ -189,7 +190,7 @@ impl Driver<'_> {
                     lifetime: view.cache_lifetime,
                 });
             }
-            self.record(&view.messages).await;
+            let messages = self.record(view.messages).await;
             let at = self.clock.advance(None);
             self.append(overflow_reply(tokens, window, at)).await?;
             let engine = self.engine.clone();
@@ -203,7 +204,7 @@ impl Driver<'_> {
             self.meter.recovery_failures += 1;
             self.meter.windowed_requests += windowed;
             return Ok(Asked {
-                messages: view.messages,
+                messages,
                 request,
                 answer: Answer::Refused,
                 lifetime: view.cache_lifetime,
@@ -328,7 +329,7 @@ pub(crate) async fn replay(
             };
             let time = driver.clock.request_time(billed.cache_lifetime_ms);
             driver.meter.ledger.sent_at(time);
-            driver.record(&messages).await;
+            let messages = driver.record(messages).await;
             driver
                 .meter
                 .accept(messages, request, call, output, (time, billed), answer);
