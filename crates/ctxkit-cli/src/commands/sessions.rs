@@ -79,7 +79,8 @@ fn nothing_here(locations: &Locations, this_directory: bool) -> String {
     }
 }
 
-/// One session a row: modified time, message count, name or first message, and its path below.
+/// One session a row: modified time, message count, name or first message, and its path below (with
+/// its creation time when that is later, the time the listing orders it by).
 pub(super) fn print_session_rows(
     sessions: &[SessionInfoRecord],
     out: &mut dyn Write,
@@ -97,9 +98,28 @@ pub(super) fn print_session_rows(
             "{}  {:>4} msgs  {}",
             session.modified, session.message_count, title
         )?;
-        writeln!(out, "    {}", session.path)?;
+        if created_after_its_messages(session) {
+            // It lists by the later time (a fork made today of an old session lists first).
+            writeln!(
+                out,
+                "    {}  (created {}, from older messages)",
+                session.path, session.created
+            )?;
+        } else {
+            writeln!(out, "    {}", session.path)?;
+        }
     }
     Ok(())
+}
+
+/// Whether the session was created after its last activity: a copy (a fork, a clone) of older
+/// messages, which the listing orders by its creation.
+fn created_after_its_messages(session: &SessionInfoRecord) -> bool {
+    let time = |text: &str| ctxkit_session::parse_timestamp_ms(text);
+    matches!(
+        (time(&session.created), time(&session.modified)),
+        (Some(created), Some(modified)) if created > modified
+    )
 }
 
 /// The first message as a row shows it: a session with messages but none typed by the user (only

@@ -318,6 +318,11 @@ fn a_filtered_listing_shows_each_session_as_the_plain_listing_does() {
     let plain = run.ctxkit(&["sessions", "--dir", folder_text]);
     let filtered = run.ctxkit(&["sessions", "--dir", folder_text, "--grep", "old question"]);
     assert!(plain.contains("2025-03-17T09:00:00.000Z"), "{plain}");
+    // The time it lists by (it was made after its messages) is said beside its path.
+    assert!(
+        plain.contains("(created 2026-01-02T00:00:00.000Z, from older messages)"),
+        "{plain}"
+    );
     assert_eq!(filtered, plain);
     let plain = run.ctxkit(&["sessions", "--dir", folder_text, "--json"]);
     let filtered = run.ctxkit(&["sessions", "--dir", folder_text, "--grep", "old", "--json"]);
