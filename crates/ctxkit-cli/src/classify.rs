@@ -104,6 +104,7 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
         ),
         // As a session file that is not there (`NO_SUCH_SESSION_HINT`).
         StoreError::NotFound { .. } => (4, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
+        StoreError::AmbiguousId { .. } => (2, Some("list the stored sessions with `ctxkit sessions --all`".to_owned())),
         StoreError::Exists { .. } | StoreError::InvalidSession { .. } => (3, None),
         StoreError::NotUtf8 { what, .. } => (
             3,

@@ -157,7 +157,7 @@ pub struct GlobalArgs {
     /// Where sessions are stored: a sessions directory (the default, `<home>/sessions`), or a
     /// PostgreSQL URL `postgres://user@host/db` (`CTXKIT_STORE`; setting `store.url`: there, not
     /// here, for a URL with a password, which a command line shows to every local user).
-    /// With a database, commands that take a session FILE take a session id too.
+    /// With a database, commands that take a session FILE take a session id (or its start) too.
     #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
     /// Offline mode: no package is fetched (`CTXKIT_OFFLINE=1`). Resolving installs nothing,

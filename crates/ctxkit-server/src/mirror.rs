@@ -90,7 +90,8 @@ fn store_error(error: StoreError) -> MethodError {
         StoreError::Fenced { .. } => "lease_lost",
         StoreError::NotFound { .. } => "session_not_found",
         StoreError::Exists { .. } => "session_exists",
-        StoreError::InvalidUrl { .. }
+        StoreError::AmbiguousId { .. }
+        | StoreError::InvalidUrl { .. }
         | StoreError::InvalidSession { .. }
         | StoreError::NotUtf8 { .. }
         | StoreError::DamagedLine { .. }

@@ -15,6 +15,15 @@ pub enum StoreError {
     #[error("no session `{id}` in the store")]
     NotFound { id: String },
 
+    /// Several sessions' ids start with `prefix`. Returned by `resolve`; `ids` holds the first
+    /// few of them, in order. Give more of the id.
+    #[error("`{prefix}` starts {count} session ids ({}); give more of it", ids.join(", "))]
+    AmbiguousId {
+        prefix: String,
+        count: usize,
+        ids: Vec<String>,
+    },
+
     /// A session with this id is already in the store. Returned by `create` and `import`; export
     /// it, or import a fork of the file.
     #[error("session `{id}` is already in the store")]

@@ -137,6 +137,26 @@ impl DirectoryStore {
         Err(not_found())
     }
 
+    /// The ids of the sessions stored, sorted: of each project folder's `<time>_<id>.jsonl`.
+    fn session_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|project| std::fs::read_dir(project.path()).ok())
+            .flatten()
+            .flatten()
+            .filter_map(|file| {
+                let name = file.file_name().into_string().ok()?;
+                let (_, id) = name.strip_suffix(".jsonl")?.split_once('_')?;
+                Some(id.to_owned())
+            })
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
     /// Stores a new session: `header`, then each entry line `next_entry` gives (checked by it),
     /// written as it comes into a temporary file that becomes the session's file only when every
     /// line was good (a refused line leaves nothing behind).
@@ -428,6 +448,17 @@ impl SessionStore for DirectoryStore {
     async fn append(&self, lease: &Lease, lines: &[String], ttl: Duration) -> Result<u64> {
         let (store, lease, lines) = (self.clone(), lease.clone(), lines.to_vec());
         blocking(move || store.append_blocking(&lease, &lines, ttl)).await
+    }
+
+    async fn resolve(&self, id_or_prefix: &str) -> Result<String> {
+        let (store, prefix) = (self.clone(), id_or_prefix.to_owned());
+        blocking(move || {
+            if store.find(&prefix).is_ok() {
+                return Ok(prefix);
+            }
+            crate::store::resolve_among(&prefix, store.session_ids())
+        })
+        .await
     }
 
     async fn list(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {

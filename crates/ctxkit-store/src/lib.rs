@@ -93,6 +93,10 @@ impl SessionStore for AnyStore {
         dispatch!(self, store => store.append(lease, lines, ttl).await)
     }
 
+    async fn resolve(&self, id_or_prefix: &str) -> Result<String> {
+        dispatch!(self, store => store.resolve(id_or_prefix).await)
+    }
+
     async fn list(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
         dispatch!(self, store => store.list(query).await)
     }

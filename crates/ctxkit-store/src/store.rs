@@ -99,6 +99,36 @@ pub trait SessionStore: Send + Sync {
         ttl: Duration,
     ) -> impl Future<Output = Result<u64>> + Send;
 
+    /// The id of the session `id_or_prefix` names: the session with that id, else the one session
+    /// whose id starts with it. [`crate::StoreError::NotFound`] when none does,
+    /// [`crate::StoreError::AmbiguousId`] when several do.
+    fn resolve(&self, id_or_prefix: &str) -> impl Future<Output = Result<String>> + Send;
+
     /// The sessions that match, newest first.
     fn list(&self, query: &ListQuery) -> impl Future<Output = Result<Vec<StoredSession>>> + Send;
+}
+
+/// The most ids an [`crate::StoreError::AmbiguousId`] names.
+pub(crate) const AMBIGUOUS_IDS_SHOWN: usize = 5;
+
+/// The id `prefix` names among `ids` (sorted, no repeats), as [`SessionStore::resolve`] resolves it.
+pub(crate) fn resolve_among(prefix: &str, ids: Vec<String>) -> Result<String> {
+    if ids.iter().any(|id| id == prefix) {
+        return Ok(prefix.to_owned());
+    }
+    let mut matching: Vec<String> = ids
+        .into_iter()
+        .filter(|id| !prefix.is_empty() && id.starts_with(prefix))
+        .collect();
+    match matching.len() {
+        0 => Err(crate::StoreError::NotFound {
+            id: prefix.to_owned(),
+        }),
+        1 => Ok(matching.remove(0)),
+        count => Err(crate::StoreError::AmbiguousId {
+            prefix: prefix.to_owned(),
+            count,
+            ids: matching.into_iter().take(AMBIGUOUS_IDS_SHOWN).collect(),
+        }),
+    }
 }

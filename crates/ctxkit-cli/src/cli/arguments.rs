@@ -78,7 +78,7 @@ pub enum StoreAction {
     },
     /// Write a stored session to a new JSONL file, byte for byte as stored.
     Export {
-        /// The session id.
+        /// The session id, or its start (one session's only).
         id: String,
         /// The file to write (never overwritten).
         #[arg(short = 'o', long = "out", value_name = "FILE")]

@@ -202,6 +202,7 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
     match action {
         StoreAction::Import { files } => return import_files(&runtime, &store, &files, out),
         StoreAction::Export { id, out: file } => {
+            let id = runtime.block_on(store.resolve(&id))?;
             let lines = runtime.block_on(store.export(&id))?;
             write_new_file(&file, &lines.to_jsonl())?;
             writeln!(

@@ -95,6 +95,8 @@ pub(super) fn on_database_session(
     };
     let runtime = runtime()?;
     let store = open(&runtime, url)?;
+    // The session's id, or the start of one.
+    let id = runtime.block_on(store.resolve(&id))?;
     if access == Access::NewSession {
         return super::store_fork::fork_in_store(&runtime, &store, &id, command, out);
     }

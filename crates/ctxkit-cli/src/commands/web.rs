@@ -349,6 +349,14 @@ fn follow_database(url: &ctxkit_store::StoreUrl, id: &str, scratch: &Path) -> Re
                     return;
                 }
             };
+            // The session's id, or the start of one.
+            let id = match store.resolve(&id).await {
+                Ok(id) => id,
+                Err(error) => {
+                    let _ = first.send(Err(error.into()));
+                    return;
+                }
+            };
             let mut written = 0;
             let mut first = Some(first);
             loop {

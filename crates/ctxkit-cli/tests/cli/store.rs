@@ -245,16 +245,53 @@ fn a_directory_store_imports_exports_and_searches_like_the_database() {
         [serde_json::Value::from(branches_id.clone())],
         "{found}"
     );
+    // The start of an id names its session.
     let exported = run.home.path().join("back.jsonl");
     let output = run.ctxkit(&with_store(
         &root_text,
-        &["store", "export", &branches_id, "-o", path_text(&exported)],
+        &[
+            "store",
+            "export",
+            &branches_id[..13],
+            "-o",
+            path_text(&exported),
+        ],
     ));
     assert!(output.starts_with("exit: 0\n"), "{output}");
+    assert!(
+        output.contains(&format!("Exported {branches_id} ")),
+        "{output}"
+    );
     assert_eq!(
         std::fs::read(&exported).unwrap(),
         std::fs::read(&branches).unwrap()
     );
+}
+
+#[test]
+fn a_database_session_is_named_by_the_start_of_its_id() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let (file, id) = fresh_copy(&run, "good-labels.jsonl");
+    let imported = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    assert!(imported.starts_with("exit: 0\n"), "{imported}");
+    let prefix = &id[..13];
+    let by_prefix = run.ctxkit(&with_store(&url, &["info", prefix, "--json"]));
+    let by_id = run.ctxkit(&with_store(&url, &["info", &id, "--json"]));
+    assert!(by_prefix.starts_with("exit: 0\n"), "{by_prefix}");
+    assert_eq!(by_prefix, by_id);
+    let exported = run.home.path().join("back.jsonl");
+    let output = run.ctxkit(&with_store(
+        &url,
+        &["store", "export", prefix, "-o", path_text(&exported)],
+    ));
+    assert!(output.contains(&format!("Exported {id} ")), "{output}");
+    assert_eq!(
+        std::fs::read(&exported).unwrap(),
+        std::fs::read(&file).unwrap()
+    );
+    let missing = run.ctxkit(&with_store(&url, &["info", &format!("{prefix}-no")]));
+    assert!(missing.starts_with("exit: 4\n"), "{missing}");
 }
 
 #[test]

@@ -270,6 +270,36 @@ impl SessionStore for PostgresStore {
         self.append_entries(lease, lines, ttl).await
     }
 
+    async fn resolve(&self, id_or_prefix: &str) -> Result<String> {
+        let not_found = || StoreError::NotFound {
+            id: id_or_prefix.to_owned(),
+        };
+        if id_or_prefix.is_empty() {
+            return Err(not_found());
+        }
+        let client = self.client().await?;
+        // The session of that very id first, then the others in order; the count is all of them.
+        let rows = client
+            .query(
+                "SELECT id, count(*) OVER () FROM ctxkit_sessions WHERE starts_with(id, $1) \
+                 ORDER BY id <> $1, id LIMIT $2",
+                &[&id_or_prefix, &(crate::store::AMBIGUOUS_IDS_SHOWN as i64)],
+            )
+            .await
+            .map_err(StoreError::database("find the session"))?;
+        let ids: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+        let count = rows.first().map_or(0, |row| row.get::<_, i64>(1));
+        match ids.first() {
+            None => Err(not_found()),
+            Some(first) if first == id_or_prefix || count == 1 => Ok(first.clone()),
+            Some(_) => Err(StoreError::AmbiguousId {
+                prefix: id_or_prefix.to_owned(),
+                count: usize::try_from(count).unwrap_or(usize::MAX),
+                ids,
+            }),
+        }
+    }
+
     async fn list(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
         self.list_sessions(query).await
     }

@@ -89,7 +89,15 @@ fn entry_line(id: &str, parent: Option<&str>, text: &str) -> String {
 
 /// Imports a small session of `entries` user messages in a chain; returns its id.
 async fn small_session(store: &impl SessionStore, project: &str, entries: usize) -> String {
-    let id = uuid::Uuid::new_v4().to_string();
+    session_with_id(store, project, entries, uuid::Uuid::new_v4().to_string()).await
+}
+
+async fn session_with_id(
+    store: &impl SessionStore,
+    project: &str,
+    entries: usize,
+    id: String,
+) -> String {
     let header = json!({
         "type": "session", "version": 3, "id": id,
         "timestamp": "2025-11-20T10:00:00.000Z", "cwd": project
@@ -314,6 +322,7 @@ pub async fn a_second_writer_is_refused(store: &impl SessionStore) {
         }
         other @ (StoreError::InvalidUrl { .. }
         | StoreError::NotFound { .. }
+        | StoreError::AmbiguousId { .. }
         | StoreError::Exists { .. }
         | StoreError::Fenced { .. }
         | StoreError::InvalidSession { .. }
@@ -494,6 +503,40 @@ pub async fn unknown_and_duplicate_sessions(store: &impl SessionStore) {
         Err(StoreError::Exists { .. })
     ));
     assert_eq!(store.export(&id).await.unwrap(), again);
+}
+
+/// A session is named by its id or by the start of one id only; `%` and `_` are plain characters.
+pub async fn a_session_is_named_by_the_start_of_its_id(store: &impl SessionStore) {
+    let stem = uuid::Uuid::new_v4().simple().to_string();
+    let project = project();
+    let alone = session_with_id(store, &project, 1, format!("{stem}-alone")).await;
+    let pair = format!("{stem}-pair");
+    let first = session_with_id(store, &project, 1, pair.clone()).await;
+    let second = session_with_id(store, &project, 1, format!("{pair}-2")).await;
+    assert_eq!(store.resolve(&format!("{stem}-al")).await.unwrap(), alone);
+    // An id that is also the start of another names its own session.
+    assert_eq!(store.resolve(&pair).await.unwrap(), first);
+    assert_eq!(store.resolve(&second).await.unwrap(), second);
+    match store.resolve(&format!("{stem}-p")).await {
+        Err(StoreError::AmbiguousId { count, ids, .. }) => {
+            assert_eq!((count, ids), (2, vec![first.clone(), second.clone()]));
+        }
+        other => panic!("{other:?}"),
+    }
+    for missing in [
+        format!("{stem}-x"),
+        format!("{stem}%"),
+        format!("{stem}_"),
+        String::new(),
+    ] {
+        assert!(
+            matches!(
+                store.resolve(&missing).await,
+                Err(StoreError::NotFound { .. })
+            ),
+            "{missing:?}"
+        );
+    }
 }
 
 pub async fn listing_by_project_name_time_and_text(store: &impl SessionStore) {
