@@ -114,7 +114,7 @@ pub(super) fn print_session_rows(
 
 /// Whether the session was created after its last activity: a copy (a fork, a clone) of older
 /// messages, which the listing orders by its creation.
-fn created_after_its_messages(session: &SessionInfoRecord) -> bool {
+pub(crate) fn created_after_its_messages(session: &SessionInfoRecord) -> bool {
     let time = |text: &str| ctxkit_session::parse_timestamp_ms(text);
     matches!(
         (time(&session.created), time(&session.modified)),
@@ -129,5 +129,51 @@ pub(crate) fn shown_first_message(session: &ctxkit_protocol::SessionInfoRecord) 
         "(no text typed by the user)"
     } else {
         &session.first_message
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn session(created: &str, modified: &str) -> SessionInfoRecord {
+        SessionInfoRecord {
+            path: "/s/fork.jsonl".to_owned(),
+            id: "s1".to_owned(),
+            cwd: "/w".to_owned(),
+            name: None,
+            parent_session_path: None,
+            created: created.to_owned(),
+            modified: modified.to_owned(),
+            message_count: 1,
+            first_message: "an old question".to_owned(),
+            format_version: None,
+        }
+    }
+
+    /// A fork of old messages shows the time the lists order it by, in `sessions` and `/resume`.
+    #[test]
+    fn a_copy_of_older_messages_shows_when_it_was_made() {
+        let fork = session("2026-01-02T00:00:00.000Z", "2025-03-17T09:00:00.000Z");
+        let plain = session("2025-03-17T08:00:00.000Z", "2025-03-17T09:00:00.000Z");
+        assert!(created_after_its_messages(&fork));
+        assert!(!created_after_its_messages(&plain));
+        let rows = crate::commands::chat::resume_rows(&[fork.clone(), plain]);
+        assert!(
+            rows[0].starts_with("  1. 2026-01-02T00:00:00.000Z (created)  1 messages"),
+            "{rows:?}"
+        );
+        assert!(
+            rows[1].starts_with("  2. 2025-03-17T09:00:00.000Z  1 messages"),
+            "{rows:?}"
+        );
+        let mut out = Vec::new();
+        print_session_rows(&[fork], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("fork.jsonl  (created 2026-01-02T00:00:00.000Z, from older messages)"),
+            "{text}"
+        );
     }
 }

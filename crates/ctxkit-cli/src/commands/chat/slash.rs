@@ -472,7 +472,8 @@ impl Chat {
 /// What `/resume` (and `chat --resume` on a database store) asks after the list.
 pub(crate) const RESUME_QUESTION: &str = "Resume which (number, empty to stay)? ";
 
-/// The sessions `/resume` lists, a numbered line each: when, how many messages, name or first
+/// The sessions `/resume` lists, a numbered line each: when (the time the list is ordered by: a
+/// copy of older messages, such as a fork, by its creation), how many messages, name or first
 /// message.
 pub(crate) fn resume_rows(sessions: &[ctxkit_protocol::SessionInfoRecord]) -> Vec<String> {
     sessions
@@ -480,10 +481,14 @@ pub(crate) fn resume_rows(sessions: &[ctxkit_protocol::SessionInfoRecord]) -> Ve
         .enumerate()
         .map(|(number, info)| {
             let title = info.name.as_deref().unwrap_or(&info.first_message);
+            let when = if crate::commands::sessions::created_after_its_messages(info) {
+                format!("{} (created)", info.created)
+            } else {
+                info.modified.clone()
+            };
             format!(
-                "{:>3}. {}  {} messages  {}",
+                "{:>3}. {when}  {} messages  {}",
                 number + 1,
-                info.modified,
                 info.message_count,
                 one_line(title, 60)
             )
