@@ -52,19 +52,33 @@ pub fn default_session_dir(sessions_root: &Path, cwd: &str) -> PathBuf {
     sessions_root.join(encode_cwd(cwd))
 }
 
-/// The file name of a new session: its ISO timestamp with `:` and `.` as `-`, then its id.
+/// The file name of a new session: its ISO timestamp with `:` and `.` as `-` (Pi's name), then its
+/// id. The name is always one plain file name: any other character of the timestamp but a letter,
+/// a digit, `-` and `+` is a `-` too (a header's timestamp `/etc/x` must not name a file outside
+/// the session's folder, and an `_` would make the id look longer), and a separator or control
+/// character of the id is a `-` (callers name files after file-safe ids, [`file_safe_id`]).
 pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
     let stamp: String = timestamp
         .chars()
         .map(|character| {
-            if matches!(character, ':' | '.') {
+            if character.is_ascii_alphanumeric() || matches!(character, '-' | '+') {
+                character
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let id: String = session_id
+        .chars()
+        .map(|character| {
+            if matches!(character, '/' | '\\') || character.is_control() {
                 '-'
             } else {
                 character
             }
         })
         .collect();
-    format!("{stamp}_{session_id}.jsonl")
+    format!("{stamp}_{id}.jsonl")
 }
 
 #[cfg(test)]
@@ -106,5 +120,31 @@ mod tests {
             session_file_name("2024-12-03T14:00:00.123Z", "0193-ab"),
             "2024-12-03T14-00-00-123Z_0193-ab.jsonl"
         );
+    }
+
+    /// A header's timestamp or id never names a file outside the session's folder.
+    #[test]
+    fn a_session_file_name_is_one_plain_name() {
+        for (timestamp, id) in [
+            ("/etc/cron.d/x", "abc"),
+            ("../../x", "abc"),
+            ("2024_01_01", "a"),
+            ("C:\\x", "a/../../b"),
+            ("t", "a\\b\u{0}c"),
+        ] {
+            let name = session_file_name(timestamp, id);
+            assert!(
+                !name.contains(['/', '\\', '\u{0}']) && !name.starts_with('.'),
+                "{name}"
+            );
+            assert_eq!(Path::new(&name).components().count(), 1, "{name}");
+            // The first `_` ends the timestamp: what follows is the id.
+            let (_, named) = name
+                .strip_suffix(".jsonl")
+                .unwrap()
+                .split_once('_')
+                .unwrap();
+            assert_eq!(named, id.replace(['/', '\\', '\u{0}'], "-"), "{name}");
+        }
     }
 }

@@ -30,6 +30,13 @@ struct LeaseRecord {
     expires_ms: i64,
 }
 
+/// The session id a stored file's name holds: `<time>_<id>.jsonl` (the time holds no `_`; the id
+/// may), so `…_abc_def.jsonl` is session `abc_def`, never `def`.
+fn session_id_of(name: &std::ffi::OsStr) -> Option<&str> {
+    let (_, id) = name.to_str()?.strip_suffix(".jsonl")?.split_once('_')?;
+    Some(id)
+}
+
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -120,7 +127,6 @@ impl DirectoryStore {
         if id.is_empty() || id.contains(['/', '\\']) || id.starts_with('.') {
             return Err(not_found());
         }
-        let suffix = format!("_{id}.jsonl");
         let Ok(projects) = std::fs::read_dir(&self.root) else {
             return Err(not_found());
         };
@@ -129,7 +135,7 @@ impl DirectoryStore {
                 continue;
             };
             for file in files.flatten() {
-                if file.file_name().to_string_lossy().ends_with(&suffix) {
+                if session_id_of(&file.file_name()) == Some(id) {
                     return Ok(file.path());
                 }
             }
@@ -146,11 +152,7 @@ impl DirectoryStore {
             .filter_map(|project| std::fs::read_dir(project.path()).ok())
             .flatten()
             .flatten()
-            .filter_map(|file| {
-                let name = file.file_name().into_string().ok()?;
-                let (_, id) = name.strip_suffix(".jsonl")?.split_once('_')?;
-                Some(id.to_owned())
-            })
+            .filter_map(|file| session_id_of(&file.file_name()).map(str::to_owned))
             .collect();
         ids.sort();
         ids.dedup();
@@ -169,6 +171,16 @@ impl DirectoryStore {
             what: "the session to import".to_owned(),
             reason,
         })?;
+        if ctxkit_session::file_safe_id(&header.id).is_some() {
+            // A directory store names the file after the id, byte for byte.
+            return Err(StoreError::InvalidSession {
+                what: "the session to import".to_owned(),
+                reason: "its id cannot name a file (letters, digits, `-`, `_` and `.`, not \
+                         starting with `.`, at most 128 bytes); `ctxkit import` gives such a \
+                         session a new id, and a database store keeps it"
+                    .to_owned(),
+            });
+        }
         if self.find(&header.id).is_ok() {
             return Err(StoreError::Exists { id: header.id });
         }

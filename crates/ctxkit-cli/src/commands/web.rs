@@ -274,9 +274,13 @@ pub fn view(
     );
     // A session of a database store (`--store postgres://…`, an id that is no file): a copy that
     // follows the database, which the page follows as it follows a file.
-    let shown = file.display().to_string();
+    let mut shown = file.display().to_string();
     let file = match &locations.database {
-        Some(url) if !file.exists() => follow_database(url, &shown, scratch.path())?,
+        Some(url) if !file.exists() => {
+            let (copy, id) = follow_database(url, &shown, scratch.path())?;
+            shown = id;
+            copy
+        }
         Some(_) | None => file,
     };
     let serial = Arc::new(AtomicU64::new(0));
@@ -327,11 +331,15 @@ const DATABASE_POLL: std::time::Duration = std::time::Duration::from_millis(500)
 
 /// Exports database session `id` to a file under `scratch` and keeps it current: a thread asks
 /// the database every [`DATABASE_POLL`] and replaces the file (atomically) when the session grew.
-/// Returns the file once its first copy is written.
-fn follow_database(url: &ctxkit_store::StoreUrl, id: &str, scratch: &Path) -> Result<PathBuf> {
+/// Returns the file once its first copy is written, and the session's id (`id` may be its start).
+fn follow_database(
+    url: &ctxkit_store::StoreUrl,
+    id: &str,
+    scratch: &Path,
+) -> Result<(PathBuf, String)> {
     use ctxkit_store::SessionStore as _;
     let file = ctxkit_session::private_copy_path(scratch, id);
-    let (first, first_written) = std::sync::mpsc::channel::<Result<()>>();
+    let (first, first_written) = std::sync::mpsc::channel::<Result<String>>();
     let (url, id, target) = (url.clone(), id.to_owned(), file.clone());
     std::thread::spawn(move || {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -370,7 +378,7 @@ fn follow_database(url: &ctxkit_store::StoreUrl, id: &str, scratch: &Path) -> Re
                 };
                 if let Some(first) = first.take() {
                     let failed = copied.is_err();
-                    let _ = first.send(copied);
+                    let _ = first.send(copied.map(|()| id.clone()));
                     if failed {
                         return;
                     }
@@ -379,10 +387,10 @@ fn follow_database(url: &ctxkit_store::StoreUrl, id: &str, scratch: &Path) -> Re
             }
         });
     });
-    first_written
+    let id = first_written
         .recv()
         .context("the database reader stopped")??;
-    Ok(file)
+    Ok((file, id))
 }
 
 /// Writes `bytes` to `file` through a temporary file and a rename (a reader sees the old or the new).

@@ -4,6 +4,7 @@
 
 mod backends;
 mod crowded;
+mod directory_names;
 mod suite;
 mod tenants;
 mod tls;
