@@ -12,12 +12,16 @@ pub enum StoreError {
     InvalidUrl { url: String, reason: String },
 
     /// No session with this id is in the store. Returned by every operation on one session.
-    #[error("no session `{id}` in the store")]
+    #[error("no session `{}` in the store", shown(id))]
     NotFound { id: String },
 
     /// Several sessions' ids start with `prefix`. Returned by `resolve`; `ids` holds the first
     /// few of them, in order. Give more of the id.
-    #[error("`{prefix}` starts {count} session ids ({}); give more of it", ids.join(", "))]
+    #[error(
+        "`{}` starts {count} session ids ({}); give more of it",
+        shown(prefix),
+        ids.iter().map(|id| shown(id)).collect::<Vec<_>>().join(", ")
+    )]
     AmbiguousId {
         prefix: String,
         count: usize,
@@ -176,5 +180,45 @@ impl StoreError {
             }
         };
         Self::Connect { reason }
+    }
+}
+
+/// The most characters of an id or a prefix an error shows: a mistyped argument may be anything,
+/// and a message is one line.
+const SHOWN_ID_CHARS: usize = 80;
+
+/// `id` as an error shows it: at most [`SHOWN_ID_CHARS`] characters, then `…`.
+fn shown(id: &str) -> std::borrow::Cow<'_, str> {
+    match id.char_indices().nth(SHOWN_ID_CHARS) {
+        Some((end, _)) => std::borrow::Cow::Owned(format!("{}…", &id[..end])),
+        None => std::borrow::Cow::Borrowed(id),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod shown_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_argument_is_shown_cut() {
+        let long = "é".repeat(100_000);
+        let message = StoreError::NotFound { id: long.clone() }.to_string();
+        assert!(message.chars().count() < 120, "{message}");
+        assert!(message.contains('…'));
+        let message = StoreError::AmbiguousId {
+            prefix: long.clone(),
+            count: 2,
+            ids: vec![long.clone(), "short".to_owned()],
+        }
+        .to_string();
+        assert!(message.chars().count() < 250, "{}", message.len());
+        assert_eq!(
+            StoreError::NotFound {
+                id: "abc".to_owned()
+            }
+            .to_string(),
+            "no session `abc` in the store"
+        );
     }
 }
