@@ -268,9 +268,14 @@ fn push_entry(loaded: &mut LoadedSession, kind: EntryKind) -> Option<AgentMessag
                 loaded.skipped_summaries += 1;
                 None
             }
+            // A tool's details are for a user interface: the model's view leaves them out, and
+            // the replay does not carry them (they are often most of a session's bytes).
+            AgentMessage::ToolResult(mut result) => {
+                result.details = None;
+                Some(AgentMessage::ToolResult(result))
+            }
             message @ (AgentMessage::User(_)
             | AgentMessage::Assistant(_)
-            | AgentMessage::ToolResult(_)
             | AgentMessage::BashExecution(_)
             | AgentMessage::Custom(_)
             | AgentMessage::Unknown(_)) => Some(message),

@@ -353,3 +353,48 @@ fn the_reply_that_wrote_a_source_compaction_is_not_replayed() {
     assert_eq!(replies, ["Patched service/model.py.", "Rerun done."]);
     assert_eq!(loaded.skipped_summaries, 1);
 }
+
+/// What a tool keeps for a user interface is not replayed: the model's view never holds it.
+#[test]
+fn a_replayed_tool_result_carries_no_details() {
+    let message = |id: &str, parent: &str, value: serde_json::Value| {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z", "message": value})
+    };
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "s1",
+            "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}),
+        message(
+            "a",
+            "s1",
+            serde_json::json!({"role": "user", "content": "read it", "timestamp": 1}),
+        ),
+        message(
+            "b",
+            "a",
+            serde_json::json!({"role": "assistant", "stopReason": "toolUse", "timestamp": 2,
+                "content": [{"type": "toolCall", "id": "c1", "name": "read",
+                             "arguments": {"path": "a.rs"}}]}),
+        ),
+        message(
+            "c",
+            "b",
+            serde_json::json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read",
+                "isError": false, "timestamp": 3, "content": [{"type": "text", "text": "fn a()"}],
+                "details": {"file": "the whole file, for the user interface"}}),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let text: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    let loaded = super::session::load_session(&path).unwrap();
+    let results: Vec<_> = loaded
+        .messages
+        .iter()
+        .filter_map(|message| message.as_tool_result())
+        .collect();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].details, None);
+    assert_eq!(results[0].content.joined_text("\n"), "fn a()");
+}
