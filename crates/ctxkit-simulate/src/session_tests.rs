@@ -303,10 +303,7 @@ fn the_reply_that_wrote_a_source_compaction_is_not_replayed() {
     let summary = format!(
         "Another language model started to solve this problem. Here is the summary:\n{handoff}"
     );
-    let message = |id: &str, parent: &str, value: serde_json::Value| {
-        serde_json::json!({"type": "message", "id": id, "parentId": parent,
-            "timestamp": "2026-01-01T00:00:00.000Z", "message": value})
-    };
+    let message = message_entry;
     let assistant = |text: &str| {
         serde_json::json!({"role": "assistant",
         "content": [{"type": "text", "text": text}], "api": "openai-responses", "provider": "openai",
@@ -333,11 +330,7 @@ fn the_reply_that_wrote_a_source_compaction_is_not_replayed() {
         ),
         message("f", "e", assistant("Rerun done.")),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    let text: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
-    std::fs::write(&path, text.join("\n") + "\n").unwrap();
-    let loaded = super::session::load_session(&path).unwrap();
+    let loaded = loaded_from(&lines);
     let replies: Vec<String> = loaded
         .messages
         .iter()
@@ -357,10 +350,7 @@ fn the_reply_that_wrote_a_source_compaction_is_not_replayed() {
 /// What a tool keeps for a user interface is not replayed: the model's view never holds it.
 #[test]
 fn a_replayed_tool_result_carries_no_details() {
-    let message = |id: &str, parent: &str, value: serde_json::Value| {
-        serde_json::json!({"type": "message", "id": id, "parentId": parent,
-            "timestamp": "2026-01-01T00:00:00.000Z", "message": value})
-    };
+    let message = message_entry;
     let lines = [
         serde_json::json!({"type": "session", "version": 3, "id": "s1",
             "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}),
@@ -384,11 +374,7 @@ fn a_replayed_tool_result_carries_no_details() {
                 "details": {"file": "the whole file, for the user interface"}}),
         ),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    let text: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
-    std::fs::write(&path, text.join("\n") + "\n").unwrap();
-    let loaded = super::session::load_session(&path).unwrap();
+    let loaded = loaded_from(&lines);
     let results: Vec<_> = loaded
         .messages
         .iter()
@@ -397,4 +383,19 @@ fn a_replayed_tool_result_carries_no_details() {
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].details, None);
     assert_eq!(results[0].content.joined_text("\n"), "fn a()");
+}
+
+/// A message entry of a session file.
+fn message_entry(id: &str, parent: &str, value: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"type": "message", "id": id, "parentId": parent,
+        "timestamp": "2026-01-01T00:00:00.000Z", "message": value})
+}
+
+/// `lines` written as a session file and loaded for replay.
+fn loaded_from(lines: &[serde_json::Value]) -> super::session::LoadedSession {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let text: Vec<String> = lines.iter().map(|line| line.to_string()).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    super::session::load_session(&path).unwrap()
 }
