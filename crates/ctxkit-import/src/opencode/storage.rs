@@ -109,6 +109,19 @@ pub(crate) fn storage_root(session_file: &Path) -> Option<PathBuf> {
         .then(|| root.to_owned())
 }
 
+/// The folder `root/kind/<id>` of a record's messages or parts, when `id` is one plain name. An id
+/// is the transcript's own text: `../../x` or `/home/u/x` would read another folder's JSON into the
+/// import (an empty path, which holds no file, then).
+/// A folder there that is a link is not followed either: OpenCode writes none.
+fn below(root: &Path, kind: &str, id: &str) -> PathBuf {
+    let folder = root.join(kind).join(id);
+    let plain_folder = std::fs::symlink_metadata(&folder).is_ok_and(|metadata| metadata.is_dir());
+    if ctxkit_session::file_safe_id(id).is_some() || !plain_folder {
+        return PathBuf::new();
+    }
+    folder
+}
+
 /// The sessions of a 1.x store: `session_file` and the sessions in its project directory whose
 /// `parentID` chain leads to it (its subagents), parents first.
 pub(crate) fn read_file_store(session_file: &Path) -> Result<Vec<RawSession>, ImportError> {
@@ -129,10 +142,10 @@ pub(crate) fn read_file_store(session_file: &Path) -> Result<Vec<RawSession>, Im
         .map(|info| {
             let id = str_of(&info, "id").unwrap_or_default().to_owned();
             let mut messages = Vec::new();
-            for message_file in json_files(&root.join("message").join(&id)) {
+            for message_file in json_files(&below(&root, "message", &id)) {
                 let message = read_object(&message_file)?;
                 let message_id = str_of(&message, "id").unwrap_or_default().to_owned();
-                let parts = json_files(&root.join("part").join(&message_id))
+                let parts = json_files(&below(&root, "part", &message_id))
                     .iter()
                     .map(|part| read_object(part))
                     .collect::<Result<Vec<_>, _>>()?;
@@ -172,8 +185,10 @@ pub(crate) fn json_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
+    // Regular files only: a link among a store's records is not OpenCode's and may lead anywhere.
     let mut files: Vec<PathBuf> = read
         .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
         .map(|entry| entry.path())
         .filter(|path| {
             path.extension()

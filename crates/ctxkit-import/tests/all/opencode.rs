@@ -273,3 +273,56 @@ fn opencode_costs_are_carried_into_the_imported_usage() {
     assert_eq!(details["usage"][0]["cost"]["total"], 0.001, "{details}");
     assert!(details["summarizer"].as_str().is_some(), "{details}");
 }
+
+/// Copies the 1.x store fixture to `dir`; returns its session file.
+fn copied_store(dir: &Path) -> PathBuf {
+    let source = shape("opencode-1x");
+    let mut stack = vec![source.clone()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let target = dir.join(entry.path().strip_prefix(&source).unwrap());
+            if entry.file_type().unwrap().is_dir() {
+                std::fs::create_dir_all(&target).unwrap();
+                stack.push(entry.path());
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
+    dir.join("storage/session/4f1e2d3c5b6a7980/ses_5d0a1b2c3ffeRssFeedParent.json")
+}
+
+/// An OpenCode record's id names the folder of its messages: an id that is a path, or a folder
+/// that is a link, must not read another folder's JSON into the import.
+#[test]
+fn an_opencode_id_reads_no_folder_outside_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let session_file = copied_store(&dir.path().join("store"));
+    let messages = dir
+        .path()
+        .join("store/storage/message/ses_5d0a1b2c3ffeRssFeedParent");
+    // The session's messages, moved outside the store, stand for another folder's JSON.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::rename(&messages, &elsewhere).unwrap();
+    let text = std::fs::read_to_string(&session_file).unwrap();
+    let aimed = text.replace(
+        "\"ses_5d0a1b2c3ffeRssFeedParent\"",
+        &serde_json::to_string(elsewhere.to_str().unwrap()).unwrap(),
+    );
+    assert_ne!(aimed, text);
+    std::fs::write(&session_file, &aimed).unwrap();
+    let read = |path: &Path| {
+        import_file(path, None)
+            .map(|session| conversation(&session).join("\n"))
+            .unwrap_or_default()
+    };
+    assert!(!read(&session_file).contains("RSS feed"));
+    // The same through a link in place of the session's message folder.
+    std::fs::write(&session_file, &text).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &messages).unwrap();
+    assert!(!read(&session_file).contains("RSS feed"));
+    // Put back as a folder, it is read.
+    std::fs::remove_file(&messages).unwrap();
+    std::fs::rename(&elsewhere, &messages).unwrap();
+    assert!(read(&session_file).contains("RSS feed"));
+}
