@@ -88,11 +88,7 @@ impl Chat {
         let Some(file) = file else {
             bail!("the session is in memory (--no-session): it has no file to copy");
         };
-        if output.exists() {
-            bail!("`{}` exists; name a new file", output.display());
-        }
-        let bytes = std::fs::copy(file, output)
-            .with_context(|| format!("cannot copy the session to `{}`", output.display()))?;
+        let bytes = copy_to_new_file(file, output)?;
         self.ui.line(&format!(
             "Copied the session file to {} ({bytes} bytes); the chat goes on in {}",
             output.display(),
@@ -100,6 +96,36 @@ impl Chat {
         ));
         Ok(())
     }
+}
+
+/// Copies `file` into `output`, which must not exist, not even as a link that leads nowhere: the
+/// new file is created in the same step as the check (`create_new`), so a link planted in its
+/// place, or a file that appears meanwhile, is never written through.
+fn copy_to_new_file(file: &Path, output: &Path) -> Result<u64> {
+    let mut target = match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(output)
+    {
+        Ok(target) => target,
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            bail!("`{}` exists; name a new file", output.display())
+        }
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot create `{}`", output.display()));
+        }
+    };
+    let copied = std::fs::File::open(file)
+        .with_context(|| format!("cannot read the session `{}`", file.display()))
+        .and_then(|mut source| {
+            std::io::copy(&mut source, &mut target)
+                .with_context(|| format!("cannot copy the session to `{}`", output.display()))
+        });
+    if copied.is_err() {
+        // The file is the one just created: a part of a copy is no copy.
+        let _ = std::fs::remove_file(output);
+    }
+    copied
 }
 
 /// A page replaces only an earlier page: never a folder, the session or any other file.
@@ -167,5 +193,33 @@ mod tests {
             "ctxkit-session-2026_abc.html"
         );
         assert_eq!(default_page_name(None, "0193"), "ctxkit-session-0193.html");
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod copy_tests {
+    use super::copy_to_new_file;
+
+    /// A link planted where the copy goes, even one that leads nowhere yet, is not written through.
+    #[test]
+    fn a_copy_never_goes_through_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s.jsonl");
+        std::fs::write(&session, "{\"type\":\"session\"}\n").unwrap();
+        let aimed = dir.path().join("victim");
+        let planted = dir.path().join("copy.jsonl");
+        std::os::unix::fs::symlink(&aimed, &planted).unwrap();
+        let error = copy_to_new_file(&session, &planted)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("exists; name a new file"), "{error}");
+        assert!(!aimed.exists());
+        let fresh = dir.path().join("fresh.jsonl");
+        assert_eq!(copy_to_new_file(&session, &fresh).unwrap(), 19);
+        assert_eq!(
+            std::fs::read(&fresh).unwrap(),
+            std::fs::read(&session).unwrap()
+        );
     }
 }
