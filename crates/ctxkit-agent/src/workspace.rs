@@ -155,8 +155,16 @@ impl Workspace {
         self.protect(home);
     }
 
-    /// Tools may read the saved outputs under `dir` although ctxkit's home holds it.
+    /// Tools may read the saved outputs under `dir` although ctxkit's home holds it. Not when `dir`
+    /// or its parent (`tool-output`) is a link: one planted beside a shipped session file would make
+    /// wherever it leads readable without a question, ctxkit's own settings included.
     pub fn allow_reading_outputs(&mut self, dir: &Path) {
+        let linked = |path: &Path| {
+            std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink())
+        };
+        if linked(dir) || dir.parent().is_some_and(linked) {
+            return;
+        }
         self.outputs.push(resolve(dir));
     }
 
@@ -471,6 +479,27 @@ mod tests {
             .workspace
             .locate(&fixture.project, argument, access)
             .map_err(|refusal| refusal.of(&format!("{} {argument}", access.verb())))
+    }
+
+    /// A link planted where a shipped session keeps its full outputs does not make what it leads
+    /// to readable: reading through it is refused as the target is.
+    #[test]
+    fn a_linked_outputs_folder_opens_nothing() {
+        let mut fixture = fixture();
+        let shipped = fixture.base.join("outside/tool-output");
+        std::fs::create_dir_all(&shipped).unwrap();
+        symlink(&fixture.home, shipped.join("s1")).unwrap();
+        fixture.workspace.allow_reading_outputs(&shipped.join("s1"));
+        let through = shipped.join("s1/settings.json");
+        let refused = locate(&fixture, through.to_str().unwrap(), Access::Read).unwrap_err();
+        assert!(refused.contains("never readable"), "{refused}");
+        // A real folder of outputs is readable although the home holds it.
+        let real = fixture.home.join("tool-output/s2");
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::write(real.join("c.txt"), "out").unwrap();
+        fixture.workspace.allow_reading_outputs(&real);
+        let place = locate(&fixture, real.join("c.txt").to_str().unwrap(), Access::Read);
+        assert_eq!(place.unwrap(), Place::Allowed(real.join("c.txt")));
     }
 
     #[test]

@@ -124,11 +124,19 @@ pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
 /// Saves a full output as `<dir>/<call id>.txt` (the id reduced to safe characters) and returns its
 /// path. The file is readable by its owner only (`0600`), and so are the folders made for it
 /// (`0700`), as the session file it belongs to.
+/// A link in place of the folder or of its parent (`tool-output`, which sits beside a session file
+/// anyone may have shipped) is refused, and so is one in place of the file: nothing is written, and
+/// no mode changed, through a link.
 pub fn save_full_output(dir: &Path, call_id: &str, text: &str) -> std::io::Result<PathBuf> {
+    // The parent first: creating the folder through a linked parent would make it at the target.
+    if let Some(parent) = dir.parent() {
+        refuse_link(parent)?;
+    }
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
+    refuse_link(dir)?;
     // A folder made before (by an older ctxkit) is closed too.
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     let mut name: String = call_id
@@ -151,10 +159,24 @@ pub fn save_full_output(dir: &Path, call_id: &str, text: &str) -> std::io::Resul
         .create(true)
         .truncate(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&path)?;
     file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     file.write_all(text.as_bytes())?;
     Ok(path)
+}
+
+/// An error when `path` is a symbolic link (none when it is not there).
+fn refuse_link(path: &Path) -> std::io::Result<()> {
+    let linked =
+        std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink());
+    if linked {
+        return Err(std::io::Error::other(format!(
+            "`{}` is a link: full outputs are never written through one",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -226,5 +248,30 @@ mod tests {
         let notice = cut_notice(&cut, &path);
         assert!(notice.contains("the last 2000 of 3000 lines"), "{notice}");
         assert!(notice.contains(&path.display().to_string()));
+    }
+
+    /// A session folder someone shipped may hold a link where full outputs go: nothing is written
+    /// and no mode changed through it, whether it stands for the folder, `tool-output` or the file.
+    #[test]
+    fn full_outputs_are_never_written_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let session_dir = dir.path().join("shipped");
+        std::fs::create_dir_all(session_dir.join("tool-output")).unwrap();
+        std::os::unix::fs::symlink(&victim, session_dir.join("tool-output/s1")).unwrap();
+        assert!(save_full_output(&session_dir.join("tool-output/s1"), "c", "x").is_err());
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        std::os::unix::fs::symlink(&victim, other.join("tool-output")).unwrap();
+        assert!(save_full_output(&other.join("tool-output/s1"), "c", "x").is_err());
+        let files = dir.path().join("files/tool-output/s1");
+        std::fs::create_dir_all(&files).unwrap();
+        std::os::unix::fs::symlink(victim.join("planted.txt"), files.join("c.txt")).unwrap();
+        assert!(save_full_output(&files, "c", "x").is_err());
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+        let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o755);
     }
 }
