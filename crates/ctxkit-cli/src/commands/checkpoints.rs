@@ -83,6 +83,7 @@ impl CheckpointStore {
     /// The checkpoints of `session_file` (none yet when the folder does not exist).
     pub fn open(session_file: &Path) -> Result<Self> {
         let dir = checkpoint_dir(session_file);
+        refuse_link(&dir)?;
         let index_file = dir.join(INDEX);
         let index = match std::fs::read(&index_file) {
             Ok(bytes) => serde_json::from_slice(&bytes)
@@ -232,6 +233,7 @@ impl CheckpointStore {
     }
 
     fn create_dir(&self) -> Result<()> {
+        refuse_link(&self.dir)?;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -243,6 +245,20 @@ impl CheckpointStore {
         let bytes = serde_json::to_vec_pretty(&self.index)?;
         write_private(&self.dir, INDEX, &bytes)
     }
+}
+
+/// An error when the checkpoint folder is a link: one planted beside a shipped session file would
+/// take the snapshots (the user's files) wherever it leads, and give a rewind its index.
+fn refuse_link(dir: &Path) -> Result<()> {
+    let linked =
+        std::fs::symlink_metadata(dir).is_ok_and(|metadata| metadata.file_type().is_symlink());
+    if linked {
+        anyhow::bail!(
+            "`{}` is a link: checkpoints are never kept or read through one (remove it)",
+            dir.display()
+        );
+    }
+    Ok(())
 }
 
 /// A file name of the folder itself: no separator, not hidden.
@@ -360,6 +376,22 @@ pub fn list(session_file: &Path, json: bool, out: &mut dyn Write) -> Result<Outc
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// A link planted in place of a shipped session's checkpoint folder is neither written through
+    /// nor read: the snapshot is refused, the place it leads to untouched.
+    #[test]
+    fn a_linked_checkpoint_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("2026_abc.jsonl");
+        std::fs::write(&session, "{}\n").unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        std::fs::write(victim.join(INDEX), "{\"snapshots\": []}").unwrap();
+        std::os::unix::fs::symlink(&victim, checkpoint_dir(&session)).unwrap();
+        let error = CheckpointStore::open(&session).unwrap_err().to_string();
+        assert!(error.contains("is a link"), "{error}");
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
+    }
 
     #[test]
     fn snapshots_are_kept_once_bounded_and_survive_reopening() {
