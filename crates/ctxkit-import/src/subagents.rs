@@ -108,10 +108,11 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
+    // Regular files only: a link among a transcript's subagents may lead to another transcript.
     let mut files: Vec<PathBuf> = read
         .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_file()))
         .map(|entry| entry.path())
-        .filter(|path| path.is_file())
         .collect();
     files.sort();
     files
@@ -125,8 +126,8 @@ fn files_below(dir: &Path, depth: usize) -> Vec<PathBuf> {
     {
         let mut folders: Vec<PathBuf> = read
             .filter_map(Result::ok)
+            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
             .map(|entry| entry.path())
-            .filter(|path| path.is_dir())
             .collect();
         folders.sort();
         for folder in folders {

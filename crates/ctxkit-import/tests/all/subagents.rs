@@ -215,3 +215,30 @@ fn importing_sessions_with_their_subagents_writes_nothing_into_the_source_trees(
         assert_eq!(snapshot(&root), before, "{tree} changed");
     }
 }
+
+/// A link among a transcript's subagents (to another private transcript, say) is not one of them.
+#[test]
+fn a_linked_subagent_transcript_is_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = shape("claude-projects/c--Users-dev-app");
+    let project = dir.path().join("app");
+    std::fs::create_dir_all(project.join("5e6f7a8b-parent/subagents")).unwrap();
+    let parent = project.join("5e6f7a8b-parent.jsonl");
+    std::fs::copy(source.join("5e6f7a8b-parent.jsonl"), &parent).unwrap();
+    let private = dir.path().join("private-agent.jsonl");
+    std::fs::copy(
+        source.join("5e6f7a8b-parent/subagents/agent-a1b2c3.jsonl"),
+        &private,
+    )
+    .unwrap();
+    let linked = project.join("5e6f7a8b-parent/subagents/agent-zz.jsonl");
+    std::os::unix::fs::symlink(&private, &linked).unwrap();
+    assert!(find_subagents(SourceFormat::ClaudeCode, &parent, "5e6f7a8b-parent").is_empty());
+    // The same file, copied in, is one.
+    std::fs::remove_file(&linked).unwrap();
+    std::fs::copy(&private, &linked).unwrap();
+    assert_eq!(
+        find_subagents(SourceFormat::ClaudeCode, &parent, "5e6f7a8b-parent").len(),
+        1
+    );
+}
