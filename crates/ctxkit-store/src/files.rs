@@ -6,6 +6,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -61,11 +62,13 @@ impl LockedLease {
         let mut name = session_file.as_os_str().to_owned();
         name.push(".lease");
         let path = PathBuf::from(name);
+        // Never through a link: the lease is rewritten in place.
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .map_err(StoreError::io("open", &path))?;
         file.lock().map_err(StoreError::io("lock", &path))?;

@@ -81,3 +81,23 @@ async fn an_id_is_never_taken_for_the_end_of_another() {
         exported.header
     );
 }
+
+/// A lease file is rewritten in place: a link planted in its place is not written through.
+#[tokio::test]
+async fn a_linked_lease_file_is_not_written_through() {
+    let root = tempfile::tempdir().unwrap();
+    let store = DirectoryStore::new(root.path());
+    store
+        .import(&lines("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let session_file = store.find("s1").unwrap();
+    let victim = root.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let mut lease = session_file.into_os_string();
+    lease.push(".lease");
+    std::os::unix::fs::symlink(&victim, &lease).unwrap();
+    let ttl = std::time::Duration::from_secs(60);
+    assert!(store.acquire("s1", "w", ttl).await.is_err());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
