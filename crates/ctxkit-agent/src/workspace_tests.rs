@@ -1,0 +1,212 @@
+//! The workspace's tests: where tools may read and write, and what they are refused.
+
+use std::os::unix::fs::symlink;
+
+use super::*;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    base: PathBuf,
+    project: PathBuf,
+    home: PathBuf,
+    workspace: Workspace,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let project = base.join("project");
+    let home = base.join("ctxkit-home");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("settings.json"), "{}").unwrap();
+    std::fs::create_dir_all(base.join("outside")).unwrap();
+    let mut workspace = Workspace::new(&project);
+    workspace.protect(&home);
+    Fixture {
+        _dir: dir,
+        base,
+        project,
+        home,
+        workspace,
+    }
+}
+
+fn locate(fixture: &Fixture, argument: &str, access: Access) -> Result<Place, String> {
+    fixture
+        .workspace
+        .locate(&fixture.project, argument, access)
+        .map_err(|refusal| refusal.of(&format!("{} {argument}", access.verb())))
+}
+
+/// A link planted where a shipped session keeps its full outputs does not make what it leads
+/// to readable: reading through it is refused as the target is.
+#[test]
+fn a_linked_outputs_folder_opens_nothing() {
+    let mut fixture = fixture();
+    let shipped = fixture.base.join("outside/tool-output");
+    std::fs::create_dir_all(&shipped).unwrap();
+    symlink(&fixture.home, shipped.join("s1")).unwrap();
+    fixture.workspace.allow_reading_outputs(&shipped.join("s1"));
+    let through = shipped.join("s1/settings.json");
+    let refused = locate(&fixture, through.to_str().unwrap(), Access::Read).unwrap_err();
+    assert!(refused.contains("never readable"), "{refused}");
+    // A real folder of outputs is readable although the home holds it.
+    let real = fixture.home.join("tool-output/s2");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(real.join("c.txt"), "out").unwrap();
+    fixture.workspace.allow_reading_outputs(&real);
+    let place = locate(&fixture, real.join("c.txt").to_str().unwrap(), Access::Read);
+    assert_eq!(place.unwrap(), Place::Allowed(real.join("c.txt")));
+}
+
+#[test]
+fn project_paths_are_allowed_and_resolved() {
+    let fixture = fixture();
+    let place = locate(&fixture, "src/../src/new/file.rs", Access::Write).unwrap();
+    assert_eq!(
+        place,
+        Place::Allowed(fixture.project.join("src/new/file.rs"))
+    );
+    let place = locate(&fixture, "@src", Access::Read).unwrap();
+    assert_eq!(place, Place::Allowed(fixture.project.join("src")));
+}
+
+#[test]
+fn absolute_parent_and_symlinked_escapes_are_outside() {
+    let fixture = fixture();
+    let outside = fixture.base.join("outside");
+    symlink(&outside, fixture.project.join("linked")).unwrap();
+    for argument in [
+        outside.join("x.txt").display().to_string(),
+        "../outside/x.txt".to_owned(),
+        "linked/x.txt".to_owned(),
+        "linked/deeper/still/x.txt".to_owned(),
+    ] {
+        let place = locate(&fixture, &argument, Access::Write).unwrap();
+        assert!(
+            matches!(&place, Place::Outside(path) if path.starts_with(&outside)),
+            "{argument}: {place:?}"
+        );
+    }
+    // A dangling link is judged by where it points.
+    symlink(outside.join("not-yet"), fixture.project.join("dangling")).unwrap();
+    let place = locate(&fixture, "dangling", Access::Write).unwrap();
+    assert_eq!(place, Place::Outside(outside.join("not-yet")));
+}
+
+#[test]
+fn ctxkit_home_is_refused_directly_through_symlinks_and_with_dots() {
+    let fixture = fixture();
+    symlink(
+        fixture.home.join("settings.json"),
+        fixture.project.join("setup.md"),
+    )
+    .unwrap();
+    symlink(&fixture.home, fixture.project.join("home-link")).unwrap();
+    let direct = fixture.home.join("settings.json").display().to_string();
+    let dotted = format!("{}/../ctxkit-home/x.json", fixture.home.display());
+    for argument in [
+        direct.as_str(),
+        "setup.md",
+        "home-link/settings.json",
+        "home-link/new-file",
+        dotted.as_str(),
+    ] {
+        for access in [Access::Read, Access::Write] {
+            let refusal = locate(&fixture, argument, access).unwrap_err();
+            assert!(
+                refusal.contains("never") && refusal.contains(argument),
+                "{argument}: {refusal}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_project_inside_the_home_is_the_projects_and_the_home_stays_closed() {
+    let fixture = fixture();
+    let project = fixture.home.join("work");
+    std::fs::create_dir_all(&project).unwrap();
+    let mut workspace = Workspace::new(&project);
+    workspace.set_home(&fixture.home);
+    assert!(matches!(
+        workspace.locate(&project, "src/main.rs", Access::Write),
+        Ok(Place::Allowed(_))
+    ));
+    for argument in ["../settings.json", "../sessions/x.jsonl"] {
+        assert!(workspace.locate(&project, argument, Access::Read).is_err());
+    }
+    // The home itself as the project: nothing in it is the project's.
+    let mut workspace = Workspace::new(&fixture.home);
+    workspace.set_home(&fixture.home);
+    assert!(
+        workspace
+            .locate(&fixture.home, "settings.json", Access::Read)
+            .is_err()
+    );
+}
+
+/// QA: `read ~/.ssh/id_rsa` first asked "outside the project?" and only after `y` said the
+/// credentials are never opened. The refusal now comes first, outside the project and in it
+/// (a project at `~`), directly and through a committed link, for reading and writing alike.
+#[test]
+fn the_users_credentials_are_refused_before_any_question() {
+    let mut fixture = fixture();
+    let ssh = fixture.base.join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    std::fs::write(ssh.join("id_rsa"), "KEY").unwrap();
+    let aws = fixture.project.join(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    fixture.workspace.add_credential_place(&ssh);
+    fixture.workspace.add_credential_place(&aws);
+    symlink(&ssh, fixture.project.join("keys")).unwrap();
+    let key = ssh.join("id_rsa").display().to_string();
+    for argument in [
+        key.as_str(),
+        "../.ssh/authorized_keys",
+        "keys/id_rsa",
+        ".aws",
+        ".aws/credentials",
+    ] {
+        for access in [Access::Read, Access::Write] {
+            let refusal = locate(&fixture, argument, access).unwrap_err();
+            assert!(
+                refusal.contains("the user's credentials are never opened"),
+                "{argument}: {refusal}"
+            );
+        }
+    }
+    // Beside them, the usual judgement.
+    assert!(matches!(
+        locate(&fixture, "../outside/x", Access::Read),
+        Ok(Place::Outside(_))
+    ));
+}
+
+#[test]
+fn readable_paths_allow_reading_only() {
+    let mut fixture = fixture();
+    let docs = fixture.base.join("outside");
+    fixture.workspace.allow_reading(&docs);
+    let argument = docs.join("notes.md").display().to_string();
+    assert!(matches!(
+        locate(&fixture, &argument, Access::Read),
+        Ok(Place::Allowed(_))
+    ));
+    assert!(matches!(
+        locate(&fixture, &argument, Access::Write),
+        Ok(Place::Outside(_))
+    ));
+}
+
+#[test]
+fn secrets_are_redacted() {
+    let mut workspace = Workspace::default();
+    workspace.add_secret("sk-test-0123456789");
+    workspace.add_secret("short");
+    assert_eq!(
+        workspace.redact("key sk-test-0123456789, short"),
+        "key <redacted>, short"
+    );
+}
