@@ -159,10 +159,7 @@ impl Workspace {
     /// or its parent (`tool-output`) is a link: one planted beside a shipped session file would make
     /// wherever it leads readable without a question, ctxkit's own settings included.
     pub fn allow_reading_outputs(&mut self, dir: &Path) {
-        let linked = |path: &Path| {
-            std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink())
-        };
-        if linked(dir) || dir.parent().is_some_and(linked) {
+        if ctxkit_jail::is_link(dir) || dir.parent().is_some_and(ctxkit_jail::is_link) {
             return;
         }
         self.outputs.push(resolve(dir));

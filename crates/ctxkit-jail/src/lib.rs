@@ -42,7 +42,7 @@ pub use guard::completes_git_directory;
 pub use links::MAX_LINK_WALK;
 pub use owners::LocalUsers;
 pub use places::{credential_places, default_ctxkit_home};
-pub use regular::{read_regular, read_regular_to_string};
+pub use regular::{is_link, read_regular, read_regular_to_string};
 
 /// The most components a path may have (a real project is rarely 40 deep).
 pub const MAX_DEPTH: usize = 256;

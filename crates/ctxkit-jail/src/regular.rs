@@ -9,6 +9,13 @@ use std::path::Path;
 
 use crate::JailError;
 
+/// Whether `path` itself is a symbolic link (it is not followed); `false` when nothing is there.
+/// For places ctxkit makes beside a session file someone may have shipped with its folder, where a
+/// planted link must never be written or read through.
+pub fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink())
+}
+
 /// At most `max` bytes of the regular file at `path`, and its size. Symlinks are followed (the
 /// user's own settings file may be a link into a dotfiles folder), but only into a regular file,
 /// and opening never waits for a writer. Nothing confines where a link leads: for a file someone

@@ -168,9 +168,7 @@ pub fn save_full_output(dir: &Path, call_id: &str, text: &str) -> std::io::Resul
 
 /// An error when `path` is a symbolic link (none when it is not there).
 fn refuse_link(path: &Path) -> std::io::Result<()> {
-    let linked =
-        std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink());
-    if linked {
+    if ctxkit_jail::is_link(path) {
         return Err(std::io::Error::other(format!(
             "`{}` is a link: full outputs are never written through one",
             path.display()

@@ -250,9 +250,7 @@ impl CheckpointStore {
 /// An error when the checkpoint folder is a link: one planted beside a shipped session file would
 /// take the snapshots (the user's files) wherever it leads, and give a rewind its index.
 fn refuse_link(dir: &Path) -> Result<()> {
-    let linked =
-        std::fs::symlink_metadata(dir).is_ok_and(|metadata| metadata.file_type().is_symlink());
-    if linked {
+    if ctxkit_jail::is_link(dir) {
         anyhow::bail!(
             "`{}` is a link: checkpoints are never kept or read through one (remove it)",
             dir.display()
