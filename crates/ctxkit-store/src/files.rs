@@ -467,13 +467,8 @@ impl SessionStore for DirectoryStore {
 
     async fn resolve(&self, id_or_prefix: &str) -> Result<String> {
         let (store, prefix) = (self.clone(), id_or_prefix.to_owned());
-        blocking(move || {
-            if store.find(&prefix).is_ok() {
-                return Ok(prefix);
-            }
-            crate::store::resolve_among(&prefix, store.session_ids())
-        })
-        .await
+        // One walk of the folders: the exact id is among the ids listed.
+        blocking(move || crate::store::resolve_among(&prefix, store.session_ids())).await
     }
 
     async fn list(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {
