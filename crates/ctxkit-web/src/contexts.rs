@@ -234,13 +234,23 @@ fn sent(message: &AgentMessage, sent: &AgentMessage, derived: bool) -> Sent {
 fn sent_unchanged(message: &AgentMessage, sent: &AgentMessage) -> bool {
     match (message, sent) {
         (AgentMessage::ToolResult(stored), AgentMessage::ToolResult(sent)) => {
+            // Every field but the details, named so a new field is not left out unseen.
+            let ctxkit_protocol::ToolResultMessage {
+                tool_call_id,
+                tool_name,
+                content,
+                details: _,
+                is_error,
+                timestamp,
+                extra,
+            } = stored;
             sent.details.is_none()
-                && stored.tool_call_id == sent.tool_call_id
-                && stored.tool_name == sent.tool_name
-                && stored.content == sent.content
-                && stored.is_error == sent.is_error
-                && stored.timestamp == sent.timestamp
-                && stored.extra == sent.extra
+                && *tool_call_id == sent.tool_call_id
+                && *tool_name == sent.tool_name
+                && *content == sent.content
+                && *is_error == sent.is_error
+                && *timestamp == sent.timestamp
+                && *extra == sent.extra
         }
         (message, sent) => message == sent,
     }
