@@ -96,7 +96,8 @@ pub struct TerminalConfig {
     pub image_width_cells: u64,
     /// Clear the screen when the content shrinks.
     pub clear_on_shrink: bool,
-    /// Report progress to the terminal (OSC 9;4).
+    /// Tell the terminal while the chat's agent works (a run, a compaction, a branch summary) with
+    /// OSC 9;4, a progress state terminals show on the tab.
     pub show_terminal_progress: bool,
 }
 

@@ -213,10 +213,12 @@ impl Chat {
         for note in &attached.notes {
             self.ui.info(note);
         }
+        let working = self.ui.working();
         let outcome = self
             .agent
             .prompt_content(attached.content, &mut approver, &terminal)
             .await;
+        drop(working);
         self.ui.stop();
         self.show_custom_messages_since(entries_before).await;
         match outcome? {

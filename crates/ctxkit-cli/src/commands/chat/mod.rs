@@ -22,6 +22,7 @@ mod model_picker;
 mod model_scope;
 mod notes;
 mod picker;
+mod progress;
 mod question;
 mod reload;
 mod repl;

@@ -70,6 +70,8 @@ impl Chat {
             .or_else(|| typed.enabled_models.clone())
             .unwrap_or_default();
         self.ui.set_thinking_hidden(typed.hide_thinking_block);
+        self.ui
+            .set_terminal_progress(typed.terminal.show_terminal_progress);
         self.double_escape =
             super::rewind::DoubleEscapeAction::from_setting(&typed.double_escape_action);
     }

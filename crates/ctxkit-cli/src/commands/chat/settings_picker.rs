@@ -96,6 +96,12 @@ const OFFERED: &[Offered] = &[
         live: false,
     },
     Offered {
+        key: "terminal.showTerminalProgress",
+        label: "Terminal progress",
+        values: BOOLEANS,
+        live: true,
+    },
+    Offered {
         key: "enableSkillCommands",
         label: "Skill commands",
         values: BOOLEANS,

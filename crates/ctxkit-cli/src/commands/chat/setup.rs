@@ -36,6 +36,7 @@ pub async fn build(
     let (session, nothing_to_continue) = first_session(args, &cwd_text, &session_dir)?;
     let ui = Ui::new();
     ui.set_thinking_hidden(settings.settings().hide_thinking_block);
+    ui.set_terminal_progress(settings.settings().terminal.show_terminal_progress);
     if nothing_to_continue {
         ui.notice("No earlier session in this folder to continue: starting a new one");
     }

@@ -114,7 +114,10 @@ impl Chat {
                 let focus = (!rest.is_empty()).then(|| rest.to_owned());
                 // A compaction that ran shows itself through the engine's events; one that had
                 // nothing to summarize did not start and is said here.
-                match self.engine.compact(focus).await {
+                let working = self.ui.working();
+                let compacted = self.engine.compact(focus).await;
+                drop(working);
+                match compacted {
                     Err(EngineError::NothingToCompact) => self.ui.line(
                         "Nothing to compact yet: everything since the last compaction fits in the keep budget (/context shows it)",
                     ),
@@ -363,7 +366,10 @@ impl Chat {
     /// Moves the leaf to `id` (`/tree <id>`, the interactive `/tree`): says where it went and
     /// what was summarized; a user message's text comes back for editing.
     pub(super) async fn go_to(&mut self, id: &str, options: NavigateOptions) -> Result<Action> {
+        // A branch summary is work the terminal is told of, as a compaction is.
+        let working = options.summarize.then(|| self.ui.working());
         let outcome = self.engine.navigate(id, options).await;
+        drop(working);
         self.events.flush().await;
         let outcome = outcome?;
         if outcome.cancelled || outcome.aborted {

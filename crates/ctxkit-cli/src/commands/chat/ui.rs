@@ -50,6 +50,8 @@ pub struct Ui {
     spin_message: Arc<Mutex<String>>,
     /// `hideThinkingBlock`: reasoning shows as one line, [`HIDDEN_THINKING`] (Ctrl-T toggles).
     hide_thinking: Arc<AtomicBool>,
+    /// `terminal.showTerminalProgress`: the terminal is told while the agent works.
+    terminal_progress: Arc<AtomicBool>,
 }
 
 /// What a reasoning block shows as under `hideThinkingBlock` (Pi's label).
@@ -75,7 +77,18 @@ impl Ui {
             markdown: Markdown::for_stdout(),
             spin_message: Arc::default(),
             hide_thinking: Arc::default(),
+            terminal_progress: Arc::default(),
         }
+    }
+
+    /// Tells the terminal from now on while the agent works (`terminal.showTerminalProgress`).
+    pub fn set_terminal_progress(&self, shown: bool) {
+        self.terminal_progress.store(shown, Ordering::Relaxed);
+    }
+
+    /// The terminal's progress state while the returned guard lives, when the setting asks.
+    pub fn working(&self) -> super::progress::Progress {
+        super::progress::Progress::start(self.terminal_progress.load(Ordering::Relaxed))
     }
 
     /// Shows reasoning from now on as one line ([`HIDDEN_THINKING`]), or in full.
