@@ -157,7 +157,8 @@ pub struct ThinkingBudgets {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct MarkdownConfig {
-    /// The indentation of code blocks.
+    /// The indentation of code blocks in the chat's replies (its width: a tab counts four
+    /// columns).
     pub code_block_indent: String,
 }
 

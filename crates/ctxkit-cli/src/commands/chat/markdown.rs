@@ -3,21 +3,33 @@
 //! `NO_COLOR` is set, and left as written (the model's own text) when stdout is not a terminal.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use termimad::{FmtText, MadSkin};
 
-/// How replies are shown.
+/// How replies are shown. Clones share the code blocks' indent.
 #[derive(Debug, Clone)]
 pub struct Markdown {
     /// `None` when stdout is not a terminal: text is printed as written.
     skin: Option<MadSkin>,
+    /// The columns a code block's lines are indented by (`markdown.codeBlockIndent`).
+    code_indent: Arc<AtomicUsize>,
 }
+
+/// The columns of Pi's default indent, two spaces.
+const DEFAULT_CODE_INDENT: usize = 2;
+/// The columns a tab of `markdown.codeBlockIndent` counts for (the renderer pads with spaces).
+const TAB_COLUMNS: usize = 4;
 
 impl Markdown {
     /// For this process's stdout and environment.
     pub fn for_stdout() -> Self {
         if !std::io::stdout().is_terminal() {
-            return Self { skin: None };
+            return Self {
+                skin: None,
+                code_indent: Arc::new(AtomicUsize::new(DEFAULT_CODE_INDENT)),
+            };
         }
         Self::styled(crate::cli::color_allowed())
     }
@@ -29,7 +41,20 @@ impl Markdown {
         } else {
             MadSkin::no_style()
         };
-        Self { skin: Some(skin) }
+        Self {
+            skin: Some(skin),
+            code_indent: Arc::new(AtomicUsize::new(DEFAULT_CODE_INDENT)),
+        }
+    }
+
+    /// Indents code blocks by `indent` (`markdown.codeBlockIndent`) from now on: its width in
+    /// columns, a tab as [`TAB_COLUMNS`].
+    pub fn set_code_block_indent(&self, indent: &str) {
+        let columns = indent
+            .chars()
+            .map(|character| if character == '\t' { TAB_COLUMNS } else { 1 })
+            .sum();
+        self.code_indent.store(columns, Ordering::Relaxed);
     }
 
     /// Whether text is rendered (on a terminal) rather than printed as written.
@@ -40,10 +65,12 @@ impl Markdown {
     /// `text` rendered for `width` columns, without a trailing line break.
     pub fn render(&self, text: &str, width: usize) -> String {
         match &self.skin {
-            Some(skin) => FmtText::from(skin, text, Some(width.max(20)))
-                .to_string()
-                .trim_end_matches('\n')
-                .to_owned(),
+            Some(skin) => {
+                let mut skin = skin.clone();
+                skin.code_block.left_margin = self.code_indent.load(Ordering::Relaxed);
+                let shown = FmtText::from(&skin, text, Some(width.max(20))).to_string();
+                shown.trim_end_matches('\n').to_owned()
+            }
             None => text.trim_end().to_owned(),
         }
     }
@@ -97,6 +124,30 @@ mod tests {
             !shown.contains('\u{1b}'),
             "no styles without colour: {shown:?}"
         );
+    }
+
+    /// A code block's lines are indented by `markdown.codeBlockIndent` (Pi's two spaces by
+    /// default, a tab as four columns); the text around it is not.
+    #[test]
+    fn code_blocks_are_indented_as_the_setting_says() {
+        let markdown = Markdown::styled(false);
+        let text = "Run this:\n\n```\ncargo test\n```\n";
+        let code_line = |shown: &str| {
+            shown
+                .lines()
+                .find(|line| line.contains("cargo test"))
+                .map(str::to_owned)
+                .unwrap()
+        };
+        let shown = markdown.render(text, 40);
+        assert!(shown.starts_with("Run this:"), "{shown:?}");
+        assert!(code_line(&shown).starts_with("  cargo test"), "{shown:?}");
+        markdown.set_code_block_indent("\t");
+        assert!(code_line(&markdown.render(text, 40)).starts_with("    cargo test"));
+        // Clones share the setting: the event task's copy renders as the chat's does.
+        let clone = markdown.clone();
+        markdown.set_code_block_indent("");
+        assert!(code_line(&clone.render(text, 40)).starts_with("cargo test"));
     }
 
     #[test]

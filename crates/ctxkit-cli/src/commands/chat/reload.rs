@@ -72,6 +72,8 @@ impl Chat {
         self.ui.set_thinking_hidden(typed.hide_thinking_block);
         self.ui
             .set_terminal_progress(typed.terminal.show_terminal_progress);
+        self.ui
+            .set_code_block_indent(&typed.markdown.code_block_indent);
         self.double_escape =
             super::rewind::DoubleEscapeAction::from_setting(&typed.double_escape_action);
     }

@@ -37,6 +37,7 @@ pub async fn build(
     let ui = Ui::new();
     ui.set_thinking_hidden(settings.settings().hide_thinking_block);
     ui.set_terminal_progress(settings.settings().terminal.show_terminal_progress);
+    ui.set_code_block_indent(&settings.settings().markdown.code_block_indent);
     if nothing_to_continue {
         ui.notice("No earlier session in this folder to continue: starting a new one");
     }

@@ -81,6 +81,11 @@ impl Ui {
         }
     }
 
+    /// Indents code blocks of replies by `indent` from now on (`markdown.codeBlockIndent`).
+    pub fn set_code_block_indent(&self, indent: &str) {
+        self.markdown.set_code_block_indent(indent);
+    }
+
     /// Tells the terminal from now on while the agent works (`terminal.showTerminalProgress`).
     pub fn set_terminal_progress(&self, shown: bool) {
         self.terminal_progress.store(shown, Ordering::Relaxed);
