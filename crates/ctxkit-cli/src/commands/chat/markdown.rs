@@ -148,6 +148,12 @@ mod tests {
         let clone = markdown.clone();
         markdown.set_code_block_indent("");
         assert!(code_line(&clone.render(text, 40)).starts_with("cargo test"));
+        // An indent wider than the terminal (a project's settings may say anything) is dropped,
+        // not drawn past the edge.
+        markdown.set_code_block_indent(&" ".repeat(100_000));
+        let shown = markdown.render(text, 40);
+        assert!(code_line(&shown).starts_with("cargo test"), "{shown:?}");
+        assert!(shown.lines().all(|line| line.chars().count() <= 40));
     }
 
     #[test]
