@@ -101,7 +101,7 @@ impl Request {
         };
         let (before, measured) = previous.unwrap_or((&[], &EMPTY));
         let mut next = 0;
-        for message in messages {
+        for (index, message) in messages.iter().enumerate() {
             let found = before
                 .iter()
                 .enumerate()
@@ -110,6 +110,7 @@ impl Request {
                 .find(|(_, candidate)| *candidate == message)
                 .map(|(position, _)| position)
                 .filter(|position| *position < measured.messages.len());
+            let previous_hash = request.prefix_hashes.last().copied().unwrap_or(0);
             match found {
                 Some(position) => {
                     request.messages.push(measured.messages[position].clone());
@@ -117,6 +118,19 @@ impl Request {
                     request.blocks.push(measured.blocks[position]);
                     request.kinds.push(measured.kinds[position]);
                     next = position + 1;
+                    // The same message after the same prefix: the previous request's hash of
+                    // it, without hashing the whole prefix's text again at every request.
+                    let prefix_before = match position.checked_sub(1) {
+                        Some(earlier) => measured.prefix_hashes.get(earlier).copied(),
+                        None => Some(0),
+                    };
+                    if let Some(&hash) = measured.prefix_hashes.get(position)
+                        && position == index
+                        && prefix_before == Some(previous_hash)
+                    {
+                        request.prefix_hashes.push(hash);
+                        continue;
+                    }
                 }
                 None => {
                     let json = serde_json::to_string(message)?;
@@ -126,7 +140,6 @@ impl Request {
                     request.blocks.push(blocks_of(message));
                 }
             }
-            let previous_hash = request.prefix_hashes.last().copied().unwrap_or(0);
             let json = request.messages.last().map_or("", |json| &**json);
             request.prefix_hashes.push(chain(previous_hash, json));
         }
