@@ -49,7 +49,12 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     changed["llm"]["models"][0]["maxOutput"] = json!(4096);
     std::fs::write(&file, changed.to_string()).unwrap();
     tmux.line("/reload");
-    tmux.wait_for("Settings applied now: llm.* and retry.* (the model in use), compaction.*");
+    // The third reload's line: the two before it are still on screen, and a line typed while a
+    // command runs is not kept.
+    tmux.wait_for_count(
+        "Settings applied now: llm.* and retry.* (the model in use), compaction.*",
+        3,
+    );
     tmux.line("/context");
     tmux.wait_for("fits in keepRecentTokens (7000)");
     tmux.line("third");
