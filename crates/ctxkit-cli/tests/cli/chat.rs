@@ -476,6 +476,25 @@ impl Tmux {
         self.wait_for_count(needle, 1)
     }
 
+    /// Waits until the last input line on the screen is `expected` (`> text`), and returns the
+    /// screen. The same prompt typed earlier stays in the scrollback, so waiting for its text
+    /// alone can return before the editor is drawn again.
+    pub(crate) fn wait_input_line(&self, expected: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen();
+            if last_input_line(&screen) == expected {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for the input line {expected:?}; {}; the screen:\n{screen}",
+                self.pane_state()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits for the input prompt after the given number of prompts have been shown.
     pub(crate) fn wait_idle(&self, prompts: usize) -> String {
         self.wait_for_count("\n> ", prompts)
@@ -492,6 +511,15 @@ impl Tmux {
             .ok()?;
         String::from_utf8_lossy(&output.stdout).trim().parse().ok()
     }
+}
+
+/// The last input line on the screen (`> text`), or an empty string.
+pub(crate) fn last_input_line(screen: &str) -> String {
+    screen
+        .lines()
+        .rfind(|line| line.starts_with("> "))
+        .unwrap_or("")
+        .to_owned()
 }
 
 /// Whether process `pid` has ended (gone, or a zombie waiting to be reaped).

@@ -234,7 +234,7 @@ fn a_prompt_put_back_on_the_input_line_comes_back_as_typed() {
     let screen = tmux.wait_for("Rewind to before which prompt?");
     assert!(!screen.contains("<file"), "{screen}");
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("\n> explain @notes.txt");
+    let screen = tmux.wait_input_line("> explain @notes.txt");
     assert!(!screen.contains("<file name"), "{screen}");
     tmux.keys(&["Enter"]);
     tmux.wait_for("Read them again.");

@@ -21,7 +21,7 @@ pub(crate) fn cursor_row(screen: &str) -> String {
 /// Waits until a full-screen list showing `needle` is drawn whole: its help line, drawn last,
 /// is the last line on the screen.
 pub(crate) fn wait_list(tmux: &Tmux, needle: &str) -> String {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let screen = tmux.screen();
         let last = screen.lines().rev().find(|line| !line.trim().is_empty());
@@ -62,14 +62,6 @@ fn move_up_to(tmux: &Tmux, needle: &str) -> String {
         wait_list(tmux, &format!("── {}/", position - 1));
     }
     panic!("the cursor never reached {needle:?}:\n{}", tmux.screen());
-}
-
-fn last_input_line(screen: &str) -> String {
-    screen
-        .lines()
-        .rfind(|line| line.starts_with("> "))
-        .unwrap_or("")
-        .to_owned()
 }
 
 fn entry_text(entry: &Value) -> String {
@@ -161,8 +153,7 @@ fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
     tmux.wait_for("Focus for the summary:");
     tmux.line("the jump");
     tmux.wait_for_count("the branch left behind is summarized in", 2);
-    let screen = tmux.wait_for("\n> one");
-    assert_eq!(last_input_line(&screen), "> one", "{screen}");
+    tmux.wait_input_line("> one");
     let summary_request = world.summary_requests().pop().unwrap().to_string();
     assert!(summary_request.contains("the jump"), "{summary_request}");
 }
@@ -344,8 +335,7 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
     let screen = tmux.wait_for("Kept `c.txt` as you changed it");
     assert!(screen.contains("Restored `a.txt`"), "{screen}");
     assert!(screen.contains("Restored `b.txt`"), "{screen}");
-    let screen = tmux.wait_for("\n> change the files");
-    assert_eq!(last_input_line(&screen), "> change the files", "{screen}");
+    tmux.wait_input_line("> change the files");
     assert_eq!(
         std::fs::read_to_string(project.join("a.txt")).unwrap(),
         "user A\n"
@@ -458,8 +448,7 @@ fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
     );
     tmux.keys(&["n"]);
     tmux.wait_for("Files left as they are");
-    let screen = tmux.wait_for("\n> go");
-    assert_eq!(last_input_line(&screen), "> go", "{screen}");
+    tmux.wait_input_line("> go");
     assert_eq!(
         std::fs::read_to_string(project.join("b.txt")).unwrap(),
         "made\n"

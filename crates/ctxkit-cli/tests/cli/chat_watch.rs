@@ -8,15 +8,6 @@ use serde_json::{Value, json};
 
 use crate::chat::{Tmux, World, text, tmux_missing, tool_call};
 
-/// The last input line on the screen.
-fn last_input_line(screen: &str) -> String {
-    screen
-        .lines()
-        .rfind(|line| line.starts_with("> "))
-        .unwrap_or("")
-        .to_owned()
-}
-
 /// Every `parentId` of `entries` names an entry before it.
 fn assert_parents_present(entries: &[Value]) {
     let mut seen = std::collections::HashSet::new();
@@ -50,18 +41,13 @@ fn keys_typed_while_a_tool_runs_come_back_and_esc_interrupts_it() {
     tmux.wait_for("› qq");
     let started = std::time::Instant::now();
     tmux.keys(&["Escape"]);
-    let screen = tmux.wait_for("Command cancelled by the user");
+    tmux.wait_for("Command cancelled by the user");
     assert!(
         started.elapsed() < std::time::Duration::from_secs(15),
         "Esc stopped the command"
     );
-    let screen = if last_input_line(&screen) == "> qq" {
-        screen
-    } else {
-        tmux.wait_for("\n> qq")
-    };
+    let screen = tmux.wait_input_line("> qq");
     assert!(!screen.contains("^["), "no raw escape echoed:\n{screen}");
-    assert_eq!(last_input_line(&screen), "> qq", "{screen}");
 
     // The kept keys are the next prompt; Ctrl-C during its tool keeps keys the same way.
     world.answer(tool_call("call_2", "bash", json!({"command": "sleep 300"})));
@@ -72,13 +58,8 @@ fn keys_typed_while_a_tool_runs_come_back_and_esc_interrupts_it() {
     tmux.keys(&["-l", "zz"]);
     tmux.wait_for("› zz");
     tmux.keys(&["C-c"]);
-    let screen = tmux.wait_for_count("Command cancelled by the user", 2);
-    let screen = if last_input_line(&screen) == "> zz" {
-        screen
-    } else {
-        tmux.wait_for("\n> zz")
-    };
-    assert_eq!(last_input_line(&screen), "> zz", "{screen}");
+    tmux.wait_for_count("Command cancelled by the user", 2);
+    let screen = tmux.wait_input_line("> zz");
     assert!(!screen.contains("^["), "{screen}");
     let requests = world.chat_requests();
     let user_texts: Vec<String> = requests
@@ -116,14 +97,9 @@ fn a_deleted_session_file_is_noticed_and_the_session_written_afresh() {
         "{screen}"
     );
     tmux.keys(&["n"]);
-    let screen = tmux.wait_for("hint: /save writes the session afresh");
+    tmux.wait_for("hint: /save writes the session afresh");
     assert_eq!(world.chat_requests().len(), 1, "nothing sent");
-    let screen = if last_input_line(&screen) == "> two" {
-        screen
-    } else {
-        tmux.wait_for("\n> two")
-    };
-    assert_eq!(last_input_line(&screen), "> two");
+    tmux.wait_input_line("> two");
     // Sent again: asked again; this time written afresh, then sent.
     world.answer(text("Second answer.", 400));
     tmux.keys(&["Enter"]);
