@@ -49,9 +49,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     changed["llm"]["models"][0]["maxOutput"] = json!(4096);
     std::fs::write(&file, changed.to_string()).unwrap();
     tmux.line("/reload");
-    // The third reload's line, not one of the two before it still on screen: typed at once after
-    // `/reload`, `/context` would reach the terminal in the same read, and the line editor keeps
-    // only the first line of a read.
+    // The third reload's line, not one of the two before it still on screen.
     tmux.wait_for_count(
         "Settings applied now: llm.* and retry.* (the model in use), compaction.*",
         3,

@@ -274,3 +274,40 @@ fn an_empty_reply_shows_a_note() {
     tmux.line("say blanks");
     tmux.wait_for_count("(the model replied with nothing)", 2);
 }
+
+/// Lines that reach the chat in one read (typed ahead faster than the chat reads, or sent by a
+/// program driving the terminal) are each entered in turn, a command's and a prompt's alike: the
+/// line editor keeps what it read past the first line for the next one.
+#[test]
+fn lines_that_arrive_in_one_read_are_each_entered_in_turn() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    world.answer(text("Second answer.", 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.keys(&[
+        "/name typed ahead",
+        "Enter",
+        "first question",
+        "Enter",
+        "second question",
+        "Enter",
+    ]);
+    tmux.wait_for("Second answer.");
+    let requests = world.chat_requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    assert!(requests[0].to_string().contains("first question"));
+    let last = requests[1].to_string();
+    assert!(last.contains("first question") && last.contains("second question"));
+    let file = world.session_files().remove(0);
+    assert!(
+        world
+            .entries(&file)
+            .iter()
+            .any(|entry| entry["type"] == "session_info" && entry["name"] == "typed ahead"),
+        "the command before the prompts ran"
+    );
+}
