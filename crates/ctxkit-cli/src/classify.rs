@@ -428,10 +428,19 @@ fn not_loaded_hint(error: &SettingsError) -> String {
             path.display()
         ),
         SettingsError::NotLoaded { source } => not_loaded_hint(source),
+        SettingsError::Credentials { path, .. } => credentials_hint(path),
         SettingsError::UnknownKey { .. } | SettingsError::InvalidKey { .. } => {
             "fix the settings file by hand, or check it with `ctxkit config list`".to_owned()
         }
     }
+}
+
+/// What to do about a saved-keys file ctxkit cannot read.
+fn credentials_hint(path: &std::path::Path) -> String {
+    format!(
+        "fix `{}` by hand (an object of providers, each `{{\"type\": \"api_key\", \"key\": …}}`), or remove it and save the keys again with `ctxkit login`",
+        path.display()
+    )
 }
 
 /// What to do about a settings file (or lock) ctxkit would not read or write.
@@ -463,6 +472,7 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
     match error {
         SettingsError::Read { .. } | SettingsError::Write { .. } => (4, None),
         SettingsError::NotLoaded { source } => (3, Some(not_loaded_hint(source))),
+        SettingsError::Credentials { path, .. } => (3, Some(credentials_hint(path))),
         SettingsError::Parse { path, .. }
         | SettingsError::NotAnObject { path }
         | SettingsError::ScopeNotWritable { path, .. } => (

@@ -451,6 +451,19 @@ pub enum Command {
         #[arg(long, conflicts_with = "revoke")]
         yes: bool,
     },
+    /// Save a provider's API key in `<home>/auth.json` (Pi's file: readable by you only), used by
+    /// every command in place of the provider's environment variable. Typed without echo; a
+    /// script pipes it in (`printf %s "$KEY" | ctxkit login anthropic`).
+    Login {
+        /// The provider: `anthropic`, `openai`, `google`, `openrouter`, … (`ctxkit models` lists
+        /// them).
+        provider: Option<String>,
+    },
+    /// Remove a key `ctxkit login` saved; environment variables and `llm.apiKey` stay.
+    Logout {
+        /// The provider whose saved key to remove.
+        provider: Option<String>,
+    },
     /// Print the assembled system prompt (base, appended parts, context files, skills list).
     Prompt,
     /// Install a package (`npm:name[@version]`, a git URL or `git:host/path[@ref]`, or a local

@@ -86,7 +86,7 @@ fn a_missing_key_names_the_variable_and_local_servers_need_none() {
     .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "No API key for provider `anthropic`; set `ANTHROPIC_API_KEY` (or `llm.apiKey`, with `defaultModel` a model of `anthropic`)"
+        "No API key for provider `anthropic`; run `ctxkit login anthropic` or set `ANTHROPIC_API_KEY` (or `llm.apiKey`, with `defaultModel` a model of `anthropic`)"
     );
     let ollama = resolve_model(&options("ollama/qwen3:8b"), &env(&[]), ModelRole::Agent)
         .unwrap()

@@ -100,7 +100,7 @@ pub enum LlmError {
     /// No API key was configured for a provider that needs one. `llm.apiKey` counts for the
     /// provider the settings name only (`defaultModel`), so the message says so.
     #[error(
-        "No API key for provider `{provider}`; set `{env_var}` (or `llm.apiKey`, with `defaultModel` a model of `{provider}`)"
+        "No API key for provider `{provider}`; run `ctxkit login {provider}` or set `{env_var}` (or `llm.apiKey`, with `defaultModel` a model of `{provider}`)"
     )]
     MissingApiKey { provider: String, env_var: String },
     /// A provider of one's own that is not the one the endpoint settings belong to: `llm.baseUrl`,

@@ -59,7 +59,7 @@ fn refused_connection_hint(provider: &str, text: &str) -> Option<String> {
 pub fn credentials_hint(provider: &str) -> String {
     match find_provider(provider).and_then(|info| info.key_env) {
         Some(variable) => format!(
-            "the provider refused the credentials: check `{variable}` (or `llm.apiKey`, when `defaultModel` is a model of `{provider}`)"
+            "the provider refused the credentials: check `{variable}`, the key `ctxkit login` saved for `{provider}`, or `llm.apiKey` when `defaultModel` is a model of `{provider}`"
         ),
         None => "the provider refused the credentials: check `llm.apiKey` and the auth headers in `llm.headers`".to_owned(),
     }
@@ -109,7 +109,7 @@ mod tests {
         assert_eq!(
             failure.hint.as_deref(),
             Some(
-                "the provider refused the credentials: check `ANTHROPIC_API_KEY` (or `llm.apiKey`, when `defaultModel` is a model of `anthropic`)"
+                "the provider refused the credentials: check `ANTHROPIC_API_KEY`, the key `ctxkit login` saved for `anthropic`, or `llm.apiKey` when `defaultModel` is a model of `anthropic`"
             )
         );
         let own = reply_failure("myco", "403 Forbidden");

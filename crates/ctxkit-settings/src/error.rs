@@ -170,6 +170,15 @@ pub enum SettingsError {
         /// The load error.
         source: Box<SettingsError>,
     },
+    /// The saved keys (`auth.json`) could not be read: not JSON, or not an object of provider
+    /// entries. Fix or remove the file; ctxkit never overwrites it then.
+    #[error("Invalid credentials file `{path}`: {reason}")]
+    Credentials {
+        /// The credentials file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A save was requested for a scope whose file failed to load; it is left untouched so a
     /// hand-edited broken file is never overwritten. Fix the file, then retry.
     #[error("Settings file `{path}` could not be loaded, so it was not modified")]

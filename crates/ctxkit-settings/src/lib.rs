@@ -10,6 +10,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+mod credentials;
 mod env;
 mod error;
 mod json;
@@ -18,6 +19,9 @@ mod settings;
 mod tree;
 mod trust;
 
+pub use credentials::{
+    CREDENTIALS_FILE_NAME, SavedKeys, credentials_path, remove_key, save_key, saved_keys,
+};
 pub use env::{
     CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, HOME_DIR_NAME, PROJECT_DIR_NAME,
     SETTINGS_FILE_NAME, canonical_or_raw, expand_tilde_loose, relative_path, resolve_against,

@@ -9,6 +9,7 @@ mod edit;
 mod engine_run;
 mod import;
 mod inspect;
+mod login;
 mod missing_entry;
 mod models;
 mod navigate;
@@ -138,6 +139,8 @@ fn refuses_unloaded_settings(command: &Command) -> bool {
         | Command::Config(_)
         | Command::Resources { .. }
         | Command::Trust { .. }
+        | Command::Login { .. }
+        | Command::Logout { .. }
         | Command::Prompt
         | Command::Install { .. }
         | Command::Remove { .. }
@@ -282,6 +285,8 @@ fn dispatch(
         Command::Config(action) => config::config(process, action, out),
         Command::Resources { json } => resources::resources(&process, json, out),
         Command::Prompt => resources::prompt(&process, out),
+        Command::Login { provider } => login::login(process.environment()?, provider, out),
+        Command::Logout { provider } => login::logout(process.environment()?, provider, out),
         Command::Trust { revoke, yes } => trust(&process, revoke, yes, out),
         Command::Install { source, local } => packages::install(&process, &source, local, out),
         Command::Remove { source, local } => packages::remove(&process, &source, local, out),

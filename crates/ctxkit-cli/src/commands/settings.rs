@@ -109,6 +109,7 @@ fn failed_path(error: &SettingsError) -> Option<&std::path::Path> {
         SettingsError::InvalidValue { .. }
         | SettingsError::UnknownKey { .. }
         | SettingsError::InvalidKey { .. }
+        | SettingsError::Credentials { .. }
         | SettingsError::LockTimeout { .. }
         | SettingsError::Write { .. }
         | SettingsError::ScopeNotWritable { .. }
@@ -140,6 +141,15 @@ fn load_hint(settings: &SettingsManager, error: &SettingsError) -> Option<String
     })
 }
 
+/// Where this process's saved keys are (`<home>/auth.json`, `ctxkit login`): set with the
+/// process's environment, which every command that asks a model reads first (its settings need it).
+static CREDENTIALS: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+/// This process's saved-keys file, once its environment was read (`None` before).
+pub fn process_credentials_path() -> Option<&'static std::path::Path> {
+    CREDENTIALS.get().map(std::path::PathBuf::as_path)
+}
+
 /// The resources environment of this process, with `--home` and `--offline` (which clap already
 /// merged with `CTXKIT_HOME` / `CTXKIT_OFFLINE`) applied.
 fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
@@ -153,6 +163,7 @@ fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
     if global.offline {
         environment = environment.with_variable(CTXKIT_OFFLINE_VAR, "1");
     }
+    let _ = CREDENTIALS.set(ctxkit_settings::credentials_path(&environment));
     Ok(environment)
 }
 

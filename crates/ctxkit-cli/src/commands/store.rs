@@ -71,6 +71,8 @@ fn touches_sessions(command: &Command) -> bool {
         | Command::Models { .. }
         | Command::Resources { .. }
         | Command::Trust { .. }
+        | Command::Login { .. }
+        | Command::Logout { .. }
         | Command::Prompt
         | Command::Install { .. }
         | Command::Remove { .. }

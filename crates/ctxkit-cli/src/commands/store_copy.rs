@@ -73,6 +73,8 @@ pub(super) fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, A
         | Command::Config(_)
         | Command::Resources { .. }
         | Command::Trust { .. }
+        | Command::Login { .. }
+        | Command::Logout { .. }
         | Command::Prompt
         | Command::Install { .. }
         | Command::Remove { .. }

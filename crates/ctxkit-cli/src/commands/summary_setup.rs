@@ -143,8 +143,21 @@ pub fn cache_warmer(
     )))
 }
 
-/// The providers' standard environment variables (keys, `OPENAI_BASE_URL`) of this process.
-pub fn llm_environment() -> ctxkit_llm::EnvSettings {
+/// The providers' keys and `OPENAI_BASE_URL`: the process's standard environment variables,
+/// then the keys `ctxkit login` saved (`<home>/auth.json`), which win over a variable as in Pi.
+/// A saved-keys file that cannot be read is an error naming it.
+pub fn llm_environment() -> Result<ctxkit_llm::EnvSettings> {
+    let mut environment = variables_environment();
+    for (provider, key) in saved_keys()?.keys {
+        environment
+            .api_keys
+            .insert(provider, ctxkit_secrets::ApiKey::new(key.trim()));
+    }
+    Ok(environment)
+}
+
+/// [`llm_environment`] without the saved keys: the environment variables alone.
+pub fn variables_environment() -> ctxkit_llm::EnvSettings {
     let variables: std::collections::BTreeMap<String, String> =
         ctxkit_llm::EnvSettings::variable_names()
             .into_iter()
@@ -154,6 +167,15 @@ pub fn llm_environment() -> ctxkit_llm::EnvSettings {
             })
             .collect();
     ctxkit_llm::EnvSettings::from_map(&variables)
+}
+
+/// The keys `ctxkit login` saved in this process's ctxkit home (`--home` included); none before
+/// the process read its environment, which a command does before it asks a model.
+pub fn saved_keys() -> Result<ctxkit_settings::SavedKeys> {
+    match super::settings::process_credentials_path() {
+        Some(path) => Ok(ctxkit_settings::saved_keys(path)?),
+        None => Ok(ctxkit_settings::SavedKeys::default()),
+    }
 }
 
 /// The process's one HTTP client: every model client of this process (the conversation's,
@@ -184,7 +206,7 @@ pub(crate) fn choose_summarizer(
     if let Some(model) = model_flag {
         options.picked_compaction_model = Some(model.to_owned());
     }
-    let environment = llm_environment();
+    let environment = llm_environment()?;
     match ctxkit_llm::resolve_model(&options, &environment, ctxkit_llm::ModelRole::Compaction)? {
         Some(config) => {
             let client =
@@ -342,10 +364,10 @@ impl NoModelConfigured {
     /// keys to set. Only variable names are shown, never a value.
     pub fn hint() -> String {
         match model_for_a_set_key() {
-            Some(KeyedModel { variable, model }) => format!(
-                "`{variable}` is set: `--model {model}` uses it (`ctxkit config set defaultModel {model}` makes it the default; `ctxkit models` lists the others)"
+            Some(KeyedModel { source, model }) => format!(
+                "{source}: `--model {model}` uses it (`ctxkit config set defaultModel {model}` makes it the default; `ctxkit models` lists the others)"
             ),
-            None => "set a provider's key (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, …) and name one of its models, e.g. `--model anthropic/claude-sonnet-4-5`, or start a local server (`--model ollama/<model>`); `ctxkit models` lists them".to_owned(),
+            None => "save a provider's key with `ctxkit login anthropic` (or `openai`, `google`, …) or set its variable (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GEMINI_API_KEY`, …), then name one of its models, e.g. `--model anthropic/claude-sonnet-4-5`, or start a local server (`--model ollama/<model>`); `ctxkit models` lists them".to_owned(),
         }
     }
 }
@@ -353,26 +375,34 @@ impl NoModelConfigured {
 /// A provider's default model, taken because its key is set (Pi 1.6.0's `defaultModelPerProvider`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyedModel {
-    /// The environment variable found, named in what the user is told (never its value).
-    pub variable: &'static str,
+    /// Where the key was found, as the user is told (a variable's name or the saved keys, never a
+    /// value): "`ANTHROPIC_API_KEY` is set".
+    pub source: String,
     /// `provider/id`.
     pub model: String,
 }
 
-/// The default model of the first provider, in Pi's order, whose key the environment holds.
+/// The default model of the first provider, in Pi's order, with a key: saved by `ctxkit login`
+/// or in its environment variable.
 pub fn model_for_a_set_key() -> Option<KeyedModel> {
+    let saved = saved_keys().map(|saved| saved.keys).unwrap_or_default();
     ctxkit_llm::DEFAULT_MODELS
         .iter()
         .find_map(|(provider, id)| {
+            let model = format!("{provider}/{id}");
+            if saved.contains_key(*provider) {
+                let source = format!("`ctxkit login` saved a key of `{provider}`");
+                return Some(KeyedModel { source, model });
+            }
             let variable = ctxkit_llm::find_provider(provider)?.key_env?;
             ctxkit_secrets::environment_variable(variable).map(|_| KeyedModel {
-                variable,
-                model: format!("{provider}/{id}"),
+                source: format!("`{variable}` is set"),
+                model,
             })
         })
 }
 
-/// The agent's model client, as [`model_client`]; with no model named nor configured, the
+/// The model client for the configured model, or, with none configured and no `spec`, for the
 /// default model of a provider whose key is set, as Pi runs it (the compaction commands keep the
 /// offline summarizer: this is for surfaces that cannot work without a model).
 pub fn agent_model_client(
@@ -401,7 +431,7 @@ pub fn model_client(
     if let Some(spec) = spec {
         options.picked_model = Some(spec.to_owned());
     }
-    let environment = llm_environment();
+    let environment = llm_environment()?;
     let Some(config) =
         ctxkit_llm::resolve_model(&options, &environment, ctxkit_llm::ModelRole::Agent)?
     else {

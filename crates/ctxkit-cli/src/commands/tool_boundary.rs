@@ -36,7 +36,7 @@ impl ToolBoundary {
             home: environment.agent_dir(),
             sessions_root: sessions_root.to_owned(),
             readable_paths,
-            secrets: settings.credential_values(),
+            secrets: secrets(environment, settings),
             guarded: guarded_paths(environment, settings),
         }
     }
@@ -74,6 +74,20 @@ impl ToolBoundary {
             },
         )
     }
+}
+
+/// Every key the settings hold and every key `ctxkit login` saved (a saved-keys file that cannot
+/// be read gives none: the model client refuses to start on it).
+fn secrets(environment: &Environment, settings: &SettingsManager) -> Vec<String> {
+    let mut secrets = settings.credential_values();
+    let saved = ctxkit_settings::saved_keys(&ctxkit_settings::credentials_path(environment));
+    for key in saved.into_iter().flat_map(|saved| saved.keys.into_values()) {
+        let key = key.trim().to_owned();
+        if !key.is_empty() && !secrets.contains(&key) {
+            secrets.push(key);
+        }
+    }
+    secrets
 }
 
 /// The files hooks run (every part of a hook's `command` that names an existing file, relative

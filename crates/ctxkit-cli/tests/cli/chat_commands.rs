@@ -337,3 +337,51 @@ fn a_file_whose_name_has_blanks_completes_quoted_and_attaches() {
         "{request}"
     );
 }
+
+/// `/login` on a terminal: the key is typed without echo, never shown, never in the session or
+/// the input line's history (Up after it brings back `/login`, not the key); `/logout` removes
+/// it. Ctrl-C at the key's question saves nothing.
+#[test]
+fn login_takes_the_key_without_echo_and_keeps_it_out_of_the_session() {
+    if tmux_missing() {
+        return;
+    }
+    const KEY: &str = "sk-ant-typed-SECRET-4242";
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Answered.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("hello");
+    tmux.wait_for("Answered.");
+    tmux.wait_idle(2);
+    tmux.line("/login anthropic");
+    tmux.wait_for("API key of `anthropic` (typed without echo; Ctrl-C cancels):");
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("Cancelled; nothing was saved.");
+    let credentials = world.home.path().join("auth.json");
+    assert!(!credentials.exists());
+    tmux.wait_idle(3);
+    tmux.line("/login");
+    tmux.wait_for("Provider: ");
+    tmux.line("Anthropic");
+    tmux.wait_for_count(
+        "API key of `anthropic` (typed without echo; Ctrl-C cancels):",
+        2,
+    );
+    tmux.keys(&["-l", KEY]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Saved the key of `anthropic`");
+    assert!(!screen.contains(KEY), "{screen}");
+    let saved = std::fs::read_to_string(&credentials).unwrap();
+    assert!(saved.contains(KEY), "{saved}");
+    tmux.wait_idle(4);
+    tmux.keys(&["Up"]);
+    let screen = tmux.wait_input_line("> /login");
+    assert!(!screen.contains(KEY), "{screen}");
+    tmux.keys(&["C-u"]);
+    tmux.line("/logout anthropic");
+    tmux.wait_for("Removed the saved key of `anthropic`");
+    let file = world.session_files().remove(0);
+    assert!(!std::fs::read_to_string(file).unwrap().contains(KEY));
+    assert!(!std::fs::read_to_string(&credentials).unwrap().contains(KEY));
+}

@@ -103,7 +103,7 @@ fn a_chat_without_a_model_runs_the_one_the_users_key_can_reach() {
     assert!(output.starts_with("exit: 3\n"), "{output}");
     assert!(output.contains("error: No model configured"), "{output}");
     assert!(
-        output.contains("hint: set a provider's key (`ANTHROPIC_API_KEY`"),
+        output.contains("hint: save a provider's key with `ctxkit login anthropic`"),
         "{output}"
     );
     // `/quit` before any prompt: nothing is sent anywhere.

@@ -204,6 +204,7 @@ mod hostile;
 mod import;
 mod issue41;
 mod json_records;
+mod login;
 mod mistakes;
 mod offline_size;
 mod on_demand;

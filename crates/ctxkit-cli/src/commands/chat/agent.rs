@@ -14,6 +14,12 @@ use super::ui::{EventView, Ui};
 pub trait Ask: Send {
     fn ask(&mut self, prompt: &str) -> Option<String>;
 
+    /// Asks for a secret (an API key): typed without echo where the terminal allows, never kept
+    /// in the input line's history; `None` for Ctrl-C or Ctrl-D. By default, a typed line.
+    fn ask_secret(&mut self, prompt: &str) -> Option<String> {
+        self.ask(prompt)
+    }
+
     /// Asks for one key among `keys` (lower case), answered without Enter where the terminal
     /// allows; `None` for Ctrl-C or Ctrl-D. By default, the first letter of a typed line.
     fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {

@@ -68,8 +68,8 @@ impl Chat {
         ));
         if let Some(keyed) = &self.keyed_model {
             line(&format!(
-                "No model configured: using {}, since `{}` is set (`ctxkit config set defaultModel provider/id` picks one; `ctxkit models` lists them)",
-                keyed.model, keyed.variable
+                "No model configured: using {}, since {} (`ctxkit config set defaultModel provider/id` picks one; `ctxkit models` lists them)",
+                keyed.model, keyed.source
             ));
         }
         // Said of the session open, not of `--no-session`: `/resume` and `/import` open a file.

@@ -17,6 +17,7 @@ mod import;
 mod input;
 mod interrupts;
 mod large_input;
+mod login;
 mod markdown;
 mod model_picker;
 mod model_scope;

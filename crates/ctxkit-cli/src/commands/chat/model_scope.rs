@@ -10,7 +10,7 @@ use globset::GlobBuilder;
 use super::Chat;
 use super::model_picker::{Offered, offered_models};
 use super::thinking::{LEVELS, reasons};
-use crate::commands::summary_setup::llm_environment;
+use crate::commands::summary_setup::{llm_environment, variables_environment};
 
 /// A model in the cycle, with the thinking level its pattern asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,7 +121,12 @@ impl Chat {
 
     /// The models `/model` and Ctrl-P offer now.
     pub(super) fn offered_now(&self) -> Vec<Offered> {
-        let keyed: Vec<String> = llm_environment().api_keys.into_keys().collect();
+        // A saved-keys file broken since the chat started offers the variables' keys alone.
+        let keyed: Vec<String> = llm_environment()
+            .unwrap_or_else(|_| variables_environment())
+            .api_keys
+            .into_keys()
+            .collect();
         offered_models(&self.llm_options, &keyed, &self.client.config().provider)
     }
 

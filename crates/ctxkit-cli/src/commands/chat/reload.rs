@@ -83,7 +83,7 @@ impl Chat {
     /// variables commands see (`chat.passEnv`), as Pi's reload rebuilds its tools. Secrets the
     /// settings hold now are redacted too, beside every one known before. Outside paths the user
     /// approved are asked per call, so nothing of theirs is kept or lost here.
-    fn apply_tool_boundary(&mut self, settings: &ctxkit_settings::SettingsManager) {
+    pub(super) fn apply_tool_boundary(&mut self, settings: &ctxkit_settings::SettingsManager) {
         let typed = settings.settings();
         self.boundary = self.boundary.reloaded(&self.environment, settings);
         let workspace = self.boundary.workspace(&self.cwd);
@@ -99,7 +99,7 @@ impl Chat {
     /// `retry.*`: its endpoint, key, window, output limit and retries), as Pi's reload rebuilds its
     /// providers, and summaries through `compaction.model`'s; no switch is recorded. A model the
     /// settings no longer name keeps its client.
-    async fn reload_model(&mut self, settings: &ctxkit_settings::SettingsManager) {
+    pub(super) async fn reload_model(&mut self, settings: &ctxkit_settings::SettingsManager) {
         let spec = self.client.config().display_name();
         let client = crate::commands::summary_setup::llm_options(settings).and_then(|options| {
             let client = crate::commands::summary_setup::model_client(&options, Some(&spec))?;

@@ -39,6 +39,14 @@ impl Ask for Terminal {
         self.large.take().or(answer)
     }
 
+    fn ask_secret(&mut self, prompt: &str) -> Option<String> {
+        use std::io::IsTerminal as _;
+        if !std::io::stdin().is_terminal() {
+            return self.ask(prompt);
+        }
+        rpassword::prompt_password(crate::render::terminal_safe(prompt)).ok()
+    }
+
     fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
         match super::escape::read_key(&crate::render::terminal_safe(prompt), keys) {
             Ok((answer, after)) => {

@@ -70,6 +70,9 @@ Commands:
                             templates again
   /trust [revoke]           show this project's settings that need trust (hooks, llm.baseUrl,
                             …) and trust them from the next /reload, or revoke that
+  /login [provider]         save a provider's API key (typed without echo) in <home>/auth.json;
+                            it is used at once, in place of the provider's variable
+  /logout [provider]        remove a key /login saved
   /hotkeys                  the keys of the input line
   /help                     this list (Tab after / completes a command's name)
   /quit                     leave (Ctrl-D too)
@@ -175,6 +178,8 @@ impl Chat {
             "hotkeys" => self.hotkeys(),
             "reload" => self.reload().await?,
             "trust" => self.trust(rest, ask)?,
+            "login" => self.login(rest, ask).await?,
+            "logout" => self.logout(rest).await?,
             "export" => self.export(rest).await?,
             "share" => self.share(ask).await?,
             "name" => self.name(rest).await?,

@@ -11,7 +11,7 @@ use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 
 /// The chat's commands and what each does, in the order they are offered.
-const BUILT_IN: [(&str, &str); 31] = [
+const BUILT_IN: [(&str, &str); 33] = [
     ("compact", "summarize older messages now (optional focus)"),
     ("context", "context usage and what a compaction would keep"),
     ("cost", "what this session spent"),
@@ -44,6 +44,8 @@ const BUILT_IN: [(&str, &str); 31] = [
         "read settings, context files, skills, templates again",
     ),
     ("trust", "trust this project's settings that need it"),
+    ("login", "save a provider's API key (typed without echo)"),
+    ("logout", "remove a key /login saved"),
     ("hotkeys", "the keys of the input line"),
     ("help", "every command"),
     ("quit", "leave"),

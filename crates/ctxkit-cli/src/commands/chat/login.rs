@@ -1,0 +1,80 @@
+//! `/login [provider]` and `/logout [provider]`: `ctxkit login` and `ctxkit logout` inside the
+//! chat, as Pi's commands of those names do for API keys. The key is typed without echo and never
+//! reaches the input line's history, the session or the screen; once saved, the chat's model is
+//! asked through a client built with it and tool results redact it, at once.
+
+use anyhow::Result;
+
+use super::Chat;
+use super::agent::Ask;
+use crate::commands::login;
+
+impl Chat {
+    /// `/login [provider]`.
+    pub(super) async fn login(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<()> {
+        let name = if rest.is_empty() {
+            self.ui.line(&format!(
+                "Providers whose key ctxkit saves: {}",
+                login::keyed_providers()
+                    .iter()
+                    .map(|(name, _)| *name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            match ask.ask("Provider: ") {
+                Some(name) if !name.trim().is_empty() => name,
+                Some(_) | None => {
+                    self.ui.line("Cancelled; nothing was saved.");
+                    return Ok(());
+                }
+            }
+        } else {
+            rest.to_owned()
+        };
+        let provider = login::provider_named(&name)?;
+        let prompt = format!(
+            "API key of `{}` (typed without echo; Ctrl-C cancels): ",
+            provider.0
+        );
+        let Some(key) = ask.ask_secret(&prompt) else {
+            self.ui.line("Cancelled; nothing was saved.");
+            return Ok(());
+        };
+        let credentials = ctxkit_settings::credentials_path(&self.environment);
+        let said = login::save(&credentials, provider, &key)?;
+        self.ui.line(&said);
+        self.apply_saved_keys().await;
+        Ok(())
+    }
+
+    /// `/logout [provider]`.
+    pub(super) async fn logout(&mut self, rest: &str) -> Result<()> {
+        let credentials = ctxkit_settings::credentials_path(&self.environment);
+        if rest.is_empty() {
+            let saved = login::saved_providers(&credentials)?;
+            let said = if saved.is_empty() {
+                "No key is saved; environment variables and `llm.apiKey` are not /logout's to remove."
+                    .to_owned()
+            } else {
+                format!(
+                    "Keys are saved for {}: `/logout <provider>` removes one.",
+                    saved.join(", ")
+                )
+            };
+            self.ui.line(&said);
+            return Ok(());
+        }
+        let said = login::remove(&credentials, rest)?;
+        self.ui.line(&said);
+        self.apply_saved_keys().await;
+        Ok(())
+    }
+
+    /// The saved keys as they are now: the model in use asked through a client built with them,
+    /// and tool results redacting every key known.
+    async fn apply_saved_keys(&mut self) {
+        let settings = crate::commands::settings::settings_with_errors(&self.environment);
+        self.apply_tool_boundary(&settings);
+        self.reload_model(&settings).await;
+    }
+}

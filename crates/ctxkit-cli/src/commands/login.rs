@@ -1,0 +1,174 @@
+//! `ctxkit login` and `ctxkit logout` (and the chat's `/login`, `/logout`): a built-in provider's
+//! API key saved in `<home>/auth.json` (Pi's file and format, private to the user), used by every
+//! command in place of the provider's environment variable, as Pi does. The key is typed without
+//! echo on a terminal, or read from standard input's first line when it is not one (a script's
+//! `printf %s "$KEY" | ctxkit login anthropic`). It never reaches a session, a log or a tool result.
+
+use std::io::{BufRead as _, IsTerminal as _, Write};
+use std::path::Path;
+
+use anyhow::Result;
+use ctxkit_llm::PROVIDERS;
+
+use crate::Outcome;
+use crate::usage::UsageError;
+
+/// The built-in providers that take a key: their names and variables, in the table's order.
+pub fn keyed_providers() -> Vec<(&'static str, &'static str)> {
+    PROVIDERS
+        .iter()
+        .filter_map(|provider| Some((provider.name, provider.key_env?)))
+        .collect()
+}
+
+/// The provider `name` names (any case), or a usage error listing those that take a key.
+pub fn provider_named(name: &str) -> Result<(&'static str, &'static str)> {
+    let wanted = name.trim().to_lowercase();
+    keyed_providers()
+        .into_iter()
+        .find(|(provider, _)| *provider == wanted)
+        .ok_or_else(|| {
+            UsageError {
+                message: format!("`{}` is not a provider ctxkit saves a key for", name.trim()),
+                hint: format!(
+                    "name one of {}; a provider of your own takes its key from `llm.apiKey`",
+                    provider_list()
+                ),
+            }
+            .into()
+        })
+}
+
+fn provider_list() -> String {
+    keyed_providers()
+        .iter()
+        .map(|(name, _)| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Saves `key` for `provider` and says so in one line, with what else supplies a key for it.
+pub fn save(credentials: &Path, provider: (&str, &str), key: &str) -> Result<String> {
+    let (name, variable) = provider;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(UsageError {
+            message: "no key was given; nothing was saved".to_owned(),
+            hint: format!("paste the key of `{name}` when asked, then press Enter"),
+        }
+        .into());
+    }
+    ctxkit_settings::save_key(credentials, name, key)?;
+    let mut said = format!(
+        "Saved the key of `{name}` in `{}` (readable by you only); it is used in place of `{variable}`.",
+        credentials.display()
+    );
+    if ctxkit_secrets::environment_variable(variable).is_some_and(|value| !value.trim().is_empty())
+    {
+        said.push_str(&format!(
+            " `{variable}` is set too: the saved key wins, as in Pi (`ctxkit logout {name}` goes back to it)."
+        ));
+    }
+    Ok(said)
+}
+
+/// Removes the saved entry of provider `name` (a built-in provider in any case, or any name the
+/// file holds, such as another provider Pi saved) and says what happened in one line.
+pub fn remove(credentials: &Path, name: &str) -> Result<String> {
+    let name = name.trim();
+    let builtin = provider_named(name).ok();
+    let stored_name = builtin.map_or(name, |(builtin, _)| builtin);
+    if !ctxkit_settings::remove_key(credentials, stored_name)? {
+        return Ok(format!(
+            "No key of `{stored_name}` was saved; nothing changed."
+        ));
+    }
+    Ok(match builtin {
+        Some((_, variable)) => format!(
+            "Removed the saved key of `{stored_name}`; `{variable}` and `llm.apiKey` are unchanged."
+        ),
+        None => format!("Removed the saved entry of `{stored_name}`."),
+    })
+}
+
+/// The providers with a saved key, for a `logout` that names none.
+pub fn saved_providers(credentials: &Path) -> Result<Vec<String>> {
+    Ok(ctxkit_settings::saved_keys(credentials)?
+        .keys
+        .into_keys()
+        .collect())
+}
+
+/// Reads a key: typed without echo on a terminal (`None` when the user cancels with Ctrl-C or
+/// Ctrl-D), else standard input's first line.
+pub fn read_key(name: &str) -> Result<Option<String>> {
+    if std::io::stdin().is_terminal() {
+        let prompt = format!("API key of `{name}` (typed without echo; Ctrl-C cancels): ");
+        return match rpassword::prompt_password(prompt) {
+            Ok(key) => Ok(Some(key)),
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::UnexpectedEof
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(error) => Err(error.into()),
+        };
+    }
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(Some(line))
+}
+
+/// `ctxkit login [PROVIDER]`.
+pub fn login(
+    environment: &ctxkit_settings::Environment,
+    provider: Option<String>,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let provider = match provider.as_deref() {
+        Some(name) => provider_named(name)?,
+        None => {
+            return Err(UsageError {
+                message: "name the provider whose key to save".to_owned(),
+                hint: format!("`ctxkit login anthropic`; providers: {}", provider_list()),
+            }
+            .into());
+        }
+    };
+    let Some(key) = read_key(provider.0)? else {
+        writeln!(out, "Cancelled; nothing was saved.")?;
+        return Ok(Outcome::Success);
+    };
+    let credentials = ctxkit_settings::credentials_path(environment);
+    writeln!(out, "{}", save(&credentials, provider, &key)?)?;
+    Ok(Outcome::Success)
+}
+
+/// `ctxkit logout [PROVIDER]`.
+pub fn logout(
+    environment: &ctxkit_settings::Environment,
+    provider: Option<String>,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
+    let credentials = ctxkit_settings::credentials_path(environment);
+    let Some(name) = provider.as_deref() else {
+        let saved = saved_providers(&credentials)?;
+        let hint = match saved.first() {
+            Some(first) => format!(
+                "keys are saved for {}: `ctxkit logout {first}`",
+                saved.join(", ")
+            ),
+            None => "no key is saved; environment variables and `llm.apiKey` are not ctxkit login's to remove".to_owned(),
+        };
+        return Err(UsageError {
+            message: "name the provider whose saved key to remove".to_owned(),
+            hint,
+        }
+        .into());
+    };
+    writeln!(out, "{}", remove(&credentials, name)?)?;
+    Ok(Outcome::Success)
+}

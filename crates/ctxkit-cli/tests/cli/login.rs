@@ -1,0 +1,197 @@
+//! `ctxkit login` and `ctxkit logout`: a key saved in `<home>/auth.json` (Pi's format, readable by
+//! the user only) is what a chat with no model configured runs on and what it sends, in place of
+//! the provider's variable as in Pi; it is never printed, and a command's output that holds it is
+//! redacted. A loopback mock stands for OpenAI's host (`OPENAI_BASE_URL`).
+
+use crate::Run;
+use crate::provider_endpoints::{answering_host, requests_at};
+
+const SAVED_KEY: &str = "sk-saved-by-login-SECRET123";
+const VARIABLE_KEY: &str = "sk-from-the-variable-SECRET456";
+
+fn bearer_of(requests: &[(String, Vec<(String, String)>)]) -> Vec<String> {
+    requests
+        .iter()
+        .filter_map(|(_, headers)| {
+            headers
+                .iter()
+                .find(|(name, _)| name == "authorization")
+                .map(|(_, value)| value.clone())
+        })
+        .collect()
+}
+
+#[test]
+fn login_and_logout_say_what_they_take() {
+    let run = Run::new();
+    let output = run.ctxkit(&["login"]);
+    assert!(output.starts_with("exit: 2\n"), "{output}");
+    assert!(
+        output.contains("error: name the provider whose key to save"),
+        "{output}"
+    );
+    assert!(
+        output.contains("`anthropic`, `openai`, `google`"),
+        "{output}"
+    );
+    let output = run.ctxkit(&["login", "myco"]);
+    assert!(output.starts_with("exit: 2\n"), "{output}");
+    assert!(
+        output.contains("`myco` is not a provider ctxkit saves a key for"),
+        "{output}"
+    );
+    assert!(output.contains("`llm.apiKey`"), "{output}");
+    let output = run.ctxkit_with_input(&["login", "openai"], &[], "\n");
+    assert!(output.starts_with("exit: 2\n"), "{output}");
+    assert!(
+        output.contains("no key was given; nothing was saved"),
+        "{output}"
+    );
+    assert!(!run.home.path().join("auth.json").exists());
+    let output = run.ctxkit(&["logout"]);
+    assert!(output.starts_with("exit: 2\n"), "{output}");
+    assert!(output.contains("hint: no key is saved"), "{output}");
+    let output = run.ctxkit(&["logout", "openai"]);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    assert!(
+        output.contains("No key of `openai` was saved; nothing changed."),
+        "{output}"
+    );
+}
+
+#[test]
+fn a_broken_credentials_file_stops_a_chat_with_its_name() {
+    let run = Run::new();
+    std::fs::write(run.home.path().join("auth.json"), "{\"openai\": ").unwrap();
+    let output = run.ctxkit_with_input(&["chat", "--no-session"], &[], "hi\n");
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(
+        output
+            .contains("error: Invalid credentials file `[HOME]/auth.json`: invalid JSON at line 1"),
+        "{output}"
+    );
+    assert!(
+        output.contains("hint: fix `[HOME]/auth.json` by hand"),
+        "{output}"
+    );
+    let output = run.ctxkit_with_input(&["login", "openai"], &[], "sk-new\n");
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(run.home.path().join("auth.json")).unwrap(),
+        "{\"openai\": ",
+        "never overwritten"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_saved_key_is_sent_in_place_of_the_variable_and_never_shown() {
+    let openai = answering_host().await;
+    let base = format!("{}/v1", openai.uri());
+    let run = Run::new();
+    let ctxkit = |args: &[&str], variables: &[(&str, &str)], input: &str| {
+        tokio::task::block_in_place(|| run.ctxkit_with_input(args, variables, input))
+    };
+    let saved = ctxkit(&["login", "OpenAI"], &[], &format!("{SAVED_KEY}\n"));
+    assert!(saved.starts_with("exit: 0\n"), "{saved}");
+    assert!(
+        saved.contains("Saved the key of `openai` in `[HOME]/auth.json` (readable by you only)"),
+        "{saved}"
+    );
+    assert!(!saved.contains(SAVED_KEY), "{saved}");
+    let file = run.home.path().join("auth.json");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(written["openai"]["type"], "api_key");
+    assert_eq!(written["openai"]["key"], SAVED_KEY);
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    // No model configured: the chat runs OpenAI's default model on the saved key; a command's
+    // output that prints the key shows it redacted.
+    std::fs::write(
+        run.home.path().join("notes.txt"),
+        format!("key: {SAVED_KEY}\n"),
+    )
+    .unwrap();
+    let only_saved = [("OPENAI_BASE_URL", base.as_str())];
+    let chat = ctxkit(
+        &["chat", "--no-session"],
+        &only_saved,
+        "hi\n!cat notes.txt\n",
+    );
+    assert!(chat.contains("openai reply"), "{chat}");
+    assert!(
+        chat.contains("since `ctxkit login` saved a key of `openai` ("),
+        "{chat}"
+    );
+    assert!(chat.contains("key: "), "{chat}");
+    assert!(!chat.contains(SAVED_KEY), "{chat}");
+    assert_eq!(
+        bearer_of(&requests_at(&openai).await),
+        [format!("Bearer {SAVED_KEY}")]
+    );
+
+    // The variable set too: the saved key wins, as in Pi, and `login` says so.
+    let both = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", VARIABLE_KEY),
+    ];
+    let again = ctxkit(&["login", "openai"], &both, &format!("{SAVED_KEY}\n"));
+    assert!(
+        again.contains("`OPENAI_API_KEY` is set too: the saved key wins"),
+        "{again}"
+    );
+    let chat = ctxkit(&["chat", "--no-session"], &both, "hi\n");
+    assert!(chat.contains("openai reply"), "{chat}");
+    // After `logout` the variable's key is the one sent.
+    let removed = ctxkit(&["logout", "openai"], &[], "");
+    assert!(
+        removed.contains(
+            "Removed the saved key of `openai`; `OPENAI_API_KEY` and `llm.apiKey` are unchanged."
+        ),
+        "{removed}"
+    );
+    let chat = ctxkit(&["chat", "--no-session"], &both, "hi\n");
+    assert!(chat.contains("since `OPENAI_API_KEY` is set"), "{chat}");
+    assert_eq!(
+        bearer_of(&requests_at(&openai).await),
+        [
+            format!("Bearer {SAVED_KEY}"),
+            format!("Bearer {SAVED_KEY}"),
+            format!("Bearer {VARIABLE_KEY}"),
+        ]
+    );
+}
+
+/// `/login` in a chat saves the key and the chat's next request carries it; `/logout` goes back
+/// to the variable's key at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn login_in_a_chat_applies_at_once() {
+    let openai = answering_host().await;
+    let base = format!("{}/v1", openai.uri());
+    let run = Run::new();
+    let variables = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", VARIABLE_KEY),
+    ];
+    let input = format!("hi\n/login openai\n{SAVED_KEY}\nagain\n/logout openai\nthird\n/logout\n");
+    let chat = tokio::task::block_in_place(|| {
+        run.ctxkit_with_input(&["chat", "--no-session"], &variables, &input)
+    });
+    assert!(chat.starts_with("exit: 0\n"), "{chat}");
+    assert!(chat.contains("Saved the key of `openai`"), "{chat}");
+    assert!(chat.contains("Removed the saved key of `openai`"), "{chat}");
+    assert!(chat.contains("No key is saved"), "{chat}");
+    assert!(!chat.contains(SAVED_KEY), "{chat}");
+    assert_eq!(
+        bearer_of(&requests_at(&openai).await),
+        [
+            format!("Bearer {VARIABLE_KEY}"),
+            format!("Bearer {SAVED_KEY}"),
+            format!("Bearer {VARIABLE_KEY}"),
+        ]
+    );
+}

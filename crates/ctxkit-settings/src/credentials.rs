@@ -1,0 +1,207 @@
+//! API keys saved by `ctxkit login` and the chat's `/login`: `<agent dir>/auth.json`, in Pi's
+//! format (`{"anthropic": {"type": "api_key", "key": "sk-…"}}`), so a Pi user's file can be copied
+//! over and back. The file is the user's alone: written under the settings' lock through a private
+//! temporary file (mode 0600, whatever mode the old file had) and a rename. No tool opens it: it is
+//! in ctxkit's home, which no jail opens.
+//!
+//! Only literal keys are read. Pi also accepts `!command` (a shell command's output) and `$VAR`
+//! references; ctxkit runs nothing from this file and reports such an entry as not read
+//! ([`SavedKeys::skipped`]). A key written here has Pi's escapes (`$$`, a leading `$!`), so Pi
+//! reads back the same key.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::env::Environment;
+use crate::error::SettingsError;
+use crate::settings::confine::{self, Reach};
+use crate::settings::store;
+
+/// The credentials file's name in the agent directory (Pi's name).
+pub const CREDENTIALS_FILE_NAME: &str = "auth.json";
+
+const API_KEY_TYPE: &str = "api_key";
+
+/// The keys `auth.json` holds, by provider.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct SavedKeys {
+    /// Literal API keys, by provider name.
+    pub keys: BTreeMap<String, String>,
+    /// Providers whose entry ctxkit does not use, with why (an account login, a command or an
+    /// environment reference in place of a key).
+    pub skipped: Vec<(String, &'static str)>,
+}
+
+impl std::fmt::Debug for SavedKeys {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SavedKeys")
+            .field("providers", &self.keys.keys().collect::<Vec<_>>())
+            .field("skipped", &self.skipped)
+            .finish()
+    }
+}
+
+/// Where the saved keys are: `<agent dir>/auth.json`.
+pub fn credentials_path(environment: &Environment) -> PathBuf {
+    environment.agent_dir().join(CREDENTIALS_FILE_NAME)
+}
+
+/// The keys saved in `path` (none when the file does not exist).
+pub fn saved_keys(path: &Path) -> Result<SavedKeys, SettingsError> {
+    let entries = read_entries(path)?;
+    let mut saved = SavedKeys::default();
+    for (provider, entry) in entries {
+        match literal_key(&entry) {
+            Ok(key) => {
+                saved.keys.insert(provider, key);
+            }
+            Err(reason) => saved.skipped.push((provider, reason)),
+        }
+    }
+    Ok(saved)
+}
+
+/// Saves `key` for `provider` in `path`, keeping every other provider's entry as written.
+pub fn save_key(path: &Path, provider: &str, key: &str) -> Result<(), SettingsError> {
+    let mut entry = Map::new();
+    entry.insert("type".to_owned(), Value::from(API_KEY_TYPE));
+    entry.insert("key".to_owned(), Value::from(escaped(key)));
+    update(path, |entries| {
+        entries.insert(provider.to_owned(), Value::Object(entry));
+        true
+    })
+    .map(|_| ())
+}
+
+/// Removes `provider`'s entry from `path`; whether there was one.
+pub fn remove_key(path: &Path, provider: &str) -> Result<bool, SettingsError> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    update(path, |entries| entries.remove(provider).is_some())
+}
+
+/// The file's entries, by provider; a missing or blank file has none.
+fn read_entries(path: &Path) -> Result<Map<String, Value>, SettingsError> {
+    let Some(text) = confine::read_text(path, Reach::Anywhere)? else {
+        return Ok(Map::new());
+    };
+    if text.trim().is_empty() {
+        return Ok(Map::new());
+    }
+    let invalid = |reason: String| SettingsError::Credentials {
+        path: path.to_owned(),
+        reason,
+    };
+    let value: Value = serde_json::from_str(&text).map_err(|error| {
+        invalid(format!(
+            "invalid JSON at line {}, column {}",
+            error.line(),
+            error.column()
+        ))
+    })?;
+    let Value::Object(entries) = value else {
+        return Err(invalid("expected a JSON object of providers".to_owned()));
+    };
+    if let Some((provider, _)) = entries.iter().find(|(_, entry)| !entry.is_object()) {
+        return Err(invalid(format!(
+            "the entry of `{provider}` is not an object"
+        )));
+    }
+    Ok(entries)
+}
+
+/// The literal key of an entry, or why it has none ctxkit uses.
+fn literal_key(entry: &Value) -> Result<String, &'static str> {
+    if entry.get("type").and_then(Value::as_str) != Some(API_KEY_TYPE) {
+        return Err("an account login, which ctxkit does not support");
+    }
+    let Some(key) = entry.get("key").and_then(Value::as_str) else {
+        return Err("no key");
+    };
+    if key.starts_with('!') {
+        return Err("a command in place of the key, which ctxkit does not run");
+    }
+    unescaped(key).ok_or("an environment reference in place of the key")
+}
+
+/// `key` as Pi reads it back literally: `$` doubled, a leading `!` as `$!`.
+fn escaped(key: &str) -> String {
+    let doubled = key.replace('$', "$$");
+    match doubled.strip_prefix('!') {
+        Some(rest) => format!("$!{rest}"),
+        None => doubled,
+    }
+}
+
+/// The literal key Pi reads from `written`, or `None` when it names an environment variable.
+fn unescaped(written: &str) -> Option<String> {
+    let mut key = String::with_capacity(written.len());
+    let mut characters = written.chars();
+    while let Some(character) = characters.next() {
+        if character != '$' {
+            key.push(character);
+            continue;
+        }
+        match characters.next() {
+            Some(escaped @ ('$' | '!')) => key.push(escaped),
+            Some(_) | None => return None,
+        }
+    }
+    Some(key)
+}
+
+/// Read-modify-write of the entries under the settings' lock; `change` says whether it changed
+/// anything (the file is written only then).
+fn update(
+    path: &Path,
+    change: impl FnOnce(&mut Map<String, Value>) -> bool,
+) -> Result<bool, SettingsError> {
+    let directory = path.parent().unwrap_or_else(|| Path::new("."));
+    std::fs::create_dir_all(directory).map_err(|source| write_error(directory, source))?;
+    let _guard = store::acquire(path)?;
+    let mut entries = read_entries(path)?;
+    if !change(&mut entries) {
+        return Ok(false);
+    }
+    let text = serde_json::to_string_pretty(&Value::Object(entries))
+        .map_err(|error| write_error(path, std::io::Error::other(error)))?;
+    write_private(
+        &confine::write_target(path, Reach::Anywhere)?,
+        text.as_bytes(),
+    )?;
+    Ok(true)
+}
+
+/// Writes `contents` through a temporary file (created 0600) and a rename; the file stays 0600
+/// whatever mode the old one had.
+fn write_private(path: &Path, contents: &[u8]) -> Result<(), SettingsError> {
+    let directory = path.parent().unwrap_or_else(|| Path::new("."));
+    let mut temp = tempfile::Builder::new()
+        .prefix(".auth-")
+        .suffix(".tmp")
+        .tempfile_in(directory)
+        .map_err(|source| write_error(path, source))?;
+    temp.write_all(contents)
+        .and_then(|()| temp.write_all(b"\n"))
+        .and_then(|()| temp.as_file().sync_all())
+        .map_err(|source| write_error(path, source))?;
+    temp.persist(path)
+        .map_err(|error| write_error(path, error.error))?;
+    Ok(())
+}
+
+fn write_error(path: &Path, source: std::io::Error) -> SettingsError {
+    SettingsError::Write {
+        path: path.to_owned(),
+        source: source.into(),
+    }
+}
+
+#[cfg(test)]
+#[path = "credentials_tests.rs"]
+mod tests;
