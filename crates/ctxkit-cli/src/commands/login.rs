@@ -58,6 +58,16 @@ pub fn save(credentials: &Path, provider: (&str, &str), key: &str) -> Result<Str
         }
         .into());
     }
+    if key
+        .chars()
+        .any(|character| character.is_control() || character.is_whitespace())
+    {
+        return Err(UsageError {
+            message: "the key holds a space or a control character; nothing was saved".to_owned(),
+            hint: format!("paste the key of `{name}` alone, on one line"),
+        }
+        .into());
+    }
     ctxkit_settings::save_key(credentials, name, key)?;
     let mut said = format!(
         "Saved the key of `{name}` in `{}` (readable by you only); it is used in place of `{variable}`.",
@@ -171,4 +181,34 @@ pub fn logout(
     };
     writeln!(out, "{}", remove(&credentials, name)?)?;
     Ok(Outcome::Success)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_with_a_space_or_a_control_character_is_refused_and_nothing_is_written() {
+        let home = tempfile::tempdir().unwrap();
+        let credentials = home.path().join("auth.json");
+        let provider = provider_named("openai").unwrap();
+        for key in ["sk-one two", "sk-one\rX-Injected: 1", "sk-\u{7}bell"] {
+            let error = save(&credentials, provider, key).unwrap_err();
+            assert!(error.to_string().contains("nothing was saved"), "{error}");
+        }
+        assert!(!credentials.exists());
+        // Surrounding white space (a pasted line's end) is not part of the key.
+        save(&credentials, provider, "  sk-good\n").unwrap();
+        let saved = ctxkit_settings::saved_keys(&credentials).unwrap();
+        assert_eq!(saved.keys["openai"], "sk-good");
+    }
+
+    #[test]
+    fn providers_are_named_in_any_case_and_others_are_refused_with_the_list() {
+        assert_eq!(provider_named(" Anthropic ").unwrap().0, "anthropic");
+        let error = provider_named("myco").unwrap_err();
+        let usage = error.downcast_ref::<UsageError>().unwrap();
+        assert!(usage.hint.contains("`openai`"), "{}", usage.hint);
+    }
 }
