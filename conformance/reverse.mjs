@@ -31,7 +31,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { chatRoundTrip, roundTrip } from "./round-trip.mjs";
+import { authRoundTrip, chatRoundTrip, roundTrip } from "./round-trip.mjs";
 import {
   IS_087,
   IS_16,
@@ -239,6 +239,7 @@ if (IS_16 && process.env.CTXKIT_BIN) {
   const bin = path.resolve(process.env.CTXKIT_BIN);
   const steps = roundTrip(ref, bin, diff);
   steps.push(["Pi's CLI, then ctxkit chat and /compact, then Pi's CLI", await chatRoundTrip(ref, bin, piDir, diff)]);
+  steps.push(["keys saved by ctxkit login, read by Pi's credential store", await authRoundTrip(piDir, bin)]);
   for (const [step, problems] of steps) {
     if (problems.length === 0) {
       passed++;

@@ -16,6 +16,7 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 
 import { plain } from "./lib.mjs";
 import { startMock } from "./mock-openai.mjs";
@@ -302,6 +303,56 @@ export async function chatRoundTrip(ref, bin, piDir, diff) {
     problems.push(["$", "(no error)", `${err?.stack ?? err}`]);
   } finally {
     await mock.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  return problems;
+}
+
+/**
+ * The keys `ctxkit login` saves, read by Pi 1.6.0's own credential store: each provider's key as
+ * typed, `$` and a leading `!` included (written with Pi's escapes, so Pi neither runs nor
+ * expands them), and an entry Pi wrote before left as it was. Then a key Pi writes under its lock
+ * is removed by `ctxkit logout`, the rest kept.
+ */
+export async function authRoundTrip(piDir, bin) {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "ctxkit-auth-round-trip-"));
+  const problems = [];
+  try {
+    const home = path.join(work, "ctxkit-home");
+    fs.mkdirSync(home, { recursive: true });
+    const authPath = path.join(home, "auth.json");
+    const piOwn = { type: "oauth", access: "a", refresh: "r", expires: 1 };
+    fs.writeFileSync(authPath, JSON.stringify({ "github-copilot": piOwn }));
+    const keys = { anthropic: "sk-ant-plain-1", openai: "sk-with$dollar", groq: "!starts-with-bang" };
+    const env = { ...process.env, HOME: work, CTXKIT_HOME: home };
+    for (const [provider, key] of Object.entries(keys)) {
+      await run(bin, ["login", provider], { env, cwd: work, input: `${key}\n` });
+    }
+    const pkgDir = path.join(piDir, "node_modules", "@earendil-works", "pi-coding-agent");
+    const auth = await import(pathToFileURL(path.join(pkgDir, "dist", "core", "auth-storage.js")).href);
+    const storage = auth.AuthStorage.create(authPath);
+    for (const [provider, key] of Object.entries(keys)) {
+      const credential = await storage.read(provider);
+      if (credential?.type !== "api_key" || credential.key !== key) {
+        problems.push([`$.${provider}`, { type: "api_key", key }, credential ?? null]);
+      }
+    }
+    const kept = await storage.read("github-copilot");
+    if (JSON.stringify(kept) !== JSON.stringify(piOwn)) problems.push(["$.github-copilot", piOwn, kept ?? null]);
+    const mode = fs.statSync(authPath).mode & 0o777;
+    if (mode !== 0o600) problems.push(["mode", "600", mode.toString(8)]);
+    // Pi writes a key under its lock; ctxkit reads the file Pi wrote and removes that key.
+    await storage.modify("xai", async () => ({ type: "api_key", key: "xai-from-pi" }));
+    const removed = await run(bin, ["logout", "xai"], { env, cwd: work });
+    if (!removed.includes("Removed the saved key of `xai`")) problems.push(["logout xai", "removed", removed.trim()]);
+    const left = JSON.parse(fs.readFileSync(authPath, "utf8"));
+    const expected = ["anthropic", "github-copilot", "groq", "openai"];
+    if (JSON.stringify(Object.keys(left).sort()) !== JSON.stringify(expected)) {
+      problems.push(["$ (after Pi's write and ctxkit's logout)", expected, Object.keys(left).sort()]);
+    }
+  } catch (err) {
+    problems.push(["$", "(no error)", `checker error: ${err?.stack ?? err}`]);
+  } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
   return problems;

@@ -1,8 +1,10 @@
 //! API keys saved by `ctxkit login` and the chat's `/login`: `<agent dir>/auth.json`, in Pi's
 //! format (`{"anthropic": {"type": "api_key", "key": "sk-…"}}`), so a Pi user's file can be copied
-//! over and back. The file is the user's alone: written under the settings' lock through a private
-//! temporary file (mode 0600, whatever mode the old file had) and a rename. No tool opens it: it is
-//! in ctxkit's home, which no jail opens.
+//! over and back, or shared. The file is the user's alone: written through a private temporary file
+//! (mode 0600, whatever mode the old file had) and a rename, under Pi's own lock on it (the folder
+//! `auth.json.lock`, which Pi's `proper-lockfile` makes and removes), so ctxkit and Pi writing one
+//! file never lose each other's keys, and Pi never finds a lock it cannot take. No tool opens it: it
+//! is in ctxkit's home, which no jail opens.
 //!
 //! Only literal keys are read. Pi also accepts `!command` (a shell command's output) and `$VAR`
 //! references; ctxkit runs nothing from this file and reports such an entry as not read
@@ -12,13 +14,13 @@
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Map, Value};
 
 use crate::env::Environment;
 use crate::error::SettingsError;
 use crate::settings::confine::{self, Reach};
-use crate::settings::store;
 
 /// The credentials file's name in the agent directory (Pi's name).
 pub const CREDENTIALS_FILE_NAME: &str = "auth.json";
@@ -155,7 +157,7 @@ fn unescaped(written: &str) -> Option<String> {
     Some(key)
 }
 
-/// Read-modify-write of the entries under the settings' lock; `change` says whether it changed
+/// Read-modify-write of the entries under Pi's lock on the file; `change` says whether it changed
 /// anything (the file is written only then).
 fn update(
     path: &Path,
@@ -163,18 +165,80 @@ fn update(
 ) -> Result<bool, SettingsError> {
     let directory = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(directory).map_err(|source| write_error(directory, source))?;
-    let _guard = store::acquire(path)?;
+    let target = confine::write_target(path, Reach::Anywhere)?;
+    let _lock = PiLock::acquire(&target)?;
     let mut entries = read_entries(path)?;
     if !change(&mut entries) {
         return Ok(false);
     }
     let text = serde_json::to_string_pretty(&Value::Object(entries))
         .map_err(|error| write_error(path, std::io::Error::other(error)))?;
-    write_private(
-        &confine::write_target(path, Reach::Anywhere)?,
-        text.as_bytes(),
-    )?;
+    write_private(&target, text.as_bytes())?;
     Ok(true)
+}
+
+/// How long a writer waits for another one before giving up.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+const LOCK_RETRY_PAUSE: Duration = Duration::from_millis(20);
+/// A lock untouched this long is left by a writer that died (`proper-lockfile`'s default; Pi
+/// refreshes its lock's time while it holds it longer).
+const LOCK_STALE_AFTER: Duration = Duration::from_secs(10);
+
+/// Pi's lock on a credentials file, as `proper-lockfile` takes it: the folder `<file>.lock`, made
+/// atomically and removed when done. A stale one (or a plain file of that name) is taken over.
+struct PiLock {
+    path: PathBuf,
+}
+
+impl PiLock {
+    fn acquire(file: &Path) -> Result<Self, SettingsError> {
+        let mut name = file.as_os_str().to_owned();
+        name.push(".lock");
+        let path = PathBuf::from(name);
+        let started = Instant::now();
+        loop {
+            match std::fs::create_dir(&path) {
+                Ok(()) => return Ok(Self { path }),
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if Self::take_over_stale(&path) {
+                        continue;
+                    }
+                    if started.elapsed() >= LOCK_TIMEOUT {
+                        return Err(SettingsError::LockTimeout { path });
+                    }
+                    std::thread::sleep(LOCK_RETRY_PAUSE);
+                }
+                Err(error) => return Err(write_error(&path, error)),
+            }
+        }
+    }
+
+    /// Removes a lock its holder left behind; whether it did. Never follows a link.
+    fn take_over_stale(path: &Path) -> bool {
+        let Ok(metadata) = std::fs::symlink_metadata(path) else {
+            return true;
+        };
+        let age = metadata
+            .modified()
+            .ok()
+            .and_then(|modified| SystemTime::now().duration_since(modified).ok());
+        let stale = !metadata.is_dir() || age.is_some_and(|age| age >= LOCK_STALE_AFTER);
+        if !stale {
+            return false;
+        }
+        let removed = if metadata.is_dir() {
+            std::fs::remove_dir(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        removed.is_ok()
+    }
+}
+
+impl Drop for PiLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.path);
+    }
 }
 
 /// Writes `contents` through a temporary file (created 0600) and a rename; the file stays 0600

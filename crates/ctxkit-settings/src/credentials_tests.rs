@@ -125,3 +125,37 @@ fn the_debug_form_never_shows_a_key() {
     let shown = format!("{saved:?}");
     assert!(shown.contains("anthropic") && !shown.contains("sk-ant-secret"));
 }
+
+#[test]
+fn pis_lock_is_taken_and_released_and_a_stale_one_taken_over() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(CREDENTIALS_FILE_NAME);
+    let lock = home.path().join("auth.json.lock");
+    save_key(&path, "openai", "sk-one").unwrap();
+    assert!(!lock.exists(), "the lock folder is removed after the write");
+    // A lock Pi holds now: the writer waits for it, then writes.
+    std::fs::create_dir(&lock).unwrap();
+    let releaser = {
+        let lock = lock.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            std::fs::remove_dir(lock).unwrap();
+        })
+    };
+    let started = std::time::Instant::now();
+    save_key(&path, "groq", "g-key").unwrap();
+    assert!(started.elapsed() >= std::time::Duration::from_millis(150));
+    releaser.join().unwrap();
+    // A lock left by a writer that died long ago, and a plain file of that name, are taken over.
+    std::fs::create_dir(&lock).unwrap();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    save_key(&path, "xai", "x-key").unwrap();
+    std::fs::write(&lock, "").unwrap();
+    save_key(&path, "mistral", "m-key").unwrap();
+    assert!(!lock.exists());
+    assert_eq!(saved_keys(&path).unwrap().keys.len(), 4);
+}

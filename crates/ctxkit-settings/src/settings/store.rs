@@ -79,7 +79,7 @@ fn strip_position(message: &str) -> String {
 
 /// Holds the exclusive lock on a settings file until dropped.
 #[derive(Debug)]
-pub(crate) struct LockGuard {
+struct LockGuard {
     file: File,
 }
 
@@ -90,7 +90,7 @@ impl Drop for LockGuard {
     }
 }
 
-pub(crate) fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
+fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
     let lock = lock_path(path);
     let file = confine::open_lock(&lock)?;
     let started = Instant::now();
