@@ -132,22 +132,49 @@ pub fn read_key(name: &str) -> Result<Option<String>> {
     Ok(Some(line))
 }
 
+/// On a terminal, the provider typed after the list of those that take a key (`None` when the
+/// input is not a terminal, or nothing was typed).
+fn ask_provider(out: &mut dyn Write) -> Result<Option<String>> {
+    if !std::io::stdin().is_terminal() {
+        return Ok(None);
+    }
+    writeln!(
+        out,
+        "Providers whose key ctxkit saves: {}",
+        keyed_providers()
+            .iter()
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    )?;
+    write!(out, "Provider: ")?;
+    out.flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let name = line.trim();
+    Ok((!name.is_empty()).then(|| name.to_owned()))
+}
+
 /// `ctxkit login [PROVIDER]`.
 pub fn login(
     environment: &ctxkit_settings::Environment,
     provider: Option<String>,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    let provider = match provider.as_deref() {
-        Some(name) => provider_named(name)?,
-        None => {
-            return Err(UsageError {
-                message: "name the provider whose key to save".to_owned(),
-                hint: format!("`ctxkit login anthropic`; providers: {}", provider_list()),
+    let name = match provider {
+        Some(name) => name,
+        None => match ask_provider(out)? {
+            Some(name) => name,
+            None => {
+                return Err(UsageError {
+                    message: "name the provider whose key to save".to_owned(),
+                    hint: format!("`ctxkit login anthropic`; providers: {}", provider_list()),
+                }
+                .into());
             }
-            .into());
-        }
+        },
     };
+    let provider = provider_named(&name)?;
     let Some(key) = read_key(provider.0)? else {
         writeln!(out, "Cancelled; nothing was saved.")?;
         return Ok(Outcome::Success);
