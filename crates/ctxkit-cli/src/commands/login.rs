@@ -28,8 +28,13 @@ pub fn provider_named(name: &str) -> Result<(&'static str, &'static str)> {
         .into_iter()
         .find(|(provider, _)| *provider == wanted)
         .ok_or_else(|| {
+            // A key pasted where the provider goes is not repeated on the screen.
+            let shown = match name.trim() {
+                short if short.chars().count() <= 24 => format!("`{short}`"),
+                _ => "that".to_owned(),
+            };
             UsageError {
-                message: format!("`{}` is not a provider ctxkit saves a key for", name.trim()),
+                message: format!("{shown} is not a provider ctxkit saves a key for"),
                 hint: format!(
                     "name one of {}; a provider of your own takes its key from `llm.apiKey`",
                     provider_list()
@@ -234,6 +239,8 @@ mod tests {
     #[test]
     fn providers_are_named_in_any_case_and_others_are_refused_with_the_list() {
         assert_eq!(provider_named(" Anthropic ").unwrap().0, "anthropic");
+        let pasted = provider_named("sk-ant-api03-pasted-where-the-provider-goes").unwrap_err();
+        assert!(!pasted.to_string().contains("sk-ant"), "{pasted}");
         let error = provider_named("myco").unwrap_err();
         let usage = error.downcast_ref::<UsageError>().unwrap();
         assert!(usage.hint.contains("`openai`"), "{}", usage.hint);
