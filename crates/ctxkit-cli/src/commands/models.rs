@@ -53,7 +53,35 @@ pub fn models(
     for model in models {
         writeln!(out, "{}", text_line(model, price(model).as_ref()))?;
     }
+    writeln!(out, "{}", keys_line()?)?;
     Ok(Outcome::Success)
+}
+
+/// Which built-in providers have a key now, and where it comes from (never its value).
+fn keys_line() -> Result<String> {
+    let saved = super::summary_setup::saved_keys()?.keys;
+    let found: Vec<String> = super::login::keyed_providers()
+        .into_iter()
+        .filter_map(|(provider, variable)| {
+            if saved.contains_key(provider) {
+                Some(format!("{provider} (saved by `ctxkit login`)"))
+            } else {
+                ctxkit_secrets::environment_variable(variable)
+                    .filter(|value| !value.trim().is_empty())
+                    .map(|_| format!("{provider} (`{variable}`)"))
+            }
+        })
+        .collect();
+    Ok(if found.is_empty() {
+        "No provider's key is set: `ctxkit login PROVIDER` saves one (or set its variable); a local \
+         server needs none."
+            .to_owned()
+    } else {
+        format!(
+            "Keys: {}; another provider needs `ctxkit login PROVIDER` or its variable.",
+            found.join(", ")
+        )
+    })
 }
 
 fn matches(model: &ModelLimits, words: &[String]) -> bool {

@@ -48,6 +48,11 @@ fn login_and_logout_say_what_they_take() {
         "{output}"
     );
     assert!(!run.home.path().join("auth.json").exists());
+    let output = run.ctxkit(&["models", "sonnet"]);
+    assert!(
+        output.contains("No provider's key is set: `ctxkit login PROVIDER` saves one"),
+        "{output}"
+    );
     let output = run.ctxkit(&["logout"]);
     assert!(output.starts_with("exit: 2\n"), "{output}");
     assert!(output.contains("hint: no key is saved"), "{output}");
@@ -98,6 +103,17 @@ async fn a_saved_key_is_sent_in_place_of_the_variable_and_never_shown() {
         "{saved}"
     );
     assert!(!saved.contains(SAVED_KEY), "{saved}");
+    let listed = ctxkit(&["models", "gpt-5"], &[("GROQ_API_KEY", VARIABLE_KEY)], "");
+    assert!(
+        listed.contains(
+            "Keys: openai (saved by `ctxkit login`), groq (`GROQ_API_KEY`); another provider needs"
+        ),
+        "{listed}"
+    );
+    assert!(
+        !listed.contains(SAVED_KEY) && !listed.contains(VARIABLE_KEY),
+        "{listed}"
+    );
     let file = run.home.path().join("auth.json");
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
