@@ -137,6 +137,38 @@ pub fn read_key(name: &str) -> Result<Option<String>> {
     Ok(Some(line))
 }
 
+/// A chat started on a terminal with no model configured and no key anywhere: offers to save a
+/// key as `ctxkit login` does, as Pi's first run offers `/login`. Whether one was saved (the
+/// chat then starts on that provider's default model); `false` when the input or output is not
+/// a terminal, or the user typed no provider.
+pub fn offer_first_key(environment: &ctxkit_settings::Environment) -> Result<bool> {
+    if !std::io::stdout().is_terminal() {
+        return Ok(false);
+    }
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
+        "No model is configured and no provider's key is set. Save a key now, as `ctxkit login` \
+         does (empty to leave)?"
+    )?;
+    let provider = loop {
+        let Some(name) = ask_provider(&mut out)? else {
+            return Ok(false);
+        };
+        match provider_named(&name) {
+            Ok(provider) => break provider,
+            Err(error) => writeln!(out, "{error}")?,
+        }
+    };
+    let Some(key) = read_key(provider.0)? else {
+        writeln!(out, "Cancelled; nothing was saved.")?;
+        return Ok(false);
+    };
+    let credentials = ctxkit_settings::credentials_path(environment);
+    writeln!(out, "{}", save(&credentials, provider, &key)?)?;
+    Ok(true)
+}
+
 /// On a terminal, the provider typed after the list of those that take a key (`None` when the
 /// input is not a terminal, or nothing was typed).
 fn ask_provider(out: &mut dyn Write) -> Result<Option<String>> {
@@ -152,7 +184,7 @@ fn ask_provider(out: &mut dyn Write) -> Result<Option<String>> {
             .collect::<Vec<_>>()
             .join(", ")
     )?;
-    write!(out, "Provider: ")?;
+    write!(out, "Provider (empty to leave): ")?;
     out.flush()?;
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;

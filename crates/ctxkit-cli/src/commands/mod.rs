@@ -9,7 +9,7 @@ mod edit;
 mod engine_run;
 mod import;
 mod inspect;
-mod login;
+pub(crate) mod login;
 mod missing_entry;
 mod models;
 mod navigate;

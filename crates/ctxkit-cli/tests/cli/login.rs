@@ -211,3 +211,53 @@ async fn login_in_a_chat_applies_at_once() {
         ]
     );
 }
+
+/// A first chat on a terminal with no model and no key offers to save one, as Pi's first run
+/// offers `/login`, and starts on that provider's default model with it; an empty answer leaves
+/// with the hint, as before.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_chat_without_a_key_offers_to_save_one_and_starts_on_it() {
+    if crate::chat::tmux_missing() {
+        return;
+    }
+    let openai = answering_host().await;
+    let base = format!("{}/v1", openai.uri());
+    let run = Run::new();
+    let project = run.home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let command = crate::chat::chat_command(&project, run.home.path(), "--no-session")
+        .replace(" HOME=", &format!(" OPENAI_BASE_URL='{base}' HOME="));
+    let tmux = crate::chat::Tmux::start(&command);
+    tmux.wait_for("Save a key now, as `ctxkit login` does (empty to leave)?");
+    tmux.wait_for("Provider (empty to leave): ");
+    tmux.line("opneai");
+    tmux.wait_for("`opneai` is not a provider ctxkit saves a key for");
+    tmux.wait_for_count("Provider (empty to leave): ", 2);
+    tmux.line("openai");
+    tmux.wait_for("API key of `openai` (typed without echo; Ctrl-C cancels):");
+    tmux.keys(&["-l", SAVED_KEY]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("since `ctxkit login` saved a key of `openai`");
+    assert!(!screen.contains(SAVED_KEY), "{screen}");
+    tmux.wait_idle(1);
+    tmux.line("hi");
+    tokio::task::block_in_place(|| tmux.wait_for("openai reply"));
+    assert_eq!(
+        bearer_of(&requests_at(&openai).await),
+        [format!("Bearer {SAVED_KEY}")]
+    );
+    drop(tmux);
+
+    let other = Run::new();
+    let project = other.home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let tmux = crate::chat::Tmux::start(&crate::chat::chat_command(
+        &project,
+        other.home.path(),
+        "--no-session",
+    ));
+    tmux.wait_for("Provider (empty to leave): ");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("hint: save a provider's key with `ctxkit login anthropic`");
+    assert!(!other.home.path().join("auth.json").exists());
+}

@@ -56,7 +56,7 @@ pub async fn build(
                 chosen
             }
         },
-        None => summary_setup::agent_model_client(&llm_options, args.model.as_deref())?,
+        None => first_client(environment, &llm_options, args.model.as_deref())?,
     };
     let spec = client.config().display_name();
     // Summaries: `compaction.model` when set, else the chat's own model.
@@ -237,5 +237,23 @@ fn remove_leftover_temporaries(ui: &Ui, cwd: &std::path::Path) {
         ui.info(&format!(
             "Removed {removed} temporary file(s) a killed write left in the project"
         ));
+    }
+}
+
+/// The chat's model client; with no model configured and no key anywhere, on a terminal, the
+/// user is offered to save a key first (`login::offer_first_key`) and the chat starts on it.
+fn first_client(
+    environment: &ctxkit_settings::Environment,
+    llm_options: &ctxkit_llm::LlmOptions,
+    spec: Option<&str>,
+) -> Result<(ctxkit_llm::ModelClient, Option<summary_setup::KeyedModel>)> {
+    match summary_setup::agent_model_client(llm_options, spec) {
+        Err(error)
+            if error.is::<summary_setup::NoModelConfigured>()
+                && crate::commands::login::offer_first_key(environment)? =>
+        {
+            summary_setup::agent_model_client(llm_options, spec)
+        }
+        other => other,
     }
 }
