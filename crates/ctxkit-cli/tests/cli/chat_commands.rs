@@ -370,7 +370,8 @@ fn login_takes_the_key_without_echo_and_keeps_it_out_of_the_session() {
     );
     tmux.keys(&["-l", KEY]);
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("Saved the key of `anthropic`");
+    let screen = tmux.wait_for("`/model anthropic/…` switches to one of its models");
+    assert!(screen.contains("Saved the key of `anthropic`"), "{screen}");
     assert!(!screen.contains(KEY), "{screen}");
     let saved = std::fs::read_to_string(&credentials).unwrap();
     assert!(saved.contains(KEY), "{saved}");

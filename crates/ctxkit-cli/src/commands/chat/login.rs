@@ -44,6 +44,12 @@ impl Chat {
         let said = login::save(&credentials, provider, &key)?;
         self.ui.line(&said);
         self.apply_saved_keys().await;
+        if self.client.config().provider != provider.0 {
+            self.ui.info(&format!(
+                "`/model {}/…` switches to one of its models (`/model` lists them)",
+                provider.0
+            ));
+        }
         Ok(())
     }
 
