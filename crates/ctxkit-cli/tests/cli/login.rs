@@ -210,6 +210,29 @@ async fn login_in_a_chat_applies_at_once() {
             format!("Bearer {VARIABLE_KEY}"),
         ]
     );
+
+    // With no other key, `/logout` says the chat's model keeps the removed one, and it does.
+    let only_saved = [("OPENAI_BASE_URL", base.as_str())];
+    let saved = tokio::task::block_in_place(|| {
+        run.ctxkit_with_input(&["login", "openai"], &only_saved, &format!("{SAVED_KEY}\n"))
+    });
+    assert!(saved.starts_with("exit: 0\n"), "{saved}");
+    let chat = tokio::task::block_in_place(|| {
+        run.ctxkit_with_input(
+            &["chat", "--no-session"],
+            &only_saved,
+            "hi\n/logout openai\nagain\n",
+        )
+    });
+    assert!(
+        chat.contains("has no other key: it keeps the removed one until `/model` picks another"),
+        "{chat}"
+    );
+    let bearers = bearer_of(&requests_at(&openai).await);
+    assert_eq!(
+        bearers[3..],
+        [format!("Bearer {SAVED_KEY}"), format!("Bearer {SAVED_KEY}")]
+    );
 }
 
 /// A first chat on a terminal with no model and no key offers to save one, as Pi's first run

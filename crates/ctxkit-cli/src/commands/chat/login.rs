@@ -70,9 +70,28 @@ impl Chat {
             self.ui.line(&said);
             return Ok(());
         }
+        let removed = ctxkit_settings::saved_keys(&credentials)
+            .ok()
+            .and_then(|saved| {
+                let name = login::provider_named(rest).map_or(rest, |(name, _)| name);
+                saved.keys.get(name).cloned()
+            });
         let said = login::remove(&credentials, rest)?;
         self.ui.line(&said);
         self.apply_saved_keys().await;
+        let still_sent = removed.is_some_and(|removed| {
+            self.client
+                .config()
+                .api_key
+                .as_ref()
+                .is_some_and(|key| key.expose_secret() == removed.trim())
+        });
+        if still_sent {
+            self.ui.notice(&format!(
+                "{} has no other key: it keeps the removed one until `/model` picks another model or the chat ends",
+                self.client.config().display_name()
+            ));
+        }
         Ok(())
     }
 
