@@ -453,46 +453,44 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).trim().to_owned()
     }
 
-    /// Waits until `needle` is on the screen `count` times; panics with the screen on timeout. The
-    /// limit only costs time when a test fails; CI runs the reverse and reliability checks beside
-    /// the tests, so a loaded machine must not fail a screen that is merely late.
-    pub(crate) fn wait_for_count(&self, needle: &str, count: usize) -> String {
+    /// Waits until the screen (with its scrollback) satisfies `done`, and returns it; panics with
+    /// the screen and `waited_for` on timeout. The limit only costs time when a test fails; CI
+    /// runs the reverse and reliability checks beside the tests, so a loaded machine must not fail
+    /// a screen that is merely late.
+    fn wait_until(&self, waited_for: &str, done: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let screen = self.screen();
-            if screen.matches(needle).count() >= count {
+            if done(&screen) {
                 return screen;
             }
             assert!(
                 Instant::now() < deadline,
-                "timed out waiting for {needle:?} ×{count}; {}; the screen:\n{screen}",
+                "timed out waiting for {waited_for}; {}; the screen:\n{screen}",
                 self.pane_state()
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Waits until `needle` is on the screen `count` times.
+    pub(crate) fn wait_for_count(&self, needle: &str, count: usize) -> String {
+        self.wait_until(&format!("{needle:?} ×{count}"), |screen| {
+            screen.matches(needle).count() >= count
+        })
     }
 
     pub(crate) fn wait_for(&self, needle: &str) -> String {
         self.wait_for_count(needle, 1)
     }
 
-    /// Waits until the last input line on the screen is `expected` (`> text`), and returns the
-    /// screen. The same prompt typed earlier stays in the scrollback, so waiting for its text
-    /// alone can return before the editor is drawn again.
+    /// Waits until the last input line on the screen is `expected` (`> text`). The same prompt
+    /// typed earlier stays in the scrollback, so waiting for its text alone can return before the
+    /// editor is drawn again.
     pub(crate) fn wait_input_line(&self, expected: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let screen = self.screen();
-            if last_input_line(&screen) == expected {
-                return screen;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for the input line {expected:?}; {}; the screen:\n{screen}",
-                self.pane_state()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.wait_until(&format!("the input line {expected:?}"), |screen| {
+            last_input_line(screen) == expected
+        })
     }
 
     /// Waits for the input prompt after the given number of prompts have been shown.
