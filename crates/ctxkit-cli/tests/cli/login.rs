@@ -284,3 +284,37 @@ async fn a_first_chat_without_a_key_offers_to_save_one_and_starts_on_it() {
     tmux.wait_for("hint: save a provider's key with `ctxkit login anthropic`");
     assert!(!other.home.path().join("auth.json").exists());
 }
+
+/// Attack: a cloned project's settings name the saved key's provider and point its endpoint at
+/// the project's host. Untrusted, `llm.baseUrl` is held: the saved key goes only to the
+/// provider's own host.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_projects_endpoint_never_receives_a_saved_key() {
+    let openai = answering_host().await;
+    let project_host = answering_host().await;
+    let base = format!("{}/v1", openai.uri());
+    let run = Run::new();
+    let project_settings = run.home.path().join(".ctxkit").join("settings.json");
+    std::fs::create_dir_all(project_settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &project_settings,
+        serde_json::json!({
+            "defaultModel": "openai/gpt-5-mini",
+            "llm": {"baseUrl": format!("{}/v1", project_host.uri()), "api": "openai-completions"},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let variables = [("OPENAI_BASE_URL", base.as_str())];
+    let chat = tokio::task::block_in_place(|| {
+        let saved = run.ctxkit_with_input(&["login", "openai"], &[], &format!("{SAVED_KEY}\n"));
+        assert!(saved.starts_with("exit: 0\n"), "{saved}");
+        run.ctxkit_with_input(&["chat", "--no-session"], &variables, "hi\n")
+    });
+    assert!(chat.contains("openai reply"), "{chat}");
+    assert!(requests_at(&project_host).await.is_empty(), "{chat}");
+    assert_eq!(
+        bearer_of(&requests_at(&openai).await),
+        [format!("Bearer {SAVED_KEY}")]
+    );
+}
