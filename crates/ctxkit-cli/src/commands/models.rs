@@ -59,7 +59,13 @@ pub fn models(
 
 /// Which built-in providers have a key now, and where it comes from (never its value).
 fn keys_line() -> Result<String> {
-    let saved = super::summary_setup::saved_keys()?.keys;
+    let saved_keys = super::summary_setup::saved_keys()?;
+    let not_used: Vec<String> = saved_keys
+        .skipped
+        .iter()
+        .map(|(provider, why)| format!(" The saved entry of `{provider}` is not used: {why}."))
+        .collect();
+    let saved = saved_keys.keys;
     let found: Vec<String> = super::login::keyed_providers()
         .into_iter()
         .filter_map(|(provider, variable)| {
@@ -72,7 +78,7 @@ fn keys_line() -> Result<String> {
             }
         })
         .collect();
-    Ok(if found.is_empty() {
+    let line = if found.is_empty() {
         "No provider's key is set: `ctxkit login PROVIDER` saves one (or set its variable); a local \
          server needs none."
             .to_owned()
@@ -81,7 +87,8 @@ fn keys_line() -> Result<String> {
             "Keys: {}; another provider needs `ctxkit login PROVIDER` or its variable.",
             found.join(", ")
         )
-    })
+    };
+    Ok(line + &not_used.concat())
 }
 
 fn matches(model: &ModelLimits, words: &[String]) -> bool {

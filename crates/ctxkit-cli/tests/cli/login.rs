@@ -53,6 +53,17 @@ fn login_and_logout_say_what_they_take() {
         output.contains("No provider's key is set: `ctxkit login PROVIDER` saves one"),
         "{output}"
     );
+    // A Pi user's file copied over: entries ctxkit does not use are named, never run.
+    let pi_file = r#"{"anthropic": {"type": "api_key", "key": "!pass show anthropic"}}"#;
+    std::fs::write(run.home.path().join("auth.json"), pi_file).unwrap();
+    let output = run.ctxkit(&["models", "sonnet"]);
+    assert!(
+        output.contains(
+            "The saved entry of `anthropic` is not used: a command in place of the key, which ctxkit does not run."
+        ),
+        "{output}"
+    );
+    std::fs::remove_file(run.home.path().join("auth.json")).unwrap();
     let output = run.ctxkit(&["logout"]);
     assert!(output.starts_with("exit: 2\n"), "{output}");
     assert!(output.contains("hint: no key is saved"), "{output}");
