@@ -755,7 +755,7 @@ fn chat_compacts_with_focus_cancels_a_compaction_and_summarizes_a_branch() {
     let screen = tmux.wait_for("the branch left behind is summarized in");
     assert!(screen.contains("Moved back"), "{screen}");
     // The user message is back on the input line for editing.
-    tmux.wait_for("> fourth task");
+    tmux.wait_input_line("> fourth task");
     tmux.keys(&["C-u"]);
     tmux.line("/tree --list");
     let screen = tmux.wait_for("branch summary: ");
@@ -799,7 +799,7 @@ fn chat_compacts_with_focus_cancels_a_compaction_and_summarizes_a_branch() {
     tmux.wait_for("next idea");
     tmux.keys(&["Escape"]);
     tmux.wait_for_count("Compaction cancelled (nothing was written)", 2);
-    tmux.wait_for("> next idea");
+    tmux.wait_input_line("> next idea");
     assert_eq!(count_type(&world.entries(&file), "compaction"), 1);
 }
 
@@ -1139,7 +1139,7 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     // Fork, new session, resume by number.
     tmux.line(&format!("/fork {first_id}"));
     tmux.wait_for("Forked into a new session:");
-    tmux.wait_for("> clean up");
+    tmux.wait_input_line("> clean up");
     tmux.keys(&["C-u"]);
     tmux.line("/new");
     tmux.wait_for("New session");
