@@ -44,6 +44,24 @@ pub fn provider_named(name: &str) -> Result<(&'static str, &'static str)> {
         })
 }
 
+/// The line that lists the providers before asking for one.
+pub fn providers_line() -> String {
+    let names: Vec<&str> = keyed_providers().iter().map(|(name, _)| *name).collect();
+    format!("Providers whose key ctxkit saves: {}", names.join(", "))
+}
+
+/// The question a key is typed after.
+pub fn key_prompt(name: &str) -> String {
+    format!("API key of `{name}` (typed without echo; Ctrl-C cancels): ")
+}
+
+/// The name a provider's entry is saved under: a built-in provider's own name (any case given),
+/// else `name` as given (another provider Pi saved).
+pub fn stored_name(name: &str) -> &str {
+    let name = name.trim();
+    provider_named(name).map_or(name, |(builtin, _)| builtin)
+}
+
 fn provider_list() -> String {
     keyed_providers()
         .iter()
@@ -90,9 +108,8 @@ pub fn save(credentials: &Path, provider: (&str, &str), key: &str) -> Result<Str
 /// Removes the saved entry of provider `name` (a built-in provider in any case, or any name the
 /// file holds, such as another provider Pi saved) and says what happened in one line.
 pub fn remove(credentials: &Path, name: &str) -> Result<String> {
-    let name = name.trim();
     let builtin = provider_named(name).ok();
-    let stored_name = builtin.map_or(name, |(builtin, _)| builtin);
+    let stored_name = stored_name(name);
     if !ctxkit_settings::remove_key(credentials, stored_name)? {
         return Ok(format!(
             "No key of `{stored_name}` was saved; nothing changed."
@@ -118,8 +135,7 @@ pub fn saved_providers(credentials: &Path) -> Result<Vec<String>> {
 /// Ctrl-D), else standard input's first line.
 pub fn read_key(name: &str) -> Result<Option<String>> {
     if std::io::stdin().is_terminal() {
-        let prompt = format!("API key of `{name}` (typed without echo; Ctrl-C cancels): ");
-        return match rpassword::prompt_password(prompt) {
+        return match rpassword::prompt_password(key_prompt(name)) {
             Ok(key) => Ok(Some(key)),
             Err(error)
                 if matches!(
@@ -175,15 +191,7 @@ fn ask_provider(out: &mut dyn Write) -> Result<Option<String>> {
     if !std::io::stdin().is_terminal() {
         return Ok(None);
     }
-    writeln!(
-        out,
-        "Providers whose key ctxkit saves: {}",
-        keyed_providers()
-            .iter()
-            .map(|(name, _)| *name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    )?;
+    writeln!(out, "{}", providers_line())?;
     write!(out, "Provider (empty to leave): ")?;
     out.flush()?;
     let mut line = String::new();

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::print_json;
 use super::settings::ProcessSettings;
-use super::summary_setup::user_models;
+use super::summary_setup::{KeySource, user_models};
 use crate::Outcome;
 
 /// Lists the models whose `provider/id` holds every word of `search` (any case).
@@ -68,14 +68,11 @@ fn keys_line() -> Result<String> {
     let saved = saved_keys.keys;
     let found: Vec<String> = super::login::keyed_providers()
         .into_iter()
-        .filter_map(|(provider, variable)| {
-            if saved.contains_key(provider) {
-                Some(format!("{provider} (saved by `ctxkit login`)"))
-            } else {
-                ctxkit_secrets::environment_variable(variable)
-                    .filter(|value| !value.trim().is_empty())
-                    .map(|_| format!("{provider} (`{variable}`)"))
-            }
+        .filter_map(|(provider, _)| {
+            Some(match super::summary_setup::key_source(provider, &saved)? {
+                KeySource::Saved => format!("{provider} (saved by `ctxkit login`)"),
+                KeySource::Variable(variable) => format!("{provider} (`{variable}`)"),
+            })
         })
         .collect();
     let line = if found.is_empty() {

@@ -389,17 +389,37 @@ pub fn model_for_a_set_key() -> Option<KeyedModel> {
     ctxkit_llm::DEFAULT_MODELS
         .iter()
         .find_map(|(provider, id)| {
+            let source = match key_source(provider, &saved)? {
+                KeySource::Saved => format!("`ctxkit login` saved a key of `{provider}`"),
+                KeySource::Variable(variable) => format!("`{variable}` is set"),
+            };
             let model = format!("{provider}/{id}");
-            if saved.contains_key(*provider) {
-                let source = format!("`ctxkit login` saved a key of `{provider}`");
-                return Some(KeyedModel { source, model });
-            }
-            let variable = ctxkit_llm::find_provider(provider)?.key_env?;
-            ctxkit_secrets::environment_variable(variable).map(|_| KeyedModel {
-                source: format!("`{variable}` is set"),
-                model,
-            })
+            Some(KeyedModel { source, model })
         })
+}
+
+/// Where a built-in provider's key comes from now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySource {
+    /// Saved by `ctxkit login` (it wins over the variable, as in Pi).
+    Saved,
+    /// The provider's environment variable, set and not empty.
+    Variable(&'static str),
+}
+
+/// Where `provider`'s key comes from, given the keys `ctxkit login` saved (`None`: it has none,
+/// or it is not a built-in provider that takes one).
+pub fn key_source(
+    provider: &str,
+    saved: &std::collections::BTreeMap<String, String>,
+) -> Option<KeySource> {
+    if saved.contains_key(provider) {
+        return Some(KeySource::Saved);
+    }
+    let variable = ctxkit_llm::find_provider(provider)?.key_env?;
+    ctxkit_secrets::environment_variable(variable)
+        .filter(|value| !value.trim().is_empty())
+        .map(|_| KeySource::Variable(variable))
 }
 
 /// The model client for the configured model, or, with none configured and no `spec`, for the

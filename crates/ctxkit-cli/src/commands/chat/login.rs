@@ -13,14 +13,7 @@ impl Chat {
     /// `/login [provider]`.
     pub(super) async fn login(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<()> {
         let name = if rest.is_empty() {
-            self.ui.line(&format!(
-                "Providers whose key ctxkit saves: {}",
-                login::keyed_providers()
-                    .iter()
-                    .map(|(name, _)| *name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            self.ui.line(&login::providers_line());
             match ask.ask("Provider: ") {
                 Some(name) if !name.trim().is_empty() => name,
                 Some(_) | None => {
@@ -32,11 +25,7 @@ impl Chat {
             rest.to_owned()
         };
         let provider = login::provider_named(&name)?;
-        let prompt = format!(
-            "API key of `{}` (typed without echo; Ctrl-C cancels): ",
-            provider.0
-        );
-        let Some(key) = ask.ask_secret(&prompt) else {
+        let Some(key) = ask.ask_secret(&login::key_prompt(provider.0)) else {
             self.ui.line("Cancelled; nothing was saved.");
             return Ok(());
         };
@@ -72,10 +61,7 @@ impl Chat {
         }
         let removed = ctxkit_settings::saved_keys(&credentials)
             .ok()
-            .and_then(|saved| {
-                let name = login::provider_named(rest).map_or(rest, |(name, _)| name);
-                saved.keys.get(name).cloned()
-            });
+            .and_then(|saved| saved.keys.get(login::stored_name(rest)).cloned());
         let said = login::remove(&credentials, rest)?;
         self.ui.line(&said);
         self.apply_saved_keys().await;
