@@ -75,6 +75,7 @@ node "$HERE/generate-corpus-16.mjs" "$HERE/corpus-16"
 PI_VERSION=1.6.0 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record.mjs" "$HERE/corpus-16" "$HERE/vectors-corpus-16"
 PI_VERSION=1.6.0 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record-compaction.mjs" "$HERE/vectors-compaction-16"
 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record-edits.mjs"
+PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record-colors.mjs"
 # Its session layer is 0.87.1's: the same answers on the older corpora, byte for byte.
 PI_VERSION=1.6.0 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record.mjs" "$HERE/corpus" "$SCRATCH/corpus"
 PI_VERSION=1.6.0 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record.mjs" "$HERE/corpus-087" "$SCRATCH/corpus-087"

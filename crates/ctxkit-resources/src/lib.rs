@@ -17,6 +17,8 @@ mod frontmatter;
 mod loader;
 mod prompts;
 mod skills;
+mod theme_choice;
+mod theme_colors;
 mod themes;
 
 pub use context::{
@@ -37,6 +39,10 @@ pub use prompts::{
 pub use skills::{
     Skill, SkillSet, expand_skill_command, format_skills_for_prompt, load_skill_file, load_skills,
 };
+pub use theme_choice::{
+    Appearance, SYSTEM_THEME, ThemeChoice, builtin_theme, builtin_theme_names, choose_theme,
+};
+pub use theme_colors::{Color, ThemeColors, parse_color, theme_colors};
 pub use themes::{
     REQUIRED_COLOR_TOKENS, Theme, ThemeSet, load_theme_file, load_themes, validate_theme,
 };

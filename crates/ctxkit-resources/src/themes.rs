@@ -149,6 +149,11 @@ pub fn validate_theme(label: &str, json: &Value) -> Result<(), String> {
             None => {}
         }
     }
+    if problems.is_empty()
+        && let Err(problem) = crate::theme_colors::theme_colors(json)
+    {
+        problems.push(problem);
+    }
     if problems.is_empty() {
         Ok(())
     } else {
