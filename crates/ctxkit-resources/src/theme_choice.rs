@@ -93,11 +93,11 @@ pub fn choose_theme(
             known.sort_unstable();
             known.dedup();
             format!(
-                "theme `{name}` not found (themes: {SYSTEM_THEME}, {})",
+                "Theme `{name}` not found (themes: {SYSTEM_THEME}, {})",
                 known.join(", ")
             )
         })?;
-    let colors = theme_colors(&document).map_err(|error| format!("theme `{name}`: {error}"))?;
+    let colors = theme_colors(&document).map_err(|error| format!("Theme `{name}`: {error}"))?;
     Ok(ThemeChoice::Colors {
         name: name.to_owned(),
         colors,
@@ -189,7 +189,7 @@ mod tests {
         let themes = [loaded("mine", "#000000")];
         assert_eq!(
             choose_theme(Some("solarized"), Appearance::Dark, &themes),
-            Err("theme `solarized` not found (themes: system, dark, light, mine)".to_owned())
+            Err("Theme `solarized` not found (themes: system, dark, light, mine)".to_owned())
         );
     }
 

@@ -252,14 +252,28 @@ impl Color {
     /// The SGR parameters that set this colour as the foreground (`38;2;r;g;b` on a truecolor
     /// terminal, `38;5;n` otherwise, `39` for the terminal's own), without `ESC [` and `m`.
     pub fn foreground_sgr(&self, truecolor: bool) -> String {
+        match (self.channels(), self.palette_index()) {
+            (Some([red, green, blue]), _) if truecolor => format!("38;2;{red};{green};{blue}"),
+            (_, Some(index)) => format!("38;5;{index}"),
+            (_, None) => "39".to_owned(),
+        }
+    }
+
+    /// The colour's sRGB channels, rounded; `None` for a palette index or the terminal's own.
+    pub fn channels(&self) -> Option<[u8; 3]> {
         match *self {
-            Color::TerminalDefault => "39".to_owned(),
-            Color::Indexed(index) => format!("38;5;{index}"),
-            Color::Rgb(channels) if truecolor => {
-                let [red, green, blue] = channels.map(|channel| channel.round() as u8);
-                format!("38;2;{red};{green};{blue}")
-            }
-            Color::Rgb(channels) => format!("38;5;{}", nearest_256(channels)),
+            Color::Rgb(channels) => Some(channels.map(|channel| channel.round() as u8)),
+            Color::TerminalDefault | Color::Indexed(_) => None,
+        }
+    }
+
+    /// The index of the 256-colour palette that shows this colour (the nearest, for an sRGB
+    /// colour); `None` for the terminal's own.
+    pub fn palette_index(&self) -> Option<u8> {
+        match *self {
+            Color::Indexed(index) => Some(index),
+            Color::Rgb(channels) => Some(nearest_256(channels)),
+            Color::TerminalDefault => None,
         }
     }
 }

@@ -437,6 +437,25 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// The screen and its scrollback with the colours as escape sequences (`capture-pane -e`).
+    pub(crate) fn styled_screen(&self) -> String {
+        let output = self
+            .command()
+            .args([
+                "capture-pane",
+                "-p",
+                "-e",
+                "-J",
+                "-S",
+                "-2000",
+                "-t",
+                "chat",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     /// Whether the program still runs, or how it ended.
     fn pane_state(&self) -> String {
         let output = self

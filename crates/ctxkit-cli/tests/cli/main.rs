@@ -195,6 +195,7 @@ mod chat_rewind;
 mod chat_session_commands;
 mod chat_status;
 mod chat_stream;
+mod chat_theme;
 mod chat_thinking;
 mod chat_tools_attacks;
 mod chat_watch;

@@ -82,8 +82,7 @@ pub fn is_pi_key_not_read(key: &str) -> bool {
 /// look and keys of Pi's full-screen interface, which ctxkit's line-based chat does not have,
 /// its changelog and install telemetry, the follow-up queue of Pi's editor, and Anthropic's
 /// subscription warning. `config list` says so beside each.
-const PI_KEYS_NOT_ACTED_ON: [&str; 11] = [
-    "theme",
+const PI_KEYS_NOT_ACTED_ON: [&str; 10] = [
     "collapseChangelog",
     "lastChangelogVersion",
     "enableInstallTelemetry",

@@ -68,7 +68,9 @@ pub struct Settings {
     /// follow-ups (the chat has no follow-up queue: Alt-Enter is a newline there).
     #[schemars(extend("x-project" = true, "enum" = ["all", "one-at-a-time"]))]
     pub follow_up_mode: String,
-    /// The colour theme's name.
+    /// The chat's colour theme: `system` (the terminal's own colours, as without the setting),
+    /// `dark`, `light`, a theme the resource loader found (`ctxkit resources` lists them), or
+    /// `light/dark`, a pair chosen by the terminal's background (`COLORFGBG`).
     #[schemars(extend("x-project" = true))]
     pub theme: Option<String>,
     /// When and how the conversation is compacted.

@@ -2,19 +2,26 @@
 //! at the terminal's width between words. Styled on a colour terminal, laid out without styles when
 //! `NO_COLOR` is set, and left as written (the model's own text) when stdout is not a terminal.
 
+use std::borrow::Cow;
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
 
 use termimad::{FmtText, MadSkin};
 
-/// How replies are shown. Clones share the code blocks' indent.
+use super::palette::{Palette, Role};
+
+/// How replies are shown. Clones share the code blocks' indent and the colours.
 #[derive(Debug, Clone)]
 pub struct Markdown {
     /// `None` when stdout is not a terminal: text is printed as written.
     skin: Option<MadSkin>,
+    /// Whether the skin has styles (no `NO_COLOR`): only then does the theme colour it.
+    styled: bool,
     /// The columns a code block's lines are indented by (`markdown.codeBlockIndent`).
     code_indent: Arc<AtomicUsize>,
+    /// The colours of the chat's output, replies' markdown included (the `theme` setting).
+    palette: Arc<RwLock<Palette>>,
 }
 
 /// The columns of Pi's default indent, two spaces.
@@ -28,7 +35,9 @@ impl Markdown {
         if !std::io::stdout().is_terminal() {
             return Self {
                 skin: None,
+                styled: false,
                 code_indent: Arc::new(AtomicUsize::new(DEFAULT_CODE_INDENT)),
+                palette: Arc::default(),
             };
         }
         Self::styled(crate::cli::color_allowed())
@@ -43,8 +52,25 @@ impl Markdown {
         };
         Self {
             skin: Some(skin),
+            styled: color,
             code_indent: Arc::new(AtomicUsize::new(DEFAULT_CODE_INDENT)),
+            palette: Arc::default(),
         }
+    }
+
+    /// Paints with `palette` from now on (the `theme` setting).
+    pub fn set_palette(&self, palette: Palette) {
+        if let Ok(mut shared) = self.palette.write() {
+            *shared = palette;
+        }
+    }
+
+    /// The SGR parameters of `role` under the palette in use.
+    pub fn code(&self, role: Role) -> Cow<'static, str> {
+        self.palette
+            .read()
+            .map(|palette| palette.code(role))
+            .unwrap_or(Cow::Borrowed("0"))
     }
 
     /// Indents code blocks by `indent` (`markdown.codeBlockIndent`) from now on: its width in
@@ -67,6 +93,11 @@ impl Markdown {
         match &self.skin {
             Some(skin) => {
                 let mut skin = skin.clone();
+                if self.styled
+                    && let Ok(palette) = self.palette.read()
+                {
+                    palette.paint_markdown(&mut skin);
+                }
                 skin.code_block.left_margin = self.code_indent.load(Ordering::Relaxed);
                 let shown = FmtText::from(&skin, text, Some(width.max(20))).to_string();
                 shown.trim_end_matches('\n').to_owned()

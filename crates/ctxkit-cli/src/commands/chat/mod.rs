@@ -22,6 +22,7 @@ mod markdown;
 mod model_picker;
 mod model_scope;
 mod notes;
+mod palette;
 mod picker;
 mod progress;
 mod question;

@@ -20,7 +20,7 @@ const NOT_RELOADED: &str = "Nothing was reloaded: the chat goes on as it was; fi
 const APPLIED_NOW: &str = "Settings applied now: llm.* and retry.* (the model in use), \
 compaction.* (its model included), transforms.*, branchSummary.*, chat.* (what the tools may \
 reach included), shellPath, shellCommandPrefix, images.autoResize, enabledModels, \
-hideThinkingBlock, doubleEscapeAction, enableSkillCommands";
+hideThinkingBlock, doubleEscapeAction, enableSkillCommands, theme";
 
 /// The most resource problems `/reload` names; `ctxkit resources` lists all.
 const SHOWN_PROBLEMS: usize = 8;
@@ -42,6 +42,20 @@ impl Chat {
     pub(super) fn apply_display_settings(&mut self) {
         let settings = settings_of_project(&self.environment);
         self.apply_settings_of(&settings);
+        self.apply_theme(&settings);
+    }
+
+    /// The colours of the `theme` setting, among the themes loaded last (a theme that cannot be
+    /// used is named once, and the terminal's colours stand).
+    fn apply_theme(&self, settings: &ctxkit_settings::SettingsManager) {
+        let (palette, warning) = super::palette::chosen_palette(
+            settings.settings().theme.as_deref(),
+            &self.resources.themes.themes,
+        );
+        self.ui.set_palette(palette);
+        if let Some(warning) = warning {
+            self.ui.notice(&warning);
+        }
     }
 
     fn apply_settings_of(&mut self, settings: &ctxkit_settings::SettingsManager) {
@@ -180,6 +194,7 @@ impl Chat {
         self.slash_commands
             .set(&loaded, settings.settings().enable_skill_commands);
         self.resources = loaded;
+        self.apply_theme(&settings);
         self.share_request_overhead().await;
         let effect = if changed {
             "the system prompt changed: the next request starts a new prompt cache"

@@ -102,6 +102,13 @@ const OFFERED: &[Offered] = &[
         live: true,
     },
     Offered {
+        key: "theme",
+        label: "Theme",
+        // And every theme the resource loader found (`Chat::values_of`).
+        values: &["system", "dark", "light"],
+        live: true,
+    },
+    Offered {
         key: "enableSkillCommands",
         label: "Skill commands",
         values: BOOLEANS,
@@ -122,13 +129,26 @@ fn current(settings: &SettingsManager, key: &str) -> (String, &'static str) {
 }
 
 /// The value after `value` in `values` (the first when `value` is none of them).
-fn next_value(values: &'static [&'static str], value: &str) -> &'static str {
+fn next_value<'a>(values: &[&'a str], value: &str) -> &'a str {
     let at = values.iter().position(|candidate| *candidate == value);
     let next = at.map_or(0, |at| (at + 1) % values.len());
     values.get(next).copied().unwrap_or_default()
 }
 
 impl Chat {
+    /// The values Enter steps `offered` through: its own, and for `theme` the themes loaded too.
+    fn values_of<'a>(&'a self, offered: &'a Offered) -> Vec<&'a str> {
+        let mut values = offered.values.to_vec();
+        if offered.key == "theme" {
+            for theme in &self.resources.themes.themes {
+                if !values.contains(&theme.name.as_str()) {
+                    values.push(&theme.name);
+                }
+            }
+        }
+        values
+    }
+
     /// `/settings`.
     pub(super) fn pick_settings(&mut self) -> Result<()> {
         let mut cursor = 0;
@@ -179,8 +199,13 @@ impl Chat {
             let (Some(offered), Some((value, _))) = (OFFERED.get(index), rows.get(index)) else {
                 continue;
             };
-            let next = next_value(offered.values, value);
-            self.save_user_setting(offered.key, Some(next))?;
+            // No theme set is the terminal's palette, `system`: Enter goes on to the next.
+            let value = match (offered.key, value.as_str()) {
+                ("theme", "-") => ctxkit_resources::SYSTEM_THEME,
+                (_, value) => value,
+            };
+            let next = next_value(&self.values_of(offered), value).to_owned();
+            self.save_user_setting(offered.key, Some(&next))?;
             if offered.live {
                 self.apply_display_settings();
             }

@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::escape::EscWatch;
 use super::interrupts::Interrupts;
 use super::markdown::{Markdown, terminal_width};
+use super::palette::{Palette, Role};
 use crate::render::one_line;
 use ctxkit_agent::ToolOutcome;
 
@@ -84,6 +85,11 @@ impl Ui {
     /// Indents code blocks of replies by `indent` from now on (`markdown.codeBlockIndent`).
     pub fn set_code_block_indent(&self, indent: &str) {
         self.markdown.set_code_block_indent(indent);
+    }
+
+    /// Paints with `palette` from now on (the `theme` setting).
+    pub fn set_palette(&self, palette: Palette) {
+        self.markdown.set_palette(palette);
     }
 
     /// Tells the terminal from now on while the agent works (`terminal.showTerminalProgress`).
@@ -165,11 +171,11 @@ impl Ui {
         }
     }
 
-    /// `text` made safe for the terminal, in the colour `code` when colours are on.
-    fn paint(&self, code: &str, text: &str) -> String {
+    /// `text` made safe for the terminal, in the colour of `role` when colours are on.
+    fn paint(&self, role: Role, text: &str) -> String {
         let text = crate::render::terminal_safe(text);
         if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
+            format!("\x1b[{}m{text}\x1b[0m", self.markdown.code(role))
         } else {
             text.into_owned()
         }
@@ -218,15 +224,15 @@ impl Ui {
     }
 
     pub fn info(&self, text: &str) {
-        self.styled_line(&self.paint("2", text));
+        self.styled_line(&self.paint(Role::Info, text));
     }
 
     pub fn error(&self, text: &str) {
-        self.styled_line(&self.paint("31", text));
+        self.styled_line(&self.paint(Role::Error, text));
     }
 
     pub fn notice(&self, text: &str) {
-        self.styled_line(&self.paint("33", text));
+        self.styled_line(&self.paint(Role::Notice, text));
     }
 
     /// Shows a spinner line with `message` (replacing any running one); Esc interrupts while it runs.
@@ -345,25 +351,25 @@ impl Ui {
         if outcome.is_error {
             self.error(&text);
         } else {
-            self.info(&text);
+            self.styled_line(&self.paint(Role::ToolOutput, &text));
         }
     }
 
     /// A write's or an edit's result: its line, then the change, removed lines red, added green.
     fn diff(&self, summary: &str, diff: &str) {
         let lines: Vec<&str> = diff.lines().collect();
-        let mut shown = vec![self.paint("2", &format!("  {}", one_line(summary, 200)))];
+        let mut shown = vec![self.paint(Role::Info, &format!("  {}", one_line(summary, 200)))];
         for line in lines.iter().take(DIFF_PREVIEW_LINES) {
             let colour = match line.as_bytes().first() {
-                Some(b'-') => "31",
-                Some(b'+') => "32",
-                _ => "2",
+                Some(b'-') => Role::DiffRemoved,
+                Some(b'+') => Role::DiffAdded,
+                _ => Role::DiffContext,
             };
             shown.push(self.paint(colour, &format!("  {}", diff_line(line))));
         }
         if lines.len() > DIFF_PREVIEW_LINES {
             shown.push(self.paint(
-                "2",
+                Role::DiffContext,
                 &format!("  … ({} more lines)", lines.len() - DIFF_PREVIEW_LINES),
             ));
         }

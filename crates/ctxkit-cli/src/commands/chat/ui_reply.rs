@@ -3,7 +3,7 @@
 
 use ctxkit_protocol::{AssistantMessage, ContentBlock, ProviderContextEdit, ToolCall};
 
-use super::Ui;
+use super::{Role, Ui};
 use crate::render::one_line;
 
 impl Ui {
@@ -94,7 +94,7 @@ impl Ui {
     fn unrun_tool_call(&self, call: &ToolCall) {
         let line = self.call_line(call);
         let line = line.trim_end();
-        self.styled_line(&format!("{line} {}", self.paint("33", "(not run)")));
+        self.styled_line(&format!("{line} {}", self.paint(Role::Notice, "(not run)")));
     }
 
     /// `→ name summary`: the name coloured, the arguments' gist on one line. A session imported
@@ -123,7 +123,7 @@ impl Ui {
         };
         format!(
             "{} {}",
-            self.paint("36", &format!("→ {}", call.name)),
+            self.paint(Role::ToolTitle, &format!("→ {}", call.name)),
             crate::render::terminal_safe(&one_line(&summary, 200))
         )
     }

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use ctxkit_llm::ChatDelta;
 
-use super::Ui;
+use super::{Role, Ui};
 use crate::commands::chat::markdown::{rows, terminal_height, terminal_width};
 
 /// What has been shown of the reply streaming in.
@@ -73,7 +73,7 @@ impl Ui {
         stream.thinking = Some(thinking);
         let shown = if thinking && self.color {
             text.lines()
-                .map(|line| self.paint("2", line))
+                .map(|line| self.paint(Role::Thinking, line))
                 .collect::<Vec<_>>()
                 .join("\n")
                 + if text.ends_with('\n') { "\n" } else { "" }

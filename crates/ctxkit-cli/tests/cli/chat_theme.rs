@@ -1,0 +1,191 @@
+//! `ctxkit chat` in tmux: the `theme` setting colours the chat (a theme the resource loader found,
+//! or ctxkit's own `dark` and `light`), as truecolor or 256-colour escapes as `COLORTERM` says,
+//! `/reload` takes an edited theme, `/settings` steps through the themes, and a theme that is not
+//! there is named once while the terminal's colours stand.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::chat::{Tmux, World, chat_command, text, tmux_missing, tool_call};
+
+/// A complete theme (ctxkit's `dark`) named `name`, with `colors` over its own.
+fn theme(name: &str, colors: Value) -> String {
+    let mut document: Value =
+        serde_json::from_str(include_str!("../../../ctxkit-resources/themes/dark.json")).unwrap();
+    document["name"] = json!(name);
+    for (token, color) in colors.as_object().unwrap() {
+        document["colors"][token] = color.clone();
+    }
+    document.to_string()
+}
+
+fn write_theme(home: &Path, file: &str, contents: &str) {
+    std::fs::create_dir_all(home.join("themes")).unwrap();
+    std::fs::write(home.join("themes").join(file), contents).unwrap();
+}
+
+/// The chat of `world` with `variables` set for it (`COLORTERM`, `COLORFGBG`).
+fn start(world: &World, variables: &str) -> Tmux {
+    // `env` takes its options before the first variable it sets.
+    let command = chat_command(&world.project, world.home.path(), "")
+        .replacen("exec env", "exec env -u COLORTERM -u COLORFGBG", 1)
+        .replacen(" HOME=", &format!(" {variables} HOME="), 1);
+    Tmux::start(&command)
+}
+
+/// The styled line of the tool call `→ write`, as the terminal holds it.
+fn call_line(tmux: &Tmux, nth: usize) -> String {
+    tmux.styled_screen()
+        .lines()
+        .filter(|line| line.contains("→ write"))
+        .nth(nth)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn answer_a_write(world: &World, id: &str) {
+    world.answer(tool_call(
+        id,
+        "write",
+        json!({"path": format!("{id}.txt"), "content": "x\n"}),
+    ));
+    world.answer(text("Written.", 300));
+}
+
+#[test]
+fn a_theme_colours_the_chat_and_reload_takes_its_edit() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.edit_settings(|settings| {
+        settings["theme"] = json!("mine");
+    });
+    write_theme(
+        world.home.path(),
+        "mine.json",
+        &theme("mine", json!({"toolTitle": "#00ff00"})),
+    );
+    answer_a_write(&world, "first");
+    answer_a_write(&world, "second");
+    answer_a_write(&world, "third");
+
+    let tmux = start(&world, "COLORTERM=truecolor");
+    tmux.wait_idle(1);
+    tmux.line("write one");
+    tmux.wait_for("Written.");
+    tmux.wait_idle(2);
+    assert!(
+        call_line(&tmux, 0).contains("\u{1b}[38;2;0;255;0m→ write"),
+        "{:?}",
+        call_line(&tmux, 0)
+    );
+
+    // The theme edited, then read again by /reload: the next call is drawn in the new colour.
+    write_theme(
+        world.home.path(),
+        "mine.json",
+        &theme("mine", json!({"toolTitle": "#0000ff"})),
+    );
+    tmux.line("/reload");
+    tmux.wait_for("Reloaded");
+    tmux.line("write two");
+    tmux.wait_for_count("Written.", 2);
+    tmux.wait_idle(4);
+    assert!(
+        call_line(&tmux, 1).contains("\u{1b}[38;2;0;0;255m→ write"),
+        "{:?}",
+        call_line(&tmux, 1)
+    );
+
+    // A theme that no longer reads is named, and the terminal's colours stand (cyan).
+    write_theme(
+        world.home.path(),
+        "mine.json",
+        &theme("mine", json!({"toolTitle": "teal-ish"})),
+    );
+    tmux.line("/reload");
+    let screen = tmux.wait_for("variable reference not found: teal-ish");
+    assert!(screen.contains("Invalid theme"), "{screen}");
+    tmux.wait_for("Theme `mine` not found");
+    tmux.line("write three");
+    tmux.wait_for_count("Written.", 3);
+    tmux.wait_idle(6);
+    assert!(
+        call_line(&tmux, 2).contains("\u{1b}[36m→ write"),
+        "{:?}",
+        call_line(&tmux, 2)
+    );
+}
+
+#[test]
+fn a_light_dark_pair_follows_the_terminal_and_256_colours_are_sent_without_truecolor() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.edit_settings(|settings| settings["theme"] = json!("paper/ink"));
+    write_theme(
+        world.home.path(),
+        "paper.json",
+        &theme("paper", json!({"toolTitle": 201})),
+    );
+    write_theme(
+        world.home.path(),
+        "ink.json",
+        &theme("ink", json!({"toolTitle": "#00ff00"})),
+    );
+    answer_a_write(&world, "first");
+    answer_a_write(&world, "second");
+
+    // A light background (`COLORFGBG` 0;15): the first of the pair, its palette index as is.
+    let light = start(&world, "COLORFGBG='0;15' COLORTERM=truecolor");
+    light.wait_idle(1);
+    light.line("write");
+    light.wait_for("Written.");
+    assert!(
+        call_line(&light, 0).contains("\u{1b}[38;5;201m→ write"),
+        "{:?}",
+        call_line(&light, 0)
+    );
+    drop(light);
+
+    // No background said, no truecolor: the dark one, its green the nearest of 256 colours.
+    let dark = start(&world, "");
+    dark.wait_idle(1);
+    dark.line("write");
+    dark.wait_for("Written.");
+    assert!(
+        call_line(&dark, 0).contains("\u{1b}[38;5;46m→ write"),
+        "{:?}",
+        call_line(&dark, 0)
+    );
+}
+
+#[test]
+fn settings_steps_through_the_themes_found() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    write_theme(world.home.path(), "mine.json", &theme("mine", json!({})));
+    let tmux = start(&world, "COLORTERM=truecolor");
+    tmux.wait_idle(1);
+    tmux.line("/settings");
+    tmux.wait_for("Theme");
+    tmux.keys(&["/"]);
+    tmux.keys(&["t", "h", "e", "m", "e"]);
+    for expected in ["dark", "light", "mine", "system"] {
+        tmux.keys(&["Enter"]);
+        // The list comes back showing the value saved.
+        tmux.wait_for(&format!("{:<24}{expected}", "Theme"));
+    }
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("theme set to system");
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["theme"], json!("system"));
+}
