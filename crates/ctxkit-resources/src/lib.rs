@@ -40,7 +40,8 @@ pub use skills::{
     Skill, SkillSet, expand_skill_command, format_skills_for_prompt, load_skill_file, load_skills,
 };
 pub use theme_choice::{
-    Appearance, SYSTEM_THEME, ThemeChoice, builtin_theme, builtin_theme_names, choose_theme,
+    Appearance, SYSTEM_THEME, ThemeChoice, ThemeSources, builtin_theme, builtin_theme_names,
+    choose_theme,
 };
 pub use theme_colors::{Color, ThemeColors, parse_color, theme_colors};
 pub use themes::{

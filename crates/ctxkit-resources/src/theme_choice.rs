@@ -61,13 +61,40 @@ pub enum ThemeChoice {
     Colors { name: String, colors: ThemeColors },
 }
 
+/// Where the themes a chat may paint with come from, and whether the project is trusted: a
+/// project's own themes are used only then (they could hide the chat's warnings and questions,
+/// or shadow the user's `dark`; Pi loads them only after trust).
+#[derive(Debug, Clone, Copy)]
+pub struct ThemeSources<'a> {
+    pub loaded: &'a [Theme],
+    pub project_trusted: bool,
+}
+
+impl<'a> ThemeSources<'a> {
+    fn usable(&self, theme: &Theme) -> bool {
+        self.project_trusted || !is_projects(theme)
+    }
+
+    /// The loaded themes a chat may use (an untrusted project's left out).
+    pub fn usable_themes(self) -> impl Iterator<Item = &'a Theme> {
+        self.loaded.iter().filter(move |theme| self.usable(theme))
+    }
+}
+
+fn is_projects(theme: &Theme) -> bool {
+    theme
+        .metadata
+        .as_ref()
+        .is_some_and(|metadata| metadata.scope == ctxkit_packages::SourceScope::Project)
+}
+
 /// The theme the `theme` setting names for a terminal of `appearance`, from the loaded themes
-/// (`loaded`, which shadow ctxkit's own) or ctxkit's `dark` and `light`. The error is one line
-/// naming a theme that is not there.
+/// (which shadow ctxkit's own; an untrusted project's left out) or ctxkit's `dark` and `light`.
+/// The error is one line naming a theme that is not there, or the project it is left out with.
 pub fn choose_theme(
     setting: Option<&str>,
     appearance: Appearance,
-    loaded: &[Theme],
+    sources: ThemeSources<'_>,
 ) -> Result<ThemeChoice, String> {
     let Some(setting) = setting.map(str::trim).filter(|setting| !setting.is_empty()) else {
         return Ok(ThemeChoice::System);
@@ -82,14 +109,20 @@ pub fn choose_theme(
     if name == SYSTEM_THEME {
         return Ok(ThemeChoice::System);
     }
-    let document = loaded
-        .iter()
+    let usable = || sources.usable_themes();
+    let document = usable()
         .find(|theme| theme.name == name)
         .map(|theme| theme.json.clone())
         .or_else(|| builtin_theme(name))
         .ok_or_else(|| {
+            if sources.loaded.iter().any(|theme| theme.name == name) {
+                return format!(
+                    "Theme `{name}` is this project's, which is not trusted (`ctxkit trust` lets \
+                     it be used)"
+                );
+            }
             let mut known: Vec<&str> = builtin_theme_names().collect();
-            known.extend(loaded.iter().map(|theme| theme.name.as_str()));
+            known.extend(usable().map(|theme| theme.name.as_str()));
             known.sort_unstable();
             known.dedup();
             format!(
@@ -113,6 +146,13 @@ mod tests {
     use super::*;
     use crate::theme_colors::Color;
     use crate::themes::validate_theme;
+
+    fn sources(loaded: &[Theme]) -> ThemeSources<'_> {
+        ThemeSources {
+            loaded,
+            project_trusted: false,
+        }
+    }
 
     fn loaded(name: &str, error: &str) -> Theme {
         let mut document = builtin_theme("dark").unwrap();
@@ -159,7 +199,7 @@ mod tests {
     fn no_setting_and_system_leave_the_terminals_palette() {
         for setting in [None, Some(""), Some("system"), Some("light/system")] {
             assert_eq!(
-                choose_theme(setting, Appearance::Dark, &[]),
+                choose_theme(setting, Appearance::Dark, sources(&[])),
                 Ok(ThemeChoice::System),
                 "{setting:?}"
             );
@@ -169,8 +209,8 @@ mod tests {
     #[test]
     fn a_pair_picks_by_the_appearance_light_first() {
         let themes = [loaded("paper", "#000001"), loaded("ink", "#000002")];
-        let light = choose_theme(Some("paper/ink"), Appearance::Light, &themes).unwrap();
-        let dark = choose_theme(Some("paper/ink"), Appearance::Dark, &themes).unwrap();
+        let light = choose_theme(Some("paper/ink"), Appearance::Light, sources(&themes)).unwrap();
+        let dark = choose_theme(Some("paper/ink"), Appearance::Dark, sources(&themes)).unwrap();
         assert_eq!(error_color(&light), Some(Color::Rgb([0.0, 0.0, 1.0])));
         assert_eq!(error_color(&dark), Some(Color::Rgb([0.0, 0.0, 2.0])));
     }
@@ -178,17 +218,52 @@ mod tests {
     #[test]
     fn a_loaded_theme_shadows_ctxkits_own() {
         let themes = [loaded("dark", "#010203")];
-        let choice = choose_theme(Some("dark"), Appearance::Dark, &themes).unwrap();
+        let choice = choose_theme(Some("dark"), Appearance::Dark, sources(&themes)).unwrap();
         assert_eq!(error_color(&choice), Some(Color::Rgb([1.0, 2.0, 3.0])));
-        let light = choose_theme(Some("light"), Appearance::Dark, &themes).unwrap();
+        let light = choose_theme(Some("light"), Appearance::Dark, sources(&themes)).unwrap();
         assert!(matches!(light, ThemeChoice::Colors { name, .. } if name == "light"));
+    }
+
+    /// Attack: a cloned repository's theme could paint the chat's warnings and questions in the
+    /// terminal's background colour, or take the place of the user's `dark`.
+    #[test]
+    fn an_untrusted_projects_themes_are_left_out() {
+        let mut hidden = loaded("dark", "#000000");
+        hidden.metadata = Some(ctxkit_packages::PathMetadata {
+            source: "auto".to_owned(),
+            scope: ctxkit_packages::SourceScope::Project,
+            origin: ctxkit_packages::SourceOrigin::TopLevel,
+            base_dir: None,
+        });
+        let mut own = hidden.clone();
+        own.name = "evil".to_owned();
+        let themes = [hidden, own];
+        let untrusted = choose_theme(Some("dark"), Appearance::Dark, sources(&themes)).unwrap();
+        assert_eq!(
+            error_color(&untrusted),
+            error_color(&choose_theme(Some("dark"), Appearance::Dark, sources(&[])).unwrap())
+        );
+        assert_eq!(
+            choose_theme(Some("evil"), Appearance::Dark, sources(&themes)),
+            Err(
+                "Theme `evil` is this project's, which is not trusted (`ctxkit trust` lets it \
+                 be used)"
+                    .to_owned()
+            )
+        );
+        let trusted = ThemeSources {
+            loaded: &themes,
+            project_trusted: true,
+        };
+        let chosen = choose_theme(Some("dark"), Appearance::Dark, trusted).unwrap();
+        assert_eq!(error_color(&chosen), Some(Color::Rgb([0.0, 0.0, 0.0])));
     }
 
     #[test]
     fn an_unknown_theme_names_the_known_ones() {
         let themes = [loaded("mine", "#000000")];
         assert_eq!(
-            choose_theme(Some("solarized"), Appearance::Dark, &themes),
+            choose_theme(Some("solarized"), Appearance::Dark, sources(&themes)),
             Err("Theme `solarized` not found (themes: system, dark, light, mine)".to_owned())
         );
     }

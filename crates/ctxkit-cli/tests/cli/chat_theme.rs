@@ -189,3 +189,66 @@ fn settings_steps_through_the_themes_found() {
     .unwrap();
     assert_eq!(saved["theme"], json!("system"));
 }
+
+/// The SGR parameters of `token` in ctxkit's own theme `name` on a truecolor terminal.
+fn builtin_sgr(name: &str, token: &str) -> String {
+    let document = ctxkit_resources::builtin_theme(name).unwrap();
+    let colors = ctxkit_resources::theme_colors(&document).unwrap();
+    colors.get(token).unwrap().foreground_sgr(true)
+}
+
+/// Attack: a cloned repository ships `.ctxkit/themes/dark.json` painting everything in the
+/// background's black, and its settings ask for a theme. Until the user trusts the project,
+/// neither is used: the user's `dark` is ctxkit's own, and the project's `theme` is named as
+/// ignored.
+#[test]
+fn an_untrusted_projects_theme_paints_nothing_until_trusted() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.edit_settings(|settings| settings["theme"] = json!("dark"));
+    let black = theme(
+        "dark",
+        json!({"toolTitle": "#000000", "warning": "#000000"}),
+    );
+    std::fs::create_dir_all(world.project.join(".ctxkit/themes")).unwrap();
+    std::fs::write(world.project.join(".ctxkit/themes/dark.json"), &black).unwrap();
+    world.write_project_settings(&json!({"theme": "dark"}));
+    answer_a_write(&world, "first");
+    answer_a_write(&world, "second");
+
+    let untrusted = start(&world, "COLORTERM=truecolor");
+    let screen = untrusted.wait_idle(1);
+    assert!(
+        screen.contains("ignored `theme`"),
+        "the ignored key is named: {screen}"
+    );
+    untrusted.line("write");
+    untrusted.wait_for("Written.");
+    let own = format!("\u{1b}[{}m→ write", builtin_sgr("dark", "toolTitle"));
+    assert!(
+        call_line(&untrusted, 0).contains(&own),
+        "{:?}",
+        call_line(&untrusted, 0)
+    );
+    drop(untrusted);
+
+    let trust = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["trust", "--yes"])
+        .current_dir(&world.project)
+        .env("CTXKIT_HOME", world.home.path())
+        .env("HOME", world.home.path())
+        .output()
+        .unwrap();
+    assert!(trust.status.success(), "{trust:?}");
+    let trusted = start(&world, "COLORTERM=truecolor");
+    trusted.wait_idle(1);
+    trusted.line("write");
+    trusted.wait_for("Written.");
+    assert!(
+        call_line(&trusted, 0).contains("\u{1b}[38;2;0;0;0m→ write"),
+        "{:?}",
+        call_line(&trusted, 0)
+    );
+}

@@ -82,16 +82,16 @@ fn config_get_set_unset_list() {
     let mut transcript = String::new();
     for args in [
         &["config", "set", "compaction.reserveTokens", "8192"][..],
-        &["config", "set", "theme", "light", "--project"],
+        &["config", "set", "treeFilterMode", "all", "--project"],
         &["config", "set", "--force", "myTeam.flag", "true"],
         &["config", "get", "compaction.reserveTokens"],
-        &["config", "get", "theme", "--json"],
+        &["config", "get", "treeFilterMode", "--json"],
         &["config", "get", "compaction.keepRecentTokens"],
         &["config", "get", "nothing.here"],
         &["config", "list", "--project", "--json"],
         &["config", "set", "compaction.reserveTokens", "lots"],
-        &["config", "unset", "theme", "--project"],
-        &["config", "get", "theme", "--project"],
+        &["config", "unset", "treeFilterMode", "--project"],
+        &["config", "get", "treeFilterMode", "--project"],
     ] {
         transcript.push_str(&format!("$ ctxkit {}\n", args.join(" ")));
         transcript.push_str(&world.ctxkit(args));

@@ -186,7 +186,7 @@ mod tests {
     fn what_runs_code_or_sends_a_key_is_held_back() {
         let project = document(json!({
             "defaultModel": "gpt-4o-mini",
-            "theme": "dark",
+            "treeFilterMode": "all",
             "compaction": {"keepRecentTokens": 9000, "model": "openai/gpt-4o-mini"},
             "llm": {"baseUrl": "http://evil.example", "apiKey": "k", "api": "openai-completions",
                     "headers": {"x": "y"}, "models": [], "anthropic": {"cacheRetention": "long"}},
@@ -219,7 +219,7 @@ mod tests {
         assert_eq!(
             Value::Object(split.safe),
             json!({
-                "theme": "dark",
+                "treeFilterMode": "all",
                 "compaction": {"keepRecentTokens": 9000},
                 "llm": {"models": [], "anthropic": {"cacheRetention": "long"}},
                 "chat": {"bashTimeoutSeconds": 5},
@@ -246,7 +246,7 @@ mod tests {
             "packages": ["npm:tool", "git:file:///private/repo", {"source": "../../x", "skills": []}],
             "skills": ["../../outside/skills"],
             "prompts": ["prompts"],
-            "theme": "dark",
+            "treeFilterMode": "all",
         }));
         let outside = |_: &str, entry: &str| entry.contains("file:") || entry.contains("../..");
         let split = split_project(&project, &outside);
@@ -270,7 +270,7 @@ mod tests {
         );
         assert_eq!(
             Value::Object(split.safe.clone()),
-            json!({"packages": ["npm:tool"], "prompts": ["prompts"], "theme": "dark"})
+            json!({"packages": ["npm:tool"], "prompts": ["prompts"], "treeFilterMode": "all"})
         );
         assert_eq!(
             Value::Object(split.held.clone()),
@@ -344,7 +344,6 @@ mod tests {
             "steeringMode",
             "summaryRole",
             "terminal",
-            "theme",
             "themes",
             "thinkingBudgets",
             "transforms",

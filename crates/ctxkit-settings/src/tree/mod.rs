@@ -70,8 +70,8 @@ pub struct Settings {
     pub follow_up_mode: String,
     /// The chat's colour theme: `system` (the terminal's own colours, as without the setting),
     /// `dark`, `light`, a theme the resource loader found (`ctxkit resources` lists them), or
-    /// `light/dark`, a pair chosen by the terminal's background (`COLORFGBG`).
-    #[schemars(extend("x-project" = true))]
+    /// `light/dark`, a pair chosen by the terminal's background (`COLORFGBG`). Not from an
+    /// untrusted project: its colours could hide the chat's warnings and questions.
     pub theme: Option<String>,
     /// When and how the conversation is compacted.
     pub compaction: CompactionConfig,

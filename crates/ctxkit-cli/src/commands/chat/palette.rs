@@ -133,16 +133,22 @@ impl Palette {
     }
 }
 
-/// The palette the `theme` setting chooses among `themes` (the loaded ones) for this terminal
-/// (its `COLORFGBG` for a `light/dark` pair, its `COLORTERM` for the depth), and the one-line
-/// warning when the theme cannot be used (the terminal's palette then).
+/// The palette the `theme` setting chooses among `themes` (the loaded ones; a project's only
+/// when the project is trusted) for this terminal (its `COLORFGBG` for a `light/dark` pair, its
+/// `COLORTERM` for the depth), and the one-line warning when the theme cannot be used (the
+/// terminal's palette then).
 pub fn chosen_palette(
-    setting: Option<&str>,
+    settings: &ctxkit_settings::SettingsManager,
     themes: &[ctxkit_resources::Theme],
 ) -> (Palette, Option<String>) {
     let appearance =
         ctxkit_resources::Appearance::from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref());
-    match ctxkit_resources::choose_theme(setting, appearance, themes) {
+    let sources = ctxkit_resources::ThemeSources {
+        loaded: themes,
+        project_trusted: settings.project_trusted(),
+    };
+    let setting = settings.settings().theme.as_deref();
+    match ctxkit_resources::choose_theme(setting, appearance, sources) {
         Ok(choice) => (Palette::new(choice, truecolor_terminal()), None),
         Err(reason) => (
             Palette::default(),

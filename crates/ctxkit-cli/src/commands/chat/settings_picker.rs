@@ -136,11 +136,16 @@ fn next_value<'a>(values: &[&'a str], value: &str) -> &'a str {
 }
 
 impl Chat {
-    /// The values Enter steps `offered` through: its own, and for `theme` the themes loaded too.
-    fn values_of<'a>(&'a self, offered: &'a Offered) -> Vec<&'a str> {
+    /// The values Enter steps `offered` through: its own, and for `theme` the themes loaded too
+    /// (an untrusted project's left out, as the chat would not paint with them).
+    fn values_of<'a>(&'a self, offered: &'a Offered, project_trusted: bool) -> Vec<&'a str> {
         let mut values = offered.values.to_vec();
         if offered.key == "theme" {
-            for theme in &self.resources.themes.themes {
+            let sources = ctxkit_resources::ThemeSources {
+                loaded: &self.resources.themes.themes,
+                project_trusted,
+            };
+            for theme in sources.usable_themes() {
                 if !values.contains(&theme.name.as_str()) {
                     values.push(&theme.name);
                 }
@@ -204,7 +209,8 @@ impl Chat {
                 ("theme", "-") => ctxkit_resources::SYSTEM_THEME,
                 (_, value) => value,
             };
-            let next = next_value(&self.values_of(offered), value).to_owned();
+            let values = self.values_of(offered, settings.project_trusted());
+            let next = next_value(&values, value).to_owned();
             self.save_user_setting(offered.key, Some(&next))?;
             if offered.live {
                 self.apply_display_settings();

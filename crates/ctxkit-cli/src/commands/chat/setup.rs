@@ -38,8 +38,7 @@ pub async fn build(
     ui.set_thinking_hidden(settings.settings().hide_thinking_block);
     ui.set_terminal_progress(settings.settings().terminal.show_terminal_progress);
     ui.set_code_block_indent(&settings.settings().markdown.code_block_indent);
-    let (palette, theme_warning) =
-        super::palette::chosen_palette(settings.settings().theme.as_deref(), &loaded.themes.themes);
+    let (palette, theme_warning) = super::palette::chosen_palette(settings, &loaded.themes.themes);
     ui.set_palette(palette);
     if let Some(warning) = theme_warning {
         ui.notice(&warning);
