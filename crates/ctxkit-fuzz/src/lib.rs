@@ -23,6 +23,7 @@ mod provider;
 mod reach;
 mod serve;
 mod settings;
+mod theme;
 mod tools;
 mod transforms;
 mod tree;
@@ -33,6 +34,7 @@ pub use provider::provider_stream;
 pub use reach::{remove_reach_folder, untrusted_resources};
 pub use serve::serve_requests;
 pub use settings::{remove_settings_folder, untrusted_settings};
+pub use theme::theme_colors_target;
 pub use tools::agent_tools;
 pub use transforms::context_transforms;
 
@@ -44,6 +46,7 @@ pub const TARGETS: &[Target] = &[
     ("session_loader", session_loader),
     ("session_shapes", session_shapes),
     ("frontmatter", frontmatter),
+    ("theme_colors", theme_colors_target),
     ("package_source", package_source),
     ("prompt_template", prompt_template),
     ("overflow_text", overflow_text),
