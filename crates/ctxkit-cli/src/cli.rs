@@ -80,6 +80,19 @@ pub fn color_allowed() -> bool {
     std::env::var_os(NO_COLOR).is_none()
 }
 
+/// Whether the terminal says it takes 24-bit colour (`COLORTERM` is `truecolor` or `24bit`).
+pub fn truecolor_terminal() -> bool {
+    std::env::var("COLORTERM").is_ok_and(|value| {
+        let value = value.to_ascii_lowercase();
+        value == "truecolor" || value == "24bit"
+    })
+}
+
+/// The terminal's colours as `COLORFGBG` gives them (`15;0`: foreground, background), if set.
+pub fn terminal_colors() -> Option<String> {
+    std::env::var("COLORFGBG").ok()
+}
+
 /// The editor `/edit` and Ctrl-G open in `ctxkit chat`, the first set of these (else `vi`).
 pub const EDITOR_VARIABLES: [&str; 2] = ["VISUAL", "EDITOR"];
 

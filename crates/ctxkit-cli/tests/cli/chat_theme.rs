@@ -174,8 +174,9 @@ fn settings_steps_through_the_themes_found() {
     tmux.wait_idle(1);
     tmux.line("/settings");
     tmux.wait_for("Theme");
-    tmux.keys(&["/"]);
-    tmux.keys(&["t", "h", "e", "m", "e"]);
+    // The detail line of the theme's row starts with its key.
+    tmux.keys(&["-l", "/`theme`:"]);
+    tmux.wait_for("1/1 of");
     for expected in ["dark", "light", "mine", "system"] {
         tmux.keys(&["Enter"]);
         // The list comes back showing the value saved.

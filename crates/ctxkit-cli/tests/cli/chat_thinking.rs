@@ -404,7 +404,8 @@ fn settings_list_steps_a_value_saves_it_and_applies_hidden_thinking_at_once() {
     let screen = tmux.wait_for("Settings (Enter steps");
     assert!(screen.contains("Auto-compact"), "{screen}");
     assert!(screen.contains("(default)"), "{screen}");
-    tmux.keys(&["-l", "/hide"]);
+    // `hideThinkingBlock` is named only in its own row's detail line.
+    tmux.keys(&["-l", "/hideThinking"]);
     tmux.wait_for("1/1 of");
     tmux.keys(&["Enter"]);
     // The list is back with the new value, the cursor on it.

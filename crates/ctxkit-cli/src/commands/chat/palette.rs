@@ -61,8 +61,8 @@ impl Role {
 /// The colours in use.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Palette {
-    /// The theme's name and colours; `None` for the terminal's own palette.
-    theme: Option<(String, ThemeColors)>,
+    /// The theme's colours; `None` for the terminal's own palette.
+    theme: Option<ThemeColors>,
     truecolor: bool,
 }
 
@@ -71,7 +71,7 @@ impl Palette {
     pub fn new(choice: ThemeChoice, truecolor: bool) -> Self {
         let theme = match choice {
             ThemeChoice::System => None,
-            ThemeChoice::Colors { name, colors } => Some((name, colors)),
+            ThemeChoice::Colors { colors, .. } => Some(colors),
         };
         Self { theme, truecolor }
     }
@@ -86,9 +86,7 @@ impl Palette {
     }
 
     fn color(&self, token: &str) -> Option<Color> {
-        self.theme
-            .as_ref()
-            .and_then(|(_, colors)| colors.get(token))
+        self.theme.as_ref().and_then(|colors| colors.get(token))
     }
 
     fn terminal_color(&self, token: &str) -> Option<TerminalColor> {
@@ -142,27 +140,19 @@ pub fn chosen_palette(
     themes: &[ctxkit_resources::Theme],
 ) -> (Palette, Option<String>) {
     let appearance =
-        ctxkit_resources::Appearance::from_colorfgbg(std::env::var("COLORFGBG").ok().as_deref());
+        ctxkit_resources::Appearance::from_colorfgbg(crate::cli::terminal_colors().as_deref());
     let sources = ctxkit_resources::ThemeSources {
         loaded: themes,
         project_trusted: settings.project_trusted(),
     };
     let setting = settings.settings().theme.as_deref();
     match ctxkit_resources::choose_theme(setting, appearance, sources) {
-        Ok(choice) => (Palette::new(choice, truecolor_terminal()), None),
+        Ok(choice) => (Palette::new(choice, crate::cli::truecolor_terminal()), None),
         Err(reason) => (
             Palette::default(),
             Some(format!("{reason}; the terminal's colours stand")),
         ),
     }
-}
-
-/// Whether the terminal says it takes 24-bit colour (`COLORTERM`).
-pub fn truecolor_terminal() -> bool {
-    std::env::var("COLORTERM").is_ok_and(|value| {
-        let value = value.to_ascii_lowercase();
-        value == "truecolor" || value == "24bit"
-    })
 }
 
 #[cfg(test)]
