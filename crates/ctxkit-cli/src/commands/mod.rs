@@ -27,6 +27,7 @@ mod store_copy;
 mod store_fork;
 mod store_sync;
 mod summary_setup;
+mod themes_in_use;
 mod tool_boundary;
 mod undo;
 mod web;

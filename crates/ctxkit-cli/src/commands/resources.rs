@@ -316,6 +316,8 @@ pub fn resources(
     let (loaded, _) = load(process)?;
     let problems = diagnostics(&loaded);
     let records = trust_records(process)?;
+    let themes =
+        super::themes_in_use::ThemesInUse::read(process.settings()?, &loaded.themes.themes);
     if json {
         let record = json!({
             "hooks": records.hooks.iter().map(hook_json).collect::<Vec<_>>(),
@@ -345,7 +347,9 @@ pub fn resources(
                 "name": theme.name,
                 "path": path_text(&theme.file_path),
                 "origin": origin_json(theme.metadata.as_ref()),
+                "usable": themes.usable(theme),
             })).collect::<Vec<_>>(),
+            "themeInUse": themes.in_use,
             "contextFiles": loaded.context_files.iter().map(|file| path_text(&file.path)).collect::<Vec<_>>(),
             "customSystemPrompt": loaded.system_prompt.is_some(),
             "appendedSystemPromptParts": loaded.append_system_prompt.len(),
@@ -393,14 +397,20 @@ pub fn resources(
     }
     writeln!(out, "Themes ({})", loaded.themes.themes.len())?;
     for theme in &loaded.themes.themes {
+        let waiting = if themes.usable(theme) {
+            ""
+        } else {
+            ", not used until `ctxkit trust`"
+        };
         writeln!(
             out,
-            "  {}  {}  [{}]",
+            "  {}  {}  [{}{waiting}]",
             theme.name,
             theme.file_path.display(),
             origin_text(theme.metadata.as_ref())
         )?;
     }
+    writeln!(out, "Theme in use: {}", themes.shown())?;
     write_hooks(&records.hooks, out)?;
     write_ignored(&records, out)?;
     writeln!(out, "Context files ({})", loaded.context_files.len())?;

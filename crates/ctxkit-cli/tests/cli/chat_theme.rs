@@ -235,14 +235,28 @@ fn an_untrusted_projects_theme_paints_nothing_until_trusted() {
     );
     drop(untrusted);
 
-    let trust = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
-        .args(["trust", "--yes"])
-        .current_dir(&world.project)
-        .env("CTXKIT_HOME", world.home.path())
-        .env("HOME", world.home.path())
-        .output()
-        .unwrap();
-    assert!(trust.status.success(), "{trust:?}");
+    let ctxkit = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+            .args(args)
+            .current_dir(&world.project)
+            .env("CTXKIT_HOME", world.home.path())
+            .env("HOME", world.home.path())
+            .env_remove("COLORFGBG")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    // `ctxkit resources` says which theme waits, and which one paints.
+    let listing = ctxkit(&["resources"]);
+    assert!(
+        listing.contains("[project auto, not used until `ctxkit trust`]"),
+        "{listing}"
+    );
+    assert!(listing.contains("Theme in use: dark\n"), "{listing}");
+    ctxkit(&["trust", "--yes"]);
+    let listing = ctxkit(&["resources"]);
+    assert!(!listing.contains("not used until"), "{listing}");
     let trusted = start(&world, "COLORTERM=truecolor");
     trusted.wait_idle(1);
     trusted.line("write");
