@@ -63,6 +63,10 @@ pub struct ChatArgs {
     /// Run `bash` tool calls without asking first (setting `chat.confirmBash: false`).
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// The colour theme of this chat (`dark`, `light`, a loaded theme's name, `light/dark`,
+    /// `system`), in place of the setting `theme`, which stays as it is (Pi's `--use-theme`).
+    #[arg(long, value_name = "NAME")]
+    pub use_theme: Option<String>,
     /// Set with `--store postgres://…`: the private copy `session` names, and how the screen names
     /// the session instead (its id and the store, without a password).
     #[arg(skip)]

@@ -27,8 +27,13 @@ fn write_theme(home: &Path, file: &str, contents: &str) {
 
 /// The chat of `world` with `variables` set for it (`COLORTERM`, `COLORFGBG`).
 fn start(world: &World, variables: &str) -> Tmux {
+    start_with(world, variables, "")
+}
+
+/// [`start`] with `args` after `ctxkit chat`.
+fn start_with(world: &World, variables: &str, args: &str) -> Tmux {
     // `env` takes its options before the first variable it sets.
-    let command = chat_command(&world.project, world.home.path(), "")
+    let command = chat_command(&world.project, world.home.path(), args)
         .replacen("exec env", "exec env -u COLORTERM -u COLORFGBG", 1)
         .replacen(" HOME=", &format!(" {variables} HOME="), 1);
     Tmux::start(&command)
@@ -266,4 +271,48 @@ fn an_untrusted_projects_theme_paints_nothing_until_trusted() {
         "{:?}",
         call_line(&trusted, 0)
     );
+}
+
+/// `--use-theme` paints this chat only: the setting is not changed, and `/reload` keeps the flag's
+/// theme.
+#[test]
+fn use_theme_paints_one_chat_without_changing_the_setting() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.edit_settings(|settings| settings["theme"] = json!("mine"));
+    write_theme(
+        world.home.path(),
+        "mine.json",
+        &theme("mine", json!({"toolTitle": "#00ff00"})),
+    );
+    answer_a_write(&world, "first");
+    answer_a_write(&world, "second");
+    let tmux = start_with(&world, "COLORTERM=truecolor", "--use-theme light");
+    tmux.wait_idle(1);
+    tmux.line("write");
+    tmux.wait_for("Written.");
+    tmux.wait_idle(2);
+    let light = format!("\u{1b}[{}m→ write", builtin_sgr("light", "toolTitle"));
+    assert!(
+        call_line(&tmux, 0).contains(&light),
+        "{:?}",
+        call_line(&tmux, 0)
+    );
+    tmux.line("/reload");
+    tmux.wait_for("Reloaded");
+    tmux.line("write again");
+    tmux.wait_for_count("Written.", 2);
+    tmux.wait_idle(4);
+    assert!(
+        call_line(&tmux, 1).contains(&light),
+        "{:?}",
+        call_line(&tmux, 1)
+    );
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(saved["theme"], json!("mine"));
 }

@@ -115,6 +115,8 @@ struct Chat {
     enabled_models: Vec<String>,
     /// `--models`, which `/reload` keeps over the setting.
     models_flag: Option<Vec<String>>,
+    /// `--use-theme`, which `/reload` keeps over the setting until `/settings` changes the theme.
+    theme_flag: Option<String>,
     /// `doubleEscapeAction`: what Esc twice at an empty input line does.
     double_escape: rewind::DoubleEscapeAction,
     parts: EngineParts,

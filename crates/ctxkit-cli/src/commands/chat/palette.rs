@@ -131,12 +131,13 @@ impl Palette {
     }
 }
 
-/// The palette the `theme` setting chooses among `themes` (the loaded ones; a project's only
-/// when the project is trusted) for this terminal (its `COLORFGBG` for a `light/dark` pair, its
-/// `COLORTERM` for the depth), and the one-line warning when the theme cannot be used (the
-/// terminal's palette then).
+/// The palette `chosen` (`--use-theme`), else the `theme` setting, names among `themes` (the
+/// loaded ones; a project's only when the project is trusted) for this terminal (its `COLORFGBG`
+/// for a `light/dark` pair, its `COLORTERM` for the depth), and the one-line warning when the
+/// theme cannot be used (the terminal's palette then).
 pub fn chosen_palette(
     settings: &ctxkit_settings::SettingsManager,
+    chosen: Option<&str>,
     themes: &[ctxkit_resources::Theme],
 ) -> (Palette, Option<String>) {
     let appearance =
@@ -145,7 +146,7 @@ pub fn chosen_palette(
         loaded: themes,
         project_trusted: settings.project_trusted(),
     };
-    let setting = settings.settings().theme.as_deref();
+    let setting = chosen.or(settings.settings().theme.as_deref());
     match ctxkit_resources::choose_theme(setting, appearance, sources) {
         Ok(choice) => (Palette::new(choice, crate::cli::truecolor_terminal()), None),
         Err(reason) => (

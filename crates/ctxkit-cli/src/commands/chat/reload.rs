@@ -45,11 +45,14 @@ impl Chat {
         self.apply_theme(&settings);
     }
 
-    /// The colours of the `theme` setting, among the themes loaded last (a theme that cannot be
-    /// used is named once, and the terminal's colours stand).
+    /// The colours of `--use-theme`, else of the `theme` setting, among the themes loaded last (a
+    /// theme that cannot be used is named once, and the terminal's colours stand).
     fn apply_theme(&self, settings: &ctxkit_settings::SettingsManager) {
-        let (palette, warning) =
-            super::palette::chosen_palette(settings, &self.resources.themes.themes);
+        let (palette, warning) = super::palette::chosen_palette(
+            settings,
+            self.theme_flag.as_deref(),
+            &self.resources.themes.themes,
+        );
         self.ui.set_palette(palette);
         if let Some(warning) = warning {
             self.ui.notice(&warning);

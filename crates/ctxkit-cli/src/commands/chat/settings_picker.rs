@@ -212,6 +212,10 @@ impl Chat {
             let values = self.values_of(offered, settings.project_trusted());
             let next = next_value(&values, value).to_owned();
             self.save_user_setting(offered.key, Some(&next))?;
+            if offered.key == "theme" {
+                // The theme chosen here is the one wanted now, over `--use-theme`'s.
+                self.theme_flag = None;
+            }
             if offered.live {
                 self.apply_display_settings();
             }

@@ -38,7 +38,8 @@ pub async fn build(
     ui.set_thinking_hidden(settings.settings().hide_thinking_block);
     ui.set_terminal_progress(settings.settings().terminal.show_terminal_progress);
     ui.set_code_block_indent(&settings.settings().markdown.code_block_indent);
-    let (palette, theme_warning) = super::palette::chosen_palette(settings, &loaded.themes.themes);
+    let (palette, theme_warning) =
+        super::palette::chosen_palette(settings, args.use_theme.as_deref(), &loaded.themes.themes);
     ui.set_palette(palette);
     if let Some(warning) = theme_warning {
         ui.notice(&warning);
@@ -142,6 +143,7 @@ pub async fn build(
             .or_else(|| typed.enabled_models.clone())
             .unwrap_or_default(),
         models_flag: args.models.clone(),
+        theme_flag: args.use_theme.clone(),
         double_escape: DoubleEscapeAction::from_setting(&typed.double_escape_action),
         parts,
         slash_commands: SlashCommands::of(&loaded, typed.enable_skill_commands),
