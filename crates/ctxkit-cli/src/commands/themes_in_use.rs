@@ -54,7 +54,16 @@ impl<'a> ThemesInUse<'a> {
             shown.push_str(" (the terminal's own colours)");
         }
         if let Some(problem) = &self.problem {
-            shown.push_str(&format!("; {problem}"));
+            // The problem is a sentence of its own ("Theme `x` not found …"): here it goes on one.
+            let mut characters = problem.chars();
+            let first = characters
+                .next()
+                .map(|first| first.to_lowercase().to_string());
+            shown.push_str(&format!(
+                "; {}{}",
+                first.unwrap_or_default(),
+                characters.as_str()
+            ));
         }
         shown
     }
