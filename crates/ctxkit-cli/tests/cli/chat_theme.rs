@@ -49,6 +49,12 @@ fn call_line(tmux: &Tmux, nth: usize) -> String {
         .to_owned()
 }
 
+/// Checks that the `nth` `→ write` line is drawn as `expected` (its escape, then `→ write`).
+fn expect_call(tmux: &Tmux, nth: usize, expected: &str) {
+    let line = call_line(tmux, nth);
+    assert!(line.contains(expected), "{line:?}, not {expected:?}");
+}
+
 fn answer_a_write(world: &World, id: &str) {
     world.answer(tool_call(
         id,
@@ -81,11 +87,7 @@ fn a_theme_colours_the_chat_and_reload_takes_its_edit() {
     tmux.line("write one");
     tmux.wait_for("Written.");
     tmux.wait_idle(2);
-    assert!(
-        call_line(&tmux, 0).contains("\u{1b}[38;2;0;255;0m→ write"),
-        "{:?}",
-        call_line(&tmux, 0)
-    );
+    expect_call(&tmux, 0, "\u{1b}[38;2;0;255;0m→ write");
 
     // The theme edited, then read again by /reload: the next call is drawn in the new colour.
     write_theme(
@@ -98,11 +100,7 @@ fn a_theme_colours_the_chat_and_reload_takes_its_edit() {
     tmux.line("write two");
     tmux.wait_for_count("Written.", 2);
     tmux.wait_idle(4);
-    assert!(
-        call_line(&tmux, 1).contains("\u{1b}[38;2;0;0;255m→ write"),
-        "{:?}",
-        call_line(&tmux, 1)
-    );
+    expect_call(&tmux, 1, "\u{1b}[38;2;0;0;255m→ write");
 
     // A theme that no longer reads is named, and the terminal's colours stand (cyan).
     write_theme(
@@ -117,11 +115,7 @@ fn a_theme_colours_the_chat_and_reload_takes_its_edit() {
     tmux.line("write three");
     tmux.wait_for_count("Written.", 3);
     tmux.wait_idle(6);
-    assert!(
-        call_line(&tmux, 2).contains("\u{1b}[36m→ write"),
-        "{:?}",
-        call_line(&tmux, 2)
-    );
+    expect_call(&tmux, 2, "\u{1b}[36m→ write");
 }
 
 #[test]
@@ -149,11 +143,7 @@ fn a_light_dark_pair_follows_the_terminal_and_256_colours_are_sent_without_truec
     light.wait_idle(1);
     light.line("write");
     light.wait_for("Written.");
-    assert!(
-        call_line(&light, 0).contains("\u{1b}[38;5;201m→ write"),
-        "{:?}",
-        call_line(&light, 0)
-    );
+    expect_call(&light, 0, "\u{1b}[38;5;201m→ write");
     drop(light);
 
     // No background said, no truecolor: the dark one, its green the nearest of 256 colours.
@@ -161,11 +151,7 @@ fn a_light_dark_pair_follows_the_terminal_and_256_colours_are_sent_without_truec
     dark.wait_idle(1);
     dark.line("write");
     dark.wait_for("Written.");
-    assert!(
-        call_line(&dark, 0).contains("\u{1b}[38;5;46m→ write"),
-        "{:?}",
-        call_line(&dark, 0)
-    );
+    expect_call(&dark, 0, "\u{1b}[38;5;46m→ write");
 }
 
 #[test]
@@ -233,11 +219,7 @@ fn an_untrusted_projects_theme_paints_nothing_until_trusted() {
     untrusted.line("write");
     untrusted.wait_for("Written.");
     let own = format!("\u{1b}[{}m→ write", builtin_sgr("dark", "toolTitle"));
-    assert!(
-        call_line(&untrusted, 0).contains(&own),
-        "{:?}",
-        call_line(&untrusted, 0)
-    );
+    expect_call(&untrusted, 0, &own);
     drop(untrusted);
 
     let ctxkit = |args: &[&str]| {
@@ -266,11 +248,7 @@ fn an_untrusted_projects_theme_paints_nothing_until_trusted() {
     trusted.wait_idle(1);
     trusted.line("write");
     trusted.wait_for("Written.");
-    assert!(
-        call_line(&trusted, 0).contains("\u{1b}[38;2;0;0;0m→ write"),
-        "{:?}",
-        call_line(&trusted, 0)
-    );
+    expect_call(&trusted, 0, "\u{1b}[38;2;0;0;0m→ write");
 }
 
 /// `--use-theme` paints this chat only: the setting is not changed, and `/reload` keeps the flag's
@@ -295,21 +273,13 @@ fn use_theme_paints_one_chat_without_changing_the_setting() {
     tmux.wait_for("Written.");
     tmux.wait_idle(2);
     let light = format!("\u{1b}[{}m→ write", builtin_sgr("light", "toolTitle"));
-    assert!(
-        call_line(&tmux, 0).contains(&light),
-        "{:?}",
-        call_line(&tmux, 0)
-    );
+    expect_call(&tmux, 0, &light);
     tmux.line("/reload");
     tmux.wait_for("Reloaded");
     tmux.line("write again");
     tmux.wait_for_count("Written.", 2);
     tmux.wait_idle(4);
-    assert!(
-        call_line(&tmux, 1).contains(&light),
-        "{:?}",
-        call_line(&tmux, 1)
-    );
+    expect_call(&tmux, 1, &light);
     let saved: Value = serde_json::from_str(
         &std::fs::read_to_string(world.home.path().join("settings.json")).unwrap(),
     )
