@@ -43,7 +43,7 @@ pub use theme_choice::{
     Appearance, SYSTEM_THEME, ThemeChoice, ThemeSources, builtin_theme, builtin_theme_names,
     choose_theme,
 };
-pub use theme_colors::{Color, ThemeColors, parse_color, theme_colors};
+pub use theme_colors::{Color, TerminalColor, ThemeColors, parse_color, theme_colors};
 pub use themes::{
     REQUIRED_COLOR_TOKENS, Theme, ThemeSet, load_theme_file, load_themes, validate_theme,
 };

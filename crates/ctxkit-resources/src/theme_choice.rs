@@ -71,7 +71,8 @@ pub struct ThemeSources<'a> {
 }
 
 impl<'a> ThemeSources<'a> {
-    fn usable(&self, theme: &Theme) -> bool {
+    /// Whether the chat may use `theme` (not an untrusted project's).
+    pub fn usable(&self, theme: &Theme) -> bool {
         self.project_trusted || !is_projects(theme)
     }
 
@@ -92,13 +93,11 @@ fn is_projects(theme: &Theme) -> bool {
 /// (which shadow ctxkit's own; an untrusted project's left out) or ctxkit's `dark` and `light`.
 /// The error is one line naming a theme that is not there, or the project it is left out with.
 pub fn choose_theme(
-    setting: Option<&str>,
+    setting: &str,
     appearance: Appearance,
     sources: ThemeSources<'_>,
 ) -> Result<ThemeChoice, String> {
-    let Some(setting) = setting.map(str::trim).filter(|setting| !setting.is_empty()) else {
-        return Ok(ThemeChoice::System);
-    };
+    let setting = setting.trim();
     let name = match setting.split_once('/') {
         Some((light, dark)) => match appearance {
             Appearance::Light => light.trim(),
@@ -106,7 +105,7 @@ pub fn choose_theme(
         },
         None => setting,
     };
-    if name == SYSTEM_THEME {
+    if name == SYSTEM_THEME || name.is_empty() {
         return Ok(ThemeChoice::System);
     }
     let usable = || sources.usable_themes();
@@ -197,7 +196,7 @@ mod tests {
 
     #[test]
     fn no_setting_and_system_leave_the_terminals_palette() {
-        for setting in [None, Some(""), Some("system"), Some("light/system")] {
+        for setting in ["", " ", "system", "light/system"] {
             assert_eq!(
                 choose_theme(setting, Appearance::Dark, sources(&[])),
                 Ok(ThemeChoice::System),
@@ -209,8 +208,8 @@ mod tests {
     #[test]
     fn a_pair_picks_by_the_appearance_light_first() {
         let themes = [loaded("paper", "#000001"), loaded("ink", "#000002")];
-        let light = choose_theme(Some("paper/ink"), Appearance::Light, sources(&themes)).unwrap();
-        let dark = choose_theme(Some("paper/ink"), Appearance::Dark, sources(&themes)).unwrap();
+        let light = choose_theme("paper/ink", Appearance::Light, sources(&themes)).unwrap();
+        let dark = choose_theme("paper/ink", Appearance::Dark, sources(&themes)).unwrap();
         assert_eq!(error_color(&light), Some(Color::Rgb([0.0, 0.0, 1.0])));
         assert_eq!(error_color(&dark), Some(Color::Rgb([0.0, 0.0, 2.0])));
     }
@@ -218,9 +217,9 @@ mod tests {
     #[test]
     fn a_loaded_theme_shadows_ctxkits_own() {
         let themes = [loaded("dark", "#010203")];
-        let choice = choose_theme(Some("dark"), Appearance::Dark, sources(&themes)).unwrap();
+        let choice = choose_theme("dark", Appearance::Dark, sources(&themes)).unwrap();
         assert_eq!(error_color(&choice), Some(Color::Rgb([1.0, 2.0, 3.0])));
-        let light = choose_theme(Some("light"), Appearance::Dark, sources(&themes)).unwrap();
+        let light = choose_theme("light", Appearance::Dark, sources(&themes)).unwrap();
         assert!(matches!(light, ThemeChoice::Colors { name, .. } if name == "light"));
     }
 
@@ -238,13 +237,13 @@ mod tests {
         let mut own = hidden.clone();
         own.name = "evil".to_owned();
         let themes = [hidden, own];
-        let untrusted = choose_theme(Some("dark"), Appearance::Dark, sources(&themes)).unwrap();
+        let untrusted = choose_theme("dark", Appearance::Dark, sources(&themes)).unwrap();
         assert_eq!(
             error_color(&untrusted),
-            error_color(&choose_theme(Some("dark"), Appearance::Dark, sources(&[])).unwrap())
+            error_color(&choose_theme("dark", Appearance::Dark, sources(&[])).unwrap())
         );
         assert_eq!(
-            choose_theme(Some("evil"), Appearance::Dark, sources(&themes)),
+            choose_theme("evil", Appearance::Dark, sources(&themes)),
             Err(
                 "Theme `evil` is this project's, which is not trusted (`ctxkit trust` lets it \
                  be used)"
@@ -255,7 +254,7 @@ mod tests {
             loaded: &themes,
             project_trusted: true,
         };
-        let chosen = choose_theme(Some("dark"), Appearance::Dark, trusted).unwrap();
+        let chosen = choose_theme("dark", Appearance::Dark, trusted).unwrap();
         assert_eq!(error_color(&chosen), Some(Color::Rgb([0.0, 0.0, 0.0])));
     }
 
@@ -263,7 +262,7 @@ mod tests {
     fn an_unknown_theme_names_the_known_ones() {
         let themes = [loaded("mine", "#000000")];
         assert_eq!(
-            choose_theme(Some("solarized"), Appearance::Dark, sources(&themes)),
+            choose_theme("solarized", Appearance::Dark, sources(&themes)),
             Err("Theme `solarized` not found (themes: system, dark, light, mine)".to_owned())
         );
     }

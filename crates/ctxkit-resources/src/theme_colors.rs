@@ -248,32 +248,37 @@ fn in_gamut(linear: &LinSrgb<f64>) -> bool {
 /// The channel values of the 6×6×6 cube of the 256-colour palette.
 const CUBE_VALUES: [f64; 6] = [0.0, 95.0, 135.0, 175.0, 215.0, 255.0];
 
+/// A colour as a terminal of one depth is sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TerminalColor {
+    /// The terminal's own colour.
+    Default,
+    /// An index of the 256-colour palette.
+    Indexed(u8),
+    /// A 24-bit colour.
+    Rgb([u8; 3]),
+}
+
 impl Color {
+    /// This colour for a truecolor terminal, or the nearest of 256 colours for another.
+    pub fn on_terminal(&self, truecolor: bool) -> TerminalColor {
+        match *self {
+            Color::TerminalDefault => TerminalColor::Default,
+            Color::Indexed(index) => TerminalColor::Indexed(index),
+            Color::Rgb(channels) if truecolor => {
+                TerminalColor::Rgb(channels.map(|channel| channel.round() as u8))
+            }
+            Color::Rgb(channels) => TerminalColor::Indexed(nearest_256(channels)),
+        }
+    }
+
     /// The SGR parameters that set this colour as the foreground (`38;2;r;g;b` on a truecolor
     /// terminal, `38;5;n` otherwise, `39` for the terminal's own), without `ESC [` and `m`.
     pub fn foreground_sgr(&self, truecolor: bool) -> String {
-        match (self.channels(), self.palette_index()) {
-            (Some([red, green, blue]), _) if truecolor => format!("38;2;{red};{green};{blue}"),
-            (_, Some(index)) => format!("38;5;{index}"),
-            (_, None) => "39".to_owned(),
-        }
-    }
-
-    /// The colour's sRGB channels, rounded; `None` for a palette index or the terminal's own.
-    pub fn channels(&self) -> Option<[u8; 3]> {
-        match *self {
-            Color::Rgb(channels) => Some(channels.map(|channel| channel.round() as u8)),
-            Color::TerminalDefault | Color::Indexed(_) => None,
-        }
-    }
-
-    /// The index of the 256-colour palette that shows this colour (the nearest, for an sRGB
-    /// colour); `None` for the terminal's own.
-    pub fn palette_index(&self) -> Option<u8> {
-        match *self {
-            Color::Indexed(index) => Some(index),
-            Color::Rgb(channels) => Some(nearest_256(channels)),
-            Color::TerminalDefault => None,
+        match self.on_terminal(truecolor) {
+            TerminalColor::Rgb([red, green, blue]) => format!("38;2;{red};{green};{blue}"),
+            TerminalColor::Indexed(index) => format!("38;5;{index}"),
+            TerminalColor::Default => "39".to_owned(),
         }
     }
 }

@@ -1,10 +1,35 @@
-//! What `ctxkit resources` says of the chat's theme: the one the settings choose, and which loaded
-//! themes wait for `ctxkit trust` (an untrusted project's never paint the chat).
+//! The chat's theme as this process chooses it (one reading for the chat and for `ctxkit
+//! resources`), and what `ctxkit resources` says of it: the theme in use, and which loaded themes
+//! wait for `ctxkit trust` (an untrusted project's never paint the chat).
 
-/// The chat's theme as the settings choose it, and which loaded themes it may use (an untrusted
-/// project's wait for trust).
+use ctxkit_resources::{Appearance, Theme, ThemeChoice, ThemeSources};
+
+/// The themes this process may paint with, and the one `chosen` (`--use-theme`), else the
+/// `theme` setting, names for this terminal (its `COLORFGBG` for a `light/dark` pair); the error
+/// is one line naming a theme that cannot be used.
+pub(crate) fn choose<'a>(
+    settings: &ctxkit_settings::SettingsManager,
+    chosen: Option<&str>,
+    themes: &'a [Theme],
+) -> (ThemeSources<'a>, Result<ThemeChoice, String>) {
+    let sources = ThemeSources {
+        loaded: themes,
+        project_trusted: settings.project_trusted(),
+    };
+    let appearance = Appearance::from_colorfgbg(crate::cli::terminal_colors().as_deref());
+    // No setting is `system`, the terminal's own colours (Pi's default).
+    let setting = chosen
+        .or(settings.settings().theme.as_deref())
+        .unwrap_or(ctxkit_resources::SYSTEM_THEME);
+    (
+        sources,
+        ctxkit_resources::choose_theme(setting, appearance, sources),
+    )
+}
+
+/// The chat's theme as the settings choose it, and which loaded themes it may use.
 pub(super) struct ThemesInUse<'a> {
-    usable: Vec<&'a ctxkit_resources::Theme>,
+    sources: ThemeSources<'a>,
     /// The theme's name (`system` for the terminal's own colours).
     pub(super) in_use: String,
     /// Why the setting's theme is not used, when it is not.
@@ -12,39 +37,22 @@ pub(super) struct ThemesInUse<'a> {
 }
 
 impl<'a> ThemesInUse<'a> {
-    pub(super) fn read(
-        settings: &ctxkit_settings::SettingsManager,
-        loaded: &'a [ctxkit_resources::Theme],
-    ) -> Self {
-        let sources = ctxkit_resources::ThemeSources {
-            loaded,
-            project_trusted: settings.project_trusted(),
-        };
-        let appearance =
-            ctxkit_resources::Appearance::from_colorfgbg(crate::cli::terminal_colors().as_deref());
-        let chosen = ctxkit_resources::choose_theme(
-            settings.settings().theme.as_deref(),
-            appearance,
-            sources,
-        );
+    pub(super) fn read(settings: &ctxkit_settings::SettingsManager, loaded: &'a [Theme]) -> Self {
+        let (sources, chosen) = choose(settings, None, loaded);
         let (in_use, problem) = match chosen {
-            Ok(ctxkit_resources::ThemeChoice::Colors { name, .. }) => (name, None),
-            Ok(ctxkit_resources::ThemeChoice::System) => {
-                (ctxkit_resources::SYSTEM_THEME.to_owned(), None)
-            }
+            Ok(ThemeChoice::Colors { name, .. }) => (name, None),
+            Ok(ThemeChoice::System) => (ctxkit_resources::SYSTEM_THEME.to_owned(), None),
             Err(problem) => (ctxkit_resources::SYSTEM_THEME.to_owned(), Some(problem)),
         };
         Self {
-            usable: sources.usable_themes().collect(),
+            sources,
             in_use,
             problem,
         }
     }
 
-    pub(super) fn usable(&self, theme: &ctxkit_resources::Theme) -> bool {
-        self.usable
-            .iter()
-            .any(|usable| std::ptr::eq(*usable, theme))
+    pub(super) fn usable(&self, theme: &Theme) -> bool {
+        self.sources.usable(theme)
     }
 
     /// `dark`, or `system (the terminal's own colours)`, and why the setting's is not used.

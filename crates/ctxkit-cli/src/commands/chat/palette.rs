@@ -7,9 +7,9 @@
 
 use std::borrow::Cow;
 
-use ctxkit_resources::{Color, ThemeChoice, ThemeColors};
+use ctxkit_resources::{Color, TerminalColor, ThemeChoice, ThemeColors};
 use termimad::MadSkin;
-use termimad::crossterm::style::Color as TerminalColor;
+use termimad::crossterm::style::Color as CrosstermColor;
 
 /// What a piece of the chat's output is, for its colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,13 +89,12 @@ impl Palette {
         self.theme.as_ref().and_then(|colors| colors.get(token))
     }
 
-    fn terminal_color(&self, token: &str) -> Option<TerminalColor> {
-        let color = self.color(token)?;
-        match (color.channels(), color.palette_index()) {
-            (Some([r, g, b]), _) if self.truecolor => Some(TerminalColor::Rgb { r, g, b }),
-            (_, Some(index)) => Some(TerminalColor::AnsiValue(index)),
-            (_, None) => Some(TerminalColor::Reset),
-        }
+    fn terminal_color(&self, token: &str) -> Option<CrosstermColor> {
+        Some(match self.color(token)?.on_terminal(self.truecolor) {
+            TerminalColor::Rgb([r, g, b]) => CrosstermColor::Rgb { r, g, b },
+            TerminalColor::Indexed(index) => CrosstermColor::AnsiValue(index),
+            TerminalColor::Default => CrosstermColor::Reset,
+        })
     }
 
     /// Gives `skin` (a styled one) the theme's markdown colours; the terminal's palette leaves it
@@ -111,10 +110,10 @@ impl Palette {
             skin.set_headers_fg(heading);
         }
         if let Some(code) = self.terminal_color("mdCode") {
-            skin.inline_code.set_fgbg(code, TerminalColor::Reset);
+            skin.inline_code.set_fgbg(code, CrosstermColor::Reset);
         }
         if let Some(block) = self.terminal_color("mdCodeBlock") {
-            skin.code_block.set_fgbg(block, TerminalColor::Reset);
+            skin.code_block.set_fgbg(block, CrosstermColor::Reset);
         }
         if let Some(bullet) = self.terminal_color("mdListBullet") {
             skin.bullet.set_fg(bullet);
@@ -131,23 +130,15 @@ impl Palette {
     }
 }
 
-/// The palette `chosen` (`--use-theme`), else the `theme` setting, names among `themes` (the
-/// loaded ones; a project's only when the project is trusted) for this terminal (its `COLORFGBG`
-/// for a `light/dark` pair, its `COLORTERM` for the depth), and the one-line warning when the
-/// theme cannot be used (the terminal's palette then).
+/// The palette of the theme `chosen` (`--use-theme`), else the `theme` setting, names among
+/// `themes` (`themes_in_use::choose`), in the depth `COLORTERM` says, and the one-line warning when
+/// the theme cannot be used (the terminal's palette then).
 pub fn chosen_palette(
     settings: &ctxkit_settings::SettingsManager,
     chosen: Option<&str>,
     themes: &[ctxkit_resources::Theme],
 ) -> (Palette, Option<String>) {
-    let appearance =
-        ctxkit_resources::Appearance::from_colorfgbg(crate::cli::terminal_colors().as_deref());
-    let sources = ctxkit_resources::ThemeSources {
-        loaded: themes,
-        project_trusted: settings.project_trusted(),
-    };
-    let setting = chosen.or(settings.settings().theme.as_deref());
-    match ctxkit_resources::choose_theme(setting, appearance, sources) {
+    match crate::commands::themes_in_use::choose(settings, chosen, themes).1 {
         Ok(choice) => (Palette::new(choice, crate::cli::truecolor_terminal()), None),
         Err(reason) => (
             Palette::default(),
@@ -200,7 +191,7 @@ mod tests {
         let mut skin = MadSkin::default();
         themed(true).paint_markdown(&mut skin);
         let heading = skin.headers[1].compound_style.get_fg();
-        assert_eq!(heading, Some(TerminalColor::Rgb { r: 0, g: 255, b: 0 }));
+        assert_eq!(heading, Some(CrosstermColor::Rgb { r: 0, g: 255, b: 0 }));
         let mut untouched = MadSkin::default();
         Palette::default().paint_markdown(&mut untouched);
         assert_eq!(
