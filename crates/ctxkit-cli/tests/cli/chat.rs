@@ -429,28 +429,19 @@ impl Tmux {
 
     /// The screen and its scrollback.
     pub(crate) fn screen(&self) -> String {
-        let output = self
-            .command()
-            .args(["capture-pane", "-p", "-J", "-S", "-2000", "-t", "chat"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        self.capture(&[])
     }
 
     /// The screen and its scrollback with the colours as escape sequences (`capture-pane -e`).
     pub(crate) fn styled_screen(&self) -> String {
+        self.capture(&["-e"])
+    }
+
+    fn capture(&self, options: &[&str]) -> String {
         let output = self
             .command()
-            .args([
-                "capture-pane",
-                "-p",
-                "-e",
-                "-J",
-                "-S",
-                "-2000",
-                "-t",
-                "chat",
-            ])
+            .args(["capture-pane", "-p", "-J", "-S", "-2000", "-t", "chat"])
+            .args(options)
             .output()
             .unwrap();
         String::from_utf8_lossy(&output.stdout).into_owned()

@@ -55,6 +55,21 @@ fn expect_call(tmux: &Tmux, nth: usize, expected: &str) {
     assert!(line.contains(expected), "{line:?}, not {expected:?}");
 }
 
+/// A world whose settings choose the theme `setting`, with the user themes `themes` (each a name
+/// and its colours over ctxkit's `dark`).
+fn themed_world(setting: &str, themes: &[(&str, Value)]) -> World {
+    let world = World::new(100_000, json!({}));
+    world.edit_settings(|settings| settings["theme"] = json!(setting));
+    for (name, colors) in themes {
+        write_theme(
+            world.home.path(),
+            &format!("{name}.json"),
+            &theme(name, colors.clone()),
+        );
+    }
+    world
+}
+
 fn answer_a_write(world: &World, id: &str) {
     world.answer(tool_call(
         id,
@@ -69,15 +84,7 @@ fn a_theme_colours_the_chat_and_reload_takes_its_edit() {
     if tmux_missing() {
         return;
     }
-    let world = World::new(100_000, json!({}));
-    world.edit_settings(|settings| {
-        settings["theme"] = json!("mine");
-    });
-    write_theme(
-        world.home.path(),
-        "mine.json",
-        &theme("mine", json!({"toolTitle": "#00ff00"})),
-    );
+    let world = themed_world("mine", &[("mine", json!({"toolTitle": "#00ff00"}))]);
     answer_a_write(&world, "first");
     answer_a_write(&world, "second");
     answer_a_write(&world, "third");
@@ -123,17 +130,12 @@ fn a_light_dark_pair_follows_the_terminal_and_256_colours_are_sent_without_truec
     if tmux_missing() {
         return;
     }
-    let world = World::new(100_000, json!({}));
-    world.edit_settings(|settings| settings["theme"] = json!("paper/ink"));
-    write_theme(
-        world.home.path(),
-        "paper.json",
-        &theme("paper", json!({"toolTitle": 201})),
-    );
-    write_theme(
-        world.home.path(),
-        "ink.json",
-        &theme("ink", json!({"toolTitle": "#00ff00"})),
+    let world = themed_world(
+        "paper/ink",
+        &[
+            ("paper", json!({"toolTitle": 201})),
+            ("ink", json!({"toolTitle": "#00ff00"})),
+        ],
     );
     answer_a_write(&world, "first");
     answer_a_write(&world, "second");
@@ -198,8 +200,7 @@ fn an_untrusted_projects_theme_paints_nothing_until_trusted() {
     if tmux_missing() {
         return;
     }
-    let world = World::new(100_000, json!({}));
-    world.edit_settings(|settings| settings["theme"] = json!("dark"));
+    let world = themed_world("dark", &[]);
     let black = theme(
         "dark",
         json!({"toolTitle": "#000000", "warning": "#000000"}),
@@ -258,13 +259,7 @@ fn use_theme_paints_one_chat_without_changing_the_setting() {
     if tmux_missing() {
         return;
     }
-    let world = World::new(100_000, json!({}));
-    world.edit_settings(|settings| settings["theme"] = json!("mine"));
-    write_theme(
-        world.home.path(),
-        "mine.json",
-        &theme("mine", json!({"toolTitle": "#00ff00"})),
-    );
+    let world = themed_world("mine", &[("mine", json!({"toolTitle": "#00ff00"}))]);
     answer_a_write(&world, "first");
     answer_a_write(&world, "second");
     let tmux = start_with(&world, "COLORTERM=truecolor", "--use-theme light");
