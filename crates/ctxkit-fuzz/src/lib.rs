@@ -17,6 +17,7 @@ use ctxkit_resources::{parse_frontmatter, strip_frontmatter, substitute_args};
 use ctxkit_session::{ContextForm, LeafSelector, Session, convert_to_llm, read_session_info};
 use ctxkit_summarizer::{SummaryPurpose, SummaryRequest, SummarySpan};
 
+mod highlight;
 mod opencode;
 mod page;
 mod provider;
@@ -28,6 +29,7 @@ mod tools;
 mod transforms;
 mod tree;
 
+pub use highlight::highlight_code;
 pub use opencode::opencode_import;
 pub use page::session_page;
 pub use provider::provider_stream;
@@ -47,6 +49,7 @@ pub const TARGETS: &[Target] = &[
     ("session_shapes", session_shapes),
     ("frontmatter", frontmatter),
     ("theme_colors", theme_colors_target),
+    ("highlight_code", highlight_code),
     ("package_source", package_source),
     ("prompt_template", prompt_template),
     ("overflow_text", overflow_text),
