@@ -186,6 +186,7 @@ mod chat_commands;
 mod chat_first_run;
 mod chat_fork;
 mod chat_habits;
+mod chat_highlight;
 mod chat_images;
 mod chat_jail;
 mod chat_piped;

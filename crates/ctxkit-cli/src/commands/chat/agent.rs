@@ -101,7 +101,8 @@ impl AgentObserver for Terminal<'_> {
                     if let Some(notice) = self.checkpoints.after(&call, &outcome) {
                         self.ui.notice(&notice);
                     }
-                    self.ui.tool_result(&outcome);
+                    let language = super::ui::result_language(&call);
+                    self.ui.tool_result(&outcome, language.as_deref());
                 }
                 // A line typed while the agent worked goes with the next model request.
                 AgentEvent::Steered { text, .. } => {

@@ -121,6 +121,8 @@ impl Chat {
                 "… {skipped} earlier messages (/tree lists every entry)"
             ));
         }
+        // The calls of the last reply, for the language of their results.
+        let mut calls: Vec<ctxkit_protocol::ToolCall> = Vec::new();
         for message in &transcript {
             match message {
                 AgentMessage::User(user) => {
@@ -131,12 +133,24 @@ impl Chat {
                         self.ui.info(&format!("(attached: {})", files.join(", ")));
                     }
                 }
-                AgentMessage::Assistant(reply) => self.ui.reply(reply, false),
+                AgentMessage::Assistant(reply) => {
+                    self.ui.reply(reply, false);
+                    calls = reply
+                        .content
+                        .iter()
+                        .filter_map(|block| block.as_tool_call().cloned())
+                        .collect();
+                }
                 AgentMessage::ToolResult(result) => {
-                    self.ui.tool_result(&ctxkit_agent::ToolOutcome {
+                    let language = calls
+                        .iter()
+                        .find(|call| call.id == result.tool_call_id)
+                        .and_then(super::ui::result_language);
+                    let outcome = ctxkit_agent::ToolOutcome {
                         is_error: result.is_error,
                         ..ctxkit_agent::ToolOutcome::ok(result.content.joined_text("\n"))
-                    })
+                    };
+                    self.ui.tool_result(&outcome, language.as_deref());
                 }
                 AgentMessage::CompactionSummary(_) => {
                     self.ui

@@ -9,6 +9,7 @@ use std::sync::{Arc, RwLock};
 
 use termimad::{FmtText, MadSkin};
 
+use super::code_blocks::{self, Part};
 use super::palette::{Palette, Role};
 
 /// How replies are shown. Clones share the code blocks' indent and the colours.
@@ -26,6 +27,8 @@ pub struct Markdown {
 
 /// The columns of Pi's default indent, two spaces.
 const DEFAULT_CODE_INDENT: usize = 2;
+/// The fewest columns a highlighted code block's text is given beside its indent.
+const MIN_CODE_ROOM: usize = 20;
 /// The columns a tab of `markdown.codeBlockIndent` counts for (the renderer pads with spaces).
 const TAB_COLUMNS: usize = 4;
 
@@ -88,22 +91,48 @@ impl Markdown {
         self.skin.is_some()
     }
 
-    /// `text` rendered for `width` columns, without a trailing line break.
+    /// `text` rendered for `width` columns, without a trailing line break. With colours, a code
+    /// block in a known language is drawn in its language's colours (`code_blocks`).
     pub fn render(&self, text: &str, width: usize) -> String {
-        match &self.skin {
-            Some(skin) => {
-                let mut skin = skin.clone();
-                if self.styled
-                    && let Ok(palette) = self.palette.read()
-                {
-                    palette.paint_markdown(&mut skin);
-                }
-                skin.code_block.left_margin = self.code_indent.load(Ordering::Relaxed);
-                let shown = FmtText::from(&skin, text, Some(width.max(20))).to_string();
-                shown.trim_end_matches('\n').to_owned()
-            }
-            None => text.trim_end().to_owned(),
+        let Some(skin) = &self.skin else {
+            return text.trim_end().to_owned();
+        };
+        let mut skin = skin.clone();
+        let palette = self
+            .palette
+            .read()
+            .map(|palette| palette.clone())
+            .unwrap_or_default();
+        if self.styled {
+            palette.paint_markdown(&mut skin);
         }
+        let indent = self.code_indent.load(Ordering::Relaxed);
+        skin.code_block.left_margin = indent;
+        let width = width.max(20);
+        let lay_out = |markdown: &str| FmtText::from(&skin, markdown, Some(width)).to_string();
+        let parts = code_blocks::parts(text);
+        if !self.styled || !parts.iter().any(|part| matches!(part, Part::Code { .. })) {
+            return lay_out(text).trim_end_matches('\n').to_owned();
+        }
+        let mut shown = String::new();
+        for part in parts {
+            match part {
+                Part::Markdown(markdown) => shown.push_str(&lay_out(markdown)),
+                Part::Code { language, code } => {
+                    // As the renderer does, an indent that leaves too little room is dropped.
+                    let indent = if width.saturating_sub(indent) < MIN_CODE_ROOM {
+                        0
+                    } else {
+                        indent
+                    };
+                    shown.push_str(&code_blocks::render(
+                        &code, language, &palette, indent, width,
+                    ));
+                    shown.push('\n');
+                }
+            }
+        }
+        shown.trim_end_matches('\n').to_owned()
     }
 }
 
@@ -185,6 +214,54 @@ mod tests {
         let shown = markdown.render(text, 40);
         assert!(code_line(&shown).starts_with("cargo test"), "{shown:?}");
         assert!(shown.lines().all(|line| line.chars().count() <= 40));
+    }
+
+    /// A code block in a known language is drawn in its colours, laid out as the renderer lays
+    /// out every block: the same lines, indents and blank lines, once the escapes are taken out.
+    #[test]
+    fn highlighted_blocks_keep_the_renderers_layout() {
+        let styled = Markdown::styled(true);
+        let plain = Markdown::styled(false);
+        for text in [
+            "Run this:\n\n```rust\nfn main() {\n    let x = 1;\n}\n```\n\nDone.\n",
+            "```ts\nconst a = 1;\n```",
+            "- item\n```python\nx = 1  # one\n```\nafter\n```text\nplain\n```\n",
+            "Title\n\n```bash\n\ncargo test\n\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        ] {
+            let highlighted = styled.render(text, 60);
+            assert!(
+                highlighted.contains("\x1b[0m"),
+                "no piece painted: {highlighted:?}"
+            );
+            let expected: Vec<String> = plain
+                .render(text, 60)
+                .lines()
+                .map(|line| line.trim_end().to_owned())
+                .collect();
+            let shown: Vec<String> = strip_styles(&highlighted)
+                .lines()
+                .map(|line| line.trim_end().to_owned())
+                .collect();
+            assert_eq!(shown, expected, "{text:?}");
+        }
+        // Without colours nothing is highlighted.
+        assert!(!plain.render("```rust\nfn x() {}\n```", 60).contains('\x1b'));
+    }
+
+    /// Text with its escape sequences (`ESC [ … letter`) taken out.
+    fn strip_styles(text: &str) -> String {
+        let mut plain = String::new();
+        let mut in_escape = false;
+        for character in text.chars() {
+            if in_escape {
+                in_escape = !character.is_ascii_alphabetic();
+            } else if character == '\x1b' {
+                in_escape = true;
+            } else {
+                plain.push(character);
+            }
+        }
+        plain
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod agent;
 mod attach;
 mod banner;
 mod clipboard;
+mod code_blocks;
 mod escape;
 mod export;
 mod external_editor;

@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 
+use ctxkit_highlight::SyntaxToken;
 use ctxkit_resources::{Color, TerminalColor, ThemeChoice, ThemeColors};
 use termimad::MadSkin;
 use termimad::crossterm::style::Color as CrosstermColor;
@@ -28,6 +29,10 @@ pub enum Role {
     DiffContext,
     /// Reasoning as it streams (`thinkingText`).
     Thinking,
+    /// A highlighted code block's text that is no token (`text`).
+    Text,
+    /// A piece of highlighted code (`syntaxKeyword` …).
+    Syntax(SyntaxToken),
 }
 
 impl Role {
@@ -39,6 +44,8 @@ impl Role {
             Role::Notice => "33",
             Role::ToolTitle => "36",
             Role::DiffAdded => "32",
+            Role::Text => "39",
+            Role::Syntax(token) => syntax_system_code(token),
         }
     }
 
@@ -54,7 +61,24 @@ impl Role {
             Role::DiffRemoved => "toolDiffRemoved",
             Role::DiffContext => "toolDiffContext",
             Role::Thinking => "thinkingText",
+            Role::Text => "text",
+            Role::Syntax(token) => token.theme_token(),
         }
+    }
+}
+
+/// A syntax token's colour on the terminal's own palette: the ANSI colour Pi's `system` theme
+/// gives it when the terminal reports no palette (keywords blue, functions yellow, strings green,
+/// numbers and types magenta, variables cyan), and faint for comments, operators and punctuation.
+fn syntax_system_code(token: SyntaxToken) -> &'static str {
+    match token {
+        SyntaxToken::Comment | SyntaxToken::Operator | SyntaxToken::Punctuation => "2",
+        SyntaxToken::Keyword => "34",
+        SyntaxToken::Function => "33",
+        SyntaxToken::Variable => "36",
+        SyntaxToken::String | SyntaxToken::Inserted => "32",
+        SyntaxToken::Number | SyntaxToken::Type => "35",
+        SyntaxToken::Deleted => "31",
     }
 }
 
