@@ -211,6 +211,34 @@ mod reply_tests {
         assert!(lines.contains("\\u001b]0;owned"), "{lines:?}");
     }
 
+    /// Attack: a model's code block, or a file it reads from a cloned repository, carries an
+    /// escape sequence (here OSC 52, which would set the clipboard). Highlighted, its pieces are
+    /// the safe text: the sequence is shown, never sent.
+    #[test]
+    fn highlighted_code_never_carries_the_models_escapes() {
+        let ui = Ui {
+            markdown: Markdown::styled(true),
+            color: true,
+            ..Ui::new().deferring()
+        };
+        let osc = "\u{1b}]52;c;aGk=\u{7}";
+        let reply: AssistantMessage = serde_json::from_value(serde_json::json!({
+            "role": "assistant",
+            "content": [{"type": "text", "text": format!("```bash\necho \"{osc}\" # x\n```")}],
+            "timestamp": 1
+        }))
+        .unwrap();
+        ui.reply(&reply, false);
+        let outcome = ctxkit_agent::ToolOutcome::ok(format!("fn main() {{}} // {osc}"));
+        ui.tool_result(&outcome, Some("rs"));
+        let lines = ui.deferred.as_ref().unwrap().lock().unwrap().join("\n");
+        // Both were highlighted: the comment after `echo`, the read's `fn`.
+        assert!(lines.contains("\u{1b}[2m# x"), "{lines:?}");
+        assert!(lines.contains("\u{1b}[34mfn"), "{lines:?}");
+        assert!(!lines.contains("\u{1b}]"), "{lines:?}");
+        assert_eq!(lines.matches("\\u001b]52;c;aGk=").count(), 2, "{lines:?}");
+    }
+
     /// QA F11: a refused key shows the provider's message and what to check, not a status and a
     /// JSON document; the reply keeps the raw text for overflow detection.
     #[test]
