@@ -348,7 +348,7 @@ async fn stored_sessions(
                 "name": session.name,
                 "parent_session_path": null,
                 "created": session.created,
-                "modified": ctxkit_session::iso_from_ms(session.modified_ms),
+                "modified": ctxkit_session::iso_from_ms(session.shown_modified_ms()),
                 "message_count": session.message_count,
                 "first_message": session.first_message.unwrap_or_else(|| "(no messages)".to_owned()),
                 "format_version": null,

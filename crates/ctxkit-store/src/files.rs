@@ -367,6 +367,7 @@ pub(crate) fn session_of_header(path: &Path, header: crate::lines::HeaderFacts) 
         name: None,
         modified_ms: ctxkit_session::parse_timestamp_ms(&header.timestamp).unwrap_or(0),
         created: header.timestamp,
+        last_message_ms: None,
         entries: 0,
         message_count: 0,
         first_message: None,
@@ -389,6 +390,7 @@ pub(crate) fn add_entry(session: &mut StoredSession, line: &str) {
     }
     if let (Some(_), Some(time)) = (&facts.role, facts.timestamp_ms) {
         session.modified_ms = session.modified_ms.max(time);
+        session.last_message_ms = Some(session.last_message_ms.map_or(time, |last| last.max(time)));
     }
     if session.first_message.is_none() {
         session.first_message = facts.user_text;

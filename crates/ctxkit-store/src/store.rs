@@ -47,11 +47,23 @@ pub struct StoredSession {
     /// timestamp): the listing's order. (`ctxkit sessions` shows a file's last activity, as Pi
     /// does, which a copied session's newer header does not hide.)
     pub modified_ms: i64,
+    /// The last user or assistant message's time (its own timestamp), what `ctxkit sessions`
+    /// shows as modified; `None` without one (or for a database row written before it was kept,
+    /// until its next message).
+    pub last_message_ms: Option<i64>,
     pub entries: u64,
     pub message_count: u64,
     pub first_message: Option<String>,
     /// Where it is: a file path, or `postgres` for the database.
     pub location: String,
+}
+
+impl StoredSession {
+    /// The time a listing shows as modified: the last message's, else the later of the header's
+    /// and the messages' (a session without messages, or a row from before the last was kept).
+    pub fn shown_modified_ms(&self) -> i64 {
+        self.last_message_ms.unwrap_or(self.modified_ms)
+    }
 }
 
 /// Where sessions live. Both backends pass one test suite (`tests/suite.rs`).

@@ -382,6 +382,7 @@ fn listed_record(session: StoredSession) -> SessionInfoRecord {
 /// file, or the id of a database session).
 pub(super) fn record_of(session: StoredSession) -> SessionInfoRecord {
     let database = session.location == "postgres";
+    let modified = ctxkit_session::iso_from_ms(session.shown_modified_ms());
     SessionInfoRecord {
         path: if database {
             session.id.clone()
@@ -393,7 +394,7 @@ pub(super) fn record_of(session: StoredSession) -> SessionInfoRecord {
         name: session.name,
         parent_session_path: None,
         created: session.created,
-        modified: ctxkit_session::iso_from_ms(session.modified_ms),
+        modified,
         message_count: session.message_count,
         first_message: session
             .first_message

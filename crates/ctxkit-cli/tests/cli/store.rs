@@ -483,3 +483,35 @@ fn a_killed_servers_private_copy_is_removed_by_the_next_server() {
         "{stderr}"
     );
 }
+
+/// A database session copied from older messages shows their time and says it was created later,
+/// as its file does (the row showed the header's time).
+#[test]
+fn a_database_copy_of_older_messages_is_listed_as_its_file() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let id = uuid::Uuid::new_v4().to_string();
+    let word = format!("question{}", id.replace('-', ""));
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": id,
+            "timestamp": "2026-01-02T00:00:00.000Z", "cwd": "/w"}),
+        serde_json::json!({"type": "message", "id": "a1", "parentId": null,
+            "timestamp": "2025-03-17T09:00:00.000Z",
+            "message": {"role": "user", "content": format!("an old {word}"),
+                        "timestamp": 1_742_202_000_000_i64}}),
+    ];
+    let file = run.home.path().join("fork.jsonl");
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let as_file = run.ctxkit(&["sessions", "--dir", path_text(run.home.path())]);
+    let imported = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    assert!(imported.starts_with("exit: 0\n"), "{imported}");
+    let listed = run.ctxkit(&with_store(&url, &["sessions", "--all", "--grep", &word]));
+    for output in [&as_file, &listed] {
+        assert!(output.contains("2025-03-17T09:00:00.000Z"), "{output}");
+        assert!(
+            output.contains("(created 2026-01-02T00:00:00.000Z, from older messages)"),
+            "{output}"
+        );
+    }
+}

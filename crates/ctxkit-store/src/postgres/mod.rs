@@ -29,6 +29,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
         3,
         include_str!("../../migrations/0003_text_index_words.sql"),
     ),
+    (4, include_str!("../../migrations/0004_last_message.sql")),
 ];
 
 /// A key for `pg_advisory_xact_lock`: one migrator at a time across every instance.
@@ -197,6 +198,7 @@ fn session_of(row: &Row) -> StoredSession {
         name: row.get("name"),
         created: row.get("created"),
         modified_ms: row.get("modified_ms"),
+        last_message_ms: row.get("last_message_ms"),
         entries: u64::try_from(row.get::<_, i64>("entry_count")).unwrap_or(0),
         message_count: u64::try_from(row.get::<_, i64>("message_count")).unwrap_or(0),
         first_message: row.get("first_message"),
@@ -204,8 +206,7 @@ fn session_of(row: &Row) -> StoredSession {
     }
 }
 
-const SESSION_COLUMNS: &str =
-    "id, cwd, name, created, modified_ms, entry_count, message_count, first_message";
+const SESSION_COLUMNS: &str = "id, cwd, name, created, modified_ms, last_message_ms, entry_count, message_count, first_message";
 
 impl SessionStore for PostgresStore {
     async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {

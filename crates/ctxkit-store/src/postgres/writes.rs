@@ -54,6 +54,7 @@ const APPEND: &str = "
         first_message = coalesce(s.first_message, $8),
         message_count = s.message_count + $9,
         modified_ms = greatest(s.modified_ms, coalesce($10, s.modified_ms)),
+        last_message_ms = greatest(s.last_message_ms, $10),
         updated_at = now(),
         lease_expires = clock_timestamp() + make_interval(secs => $11::bigint / 1000.0)
     FROM locked WHERE s.id = locked.id
@@ -122,6 +123,7 @@ async fn insert_entries(
                  first_message = coalesce(first_message, $4),
                  message_count = message_count + $5,
                  modified_ms = greatest(modified_ms, coalesce($6, modified_ms)),
+                 last_message_ms = greatest(last_message_ms, $6),
                  updated_at = now()
              WHERE id = $1",
             &[

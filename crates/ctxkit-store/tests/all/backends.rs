@@ -101,4 +101,5 @@ on_both_backends!(
     a_text_search_finds_the_words_of_urls_hosts_and_tokens,
     a_huge_entry_is_stored_and_found,
     a_stored_session_is_listed_as_its_file,
+    a_copy_of_older_messages_shows_their_time_as_its_file_does,
 );

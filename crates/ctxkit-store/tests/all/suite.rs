@@ -761,3 +761,51 @@ pub async fn a_huge_entry_is_stored_and_found(store: &impl SessionStore) {
         .collect();
     assert_eq!(found, [id.as_str()]);
 }
+
+/// A copy of older messages (a fork made today of an old session: a new header, old messages) is
+/// listed by its creation but shows its messages' time, as its file is shown; a later message
+/// moves that time on.
+pub async fn a_copy_of_older_messages_shows_their_time_as_its_file_does(store: &impl SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let id = uuid::Uuid::new_v4().to_string();
+    let lines = [
+        json!({"type": "session", "version": 3, "id": id, "timestamp": "2026-01-02T00:00:00.000Z",
+               "cwd": project()}),
+        json!({"type": "message", "id": "e0", "parentId": null,
+               "timestamp": "2025-03-17T09:00:00.000Z",
+               "message": {"role": "user", "content": "an old question",
+                           "timestamp": 1_742_202_000_000_i64}}),
+    ];
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let file = dir.path().join("fork.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let as_file = ctxkit_session::read_session_info(&file).unwrap();
+    let stored = store
+        .import(&SessionLines::parse("f", text.as_bytes()).unwrap())
+        .await
+        .unwrap();
+    let created = ctxkit_session::parse_timestamp_ms("2026-01-02T00:00:00.000Z").unwrap();
+    let listed = |sessions: Vec<ctxkit_store::StoredSession>| {
+        sessions
+            .into_iter()
+            .find(|session| session.id == id)
+            .unwrap()
+    };
+    let found = listed(store.list(&ListQuery::default()).await.unwrap());
+    for session in [&stored, &found] {
+        assert_eq!(session.modified_ms, created, "listed by its creation");
+        assert_eq!(
+            ctxkit_session::iso_from_ms(session.shown_modified_ms()),
+            as_file.modified,
+            "shown as its file is"
+        );
+    }
+    let lease = store.acquire(&id, "writer", LONG).await.unwrap();
+    store
+        .append(&lease, &[entry_line("e1", Some("e0"), "later")], LONG)
+        .await
+        .unwrap();
+    let found = listed(store.list(&ListQuery::default()).await.unwrap());
+    assert_eq!(found.last_message_ms, Some(1_763_632_800_000));
+    assert_eq!(found.modified_ms, created);
+}
