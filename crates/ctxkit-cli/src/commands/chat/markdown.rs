@@ -49,7 +49,11 @@ impl Markdown {
     /// Rendering on a terminal, with colours or without.
     pub fn styled(color: bool) -> Self {
         let skin = if color {
-            MadSkin::default()
+            // Headings start at the left edge, as Pi's do (the renderer centres a title), so a
+            // reply is laid out the same with colours and without.
+            let mut skin = MadSkin::default();
+            skin.headers[0].align = termimad::Alignment::Left;
+            skin
         } else {
             MadSkin::no_style()
         };
@@ -226,7 +230,7 @@ mod tests {
             "Run this:\n\n```rust\nfn main() {\n    let x = 1;\n}\n```\n\nDone.\n",
             "```ts\nconst a = 1;\n```",
             "- item\n```python\nx = 1  # one\n```\nafter\n```text\nplain\n```\n",
-            "Title\n\n```bash\n\ncargo test\n\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+            "# Title\n\n```bash\n\ncargo test\n\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
         ] {
             let highlighted = styled.render(text, 60);
             assert!(
