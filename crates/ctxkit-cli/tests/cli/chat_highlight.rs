@@ -50,23 +50,12 @@ fn screen_after_the_reply(tmux: &Tmux) -> String {
 fn line_with<'screen>(screen: &'screen str, needle: &str) -> &'screen str {
     screen
         .lines()
-        .find(|line| without_escapes(line).contains(needle))
+        .find(|line| {
+            anstream::adapter::strip_str(line)
+                .to_string()
+                .contains(needle)
+        })
         .unwrap_or_else(|| panic!("no line with {needle:?} in\n{screen}"))
-}
-
-fn without_escapes(line: &str) -> String {
-    let mut text = String::new();
-    let mut in_escape = false;
-    for character in line.chars() {
-        if in_escape {
-            in_escape = !character.is_ascii_alphabetic();
-        } else if character == '\u{1b}' {
-            in_escape = true;
-        } else {
-            text.push(character);
-        }
-    }
-    text
 }
 
 #[test]

@@ -187,7 +187,7 @@ mod tests {
     fn a_block_is_indented_and_wrapped_with_its_text_whole() {
         let code = "let name = \"a long string that wraps\";\n\tx";
         let shown = render(code, "rust", &Palette::default(), 2, 20);
-        let plain = strip_escapes(&shown);
+        let plain = anstream::adapter::strip_str(&shown).to_string();
         for row in plain.lines() {
             assert!(row.starts_with("  "), "{row:?}");
             assert!(row.chars().count() <= 20, "{row:?}");
@@ -197,19 +197,5 @@ mod tests {
         // The terminal's palette: `let` is a keyword (blue), the string green.
         assert!(shown.contains("\x1b[34mlet\x1b[0m"), "{shown:?}");
         assert!(shown.contains("\x1b[32m\"a long"), "{shown:?}");
-    }
-
-    fn strip_escapes(text: &str) -> String {
-        let mut plain = String::new();
-        let mut in_escape = false;
-        for character in text.chars() {
-            match (in_escape, character) {
-                (false, '\x1b') => in_escape = true,
-                (true, 'm') => in_escape = false,
-                (true, _) => {}
-                (false, character) => plain.push(character),
-            }
-        }
-        plain
     }
 }

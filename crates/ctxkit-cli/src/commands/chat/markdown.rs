@@ -242,7 +242,8 @@ mod tests {
                 .lines()
                 .map(|line| line.trim_end().to_owned())
                 .collect();
-            let shown: Vec<String> = strip_styles(&highlighted)
+            let shown: Vec<String> = anstream::adapter::strip_str(&highlighted)
+                .to_string()
                 .lines()
                 .map(|line| line.trim_end().to_owned())
                 .collect();
@@ -250,22 +251,6 @@ mod tests {
         }
         // Without colours nothing is highlighted.
         assert!(!plain.render("```rust\nfn x() {}\n```", 60).contains('\x1b'));
-    }
-
-    /// Text with its escape sequences (`ESC [ … letter`) taken out.
-    fn strip_styles(text: &str) -> String {
-        let mut plain = String::new();
-        let mut in_escape = false;
-        for character in text.chars() {
-            if in_escape {
-                in_escape = !character.is_ascii_alphabetic();
-            } else if character == '\x1b' {
-                in_escape = true;
-            } else {
-                plain.push(character);
-            }
-        }
-        plain
     }
 
     #[test]
