@@ -35,19 +35,13 @@ impl Ui {
             .take(RESULT_PREVIEW_LINES)
             .map(|line| format!("  {}", shorten(line)))
             .collect();
-        if lines.len() > RESULT_PREVIEW_LINES {
-            shown.push(format!(
-                "  … ({} more lines)",
-                lines.len() - RESULT_PREVIEW_LINES
-            ));
-        }
+        let more = (lines.len() > RESULT_PREVIEW_LINES)
+            .then(|| format!("  … ({} more lines)", lines.len() - RESULT_PREVIEW_LINES));
         if outcome.is_error {
+            shown.extend(more);
             self.error(&shown.join("\n"));
             return;
         }
-        let more = (lines.len() > RESULT_PREVIEW_LINES)
-            .then(|| shown.pop())
-            .flatten();
         let mut painted = match language.filter(|_| self.color) {
             Some(language) => self.paint_code(&shown, language),
             None => vec![self.paint(Role::ToolOutput, &shown.join("\n"))],
