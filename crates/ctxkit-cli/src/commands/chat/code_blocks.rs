@@ -97,7 +97,7 @@ pub(super) fn render(
     let mut rows = Vec::new();
     for pieces in &lines {
         for row in wrap(pieces, room) {
-            rows.push(format!("{margin}{}", paint_row(&row, palette)));
+            rows.push(format!("{margin}{}", paint(&row, palette, Role::Text)));
         }
     }
     rows.join("\n")
@@ -132,10 +132,11 @@ fn wrap<'code>(pieces: &[Piece<'code>], room: usize) -> Vec<Vec<Piece<'code>>> {
     rows
 }
 
-fn paint_row(pieces: &[Piece<'_>], palette: &Palette) -> String {
+/// Pieces of code, each between its token's colour escapes (`plain` for a piece that is no token).
+pub(super) fn paint(pieces: &[Piece<'_>], palette: &Palette, plain: Role) -> String {
     let mut row = String::new();
     for piece in pieces {
-        let role = piece.token.map_or(Role::Text, Role::Syntax);
+        let role = piece.token.map_or(plain, Role::Syntax);
         row.push_str(&format!(
             "\x1b[{}m{}\x1b[0m",
             palette.code(role),

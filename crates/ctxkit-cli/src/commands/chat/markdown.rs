@@ -72,6 +72,14 @@ impl Markdown {
         }
     }
 
+    /// The palette in use.
+    pub fn palette(&self) -> Palette {
+        self.palette
+            .read()
+            .map(|palette| palette.clone())
+            .unwrap_or_default()
+    }
+
     /// The SGR parameters of `role` under the palette in use.
     pub fn code(&self, role: Role) -> Cow<'static, str> {
         self.palette
@@ -102,11 +110,7 @@ impl Markdown {
             return text.trim_end().to_owned();
         };
         let mut skin = skin.clone();
-        let palette = self
-            .palette
-            .read()
-            .map(|palette| palette.clone())
-            .unwrap_or_default();
+        let palette = self.palette();
         if self.styled {
             palette.paint_markdown(&mut skin);
         }

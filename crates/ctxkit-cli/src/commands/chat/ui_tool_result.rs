@@ -4,6 +4,7 @@
 use ctxkit_agent::ToolOutcome;
 
 use super::{Role, Ui};
+use crate::commands::chat::code_blocks;
 use crate::render::one_line;
 
 /// Lines of a tool result shown in the terminal (the model gets the bounded whole).
@@ -60,17 +61,14 @@ impl Ui {
         let Some(lines) = ctxkit_highlight::highlight(&code, language) else {
             return vec![self.paint(Role::ToolOutput, &shown.join("\n"))];
         };
+        let palette = self.markdown.palette();
         lines
             .iter()
             .map(|pieces| {
-                let painted: String = pieces
-                    .iter()
-                    .map(|piece| {
-                        let role = piece.token.map_or(Role::ToolOutput, Role::Syntax);
-                        format!("\x1b[{}m{}\x1b[0m", self.markdown.code(role), piece.text)
-                    })
-                    .collect();
-                format!("  {painted}")
+                format!(
+                    "  {}",
+                    code_blocks::paint(pieces, &palette, Role::ToolOutput)
+                )
             })
             .collect()
     }
