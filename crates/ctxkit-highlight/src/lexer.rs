@@ -325,11 +325,10 @@ impl Lexer {
             words.contains(&word)
                 || (language.any_case && words.iter().any(|known| known.eq_ignore_ascii_case(word)))
         };
-        let next = line.text[end..].trim_start().chars().next();
+        let after = line.text[end..].trim_start();
+        let next = after.chars().next();
         let key = match language.keys {
-            Keys::BeforeColon => {
-                next == Some(':') && !line.text[end..].trim_start().starts_with("::")
-            }
+            Keys::BeforeColon => next == Some(':') && !after.starts_with("::"),
             Keys::BeforeEquals => next == Some('=') && line.text[..end].trim_start() == word,
             Keys::None => false,
         };
