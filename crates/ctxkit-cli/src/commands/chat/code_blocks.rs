@@ -14,7 +14,10 @@ pub(super) enum Part<'text> {
     /// Markdown, laid out by the renderer.
     Markdown(&'text str),
     /// A fenced block in a language the highlighter knows: its fence word and its lines.
-    Code { language: &'text str, code: String },
+    Code {
+        language: &'text str,
+        code: &'text str,
+    },
 }
 
 /// The columns a tab takes in a highlighted block.
@@ -33,28 +36,27 @@ pub(super) fn parts(text: &str) -> Vec<Part<'_>> {
             continue;
         };
         let language = info.split_whitespace().next().unwrap_or("");
-        let mut body = String::new();
-        let mut end = text.len();
-        for (start, line) in lines.by_ref() {
-            let bare = line.trim_end_matches(['\r', '\n']);
-            if bare.starts_with("```") && bare.trim_start_matches('`').trim().is_empty() {
-                end = start + line.len();
-                break;
-            }
-            body.push_str(line);
-        }
+        let body_start = fence_start + line.len();
+        // The closing line's start and end, or the text's end for a block left open.
+        let (body_end, end) = lines
+            .by_ref()
+            .find(|(_, line)| {
+                let bare = line.trim_end_matches(['\r', '\n']);
+                bare.starts_with("```") && bare.trim_start_matches('`').trim().is_empty()
+            })
+            .map_or((text.len(), text.len()), |(start, line)| {
+                (start, start + line.len())
+            });
         if language.is_empty() || !ctxkit_highlight::knows(language) {
             continue;
         }
         if fence_start > markdown_start {
             parts.push(Part::Markdown(&text[markdown_start..fence_start]));
         }
-        let code = body.strip_suffix('\n').unwrap_or(&body);
+        let code = &text[body_start..body_end];
+        let code = code.strip_suffix('\n').unwrap_or(code);
         let code = code.strip_suffix('\r').unwrap_or(code);
-        parts.push(Part::Code {
-            language,
-            code: code.to_owned(),
-        });
+        parts.push(Part::Code { language, code });
         markdown_start = end;
     }
     if markdown_start < text.len() {
@@ -160,7 +162,7 @@ mod tests {
                 Part::Markdown("Run this:\n\n"),
                 Part::Code {
                     language: "rust",
-                    code: "fn main() {}".to_owned()
+                    code: "fn main() {}"
                 },
                 Part::Markdown("\nThen:\n```text\nplain\n```\n"),
             ]
@@ -177,7 +179,7 @@ mod tests {
                 Part::Markdown("```markdown-ish\n```rust\nnot code\n```\nafter\n"),
                 Part::Code {
                     language: "python",
-                    code: "x = 1".to_owned()
+                    code: "x = 1"
                 },
             ]
         );

@@ -134,7 +134,7 @@ impl Markdown {
                         indent
                     };
                     shown.push_str(&code_blocks::render(
-                        &code, language, &palette, indent, width,
+                        code, language, &palette, indent, width,
                     ));
                     shown.push('\n');
                 }
