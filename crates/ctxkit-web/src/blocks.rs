@@ -2,12 +2,14 @@
 //! result, image, JSON), every string redacted and clipped, thinking left out on request, images
 //! kept only when they are a known image type in plain base64 and within the page's budget.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
 use ctxkit_session::FreeModels;
 
+use crate::markdown;
 use crate::redact::Redactor;
 
 /// How strings and images go into the page.
@@ -21,6 +23,8 @@ pub(crate) struct Renderer<'a> {
     pub image_budget: Cell<usize>,
     /// Models whose replies at $0 are free.
     pub free_models: &'a FreeModels,
+    /// The language of each file a `read` call asked for, by call id: its result is coloured so.
+    pub read_languages: RefCell<HashMap<String, String>>,
 }
 
 /// Image types a page shows (others are named, not shown: an `image/svg+xml` could carry script).
@@ -77,6 +81,7 @@ impl Renderer<'_> {
                 shown
             }
             "toolCall" => {
+                self.note_read_language(block);
                 let arguments = block.get("arguments").cloned().unwrap_or(Value::Null);
                 let arguments = serde_json::to_string_pretty(&arguments).unwrap_or_default();
                 let mut shown = Map::new();
@@ -88,6 +93,62 @@ impl Renderer<'_> {
             }
             "image" => self.image(text_of("mimeType"), text_of("data")),
             _ => self.json_block(block),
+        }
+    }
+
+    /// Notes the language of the file a `read` call (Pi's `read`, Claude Code's `Read`) asks for.
+    fn note_read_language(&self, call: &Value) {
+        let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+        let (Some(id), true) = (
+            call.get("id").and_then(Value::as_str),
+            name == "read" || name == "Read",
+        ) else {
+            return;
+        };
+        let path = ["path", "file_path"].iter().find_map(|field| {
+            call.pointer(&format!("/arguments/{field}"))
+                .and_then(Value::as_str)
+        });
+        if let Some(language) = path.and_then(ctxkit_highlight::language_of_path) {
+            self.read_languages
+                .borrow_mut()
+                .insert(id.to_owned(), language);
+        }
+    }
+
+    /// Each text block's markdown, as the page draws it (`md`, beside its text `t`).
+    pub fn markdown(&self, blocks: &mut [Value]) {
+        for block in blocks {
+            let kind = block.get("k").and_then(Value::as_str);
+            if !matches!(kind, Some("text" | "summary")) {
+                continue;
+            }
+            let tree = markdown::tree(block.get("t").and_then(Value::as_str).unwrap_or(""));
+            if let Some(block) = block.as_object_mut() {
+                block.insert("md".to_owned(), tree);
+            }
+        }
+    }
+
+    /// A `read` result's text blocks coloured in the file's language: `lang`, and `hl`, the
+    /// runs of its text as `[length, token, …]` (lengths in UTF-16 units, as the script slices;
+    /// token 0 is plain text, else one more than its place in [`SyntaxToken::ALL`]).
+    fn colour_read_result(&self, call_id: Option<&str>, blocks: &mut [Value]) {
+        let languages = self.read_languages.borrow();
+        let Some(language) = call_id.and_then(|id| languages.get(id)) else {
+            return;
+        };
+        for block in blocks {
+            let Some(text) = block.get("t").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(runs) = markdown::runs(text, language) else {
+                continue;
+            };
+            if let Some(block) = block.as_object_mut() {
+                block.insert("lang".to_owned(), json!(language));
+                block.insert("hl".to_owned(), json!(runs));
+            }
         }
     }
 
@@ -117,7 +178,7 @@ impl Renderer<'_> {
         let role = message.get("role").and_then(Value::as_str).unwrap_or("");
         shown.insert("role".to_owned(), json!(self.short(role)));
         let text = |field: &str| message.get(field).and_then(Value::as_str);
-        let blocks = match role {
+        let mut blocks = match role {
             "bashExecution" => {
                 let command = text("command").unwrap_or("");
                 let output = text("output").unwrap_or("");
@@ -131,6 +192,7 @@ impl Renderer<'_> {
             }
             "toolResult" => {
                 let mut blocks = self.content(message.get("content"));
+                self.colour_read_result(text("toolCallId"), &mut blocks);
                 // The change an edit made (Pi 1.6's and ctxkit's `details.diff`).
                 let diff = message.pointer("/details/diff").and_then(Value::as_str);
                 if let Some(diff) = diff.filter(|diff| !diff.is_empty()) {
@@ -140,6 +202,12 @@ impl Renderer<'_> {
             }
             _ => self.content(message.get("content")),
         };
+        if matches!(
+            role,
+            "user" | "assistant" | "compactionSummary" | "branchSummary"
+        ) {
+            self.markdown(&mut blocks);
+        }
         shown.insert("blocks".to_owned(), Value::Array(blocks));
         for field in [
             "toolName",
@@ -211,6 +279,7 @@ mod tests {
             no_thinking: true,
             image_budget: Cell::new(100),
             free_models: &NO_FREE_MODELS,
+            read_languages: RefCell::default(),
         }
     }
 
@@ -226,8 +295,52 @@ mod tests {
         );
         assert_eq!(
             shown["blocks"][1],
-            json!({"k": "text", "t": "0123456789", "n": 16})
+            json!({"k": "text", "t": "0123456789", "n": 16, "md": [["p", "0123456789"]]})
         );
+    }
+
+    /// A reply's and a question's text carry their markdown; a tool's output is shown as it
+    /// came, and a `read` result is coloured in its file's language (Pi's `path`, Claude Code's
+    /// `file_path`), found by its call's id.
+    #[test]
+    fn replies_are_markdown_and_a_read_file_is_coloured_by_its_path() {
+        let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+        let renderer = Renderer {
+            clip_chars: 1000,
+            ..renderer(&redactor)
+        };
+        let question = renderer.message(&json!({"role": "user", "content": "**why**"}));
+        assert_eq!(
+            question["blocks"][0]["md"],
+            json!([["p", ["strong", "why"]]])
+        );
+        let call = renderer.message(&json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Reading."},
+            {"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "src/a.rs"}},
+            {"type": "toolCall", "id": "r2", "name": "Read", "arguments": {"file_path": "b.py"}},
+            {"type": "toolCall", "id": "r3", "name": "read", "arguments": {"path": "notes.txt"}}]}));
+        assert!(
+            call["blocks"][1].get("md").is_none(),
+            "a call is not markdown"
+        );
+        let result = |id: &str, text: &str| {
+            renderer.message(
+                &json!({"role": "toolResult", "toolCallId": id, "toolName": "read",
+                "content": [{"type": "text", "text": text}]}),
+            )
+        };
+        let rust = result("r1", "fn main() {}\n**not bold**");
+        assert_eq!(rust["blocks"][0]["lang"], "rs");
+        assert_eq!(rust["blocks"][0]["hl"][1], 2, "`fn`, a keyword");
+        assert!(
+            rust["blocks"][0].get("md").is_none(),
+            "a result is not markdown"
+        );
+        assert_eq!(result("r2", "def f(): pass")["blocks"][0]["lang"], "py");
+        for (id, text) in [("r3", "plain words"), ("unknown", "fn main() {}")] {
+            let shown = result(id, text);
+            assert!(shown["blocks"][0].get("hl").is_none(), "{id}");
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod blocks;
 mod contexts;
 mod error;
 mod history;
+mod markdown;
 mod model;
 mod page;
 mod problems;

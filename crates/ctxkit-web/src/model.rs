@@ -92,6 +92,7 @@ impl PageOptions {
             no_thinking: self.no_thinking,
             image_budget: Cell::new(self.image_budget),
             free_models: &self.free_models,
+            read_languages: std::cell::RefCell::default(),
         }
     }
 }
@@ -125,6 +126,9 @@ pub(crate) fn entry_record(
         }
         "custom_message" => {
             record.extend(renderer.message(&value));
+            if let Some(Value::Array(blocks)) = record.get_mut("blocks") {
+                renderer.markdown(blocks);
+            }
             record.insert("role".to_owned(), json!("custom"));
         }
         "compaction" | "branch_summary" => {
@@ -132,10 +136,9 @@ pub(crate) fn entry_record(
             let (text, full) = renderer
                 .redactor
                 .clip(summary, renderer.clip_chars.max(20_000));
-            record.insert(
-                "blocks".to_owned(),
-                json!([{"k": "summary", "t": text, "n": full}]),
-            );
+            let mut blocks = [json!({"k": "summary", "t": text, "n": full})];
+            renderer.markdown(&mut blocks);
+            record.insert("blocks".to_owned(), json!(blocks));
             for field in ["tokensBefore", "firstKeptEntryId", "fromId", "fromHook"] {
                 if let Some(field_value) = value.get(field) {
                     let shown = match field_value {

@@ -17,10 +17,13 @@ use crate::stream::ScriptSafe;
 const STYLE: &str = include_str!("../assets/app.css");
 /// The page's script: the parts in `assets/app/`, in order, inside one function (they share its
 /// scope: the data, the selection, the helpers). Every string from the session is inserted as text
-/// (text nodes, `textContent`); no HTML is built from session data, no URL from it is followed.
+/// (text nodes, `textContent`, and a message's markdown as elements of a fixed list); no HTML is
+/// built from session data, and no URL from it is fetched (a markdown link to the web or mail opens
+/// when clicked).
 const SCRIPT: &str = concat!(
     "// ctxkit's session page.\n\"use strict\";\n(function () {\n",
     include_str!("../assets/app/base.js"),
+    include_str!("../assets/app/markdown.js"),
     include_str!("../assets/app/entries.js"),
     include_str!("../assets/app/tree.js"),
     include_str!("../assets/app/chart.js"),

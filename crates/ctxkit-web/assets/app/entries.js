@@ -4,6 +4,8 @@
     return b.n ? el("div", "clip", "clipped in this page: " + fmt(chars(b.t)) + " of " + counted(b.n, "character")) : null;
   }
   function renderBlock(b) {
+    if (Array.isArray(b.md)) return markdownBlock(b);
+    if (Array.isArray(b.hl)) return colouredText(b);
     switch (b.k) {
       case "thinking": {
         if (b.omitted) return el("div", "note", "[thinking left out of this page]");

@@ -49,7 +49,7 @@
           el("div", "note", "summarizer: " + summarizer +
             " · next: " + counted(c.next.requests, "request") + (c.next.firstUsage ? ", the first carried " + fmt(c.next.firstUsage) + " tokens (provider)" : "")),
           covered, kept, el("h3", null, "Files"), files),
-        el("div", null, el("h3", null, "Summary"), el("pre", "summary", c.summary))));
+        el("div", null, el("h3", null, "Summary"), summaryShown(c))));
     card.id = "compaction-" + k;
     card.dataset.entry = String(c.e);
     return card;
@@ -72,6 +72,12 @@
     }
     box.replaceChildren(el("h2", null, "Usage and cost"), table, el("h2", null, "Per turn on the current path (" + fmt(list.length) + ")"), turns);
     if (list.length > 2000) box.append(el("p", "note", "first 2000 turns shown"));
+  }
+
+  // A compaction's summary as its entry draws it (its markdown), else as text.
+  function summaryShown(c) {
+    const block = ((entry(c.e) || {}).blocks || [])[0];
+    return block && Array.isArray(block.md) ? markdownBlock(block) : el("pre", "summary", c.summary);
   }
 
   // ---- search ----

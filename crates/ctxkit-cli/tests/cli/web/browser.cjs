@@ -38,6 +38,7 @@ async function main() {
     else if (mode === "spoof") await spoof(page);
     else if (mode === "damaged") await damaged(page);
     else if (mode === "cosmetics") await cosmetics(page);
+    else if (mode === "markdown") await markdown(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -75,8 +76,9 @@ async function exported(page) {
   // Hostile text renders as text.
   await page.evaluate(() => { location.hash = "#e003"; });
   await page.waitForFunction(() => document.querySelector("#raw .card.sel") !== null);
-  const raw = await page.locator("#raw .card.sel pre").first().textContent();
-  check(raw.includes("<script>alert(1)</script>") && raw.includes("javascript:alert(3)") && raw.includes("&lt;b&gt; &amp;") && raw.includes("\u241b[31m"), "hostile text shown as text: " + raw);
+  const raw = await page.locator("#raw .card.sel .md").first().textContent();
+  check(raw.includes("<script>alert(1)</script>") && raw.includes("click (javascript:alert(3))") && raw.includes("<b> &") && raw.includes("\u241b[31m"), "hostile text shown as text: " + raw);
+  check(await page.locator("#raw .card.sel .md :is(b, img, script, a)").count() === 0, "no element from the question's markup");
   check(await page.evaluate(() => document.scripts.length) === 2, "no script element from the session");
   check(await page.locator("img[src=x], a[href^=javascript]").count() === 0, "no element from the session's markup");
   await page.evaluate(() => { location.hash = "#e006"; });
@@ -100,6 +102,7 @@ async function exported(page) {
   check(covered === expect.coveredByFirst, "covered entries listed: " + covered + " of " + expect.coveredByFirst);
   check((await cards.first().textContent()).includes("src/lexer.rs"), "modified files listed");
   check((await cards.nth(1).textContent()).includes("anthropic/claude-haiku-4-5"), "the summarizer named");
+  check(await cards.first().locator(".md.summary h2", { hasText: "Goal" }).count() === 1, "the summary's markdown drawn");
   await page.screenshot({ path: path.join(shots, "export-compactions.png") });
   console.log("screenshots: " + path.join(shots, "export-conversation.png") + " " + path.join(shots, "export-compactions.png"));
 }
@@ -181,6 +184,32 @@ async function cosmetics(page) {
   check(over.includes("1 request (all branches)"), "singular in the totals: " + over);
   await page.screenshot({ path: path.join(shots, "cosmetics-usage.png") });
   console.log("screenshots: " + path.join(shots, "cosmetics.png") + " " + path.join(shots, "cosmetics-usage.png"));
+}
+
+// A reply's markdown drawn, its code and a read file coloured, nothing in it made into markup.
+async function markdown(page) {
+  const reply = page.locator('#raw .card[data-entry="1"] .md');
+  check(await reply.locator("h2", { hasText: "Plan" }).count() === 1, "the reply's heading");
+  check(await reply.locator("ol > li").count() === 2, "its numbered list");
+  check(await reply.locator("li code", { hasText: "src/main.rs" }).count() === 1, "inline code");
+  check(await reply.locator("table th").count() === 2 && await reply.locator("table td").count() === 2, "its table");
+  const links = await reply.locator("a").evaluateAll((as) => as.map((a) => [a.getAttribute("href"), a.rel, a.textContent]));
+  check(JSON.stringify(links) === JSON.stringify([["https://example.com/docs", "noopener noreferrer", "the docs"], ["https://example.com/chart.png", "noopener noreferrer", "a chart"]]), "only the web links are links: " + JSON.stringify(links));
+  const words = await reply.textContent();
+  check(words.includes("this (javascript:alert(4))") && words.includes("image: a chart"), "the other link and the image written out: " + words);
+  check(words.includes("<img src=x onerror=alert(5)>") && words.includes("<script>alert(6)</script>"), "raw HTML as text");
+  check(await page.locator(".md img, .md script").count() === 0 && await page.evaluate(() => document.scripts.length) === 2, "no image or script from the markdown");
+  const keyword = reply.locator('pre.code[data-lang="rust"] .hl-k', { hasText: "fn" });
+  check(await keyword.count() === 1, "the code block's keyword coloured");
+  const colours = await reply.locator("pre.code").evaluate((pre) => [getComputedStyle(pre.querySelector(".hl-k")).color, getComputedStyle(pre.querySelector(".hl-c")).color, getComputedStyle(pre).color]);
+  check(new Set(colours).size === 3, "keyword, comment and text in three colours: " + colours);
+  const read = page.locator('#raw .card[data-entry="2"] pre.code[data-lang="rs"]');
+  check(await read.locator(".hl-k", { hasText: "use" }).count() === 1 && await read.locator(".hl-f", { hasText: "println" }).count() === 1, "the read file coloured as Rust");
+  check((await read.textContent()).includes('println!("**not bold**");'), "the read file's text as it is");
+  check(await page.locator('#raw .card[data-entry="2"] strong').count() === 0, "a tool's output is not markdown");
+  check(await page.locator('#raw .card[data-entry="3"] .md.summary h2', { hasText: "Goal" }).count() === 1, "the summary's markdown");
+  await page.screenshot({ path: path.join(shots, "markdown.png") });
+  console.log("screenshot: " + path.join(shots, "markdown.png"));
 }
 
 async function measure(page) {

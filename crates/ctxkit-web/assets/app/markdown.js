@@ -1,0 +1,62 @@
+// A message's markdown and a read file's colours, built as elements and text nodes, never HTML.
+// The tree comes in the data (`src/markdown.rs`: a node is a string or [tag, {attributes}?,
+// ...children]); only the tags listed here are made, any other draws its children alone, and a
+// link goes only to http, https or mailto.
+  const MD_TAGS = new Set(["p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote",
+    "code", "em", "strong", "del", "a", "hr", "br", "table", "tr", "th", "td"]);
+  // A syntax token's letter by its number in a read result's runs (SyntaxToken::ALL's order).
+  const HL = ["", "c", "k", "f", "v", "s", "n", "t", "o", "p", "i", "d"];
+  const MD_MAX_DEPTH = 40;
+
+  function isAttributes(value) { return value !== null && typeof value === "object" && !Array.isArray(value); }
+  function mdChildren(parent, children, depth) {
+    for (const child of children) {
+      const node = mdNode(child, depth + 1);
+      if (node) parent.append(node);
+    }
+    return parent;
+  }
+  function mdNode(node, depth) {
+    if (typeof node === "string") return text(node);
+    if (!Array.isArray(node) || depth > MD_MAX_DEPTH) return null;
+    const [tag, ...rest] = node;
+    const attributes = isAttributes(rest[0]) ? rest.shift() : {};
+    if (tag === "pre") return codeBlock(attributes.lang, rest);
+    if (!MD_TAGS.has(tag)) return mdChildren(document.createDocumentFragment(), rest, depth);
+    const made = document.createElement(tag);
+    if (tag === "a" && typeof attributes.href === "string" && /^(https?:\/\/|mailto:)/i.test(attributes.href)) {
+      made.href = attributes.href;
+      made.rel = "noopener noreferrer";
+      made.target = "_blank";
+    }
+    if (tag === "ol" && Number.isSafeInteger(attributes.start)) made.start = attributes.start;
+    return mdChildren(made, rest, depth);
+  }
+  // A fenced block: its pieces, strings and [letter, text] pairs of a known language.
+  function codeBlock(lang, pieces) {
+    const pre = el("pre", "code");
+    if (typeof lang === "string" && lang) pre.dataset.lang = lang;
+    for (const piece of pieces) {
+      if (typeof piece === "string") pre.append(text(piece));
+      else if (Array.isArray(piece) && HL.indexOf(piece[0]) > 0) pre.append(el("span", "hl-" + piece[0], String(piece[1])));
+    }
+    return pre;
+  }
+  function markdownBlock(b) {
+    return el("div", "md" + (b.k === "summary" ? " summary" : ""), mdChildren(document.createDocumentFragment(), b.md, 0), clipNote(b));
+  }
+  // A read result's text in its file's colours: `hl` is [length, token, ...] over the text.
+  function colouredText(b) {
+    const pre = el("pre", "code");
+    pre.dataset.lang = String(b.lang || "");
+    const t = b.t || "";
+    let at = 0;
+    for (let i = 0; i + 1 < b.hl.length && at < t.length; i += 2) {
+      const piece = t.slice(at, at + b.hl[i]);
+      at += b.hl[i];
+      const letter = HL[b.hl[i + 1]];
+      pre.append(letter ? el("span", "hl-" + letter, piece) : text(piece));
+    }
+    if (at < t.length) pre.append(text(t.slice(at)));
+    return el("div", null, pre, clipNote(b));
+  }

@@ -1,0 +1,323 @@
+//! A message's markdown as the page draws it: a tree of a few element kinds, which the script
+//! builds with `createElement` and text nodes, never as HTML. So nothing a message holds can become
+//! markup: raw HTML in it is shown as the text it is, a link goes only to `http`, `https` or
+//! `mailto` (another target is written out beside the link's words), and an image is a link to its
+//! address, never fetched.
+//!
+//! A node is a JSON string (text) or an array: its tag, an optional object of attributes, then its
+//! children. A code block is `["pre", {"lang": …}, …]` whose children are strings and, in a
+//! language `ctxkit-highlight` knows, `[token, text]` pairs ([`token_code`]).
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use serde_json::{Map, Value, json};
+
+use ctxkit_highlight::SyntaxToken;
+
+/// Elements nested deeper than this are drawn flat: their children join their parent's. (The
+/// tree stays shallow for whatever recursion reads it: serde's, the script's.)
+const MAX_DEPTH: usize = 16;
+
+/// The letter the page's style knows a syntax token by (`.hl-k` …).
+pub(crate) fn token_code(token: SyntaxToken) -> &'static str {
+    match token {
+        SyntaxToken::Comment => "c",
+        SyntaxToken::Keyword => "k",
+        SyntaxToken::Function => "f",
+        SyntaxToken::Variable => "v",
+        SyntaxToken::String => "s",
+        SyntaxToken::Number => "n",
+        SyntaxToken::Type => "t",
+        SyntaxToken::Operator => "o",
+        SyntaxToken::Punctuation => "p",
+        SyntaxToken::Inserted => "i",
+        SyntaxToken::Deleted => "d",
+    }
+}
+
+/// `text`'s markdown as the page's nodes (the top-level blocks).
+pub(crate) fn tree(text: &str) -> Value {
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let mut builder = Builder {
+        stack: vec![Open::default()],
+        ..Builder::default()
+    };
+    for event in Parser::new_ext(text, options) {
+        builder.event(event);
+    }
+    builder.finish()
+}
+
+/// An element being built: its tag (`None`: drawn flat into its parent), attributes, children.
+#[derive(Default)]
+struct Open {
+    tag: Option<&'static str>,
+    attributes: Map<String, Value>,
+    children: Vec<Value>,
+    /// A link's address the page does not follow, written after its words.
+    unfollowed: Option<String>,
+    /// A code block's language and text, highlighted when it closes.
+    code: Option<(String, String)>,
+}
+
+#[derive(Default)]
+struct Builder {
+    /// The root (the top-level blocks) first; each open element after it.
+    stack: Vec<Open>,
+    /// Open elements that were given a tag (the depth of the tree being built).
+    depth: usize,
+    in_table_head: bool,
+}
+
+impl Builder {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(tag) => self.start(tag),
+            Event::End(end) => self.end(end),
+            Event::Text(text) => self.text(&text),
+            Event::Code(code) => self.push(json!(["code", code.as_ref()])),
+            Event::Html(html) | Event::InlineHtml(html) => self.text(&html),
+            Event::InlineMath(math) | Event::DisplayMath(math) => self.text(&math),
+            Event::FootnoteReference(name) => self.text(&format!("[^{name}]")),
+            Event::SoftBreak => self.text("\n"),
+            Event::HardBreak => self.push(json!(["br"])),
+            Event::Rule => self.push(json!(["hr"])),
+            Event::TaskListMarker(done) => self.text(if done { "☑ " } else { "☐ " }),
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        let mut open = Open::default();
+        let name = match tag {
+            Tag::Paragraph => Some("p"),
+            Tag::Heading { level, .. } => Some(heading(level)),
+            Tag::BlockQuote(_) => Some("blockquote"),
+            Tag::CodeBlock(kind) => {
+                let language = match kind {
+                    CodeBlockKind::Fenced(info) => {
+                        info.split_whitespace().next().unwrap_or("").to_owned()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                };
+                open.code = Some((language, String::new()));
+                Some("pre")
+            }
+            Tag::HtmlBlock => Some("pre"),
+            Tag::List(Some(first)) => {
+                open.attributes.insert("start".to_owned(), json!(first));
+                Some("ol")
+            }
+            Tag::List(None) => Some("ul"),
+            Tag::Item => Some("li"),
+            Tag::Table(_) => Some("table"),
+            Tag::TableHead => {
+                self.in_table_head = true;
+                Some("tr")
+            }
+            Tag::TableRow => Some("tr"),
+            Tag::TableCell => Some(if self.in_table_head { "th" } else { "td" }),
+            Tag::Emphasis => Some("em"),
+            Tag::Strong => Some("strong"),
+            Tag::Strikethrough => Some("del"),
+            Tag::Link { dest_url, .. } => self.link(&mut open, &dest_url),
+            Tag::Image { dest_url, .. } => {
+                self.text("image: ");
+                self.link(&mut open, &dest_url)
+            }
+            Tag::FootnoteDefinition(_)
+            | Tag::DefinitionList
+            | Tag::DefinitionListTitle
+            | Tag::DefinitionListDefinition
+            | Tag::Superscript
+            | Tag::Subscript
+            | Tag::MetadataBlock(_) => None,
+        };
+        if name.is_some() && self.depth < MAX_DEPTH {
+            open.tag = name;
+            self.depth += 1;
+        }
+        self.stack.push(open);
+    }
+
+    /// A link's tag when its address is one the page follows, else `None` (its words are drawn
+    /// plain and the address written after them).
+    fn link(&self, open: &mut Open, address: &str) -> Option<&'static str> {
+        if followed(address) {
+            open.attributes.insert("href".to_owned(), json!(address));
+            Some("a")
+        } else {
+            open.unfollowed = (!address.is_empty()).then(|| address.to_owned());
+            None
+        }
+    }
+
+    fn end(&mut self, end: TagEnd) {
+        if end == TagEnd::TableHead {
+            self.in_table_head = false;
+        }
+        if self.stack.len() <= 1 {
+            return;
+        }
+        let Some(mut open) = self.stack.pop() else {
+            return;
+        };
+        if let Some((language, code)) = open.code.take() {
+            open.children = match open.tag {
+                Some(_) => code_pieces(&code, &language),
+                None => vec![json!(code)],
+            };
+            if !language.is_empty() {
+                open.attributes.insert("lang".to_owned(), json!(language));
+            }
+        }
+        if let Some(address) = open.unfollowed.take() {
+            push_text(&mut open.children, &format!(" ({address})"));
+        }
+        match open.tag {
+            Some(tag) => {
+                self.depth = self.depth.saturating_sub(1);
+                let mut node = vec![json!(tag)];
+                if !open.attributes.is_empty() {
+                    node.push(Value::Object(open.attributes));
+                }
+                node.extend(open.children);
+                self.push(Value::Array(node));
+            }
+            None => {
+                for child in open.children {
+                    if let Value::String(text) = &child {
+                        self.text(text);
+                    } else {
+                        self.push(child);
+                    }
+                }
+            }
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if let Some(open) = self.stack.last_mut() {
+            match &mut open.code {
+                Some((_, code)) => code.push_str(text),
+                None => push_text(&mut open.children, text),
+            }
+        }
+    }
+
+    fn push(&mut self, node: Value) {
+        if let Some(open) = self.stack.last_mut() {
+            open.children.push(node);
+        }
+    }
+
+    fn finish(mut self) -> Value {
+        while self.stack.len() > 1 {
+            let Some(open) = self.stack.pop() else { break };
+            for child in open.children {
+                self.push(child);
+            }
+        }
+        Value::Array(
+            self.stack
+                .pop()
+                .map(|root| root.children)
+                .unwrap_or_default(),
+        )
+    }
+}
+
+/// Adds text to a list of children, joined to a string that ends it.
+fn push_text(children: &mut Vec<Value>, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if let Some(Value::String(last)) = children.last_mut() {
+        last.push_str(text);
+    } else {
+        children.push(json!(text));
+    }
+}
+
+fn heading(level: HeadingLevel) -> &'static str {
+    match level {
+        HeadingLevel::H1 => "h1",
+        HeadingLevel::H2 => "h2",
+        HeadingLevel::H3 => "h3",
+        HeadingLevel::H4 => "h4",
+        HeadingLevel::H5 => "h5",
+        HeadingLevel::H6 => "h6",
+    }
+}
+
+/// Whether the page links to `address`: the web and mail only (no `javascript:`, no `file:`, no
+/// address relative to where the page was saved).
+fn followed(address: &str) -> bool {
+    let lower = address.trim_start().to_ascii_lowercase();
+    ["http://", "https://", "mailto:"]
+        .iter()
+        .any(|scheme| lower.starts_with(scheme))
+        && !address.chars().any(char::is_control)
+}
+
+/// A code block's children: `[token, text]` pairs and plain strings in a language ctxkit
+/// highlights, else its text.
+pub(crate) fn code_pieces(code: &str, language: &str) -> Vec<Value> {
+    let code = code.strip_suffix('\n').unwrap_or(code);
+    let Some(lines) = ctxkit_highlight::highlight(code, language) else {
+        return vec![json!(code)];
+    };
+    let mut children = Vec::new();
+    for (number, line) in lines.iter().enumerate() {
+        if number > 0 {
+            push_text(&mut children, "\n");
+        }
+        for piece in line {
+            match piece.token {
+                Some(token) => children.push(json!([token_code(token), piece.text])),
+                None => push_text(&mut children, piece.text),
+            }
+        }
+    }
+    children
+}
+
+/// `code`'s runs as `[length, token, length, token …]`: lengths in UTF-16 units (as the page's
+/// script slices a string), token 0 for plain text, else one more than its place in
+/// [`SyntaxToken::ALL`]; `None` in a language ctxkit does not highlight. The runs cover the
+/// whole text, its line ends too.
+pub(crate) fn runs(code: &str, language: &str) -> Option<Vec<u32>> {
+    let lines = ctxkit_highlight::highlight(code, language)?;
+    let mut runs: Vec<u32> = Vec::new();
+    let mut add = |length: usize, token: u32| {
+        if length == 0 {
+            return;
+        }
+        let length = u32::try_from(length).unwrap_or(u32::MAX);
+        match runs.as_mut_slice() {
+            [.., last_length, last_token] if *last_token == token => *last_length += length,
+            _ => runs.extend([length, token]),
+        }
+    };
+    for (number, (line, source)) in lines.iter().zip(code.split('\n')).enumerate() {
+        if number > 0 {
+            add(1, 0);
+        }
+        for piece in line {
+            let token = piece.token.map_or(0, token_number);
+            add(piece.text.encode_utf16().count(), token);
+        }
+        if source.ends_with('\r') {
+            add(1, 0);
+        }
+    }
+    Some(runs)
+}
+
+/// One more than `token`'s place in [`SyntaxToken::ALL`] (0 is plain text).
+fn token_number(token: SyntaxToken) -> u32 {
+    let place = SyntaxToken::ALL.iter().position(|each| *each == token);
+    place.map_or(0, |place| u32::try_from(place + 1).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+use serde_json::{Value, json};
+
+use super::*;
+
+/// Each case of `fixtures/markdown.json`: a message's markdown and the nodes the page draws.
+#[test]
+fn each_fixture_case_gives_its_tree() {
+    let cases: Value = serde_json::from_str(include_str!("../../fixtures/markdown.json")).unwrap();
+    for case in cases.as_array().unwrap() {
+        let markdown = case["markdown"].as_str().unwrap();
+        assert_eq!(tree(markdown), case["tree"], "case {}", case["name"]);
+    }
+}
+
+fn depth(node: &Value) -> usize {
+    match node {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Object(_) => 0,
+    }
+}
+
+/// Ten thousand nested quotes and lists come out at most [`MAX_DEPTH`] elements deep, every
+/// word kept.
+#[test]
+fn deep_nesting_is_drawn_flat_past_the_limit() {
+    for prefix in ["> ", "- ", "1. "] {
+        let text = format!("{}deepest words", prefix.repeat(10_000));
+        let nodes = tree(&text);
+        assert!(
+            depth(&nodes) <= MAX_DEPTH + 2,
+            "{prefix}: {}",
+            depth(&nodes)
+        );
+        assert!(nodes.to_string().contains("deepest words"), "{prefix}");
+    }
+}
+
+/// A code block nested past the limit keeps its text, unhighlighted.
+#[test]
+fn a_code_block_past_the_limit_is_its_text() {
+    let text = format!("{}```rust\nfn main() {{}}\n```", "> ".repeat(40));
+    let shown = tree(&text).to_string();
+    assert!(shown.contains("fn main() {}"), "{shown}");
+    assert!(!shown.contains(r#"["k","fn"]"#), "{shown}");
+}
+
+/// Only the web and mail are links; every other address is written out as text, in any case
+/// and with leading space.
+#[test]
+fn only_web_and_mail_addresses_are_followed() {
+    for address in [
+        "https://example.com/a",
+        "HTTP://example.com",
+        "mailto:a@b.c",
+    ] {
+        assert!(followed(address), "{address}");
+    }
+    for address in [
+        "javascript:alert(1)",
+        "JaVaScRiPt:alert(1)",
+        " javascript:alert(1)",
+        "data:text/html,<script>",
+        "file:///etc/passwd",
+        "vbscript:x",
+        "../secrets.txt",
+        "//evil.example",
+        "https://example.com/\u{0}x",
+    ] {
+        assert!(!followed(address), "{address}");
+    }
+}
+
+#[test]
+fn a_known_language_s_code_comes_in_token_pieces() {
+    assert_eq!(
+        code_pieces("let x = 1;\n", "rust"),
+        vec![
+            json!(["k", "let"]),
+            json!(" x "),
+            json!(["o", "="]),
+            json!(" "),
+            json!(["n", "1"]),
+            json!(["p", ";"]),
+        ]
+    );
+    assert_eq!(
+        code_pieces("let x", "no-such-language"),
+        vec![json!("let x")]
+    );
+}
+
+/// A result's runs cover its text to the last UTF-16 unit, line ends (`\r\n` too) and
+/// characters outside the basic plane included, and join neighbours of one token.
+#[test]
+fn runs_cover_the_text_in_the_script_s_units() {
+    let code = "let s = \"é😀\";\r\nfn main() {}\n// end";
+    let pieces = runs(code, "rust").unwrap();
+    let total: u32 = pieces.iter().step_by(2).sum();
+    assert_eq!(total as usize, code.encode_utf16().count());
+    assert_eq!(
+        &pieces[..2],
+        &[3, 2],
+        "`let`, a keyword: one more than its place"
+    );
+    assert!(
+        pieces
+            .chunks(2)
+            .zip(pieces.chunks(2).skip(1))
+            .all(|(a, b)| a[1] != b[1])
+    );
+    assert_eq!(runs(code, "no-such-language"), None);
+}
+
+/// The page's script knows a token by the letter [`token_code`] gives it, in
+/// [`SyntaxToken::ALL`]'s order (`HL` in `entries.js`).
+#[test]
+fn the_script_s_token_letters_follow_the_list() {
+    let letters: String = SyntaxToken::ALL
+        .iter()
+        .map(|token| token_code(*token))
+        .collect();
+    assert_eq!(letters, "ckfvsntopid");
+    let script = include_str!("../../assets/app/markdown.js");
+    assert!(
+        script
+            .contains(r#"const HL = ["", "c", "k", "f", "v", "s", "n", "t", "o", "p", "i", "d"];"#)
+    );
+}
