@@ -11,6 +11,7 @@ use ctxkit_session::FreeModels;
 
 use crate::markdown;
 use crate::redact::Redactor;
+use crate::tool_calls;
 
 /// How strings and images go into the page.
 #[derive(Debug)]
@@ -80,20 +81,36 @@ impl Renderer<'_> {
                 }
                 shown
             }
-            "toolCall" => {
-                self.note_read_language(block);
-                let arguments = block.get("arguments").cloned().unwrap_or(Value::Null);
-                let arguments = serde_json::to_string_pretty(&arguments).unwrap_or_default();
-                let mut shown = Map::new();
-                shown.insert("k".to_owned(), json!("tool"));
-                shown.insert("name".to_owned(), json!(self.short(text_of("name"))));
-                shown.insert("id".to_owned(), json!(self.short(text_of("id"))));
-                self.text_into(&mut shown, &arguments);
-                Value::Object(shown)
-            }
+            "toolCall" => self.tool_call(block),
             "image" => self.image(text_of("mimeType"), text_of("data")),
             _ => self.json_block(block),
         }
+    }
+
+    /// A tool call: a known tool's as [`tool_calls::shown_call`] draws it (`head`, its body in
+    /// `t`, coloured when it has a language), any other as its arguments' JSON.
+    fn tool_call(&self, call: &Value) -> Value {
+        self.note_read_language(call);
+        let text_of = |field: &str| call.get(field).and_then(Value::as_str).unwrap_or("");
+        let arguments = call.get("arguments").cloned().unwrap_or(Value::Null);
+        let mut shown = Map::new();
+        shown.insert("k".to_owned(), json!("tool"));
+        shown.insert("name".to_owned(), json!(self.short(text_of("name"))));
+        shown.insert("id".to_owned(), json!(self.short(text_of("id"))));
+        match tool_calls::shown_call(text_of("name"), &arguments) {
+            Some(drawn) => {
+                shown.insert("head".to_owned(), json!(self.short(&drawn.head)));
+                self.text_into(&mut shown, &drawn.body);
+                if let Some(language) = drawn.language {
+                    colour(&mut shown, &language);
+                }
+            }
+            None => {
+                let arguments = serde_json::to_string_pretty(&arguments).unwrap_or_default();
+                self.text_into(&mut shown, &arguments);
+            }
+        }
+        Value::Object(shown)
     }
 
     /// Notes the language of the file a `read` call (Pi's `read`, Claude Code's `Read`) asks for.
@@ -130,24 +147,15 @@ impl Renderer<'_> {
         }
     }
 
-    /// A `read` result's text blocks coloured in the file's language: `lang`, and `hl`, the
-    /// runs of its text as `[length, token, …]` (lengths in UTF-16 units, as the script slices;
-    /// token 0 is plain text, else one more than its place in [`SyntaxToken::ALL`]).
+    /// A `read` result's text blocks coloured in the file's language ([`colour`]).
     fn colour_read_result(&self, call_id: Option<&str>, blocks: &mut [Value]) {
         let languages = self.read_languages.borrow();
         let Some(language) = call_id.and_then(|id| languages.get(id)) else {
             return;
         };
         for block in blocks {
-            let Some(text) = block.get("t").and_then(Value::as_str) else {
-                continue;
-            };
-            let Some(runs) = markdown::runs(text, language) else {
-                continue;
-            };
             if let Some(block) = block.as_object_mut() {
-                block.insert("lang".to_owned(), json!(language));
-                block.insert("hl".to_owned(), json!(runs));
+                colour(block, language);
             }
         }
     }
@@ -234,6 +242,18 @@ impl Renderer<'_> {
             shown.insert("usage".to_owned(), usage);
         }
         shown
+    }
+}
+
+/// A block's text (`t`) coloured in `language`: `lang`, and `hl`, the runs of its text as
+/// `[length, token, …]` ([`markdown::runs`]); nothing when the language is not one ctxkit colours.
+fn colour(block: &mut Map<String, Value>, language: &str) {
+    let Some(text) = block.get("t").and_then(Value::as_str) else {
+        return;
+    };
+    if let Some(runs) = markdown::runs(text, language) {
+        block.insert("lang".to_owned(), json!(language));
+        block.insert("hl".to_owned(), json!(runs));
     }
 }
 
@@ -360,6 +380,32 @@ mod tests {
         let plain = renderer.message(&json!({"role": "toolResult", "content": "x",
             "details": {"diff": 3}}));
         assert_eq!(plain["blocks"].as_array().unwrap().len(), 1);
+    }
+
+    /// A written file's key is redacted before the content is coloured: the colour runs cover
+    /// the redacted text, and the key is nowhere in the call.
+    #[test]
+    fn a_written_key_is_redacted_before_its_colours() {
+        let redactor = Redactor::new(vec!["sk-write-key".to_owned()], &[]).unwrap();
+        let renderer = Renderer {
+            clip_chars: 1000,
+            ..renderer(&redactor)
+        };
+        let shown = renderer.message(&json!({"role": "assistant", "content": [
+            {"type": "toolCall", "id": "w1", "name": "write",
+             "arguments": {"path": "sk-write-key/a.py", "content": "KEY = \"sk-write-key\"\n"}}]}));
+        let call = &shown["blocks"][0];
+        assert!(!call.to_string().contains("sk-write-key"), "{call}");
+        assert_eq!(call["head"], "<redacted>/a.py (1 line)");
+        let text = call["t"].as_str().unwrap();
+        let covered: u64 = call["hl"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .step_by(2)
+            .map(|run| run.as_u64().unwrap())
+            .sum();
+        assert_eq!(covered as usize, text.encode_utf16().count(), "{text}");
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod redact;
 mod sent_table;
 mod serve;
 mod stream;
+mod tool_calls;
 
 pub use error::WebError;
 pub use model::{

@@ -56,7 +56,7 @@
   function firstText(e) {
     for (const b of e.blocks || []) {
       if (b.k === "text" || b.k === "summary" || b.k === "bash") return b.t;
-      if (b.k === "tool") return b.name + "(" + b.t + ")";
+      if (b.k === "tool") return typeof b.head === "string" ? b.name + " " + (b.head || b.t) : b.name + "(" + b.t + ")";
     }
     for (const b of e.blocks || []) if (b.t) return b.t;
     return "";

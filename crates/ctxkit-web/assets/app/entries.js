@@ -5,7 +5,7 @@
   }
   function renderBlock(b) {
     if (Array.isArray(b.md)) return markdownBlock(b);
-    if (Array.isArray(b.hl)) return colouredText(b);
+    if (Array.isArray(b.hl) && b.k !== "tool") return el("div", null, colouredText(b), clipNote(b));
     switch (b.k) {
       case "thinking": {
         if (b.omitted) return el("div", "note", "[thinking left out of this page]");
@@ -13,7 +13,12 @@
         return d;
       }
       case "tool": {
-        const d = el("details", "tool", el("summary", null, "tool call ", el("b", null, b.name), " ", el("span", "note", b.id)), el("pre", null, b.t), clipNote(b));
+        // A known tool's call: its headline, and its body ($ command, written content, the
+        // replacements) coloured; any other call: its arguments' JSON.
+        const known = typeof b.head === "string";
+        const body = !known ? el("pre", null, b.t) : !b.t ? null : Array.isArray(b.hl) ? colouredText(b) : el("pre", null, b.t);
+        if (body && known && b.lang === "sh") body.prepend(text("$ "));
+        const d = el("details", "tool", el("summary", null, "tool call ", el("b", null, b.name), known && b.head ? el("span", "tool-head", " " + b.head) : null, " ", el("span", "note", b.id)), body, clipNote(b));
         d.open = true;
         return d;
       }

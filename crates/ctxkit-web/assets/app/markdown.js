@@ -45,7 +45,8 @@
   function markdownBlock(b) {
     return el("div", "md" + (b.k === "summary" ? " summary" : ""), mdChildren(document.createDocumentFragment(), b.md, 0), clipNote(b));
   }
-  // A read result's text in its file's colours: `hl` is [length, token, ...] over the text.
+  // A block's text in its language's colours (a read file, a written one, a command, the
+  // replacements of an edit): `hl` is [length, token, ...] over the text.
   function colouredText(b) {
     const pre = el("pre", "code");
     pre.dataset.lang = String(b.lang || "");
@@ -58,5 +59,5 @@
       pre.append(letter ? el("span", "hl-" + letter, piece) : text(piece));
     }
     if (at < t.length) pre.append(text(t.slice(at)));
-    return el("div", null, pre, clipNote(b));
+    return pre;
   }

@@ -89,7 +89,7 @@
     for (let i = 0; i < D.entries.length && hits.length < 500; i++) {
       const e = D.entries[i];
       for (const b of e.blocks || []) {
-        const s = (b.t || "") + (b.name ? " " + b.name : "");
+        const s = (b.t || "") + (b.name ? " " + b.name : "") + (b.head ? " " + b.head : "");
         const at = s.toLowerCase().indexOf(q);
         if (at >= 0) { hits.push([i, s, at]); break; }
       }

@@ -208,6 +208,14 @@ async function markdown(page) {
   check((await read.textContent()).includes('println!("**not bold**");'), "the read file's text as it is");
   check(await page.locator('#raw .card[data-entry="2"] strong').count() === 0, "a tool's output is not markdown");
   check(await page.locator('#raw .card[data-entry="3"] .md.summary h2', { hasText: "Goal" }).count() === 1, "the summary's markdown");
+  // Known tools' calls as Pi draws them; a call with an argument the page does not know as JSON.
+  const heads = await page.locator('#raw .card[data-entry="1"] .tool > summary').allTextContents();
+  check(heads[0].includes("read src/main.rs") && heads[1].includes("write src/new.py (2 lines)") && heads[2].includes("edit src/main.rs (1 replacement)"), "the calls' headlines: " + JSON.stringify(heads));
+  const tools = page.locator('#raw .card[data-entry="1"] .tool');
+  check(await tools.nth(1).locator('pre.code[data-lang="py"] .hl-k', { hasText: "def" }).count() === 1, "the written file coloured as Python");
+  check(await tools.nth(2).locator(".hl-d").textContent() === "-let a = 1;" && await tools.nth(2).locator(".hl-i").textContent() === "+let a = 2;", "the replacement as removed and added lines");
+  check(await tools.nth(3).locator("pre").textContent() === "$ cargo test --quiet", "the command after $");
+  check((await tools.nth(4).locator("pre").textContent()).includes('"cwd": "/tmp"'), "an unknown argument keeps the call as JSON");
   await page.screenshot({ path: path.join(shots, "markdown.png") });
   console.log("screenshot: " + path.join(shots, "markdown.png"));
 }

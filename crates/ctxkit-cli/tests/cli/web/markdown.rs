@@ -1,6 +1,7 @@
 //! A session's markdown and code on the page, as a person sees them in headless Chromium: a
 //! reply's headings, lists, tables and links drawn, its code blocks and a read file coloured by
-//! their language, and nothing in the markdown made into markup, a script or a request.
+//! their language, known tools' calls drawn as Pi draws them, and nothing in the markdown made
+//! into markup, a script or a request.
 
 use serde_json::json;
 
@@ -29,7 +30,11 @@ fn a_browser_draws_markdown_and_colours_code() {
             Some("m1"),
             json!({"role": "assistant", "content": [
             {"type": "text", "text": REPLY},
-            {"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "src/main.rs"}}],
+            {"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "src/main.rs"}},
+            {"type": "toolCall", "id": "w1", "name": "write", "arguments": {"path": "src/new.py", "content": "def f():\n    return 1\n"}},
+            {"type": "toolCall", "id": "e1", "name": "edit", "arguments": {"path": "src/main.rs", "edits": [{"oldText": "let a = 1;", "newText": "let a = 2;"}]}},
+            {"type": "toolCall", "id": "b1", "name": "bash", "arguments": {"command": "cargo test --quiet"}},
+            {"type": "toolCall", "id": "x1", "name": "bash", "arguments": {"command": "ls", "cwd": "/tmp"}}],
             "stopReason": "toolUse", "timestamp": 2}),
         ),
         message(
