@@ -1,6 +1,8 @@
 //! `ctxkit chat` in tmux: code in a reply's fenced block, and a file `read`, are drawn in their
 //! language's colours: the terminal's own ANSI colours by default, the theme's `syntax*` tokens
-//! under a theme. A block in no language keeps the code block's colour, and `NO_COLOR` none.
+//! under a theme. A block in no language keeps the code block's colour, and `NO_COLOR` none. A
+//! `write` that makes a file shows its first lines so coloured (as Pi 1.6 does); one that changes
+//! a file shows the change.
 
 use serde_json::json;
 
@@ -111,5 +113,61 @@ fn a_theme_colours_code_with_its_syntax_tokens_and_no_color_with_none() {
     for needle in ["let count", "def total"] {
         let line = line_with(&screen, needle);
         assert!(!line.contains('\u{1b}'), "{line:?}");
+    }
+}
+
+#[test]
+fn a_new_file_is_shown_in_its_colours_and_a_changed_one_as_its_change() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("app.py"), "a = 1\nb = 2\n").unwrap();
+    let content: String = (1..=12).map(|n| format!("fn step{n}() {{}}\n")).collect();
+    world.answer(tool_call(
+        "w1",
+        "write",
+        json!({"path": "src/steps.rs", "content": content}),
+    ));
+    world.answer(tool_call(
+        "w2",
+        "write",
+        json!({"path": "app.py", "content": "a = 1\nb = 3\n"}),
+    ));
+    world.answer(text("Both written.", 300));
+    let tmux = start(&world, "");
+    tmux.wait_idle(1);
+    tmux.line("write them");
+    tmux.wait_for("Both written.");
+    tmux.wait_idle(2);
+    let screen = tmux.styled_screen();
+    assert!(line_with(&screen, "step1()").contains("\u{1b}[34mfn"));
+    line_with(&screen, "step10()");
+    line_with(&screen, "… (2 more lines, 12 total)");
+    assert!(
+        !anstream::adapter::strip_str(&screen)
+            .to_string()
+            .contains("step11")
+    );
+    line_with(&screen, "-2 b = 2");
+    line_with(&screen, "+2 b = 3");
+    assert_eq!(
+        std::fs::read_to_string(world.project.join("src/steps.rs")).unwrap(),
+        content
+    );
+    tmux.line("/quit");
+    drop(tmux);
+
+    // Continued, the conversation shown again shows both writes as they were shown live.
+    let command = chat_command(&world.project, world.home.path(), "--continue");
+    let again = Tmux::start(&command);
+    let screen = again.wait_for("/help lists commands");
+    for shown in [
+        "fn step10() {}",
+        "… (2 more lines, 12 total)",
+        "-2 b = 2",
+        "+2 b = 3",
+    ] {
+        assert!(screen.contains(shown), "{shown:?} in {screen}");
     }
 }

@@ -101,8 +101,8 @@ impl AgentObserver for Terminal<'_> {
                     if let Some(notice) = self.checkpoints.after(&call, &outcome) {
                         self.ui.notice(&notice);
                     }
-                    let language = super::ui::result_language(&call);
-                    self.ui.tool_result(&outcome, language.as_deref());
+                    self.ui
+                        .tool_result(&outcome, &super::ui::result_shape(&call));
                 }
                 // A line typed while the agent worked goes with the next model request.
                 AgentEvent::Steered { text, .. } => {

@@ -142,15 +142,18 @@ impl Chat {
                         .collect();
                 }
                 AgentMessage::ToolResult(result) => {
-                    let language = calls
+                    let shape = calls
                         .iter()
                         .find(|call| call.id == result.tool_call_id)
-                        .and_then(super::ui::result_language);
+                        .map(super::ui::result_shape)
+                        .unwrap_or_default();
+                    // The details keep a write's or an edit's change, shown as it was live.
                     let outcome = ctxkit_agent::ToolOutcome {
                         is_error: result.is_error,
+                        details: result.details.clone(),
                         ..ctxkit_agent::ToolOutcome::ok(result.content.joined_text("\n"))
                     };
-                    self.ui.tool_result(&outcome, language.as_deref());
+                    self.ui.tool_result(&outcome, &shape);
                 }
                 AgentMessage::CompactionSummary(_) => {
                     self.ui

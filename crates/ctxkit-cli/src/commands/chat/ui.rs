@@ -23,7 +23,7 @@ mod stream;
 #[path = "ui_tool_result.rs"]
 mod tool_result;
 
-pub use tool_result::result_language;
+pub use tool_result::result_shape;
 
 use stream::Stream;
 

@@ -230,7 +230,10 @@ mod reply_tests {
         .unwrap();
         ui.reply(&reply, false);
         let outcome = ctxkit_agent::ToolOutcome::ok(format!("fn main() {{}} // {osc}"));
-        ui.tool_result(&outcome, Some("rs"));
+        ui.tool_result(
+            &outcome,
+            &super::super::tool_result::ResultShape::Code("rs".into()),
+        );
         let lines = ui.deferred.as_ref().unwrap().lock().unwrap().join("\n");
         // Both were highlighted: the comment after `echo`, the read's `fn`.
         assert!(lines.contains("\u{1b}[2m# x"), "{lines:?}");

@@ -1,5 +1,5 @@
 //! A tool's result as the chat shows it: its first lines (a file read in its language's colours),
-//! or the diff of a write or an edit.
+//! a new file's first lines (as Pi 1.6 shows a `write`), or the diff of a write or an edit.
 
 use ctxkit_agent::ToolOutcome;
 
@@ -13,12 +13,38 @@ const RESULT_PREVIEW_LINES: usize = 6;
 const DIFF_PREVIEW_LINES: usize = 24;
 /// The most characters of one line of a failed tool's result shown (a refusal with a long path).
 const ERROR_LINE_CHARS: usize = 400;
+/// Lines of a new file's content shown (Pi 1.6's collapsed `write`).
+const WRITTEN_PREVIEW_LINES: usize = 10;
+
+/// What a call says about how its result is shown.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ResultShape {
+    /// Lines of text.
+    #[default]
+    Plain,
+    /// A file `read`: code in this language.
+    Code(String),
+    /// A `write`: the content it was given, and the language of its file when one is known.
+    Written {
+        content: String,
+        language: Option<String>,
+    },
+}
 
 impl Ui {
     /// The first lines of a tool result; an error's long line loses its middle, not the reason
-    /// at its end. A result in `language` (a file `read`, [`result_language`]) is drawn in its
-    /// colours when colours are on.
-    pub fn tool_result(&self, outcome: &ToolOutcome, language: Option<&str>) {
+    /// at its end. A file read ([`ResultShape::Code`]) is drawn in its language's colours when
+    /// colours are on; a write that made a new file shows the file's first lines, one that
+    /// changed a file the change.
+    pub fn tool_result(&self, outcome: &ToolOutcome, shape: &ResultShape) {
+        let language = match shape {
+            ResultShape::Written { content, language } if made_new_file(outcome) => {
+                self.written(&outcome.text, content, language.as_deref());
+                return;
+            }
+            ResultShape::Code(language) => Some(language.as_str()),
+            ResultShape::Plain | ResultShape::Written { .. } => None,
+        };
         if let Some(diff) = change_diff(outcome) {
             self.diff(&outcome.text, diff);
             return;
@@ -73,6 +99,36 @@ impl Ui {
             .collect()
     }
 
+    /// A new file's first lines under the write's own line, in its language's colours, then how
+    /// many more it has (Pi 1.6 shows a write's content collapsed to ten lines).
+    fn written(&self, summary: &str, content: &str, language: Option<&str>) {
+        let lines: Vec<&str> = content.lines().collect();
+        let total = lines
+            .iter()
+            .rposition(|line| !line.trim().is_empty())
+            .map_or(0, |last| last + 1);
+        let shown: Vec<String> = lines[..total]
+            .iter()
+            .take(WRITTEN_PREVIEW_LINES)
+            .map(|line| format!("  {}", indented_line(line, 200)))
+            .collect();
+        let mut painted = vec![self.paint(Role::Info, &format!("  {}", one_line(summary, 200)))];
+        if !shown.is_empty() {
+            painted.extend(match language.filter(|_| self.color) {
+                Some(language) => self.paint_code(&shown, language),
+                None => vec![self.paint(Role::ToolOutput, &shown.join("\n"))],
+            });
+        }
+        if total > WRITTEN_PREVIEW_LINES {
+            let more = total - WRITTEN_PREVIEW_LINES;
+            painted.push(self.paint(
+                Role::DiffContext,
+                &format!("  … ({more} more lines, {total} total)"),
+            ));
+        }
+        self.styled_line(&painted.join("\n"));
+    }
+
     /// A write's or an edit's result: its line, then the change, removed lines red, added green.
     fn diff(&self, summary: &str, diff: &str) {
         let lines: Vec<&str> = diff.lines().collect();
@@ -95,13 +151,43 @@ impl Ui {
     }
 }
 
-/// The language a call's result is drawn in: a `read`'s file's, by its path.
-pub fn result_language(call: &ctxkit_protocol::ToolCall) -> Option<String> {
-    if call.name != "read" {
-        return None;
+/// How a call's result is shown: a `read`'s file in its language (by its path), a `write`'s
+/// content as written. Claude Code's `file_path` names the file of an imported call.
+pub fn result_shape(call: &ctxkit_protocol::ToolCall) -> ResultShape {
+    let argument = |key: &str| call.arguments.get(key).and_then(serde_json::Value::as_str);
+    let language = || {
+        argument("path")
+            .or_else(|| argument("file_path"))
+            .and_then(ctxkit_highlight::language_of_path)
+    };
+    match call.name.as_str() {
+        "read" => language().map_or(ResultShape::Plain, ResultShape::Code),
+        "write" => argument("content").map_or(ResultShape::Plain, |content| ResultShape::Written {
+            content: content.to_owned(),
+            language: language(),
+        }),
+        _ => ResultShape::Plain,
     }
-    let path = call.arguments.get("path")?.as_str()?;
-    ctxkit_highlight::language_of_path(path)
+}
+
+/// Whether a write that worked made a new file (or filled an empty one): its diff adds every
+/// line. A result without a diff (a write Pi made, whose result keeps none, or one that left
+/// the file as it was) shows its content, as Pi shows every write's.
+fn made_new_file(outcome: &ToolOutcome) -> bool {
+    if outcome.is_error {
+        return false;
+    }
+    let Some(diff) = change_diff(outcome) else {
+        return true;
+    };
+    let mut lines = diff.lines().peekable();
+    while let Some(line) = lines.next() {
+        let last_note = lines.peek().is_none() && line.trim_start().starts_with("… (");
+        if !line.starts_with('+') && !last_note {
+            return false;
+        }
+    }
+    true
 }
 
 /// The diff a `write` or `edit` that worked stores in its details (an edit's as Pi 1.6 stores it).
@@ -151,6 +237,96 @@ fn indented_line(line: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::chat::markdown::Markdown;
+
+    fn shown(colour: bool, outcome: &ToolOutcome, call: serde_json::Value) -> String {
+        let ui = Ui {
+            markdown: Markdown::styled(colour),
+            color: colour,
+            ..Ui::new().deferring()
+        };
+        let call: ctxkit_protocol::ToolCall = serde_json::from_value(call).unwrap();
+        ui.tool_result(outcome, &result_shape(&call));
+        let queue = ui.deferred.as_ref().unwrap().lock().unwrap();
+        queue.join("\n")
+    }
+
+    fn write_call(path: &str, content: &str) -> serde_json::Value {
+        serde_json::json!({"type": "toolCall", "id": "w1", "name": "write",
+            "arguments": {"path": path, "content": content}})
+    }
+
+    fn written(diff: &str) -> ToolOutcome {
+        ToolOutcome {
+            details: Some(serde_json::json!({"diff": diff, "firstChangedLine": 1})),
+            ..ToolOutcome::ok("Successfully wrote 80 bytes to src/lib.rs")
+        }
+    }
+
+    #[test]
+    fn a_new_file_shows_its_first_ten_lines_coloured_and_how_many_more() {
+        let content: String = (1..=12).map(|n| format!("fn f{n}() {{}}\n")).collect();
+        let diff: String = (1..=12)
+            .map(|n| format!("+{n:>2} fn f{n}() {{}}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let lines = shown(true, &written(&diff), write_call("src/lib.rs", &content));
+        assert!(lines.contains("Successfully wrote 80 bytes"), "{lines}");
+        assert!(lines.contains("\u{1b}[34mfn"), "{lines:?}");
+        assert!(lines.contains("f10"), "{lines}");
+        assert!(!lines.contains("f11"), "{lines}");
+        assert!(lines.contains("… (2 more lines, 12 total)"), "{lines}");
+        assert!(!lines.contains("+ 1"), "not the diff: {lines}");
+    }
+
+    #[test]
+    fn a_changed_file_shows_the_change_not_the_content() {
+        let diff = " 1 fn a() {}\n-2 fn b() {}\n+2 fn c() {}";
+        let lines = shown(
+            false,
+            &written(diff),
+            write_call("src/lib.rs", "fn a() {}\nfn c() {}\n"),
+        );
+        assert!(lines.contains("-2 fn b() {}"), "{lines}");
+        assert!(lines.contains("+2 fn c() {}"), "{lines}");
+    }
+
+    #[test]
+    fn a_long_new_file_whose_diff_was_cut_is_still_new() {
+        let diff = "+1 a\n+2 b\n  … (300 more lines)";
+        let lines = shown(false, &written(diff), write_call("notes.txt", "a\nb\n"));
+        assert_eq!(
+            lines, "  Successfully wrote 80 bytes to src/lib.rs\n  a\n  b",
+            "{lines}"
+        );
+    }
+
+    /// A write whose result has no diff (Pi's keep none) shows its content, as Pi shows
+    /// every write; a failed write shows its error, never the content it did not write.
+    #[test]
+    fn a_write_without_a_diff_shows_its_content_and_a_failed_one_its_error() {
+        let call = write_call("a.py", "print('hi')\n\n\n");
+        let lines = shown(false, &ToolOutcome::ok("Wrote a.py"), call.clone());
+        assert_eq!(lines, "  Wrote a.py\n  print('hi')");
+        let failed = ToolOutcome {
+            is_error: true,
+            ..ToolOutcome::ok("Permission denied: a.py")
+        };
+        let lines = shown(false, &failed, call);
+        assert!(lines.contains("Permission denied"), "{lines}");
+        assert!(!lines.contains("print"), "{lines}");
+    }
+
+    #[test]
+    fn written_content_never_carries_the_models_escapes() {
+        let osc = "\u{1b}]52;c;aGk=\u{7}";
+        for colour in [false, true] {
+            let call = write_call("x.rs", &format!("// {osc}\nfn main() {{}}\n"));
+            let lines = shown(colour, &ToolOutcome::ok("Wrote x.rs"), call);
+            assert!(!lines.contains("\u{1b}]"), "{lines:?}");
+            assert!(lines.contains("\\u001b]52;c;aGk="), "{lines:?}");
+        }
+    }
 
     #[test]
     fn a_result_line_keeps_its_indentation_and_loses_its_runs_of_space() {
