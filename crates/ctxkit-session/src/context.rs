@@ -23,7 +23,7 @@ pub struct SessionContext {
 
 /// One message of a context: the entry it comes from, how it is made from it, and the
 /// `context_edit` entry (Pi 0.87) whose replacement content it carries, if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ContextMessage {
     pub entry: EntryIndex,
     pub kind: ContextMessageKind,
@@ -42,7 +42,7 @@ impl ContextMessage {
 }
 
 /// How a context message is made from its entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ContextMessageKind {
     /// The `message` of a `message` entry, as stored.
     Stored,

@@ -26,6 +26,9 @@ pub(crate) struct Renderer<'a> {
     pub free_models: &'a FreeModels,
     /// The language of each file a `read` call asked for, by call id: its result is coloured so.
     pub read_languages: RefCell<HashMap<String, String>>,
+    /// The messages views sent instead of their entries, as shown, by their JSON: a pruned
+    /// result or a summary is sent alike in many views and is rendered once.
+    pub sent_shown: RefCell<HashMap<String, Map<String, Value>>>,
 }
 
 /// Image types a page shows (others are named, not shown: an `image/svg+xml` could carry script).
@@ -133,14 +136,23 @@ impl Renderer<'_> {
         }
     }
 
-    /// Each text block's markdown, as the page draws it (`md`, beside its text `t`).
+    /// Each text block's markdown, as the page draws it (`md`, beside its text `t`): `1` when it
+    /// is one paragraph of the whole text, which the page draws from `t` (most questions and short
+    /// replies; the tree would carry the text twice).
     pub fn markdown(&self, blocks: &mut [Value]) {
         for block in blocks {
             let kind = block.get("k").and_then(Value::as_str);
             if !matches!(kind, Some("text" | "summary")) {
                 continue;
             }
-            let tree = markdown::tree(block.get("t").and_then(Value::as_str).unwrap_or(""));
+            let text = block.get("t").and_then(Value::as_str).unwrap_or("");
+            let tree = markdown::tree(text);
+            let plain = [json!(["p", text])];
+            let tree = if tree.as_array().is_some_and(|nodes| *nodes == plain) {
+                json!(1)
+            } else {
+                tree
+            };
             if let Some(block) = block.as_object_mut() {
                 block.insert("md".to_owned(), tree);
             }
@@ -178,6 +190,18 @@ impl Renderer<'_> {
             };
             json!({"k": "image", "mime": self.short(mime), "bytes": data.len(), "t": reason})
         }
+    }
+
+    /// [`Renderer::message`] of a message a view sent, rendered once for all the views that sent
+    /// it (and its images counted once against the page's budget).
+    pub fn sent_message(&self, message: &Value) -> Map<String, Value> {
+        let key = message.to_string();
+        if let Some(shown) = self.sent_shown.borrow().get(&key) {
+            return shown.clone();
+        }
+        let shown = self.message(message);
+        self.sent_shown.borrow_mut().insert(key, shown.clone());
+        shown
     }
 
     /// The display blocks of one message (any role), with its role-specific fields.
@@ -300,6 +324,7 @@ mod tests {
             image_budget: Cell::new(100),
             free_models: &NO_FREE_MODELS,
             read_languages: RefCell::default(),
+            sent_shown: RefCell::default(),
         }
     }
 
@@ -315,8 +340,32 @@ mod tests {
         );
         assert_eq!(
             shown["blocks"][1],
-            json!({"k": "text", "t": "0123456789", "n": 16, "md": [["p", "0123456789"]]})
+            json!({"k": "text", "t": "0123456789", "n": 16, "md": 1})
         );
+    }
+
+    /// A text that is one paragraph of itself is marked `1` (the page draws it from `t`); any
+    /// other markdown, a second paragraph or space around the paragraph keeps its tree.
+    #[test]
+    fn one_plain_paragraph_is_not_carried_twice() {
+        let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+        let renderer = Renderer {
+            clip_chars: 1000,
+            ..renderer(&redactor)
+        };
+        let md = |text: &str| {
+            renderer.message(&json!({"role": "user", "content": text}))["blocks"][0]["md"].clone()
+        };
+        assert_eq!(md("Fix the failing test, please."), json!(1));
+        assert_eq!(md("use *this*"), json!([["p", "use ", ["em", "this"]]]));
+        assert_eq!(
+            md("two\nlines"),
+            json!(1),
+            "a soft break is drawn as the text's newline"
+        );
+        assert_ne!(md("two\n\nparagraphs"), json!(1));
+        assert_ne!(md("ends with a newline\n"), json!(1));
+        assert_ne!(md("a &amp; b"), json!(1));
     }
 
     /// A reply's and a question's text carry their markdown; a tool's output is shown as it
@@ -419,6 +468,28 @@ mod tests {
         assert_eq!(shown[0]["data"], "iVBORw0KGgo=");
         assert!(shown[1].get("data").is_none());
         assert!(shown[2].get("data").is_none());
+    }
+
+    /// A message many views sent is rendered once: every view shows the same thing, and its image
+    /// is counted once against the page's budget (rendered again it would have found the budget
+    /// spent and been left out of the later views).
+    #[test]
+    fn a_message_sent_in_many_views_is_rendered_once() {
+        let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+        let renderer = renderer(&redactor);
+        let sent = json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read",
+            "content": [{"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+                        {"type": "text", "text": "KEY=sk-ant-api03-secretsecretsecret"}]});
+        let first = renderer.sent_message(&sent);
+        assert_eq!(first["blocks"][0]["data"], "iVBORw0KGgo=", "{first:?}");
+        assert_eq!(renderer.image_budget.get(), 100 - "iVBORw0KGgo=".len());
+        for _ in 0..3 {
+            assert_eq!(renderer.sent_message(&sent), first);
+        }
+        assert_eq!(renderer.image_budget.get(), 100 - "iVBORw0KGgo=".len());
+        // Another message is rendered on its own.
+        let other = json!({"role": "user", "content": "another"});
+        assert_eq!(renderer.sent_message(&other), renderer.message(&other));
     }
 
     /// A reply recorded at $0 for the tokens it used (a model of unknown price) shows its cost as

@@ -93,6 +93,7 @@ impl PageOptions {
             image_budget: Cell::new(self.image_budget),
             free_models: &self.free_models,
             read_languages: std::cell::RefCell::default(),
+            sent_shown: std::cell::RefCell::default(),
         }
     }
 }

@@ -4,7 +4,7 @@
     return b.n ? el("div", "clip", "clipped in this page: " + fmt(chars(b.t)) + " of " + counted(b.n, "character")) : null;
   }
   function renderBlock(b) {
-    if (Array.isArray(b.md)) return markdownBlock(b);
+    if (hasMarkdown(b)) return markdownBlock(b);
     if (Array.isArray(b.hl) && b.k !== "tool") return el("div", null, colouredText(b), clipNote(b));
     switch (b.k) {
       case "thinking": {

@@ -42,8 +42,13 @@
     }
     return pre;
   }
+  // `md` is the text's tree, or 1 for one paragraph of the whole text (not carried twice).
+  function hasMarkdown(b) {
+    return Array.isArray(b.md) || b.md === 1;
+  }
   function markdownBlock(b) {
-    return el("div", "md" + (b.k === "summary" ? " summary" : ""), mdChildren(document.createDocumentFragment(), b.md, 0), clipNote(b));
+    const tree = b.md === 1 ? [["p", String(b.t || "")]] : b.md;
+    return el("div", "md" + (b.k === "summary" ? " summary" : ""), mdChildren(document.createDocumentFragment(), tree, 0), clipNote(b));
   }
   // A block's text in its language's colours (a read file, a written one, a command, the
   // replacements of an edit): `hl` is [length, token, ...] over the text.

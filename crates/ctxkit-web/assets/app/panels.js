@@ -77,7 +77,7 @@
   // A compaction's summary as its entry draws it (its markdown), else as text.
   function summaryShown(c) {
     const block = ((entry(c.e) || {}).blocks || [])[0];
-    return block && Array.isArray(block.md) ? markdownBlock(block) : el("pre", "summary", c.summary);
+    return block && hasMarkdown(block) ? markdownBlock(block) : el("pre", "summary", c.summary);
   }
 
   // ---- search ----

@@ -208,6 +208,7 @@ async function markdown(page) {
   check((await read.textContent()).includes('println!("**not bold**");'), "the read file's text as it is");
   check(await page.locator('#raw .card[data-entry="2"] strong').count() === 0, "a tool's output is not markdown");
   check(await page.locator('#raw .card[data-entry="3"] .md.summary h2', { hasText: "Goal" }).count() === 1, "the summary's markdown");
+  check(await page.locator('#raw .card[data-entry="4"] .md > p').textContent() === "Thanks. Now run the tests, please.", "a plain question drawn as its paragraph");
   // Known tools' calls as Pi draws them; a call with an argument the page does not know as JSON.
   const heads = await page.locator('#raw .card[data-entry="1"] .tool > summary').allTextContents();
   check(heads[0].includes("read src/main.rs") && heads[1].includes("write src/new.py (2 lines)") && heads[2].includes("edit src/main.rs (1 replacement)"), "the calls' headlines: " + JSON.stringify(heads));

@@ -47,6 +47,11 @@ fn a_browser_draws_markdown_and_colours_code() {
         json!({"type": "compaction", "id": "m4", "parentId": "m3", "timestamp": at,
                "summary": "## Goal\nFix the parser.\n\n## Done\n- read `src/main.rs`",
                "firstKeptEntryId": "m3", "tokensBefore": 1000}),
+        message(
+            "m5",
+            Some("m4"),
+            json!({"role": "user", "content": "Thanks. Now run the tests, please.", "timestamp": 5}),
+        ),
     ];
     let file = home.path().join("md.jsonl");
     std::fs::write(&file, jsonl(&lines)).unwrap();
@@ -57,6 +62,8 @@ fn a_browser_draws_markdown_and_colours_code() {
         json!(["h2", "Plan"])
     );
     assert_eq!(data["entries"][2]["blocks"][0]["lang"], "rs");
+    // One paragraph of plain words is not carried twice: the page draws it from the text.
+    assert_eq!(data["entries"][4]["blocks"][0]["md"], json!(1));
     let Some(tools) = browser_tools() else { return };
     let shots = screenshot_dir(home.path());
     let url = format!("file://{}", home.path().join("page.html").display());
