@@ -386,6 +386,28 @@ fn node_checker(
     command
 }
 
+/// Runs the browser checks of `mode` on `url`, failing the test with what they printed unless
+/// they pass; returns what they printed.
+fn check_in_browser(
+    tools: &Path,
+    mode: &str,
+    url: &str,
+    shots: &Path,
+    expect: serde_json::Value,
+) -> String {
+    let output = node_checker(tools, mode, url, shots, expect)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{url}: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 #[test]
 fn a_browser_shows_the_exported_page() {
     let Some(tools) = browser_tools() else { return };
@@ -396,16 +418,7 @@ fn a_browser_shows_the_exported_page() {
     let url = format!("file://{}", home.path().join("page.html").display());
     let expect =
         json!({"coveredByFirst": demo.covered_by_first, "beforeSecond": demo.before_second});
-    let output = node_checker(&tools, "export", &url, &shots, expect)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = check_in_browser(&tools, "export", &url, &shots, expect);
     assert!(stdout.contains("OK"));
 }
 
@@ -808,16 +821,7 @@ fn a_browser_shows_bidi_overrides_and_c1_controls_visibly() {
     let Some(tools) = browser_tools() else { return };
     let shots = screenshot_dir(home.path());
     let url = format!("file://{}", home.path().join("page.html").display());
-    let output = node_checker(&tools, "spoof", &url, &shots, json!({}))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    check_in_browser(&tools, "spoof", &url, &shots, json!({}));
 }
 
 /// A session whose third line was cut off (its reply lost, the next question's parent with it):
@@ -858,16 +862,7 @@ fn a_damaged_session_s_page_says_so_where_it_matters() {
     let (server, live) = start_view(home.path(), file.to_str().unwrap(), None);
     let _server = KillOnDrop(server);
     for url in [exported, live] {
-        let output = node_checker(&tools, "damaged", &url, &shots, expect.clone())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        println!("{stdout}");
-        assert!(
-            output.status.success(),
-            "{url}: {stdout}\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        check_in_browser(&tools, "damaged", &url, &shots, expect.clone());
     }
 }
 
@@ -896,21 +891,12 @@ fn a_browser_shows_counts_costs_and_ids_as_they_are() {
     let Some(tools) = browser_tools() else { return };
     let shots = screenshot_dir(home.path());
     let url = format!("file://{}", home.path().join("page.html").display());
-    let output = node_checker(
+    check_in_browser(
         &tools,
         "cosmetics",
         &url,
         &shots,
         json!({"leaf": "9a1fcc02"}),
-    )
-    .output()
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
     );
 }
 

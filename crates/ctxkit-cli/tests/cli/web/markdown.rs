@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{browser_tools, export, fixture::jsonl, node_checker, page_data, screenshot_dir};
+use super::{browser_tools, check_in_browser, export, fixture::jsonl, page_data, screenshot_dir};
 
 const REPLY: &str = "## Plan\n\n1. read `src/main.rs`\n2. fix **the parser**\n\n\
 | step | state |\n|---|---|\n| read | done |\n\n\
@@ -67,14 +67,5 @@ fn a_browser_draws_markdown_and_colours_code() {
     let Some(tools) = browser_tools() else { return };
     let shots = screenshot_dir(home.path());
     let url = format!("file://{}", home.path().join("page.html").display());
-    let output = node_checker(&tools, "markdown", &url, &shots, json!({}))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    check_in_browser(&tools, "markdown", &url, &shots, json!({}));
 }
