@@ -163,7 +163,7 @@ pub(crate) fn hot_names(summary: &str, hot: &Hot) -> Vec<String> {
             }
             if hot.visible.contains(name)
                 || !seen.insert(name)
-                || crate::carried::holds_word(summary, name)
+                || crate::words::holds_word(summary, name)
             {
                 continue;
             }

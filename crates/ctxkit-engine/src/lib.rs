@@ -102,6 +102,7 @@ mod settings;
 mod tree;
 mod verbs;
 mod view;
+mod words;
 
 pub use carried::appended_chars;
 pub use check::{

@@ -22,6 +22,7 @@ mod history;
 mod markdown;
 mod model;
 mod page;
+mod parsed;
 mod problems;
 mod redact;
 mod sent_table;

@@ -232,7 +232,7 @@ fn write_contexts(
         // Views are independent: built a few per thread at a time, in parallel, then rendered
         // and written in order (what is held at once stays a few views per thread).
         let chunk = rayon::current_num_threads().max(1) * VIEWS_PER_THREAD;
-        let parsed = crate::contexts::ParsedMessages::default();
+        let parsed = crate::parsed::ParsedMessages::default();
         for positions in positions.chunks(chunk) {
             parsed.next_batch();
             let views: Vec<Result<Option<View>, WebError>> = positions

@@ -1,0 +1,160 @@
+//! The session's context messages parsed once for the many views an exported page carries.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::{ContextMessage, Session};
+
+use crate::error::WebError;
+
+/// The session's context messages, each parsed once for the views that hold it (a page's views
+/// of one branch share most of their messages; parsing them again for each view was half of an
+/// export's time). Views are built a batch at a time; what the last two batches used is kept
+/// ([`ParsedMessages::next_batch`]), so memory stays about two views' messages, not the session's.
+#[derive(Debug, Default)]
+pub(crate) struct ParsedMessages {
+    batches: Mutex<Batches>,
+}
+
+#[derive(Debug, Default)]
+struct Batches {
+    current: HashMap<ContextMessage, Arc<AgentMessage>>,
+    previous: HashMap<ContextMessage, Arc<AgentMessage>>,
+}
+
+impl Batches {
+    /// A message parsed for this batch or the one before (then kept for this one too).
+    fn find(&mut self, message: &ContextMessage) -> Option<Arc<AgentMessage>> {
+        if let Some(found) = self.current.get(message) {
+            return Some(Arc::clone(found));
+        }
+        let found = self.previous.get(message)?;
+        self.current.insert(*message, Arc::clone(found));
+        Some(Arc::clone(found))
+    }
+}
+
+impl ParsedMessages {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Batches> {
+        self.batches.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The typed forms of `messages`, in order: those parsed for this batch or the last shared,
+    /// the others parsed now (on all cores, as [`Session::messages`] reads them) and kept.
+    pub(crate) fn get(
+        &self,
+        session: &Session,
+        messages: &[ContextMessage],
+    ) -> Result<Vec<Arc<AgentMessage>>, WebError> {
+        let known: Vec<Option<Arc<AgentMessage>>> = {
+            let mut batches = self.lock();
+            messages
+                .iter()
+                .map(|message| batches.find(message))
+                .collect()
+        };
+        let missing: Vec<ContextMessage> = messages
+            .iter()
+            .zip(&known)
+            .filter(|(_, known)| known.is_none())
+            .map(|(message, _)| *message)
+            .collect();
+        let mut fresh = session.messages(&missing)?.into_iter().map(Arc::new);
+        let mut batches = self.lock();
+        let mut all = Vec::with_capacity(messages.len());
+        for (message, known) in messages.iter().zip(known) {
+            let Some(found) = known.or_else(|| fresh.next()) else {
+                return Err(WebError::UnknownEntry {
+                    id: format!("#{}", message.entry),
+                });
+            };
+            batches
+                .current
+                .entry(*message)
+                .or_insert_with(|| Arc::clone(&found));
+            all.push(found);
+        }
+        Ok(all)
+    }
+
+    /// Starts a new batch of views: messages neither it nor the batch just built use are let go.
+    pub(crate) fn next_batch(&self) {
+        let mut batches = self.lock();
+        batches.previous = std::mem::take(&mut batches.current);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ctxkit_session::build_context;
+    use ctxkit_settings::TransformSettings;
+    use serde_json::json;
+
+    use super::*;
+    use crate::contexts::View;
+
+    fn message(value: serde_json::Value) -> AgentMessage {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// A session of `calls` shell calls, each printing 300 lines.
+    fn long_run(calls: usize) -> Session {
+        let mut session = Session::in_memory("/work");
+        session
+            .append_message(message(
+                json!({"role": "user", "content": "read it all", "timestamp": 1}),
+            ))
+            .unwrap();
+        let output: String = (0..300).map(|line| format!("log line {line}\n")).collect();
+        for index in 0..calls {
+            let id = format!("c{index}");
+            session
+                .append_message(message(
+                    json!({"role": "assistant", "stopReason": "toolUse",
+                    "timestamp": 2, "content": [{"type": "toolCall", "id": id, "name": "bash",
+                    "arguments": {"command": "cat log"}}]}),
+                ))
+                .unwrap();
+            session
+                .append_message(message(json!({"role": "toolResult", "toolCallId": id,
+                    "toolName": "bash", "isError": false, "timestamp": 3,
+                    "content": [{"type": "text", "text": output}]})))
+                .unwrap();
+        }
+        session
+    }
+
+    /// Views built with one table of parsed messages share their messages, and each is what a
+    /// view built alone makes.
+    #[test]
+    fn views_share_the_messages_parsed_for_an_earlier_view() {
+        let session = long_run(40);
+        let parsed = ParsedMessages::default();
+        let settings = TransformSettings::default();
+        let last = session.index().entries().len() - 1;
+        let record = |at, parsed: &ParsedMessages| {
+            let redactor = crate::redact::Redactor::new(Vec::new(), &[]).unwrap();
+            let options = crate::model::PageOptions::new("t", redactor);
+            let view = View::build(&session, parsed, at, &settings, 200_000, usize::MAX);
+            view.unwrap().unwrap().record(&options.renderer(100))
+        };
+        for at in [last - 20, last, last - 1] {
+            assert_eq!(record(at, &parsed), record(at, &ParsedMessages::default()));
+        }
+        let context = build_context(session.index(), Some(last));
+        let first = parsed.get(&session, &context.messages).unwrap();
+        let again = parsed.get(&session, &context.messages).unwrap();
+        assert_eq!(first.len(), context.messages.len());
+        assert!(first.iter().zip(&again).all(|(a, b)| Arc::ptr_eq(a, b)));
+        assert_eq!(parsed.lock().current.len(), context.messages.len());
+        // Two batches later what no view used is let go; a message used again is kept.
+        parsed.next_batch();
+        parsed.get(&session, &context.messages[..5]).unwrap();
+        parsed.next_batch();
+        assert_eq!(parsed.lock().previous.len(), 5);
+        assert!(parsed.lock().current.is_empty());
+        let kept = parsed.get(&session, &context.messages[..5]).unwrap();
+        assert!(kept.iter().zip(&first).all(|(a, b)| Arc::ptr_eq(a, b)));
+    }
+}
