@@ -48,7 +48,8 @@ pub(crate) fn tree(text: &str) -> Value {
     builder.finish()
 }
 
-/// An element being built: its tag (`None`: drawn flat into its parent), attributes, children.
+/// An element being built: its tag (`None`: drawn flat, its content written straight into the
+/// element drawn around it), attributes, children.
 #[derive(Default)]
 struct Open {
     tag: Option<&'static str>,
@@ -64,8 +65,10 @@ struct Open {
 struct Builder {
     /// The root (the top-level blocks) first; each open element after it.
     stack: Vec<Open>,
-    /// Open elements that were given a tag (the depth of the tree being built).
-    depth: usize,
+    /// The places in `stack` of the open elements that were given a tag, innermost last: the
+    /// last receives the content (a flat element's too, so closing one moves nothing, and
+    /// thousands of flat quotes cost no more than one). Its length is the tree's depth.
+    drawn: Vec<usize>,
     in_table_head: bool,
 }
 
@@ -132,9 +135,12 @@ impl Builder {
             | Tag::Subscript
             | Tag::MetadataBlock(_) => None,
         };
-        if name.is_some() && self.depth < MAX_DEPTH {
+        if name.is_some() && self.drawn.len() < MAX_DEPTH {
             open.tag = name;
-            self.depth += 1;
+            self.drawn.push(self.stack.len());
+        } else if let Some(Value::String(address)) = open.attributes.remove("href") {
+            // A link drawn flat keeps its address, written after its words.
+            open.unfollowed = Some(address);
         }
         self.stack.push(open);
     }
@@ -170,12 +176,12 @@ impl Builder {
                 open.attributes.insert("lang".to_owned(), json!(language));
             }
         }
-        if let Some(address) = open.unfollowed.take() {
-            push_text(&mut open.children, &format!(" ({address})"));
-        }
         match open.tag {
             Some(tag) => {
-                self.depth = self.depth.saturating_sub(1);
+                if let Some(address) = open.unfollowed.take() {
+                    push_text(&mut open.children, &format!(" ({address})"));
+                }
+                self.drawn.pop();
                 let mut node = vec![json!(tag)];
                 if !open.attributes.is_empty() {
                     node.push(Value::Object(open.attributes));
@@ -183,6 +189,8 @@ impl Builder {
                 node.extend(open.children);
                 self.push(Value::Array(node));
             }
+            // Its content is already in the element around it; a code block's text and an
+            // address not followed go there now.
             None => {
                 for child in open.children {
                     if let Value::String(text) = &child {
@@ -191,26 +199,40 @@ impl Builder {
                         self.push(child);
                     }
                 }
+                if let Some(address) = open.unfollowed.take() {
+                    self.text(&format!(" ({address})"));
+                }
             }
         }
     }
 
     fn text(&mut self, text: &str) {
-        if let Some(open) = self.stack.last_mut() {
-            match &mut open.code {
-                Some((_, code)) => code.push_str(text),
-                None => push_text(&mut open.children, text),
-            }
+        if let Some(Open {
+            code: Some((_, code)),
+            ..
+        }) = self.stack.last_mut()
+        {
+            code.push_str(text);
+        } else if let Some(open) = self.receiver() {
+            push_text(&mut open.children, text);
         }
     }
 
     fn push(&mut self, node: Value) {
-        if let Some(open) = self.stack.last_mut() {
+        if let Some(open) = self.receiver() {
             open.children.push(node);
         }
     }
 
+    /// The innermost element drawn (or the root): flat elements' content goes to it.
+    fn receiver(&mut self) -> Option<&mut Open> {
+        let place = self.drawn.last().copied().unwrap_or(0);
+        self.stack.get_mut(place)
+    }
+
     fn finish(mut self) -> Value {
+        // (The parser closes what it opens; anything left open joins the root.)
+        self.drawn.clear();
         while self.stack.len() > 1 {
             let Some(open) = self.stack.pop() else { break };
             for child in open.children {

@@ -126,3 +126,36 @@ fn the_script_s_token_letters_follow_the_list() {
             .contains(r#"const HL = ["", "c", "k", "f", "v", "s", "n", "t", "o", "p", "i", "d"];"#)
     );
 }
+
+/// Adversarial review: a link (or an image) nested past [`MAX_DEPTH`] is drawn flat, and its
+/// address vanishes from the tree: neither an `a` element nor the address written out as text.
+#[test]
+fn a_link_past_the_depth_limit_keeps_its_address() {
+    let text = format!(
+        "{}[words](https://example.com/deep) ![alt](https://example.com/i.png)",
+        "> ".repeat(MAX_DEPTH + 4)
+    );
+    let shown = tree(&text).to_string();
+    assert!(shown.contains("https://example.com/deep"), "{shown}");
+    assert!(shown.contains("https://example.com/i.png"), "{shown}");
+}
+
+/// Adversarial review: flattening past [`MAX_DEPTH`] moves every child of a flattened element
+/// up one level at each closing, so a block of D nested quotes holding N inline nodes costs D × N.
+/// One block at the page's largest clip ([`crate::MAX_CLIP_CHARS`], 50 000 characters: 25 000
+/// `>` and 6 250 code spans) takes about 20 s here in a debug build while pulldown-cmark parses
+/// it in about 5 ms; a session of such replies stalls `ctxkit export --html` and `ctxkit view`.
+#[test]
+fn deep_quotes_full_of_inline_nodes_are_built_in_linear_time() {
+    let text = format!("{} {}", ">".repeat(25_000), "`a` ".repeat(6_250));
+    assert!(text.chars().count() <= crate::MAX_CLIP_CHARS + 1);
+    let start = std::time::Instant::now();
+    let nodes = tree(&text);
+    let elapsed = start.elapsed();
+    assert!(depth(&nodes) <= MAX_DEPTH + 2);
+    assert!(
+        elapsed < std::time::Duration::from_secs(2),
+        "{elapsed:?} for {} bytes",
+        text.len()
+    );
+}
