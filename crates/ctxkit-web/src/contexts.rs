@@ -291,7 +291,7 @@ impl ViewMessage {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn message(value: Value) -> AgentMessage {
@@ -334,7 +334,7 @@ mod tests {
     }
 
     /// A session on `provider`/`model` of `calls` tool calls, each reading 300 lines.
-    fn long_run(provider: &str, model: &str, calls: usize) -> Session {
+    pub(crate) fn long_run(provider: &str, model: &str, calls: usize) -> Session {
         let mut session = Session::in_memory("/work");
         session.append_model_change(provider, model).unwrap();
         session

@@ -89,47 +89,15 @@ impl ParsedMessages {
 mod tests {
     use ctxkit_session::build_context;
     use ctxkit_settings::TransformSettings;
-    use serde_json::json;
 
     use super::*;
     use crate::contexts::View;
-
-    fn message(value: serde_json::Value) -> AgentMessage {
-        serde_json::from_value(value).unwrap()
-    }
-
-    /// A session of `calls` shell calls, each printing 300 lines.
-    fn long_run(calls: usize) -> Session {
-        let mut session = Session::in_memory("/work");
-        session
-            .append_message(message(
-                json!({"role": "user", "content": "read it all", "timestamp": 1}),
-            ))
-            .unwrap();
-        let output: String = (0..300).map(|line| format!("log line {line}\n")).collect();
-        for index in 0..calls {
-            let id = format!("c{index}");
-            session
-                .append_message(message(
-                    json!({"role": "assistant", "stopReason": "toolUse",
-                    "timestamp": 2, "content": [{"type": "toolCall", "id": id, "name": "bash",
-                    "arguments": {"command": "cat log"}}]}),
-                ))
-                .unwrap();
-            session
-                .append_message(message(json!({"role": "toolResult", "toolCallId": id,
-                    "toolName": "bash", "isError": false, "timestamp": 3,
-                    "content": [{"type": "text", "text": output}]})))
-                .unwrap();
-        }
-        session
-    }
 
     /// Views built with one table of parsed messages share their messages, and each is what a
     /// view built alone makes.
     #[test]
     fn views_share_the_messages_parsed_for_an_earlier_view() {
-        let session = long_run(40);
+        let session = crate::contexts::tests::long_run("openai", "gpt-5", 40);
         let parsed = ParsedMessages::default();
         let settings = TransformSettings::default();
         let last = session.index().entries().len() - 1;
