@@ -22,6 +22,7 @@ use crate::TransformSettings;
 use crate::cut::cut_text_seeing;
 use crate::digest::VisibleNames;
 use crate::marker::{Reference, is_referenceable};
+use crate::measured::{CallSavings, CutKey};
 use crate::view::Slot;
 use ctxkit_tokens::stringified_len;
 
@@ -126,19 +127,40 @@ pub(crate) fn call_savings<'a>(
         if !calls_cuttable(position, assistant, latest, settings) {
             continue;
         }
-        for call in assistant
-            .content
-            .iter()
-            .filter_map(ContentBlock::as_tool_call)
-        {
-            if let Some((arguments, _)) = cut_arguments(call, settings, &VisibleNames::default()) {
-                let saved =
-                    stringified_len(&call.arguments).saturating_sub(stringified_len(&arguments));
-                savings.insert(call.id.as_str(), (position, (saved as u64).div_ceil(4)));
+        let measure = || assistant_savings(assistant, settings);
+        let by_block = match slot.memo() {
+            Some(memo) => memo.call_savings(CutKey::of(settings), measure),
+            None => measure(),
+        };
+        for (block, saved) in by_block {
+            if let Some(call) = assistant
+                .content
+                .get(block)
+                .and_then(ContentBlock::as_tool_call)
+            {
+                savings.insert(call.id.as_str(), (position, saved));
             }
         }
     }
     savings
+}
+
+/// For each call of `assistant` whose arguments would be cut, its content position and the tokens
+/// the cut saves.
+fn assistant_savings(assistant: &AssistantMessage, settings: &TransformSettings) -> CallSavings {
+    let calls = assistant
+        .content
+        .iter()
+        .enumerate()
+        .filter_map(|(block, content)| content.as_tool_call().map(|call| (block, call)));
+    calls
+        .filter_map(|(block, call)| {
+            let (arguments, _) = cut_arguments(call, settings, &VisibleNames::default())?;
+            let saved =
+                stringified_len(&call.arguments).saturating_sub(stringified_len(&arguments));
+            Some((block, (saved as u64).div_ceil(4)))
+        })
+        .collect()
 }
 
 /// `message` with the arguments of its calls named in `ids` cut, and the characters saved; `None`

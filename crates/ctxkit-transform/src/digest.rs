@@ -264,6 +264,16 @@ impl VisibleNames {
         }
     }
 
+    /// Adds names already hashed (by another set's [`Self::into_hashes`]).
+    pub(crate) fn extend(&mut self, hashes: &[u64]) {
+        self.hashes.extend(hashes.iter().copied());
+    }
+
+    /// The names' hashes, in no order.
+    pub(crate) fn into_hashes(self) -> Box<[u64]> {
+        self.hashes.into_iter().collect()
+    }
+
     fn contains(&self, name: &str) -> bool {
         !self.hashes.is_empty() && self.hashes.contains(&name_hash(name))
     }

@@ -100,6 +100,7 @@ mod digest;
 mod escapes;
 mod lifetime;
 mod marker;
+mod measured;
 mod orphans;
 mod pays;
 mod prune;
@@ -124,6 +125,7 @@ pub use marker::{
     TOOL_CALL_REFERENCE_PREFIX, TOOL_RESULT_REFERENCE_PREFIX, pruned_mentions, pruned_names,
     pruned_reference, shown_names,
 };
+pub use measured::MeasuredMessage;
 pub use orphans::repair_orphans;
 pub use pays::content_blocks;
 
@@ -171,10 +173,33 @@ pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
     settings: &TransformSettings,
     context_window: u64,
 ) -> TransformOutput {
-    let mut slots: Vec<Slot<'_>> = messages
+    let slots = messages
         .iter()
         .map(|message| Slot::borrowed(message.borrow()))
         .collect();
+    transform_slots(slots, settings, context_window)
+}
+
+/// [`transform_context`] of messages that keep what the layers measure of them for the next view
+/// that holds them (an exported page's view at each request): the same output, each unchanged
+/// message measured once however many views hold it.
+pub fn transform_measured<M: std::borrow::Borrow<MeasuredMessage>>(
+    messages: &[M],
+    settings: &TransformSettings,
+    context_window: u64,
+) -> TransformOutput {
+    let slots = messages
+        .iter()
+        .map(|message| Slot::measured(message.borrow()))
+        .collect();
+    transform_slots(slots, settings, context_window)
+}
+
+fn transform_slots(
+    mut slots: Vec<Slot<'_>>,
+    settings: &TransformSettings,
+    context_window: u64,
+) -> TransformOutput {
     let mut report = TransformReport {
         estimated_tokens_before: total_tokens(&slots),
         ..TransformReport::default()

@@ -25,6 +25,7 @@ use crate::calls::CallsToCut;
 use crate::cut::{Cut, chars_and_newlines, cut_text_seeing};
 use crate::digest::VisibleNames;
 use crate::marker::{Reference, image_marker, is_referenceable};
+use crate::measured::CutKey;
 use crate::pays::CutSaving;
 use crate::view::Slot;
 use ctxkit_tokens::estimate_tokens;
@@ -76,20 +77,27 @@ fn cut_savings(slots: &[Slot<'_>], count: usize, settings: &TransformSettings) -
     };
     slots
         .iter()
-        .filter_map(|slot| {
-            slot.message
-                .as_tool_result()
-                .map(|result| (slot.tokens, result))
-        })
+        .filter_map(|slot| slot.message.as_tool_result().map(|result| (slot, result)))
         .take(count)
-        .map(|(tokens, result)| CutSaving {
-            result: pruned_content(result, settings, &VisibleNames::default())
-                .map_or(0, |(content, _)| {
-                    tokens.saturating_sub(content_tokens(content))
-                }),
-            call: calls.get(result.tool_call_id.as_str()).copied(),
+        .map(|(slot, result)| {
+            let measure = || result_saving(result, slot.tokens, settings);
+            CutSaving {
+                result: match slot.memo() {
+                    Some(memo) => memo.result_saving(CutKey::of(settings), measure),
+                    None => measure(),
+                },
+                call: calls.get(result.tool_call_id.as_str()).copied(),
+            }
         })
         .collect()
+}
+
+/// The tokens cutting `result` (estimated at `tokens`) saves, with no name taken as seen; 0 when it
+/// is not cut.
+fn result_saving(result: &ToolResultMessage, tokens: u64, settings: &TransformSettings) -> u64 {
+    pruned_content(result, settings, &VisibleNames::default()).map_or(0, |(content, _)| {
+        tokens.saturating_sub(content_tokens(content))
+    })
 }
 
 /// What the prune layer did.
@@ -133,10 +141,20 @@ pub(crate) fn prune_tool_results(
             }
         }
         if let Some(visible) = visible.as_mut() {
-            note_visible(slot.message.as_ref(), visible);
+            match slot.memo() {
+                Some(memo) => visible.extend(memo.names(|| names_shown(slot.message.as_ref()))),
+                None => note_visible(slot.message.as_ref(), visible),
+            }
         }
     }
     outcome
+}
+
+/// The hashes of the names `message` shows the model (see [`note_visible`]).
+fn names_shown(message: &AgentMessage) -> Box<[u64]> {
+    let mut names = VisibleNames::default();
+    note_visible(message, &mut names);
+    names.into_hashes()
 }
 
 /// Adds the names a message shows the model: its text, its tool calls and their arguments, never

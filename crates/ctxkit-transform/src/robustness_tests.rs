@@ -5,7 +5,9 @@ use ctxkit_protocol::AgentMessage;
 use ctxkit_tokens::estimate_tokens;
 use serde_json::{Value, json};
 
-use crate::{TransformSettings, repair_orphans, transform_context};
+use crate::{
+    MeasuredMessage, TransformSettings, repair_orphans, transform_context, transform_measured,
+};
 
 /// xorshift64*: deterministic, no dependency.
 struct Random(u64);
@@ -27,7 +29,7 @@ impl Random {
     }
 }
 
-const PIECES: [&str; 10] = [
+const PIECES: [&str; 13] = [
     "a",
     "line\n",
     "\n",
@@ -38,6 +40,9 @@ const PIECES: [&str; 10] = [
     "\r\n",
     "\u{301}",
     " ",
+    " src/parser/lexer.rs ",
+    " parse_config() ",
+    " error[E0308] ",
 ];
 const IDS: [&str; 7] = ["c1", "c2", "c3", "c4", "", "has space", "c]"];
 
@@ -108,6 +113,8 @@ fn settings(random: &mut Random) -> TransformSettings {
         keep_last_messages: [0, 1, 5, 20, usize::MAX][random.below(5)],
         cache_aware,
         cache_block_size: [0, 1, 3, 8, usize::MAX][random.below(5)],
+        prune_tool_calls: random.below(2) == 0,
+        prune_digest_names: [0, 2, 12][random.below(3)],
         // The note is added by the engine's view, after the transforms.
         ..TransformSettings::default()
     }
@@ -149,4 +156,96 @@ fn generated_views_keep_every_invariant() {
     }
     // Every layer had work in some of the generated cases.
     assert!(totals.iter().all(|&total| total > 0), "{totals:?}");
+}
+
+/// The measured transform is the plain one: every view of a growing conversation (each view a
+/// prefix, as an export's views are), its messages shared between views and measured under two
+/// settings in turn.
+#[test]
+fn measured_views_are_the_plain_views() {
+    let mut random = Random(0xD1B5_4A32_D192_ED03);
+    let (mut pruned, mut cut_calls, mut views) = (0, 0, 0);
+    for _ in 0..12 {
+        let messages = conversation(&mut random);
+        let shared: Vec<std::sync::Arc<MeasuredMessage>> = messages
+            .iter()
+            .map(|message| std::sync::Arc::new(MeasuredMessage::new(message.clone())))
+            .collect();
+        // Settings that differ in what a cut keeps, so a measure taken under one is wrong under
+        // the other.
+        let first = settings(&mut random);
+        let other = TransformSettings {
+            prune_min_chars: [0, 50, usize::MAX][random.below(3)],
+            head_lines: [0, 2][random.below(2)],
+            head_chars: [10, 300][random.below(2)],
+            prune_digest_names: [0, 4][random.below(2)],
+            ..first.clone()
+        };
+        let both = [first, other];
+        let context_window = [0, 100, 5_000, u64::MAX][random.below(4)];
+        for end in 0..=messages.len() {
+            let settings = &both[random.below(2)];
+            let plain = transform_context(&messages[..end], settings, context_window);
+            let measured = transform_measured(&shared[..end], settings, context_window);
+            assert_eq!(measured, plain, "{settings:?}");
+            pruned += plain.report.tool_results_pruned;
+            cut_calls += plain.report.tool_calls_cut;
+            views += 1;
+        }
+    }
+    assert!(
+        pruned > 100 && cut_calls > 10,
+        "{pruned} {cut_calls} {views}"
+    );
+}
+
+/// A well-formed run: a task, then turns of an assistant (thinking, text, one to three calls with
+/// unique ids) and its results; now and then a generated message of any kind.
+fn conversation(random: &mut Random) -> Vec<AgentMessage> {
+    let mut messages =
+        vec![serde_json::from_value(json!({"role": "user", "content": text(random)})).unwrap()];
+    for turn in 0..random.below(30) {
+        let calls: Vec<String> = (0..1 + random.below(3))
+            .map(|call| format!("t{turn}_{call}"))
+            .collect();
+        let mut blocks = Vec::new();
+        if random.below(2) == 0 {
+            blocks.push(json!({"type": "thinking", "thinking": text(random)}));
+        }
+        blocks.push(json!({"type": "text", "text": text(random)}));
+        blocks.extend(calls.iter().map(|id| {
+            json!({"type": "toolCall", "id": id, "name": "t", "arguments": {"path": "src/a.rs", "s": named_text(random)}})
+        }));
+        messages
+            .push(serde_json::from_value(json!({"role": "assistant", "content": blocks})).unwrap());
+        for id in &calls {
+            let mut content = vec![json!({"type": "text", "text": named_text(random)})];
+            if random.below(5) == 0 {
+                content.push(json!({"type": "image", "data": "QUJD".repeat(random.below(50)), "mimeType": "image/png"}));
+            }
+            messages.push(
+                serde_json::from_value(json!({"role": "toolResult", "toolCallId": id,
+                "toolName": "t", "content": content, "isError": false}))
+                .unwrap(),
+            );
+        }
+        if random.below(6) == 0 {
+            messages.push(message(random));
+        }
+    }
+    messages
+}
+
+/// Lines naming files and functions out of a few dozen, so one result's names recur in others
+/// (a digest leaves out what an earlier message shows).
+fn named_text(random: &mut Random) -> String {
+    (0..random.below(80))
+        .map(|_| {
+            let (file, line, function) = (random.below(40), random.below(900), random.below(40));
+            format!(
+                "src/mod_{file}.rs:{line}: in handler_{function} {}\n",
+                text(random).len()
+            )
+        })
+        .collect()
 }

@@ -9,6 +9,8 @@ use ctxkit_tokens::{estimate_tokens, utf16_len};
 
 use ctxkit_tokens::stringified_len;
 
+use crate::measured::{MeasuredMessage, Memo, Size, quarter};
+
 /// One message of the view and the reference's token estimate of it.
 #[derive(Debug)]
 pub(crate) struct Slot<'a> {
@@ -17,16 +19,37 @@ pub(crate) struct Slot<'a> {
     /// For assistant messages, the characters behind `tokens`, so that removing blocks updates the
     /// estimate without serializing the tool-call arguments again.
     assistant_chars: Option<usize>,
+    /// The measures kept with the input message, when the caller keeps them.
+    memo: Option<&'a Memo>,
 }
 
 impl<'a> Slot<'a> {
     /// An unchanged input message.
     pub fn borrowed(message: &'a AgentMessage) -> Self {
-        let assistant_chars = message.as_assistant().map(assistant_chars);
+        Self::sized(message, Size::of(message), None)
+    }
+
+    /// An unchanged input message measured for several views.
+    pub fn measured(measured: &'a MeasuredMessage) -> Self {
+        let memo = measured.memo();
+        let message = measured.message();
+        Self::sized(message, memo.size(message), Some(memo))
+    }
+
+    fn sized(message: &'a AgentMessage, size: Size, memo: Option<&'a Memo>) -> Self {
         Self {
             message: Cow::Borrowed(message),
-            tokens: assistant_chars.map_or_else(|| estimate_tokens(message), quarter),
-            assistant_chars,
+            tokens: size.tokens,
+            assistant_chars: size.assistant_chars,
+            memo,
+        }
+    }
+
+    /// The measures of the message, while it is still the input's (a changed copy has none).
+    pub fn memo(&self) -> Option<&'a Memo> {
+        match self.message {
+            Cow::Borrowed(_) => self.memo,
+            Cow::Owned(_) => None,
         }
     }
 
@@ -52,10 +75,6 @@ impl<'a> Slot<'a> {
     }
 }
 
-fn quarter(chars: usize) -> u64 {
-    chars.div_ceil(4) as u64
-}
-
 /// Characters (UTF-16 units) of one assistant content block as the reference's estimate counts
 /// them: text, thinking, tool name plus its arguments as `JSON.stringify` writes them (measured by
 /// [`stringified_len`]); images and unknown blocks nothing. `estimate_tokens` of an assistant is
@@ -69,7 +88,7 @@ pub(crate) fn block_chars(block: &ContentBlock) -> usize {
     }
 }
 
-fn assistant_chars(assistant: &AssistantMessage) -> usize {
+pub(crate) fn assistant_chars(assistant: &AssistantMessage) -> usize {
     assistant.content.iter().map(block_chars).sum()
 }
 

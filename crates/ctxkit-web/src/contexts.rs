@@ -6,7 +6,7 @@
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{ContextMessageKind, EntryIndex, Session, build_context};
 use ctxkit_settings::TransformSettings;
-use ctxkit_transform::transform_context;
+use ctxkit_transform::transform_measured;
 use serde_json::{Map, Value, json};
 
 use crate::blocks::Renderer;
@@ -159,7 +159,8 @@ impl View {
             ctxkit_models::model_cache_terms(model.provider.as_deref()?, model.model_id.as_deref()?)
         });
         let settings = settings.with_cache_terms(cache.as_ref());
-        let output = transform_context(&input, &settings, context_window);
+        let output = transform_measured(&input, &settings, context_window);
+        let input: Vec<&AgentMessage> = input.iter().map(|message| message.message()).collect();
         let matched = align(&input, &output.messages);
         let messages = context
             .messages

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{ContextMessage, Session};
+use ctxkit_transform::MeasuredMessage;
 
 use crate::error::WebError;
 
@@ -19,13 +19,13 @@ pub(crate) struct ParsedMessages {
 
 #[derive(Debug, Default)]
 struct Batches {
-    current: HashMap<ContextMessage, Arc<AgentMessage>>,
-    previous: HashMap<ContextMessage, Arc<AgentMessage>>,
+    current: HashMap<ContextMessage, Arc<MeasuredMessage>>,
+    previous: HashMap<ContextMessage, Arc<MeasuredMessage>>,
 }
 
 impl Batches {
     /// A message parsed for this batch or the one before (then kept for this one too).
-    fn find(&mut self, message: &ContextMessage) -> Option<Arc<AgentMessage>> {
+    fn find(&mut self, message: &ContextMessage) -> Option<Arc<MeasuredMessage>> {
         if let Some(found) = self.current.get(message) {
             return Some(Arc::clone(found));
         }
@@ -46,8 +46,8 @@ impl ParsedMessages {
         &self,
         session: &Session,
         messages: &[ContextMessage],
-    ) -> Result<Vec<Arc<AgentMessage>>, WebError> {
-        let known: Vec<Option<Arc<AgentMessage>>> = {
+    ) -> Result<Vec<Arc<MeasuredMessage>>, WebError> {
+        let known: Vec<Option<Arc<MeasuredMessage>>> = {
             let mut batches = self.lock();
             messages
                 .iter()
@@ -60,7 +60,10 @@ impl ParsedMessages {
             .filter(|(_, known)| known.is_none())
             .map(|(message, _)| *message)
             .collect();
-        let mut fresh = session.messages(&missing)?.into_iter().map(Arc::new);
+        let mut fresh = session
+            .messages(&missing)?
+            .into_iter()
+            .map(|message| Arc::new(MeasuredMessage::new(message)));
         let mut batches = self.lock();
         let mut all = Vec::with_capacity(messages.len());
         for (message, known) in messages.iter().zip(known) {
