@@ -58,6 +58,33 @@ impl CallsToCut {
         }
     }
 
+    /// The content positions of the calls of the message at `position` that [`Self::cut`] may cut
+    /// (empty for any other message).
+    pub(crate) fn selected(
+        &self,
+        position: usize,
+        message: &AgentMessage,
+        settings: &TransformSettings,
+    ) -> Vec<usize> {
+        let Some(assistant) = message.as_assistant() else {
+            return Vec::new();
+        };
+        if self.ids.is_empty()
+            || !calls_cuttable(position, assistant, self.latest_thinking, settings)
+        {
+            return Vec::new();
+        }
+        let calls = assistant.content.iter().enumerate();
+        calls
+            .filter(|(_, block)| {
+                block
+                    .as_tool_call()
+                    .is_some_and(|call| self.ids.contains(&call.id))
+            })
+            .map(|(block, _)| block)
+            .collect()
+    }
+
     /// The message at `position` with its calls cut, and the characters saved; `None` when it is
     /// not an assistant whose calls are cut or none of its arguments is long.
     pub(crate) fn cut(

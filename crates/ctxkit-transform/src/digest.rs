@@ -242,6 +242,10 @@ fn after_escape_parameters<'a>(line: &str, token: &'a str) -> &'a str {
 #[derive(Debug, Default)]
 pub(crate) struct VisibleNames {
     hashes: HashSet<u64, foldhash::fast::FixedState>,
+    /// The set's fingerprint: the sum of its members' mixed hashes, the same for the same set
+    /// whatever the order the names came in (a cut a view made is kept for the next view that sees
+    /// the same names before it).
+    fingerprint: u64,
 }
 
 impl VisibleNames {
@@ -251,7 +255,7 @@ impl VisibleNames {
             for token in tokens(line) {
                 let name = trim_name(token);
                 if shape(name).is_some() {
-                    self.hashes.insert(name_hash(name));
+                    self.insert(name_hash(name));
                 }
             }
         }
@@ -260,18 +264,33 @@ impl VisibleNames {
     /// Adds the names of every string in a JSON value (a tool call's arguments).
     pub(crate) fn note_json(&mut self, value: &serde_json::Value) {
         for name in names_in_json(value) {
-            self.hashes.insert(name_hash(name));
+            self.insert(name_hash(name));
         }
     }
 
     /// Adds names already hashed (by another set's [`Self::into_hashes`]).
     pub(crate) fn extend(&mut self, hashes: &[u64]) {
-        self.hashes.extend(hashes.iter().copied());
+        for hash in hashes {
+            self.insert(*hash);
+        }
+    }
+
+    fn insert(&mut self, hash: u64) {
+        if self.hashes.insert(hash) {
+            // Mixed (a multiply and a shift) so that sums of related hashes do not cancel.
+            let mixed = hash.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            self.fingerprint = self.fingerprint.wrapping_add(mixed ^ (mixed >> 31));
+        }
     }
 
     /// The names' hashes, in no order.
     pub(crate) fn into_hashes(self) -> Box<[u64]> {
         self.hashes.into_iter().collect()
+    }
+
+    /// Equal for equal sets (and, but for one chance in about 10^19, only for them).
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 
     fn contains(&self, name: &str) -> bool {

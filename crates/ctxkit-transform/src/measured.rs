@@ -11,17 +11,18 @@
 //! ([`CutKey`]) and measured again (not kept) under others.
 
 use std::borrow::Borrow;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use ctxkit_protocol::AgentMessage;
 use ctxkit_tokens::estimate_tokens;
 
 use crate::TransformSettings;
+use crate::prune::PrunedMessage;
 use crate::view::assistant_chars;
 
 /// A message of a view and what the transforms have measured of it so far. Share it (in an `Arc`)
 /// between the views that hold the message.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MeasuredMessage {
     message: AgentMessage,
     memo: Memo,
@@ -111,7 +112,7 @@ impl CutKey {
 pub(crate) type CallSavings = Box<[(usize, u64)]>;
 
 /// The measures of one unchanged message, each taken when first asked for.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Memo {
     size: OnceLock<Size>,
     /// The hashes of the names the message shows the model (`digest::VisibleNames`).
@@ -121,6 +122,26 @@ pub(crate) struct Memo {
     /// An assistant: the tokens cutting each call's arguments saves, by content position (only
     /// the calls that would be cut), with the digest off.
     call_savings: OnceLock<(CutKey, CallSavings)>,
+    /// What the prune layer last made of the message and under what (the next view of a growing
+    /// conversation sees the same names before it and cuts it alike).
+    pruned: Mutex<Option<Arc<KeptPrune>>>,
+}
+
+/// What a cut of the message depends on besides the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PruneInputs {
+    pub cut: CutKey,
+    /// The fingerprint of the names the model reads before the message (0 without a digest).
+    pub visible: u64,
+    /// An assistant's calls that may be cut, by content position.
+    pub calls: Vec<usize>,
+}
+
+/// A prune of the message and the inputs it was made under.
+#[derive(Debug)]
+pub(crate) struct KeptPrune {
+    pub inputs: PruneInputs,
+    pub pruned: PrunedMessage,
 }
 
 impl Memo {
@@ -130,6 +151,25 @@ impl Memo {
 
     pub(crate) fn names(&self, measure: impl FnOnce() -> Box<[u64]>) -> &[u64] {
         self.names.get_or_init(measure)
+    }
+
+    /// What the prune layer makes of the message under `inputs`: kept from the last view when
+    /// that one's inputs were the same, otherwise made now and kept instead.
+    pub(crate) fn pruned(
+        &self,
+        inputs: PruneInputs,
+        prune: impl FnOnce() -> PrunedMessage,
+    ) -> Arc<KeptPrune> {
+        let lock = || self.pruned.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(kept) = lock().as_ref().filter(|kept| kept.inputs == inputs) {
+            return Arc::clone(kept);
+        }
+        let kept = Arc::new(KeptPrune {
+            inputs,
+            pruned: prune(),
+        });
+        *lock() = Some(Arc::clone(&kept));
+        kept
     }
 
     pub(crate) fn result_saving(&self, key: CutKey, measure: impl FnOnce() -> u64) -> u64 {
@@ -219,6 +259,52 @@ mod tests {
         let second = output_text(&measured.messages[4]);
         assert!(first.contains("mentions: parse_alpha;"), "{first}");
         assert!(second.contains("mentions: parse_beta;"), "{second}");
+    }
+
+    /// A view whose prompt already names one function: the kept cut of the next result, made
+    /// where nothing named it, is not used; the digest lists the other function.
+    #[test]
+    fn a_cut_is_made_again_when_other_names_come_before_it() {
+        let settings = TransformSettings {
+            keep_recent_tool_results: 1,
+            prune_min_chars: 100,
+            head_lines: 1,
+            tail_lines: 1,
+            prune_digest_names: 1,
+            ..plain()
+        };
+        let rest: Vec<Arc<MeasuredMessage>> = [
+            assistant(vec![text("first"), call("c0")]),
+            naming_in_the_middle("c0"),
+            assistant(vec![text("done"), call("c1")]),
+            tool_result("c1", "short"),
+        ]
+        .into_iter()
+        .map(|message| Arc::new(MeasuredMessage::new(message)))
+        .collect();
+        let mut marker = Vec::new();
+        for prompt in ["task", "task", "fix parse_alpha", "task"] {
+            let mut view = vec![Arc::new(MeasuredMessage::new(user(prompt)))];
+            view.extend(rest.iter().cloned());
+            let plain_view: Vec<AgentMessage> = view
+                .iter()
+                .map(|message| message.message().clone())
+                .collect();
+            let measured = transform_measured(&view, &settings, 0);
+            assert_eq!(
+                measured,
+                transform_context(&plain_view, &settings, 0),
+                "{prompt}"
+            );
+            marker.push(output_text(&measured.messages[2]));
+        }
+        assert!(
+            marker[1].contains("mentions: parse_alpha;"),
+            "{}",
+            marker[1]
+        );
+        assert!(marker[2].contains("mentions: parse_beta;"), "{}", marker[2]);
+        assert_eq!(marker[3], marker[0]);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::calls::CallsToCut;
 use crate::cut::{Cut, chars_and_newlines, cut_text_seeing};
 use crate::digest::VisibleNames;
 use crate::marker::{Reference, image_marker, is_referenceable};
-use crate::measured::CutKey;
+use crate::measured::{CutKey, PruneInputs};
 use crate::pays::CutSaving;
 use crate::view::Slot;
 use ctxkit_tokens::estimate_tokens;
@@ -119,35 +119,104 @@ pub(crate) fn prune_tool_results(
     // Names the model reads before the next cut result; only a digest needs them.
     let mut visible = (settings.prune_digest_names > 0).then(VisibleNames::default);
     let calls = CallsToCut::of(slots, block.tool_results, settings);
+    let cut_key = CutKey::of(settings);
     for (position, slot) in slots.iter_mut().enumerate() {
         if remaining == 0 {
             break;
         }
-        let seen = visible.as_ref();
-        if let Some((cut, chars_saved)) = calls.cut(position, slot.message.as_ref(), settings, seen)
-        {
-            outcome.tool_calls_cut += 1;
-            outcome.chars_saved += chars_saved as u64;
-            slot.replace(cut);
+        let message = slot.message.as_ref();
+        let is_result = matches!(message, AgentMessage::ToolResult(_));
+        let prune = || prune_message(message, position, &calls, settings, visible.as_ref());
+        let kept;
+        let pruned = match slot.memo() {
+            Some(memo) => {
+                let inputs = PruneInputs {
+                    cut: cut_key,
+                    visible: visible.as_ref().map_or(0, VisibleNames::fingerprint),
+                    calls: calls.selected(position, message, settings),
+                };
+                kept = memo.pruned(inputs, prune);
+                Cow::Borrowed(&kept.pruned)
+            }
+            None => Cow::Owned(prune()),
+        };
+        match &pruned.cut {
+            Some(cut) => {
+                if cut.result {
+                    outcome.tool_results_pruned += 1;
+                } else {
+                    outcome.tool_calls_cut += 1;
+                }
+                outcome.chars_saved += cut.chars_saved as u64;
+                if let Some(visible) = visible.as_mut() {
+                    visible.extend(&cut.names);
+                }
+                slot.replace_estimated(cut.message.clone(), cut.tokens);
+            }
+            None => {
+                if let Some(visible) = visible.as_mut() {
+                    match slot.memo() {
+                        Some(memo) => visible.extend(memo.names(|| names_shown(message))),
+                        None => note_visible(message, visible),
+                    }
+                }
+            }
         }
-        if let AgentMessage::ToolResult(result) = slot.message.as_ref() {
+        if is_result {
             remaining -= 1;
-            let seen = visible.as_ref();
-            let pruned = prune_result(result, settings, seen.unwrap_or(&VisibleNames::default()));
-            if let Some((pruned, chars_saved)) = pruned {
-                outcome.tool_results_pruned += 1;
-                outcome.chars_saved += chars_saved as u64;
-                slot.replace(AgentMessage::ToolResult(pruned));
-            }
-        }
-        if let Some(visible) = visible.as_mut() {
-            match slot.memo() {
-                Some(memo) => visible.extend(memo.names(|| names_shown(slot.message.as_ref()))),
-                None => note_visible(slot.message.as_ref(), visible),
-            }
         }
     }
     outcome
+}
+
+/// What the prune layer makes of one message of its block.
+#[derive(Debug, Clone)]
+pub(crate) struct PrunedMessage {
+    /// The cut copy; `None` when nothing of the message is cut.
+    pub cut: Option<CutMessage>,
+}
+
+/// A message with a result or a call's arguments cut.
+#[derive(Debug, Clone)]
+pub(crate) struct CutMessage {
+    pub message: AgentMessage,
+    /// Its estimate.
+    pub tokens: u64,
+    pub chars_saved: usize,
+    /// A tool result (otherwise an assistant whose calls were cut).
+    pub result: bool,
+    /// The hashes of the names the cut copy shows (empty without a digest).
+    pub names: Box<[u64]>,
+}
+
+/// [`PrunedMessage`] of the message at `position`, seeing `visible` before it.
+fn prune_message(
+    message: &AgentMessage,
+    position: usize,
+    calls: &CallsToCut,
+    settings: &TransformSettings,
+    visible: Option<&VisibleNames>,
+) -> PrunedMessage {
+    let cut = match calls.cut(position, message, settings, visible) {
+        Some((cut, chars_saved)) => Some((cut, chars_saved, false)),
+        None => message.as_tool_result().and_then(|result| {
+            let nothing = VisibleNames::default();
+            let (pruned, chars_saved) =
+                prune_result(result, settings, visible.unwrap_or(&nothing))?;
+            Some((AgentMessage::ToolResult(pruned), chars_saved, true))
+        }),
+    };
+    let cut = cut.map(|(message, chars_saved, result)| CutMessage {
+        tokens: estimate_tokens(&message),
+        names: match visible {
+            Some(_) => names_shown(&message),
+            None => Box::default(),
+        },
+        message,
+        chars_saved,
+        result,
+    });
+    PrunedMessage { cut }
 }
 
 /// The hashes of the names `message` shows the model (see [`note_visible`]).

@@ -60,6 +60,13 @@ impl<'a> Slot<'a> {
         self.message = Cow::Owned(message);
     }
 
+    /// Replaces the message with a changed copy whose estimate is `tokens`.
+    pub fn replace_estimated(&mut self, message: AgentMessage, tokens: u64) {
+        self.tokens = tokens;
+        self.assistant_chars = None;
+        self.message = Cow::Owned(message);
+    }
+
     /// Replaces an assistant message by `assistant`, the same message without blocks that counted
     /// `removed_chars` (see [`block_chars`]).
     pub fn replace_assistant(&mut self, assistant: AssistantMessage, removed_chars: usize) {
