@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use serde_json::{Map, Value, json};
 
@@ -28,7 +29,14 @@ pub(crate) struct Renderer<'a> {
     pub read_languages: RefCell<HashMap<String, String>>,
     /// The messages views sent instead of their entries, as shown, by their JSON: a pruned
     /// result or a summary is sent alike in many views and is rendered once.
-    pub sent_shown: RefCell<HashMap<String, Map<String, Value>>>,
+    pub sent_shown: RefCell<HashMap<String, Rc<SentShown>>>,
+}
+
+/// A message a view sent, as the page shows it, and that as JSON text.
+#[derive(Debug, PartialEq)]
+pub(crate) struct SentShown {
+    pub shown: Map<String, Value>,
+    pub text: String,
 }
 
 /// Image types a page shows (others are named, not shown: an `image/svg+xml` could carry script).
@@ -219,15 +227,19 @@ impl Renderer<'_> {
         }
     }
 
-    /// [`Renderer::message`] of a message a view sent, rendered once for all the views that sent
-    /// it (and its images counted once against the page's budget).
-    pub fn sent_message(&self, message: &Value) -> Map<String, Value> {
-        let key = message.to_string();
-        if let Some(shown) = self.sent_shown.borrow().get(&key) {
-            return shown.clone();
+    /// [`Renderer::message`] of a message a view sent (`json`, its JSON text), rendered once for
+    /// all the views that sent it (and its images counted once against the page's budget).
+    pub fn sent_message(&self, json: &str) -> Rc<SentShown> {
+        if let Some(shown) = self.sent_shown.borrow().get(json) {
+            return Rc::clone(shown);
         }
-        let shown = self.message(message);
-        self.sent_shown.borrow_mut().insert(key, shown.clone());
+        let message: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+        let shown = self.message(&message);
+        let text = Value::Object(shown.clone()).to_string();
+        let shown = Rc::new(SentShown { shown, text });
+        self.sent_shown
+            .borrow_mut()
+            .insert(json.to_owned(), Rc::clone(&shown));
         shown
     }
 

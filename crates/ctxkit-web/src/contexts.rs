@@ -3,7 +3,7 @@
 //! (pruned results, dropped thinking, the sliding window). Each message of the view is matched back
 //! to the entry it came from, so the page can show the raw entry beside what was sent.
 
-use ctxkit_protocol::AgentMessage;
+use ctxkit_protocol::{AgentMessage, ContentBlock};
 use ctxkit_session::{ContextMessageKind, EntryIndex, Session, build_context};
 use ctxkit_settings::TransformSettings;
 use ctxkit_transform::transform_measured;
@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::blocks::Renderer;
 use crate::error::WebError;
 use crate::parsed::ParsedMessages;
+use crate::sent_table::{Added, SentTable};
 
 /// The page's name for how a context message is made from its entry.
 fn kind_name(kind: ContextMessageKind) -> &'static str {
@@ -44,25 +45,39 @@ fn identity(message: &AgentMessage) -> (&str, Option<i64>, &str) {
     (message.role(), message.timestamp(), tool_call_id)
 }
 
-/// `message` without its thinking blocks (what the thinking transform sends of an older assistant);
-/// `None` when it has none.
-fn without_thinking(message: &AgentMessage) -> Option<AgentMessage> {
-    let has_thinking = message.as_assistant().is_some_and(|assistant| {
-        assistant
-            .content
+/// Whether `sent` is `message` without its thinking blocks (what the thinking transform sends of
+/// an older assistant), and `message` had some. Compared in place: a copy of each assistant of
+/// each view was a tenth of an export's time.
+fn sent_without_thinking(message: &AgentMessage, sent: &AgentMessage) -> bool {
+    let (Some(stored), Some(sent)) = (message.as_assistant(), sent.as_assistant()) else {
+        return false;
+    };
+    let is_thinking = |block: &&ContentBlock| matches!(block, ContentBlock::Thinking(_));
+    // Every field but the content, named so a new field is not left out unseen.
+    let ctxkit_protocol::AssistantMessage {
+        content,
+        api,
+        provider,
+        model,
+        usage,
+        stop_reason,
+        error_message,
+        timestamp,
+        extra,
+    } = stored;
+    content.iter().any(|block| is_thinking(&block))
+        && content
             .iter()
-            .any(|block| matches!(block, ctxkit_protocol::ContentBlock::Thinking(_)))
-    });
-    if !has_thinking {
-        return None;
-    }
-    let mut stripped = message.clone();
-    if let AgentMessage::Assistant(assistant) = &mut stripped {
-        assistant
-            .content
-            .retain(|block| !matches!(block, ctxkit_protocol::ContentBlock::Thinking(_)));
-    }
-    Some(stripped)
+            .filter(|block| !is_thinking(block))
+            .eq(sent.content.iter())
+        && *api == sent.api
+        && *provider == sent.provider
+        && *model == sent.model
+        && *usage == sent.usage
+        && *stop_reason == sent.stop_reason
+        && *error_message == sent.error_message
+        && *timestamp == sent.timestamp
+        && *extra == sent.extra
 }
 
 /// For each input message, the output message it became (`None`: dropped). The output is the
@@ -127,9 +142,9 @@ enum Sent {
     Dropped,
     AsStored,
     WithoutThinking,
-    /// What was sent instead (`changed`: it differs from the entry's own message).
+    /// What was sent instead, as JSON (`changed`: it differs from the entry's own message).
     Instead {
-        message: Value,
+        message: String,
         changed: bool,
     },
 }
@@ -194,10 +209,30 @@ impl View {
 
     /// The view as page data, its strings and images through `renderer`.
     pub(crate) fn record(self, renderer: &Renderer<'_>) -> Value {
+        self.record_sharing(renderer, None)
+    }
+
+    /// [`View::record`] with each large sent message named by its place in `table` (`msgRef`),
+    /// and the messages the view adds to the table.
+    pub(crate) fn record_shared(
+        self,
+        renderer: &Renderer<'_>,
+        table: &SentTable,
+    ) -> (Value, Added) {
+        let mut added = Added::default();
+        let record = self.record_sharing(renderer, Some((table, &mut added)));
+        (record, added)
+    }
+
+    fn record_sharing(
+        self,
+        renderer: &Renderer<'_>,
+        mut sharing: Option<(&SentTable, &mut Added)>,
+    ) -> Value {
         let messages: Vec<Value> = self
             .messages
             .into_iter()
-            .map(|message| message.record(renderer))
+            .map(|message| message.record(renderer, sharing.as_mut()))
             .collect();
         let report = self.report;
         json!({
@@ -225,12 +260,12 @@ impl View {
 fn sent(message: &AgentMessage, sent: &AgentMessage, derived: bool) -> Sent {
     if !derived && sent_unchanged(message, sent) {
         Sent::AsStored
-    } else if !derived && without_thinking(message).is_some_and(|stripped| stripped == *sent) {
+    } else if !derived && sent_without_thinking(message, sent) {
         // Only its thinking was dropped: the page shows the entry without it (no copy).
         Sent::WithoutThinking
     } else {
         Sent::Instead {
-            message: serde_json::to_value(sent).unwrap_or(Value::Null),
+            message: serde_json::to_string(sent).unwrap_or_else(|_| "null".to_owned()),
             changed: !derived || !sent_unchanged(message, sent),
         }
     }
@@ -264,7 +299,11 @@ fn sent_unchanged(message: &AgentMessage, sent: &AgentMessage) -> bool {
 }
 
 impl ViewMessage {
-    fn record(self, renderer: &Renderer<'_>) -> Value {
+    fn record(
+        self,
+        renderer: &Renderer<'_>,
+        sharing: Option<&mut (&SentTable, &mut Added)>,
+    ) -> Value {
         let mut record = Map::new();
         record.insert("e".to_owned(), json!(self.entry));
         record.insert("kind".to_owned(), json!(kind_name(self.kind)));
@@ -281,10 +320,15 @@ impl ViewMessage {
             }
             Sent::Instead { message, changed } => {
                 record.insert("changed".to_owned(), json!(changed));
-                record.insert(
-                    "msg".to_owned(),
-                    Value::Object(renderer.sent_message(&message)),
-                );
+                let sent = renderer.sent_message(&message);
+                match sharing {
+                    Some((table, added)) if SentTable::shares(&sent.text) => {
+                        record.insert("msgRef".to_owned(), json!(table.place(&sent.text, added)));
+                    }
+                    Some(_) | None => {
+                        record.insert("msg".to_owned(), Value::Object(sent.shown.clone()));
+                    }
+                }
             }
         }
         Value::Object(record)
@@ -332,6 +376,39 @@ pub(crate) mod tests {
             sent(&stored, &cut, false),
             Sent::Instead { changed: true, .. }
         ));
+    }
+
+    /// An assistant sent without its thinking is shown as its entry without it; one sent with
+    /// anything else changed, or one that had no thinking to drop, is not.
+    #[test]
+    fn only_a_reply_that_lost_just_its_thinking_is_sent_without_thinking() {
+        let stored = message(json!({"role": "assistant", "model": "m", "timestamp": 2,
+            "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "done"},
+                        {"type": "thinking", "thinking": "again"}]}));
+        let stripped = message(json!({"role": "assistant", "model": "m", "timestamp": 2,
+            "content": [{"type": "text", "text": "done"}]}));
+        assert!(matches!(
+            sent(&stored, &stripped, false),
+            Sent::WithoutThinking
+        ));
+        assert!(matches!(
+            sent(&stored, &stripped, true),
+            Sent::Instead { .. }
+        ));
+        let other_model = message(json!({"role": "assistant", "model": "n", "timestamp": 2,
+            "content": [{"type": "text", "text": "done"}]}));
+        assert!(matches!(
+            sent(&stored, &other_model, false),
+            Sent::Instead { .. }
+        ));
+        let other_text = message(json!({"role": "assistant", "model": "m", "timestamp": 2,
+            "content": [{"type": "text", "text": "done!"}]}));
+        assert!(matches!(
+            sent(&stored, &other_text, false),
+            Sent::Instead { .. }
+        ));
+        assert!(matches!(sent(&stripped, &stripped, false), Sent::AsStored));
+        assert!(!sent_without_thinking(&stripped, &stripped));
     }
 
     /// A session on `provider`/`model` of `calls` tool calls, each reading 300 lines.

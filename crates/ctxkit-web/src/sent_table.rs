@@ -5,8 +5,6 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
-
 /// A message whose JSON is shorter than this stays in its view: a reference costs about as much.
 const SHARED_FROM_BYTES: usize = 64;
 
@@ -31,37 +29,25 @@ impl Added {
 }
 
 impl SentTable {
-    /// Replaces each large `msg` of the view `record` by `msgRef`, its place in the table (or
-    /// among the messages `Added` brings, after the table's).
-    pub(crate) fn share(&self, record: &mut Value) -> Added {
-        let mut added = Added::default();
-        let Some(messages) = record.get_mut("messages").and_then(Value::as_array_mut) else {
-            return added;
-        };
-        for message in messages {
-            let Some(object) = message.as_object_mut() else {
-                continue;
-            };
-            let Some(text) = object.get("msg").map(Value::to_string) else {
-                continue;
-            };
-            if text.len() < SHARED_FROM_BYTES {
-                continue;
-            }
-            let place = match self.places.get(&text) {
-                Some(place) => *place,
-                None => match added.texts.iter().position(|new| *new == text) {
-                    Some(position) => self.texts.len() + position,
-                    None => {
-                        added.texts.push(text);
-                        self.texts.len() + added.texts.len() - 1
-                    }
-                },
-            };
-            object.remove("msg");
-            object.insert("msgRef".to_owned(), json!(place));
+    /// Whether a sent message of JSON `text` is kept in the table (a short one stays in its view).
+    pub(crate) fn shares(text: &str) -> bool {
+        text.len() >= SHARED_FROM_BYTES
+    }
+
+    /// The place of the message of JSON `text` in the table, or among the messages `added`
+    /// brings (after the table's), where it is added when it is in neither.
+    pub(crate) fn place(&self, text: &str, added: &mut Added) -> usize {
+        if let Some(place) = self.places.get(text) {
+            return *place;
         }
-        added
+        let position = match added.texts.iter().position(|new| new == text) {
+            Some(position) => position,
+            None => {
+                added.texts.push(text.to_owned());
+                added.texts.len() - 1
+            }
+        };
+        self.texts.len() + position
     }
 
     /// Keeps what a written view added.
@@ -90,42 +76,33 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    fn view(texts: &[&str]) -> Value {
-        let messages: Vec<Value> = texts
-            .iter()
-            .map(|text| json!({"e": 1, "msg": {"role": "user", "blocks": [{"t": text}]}}))
-            .collect();
-        json!({"messages": messages})
-    }
+    use serde_json::{Value, json};
 
     #[test]
     fn a_message_repeated_across_views_is_kept_once() {
-        let long = "x".repeat(500);
+        let long = json!({"role": "user", "blocks": [{"t": "x".repeat(500)}]}).to_string();
+        assert!(SentTable::shares(&long));
+        assert!(!SentTable::shares(
+            r#"{"role":"user","blocks":[{"t":"short"}]}"#
+        ));
         let mut table = SentTable::default();
-        let mut first = view(&[&long, "short", &long]);
-        let added = table.share(&mut first);
+        let mut added = Added::default();
+        assert_eq!(table.place(&long, &mut added), 0);
+        assert_eq!(table.place(&long, &mut added), 0);
         assert_eq!(added.texts.len(), 1);
         table.keep(added);
-        assert_eq!(first["messages"][0]["msgRef"], json!(0));
-        assert_eq!(first["messages"][2]["msgRef"], json!(0));
-        assert!(
-            first["messages"][1].get("msg").is_some(),
-            "a short one stays"
-        );
-        let mut second = view(&[&long]);
-        assert_eq!(table.share(&mut second).texts.len(), 0);
-        assert_eq!(second["messages"][0]["msgRef"], json!(0));
+        let mut second = Added::default();
+        assert_eq!(table.place(&long, &mut second), 0);
+        assert!(second.texts.is_empty());
         // A view not written adds nothing.
-        let other = "y".repeat(500);
-        let mut skipped = view(&[&other]);
-        let added = table.share(&mut skipped);
-        assert_eq!(skipped["messages"][0]["msgRef"], json!(1));
-        drop(added);
+        let other = json!({"role": "user", "blocks": [{"t": "y".repeat(500)}]}).to_string();
+        let mut skipped = Added::default();
+        assert_eq!(table.place(&other, &mut skipped), 1);
+        drop(skipped);
         let mut out = Vec::new();
         table.write(&mut out).unwrap();
         let written: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(written.as_array().unwrap().len(), 1);
-        assert_eq!(written[0]["blocks"][0]["t"], json!(long));
+        assert_eq!(written[0]["blocks"][0]["t"], json!("x".repeat(500)));
     }
 }

@@ -252,8 +252,7 @@ fn write_contexts(
                 let Some(view) = view? else {
                     continue;
                 };
-                let mut record = view.record(renderer);
-                let added = shared.share(&mut record);
+                let (record, added) = view.record_shared(renderer, shared);
                 let text = serde_json::to_vec(&record).map_err(|error| io_error(error.into()))?;
                 // The first (the leaf's) always; the others, newest first, where they still fit
                 // (`"position":` and a comma counted with each, and the messages it adds to

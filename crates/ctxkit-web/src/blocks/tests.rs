@@ -166,16 +166,23 @@ fn a_message_sent_in_many_views_is_rendered_once() {
     let sent = json!({"role": "toolResult", "toolCallId": "c1", "toolName": "read",
         "content": [{"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
                     {"type": "text", "text": "KEY=sk-ant-api03-secretsecretsecret"}]});
-    let first = renderer.sent_message(&sent);
-    assert_eq!(first["blocks"][0]["data"], "iVBORw0KGgo=", "{first:?}");
+    let first = renderer.sent_message(&sent.to_string());
+    assert_eq!(
+        first.shown["blocks"][0]["data"], "iVBORw0KGgo=",
+        "{first:?}"
+    );
+    assert_eq!(first.text, Value::Object(first.shown.clone()).to_string());
     assert_eq!(renderer.image_budget.get(), 100 - "iVBORw0KGgo=".len());
     for _ in 0..3 {
-        assert_eq!(renderer.sent_message(&sent), first);
+        assert_eq!(renderer.sent_message(&sent.to_string()), first);
     }
     assert_eq!(renderer.image_budget.get(), 100 - "iVBORw0KGgo=".len());
     // Another message is rendered on its own.
     let other = json!({"role": "user", "content": "another"});
-    assert_eq!(renderer.sent_message(&other), renderer.message(&other));
+    assert_eq!(
+        renderer.sent_message(&other.to_string()).shown,
+        renderer.message(&other)
+    );
 }
 
 /// A reply recorded at $0 for the tokens it used (a model of unknown price) shows its cost as
