@@ -125,7 +125,7 @@ pub use marker::{
     TOOL_CALL_REFERENCE_PREFIX, TOOL_RESULT_REFERENCE_PREFIX, pruned_mentions, pruned_names,
     pruned_reference, shown_names,
 };
-pub use measured::MeasuredMessage;
+pub use measured::{MeasuredMessage, MeasuredView, transform_measured};
 pub use orphans::repair_orphans;
 pub use pays::content_blocks;
 
@@ -177,29 +177,20 @@ pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
         .iter()
         .map(|message| Slot::borrowed(message.borrow()))
         .collect();
-    transform_slots(slots, settings, context_window)
-}
-
-/// [`transform_context`] of messages that keep what the layers measure of them for the next view
-/// that holds them (an exported page's view at each request): the same output, each unchanged
-/// message measured once however many views hold it.
-pub fn transform_measured<M: std::borrow::Borrow<MeasuredMessage>>(
-    messages: &[M],
-    settings: &TransformSettings,
-    context_window: u64,
-) -> TransformOutput {
-    let slots = messages
-        .iter()
-        .map(|message| Slot::measured(message.borrow()))
+    let (slots, report) = transform_slots(slots, settings, context_window);
+    let messages = slots
+        .into_iter()
+        .map(|slot| model_copy(slot.message))
         .collect();
-    transform_slots(slots, settings, context_window)
+    TransformOutput { messages, report }
 }
 
-fn transform_slots(
-    mut slots: Vec<Slot<'_>>,
+/// The layers over a view's slots: what is left of them and what was done.
+pub(crate) fn transform_slots<'a>(
+    mut slots: Vec<Slot<'a>>,
     settings: &TransformSettings,
     context_window: u64,
-) -> TransformOutput {
+) -> (Vec<Slot<'a>>, TransformReport) {
     let mut report = TransformReport {
         estimated_tokens_before: total_tokens(&slots),
         ..TransformReport::default()
@@ -240,17 +231,13 @@ fn transform_slots(
     }
 
     report.estimated_tokens_after = total_tokens(&slots);
-    let messages = slots
-        .into_iter()
-        .map(|slot| model_copy(slot.message))
-        .collect();
-    TransformOutput { messages, report }
+    (slots, report)
 }
 
 /// The message as the model is sent it: a tool result without its `details`, which are for a user
 /// interface (a diff, a whole file read), never sent to a provider, and often many times the size
 /// of what the model reads. They are not copied.
-fn model_copy(message: Cow<'_, AgentMessage>) -> AgentMessage {
+pub(crate) fn model_copy(message: Cow<'_, AgentMessage>) -> AgentMessage {
     match message {
         Cow::Borrowed(AgentMessage::ToolResult(result)) => {
             AgentMessage::ToolResult(ToolResultMessage {

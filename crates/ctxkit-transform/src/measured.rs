@@ -10,15 +10,16 @@
 //! A measure that depends on the settings is kept with the settings it was taken under
 //! ([`CutKey`]) and measured again (not kept) under others.
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use ctxkit_protocol::AgentMessage;
 use ctxkit_tokens::estimate_tokens;
 
-use crate::TransformSettings;
 use crate::prune::PrunedMessage;
+use crate::view::Slot;
 use crate::view::assistant_chars;
+use crate::{TransformOutput, TransformReport, TransformSettings};
 
 /// A message of a view and what the transforms have measured of it so far. Share it (in an `Arc`)
 /// between the views that hold the message.
@@ -56,6 +57,44 @@ impl Borrow<AgentMessage> for MeasuredMessage {
 impl From<AgentMessage> for MeasuredMessage {
     fn from(message: AgentMessage) -> Self {
         Self::new(message)
+    }
+}
+
+/// [`crate::transform_context`] of messages that keep what the layers measure of them for the next
+/// view that holds them (an exported page's view at each request): each unchanged message measured
+/// once however many views hold it, and not copied into the output.
+pub fn transform_measured<'a, M: Borrow<MeasuredMessage>>(
+    messages: &'a [M],
+    settings: &TransformSettings,
+    context_window: u64,
+) -> MeasuredView<'a> {
+    let slots = messages
+        .iter()
+        .map(|message| Slot::measured(message.borrow()))
+        .collect();
+    let (slots, report) = crate::transform_slots(slots, settings, context_window);
+    let messages = slots.into_iter().map(|slot| slot.message).collect();
+    MeasuredView { messages, report }
+}
+
+/// The view [`transform_measured`] makes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredView<'a> {
+    /// The view's messages: borrowed, an input message sent as it is (a tool result without its
+    /// `details`, which a model is never sent); owned, a changed copy.
+    pub messages: Vec<Cow<'a, AgentMessage>>,
+    /// What the layers did.
+    pub report: TransformReport,
+}
+
+impl MeasuredView<'_> {
+    /// The view as [`crate::transform_context`] returns it.
+    pub fn into_output(self) -> TransformOutput {
+        let messages = self.messages.into_iter().map(crate::model_copy).collect();
+        TransformOutput {
+            messages,
+            report: self.report,
+        }
     }
 }
 
@@ -250,10 +289,10 @@ mod tests {
             messages.iter().cloned().map(MeasuredMessage::new).collect();
         // A view that cuts nothing notes the first result's names, all of them.
         assert_eq!(
-            transform_measured(&shared, &keeping, 0),
+            transform_measured(&shared, &keeping, 0).into_output(),
             transform_context(&messages, &keeping, 0)
         );
-        let measured = transform_measured(&shared, &cutting, 0);
+        let measured = transform_measured(&shared, &cutting, 0).into_output();
         assert_eq!(measured, transform_context(&messages, &cutting, 0));
         let first = output_text(&measured.messages[2]);
         let second = output_text(&measured.messages[4]);
@@ -290,7 +329,7 @@ mod tests {
                 .iter()
                 .map(|message| message.message().clone())
                 .collect();
-            let measured = transform_measured(&view, &settings, 0);
+            let measured = transform_measured(&view, &settings, 0).into_output();
             assert_eq!(
                 measured,
                 transform_context(&plain_view, &settings, 0),

@@ -186,7 +186,15 @@ fn measured_views_are_the_plain_views() {
         for end in 0..=messages.len() {
             let settings = &both[random.below(2)];
             let plain = transform_context(&messages[..end], settings, context_window);
-            let measured = transform_measured(&shared[..end], settings, context_window);
+            let view = transform_measured(&shared[..end], settings, context_window);
+            // A borrowed message is an input message, as it is.
+            for message in &view.messages {
+                if let std::borrow::Cow::Borrowed(message) = message {
+                    let input = shared[..end].iter().map(|shared| shared.message());
+                    assert!(input.into_iter().any(|input| std::ptr::eq(input, *message)));
+                }
+            }
+            let measured = view.into_output();
             assert_eq!(measured, plain, "{settings:?}");
             pruned += plain.report.tool_results_pruned;
             cut_calls += plain.report.tool_calls_cut;

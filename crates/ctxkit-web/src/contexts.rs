@@ -3,6 +3,8 @@
 //! (pruned results, dropped thinking, the sliding window). Each message of the view is matched back
 //! to the entry it came from, so the page can show the raw entry beside what was sent.
 
+use std::borrow::{Borrow, Cow};
+
 use ctxkit_protocol::{AgentMessage, ContentBlock};
 use ctxkit_session::{ContextMessageKind, EntryIndex, Session, build_context};
 use ctxkit_settings::TransformSettings;
@@ -82,14 +84,14 @@ fn sent_without_thinking(message: &AgentMessage, sent: &AgentMessage) -> bool {
 
 /// For each input message, the output message it became (`None`: dropped). The output is the
 /// input with messages removed and some changed, in the same order.
-fn align<M: std::borrow::Borrow<AgentMessage>>(
+fn align<M: Borrow<AgentMessage>, S: Borrow<AgentMessage>>(
     input: &[M],
-    output: &[AgentMessage],
+    output: &[S],
 ) -> Vec<Option<usize>> {
     let mut matched = vec![None; input.len()];
     let mut next_input = 0;
     for (output_index, message) in output.iter().enumerate() {
-        let key = identity(message);
+        let key = identity(message.borrow());
         while next_input < input.len() {
             let candidate = next_input;
             next_input += 1;
@@ -187,7 +189,14 @@ impl View {
                     !matches!(source.kind, ContextMessageKind::Stored) || source.edit.is_some();
                 let sent = match result {
                     None => Sent::Dropped,
-                    Some(position) => sent(message, &output.messages[*position], derived),
+                    Some(position) => match &output.messages[*position] {
+                        // The input's own message: sent as it is stored.
+                        Cow::Borrowed(_) if !derived => Sent::AsStored,
+                        Cow::Borrowed(_) | Cow::Owned(_) => {
+                            let shown = &output.messages[*position];
+                            sent(message, &without_details(shown), derived)
+                        }
+                    },
                 };
                 ViewMessage {
                     entry: source.entry,
@@ -269,6 +278,19 @@ fn sent(message: &AgentMessage, sent: &AgentMessage, derived: bool) -> Sent {
             changed: !derived || !sent_unchanged(message, sent),
         }
     }
+}
+
+/// `message` as a model is sent it: a tool result without its `details` (they are for a user
+/// interface).
+fn without_details(message: &AgentMessage) -> Cow<'_, AgentMessage> {
+    if let AgentMessage::ToolResult(result) = message
+        && result.details.is_some()
+    {
+        let mut copy = result.clone();
+        copy.details = None;
+        return Cow::Owned(AgentMessage::ToolResult(copy));
+    }
+    Cow::Borrowed(message)
 }
 
 /// Whether `sent` is `message` as the model is sent it: the view leaves a tool result's `details`
