@@ -70,11 +70,17 @@ pub fn transform_measured<'a, M: Borrow<MeasuredMessage>>(
 ) -> MeasuredView<'a> {
     let slots = messages
         .iter()
-        .map(|message| Slot::measured(message.borrow()))
+        .enumerate()
+        .map(|(origin, message)| Slot::measured(message.borrow(), origin))
         .collect();
     let (slots, report) = crate::transform_slots(slots, settings, context_window);
+    let origins = slots.iter().map(|slot| slot.origin).collect();
     let messages = slots.into_iter().map(|slot| slot.message).collect();
-    MeasuredView { messages, report }
+    MeasuredView {
+        messages,
+        origins,
+        report,
+    }
 }
 
 /// The view [`transform_measured`] makes.
@@ -83,6 +89,8 @@ pub struct MeasuredView<'a> {
     /// The view's messages: borrowed, an input message sent as it is (a tool result without its
     /// `details`, which a model is never sent); owned, a changed copy.
     pub messages: Vec<Cow<'a, AgentMessage>>,
+    /// For each message, the position of the input message it is or was made from (ascending).
+    pub origins: Vec<usize>,
     /// What the layers did.
     pub report: TransformReport,
 }

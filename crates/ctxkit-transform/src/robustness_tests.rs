@@ -187,11 +187,16 @@ fn measured_views_are_the_plain_views() {
             let settings = &both[random.below(2)];
             let plain = transform_context(&messages[..end], settings, context_window);
             let view = transform_measured(&shared[..end], settings, context_window);
-            // A borrowed message is an input message, as it is.
-            for message in &view.messages {
-                if let std::borrow::Cow::Borrowed(message) = message {
-                    let input = shared[..end].iter().map(|shared| shared.message());
-                    assert!(input.into_iter().any(|input| std::ptr::eq(input, *message)));
+            // A borrowed message is its input message, as it is; a changed one keeps its identity.
+            assert!(view.origins.windows(2).all(|pair| pair[0] < pair[1]));
+            for (message, origin) in view.messages.iter().zip(&view.origins) {
+                let input = shared[*origin].message();
+                match message {
+                    std::borrow::Cow::Borrowed(message) => assert!(std::ptr::eq(input, *message)),
+                    std::borrow::Cow::Owned(message) => {
+                        assert_eq!(message.role(), input.role());
+                        assert_eq!(message.timestamp(), input.timestamp());
+                    }
                 }
             }
             let measured = view.into_output();

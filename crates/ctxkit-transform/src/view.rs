@@ -21,6 +21,8 @@ pub(crate) struct Slot<'a> {
     assistant_chars: Option<usize>,
     /// The measures kept with the input message, when the caller keeps them.
     memo: Option<&'a Memo>,
+    /// The message's position in the input (a measured view says where each message came from).
+    pub origin: usize,
 }
 
 impl<'a> Slot<'a> {
@@ -29,11 +31,14 @@ impl<'a> Slot<'a> {
         Self::sized(message, Size::of(message), None)
     }
 
-    /// An unchanged input message measured for several views.
-    pub fn measured(measured: &'a MeasuredMessage) -> Self {
+    /// The unchanged input message at `origin`, measured for several views.
+    pub fn measured(measured: &'a MeasuredMessage, origin: usize) -> Self {
         let memo = measured.memo();
         let message = measured.message();
-        Self::sized(message, memo.size(message), Some(memo))
+        Self {
+            origin,
+            ..Self::sized(message, memo.size(message), Some(memo))
+        }
     }
 
     fn sized(message: &'a AgentMessage, size: Size, memo: Option<&'a Memo>) -> Self {
@@ -42,6 +47,7 @@ impl<'a> Slot<'a> {
             tokens: size.tokens,
             assistant_chars: size.assistant_chars,
             memo,
+            origin: 0,
         }
     }
 

@@ -3,7 +3,7 @@
 //! (pruned results, dropped thinking, the sliding window). Each message of the view is matched back
 //! to the entry it came from, so the page can show the raw entry beside what was sent.
 
-use std::borrow::{Borrow, Cow};
+use std::borrow::Cow;
 
 use ctxkit_protocol::{AgentMessage, ContentBlock};
 use ctxkit_session::{ContextMessageKind, EntryIndex, Session, build_context};
@@ -25,26 +25,6 @@ fn kind_name(kind: ContextMessageKind) -> &'static str {
         ContextMessageKind::CompactionSummary => "compactionSummary",
         ContextMessageKind::CompactionSystem => "compactionSystem",
     }
-}
-
-/// What identifies a message across the transforms, which keep a message's role, timestamp and
-/// tool call id while they change its content (read from the message, not from a serialized copy:
-/// that copy was most of an export's time).
-fn identity(message: &AgentMessage) -> (&str, Option<i64>, &str) {
-    let tool_call_id = match message {
-        AgentMessage::ToolResult(result) => result.tool_call_id.as_str(),
-        AgentMessage::Unknown(object) => object
-            .get("toolCallId")
-            .and_then(Value::as_str)
-            .unwrap_or(""),
-        AgentMessage::User(_)
-        | AgentMessage::Assistant(_)
-        | AgentMessage::BashExecution(_)
-        | AgentMessage::Custom(_)
-        | AgentMessage::BranchSummary(_)
-        | AgentMessage::CompactionSummary(_) => "",
-    };
-    (message.role(), message.timestamp(), tool_call_id)
 }
 
 /// Whether `sent` is `message` without its thinking blocks (what the thinking transform sends of
@@ -82,23 +62,13 @@ fn sent_without_thinking(message: &AgentMessage, sent: &AgentMessage) -> bool {
         && *extra == sent.extra
 }
 
-/// For each input message, the output message it became (`None`: dropped). The output is the
-/// input with messages removed and some changed, in the same order.
-fn align<M: Borrow<AgentMessage>, S: Borrow<AgentMessage>>(
-    input: &[M],
-    output: &[S],
-) -> Vec<Option<usize>> {
-    let mut matched = vec![None; input.len()];
-    let mut next_input = 0;
-    for (output_index, message) in output.iter().enumerate() {
-        let key = identity(message.borrow());
-        while next_input < input.len() {
-            let candidate = next_input;
-            next_input += 1;
-            if identity(input[candidate].borrow()) == key {
-                matched[candidate] = Some(output_index);
-                break;
-            }
+/// For each of `inputs` input messages, the output message it became (`None`: dropped), from each
+/// output message's origin.
+fn matched(inputs: usize, origins: &[usize]) -> Vec<Option<usize>> {
+    let mut matched = vec![None; inputs];
+    for (output, origin) in origins.iter().enumerate() {
+        if let Some(input) = matched.get_mut(*origin) {
+            *input = Some(output);
         }
     }
     matched
@@ -178,7 +148,7 @@ impl View {
         let settings = settings.with_cache_terms(cache.as_ref());
         let output = transform_measured(&input, &settings, context_window);
         let input: Vec<&AgentMessage> = input.iter().map(|message| message.message()).collect();
-        let matched = align(&input, &output.messages);
+        let matched = matched(input.len(), &output.origins);
         let messages = context
             .messages
             .iter()
@@ -365,17 +335,40 @@ pub(crate) mod tests {
         serde_json::from_value(value).unwrap()
     }
 
+    /// Two replies of one millisecond (a Codex rollout's parallel calls), the first dropped (its
+    /// call has no result): the page shows the second as sent, not the first in its place.
     #[test]
-    fn alignment_follows_dropped_and_changed_messages() {
-        let input = vec![
-            message(json!({"role": "user", "content": "a", "timestamp": 1})),
-            message(
-                json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "x"}], "timestamp": 2}),
-            ),
-            message(json!({"role": "user", "content": "b", "timestamp": 3})),
-        ];
-        let output = vec![input[0].clone(), input[2].clone()];
-        assert_eq!(align(&input, &output), vec![Some(0), None, Some(1)]);
+    fn a_dropped_reply_does_not_take_the_place_of_its_twin() {
+        let mut session = Session::in_memory("/work");
+        let mut append = |value: Value| session.append_message(message(value)).unwrap();
+        append(json!({"role": "user", "content": "go", "timestamp": 1}));
+        for id in ["lost", "kept"] {
+            append(
+                json!({"role": "assistant", "timestamp": 5, "stopReason": "toolUse",
+                "content": [{"type": "toolCall", "id": id, "name": "bash", "arguments": {}}]}),
+            );
+        }
+        append(
+            json!({"role": "toolResult", "toolCallId": "kept", "toolName": "bash",
+            "isError": false, "timestamp": 6, "content": [{"type": "text", "text": "ok"}]}),
+        );
+        let leaf = session.index().entries().len() - 1;
+        let settings = TransformSettings::default();
+        let parsed = ParsedMessages::default();
+        let view = View::build(&session, &parsed, leaf, &settings, 0, usize::MAX)
+            .unwrap()
+            .unwrap();
+        let sent: Vec<&str> = view
+            .messages
+            .iter()
+            .map(|message| match message.sent {
+                Sent::Dropped => "dropped",
+                Sent::AsStored => "stored",
+                Sent::WithoutThinking | Sent::Instead { .. } => "other",
+            })
+            .collect();
+        assert_eq!(sent, ["stored", "dropped", "stored", "stored"]);
+        assert_eq!(matched(3, &[0, 2]), [Some(0), None, Some(1)]);
     }
 
     #[test]
