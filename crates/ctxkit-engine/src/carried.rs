@@ -94,7 +94,7 @@ fn with_carried_names(
     let kept = kept_tool_results(state, first_kept_entry_id)?;
     let transcript = shared_transcript(state)?;
     let window = state.context_window();
-    let view = crate::view::build_view(&transcript, &state.model_settings(), window);
+    let view = crate::view::build_measured_view(&transcript, &state.model_settings(), window);
     // The stored text of each result, to size the budget by what is dropped, not by its cut.
     let stored: HashMap<&str, usize> = transcript
         .iter()
@@ -171,7 +171,7 @@ fn kept_tool_results(state: &mut State, first_kept_entry_id: &str) -> Result<Has
             continue;
         }
         if let Some(shared) = shared_message(state, message)?
-            && let AgentMessage::ToolResult(result) = shared.as_ref()
+            && let AgentMessage::ToolResult(result) = shared.message()
         {
             kept.insert(result.tool_call_id.clone());
         }

@@ -110,7 +110,7 @@ pub(crate) fn has_counted_reply(state: &mut State) -> Result<bool> {
         let Some(shared) = crate::messages::counted_message(state, &message)? else {
             continue;
         };
-        if ctxkit_tokens::last_valid_usage(std::slice::from_ref(&shared)).is_some() {
+        if ctxkit_tokens::last_valid_usage(&[shared.message()]).is_some() {
             return Ok(true);
         }
     }

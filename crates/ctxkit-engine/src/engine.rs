@@ -12,6 +12,7 @@ use ctxkit_compaction::Prompts;
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
 use ctxkit_summarizer::Summarizer;
+use ctxkit_transform::MeasuredMessage;
 use tokio::sync::{MutexGuard, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -84,7 +85,7 @@ pub(crate) struct State {
     /// change, so a message is parsed once however many model calls see it. Looked up by `&str`, so a
     /// call allocates nothing for the messages it has seen. Cleared when the session is replaced
     /// (fork).
-    pub(crate) messages: HashMap<Box<str>, [Option<Arc<AgentMessage>>; 5]>,
+    pub(crate) messages: HashMap<Box<str>, [Option<Arc<MeasuredMessage>>; 5]>,
     /// The agent's last model request, continued by cache-prefix summaries.
     pub(crate) last_request: Option<crate::cache_prefix::RecordedRequest>,
     /// What the session's requests say about the hour-long prompt cache

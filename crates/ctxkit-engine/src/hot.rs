@@ -46,7 +46,7 @@ pub(crate) struct Hot {
 /// the results it drops (their stored text, from `transcript`) and the previous summaries' carried
 /// lines; and the names the messages after the last dropped result show.
 pub(crate) fn hot_results(
-    transcript: &[Arc<AgentMessage>],
+    transcript: &[Arc<ctxkit_transform::MeasuredMessage>],
     view: &[AgentMessage],
     kept: &HashSet<String>,
 ) -> Hot {
@@ -75,7 +75,7 @@ pub(crate) fn hot_results(
         }
     }
     for message in transcript.iter().rev() {
-        if let AgentMessage::CompactionSummary(summary) = message.as_ref() {
+        if let AgentMessage::CompactionSummary(summary) = message.message() {
             let carried = crate::carried::carried_in(&summary.summary).join("\n");
             results.extend(hot_result(&carried, &named));
         }

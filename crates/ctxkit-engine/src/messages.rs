@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use ctxkit_protocol::{AgentMessage, MessageContent};
 use ctxkit_session::{ContextMessage, ContextMessageKind, Session, parse_timestamp_ms};
+use ctxkit_transform::MeasuredMessage;
 
 use crate::engine::State;
 use crate::error::Result;
 use crate::events::ContextUsage;
 
 /// The context messages of the current branch, shared from the state's cache.
-pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessage>>> {
+pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<MeasuredMessage>>> {
     // The session keeps the leaf's context between calls: only its message list is copied.
     let context = state.session.leaf_context().messages.clone();
     let mut messages = Vec::with_capacity(context.len());
@@ -22,6 +23,11 @@ pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<AgentMessag
         }
     }
     Ok(messages)
+}
+
+/// The messages of a shared transcript, for what reads only the messages.
+pub(crate) fn plain(transcript: &[Arc<MeasuredMessage>]) -> Vec<&AgentMessage> {
+    transcript.iter().map(|message| message.message()).collect()
 }
 
 /// Lets the cached context messages go: a compaction replaces the context they were read for, and
@@ -37,7 +43,7 @@ pub(crate) fn release_messages(state: &mut State) {
 pub(crate) fn shared_message(
     state: &mut State,
     message: &ContextMessage,
-) -> Result<Option<Arc<AgentMessage>>> {
+) -> Result<Option<Arc<MeasuredMessage>>> {
     load_message(state, message, Cache::Keep)
 }
 
@@ -45,7 +51,7 @@ pub(crate) fn shared_message(
 pub(crate) fn counted_message(
     state: &mut State,
     message: &ContextMessage,
-) -> Result<Option<Arc<AgentMessage>>> {
+) -> Result<Option<Arc<MeasuredMessage>>> {
     load_message(state, message, Cache::Skip)
 }
 
@@ -62,19 +68,19 @@ fn load_message(
     state: &mut State,
     message: &ContextMessage,
     cache: Cache,
-) -> Result<Option<Arc<AgentMessage>>> {
+) -> Result<Option<Arc<MeasuredMessage>>> {
     let Some(entry) = state.session.index().get(message.entry) else {
         return Ok(None);
     };
     // An edited message depends on its edit as well: not cached.
     if message.edit.is_some() {
-        return Ok(Some(Arc::new(state.session.message(message)?)));
+        return Ok(Some(Arc::new(state.session.message(message)?.into())));
     }
     if message.kind == ContextMessageKind::CompactionSummary {
         // It carries the compaction's on-demand block, if any, to the request builders.
         let mut summary = state.session.message(message)?;
         crate::on_demand::attach_block(entry, &mut summary);
-        return Ok(Some(Arc::new(summary)));
+        return Ok(Some(Arc::new(summary.into())));
     }
     let kind = match message.kind {
         ContextMessageKind::Stored => 0,
@@ -90,7 +96,7 @@ fn load_message(
     if let Some(shared) = cached {
         return Ok(Some(Arc::clone(shared)));
     }
-    let shared = Arc::new(state.session.message(message)?);
+    let shared = Arc::new(MeasuredMessage::new(state.session.message(message)?));
     match cache {
         Cache::Keep => {
             state.messages.entry(entry.id().into()).or_default()[kind] = Some(Arc::clone(&shared));
@@ -114,7 +120,7 @@ fn context_tokens(state: &mut State) -> Result<u64> {
         let Some(shared) = load_message(state, &message, Cache::Skip)? else {
             continue;
         };
-        if let Some((_, usage)) = ctxkit_tokens::last_valid_usage(std::slice::from_ref(&shared)) {
+        if let Some((_, usage)) = ctxkit_tokens::last_valid_usage(&[shared.message()]) {
             return Ok(usage + trailing);
         }
         trailing += ctxkit_tokens::estimate_tokens(&shared);

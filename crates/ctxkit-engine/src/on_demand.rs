@@ -77,12 +77,12 @@ fn span_messages(
         let Some(shared) = crate::messages::shared_message(state, message)? else {
             continue;
         };
-        if let AgentMessage::Assistant(reply) = shared.as_ref()
+        if let AgentMessage::Assistant(reply) = shared.message()
             && reply.is_aborted_or_error()
         {
             continue;
         }
-        span.extend(crate::view::provider_message(shared.as_ref().clone()));
+        span.extend(crate::view::provider_message(shared.message().clone()));
     }
     Ok(None)
 }

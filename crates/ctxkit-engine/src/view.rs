@@ -9,7 +9,10 @@ use ctxkit_session::{
     COMPACTION_SUMMARY_SUFFIX, to_llm_message,
 };
 use ctxkit_settings::TransformSettings;
-use ctxkit_transform::{CacheLifetime, TransformReport, transform_context};
+use ctxkit_transform::{
+    CacheLifetime, MeasuredMessage, TransformReport, transform_context, transform_measured,
+};
+use std::sync::Arc;
 
 use std::borrow::{Borrow, Cow};
 
@@ -33,19 +36,42 @@ pub struct ModelView {
     pub cache_lifetime: CacheLifetime,
 }
 
-/// Builds a view from a transcript (pure; the engine calls it with the branch's messages, shared
-/// from its cache). Only messages a transform changes are copied.
+/// Builds a view from a transcript (pure). Only messages a transform changes are copied.
 pub fn build_view<M: Borrow<AgentMessage>>(
     transcript: &[M],
     settings: &crate::settings::EngineSettings,
     context_window: u64,
 ) -> ModelView {
+    let messages = transcript.iter().map(Borrow::borrow);
+    assemble_view(messages, settings, context_window, |kept, transforms| {
+        transform_context(kept, transforms, context_window)
+    })
+}
+
+/// [`build_view`] of the branch's messages shared from the engine's cache, which keep what the
+/// transforms measure of them from one request to the next.
+pub(crate) fn build_measured_view(
+    transcript: &[Arc<MeasuredMessage>],
+    settings: &crate::settings::EngineSettings,
+    context_window: u64,
+) -> ModelView {
+    let messages = transcript.iter().map(|message| &**message);
+    assemble_view(messages, settings, context_window, |kept, transforms| {
+        transform_measured(kept, transforms, context_window).into_output()
+    })
+}
+
+/// The view of `transcript` with the transforms done by `transform`.
+fn assemble_view<'a, M: Borrow<AgentMessage> + 'a>(
+    transcript: impl Iterator<Item = &'a M>,
+    settings: &crate::settings::EngineSettings,
+    context_window: u64,
+    transform: impl FnOnce(&[&'a M], &TransformSettings) -> ctxkit_transform::TransformOutput,
+) -> ModelView {
     let summary_as_system = settings.summary_role == SummaryRole::System;
     let mut system = Vec::new();
-    let kept: Vec<&AgentMessage> = transcript
-        .iter()
-        .map(Borrow::borrow)
-        .filter(|message| match message {
+    let kept: Vec<&M> = transcript
+        .filter(|message| match (*message).borrow() {
             AgentMessage::Assistant(reply) => !reply.is_aborted_or_error(),
             AgentMessage::CompactionSummary(summary) if summary_as_system => {
                 system.push(format!(
@@ -72,7 +98,7 @@ pub fn build_view<M: Borrow<AgentMessage>>(
         })
         .collect();
     let transforms = last_resort_window(settings, context_window);
-    let transformed = transform_context(&kept, &transforms, context_window);
+    let transformed = transform(&kept, &transforms);
     // The provider form, moving the roles that pass through unchanged instead of copying them.
     let mut messages: Vec<AgentMessage> = transformed
         .messages
@@ -258,7 +284,7 @@ impl Engine {
         let mut state = self.lock().await;
         let window = state.model.as_ref().map_or(0, |model| model.context_window);
         let transcript = shared_transcript(&mut state)?;
-        let mut view = build_view(&transcript, &state.model_settings(), window);
+        let mut view = build_measured_view(&transcript, &state.model_settings(), window);
         if state.settings.transforms.long_cache_when_it_pays {
             // The request goes out right after the view's last message.
             let at = view.messages.last().and_then(AgentMessage::timestamp);

@@ -54,6 +54,15 @@ impl Borrow<AgentMessage> for MeasuredMessage {
     }
 }
 
+/// A measured message reads as its message (the measures are a cache beside it).
+impl std::ops::Deref for MeasuredMessage {
+    type Target = AgentMessage;
+
+    fn deref(&self) -> &AgentMessage {
+        &self.message
+    }
+}
+
 impl From<AgentMessage> for MeasuredMessage {
     fn from(message: AgentMessage) -> Self {
         Self::new(message)

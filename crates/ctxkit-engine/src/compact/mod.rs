@@ -136,8 +136,10 @@ impl Engine {
                 let transcript = shared_transcript(&mut state)?;
                 let idle_threshold_tokens =
                     prompt_ms.and_then(|at| idle_threshold(&state, &transcript, at));
-                let input = check_input(&state, trigger, &transcript, idle_threshold_tokens);
-                (decide(&input), transcript)
+                let messages = crate::messages::plain(&transcript);
+                let input = check_input(&state, trigger, &messages, idle_threshold_tokens);
+                let decision = decide(&input);
+                (decision, transcript)
             }
         };
         tracing::debug!(
@@ -338,9 +340,9 @@ fn last_reply(state: &State) -> Result<Option<ctxkit_protocol::AssistantMessage>
 fn check_input<'a>(
     state: &'a State,
     trigger: Trigger,
-    transcript: &'a [std::sync::Arc<ctxkit_protocol::AgentMessage>],
+    transcript: &'a [&'a ctxkit_protocol::AgentMessage],
     idle_threshold_tokens: Option<u64>,
-) -> CheckInput<'a, std::sync::Arc<ctxkit_protocol::AgentMessage>> {
+) -> CheckInput<'a, &'a ctxkit_protocol::AgentMessage> {
     CheckInput {
         trigger,
         enabled: state.settings.compaction.enabled,
@@ -366,7 +368,7 @@ pub(crate) fn spaced_threshold(state: &mut State) -> Option<u64> {
         return None;
     }
     let transcript = shared_transcript(state).ok()?;
-    let reserve = spacing::check_reserve(state, &transcript);
+    let reserve = spacing::check_reserve(state, &crate::messages::plain(&transcript));
     Some(ctxkit_tokens::compaction_threshold(
         state.context_window(),
         reserve,
@@ -377,7 +379,7 @@ pub(crate) fn spaced_threshold(state: &mut State) -> Option<u64> {
 /// the prompt cache's lifetime after the transcript's last message (its cache has expired).
 fn idle_threshold(
     state: &State,
-    transcript: &[std::sync::Arc<ctxkit_protocol::AgentMessage>],
+    transcript: &[std::sync::Arc<ctxkit_transform::MeasuredMessage>],
     prompt_ms: i64,
 ) -> Option<u64> {
     let threshold = state.settings.compaction.idle_threshold_tokens;

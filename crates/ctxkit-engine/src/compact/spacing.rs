@@ -12,15 +12,13 @@
 //! that took it kept everything since, so each compaction kept more than the one before
 //! (docs/simulator.md, twenty-second round).
 
-use std::sync::Arc;
-
 use ctxkit_protocol::AgentMessage;
 
 use crate::engine::State;
 
 /// The reserve a check compacts at: the planned one (the threshold folded in), lowered by what the
 /// provider counted of the latest compaction's leftovers beyond ctxkit's estimate of them.
-pub(super) fn check_reserve(state: &State, transcript: &[Arc<AgentMessage>]) -> u64 {
+pub(super) fn check_reserve(state: &State, transcript: &[&AgentMessage]) -> u64 {
     let planned = state.planning().reserve_tokens.max(state.output_reserve());
     if !spaces(state) {
         return planned;
@@ -54,7 +52,7 @@ pub(super) fn spaces(state: &State) -> bool {
 
 /// The provider's count of the first request after the latest compaction: the first reply written
 /// after it that reports usage.
-fn context_after_compaction(transcript: &[Arc<AgentMessage>], fresh_from: usize) -> Option<u64> {
+fn context_after_compaction(transcript: &[&AgentMessage], fresh_from: usize) -> Option<u64> {
     transcript.get(fresh_from..)?.iter().find_map(|message| {
         let usage = message.as_assistant()?.usage.as_ref()?;
         let tokens = usage.context_tokens();
