@@ -1,11 +1,14 @@
 //! A message measured once for every view that holds it.
 //!
-//! An exported page builds the model's view at each request of a branch: hundreds of views over
-//! the same messages, each transformed from scratch. What the layers measure of an unchanged
-//! message — its token estimate, the names it shows the model, what cutting it or its calls would
-//! save — depends only on the message and the cut settings, so a [`MeasuredMessage`] keeps each
-//! measure beside the message the first time a view asks for it. [`crate::transform_measured`]
-//! reads the measures; its output is exactly [`crate::transform_context`]'s.
+//! An exported page builds the model's view at each request of a branch, and the engine one before
+//! every model call: hundreds of views over the same messages, each transformed from scratch. What
+//! the layers measure of an unchanged message — its token estimate, the names it shows the model,
+//! what cutting it or its calls would save — depends only on the message and the cut settings, so
+//! a [`MeasuredMessage`] keeps each measure beside the message the first time a view asks for it.
+//! The cut the prune layer makes of it is kept too, with what it depended on (the cut settings,
+//! the block's calls, a fingerprint of the names the model reads before it), and taken again by
+//! the next view whose inputs are the same. [`transform_measured`] reads the measures; its view,
+//! made owned ([`MeasuredView::into_output`]), is exactly [`crate::transform_context`]'s.
 //!
 //! A measure that depends on the settings is kept with the settings it was taken under
 //! ([`CutKey`]) and measured again (not kept) under others.

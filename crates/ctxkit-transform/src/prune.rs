@@ -127,7 +127,6 @@ pub(crate) fn prune_tool_results(
         let message = slot.message.as_ref();
         let is_result = matches!(message, AgentMessage::ToolResult(_));
         let prune = || prune_message(message, position, &calls, settings, visible.as_ref());
-        let kept;
         let pruned = match slot.memo() {
             Some(memo) => {
                 let inputs = PruneInputs {
@@ -135,12 +134,11 @@ pub(crate) fn prune_tool_results(
                     visible: visible.as_ref().map_or(0, VisibleNames::fingerprint),
                     calls: calls.selected(position, message, settings),
                 };
-                kept = memo.pruned(inputs, prune);
-                Cow::Borrowed(&kept.pruned)
+                memo.pruned(inputs, prune).pruned.clone()
             }
-            None => Cow::Owned(prune()),
+            None => prune(),
         };
-        match &pruned.cut {
+        match pruned.cut {
             Some(cut) => {
                 if cut.result {
                     outcome.tool_results_pruned += 1;
@@ -151,7 +149,7 @@ pub(crate) fn prune_tool_results(
                 if let Some(visible) = visible.as_mut() {
                     visible.extend(&cut.names);
                 }
-                slot.replace_estimated(cut.message.clone(), cut.tokens);
+                slot.replace_estimated(cut.message, cut.tokens);
             }
             None => {
                 if let Some(visible) = visible.as_mut() {
