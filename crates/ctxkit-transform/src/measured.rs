@@ -279,6 +279,18 @@ mod tests {
         tool_result(id, &lines)
     }
 
+    /// Every result but the latest cut to its first and last line, its digest one name long.
+    fn cutting_one_name() -> TransformSettings {
+        TransformSettings {
+            keep_recent_tool_results: 1,
+            prune_min_chars: 100,
+            head_lines: 1,
+            tail_lines: 1,
+            prune_digest_names: 1,
+            ..plain()
+        }
+    }
+
     /// The names a message shows are kept for the message as stored: a view that cut it shows
     /// the cut, and a later result's digest still lists what the cut left out (a digest of one
     /// name: the first result's lists one function, the second's the other).
@@ -293,14 +305,7 @@ mod tests {
             assistant(vec![text("done"), call("c2")]),
             tool_result("c2", "short"),
         ];
-        let cutting = TransformSettings {
-            keep_recent_tool_results: 1,
-            prune_min_chars: 100,
-            head_lines: 1,
-            tail_lines: 1,
-            prune_digest_names: 1,
-            ..plain()
-        };
+        let cutting = cutting_one_name();
         let keeping = TransformSettings {
             prune_min_chars: usize::MAX,
             ..cutting.clone()
@@ -324,14 +329,7 @@ mod tests {
     /// where nothing named it, is not used; the digest lists the other function.
     #[test]
     fn a_cut_is_made_again_when_other_names_come_before_it() {
-        let settings = TransformSettings {
-            keep_recent_tool_results: 1,
-            prune_min_chars: 100,
-            head_lines: 1,
-            tail_lines: 1,
-            prune_digest_names: 1,
-            ..plain()
-        };
+        let settings = cutting_one_name();
         let rest: Vec<Arc<MeasuredMessage>> = [
             assistant(vec![text("first"), call("c0")]),
             naming_in_the_middle("c0"),
