@@ -1,13 +1,16 @@
 //! The context transforms on views built from bytes: whatever the view holds (orphan calls and
 //! results, repeated ids, thinking, images, long and short outputs, pauses between requests), the
 //! view sent to the model is consistent for a provider, never larger than the input, the same for
-//! the same input, and every cut result's marker names where its original is.
+//! the same input (measured once for several views or not), and every cut result's marker names
+//! where its original is.
 
 use std::collections::HashSet;
 
 use ctxkit_protocol::{AgentMessage, ContentBlock};
 use ctxkit_settings::TransformSettings;
-use ctxkit_transform::{pruned_reference, shown_names, transform_context};
+use ctxkit_transform::{
+    MeasuredMessage, pruned_reference, shown_names, transform_context, transform_measured,
+};
 
 /// Tool call ids are drawn from this many, so calls and results collide and go missing.
 const IDS: usize = 8;
@@ -52,6 +55,17 @@ pub fn context_transforms(data: &[u8]) {
     }
     let again = transform_context(&messages, &settings, window);
     assert_eq!(again, output, "the same view transformed twice differs");
+    // Measured messages shared by several views (half the view, all of it twice, all but its
+    // first message: other names before each), as an export's views share them, give the same
+    // views as the plain transform.
+    let measured: Vec<MeasuredMessage> =
+        messages.iter().cloned().map(MeasuredMessage::new).collect();
+    let all = messages.len();
+    for range in [0..all / 2, 0..all, 0..all, all.min(1)..all] {
+        let view = transform_measured(&measured[range.clone()], &settings, window).into_output();
+        let plain = transform_context(&messages[range], &settings, window);
+        assert_eq!(view, plain, "a measured view differs from the plain one");
+    }
 }
 
 /// Each tool result's id and text blocks, in order.
