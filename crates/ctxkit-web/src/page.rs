@@ -95,12 +95,15 @@ pub(crate) fn unsafe_characters() -> Value {
 
 /// `text` as the page's script shows it (`visible` in `assets/app/base.js`): each of
 /// `ctxkit_protocol::UNSAFE_TO_SHOW` visible, a C0 control or DEL as its picture (␛, ␡), any
-/// other (a C1 control, a bidirectional override or isolate) as `\uXXXX`.
+/// other (a C1 control, a bidirectional override or isolate) as `\uXXXX`; a carriage return that
+/// ends a line (`\r\n`) is the line's end, not shown.
 fn shown(text: &str) -> String {
     let mut shown = String::with_capacity(text.len());
-    for character in text.chars() {
+    let mut characters = text.chars().peekable();
+    while let Some(character) = characters.next() {
         let code = u32::from(character);
         match character {
+            '\r' if characters.peek() == Some(&'\n') => {}
             _ if !ctxkit_protocol::is_unsafe_to_show(character) => shown.push(character),
             '\u{0}'..='\u{1f}' => shown.extend(char::from_u32(0x2400 + code)),
             '\u{7f}' => shown.push('\u{2421}'),
@@ -276,6 +279,16 @@ fn write_template<W: Write + ?Sized, T>(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The title is shown as the script shows text: Windows' line end as a line end, a lone
+    /// carriage return and other controls as their pictures.
+    #[test]
+    fn a_line_ending_carriage_return_is_not_shown_a_lone_one_is() {
+        assert_eq!(
+            shown("one\r\ntwo\rthree\u{1b}"),
+            "one\ntwo\u{240d}three\u{241b}"
+        );
+    }
 
     /// The style guide's module size holds for the page's script too: every script file in
     /// `assets/` is a part under 500 lines, and each is in the page's one script.

@@ -808,6 +808,8 @@ fn a_browser_shows_bidi_overrides_and_c1_controls_visibly() {
                    "content": [{"type": "text", "text": "Edited a.html"}], "timestamp": 3,
                    "details": {"diff": " 1 <p>\n-2 <img src=x onerror=alert(1)>\n+2 </script>\u{202e}\n 3 </p>",
                                "firstChangedLine": 2}}}),
+        json!({"type": "custom_message", "id": "e007", "parentId": "e006", "timestamp": at,
+               "customType": "note", "content": "crlf one\r\ncrlf two\rback", "display": true}),
     ];
     let file = home.path().join("spoof.jsonl");
     std::fs::write(&file, jsonl(&lines)).unwrap();

@@ -23,7 +23,8 @@
   // The characters a screen would act on instead of showing: the list the CLI escapes too, sent
   // in the data (`unsafeCharacters`, ctxkit_protocol::UNSAFE_TO_SHOW) as [first, last] code
   // points. C0 controls (terminal escapes) and DEL show as their pictures (␛), the others (C1
-  // controls, bidirectional marks, overrides and isolates) as \uXXXX, so nothing is reordered.
+  // controls, bidirectional marks, overrides and isolates) as \uXXXX, so nothing is reordered. A
+  // carriage return that ends a line (Windows' CRLF) is the line's end, not shown.
   let unsafeCharacters = null;
   function hex4(code) { return code.toString(16).padStart(4, "0"); }
   function unsafePattern(ranges) {
@@ -35,7 +36,7 @@
     if (code < 0x20) return String.fromCharCode(0x2400 + code);
     return code === 0x7f ? "\u2421" : "\\u" + hex4(code);
   }
-  function visible(s) { return String(s).replace(unsafeCharacters, shownAs); }
+  function visible(s) { return String(s).replace(/\r\n/g, "\n").replace(unsafeCharacters, shownAs); }
   function text(s) { return document.createTextNode(visible(s)); }
   function fmt(n) { return n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US"); }
   function money(n) { return "$" + (Number(n) || 0).toFixed(4); }

@@ -123,6 +123,8 @@ async function spoof(page) {
   check(label === "ok\\u202eKo", "the label shows the override: " + label);
   check(shown.includes("claude\\u2066-evil"), "the model id's isolate is shown, not obeyed");
   check(shown.includes("hello \\u009b31m world \\u200f!"), "the C1 control and the mark are shown");
+  // Windows' line ends are line ends; a lone carriage return is shown as its picture.
+  check(shown.includes("crlf one\ncrlf two\u240dback"), "a CRLF ends a line, a lone CR is shown: " + JSON.stringify(shown.split("crlf one").slice(1).map((s) => s.slice(0, 25))));
   const removed = await page.locator("pre.diff .del").allTextContents();
   const added = await page.locator("pre.diff .add").allTextContents();
   check(removed.length >= 1 && removed.every((line) => line === "-2 <img src=x onerror=alert(1)>\n"), "the edit's removed line, as text: " + JSON.stringify(removed));
