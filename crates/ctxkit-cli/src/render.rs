@@ -20,7 +20,8 @@ pub fn spinner(message: impl Into<std::borrow::Cow<'static, str>>) -> indicatif:
 /// `text` made safe to print on a terminal: every control character but newline and tab (escape
 /// sequences such as an OSC 52 clipboard write, clear-screen or a window title start with one),
 /// DEL, the C1 controls and the bidirectional overrides that reorder what a line shows are written
-/// as `\uXXXX`, so they are shown, not obeyed. Inside a JSON string that is the same character,
+/// as `\uXXXX`, so they are shown, not obeyed; a carriage return right before a newline is left
+/// out (the line ends alike). Inside a JSON string that is the same character,
 /// so JSON output stays the same data. The one function every print of session, import, model or
 /// tool text goes through (stdout and stderr through `redact`, the chat through its `Ui`).
 pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
@@ -30,7 +31,13 @@ pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut safe = String::with_capacity(text.len() + 16);
-    for character in text.chars() {
+    let mut characters = text.chars().peekable();
+    while let Some(character) = characters.next() {
+        if character == '\r' && characters.peek() == Some(&'\n') {
+            // A line's end written the Windows way (a file a tool read, a Codex rollout): the
+            // newline ends the line alike, and a `\u000d` on every line would only be noise.
+            continue;
+        }
         if is_unsafe_for_terminal(character) {
             safe.push_str(&format!("\\u{:04x}", u32::from(character)));
         } else {
@@ -350,6 +357,17 @@ mod terminal_tests {
             "title\\u001b]52;c;ZWNobyBwd25lZA==\\u0007\\u001b[2J\\u001b]0;owned\\u0007\\u000d\\u009b31m\\u202etxt.exe"
         );
         assert_eq!(terminal_safe("plain\n\ttext é ✓"), "plain\n\ttext é ✓");
+    }
+
+    /// A file with Windows line ends reads as lines; a carriage return anywhere else (one that
+    /// would move the cursor back over what was printed) is still shown.
+    #[test]
+    fn a_windows_line_end_is_a_line_end_a_lone_carriage_return_is_shown() {
+        assert_eq!(terminal_safe("one\r\ntwo\r\n"), "one\ntwo\n");
+        assert_eq!(
+            terminal_safe("safe\rrm -rf ~\r\r\n"),
+            "safe\\u000drm -rf ~\\u000d\n"
+        );
     }
 
     #[test]
