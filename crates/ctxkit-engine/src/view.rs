@@ -12,9 +12,9 @@ use ctxkit_settings::TransformSettings;
 use ctxkit_transform::{
     CacheLifetime, MeasuredMessage, TransformReport, transform_context, transform_measured,
 };
-use std::sync::Arc;
 
 use std::borrow::{Borrow, Cow};
+use std::sync::Arc;
 
 use crate::engine::Engine;
 use crate::error::Result;

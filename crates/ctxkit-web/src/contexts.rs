@@ -159,14 +159,15 @@ impl View {
                     !matches!(source.kind, ContextMessageKind::Stored) || source.edit.is_some();
                 let sent = match result {
                     None => Sent::Dropped,
-                    Some(position) => match &output.messages[*position] {
-                        // The input's own message: sent as it is stored.
-                        Cow::Borrowed(_) if !derived => Sent::AsStored,
-                        Cow::Borrowed(_) | Cow::Owned(_) => {
-                            let shown = &output.messages[*position];
+                    Some(position) => {
+                        let shown = &output.messages[*position];
+                        if matches!(shown, Cow::Borrowed(_)) && !derived {
+                            // The input's own message: sent as it is stored.
+                            Sent::AsStored
+                        } else {
                             sent(message, &without_details(shown), derived)
                         }
-                    },
+                    }
                 };
                 ViewMessage {
                     entry: source.entry,
