@@ -234,27 +234,35 @@ pub(crate) fn transform_slots<'a>(
     (slots, report)
 }
 
-/// The message as the model is sent it: a tool result without its `details`, which are for a user
+/// `message` as the model is sent it: a tool result without its `details`, which are for a user
 /// interface (a diff, a whole file read), never sent to a provider, and often many times the size
 /// of what the model reads. They are not copied.
+pub fn sent_form(message: &AgentMessage) -> Cow<'_, AgentMessage> {
+    if let AgentMessage::ToolResult(result) = message
+        && result.details.is_some()
+    {
+        return Cow::Owned(AgentMessage::ToolResult(ToolResultMessage {
+            tool_call_id: result.tool_call_id.clone(),
+            tool_name: result.tool_name.clone(),
+            content: result.content.clone(),
+            details: None,
+            is_error: result.is_error,
+            timestamp: result.timestamp,
+            extra: result.extra.clone(),
+        }));
+    }
+    Cow::Borrowed(message)
+}
+
+/// A view's message as the model is sent it ([`sent_form`]), owned.
 pub(crate) fn model_copy(message: Cow<'_, AgentMessage>) -> AgentMessage {
     match message {
-        Cow::Borrowed(AgentMessage::ToolResult(result)) => {
-            AgentMessage::ToolResult(ToolResultMessage {
-                tool_call_id: result.tool_call_id.clone(),
-                tool_name: result.tool_name.clone(),
-                content: result.content.clone(),
-                details: None,
-                is_error: result.is_error,
-                timestamp: result.timestamp,
-                extra: result.extra.clone(),
-            })
-        }
+        Cow::Borrowed(message) => sent_form(message).into_owned(),
         Cow::Owned(AgentMessage::ToolResult(mut result)) => {
             result.details = None;
             AgentMessage::ToolResult(result)
         }
-        message @ (Cow::Borrowed(_) | Cow::Owned(_)) => message.into_owned(),
+        Cow::Owned(message) => message,
     }
 }
 

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use ctxkit_protocol::{AgentMessage, ContentBlock};
 use ctxkit_session::{ContextMessageKind, EntryIndex, Session, build_context};
 use ctxkit_settings::TransformSettings;
-use ctxkit_transform::transform_measured;
+use ctxkit_transform::{sent_form, transform_measured};
 use serde_json::{Map, Value, json};
 
 use crate::blocks::Renderer;
@@ -165,7 +165,7 @@ impl View {
                             // The input's own message: sent as it is stored.
                             Sent::AsStored
                         } else {
-                            sent(message, &without_details(shown), derived)
+                            sent(message, &sent_form(shown), derived)
                         }
                     }
                 };
@@ -249,19 +249,6 @@ fn sent(message: &AgentMessage, sent: &AgentMessage, derived: bool) -> Sent {
             changed: !derived || !sent_unchanged(message, sent),
         }
     }
-}
-
-/// `message` as a model is sent it: a tool result without its `details` (they are for a user
-/// interface).
-fn without_details(message: &AgentMessage) -> Cow<'_, AgentMessage> {
-    if let AgentMessage::ToolResult(result) = message
-        && result.details.is_some()
-    {
-        let mut copy = result.clone();
-        copy.details = None;
-        return Cow::Owned(AgentMessage::ToolResult(copy));
-    }
-    Cow::Borrowed(message)
 }
 
 /// Whether `sent` is `message` as the model is sent it: the view leaves a tool result's `details`
