@@ -10,8 +10,9 @@ use ctxkit_compaction::{CompactOptions, CompactionResult, NoPlanReason, prepare_
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{Engine, State};
+use crate::engine::Engine;
 use crate::settings::CompactionBudgets as _;
+use crate::state::State;
 
 /// A summary being written (or written) in the background.
 pub(crate) struct Background {

@@ -8,8 +8,9 @@
 use ctxkit_compaction::CachePrefix;
 use ctxkit_summarizer::ConversationPrefix;
 
-use crate::engine::{Engine, State};
+use crate::engine::Engine;
 use crate::error::Result;
+use crate::state::State;
 
 /// The last model request of this engine's session, and where the session stood when it was sent.
 #[derive(Debug, Clone)]

@@ -20,10 +20,10 @@ use std::collections::{HashMap, HashSet};
 use ctxkit_protocol::{AgentMessage, MessageContent};
 use ctxkit_session::ContextMessageKind;
 
-use crate::engine::State;
 use crate::error::Result;
 use crate::hot::Hot;
 use crate::messages::{shared_message, shared_transcript};
+use crate::state::State;
 use crate::words::words_held;
 
 /// The words that start the carried line in a summary.

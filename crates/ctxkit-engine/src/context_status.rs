@@ -5,8 +5,9 @@
 //! (error and aborted replies are not sent), which the caller completes with the system prompt
 //! and tools it sends.
 
-use crate::engine::{Engine, State};
+use crate::engine::Engine;
 use crate::error::Result;
+use crate::state::State;
 
 /// How full the context is, as a status line shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

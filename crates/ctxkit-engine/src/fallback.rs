@@ -5,8 +5,8 @@ use ctxkit_compaction::{CompactionSettings, NoPlanReason, Preparation, prepare_c
 use ctxkit_session::{NewCompaction, SummarySource};
 use serde_json::json;
 
-use crate::engine::State;
 use crate::error::{EngineError, Result};
+use crate::state::State;
 
 /// The `truncate` fallback: keep about `truncateKeepPercent` of the context (never starting at a
 /// tool result) and record a compaction that says summarization failed and why. An earlier

@@ -99,6 +99,7 @@ mod recall;
 mod recovery;
 mod scope;
 mod settings;
+mod state;
 mod tree;
 mod verbs;
 mod view;

@@ -8,9 +8,9 @@ use ctxkit_protocol::{AgentMessage, MessageContent};
 use ctxkit_session::{ContextMessage, ContextMessageKind, Session, parse_timestamp_ms};
 use ctxkit_transform::MeasuredMessage;
 
-use crate::engine::State;
 use crate::error::Result;
 use crate::events::ContextUsage;
+use crate::state::State;
 
 /// The context messages of the current branch, shared from the state's cache.
 pub(crate) fn shared_transcript(state: &mut State) -> Result<Vec<Arc<MeasuredMessage>>> {

@@ -19,7 +19,7 @@ use ctxkit_summarizer_offline::OfflineSummarizer;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::State;
+use crate::state::State;
 use ctxkit_settings::SummaryProvider;
 
 /// Whether the next compaction is asked of the provider.

@@ -8,9 +8,10 @@ use ctxkit_tokens::utf16_len;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::engine::{Engine, State};
+use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::messages::content_text;
+use crate::state::State;
 
 /// The custom entry type recording pins and unpins.
 pub const PIN_ENTRY_TYPE: &str = "ctxkit.pin";

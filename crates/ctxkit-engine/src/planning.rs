@@ -6,10 +6,10 @@ use ctxkit_compaction::{CompactionSettings, NoPlanReason, Preparation, prepare_c
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
 
-use crate::engine::State;
 use crate::error::{EngineError, Result};
 use crate::events::CompactionReason;
 use crate::messages::transcript;
+use crate::state::State;
 
 /// What a threshold or manual compaction would cover now (`Engine::plan`): the plan it would
 /// summarize, or why it would write nothing. Every surface (the dry run, chat's `/context`, "nothing

@@ -11,9 +11,9 @@ use ctxkit_protocol::{AssistantMessage, PROVIDER_COMPACTION_DETAILS};
 use ctxkit_session::{NewCompaction, SummarySource};
 use serde_json::{Value, json};
 
-use crate::engine::State;
 use crate::error::Result;
 use crate::messages::transcript;
+use crate::state::State;
 
 /// Appends the compaction entry for `reply` (just written as `reply_id`) when it carries a
 /// provider compaction with a readable summary; returns the entry's id.

@@ -13,9 +13,9 @@ use ctxkit_session::{ContextMessageKind, EntryIndex};
 use ctxkit_summarizer::ConversationPrefix;
 use ctxkit_tokens::estimate_tokens;
 
-use crate::engine::State;
 use crate::error::{EngineError, Result};
 use crate::planning::is_empty_span;
+use crate::state::State;
 
 /// The largest over-count believed: a provider reporting more is taken at this.
 pub const MAX_OVER_COUNT: f64 = 4.0;

@@ -14,11 +14,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::{Engine, State};
+use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::events::EngineEvent;
 use crate::hooks::{AfterTree, BeforeFork, BeforeTree, ForkPosition, HookSummary};
 use crate::messages::content_text;
+use crate::state::State;
 
 /// The input budget of a branch summary when the window is unknown.
 const UNKNOWN_WINDOW_BUDGET: u64 = 128_000;

@@ -8,10 +8,11 @@ mod write;
 use std::sync::atomic::Ordering;
 
 use crate::check::{CheckInput, Decision, SkipReason, Trigger, decide, decide_by_length};
-use crate::engine::{Engine, State};
+use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionReason, EngineEvent};
 use crate::messages::{latest_compaction_ms, shared_transcript};
+use crate::state::State;
 
 /// Overflow compactions in a row (without a successful reply between them) before recovery gives
 /// up. Each plans to fit with the provider's over-count seen so far and keeps less than the one

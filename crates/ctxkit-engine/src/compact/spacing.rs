@@ -14,7 +14,7 @@
 
 use ctxkit_protocol::AgentMessage;
 
-use crate::engine::State;
+use crate::state::State;
 
 /// The reserve a check compacts at: the planned one (the threshold folded in), lowered by what the
 /// provider counted of the latest compaction's leftovers beyond ctxkit's estimate of them.

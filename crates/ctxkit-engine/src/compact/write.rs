@@ -8,11 +8,12 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::empty_end;
-use crate::engine::{Engine, Running, State};
+use crate::engine::{Engine, Running};
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionFailed, CompactionReason, EngineEvent};
 use crate::hooks::{AfterCompact, BeforeCompact};
 use crate::settings::CompactionBudgets as _;
+use crate::state::State;
 
 /// A compaction entry about to be written, and where it came from.
 struct Summarized {
