@@ -10,13 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ctxkit_engine::{CheckReport, Engine, EngineError};
-use ctxkit_llm::{CacheRetention, ChatDelta, ChatRequest, ReasoningLevel, RetryNotice};
+use ctxkit_llm::{ChatDelta, ReasoningLevel, RetryNotice};
 use ctxkit_protocol::{
-    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
-    ToolResultMessage, UserMessage,
+    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall, UserMessage,
 };
-use ctxkit_summarizer::ConversationPrefix;
-use ctxkit_transform::CacheLifetime;
 use futures::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
@@ -397,20 +394,7 @@ impl Agent {
         // Whether the request about to be built already had a compaction for its output room.
         let mut made_room = false;
         loop {
-            let view = self.engine.model_view().await?;
-            let mut system_prompt = self.options.system_prompt.clone();
-            for text in &view.system {
-                system_prompt.push_str("\n\n");
-                system_prompt.push_str(text);
-            }
-            let request = ChatRequest {
-                system_prompt,
-                messages: view.messages,
-                tools: self.tools.definitions(),
-                max_tokens: self.options.max_tokens,
-                reasoning: self.options.reasoning,
-                cache_retention: retention_asked(view.cache_lifetime),
-            };
+            let request = self.build_request().await?;
             // A request whose reply would get less room than its floor compacts first (once). The
             // request (the whole view) is let go before the compaction runs, which reads the same
             // messages from the session: a view of a million messages is not held beside it.
@@ -444,22 +428,11 @@ impl Agent {
                 elapsed_ms = started.elapsed().as_millis() as u64,
                 "model call"
             );
-            log_provider_context_changes(&reply);
-            let info = self.model.info();
-            let overflow = ctxkit_engine::overflowed(&reply, &info);
+            model_call::log_provider_context_changes(&reply);
+            let overflow = ctxkit_engine::overflowed(&reply, &self.model.info());
             // Before the reply is appended: the engine notes where the session stood.
-            self.engine
-                .record_model_request(ConversationPrefix {
-                    provider: info.provider,
-                    model: info.id,
-                    system_prompt: request.system_prompt,
-                    request_messages: request.messages.len(),
-                    messages: request.messages,
-                    tools: request.tools,
-                    reasoning: request.reasoning.map(|level| level.as_str().to_owned()),
-                })
-                .await;
-            let calls = tool_calls(&reply);
+            self.record_request(request).await;
+            let calls = tool_calls::calls_of(&reply);
             let asks_for_tools = reply.asks_for_tools();
             let stop_reason = reply.stop_reason.clone();
             let error = reply.error_message.clone();
@@ -489,36 +462,7 @@ impl Agent {
                 }
                 return Ok(TurnEnd::Stopped);
             }
-            for call in calls {
-                let outcome = if cancel.is_cancelled() {
-                    ToolOutcome::error(self.engine.interrupt_cause().call_not_run())
-                } else {
-                    observer
-                        .event(AgentEvent::ToolStart { call: call.clone() })
-                        .await;
-                    self.run_call(&call, cancel, approver).await
-                };
-                observer
-                    .event(AgentEvent::ToolEnd {
-                        call: call.clone(),
-                        outcome: outcome.clone(),
-                    })
-                    .await;
-                let result = ToolResultMessage {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    content: MessageContent::Blocks(
-                        std::iter::once(ContentBlock::text(outcome.text))
-                            .chain(outcome.images.into_iter().map(ContentBlock::Image))
-                            .collect(),
-                    ),
-                    details: outcome.details,
-                    is_error: outcome.is_error,
-                    timestamp: Some(now_ms()),
-                    extra: JsonObject::new(),
-                };
-                self.engine.append(AgentMessage::ToolResult(result)).await?;
-            }
+            self.run_batch(calls, cancel, approver, observer).await?;
             // An interrupted batch ends the run: no check before a model call that will not come.
             if cancel.is_cancelled() {
                 return Ok(TurnEnd::Interrupted);
@@ -533,43 +477,5 @@ impl Agent {
             }
             self.deliver_steering(observer).await?;
         }
-    }
-}
-
-/// What the provider did to the request's context, as the reply says (logged, not shown).
-fn log_provider_context_changes(reply: &AssistantMessage) {
-    for edit in reply.provider_context_edits() {
-        tracing::info!(
-            edit = edit.kind.as_str(),
-            cleared_tool_uses = edit.cleared_tool_uses,
-            cleared_thinking_turns = edit.cleared_thinking_turns,
-            cleared_input_tokens = edit.cleared_input_tokens,
-            "the provider cleared context from the request"
-        );
-    }
-    if reply.provider_compaction().is_some() {
-        tracing::info!(
-            readable = reply.provider_compaction_summary().is_some(),
-            "the provider compacted the conversation"
-        );
-    }
-}
-
-/// The tool calls of a reply, in order.
-fn tool_calls(reply: &AssistantMessage) -> Vec<ToolCall> {
-    reply
-        .content
-        .iter()
-        .filter_map(ContentBlock::as_tool_call)
-        .cloned()
-        .collect()
-}
-
-/// The prompt-cache lifetime a request asks for instead of the model's: the hour when the engine
-/// says the session's pauses pay for it (`transforms.longCacheWhenItPays`).
-fn retention_asked(lifetime: CacheLifetime) -> Option<CacheRetention> {
-    match lifetime {
-        CacheLifetime::Configured => None,
-        CacheLifetime::Long => Some(CacheRetention::Long),
     }
 }

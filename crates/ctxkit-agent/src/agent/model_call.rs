@@ -1,14 +1,53 @@
-//! One model call of a turn: the check that the reply gets its output room (compacting to make
-//! it), and the streamed call whose deltas reach the observer in order.
+//! One model call of a turn: the request built from the engine's view, the check that the reply
+//! gets its output room (compacting to make it), the streamed call whose deltas reach the observer
+//! in order, and the request recorded with the engine.
 
 use ctxkit_engine::EngineError;
-use ctxkit_llm::{ChatDelta, ChatRequest};
+use ctxkit_llm::{CacheRetention, ChatDelta, ChatRequest};
 use ctxkit_protocol::AssistantMessage;
+use ctxkit_summarizer::ConversationPrefix;
+use ctxkit_transform::CacheLifetime;
 use tokio_util::sync::CancellationToken;
 
 use super::{Agent, AgentEvent, AgentObserver};
 
 impl Agent {
+    /// The next request: the engine's view of the branch after the system prompt the agent was
+    /// given (with what the view adds to it), and the tools.
+    pub(super) async fn build_request(&self) -> Result<ChatRequest, EngineError> {
+        let view = self.engine.model_view().await?;
+        let mut system_prompt = self.options.system_prompt.clone();
+        for text in &view.system {
+            system_prompt.push_str("\n\n");
+            system_prompt.push_str(text);
+        }
+        Ok(ChatRequest {
+            system_prompt,
+            messages: view.messages,
+            tools: self.tools.definitions(),
+            max_tokens: self.options.max_tokens,
+            reasoning: self.options.reasoning,
+            cache_retention: retention_asked(view.cache_lifetime),
+        })
+    }
+
+    /// Tells the engine what was sent (before the reply is appended): cache-prefix summaries
+    /// continue it, and overflow recovery weighs the reply's usage against its estimate.
+    pub(super) async fn record_request(&self, request: ChatRequest) {
+        let info = self.model.info();
+        self.engine
+            .record_model_request(ConversationPrefix {
+                provider: info.provider,
+                model: info.id,
+                system_prompt: request.system_prompt,
+                request_messages: request.messages.len(),
+                messages: request.messages,
+                tools: request.tools,
+                reasoning: request.reasoning.map(|level| level.as_str().to_owned()),
+            })
+            .await;
+    }
+
     /// The estimated tokens of `request` when the model says its reply would get less output room
     /// than the floor (`ChatModel::output_room`); `None` when the room is enough or unknown.
     pub(super) fn output_shortfall(&self, request: &ChatRequest) -> Option<u64> {
@@ -92,5 +131,33 @@ fn delta_event(delta: ChatDelta) -> AgentEvent {
         | ChatDelta::Thinking(_)
         | ChatDelta::ToolCall { .. }
         | ChatDelta::BlockEnd => AgentEvent::Delta(delta),
+    }
+}
+
+/// What the provider did to the request's context, as the reply says (logged, not shown).
+pub(super) fn log_provider_context_changes(reply: &AssistantMessage) {
+    for edit in reply.provider_context_edits() {
+        tracing::info!(
+            edit = edit.kind.as_str(),
+            cleared_tool_uses = edit.cleared_tool_uses,
+            cleared_thinking_turns = edit.cleared_thinking_turns,
+            cleared_input_tokens = edit.cleared_input_tokens,
+            "the provider cleared context from the request"
+        );
+    }
+    if reply.provider_compaction().is_some() {
+        tracing::info!(
+            readable = reply.provider_compaction_summary().is_some(),
+            "the provider compacted the conversation"
+        );
+    }
+}
+
+/// The prompt-cache lifetime a request asks for instead of the model's: the hour when the engine
+/// says the session's pauses pay for it (`transforms.longCacheWhenItPays`).
+fn retention_asked(lifetime: CacheLifetime) -> Option<CacheRetention> {
+    match lifetime {
+        CacheLifetime::Configured => None,
+        CacheLifetime::Long => Some(CacheRetention::Long),
     }
 }

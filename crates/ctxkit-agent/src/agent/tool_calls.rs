@@ -6,15 +6,61 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ctxkit_protocol::ToolCall;
+use ctxkit_engine::EngineError;
+use ctxkit_protocol::{
+    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall,
+    ToolResultMessage,
+};
 use tokio_util::sync::CancellationToken;
 
-use super::Agent;
+use super::{Agent, AgentEvent, AgentObserver, now_ms};
 use crate::approve::{Approval, Approver};
 use crate::tool::{Tool, ToolContext, ToolOutcome};
 use crate::workspace::{Access, Place, Workspace};
 
 impl Agent {
+    /// Runs a reply's calls in order and appends each result; once the turn is cancelled, the
+    /// calls left get a result saying they were not run (every call keeps its result).
+    pub(super) async fn run_batch(
+        &mut self,
+        calls: Vec<ToolCall>,
+        cancel: &CancellationToken,
+        approver: &mut dyn Approver,
+        observer: &dyn AgentObserver,
+    ) -> Result<(), EngineError> {
+        for call in calls {
+            let outcome = if cancel.is_cancelled() {
+                ToolOutcome::error(self.engine.interrupt_cause().call_not_run())
+            } else {
+                observer
+                    .event(AgentEvent::ToolStart { call: call.clone() })
+                    .await;
+                self.run_call(&call, cancel, approver).await
+            };
+            observer
+                .event(AgentEvent::ToolEnd {
+                    call: call.clone(),
+                    outcome: outcome.clone(),
+                })
+                .await;
+            let result = ToolResultMessage {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                content: MessageContent::Blocks(
+                    std::iter::once(ContentBlock::text(outcome.text))
+                        .chain(outcome.images.into_iter().map(ContentBlock::Image))
+                        .collect(),
+                ),
+                details: outcome.details,
+                is_error: outcome.is_error,
+                timestamp: Some(now_ms()),
+                extra: JsonObject::new(),
+            };
+            self.engine.append(AgentMessage::ToolResult(result)).await?;
+        }
+        Ok(())
+    }
+
     pub(super) async fn run_call(
         &mut self,
         call: &ToolCall,
@@ -207,6 +253,16 @@ impl Agent {
 
 /// The pseudo-tool name an "always" answer to a guarded write is remembered under.
 const GUARDED_WRITES: &str = "write to guarded places";
+
+/// The tool calls of a reply, in order.
+pub(super) fn calls_of(reply: &AssistantMessage) -> Vec<ToolCall> {
+    reply
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_tool_call)
+        .cloned()
+        .collect()
+}
 
 /// `id` as one folder name: letters, digits, `-`, `_` and `.` kept, anything else `_`; a name
 /// of dots only (`.`, `..`) or an empty one is `session`.
