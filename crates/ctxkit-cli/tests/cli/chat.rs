@@ -382,6 +382,17 @@ impl Tmux {
             .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
+    /// The pane's title: what the program last set with OSC 0 or 2 (tmux's default is the host
+    /// name).
+    pub(crate) fn pane_title(&self) -> String {
+        let output = self
+            .command()
+            .args(["display-message", "-p", "-t", "chat", "#{pane_title}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
     /// Resizes the window (a small terminal).
     pub(crate) fn resize(&self, width: u16, height: u16) {
         let status = self

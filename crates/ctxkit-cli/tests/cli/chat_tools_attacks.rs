@@ -51,6 +51,32 @@ fn a_command_cannot_hide_itself_from_its_approval_question() {
     assert!(!world.project.join("PWNED2").exists());
 }
 
+/// QA (2026-12-05): a tool's name is the model's choice, and the spinner line shown while the call
+/// runs printed it raw: a name holding a window title and a clipboard write set both. The name is
+/// shown escaped there too.
+#[test]
+fn a_tool_name_cannot_drive_the_terminal_from_the_spinner_line() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let name = "nosuchtool\u{1b}]0;TITLEPWN\u{7}\u{1b}]52;c;Y2xpcA==\u{7}";
+    world.answer(tool_call("call_1", name, json!({})));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command(&world.project, world.home.path(), "--yes"));
+    tmux.accept_clipboard();
+    tmux.wait_idle(1);
+    tmux.line("go");
+    let screen = tmux.wait_for("done");
+    assert!(screen.contains("nosuchtool\\u001b]0;TITLEPWN"), "{screen}");
+    assert!(
+        !tmux.pane_title().contains("TITLEPWN"),
+        "{}",
+        tmux.pane_title()
+    );
+    assert_eq!(tmux.clipboard(), None);
+}
+
 /// QA (second round): a `bash` command runs in a process group of its own, which the terminal's
 /// hangup does not reach: closing the terminal while `sleep 600` ran ended the chat and left the
 /// command running, orphaned. The chat now kills the running commands' groups on SIGHUP and

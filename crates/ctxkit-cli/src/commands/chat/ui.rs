@@ -232,7 +232,11 @@ impl Ui {
     }
 
     /// Shows a spinner line with `message` (replacing any running one); Esc interrupts while it runs.
+    /// The message is made safe for the terminal here: it may name what a model chose (a tool's
+    /// name), and a spinner line is redrawn raw.
     pub fn spin(&self, message: &str) {
+        let message = spinner_text(message);
+        let message = message.as_str();
         self.clear_spinner();
         if let Ok(mut escape) = self.escape.lock()
             && escape.watch.is_none()
@@ -276,7 +280,9 @@ impl Ui {
         self.spin(waiting);
         let spinner = Arc::clone(&self.spinner);
         let message = Arc::clone(&self.spin_message);
-        let waiting = waiting.to_owned();
+        // As `spin` stored it.
+        let waiting = spinner_text(waiting);
+        let after = spinner_text(&after);
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             let Ok(mut base) = message.lock() else {
@@ -474,4 +480,9 @@ impl Drop for EventView {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// A spinner line's text: on one line, and safe for the terminal (`render::terminal_safe`).
+fn spinner_text(message: &str) -> String {
+    crate::render::terminal_safe(&message.replace(['\n', '\r'], " ")).into_owned()
 }
