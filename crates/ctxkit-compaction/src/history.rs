@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use ctxkit_protocol::EntryKind;
+use ctxkit_protocol::{AFTER_COMPACTION_KEY, EntryKind};
 use ctxkit_session::{LeafSelector, Session};
 use ctxkit_tokens::estimate_tokens;
 use serde_json::{Value, json};
@@ -15,12 +15,6 @@ use crate::settings::CompactionSettings;
 
 /// The custom entry type ctxkit appends to record an undone compaction.
 pub const UNDO_COMPACTION_TYPE: &str = "ctxkit.undo-compaction";
-
-/// The key, in a `custom` entry's `data` or a `custom_message`'s `details`, naming the compaction
-/// the entry was appended because of (pinned text added back once the compaction cut it away). An
-/// undo of that compaction leaves such an entry behind: without the compaction it says again what
-/// the restored path already shows.
-pub const AFTER_COMPACTION_KEY: &str = "afterCompaction";
 
 /// One compaction on a path.
 #[derive(Debug, Clone, PartialEq)]

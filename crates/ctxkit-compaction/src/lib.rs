@@ -36,9 +36,8 @@ pub use file_context::{
 };
 pub use file_ops::{FileLists, FileOperations};
 pub use history::{
-    AFTER_COMPACTION_KEY, CarriedEntry, CompactionRecord, LoopGuard, NotCarried, NotCarriedReason,
-    UNDO_COMPACTION_TYPE, UndoOutcome, check_after_compaction, list_compactions,
-    undo_last_compaction,
+    CarriedEntry, CompactionRecord, LoopGuard, NotCarried, NotCarriedReason, UNDO_COMPACTION_TYPE,
+    UndoOutcome, check_after_compaction, list_compactions, undo_last_compaction,
 };
 pub use kept::kept_summary;
 pub use on_demand::{compact_on_demand, open_tool_call};

@@ -122,7 +122,7 @@ pub use hooks::{
     BeforeTree, BeforeTreeResult, FileOpsView, ForkPosition, HookCompaction, HookError, HookFuture,
     HookSet, HookSummary, Hooks, PreparationSettings, PreparationView,
 };
-pub use pins::{PIN_ENTRY_TYPE, PINNED_MESSAGE_TYPE, Pin};
+pub use pins::{PIN_ENTRY_TYPE, Pin};
 pub use planning::{CompactionPlan, NoCompaction};
 pub use project::ProjectDir;
 pub use recall::SUMMARIZED_REFERENCE;

@@ -3,7 +3,9 @@
 //! invisible to the model), and the pinned text reaches the model through a `custom_message`
 //! (`ctxkit.pinned`) appended when pinning and again after each compaction that cut it away.
 
-use ctxkit_protocol::{AgentMessage, EntryKind, MessageContent};
+use ctxkit_protocol::{
+    AFTER_COMPACTION_KEY, AgentMessage, EntryKind, MessageContent, PINNED_MESSAGE_TYPE,
+};
 use ctxkit_tokens::utf16_len;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -15,8 +17,6 @@ use crate::state::State;
 
 /// The custom entry type recording pins and unpins.
 pub const PIN_ENTRY_TYPE: &str = "ctxkit.pin";
-/// The custom message type carrying pinned text to the model.
-pub const PINNED_MESSAGE_TYPE: &str = "ctxkit.pinned";
 
 /// An active pin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,7 +127,7 @@ fn append_pinned_message(
     let ids: Vec<&str> = pins.iter().map(|pin| pin.id.as_str()).collect();
     let mut details = json!({ "pins": ids });
     if let Some(compaction_id) = after_compaction {
-        details[ctxkit_compaction::AFTER_COMPACTION_KEY] = json!(compaction_id);
+        details[AFTER_COMPACTION_KEY] = json!(compaction_id);
     }
     Ok(state.session.append_custom_message_entry(
         PINNED_MESSAGE_TYPE,

@@ -133,7 +133,7 @@ pub(crate) fn can_continue(state: &State) -> bool {
     let last = messages.iter().rev().find(|message| match message {
         AgentMessage::Assistant(reply) => !reply.is_aborted_or_error(),
         // Pinned context re-added after the compaction is not something the model answers.
-        AgentMessage::Custom(custom) => custom.custom_type != crate::pins::PINNED_MESSAGE_TYPE,
+        AgentMessage::Custom(custom) => custom.custom_type != ctxkit_protocol::PINNED_MESSAGE_TYPE,
         AgentMessage::User(_)
         | AgentMessage::ToolResult(_)
         | AgentMessage::BashExecution(_)

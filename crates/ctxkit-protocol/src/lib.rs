@@ -14,6 +14,7 @@ mod js;
 mod json;
 mod lenient;
 mod message;
+mod pinned;
 mod provider_compaction;
 mod provider_edits;
 mod records;
@@ -38,6 +39,7 @@ pub use message::{
     CompactionSummaryMessage, CustomMessage, ToolResultMessage, Usage, UsageCost, UserMessage,
     parse_agent_message,
 };
+pub use pinned::{AFTER_COMPACTION_KEY, PINNED_MESSAGE_TYPE};
 pub use provider_compaction::{
     ON_DEMAND_COMPACTION_FIELD, ON_DEMAND_MODE, PROVIDER_COMPACTION_DETAILS,
     PROVIDER_COMPACTION_FIELD,

@@ -29,6 +29,11 @@
 //!    it does not start with a tool result), until the estimate is at or below the threshold. An
 //!    assistant goes together with the tool results that directly follow it.
 //!
+//! **Pins after a compaction** come first: a `ctxkit.pinned` message the engine appended after a
+//! compaction (its details name it under `afterCompaction`) is sent right after the compaction's
+//! summary, not where it was appended (after the prompt or tool results the compaction
+//! interrupted), so the request still ends with what the model must answer.
+//!
 //! **Orphan repair** ([`repair_orphans`]) runs on the input and after every layer: a tool result
 //! without an earlier call with its id is dropped; a tool call without a result is removed from its
 //! assistant, which is dropped if nothing is left. Pending calls are kept: the calls of the last
@@ -103,6 +108,7 @@ mod marker;
 mod measured;
 mod orphans;
 mod pays;
+mod pins;
 mod prune;
 mod ranking;
 mod thinking;
@@ -196,6 +202,7 @@ pub(crate) fn transform_slots<'a>(
         ..TransformReport::default()
     };
     report.orphans_repaired += orphans::repair_slots(&mut slots);
+    pins::place_pins_after_summary(&mut slots);
 
     // The block is measured only when a layer reads it: under the "when it pays" rule it is a fold
     // over every request of the view.

@@ -43,6 +43,36 @@ async fn a_pinned_text_survives_every_compaction_once() {
     ));
 }
 
+/// QA (2026-12-05): a compaction during a run (an overflow retried, a threshold crossed between
+/// tool calls) comes after the prompt, and the pins it added back were appended after it: the
+/// retried request ended with the pinned text and the model answered that, not the prompt. The
+/// view places them right after the summary; the file keeps them where they were written.
+#[tokio::test]
+async fn pins_added_back_mid_run_come_before_the_prompt_they_interrupt() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("first", 100).await;
+    harness.engine.pin_text("RULE: use tabs").await.unwrap();
+    harness.turn("second", 100).await;
+    harness.turn("third", 100).await;
+    harness.engine.append(user("what now")).await.unwrap();
+    harness.engine.compact(None).await.unwrap();
+    let view = harness.engine.model_view().await.unwrap();
+    // The summary (sent as a user message), the pins, what the compaction kept, the prompt.
+    let first = serde_json::to_string(&view.messages[0]).unwrap();
+    assert!(first.contains("summary"), "{first}");
+    let last = serde_json::to_string(view.messages.last().unwrap()).unwrap();
+    assert!(last.contains("what now"), "{last}");
+    let second = serde_json::to_string(&view.messages[1]).unwrap();
+    assert!(second.contains("RULE: use tabs"), "{second}");
+    // Stored as written: the pinned text is the branch's last entry.
+    let entries = harness.entry_types().await;
+    assert_eq!(
+        entries.last().map(String::as_str),
+        Some("custom_message"),
+        "{entries:?}"
+    );
+}
+
 /// The text a compaction added back belongs to that compaction: after undoing it, the restored path
 /// shows the pin where it was, once, and later work stays.
 #[tokio::test]
