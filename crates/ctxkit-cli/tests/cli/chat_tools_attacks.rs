@@ -108,3 +108,53 @@ fn closing_the_terminal_stops_the_running_command() {
         "the command outlived the chat",
     );
 }
+
+/// QA (2026-12-05): a chat ended by SIGTERM at its input line left the terminal in raw mode
+/// (`-icanon -echo`): the shell it returned to did not show what was typed. The terminal's mode
+/// is put back before the chat ends.
+#[test]
+fn a_chat_ended_by_sigterm_gives_the_shell_its_terminal_back() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let place = world.home.path();
+    let script = place.join("chat.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "echo $$ > '{pid}'\n{chat}\n",
+            pid = place.join("chat.pid").display(),
+            chat = chat_command(&world.project, place, "")
+        ),
+    )
+    .unwrap();
+    let modes = place.join("stty.txt");
+    let tmux = Tmux::start(&format!(
+        "sh '{}'; stty -a > '{}'; sleep 60",
+        script.display(),
+        modes.display()
+    ));
+    tmux.wait_idle(1);
+    let pid = std::fs::read_to_string(place.join("chat.pid")).unwrap();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = Instant::now();
+    while !modes.exists() || std::fs::read_to_string(&modes).unwrap().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no stty output"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let modes = std::fs::read_to_string(&modes).unwrap();
+    let flags: Vec<&str> = modes.split_whitespace().collect();
+    assert!(
+        flags.contains(&"icanon") && flags.contains(&"echo"),
+        "{modes}"
+    );
+}
