@@ -13,6 +13,9 @@ pub enum Approval {
     Deny,
     /// Do not run this call and stop the turn (Ctrl-C at the question).
     Stop,
+    /// Do not run this call: nobody can be asked (a chat without a terminal, a run whose caller
+    /// approves nothing). The model is told so, not that the user declined.
+    Unanswered,
 }
 
 /// Answers approval questions (a terminal prompt, a client over the protocol, a policy).
@@ -29,7 +32,7 @@ pub trait Approver: Send {
         question: &'a str,
     ) -> BoxFuture<'a, Approval> {
         let _ = (tool, question);
-        Box::pin(async { Approval::Deny })
+        Box::pin(async { Approval::Unanswered })
     }
 }
 
@@ -44,12 +47,12 @@ impl Approver for ApproveAll {
     }
 }
 
-/// Declines every call that needs approval.
+/// Declines every call that needs approval: nobody is asked ([`Approval::Unanswered`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DenyAll;
 
 impl Approver for DenyAll {
     fn approve<'a>(&'a mut self, _tool: &'a str, _question: &'a str) -> BoxFuture<'a, Approval> {
-        Box::pin(async { Approval::Deny })
+        Box::pin(async { Approval::Unanswered })
     }
 }

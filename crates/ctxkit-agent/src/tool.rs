@@ -93,6 +93,11 @@ pub(crate) fn guarded_refusal(tool: &str, argument: &str, path: &std::path::Path
     )
 }
 
+/// The result of a call that needed approval when nobody could be asked.
+pub(crate) const UNANSWERED: &str = "Not run: this call needs the user's approval and nobody can \
+be asked in this run (no terminal, or the caller approves nothing); the user did not decline it. \
+Do not try it again in another form; say what you would have run";
+
 /// Why `tool` did not touch a path outside the project.
 pub(crate) fn outside_refusal(
     tool: &str,

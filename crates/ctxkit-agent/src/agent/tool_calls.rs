@@ -95,6 +95,7 @@ impl Agent {
                 Approval::Once => {}
                 Approval::Always => self.allow_always(&call.name),
                 Approval::Deny => return ToolOutcome::error("The user declined to run this call"),
+                Approval::Unanswered => return ToolOutcome::error(crate::tool::UNANSWERED),
                 Approval::Stop => {
                     cancel.cancel();
                     return ToolOutcome::error("The user declined to run this call");
@@ -174,7 +175,7 @@ impl Agent {
                     self.allow_outside(access);
                     approved.push(access);
                 }
-                Approval::Deny => {
+                Approval::Deny | Approval::Unanswered => {
                     return Err(crate::tool::outside_refusal(
                         &call.name, &argument, &path, workspace,
                     ));
@@ -211,7 +212,9 @@ impl Agent {
                 self.allow_always(GUARDED_WRITES);
                 Ok(true)
             }
-            Approval::Deny => Err(crate::tool::guarded_refusal(&call.name, argument, path)),
+            Approval::Deny | Approval::Unanswered => {
+                Err(crate::tool::guarded_refusal(&call.name, argument, path))
+            }
             Approval::Stop => {
                 cancel.cancel();
                 Err(crate::tool::guarded_refusal(&call.name, argument, path))

@@ -275,7 +275,7 @@ async fn risky_calls_are_asked_about_and_always_means_always() {
         .await
         .unwrap();
     assert_eq!(outcome, PromptOutcome::Answered);
-    assert!(answered_with(&world).contains("declined"));
+    assert!(answered_with(&world).contains("nobody can be asked"));
     let mut answers = Answers(vec![Approval::Always], 0);
     for _ in 0..2 {
         world

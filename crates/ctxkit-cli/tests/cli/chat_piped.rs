@@ -366,6 +366,10 @@ async fn a_piped_chat_asks_nothing_of_its_prompts_and_runs_nothing_that_needs_as
     );
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests.len(), 3, "{output}");
+    // The model is told nobody could be asked, not that the user said no (QA, 2026-12-05).
+    let second = String::from_utf8_lossy(&requests[1].body).into_owned();
+    assert!(second.contains("nobody can be asked"), "{second}");
+    assert!(!second.contains("The user declined"), "{second}");
     let last = String::from_utf8_lossy(&requests[2].body).into_owned();
     assert!(last.contains("yesterday the build broke: why?"), "{last}");
 }

@@ -156,7 +156,7 @@ impl AskApprover<'_> {
         // to ask, so nothing that needs asking runs.
         if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
             self.ui.line(&format!("{shown} {NOT_ASKED}"));
-            return Approval::Deny;
+            return Approval::Unanswered;
         }
         let question = format!("{shown} [y]es / [n]o / [a]lways: ");
         let approval = match self.ask.ask_key(&question, "yna") {
@@ -167,7 +167,7 @@ impl AskApprover<'_> {
         };
         match approval {
             Approval::Once | Approval::Always => self.ui.spin(&tool_spinner(tool)),
-            Approval::Deny | Approval::Stop => {}
+            Approval::Deny | Approval::Stop | Approval::Unanswered => {}
         }
         approval
     }
