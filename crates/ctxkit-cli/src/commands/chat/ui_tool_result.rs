@@ -57,18 +57,28 @@ impl Ui {
                 indented_line(line, 200)
             }
         };
-        let mut shown: Vec<String> = lines
+        if outcome.is_error {
+            // A failure says why at its end (`Command exited with code 3`, a cancellation, the
+            // compiler's last error): its first and last lines.
+            let shown: Vec<String> = ends_of(&lines, RESULT_PREVIEW_LINES)
+                .into_iter()
+                .map(|line| {
+                    line.map_or_else(
+                        |more| format!("  … ({more} more lines)"),
+                        |line| format!("  {}", shorten(line)),
+                    )
+                })
+                .collect();
+            self.error(&shown.join("\n"));
+            return;
+        }
+        let shown: Vec<String> = lines
             .iter()
             .take(RESULT_PREVIEW_LINES)
             .map(|line| format!("  {}", shorten(line)))
             .collect();
         let more = (lines.len() > RESULT_PREVIEW_LINES)
             .then(|| format!("  … ({} more lines)", lines.len() - RESULT_PREVIEW_LINES));
-        if outcome.is_error {
-            shown.extend(more);
-            self.error(&shown.join("\n"));
-            return;
-        }
         let mut painted = match language.filter(|_| self.color) {
             Some(language) => self.paint_code(&shown, language),
             None => vec![self.paint(Role::ToolOutput, &shown.join("\n"))],
@@ -234,6 +244,20 @@ fn indented_line(line: &str, limit: usize) -> String {
     )
 }
 
+/// At most `limit` of `lines`: all of them, or the first half and the last half with the number
+/// left out between them (`Err`).
+fn ends_of<'a>(lines: &[&'a str], limit: usize) -> Vec<Result<&'a str, usize>> {
+    if lines.len() <= limit {
+        return lines.iter().copied().map(Ok).collect();
+    }
+    let tail = limit / 2;
+    let head = limit - tail;
+    let mut shown: Vec<Result<&str, usize>> = lines[..head].iter().copied().map(Ok).collect();
+    shown.push(Err(lines.len() - limit));
+    shown.extend(lines[lines.len() - tail..].iter().copied().map(Ok));
+    shown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +273,22 @@ mod tests {
         ui.tool_result(outcome, &result_shape(&call));
         let queue = ui.deferred.as_ref().unwrap().lock().unwrap();
         queue.join("\n")
+    }
+
+    /// QA (2026-12-05): a failed command's preview showed its first six lines, and the reason
+    /// at its end (`Command exited with code 3`, a cancellation) was among the lines left out.
+    #[test]
+    fn a_failure_shows_its_first_and_last_lines() {
+        let mut text: String = (1..=20).map(|n| format!("{n}\n")).collect();
+        text.push_str("error: build failed\n\nCommand exited with code 3");
+        let call = serde_json::json!({"type": "toolCall", "id": "b1", "name": "bash",
+            "arguments": {"command": "make"}});
+        let lines = shown(false, &ToolOutcome::error(text), call);
+        assert_eq!(
+            lines,
+            "  1\n  2\n  3\n  … (17 more lines)\n  error: build failed\n  \n  Command exited with code 3",
+            "{lines}"
+        );
     }
 
     fn write_call(path: &str, content: &str) -> serde_json::Value {
