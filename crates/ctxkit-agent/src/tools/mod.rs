@@ -165,7 +165,7 @@ impl TypedTool for Edit {
 #[derive(Debug, Deserialize)]
 pub struct BashArguments {
     command: String,
-    #[serde(default, deserialize_with = "lax::optional_u64")]
+    #[serde(default, deserialize_with = "lax::optional_seconds")]
     timeout: Option<u64>,
 }
 
@@ -387,6 +387,19 @@ mod lax {
             .ok_or_else(|| D::Error::custom(format!("must be a non-negative integer, got {value}")))
     }
 
+    /// A time limit in seconds: as [`optional_u64`], and never 0, which would stop the command
+    /// as it starts (Pi 1.6 refuses it too); refused before the user is asked to run it.
+    pub fn optional_seconds<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<u64>, D::Error> {
+        match optional_u64(deserializer)? {
+            Some(0) => Err(D::Error::custom(
+                "must be at least 1 second; leave it out for the default limit",
+            )),
+            seconds => Ok(seconds),
+        }
+    }
+
     pub fn optional_bool<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
         let value = Value::deserialize(deserializer)?;
         if value.is_null() {
@@ -516,6 +529,18 @@ mod tests {
         );
         assert!(
             outcome.is_error && outcome.text.contains("`timeout`"),
+            "{}",
+            outcome.text
+        );
+        // QA (2026-12-05): 0 stopped the command as it started ("timed out after 0s").
+        let outcome = run_tool(
+            "bash",
+            &json!({"command": "echo ran", "timeout": 0}),
+            "c",
+            &context,
+        );
+        assert!(
+            outcome.is_error && outcome.text.contains("at least 1 second"),
             "{}",
             outcome.text
         );
