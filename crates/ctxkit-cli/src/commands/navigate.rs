@@ -108,6 +108,19 @@ struct Recorded {
     summary: Option<String>,
 }
 
+/// Records a leaf move made without a summary entry, so it survives reopening: a navigation
+/// marker (a `custom` entry, which no context shows) at the new leaf, or a new root when the leaf
+/// went to the start of the session. Pi and ctxkit open a session at its last entry.
+pub(crate) async fn record_leaf_move(
+    engine: &Engine,
+    old_leaf: Option<String>,
+) -> ctxkit_engine::Result<()> {
+    engine
+        .append_custom_entry(NAVIGATE_TYPE, Some(json!({"fromId": old_leaf})))
+        .await?;
+    engine.flush_pending().await
+}
+
 /// Makes the move survive reopening: without a summary entry, a navigation marker at the new leaf
 /// (at the start of the session, a new root). Says where the leaf landed, where it is now and the
 /// summary's text when one was written.
@@ -119,12 +132,7 @@ fn record_move(
 ) -> Result<Recorded> {
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     if outcome.summary_entry_id.is_none() {
-        runtime.block_on(async {
-            engine
-                .append_custom_entry(NAVIGATE_TYPE, Some(json!({"fromId": old_leaf})))
-                .await?;
-            engine.flush_pending().await
-        })?;
+        runtime.block_on(record_leaf_move(engine, old_leaf))?;
     }
     let summary_id = outcome.summary_entry_id.as_deref();
     let before_target = outcome.editor_text.is_some();

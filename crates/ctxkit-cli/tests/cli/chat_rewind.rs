@@ -336,6 +336,18 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
     assert!(screen.contains("Restored `a.txt`"), "{screen}");
     assert!(screen.contains("Restored `b.txt`"), "{screen}");
     tmux.wait_input_line("> change the files");
+    // The move is in the file (QA, 2026-12-05: it was not, and `--continue` reopened the branch
+    // left, its files restored): a marker where the leaf went, before the first prompt.
+    let file = world.session_files().remove(0);
+    let entries = world.entries(&file);
+    let first_prompt = entries
+        .iter()
+        .find(|entry| entry_text(entry).contains("change the files"))
+        .unwrap();
+    let last = entries.last().unwrap();
+    assert_eq!(last["type"], "custom", "{last}");
+    assert_eq!(last["customType"], "ctxkit.navigate", "{last}");
+    assert_eq!(last["parentId"], first_prompt["parentId"], "{last}");
     assert_eq!(
         std::fs::read_to_string(project.join("a.txt")).unwrap(),
         "user A\n"

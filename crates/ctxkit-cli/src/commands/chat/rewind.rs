@@ -188,8 +188,7 @@ impl Chat {
             })
             .await;
         let outcome = self
-            .engine
-            .navigate(&target_id, NavigateOptions::default())
+            .navigate_recorded(&target_id, NavigateOptions::default())
             .await;
         self.events.flush().await;
         let outcome = outcome?;

@@ -368,12 +368,33 @@ impl Chat {
         self.go_to(id, options).await
     }
 
+    /// The engine's tree navigation, recorded in the session when it wrote no summary entry (a
+    /// marker at the new leaf, as `ctxkit branch` writes): a rewind or a `/tree` move was lost
+    /// when the chat ended, and `--continue` reopened the branch left, files restored or not.
+    pub(super) async fn navigate_recorded(
+        &self,
+        id: &str,
+        options: NavigateOptions,
+    ) -> ctxkit_engine::Result<ctxkit_engine::NavigateOutcome> {
+        let leaf = || {
+            self.engine
+                .with_session(|session| session.leaf_id().map(str::to_owned))
+        };
+        let old_leaf = leaf().await;
+        let outcome = self.engine.navigate(id, options).await?;
+        let moved = leaf().await != old_leaf;
+        if moved && outcome.summary_entry_id.is_none() && !outcome.cancelled && !outcome.aborted {
+            crate::commands::navigate::record_leaf_move(&self.engine, old_leaf).await?;
+        }
+        Ok(outcome)
+    }
+
     /// Moves the leaf to `id` (`/tree <id>`, the interactive `/tree`): says where it went and
     /// what was summarized; a user message's text comes back for editing.
     pub(super) async fn go_to(&mut self, id: &str, options: NavigateOptions) -> Result<Action> {
         // A branch summary is work the terminal is told of, as a compaction is.
         let working = options.summarize.then(|| self.ui.working());
-        let outcome = self.engine.navigate(id, options).await;
+        let outcome = self.navigate_recorded(id, options).await;
         drop(working);
         self.events.flush().await;
         let outcome = outcome?;
