@@ -488,3 +488,36 @@ fn a_line_typed_while_a_tool_runs_steers_the_next_request() {
     let before = &messages[messages.len() - 2];
     assert_eq!(before["role"], "tool", "{messages:?}");
 }
+
+/// QA (2026-12-05): a reply of several calls listed them all, then their results ran together
+/// below: two files' text could not be told apart. Each result now comes under its call's line.
+#[test]
+fn each_result_of_a_batch_comes_under_its_call() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("one.txt"), "FIRST FILE\n").unwrap();
+    std::fs::write(world.project.join("two.txt"), "SECOND FILE\n").unwrap();
+    world.answer(crate::chat::completion(
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "r1", "type": "function",
+             "function": {"name": "read", "arguments": "{\"path\":\"one.txt\"}"}},
+            {"id": "r2", "type": "function",
+             "function": {"name": "read", "arguments": "{\"path\":\"two.txt\"}"}}]}),
+        "tool_calls",
+        200,
+    ));
+    world.answer(text("Read both.", 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("read them");
+    let screen = tmux.wait_for("Read both.");
+    let lines: Vec<&str> = screen.lines().map(str::trim).collect();
+    let position = |needle: &str| lines.iter().rposition(|line| line.contains(needle));
+    let (Some(first), Some(second)) = (position("FIRST FILE"), position("SECOND FILE")) else {
+        panic!("{screen}");
+    };
+    assert!(lines[first - 1].contains("→ read one.txt"), "{screen}");
+    assert!(lines[second - 1].contains("→ read two.txt"), "{screen}");
+}

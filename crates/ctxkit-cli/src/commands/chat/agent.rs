@@ -54,6 +54,33 @@ struct Terminal<'a> {
     /// Snapshots of the files `write` and `edit` replace, for rewinds.
     checkpoints: &'a FileCheckpoints,
     engine: &'a ctxkit_engine::Engine,
+    /// The calls of the reply being run, and the one started last.
+    batch: std::sync::Mutex<Batch>,
+}
+
+/// A reply's tool calls as the terminal runs them: with more than one, each result is shown
+/// under its call's line again, as the reply lists them all before any runs.
+#[derive(Debug, Default)]
+struct Batch {
+    calls: usize,
+    started: Option<String>,
+}
+
+impl Terminal<'_> {
+    /// Names `call` above its result when it is one of several; `starting` is false for a call
+    /// ended without starting (the turn was interrupted before it).
+    fn name_in_batch(&self, call: &ctxkit_protocol::ToolCall, starting: bool) {
+        let Ok(mut batch) = self.batch.lock() else {
+            return;
+        };
+        let named = batch.started.as_deref() == Some(call.id.as_str());
+        if starting {
+            batch.started = Some(call.id.clone());
+        }
+        if batch.calls > 1 && !named {
+            self.ui.batch_call(call);
+        }
+    }
 }
 
 impl AgentObserver for Terminal<'_> {
@@ -86,11 +113,26 @@ impl AgentObserver for Terminal<'_> {
                     self.ui.finish_stream();
                     // Compaction events emitted by the append (context usage) come first.
                     self.events.flush().await;
+                    if let Ok(mut batch) = self.batch.lock() {
+                        let calls = reply
+                            .content
+                            .iter()
+                            .filter_map(|block| block.as_tool_call());
+                        *batch = Batch {
+                            calls: if reply.asks_for_tools() {
+                                calls.count()
+                            } else {
+                                0
+                            },
+                            started: None,
+                        };
+                    }
                     self.ui.reply(&reply, overflow);
                 }
                 // While a tool runs, Esc interrupts it and keys typed meanwhile are kept for the
                 // next input line (the approval question, if any, takes the keyboard for itself).
                 AgentEvent::ToolStart { call } => {
+                    self.name_in_batch(&call, true);
                     if let Some(notice) = self.checkpoints.before(self.engine, &call).await {
                         self.ui.notice(&notice);
                     }
@@ -98,6 +140,7 @@ impl AgentObserver for Terminal<'_> {
                 }
                 AgentEvent::ToolEnd { call, outcome } => {
                     self.ui.stop();
+                    self.name_in_batch(&call, false);
                     if let Some(notice) = self.checkpoints.after(&call, &outcome) {
                         self.ui.notice(&notice);
                     }
@@ -205,6 +248,7 @@ impl Chat {
             events: &self.events,
             checkpoints: &self.checkpoints,
             engine: &self.engine,
+            batch: std::sync::Mutex::default(),
         };
         let mut approver = AskApprover { ask, ui: &self.ui };
         let entries_before = self

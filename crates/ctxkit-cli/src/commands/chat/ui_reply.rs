@@ -89,6 +89,12 @@ impl Ui {
         self.styled_line(&self.call_line(call));
     }
 
+    /// The line naming a call of a batch above its result: the reply listed the batch's calls
+    /// together, and their results would otherwise run together below them.
+    pub fn batch_call(&self, call: &ToolCall) {
+        self.tool_call(call);
+    }
+
     /// A call of a reply that did not stop to use tools (cut, failed, interrupted): shown with
     /// `(not run)`, as nothing ran.
     fn unrun_tool_call(&self, call: &ToolCall) {
