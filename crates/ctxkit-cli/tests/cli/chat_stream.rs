@@ -709,3 +709,38 @@ fn a_line_typed_with_enter_while_the_model_works_is_the_next_prompt() {
         requests[1].1
     );
 }
+
+/// QA (2026-12-05): a reply taller than the terminal stayed as it streamed, raw markdown, since a
+/// block is rendered in place only while it fits on the screen. Paragraphs are now rendered as
+/// they finish, so a long reply is formatted too, whether it streams in pieces or in one.
+#[test]
+fn a_reply_taller_than_the_screen_is_rendered_paragraph_by_paragraph() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(Format::Chat, 100_000, json!({}));
+    let paragraphs: Vec<String> = (1..=15)
+        .map(|n| format!("Paragraph {n} with **bold{n}** and `code{n}`.\n\n"))
+        .collect();
+    let (first, second) = paragraphs.split_at(7);
+    world.server.answer(Format::Chat.text(
+        &first.concat(),
+        second.concat().trim_end(),
+        Duration::ZERO,
+        300,
+    ));
+    let tmux = world.start("");
+    tmux.resize(100, 20);
+    tmux.wait_idle(1);
+    tmux.line("write a lot");
+    let screen = tmux.wait_for("Paragraph 15");
+    let screen = if screen.contains("**bold15**") {
+        std::thread::sleep(Duration::from_millis(500));
+        tmux.screen()
+    } else {
+        screen
+    };
+    assert!(screen.contains("Paragraph 14 with bold14"), "{screen}");
+    assert!(!screen.contains("**bold"), "{screen}");
+    assert!(!screen.contains("`code"), "{screen}");
+}

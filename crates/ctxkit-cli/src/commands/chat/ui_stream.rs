@@ -21,6 +21,21 @@ pub(super) struct Stream {
     raw: String,
 }
 
+/// Where the finished paragraphs of `raw` end: after its last blank line outside a code fence,
+/// when text comes before it.
+fn finished_paragraphs(raw: &str) -> Option<usize> {
+    let end = raw.rfind("\n\n")? + 2;
+    let done = &raw[..end];
+    let fences = done
+        .lines()
+        .filter(|line| {
+            let line = line.trim_start();
+            line.starts_with("```") || line.starts_with("~~~")
+        })
+        .count();
+    (fences % 2 == 0 && !done.trim().is_empty()).then_some(end)
+}
+
 impl Ui {
     /// A model call starts: nothing of its reply is shown yet.
     pub fn start_reply(&self) {
@@ -71,6 +86,10 @@ impl Ui {
             return;
         }
         stream.thinking = Some(thinking);
+        if !thinking && self.markdown.renders() && self.show_finished_paragraphs(&mut stream, text)
+        {
+            return;
+        }
         let shown = if thinking && self.color {
             text.lines()
                 .map(|line| self.paint(Role::Thinking, line))
@@ -87,6 +106,40 @@ impl Ui {
         if !thinking {
             stream.raw.push_str(text);
         }
+    }
+
+    /// Shows `text`, the next piece of a text block, with the block's paragraphs that it
+    /// finishes (up to the last blank line outside a code fence) rendered: what streamed of them
+    /// is replaced, so a reply taller than the screen is formatted too (a whole block is rendered
+    /// in place only while it fits). `false` when no paragraph is finished: nothing was shown.
+    fn show_finished_paragraphs(&self, stream: &mut Stream, text: &str) -> bool {
+        let mut raw = format!("{}{text}", stream.raw);
+        let Some(split) = finished_paragraphs(&raw) else {
+            return false;
+        };
+        let width = terminal_width();
+        let used = if stream.raw.is_empty() {
+            0
+        } else {
+            rows(&stream.raw, width)
+        };
+        if used >= terminal_height() {
+            return false;
+        }
+        let rest = raw.split_off(split);
+        let mut stdout = std::io::stdout().lock();
+        if used > 1 {
+            let _ = write!(stdout, "\x1b[{}A", used - 1);
+        }
+        let _ = write!(
+            stdout,
+            "\r\x1b[J{}\n\n{rest}",
+            self.markdown.render(&raw, width)
+        );
+        let _ = stdout.flush();
+        stream.mid_line = !rest.is_empty() && !rest.ends_with('\n');
+        stream.raw = rest;
+        true
     }
 
     /// Ends the line the stream left open.
@@ -122,5 +175,27 @@ impl Ui {
             stream.mid_line = false;
         }
         stream.thinking = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::finished_paragraphs;
+
+    #[test]
+    fn paragraphs_are_finished_at_a_blank_line_outside_a_code_fence() {
+        assert_eq!(finished_paragraphs("one **a**"), None);
+        assert_eq!(finished_paragraphs("one\n\ntwo"), Some(5));
+        assert_eq!(finished_paragraphs("one\n\ntwo\n\nthr"), Some(10));
+        assert_eq!(finished_paragraphs("\n\n"), None);
+        // A blank line inside a fenced block does not end it.
+        assert_eq!(
+            finished_paragraphs("intro\n```rust\nfn a() {}\n\nfn b"),
+            None
+        );
+        assert_eq!(
+            finished_paragraphs("```\ncode\n\nmore\n```\n\nafter"),
+            Some(20)
+        );
     }
 }
