@@ -634,3 +634,45 @@ fn a_restore_removes_the_folders_the_agent_created_and_only_those() {
     assert!(project.join("shared/sub/mine.txt").exists());
     assert!(!project.join("shared/sub/y.txt").exists());
 }
+
+/// QA (2026-12-05): a file the agent changed without a snapshot (over `chat.checkpointMaxBytes`)
+/// was left changed by a rewind without a word; the rewind names it now.
+#[test]
+fn a_rewind_names_the_files_it_cannot_put_back() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.edit_settings(|settings| settings["chat"] = json!({"checkpointMaxBytes": 50}));
+    let project = world.project.clone();
+    std::fs::write(
+        project.join("big.txt"),
+        format!("{}\nend\n", "x".repeat(90)),
+    )
+    .unwrap();
+    world.answer(tool_call(
+        "c1",
+        "edit",
+        json!({"path": "big.txt", "oldText": "end", "newText": "END"}),
+    ));
+    world.answer(text("Ok.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("go");
+    tmux.wait_for("Ok.");
+    tmux.wait_idle(2);
+    tmux.keys(&["Escape", "Escape"]);
+    wait_list(&tmux, "Rewind to before which prompt?");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("No snapshot was kept");
+    assert!(
+        screen.contains("No snapshot was kept of a file the agent wrote since that prompt; left as it is now: `big.txt`"),
+        "{screen}"
+    );
+    tmux.wait_input_line("> go");
+    assert!(
+        std::fs::read_to_string(project.join("big.txt"))
+            .unwrap()
+            .contains("END")
+    );
+}

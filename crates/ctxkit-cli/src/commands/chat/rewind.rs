@@ -132,6 +132,39 @@ fn turns_since(session: &Session, id: &str) -> Vec<String> {
         .collect()
 }
 
+/// The tool calls of the replies from `id` on that succeeded, in file order (every branch, as
+/// [`turns_since`]).
+fn calls_since(session: &Session, id: &str) -> Vec<ctxkit_protocol::ToolCall> {
+    use ctxkit_protocol::AgentMessage;
+    let entries = session.entries();
+    let Some(start) = entries.iter().position(|entry| entry.id() == id) else {
+        return Vec::new();
+    };
+    let messages: Vec<AgentMessage> = entries[start..]
+        .iter()
+        .filter(|entry| matches!(entry.role(), Some("assistant" | "toolResult")))
+        .filter_map(|entry| entry.parse_message()?.ok())
+        .collect();
+    let succeeded: std::collections::HashSet<&str> = messages
+        .iter()
+        .filter_map(|message| message.as_tool_result())
+        .filter(|result| !result.is_error)
+        .map(|result| result.tool_call_id.as_str())
+        .collect();
+    messages
+        .iter()
+        .filter_map(AgentMessage::as_assistant)
+        .flat_map(|reply| {
+            reply
+                .content
+                .iter()
+                .filter_map(|block| block.as_tool_call())
+        })
+        .filter(|call| succeeded.contains(call.id.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// What happened to one file.
 enum Restored {
     Written(PathBuf),
@@ -178,12 +211,13 @@ impl Chat {
             return Ok(Action::Continue);
         };
         let target_id = target.id().to_owned();
-        let (session_file, turns) = self
+        let (session_file, turns, calls) = self
             .engine
             .with_session(|session| {
                 (
                     session.path().map(Path::to_owned),
                     turns_since(session, &target_id),
+                    calls_since(session, &target_id),
                 )
             })
             .await;
@@ -201,7 +235,7 @@ impl Chat {
             chosen + 1
         ));
         if let Some(session_file) = session_file {
-            self.offer_restore(&session_file, &turns, ask)?;
+            self.offer_restore(&session_file, &turns, &calls, ask)?;
         }
         Ok(Action::Edit(
             outcome.editor_text.unwrap_or_else(|| text(chosen)),
@@ -213,10 +247,12 @@ impl Chat {
         &self,
         session_file: &Path,
         turns: &[String],
+        calls: &[ctxkit_protocol::ToolCall],
         ask: &mut dyn Ask,
     ) -> Result<()> {
         let mut store = CheckpointStore::open(session_file)?;
         let snapshots = store.earliest_since(turns);
+        self.name_unrestorable(calls, &snapshots);
         if snapshots.is_empty() {
             return Ok(());
         }
@@ -248,6 +284,32 @@ impl Chat {
         self.report(&done);
         self.remove_created_folders(folders);
         Ok(())
+    }
+
+    /// Says which files the agent's `write` and `edit` calls since the prompt named that have no
+    /// snapshot (over `chat.checkpointMaxBytes`, or too large): a rewind leaves them as they are,
+    /// and it said nothing of them.
+    fn name_unrestorable(&self, calls: &[ctxkit_protocol::ToolCall], snapshots: &[Snapshot]) {
+        let mut missing: Vec<PathBuf> = calls
+            .iter()
+            .filter_map(|call| self.checkpoints.target(call))
+            .filter(|path| !snapshots.iter().any(|snapshot| &snapshot.path == path))
+            .collect();
+        missing.sort();
+        missing.dedup();
+        if missing.is_empty() {
+            return;
+        }
+        let shown: Vec<String> = missing.iter().map(|path| self.shown(path)).collect();
+        self.ui.notice(&format!(
+            "No snapshot was kept of {} the agent wrote since that prompt; left as it is now: {}",
+            if missing.len() == 1 {
+                "a file"
+            } else {
+                "files"
+            },
+            shown.join(", ")
+        ));
     }
 
     /// Removes the folders the agent's writes created, deepest first, those that are empty now
