@@ -35,6 +35,31 @@ pub fn read_header(path: &Path) -> Result<SessionHeader> {
     Ok(header)
 }
 
+/// The most bytes of a session file read to find an entry (64 MiB).
+const MAX_SCANNED_BYTES: u64 = 64 << 20;
+
+/// The ids of the entries of the session file at `path`, in file order, until `wanted` says
+/// stop (the header and lines without an id are skipped; at most the first 64 MiB are read).
+pub fn scan_entry_ids(path: &Path, mut wanted: impl FnMut(&str) -> bool) -> Result<()> {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        #[serde(rename = "type")]
+        kind: Option<String>,
+        id: Option<String>,
+    }
+    let file = crate::regular::open_session_file(path)?;
+    for line in BufReader::new(file.take(MAX_SCANNED_BYTES)).split(b'\n') {
+        let line = line.map_err(SessionError::io("read", path))?;
+        let Ok(Id { kind, id: Some(id) }) = serde_json::from_slice::<Id>(line.trim_ascii()) else {
+            continue;
+        };
+        if kind.as_deref() != Some("session") && !wanted(&id) {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -88,7 +88,7 @@ pub use context::{
 pub use diagnostics::{Diagnostic, DiagnosticKind};
 pub use entry::StoredEntry;
 pub use error::{Result, SessionError};
-pub use header_file::read_header;
+pub use header_file::{read_header, scan_entry_ids};
 pub use ids::{iso_from_ms, new_entry_id, new_session_id, now_iso, parse_timestamp_ms};
 pub use index::{EntryIndex, SessionIndex, TreeNode};
 pub use last_used::{LAST_USED_RECORD, find_last_used_session, record_last_used_session};

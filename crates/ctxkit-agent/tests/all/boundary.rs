@@ -259,7 +259,11 @@ async fn a_fork_reads_the_outputs_its_parent_saved_and_no_other_sessions() {
     let parent = sessions.join("parent.jsonl");
     std::fs::write(
         &parent,
-        "{\"type\":\"session\",\"version\":3,\"id\":\"parent-id\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/work\"}\n",
+        concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"parent-id\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/work\"}\n",
+            // The fork copies it: a parent is known by the entries its fork holds.
+            "{\"type\":\"model_change\",\"id\":\"a1b2c3d4\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"provider\":\"p\",\"modelId\":\"m\"}\n",
+        ),
     )
     .unwrap();
     let saved = |id: &str, text: &str| {
