@@ -53,12 +53,13 @@ pub fn models(
     for model in models {
         writeln!(out, "{}", text_line(model, price(model).as_ref()))?;
     }
-    writeln!(out, "{}", keys_line()?)?;
+    writeln!(out, "{}", keys_line(settings.llm.api_key.is_some())?)?;
     Ok(Outcome::Success)
 }
 
-/// Which built-in providers have a key now, and where it comes from (never its value).
-fn keys_line() -> Result<String> {
+/// Which built-in providers have a key now, and where it comes from (never its value); and
+/// whether the settings give `llm.apiKey` (the key of `llm.baseUrl`'s endpoint).
+fn keys_line(settings_key: bool) -> Result<String> {
     let saved_keys = super::summary_setup::saved_keys()?;
     let not_used: Vec<String> = saved_keys
         .skipped
@@ -66,7 +67,7 @@ fn keys_line() -> Result<String> {
         .map(|(provider, why)| format!(" The saved entry of `{provider}` is not used: {why}."))
         .collect();
     let saved = saved_keys.keys;
-    let found: Vec<String> = super::login::keyed_providers()
+    let mut found: Vec<String> = super::login::keyed_providers()
         .into_iter()
         .filter_map(|(provider, _)| {
             Some(match super::summary_setup::key_source(provider, &saved)? {
@@ -75,6 +76,9 @@ fn keys_line() -> Result<String> {
             })
         })
         .collect();
+    if settings_key {
+        found.push("the settings' `llm.apiKey`".to_owned());
+    }
     let line = if found.is_empty() {
         "No provider's key is set: `ctxkit login PROVIDER` saves one (or set its variable); a local \
          server needs none."

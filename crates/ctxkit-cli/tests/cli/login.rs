@@ -53,6 +53,17 @@ fn login_and_logout_say_what_they_take() {
         output.contains("No provider's key is set: `ctxkit login PROVIDER` saves one"),
         "{output}"
     );
+    // QA (2026-12-05): the key of a custom endpoint, in the settings, was not named.
+    let output = run.ctxkit(&["config", "set", "llm.apiKey", "sk-custom-endpoint"]);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    let output = run.ctxkit(&["models", "sonnet"]);
+    assert!(
+        output.contains("Keys: the settings' `llm.apiKey`"),
+        "{output}"
+    );
+    assert!(!output.contains("sk-custom-endpoint"), "{output}");
+    let output = run.ctxkit(&["config", "unset", "llm.apiKey"]);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
     // A Pi user's file copied over: entries ctxkit does not use are named, never run.
     let pi_file = r#"{"anthropic": {"type": "api_key", "key": "!pass show anthropic"}}"#;
     std::fs::write(run.home.path().join("auth.json"), pi_file).unwrap();
