@@ -225,6 +225,12 @@ impl ModelClient {
         sink: &mut DeltaSink<'_>,
     ) -> (AssistantMessage, Option<String>) {
         let config = self.config();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
         let mut assembly = Assembly::default();
         let mut reader = Reader::new(config.api);
         let mut parser = sse::Parser::default();
@@ -276,10 +282,7 @@ impl ModelClient {
             // A stream in another format (or none) would read as an empty answer: say so.
             Ok(()) if nothing => assembly.cut(
                 StopReason::Error,
-                format!(
-                    "The server's stream held no {} events; if it speaks another format, set it with `ctxkit config set llm.api …` (openai-completions, openai-responses, anthropic-messages, google-generative-ai)",
-                    config.api.as_str()
-                ),
+                no_events(config.api.as_str(), &content_type),
             ),
             Ok(()) => match reader.missing_end(&assembly) {
                 None => assembly.finish(),
@@ -450,4 +453,17 @@ fn show_whole(reply: &AssistantMessage, sink: &mut DeltaSink<'_>) {
             ContentBlock::Image(_) | ContentBlock::Unknown(_) => {}
         }
     }
+}
+
+/// Why a stream gave no reply: a web page (a wrong `llm.baseUrl` answered by a site or a proxy's
+/// login page) is named as one; otherwise the format may be another.
+fn no_events(api: &str, content_type: &str) -> String {
+    if content_type.starts_with("text/html") {
+        return "The server answered with a web page (text/html), not a model's stream: check \
+                `llm.baseUrl` (an OpenAI-compatible server's usually ends in `/v1`)"
+            .to_owned();
+    }
+    format!(
+        "The server's stream held no {api} events; if it speaks another format, set it with `ctxkit config set llm.api …` (openai-completions, openai-responses, anthropic-messages, google-generative-ai)"
+    )
 }

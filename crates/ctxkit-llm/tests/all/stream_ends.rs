@@ -302,3 +302,24 @@ async fn a_blocked_gemini_summary_says_why_streamed_or_whole() {
         );
     }
 }
+
+/// QA (2026-12-05): a wrong `llm.baseUrl` answered by a web page (200, text/html) was reported as
+/// a stream in another format, with advice to change `llm.api`. It is named as a web page, and
+/// `llm.baseUrl` as what to check.
+#[tokio::test]
+async fn a_web_page_instead_of_a_stream_says_to_check_the_base_url() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(
+            "<!doctype html><html><body>Welcome</body></html>",
+            "text/html; charset=utf-8",
+        ))
+        .mount(&server)
+        .await;
+    let (reply, _) = stream("vllm/qwen3-coder", &server).await;
+    assert_eq!(reply.stop_reason.as_deref(), Some("error"), "{reply:?}");
+    let error = reply.error_message.unwrap();
+    assert!(error.contains("web page (text/html)"), "{error}");
+    assert!(error.contains("`llm.baseUrl`"), "{error}");
+}
