@@ -149,10 +149,15 @@ impl Workspace {
         self.home.as_deref()
     }
 
-    /// ctxkit's home is `home` (`--home`), protected like [`Self::protect`].
+    /// ctxkit's home is `home` (`--home`), protected like [`Self::protect`], and with it where each
+    /// of its entries that is a symlink leads ([`home_link_targets`]): a `settings.json` linked
+    /// into a dotfiles project is ctxkit's settings by the target's own name too.
     pub fn set_home(&mut self, home: &Path) {
         self.home = Some(resolve(home));
         self.protect(home);
+        for target in home_link_targets(home) {
+            self.protect(&target);
+        }
     }
 
     /// Tools may read the saved outputs under `dir` although ctxkit's home holds it. Not when `dir`
@@ -380,6 +385,23 @@ impl Workspace {
 }
 
 use ctxkit_jail::default_ctxkit_home;
+
+/// Where the entries of ctxkit's `home` that are symlinks lead, resolved (`settings.json`,
+/// `auth.json`, `trusted-projects.json`, a linked `skills` or `sessions` folder): ctxkit's own
+/// places by another name. A link to the home itself or to a folder holding it (`up -> ..`)
+/// is left out: that folder is not ctxkit's, and what of ctxkit's it holds is the home.
+fn home_link_targets(home: &Path) -> Vec<PathBuf> {
+    let resolved_home = resolve(home);
+    let Ok(entries) = std::fs::read_dir(home) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_symlink()))
+        .map(|entry| resolve(&entry.path()))
+        .filter(|target| !resolved_home.starts_with(target))
+        .collect()
+}
 
 /// A path argument as a path: `~/` is the user's home, a relative path is under `cwd`, `$'…'` parts
 /// are unquoted (`names::decoded`).

@@ -123,6 +123,49 @@ fn ctxkit_home_is_refused_directly_through_symlinks_and_with_dots() {
     }
 }
 
+/// QA: with the project at `~/dotfiles` and `~/.ctxkit/settings.json` a link to
+/// `~/dotfiles/ctxkit/settings.json`, `read ctxkit/settings.json` showed the settings and `edit`
+/// rewrote them without a question. Where the home's links lead is ctxkit's own too: refused by
+/// the target's name, for reading and writing, and by the jail.
+#[test]
+fn where_the_homes_links_lead_is_refused_like_the_home() {
+    let fixture = fixture();
+    let dotfiles = &fixture.project;
+    std::fs::create_dir_all(dotfiles.join("ctxkit")).unwrap();
+    std::fs::create_dir_all(dotfiles.join("my-skills/greeter")).unwrap();
+    std::fs::write(dotfiles.join("ctxkit/settings.json"), "{}").unwrap();
+    std::fs::write(dotfiles.join("ctxkit/notes.md"), "notes").unwrap();
+    std::fs::write(dotfiles.join("my-skills/greeter/SKILL.md"), "skill").unwrap();
+    let home = fixture.base.join("linked-home");
+    std::fs::create_dir_all(&home).unwrap();
+    symlink(
+        dotfiles.join("ctxkit/settings.json"),
+        home.join("settings.json"),
+    )
+    .unwrap();
+    symlink(dotfiles.join("my-skills"), home.join("skills")).unwrap();
+    symlink(&fixture.base, home.join("up")).unwrap();
+    let mut workspace = Workspace::new(dotfiles);
+    workspace.set_home(&home);
+    for argument in ["ctxkit/settings.json", "my-skills/greeter/SKILL.md"] {
+        for access in [Access::Read, Access::Write] {
+            let refusal = workspace.locate(dotfiles, argument, access).unwrap_err();
+            assert!(
+                refusal.to_string().contains("never"),
+                "{argument}: {refusal}"
+            );
+        }
+        let path = dotfiles.join(argument);
+        let jail = workspace.jail_for(&path).unwrap();
+        assert!(jail.read(&path, 1024).is_err(), "{argument}");
+    }
+    // Beside the targets, and under a folder a link leads up to, the project's as before.
+    assert_eq!(
+        workspace.locate(dotfiles, "ctxkit/notes.md", Access::Write),
+        Ok(Place::Allowed(dotfiles.join("ctxkit/notes.md")))
+    );
+}
+
 #[test]
 fn a_project_inside_the_home_is_the_projects_and_the_home_stays_closed() {
     let fixture = fixture();
