@@ -291,6 +291,12 @@ async fn chat_resume_lists_before_any_banner() {
     assert!(lines[1].starts_with("  1. "), "{stayed}");
     assert_eq!(stayed.matches("ctxkit chat · ").count(), 1, "{stayed}");
     assert!(!stayed.contains("Continuing session"), "{stayed}");
+    // QA (2026-12-05): a prompt where the number was expected was taken as a wrong number, the
+    // next line read as the answer, and the chat went on without the prompt, exit 0. It fails.
+    let wrong = chat(&["--resume"], "what now?\n");
+    assert!(!wrong.starts_with("exit: 0"), "{wrong}");
+    assert!(wrong.contains("No session number `what now?`"), "{wrong}");
+    assert!(!wrong.contains("ctxkit chat · "), "{wrong}");
 }
 
 /// `!cmd` runs in bash after the user's `shellCommandPrefix`; an untrusted project's `shellPath`

@@ -179,7 +179,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         super::interrupts::end_on_hangup_or_terminate()
             .context("cannot listen for SIGHUP and SIGTERM")?;
     }
-    opening(runtime, chat, &mut terminal);
+    opening(runtime, chat, &mut terminal)?;
     let mut initial = String::new();
     // Why the last prompt's model request failed, if it did (a piped chat's exit status).
     let mut last_failure = None;
@@ -299,16 +299,21 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
 /// The banner before the first prompt; with `--resume`, the list `/resume` shows first, and the
 /// banner of the session chosen (or of the new one, when none is), so a session is never
 /// announced before the question that may replace it.
-fn opening(runtime: &Runtime, chat: &mut Chat, terminal: &mut Terminal) {
+/// Fed from a pipe, a wrong number ends the chat with its error: asking again read the next line,
+/// a prompt, as the answer, and the chat went on without it.
+fn opening(runtime: &Runtime, chat: &mut Chat, terminal: &mut Terminal) -> Result<()> {
+    use std::io::IsTerminal as _;
     // A wrong number asks again (it started a new session without a word); empty starts one.
     while chat.resume_at_start {
         match runtime.block_on(chat.resume("", terminal)) {
-            Ok(true) => return,
+            Ok(true) => return Ok(()),
             Ok(false) => break,
+            Err(error) if !std::io::stdin().is_terminal() => return Err(error),
             Err(error) => show_error(chat, &error),
         }
     }
     runtime.block_on(chat.banner(Banner::Startup));
+    Ok(())
 }
 
 /// How the chat ends: a chat reading a pipe or a file whose last model request failed fails with
