@@ -71,6 +71,7 @@
 
 mod agent;
 mod approve;
+mod git_hooks;
 mod limits;
 mod model;
 mod names;

@@ -37,8 +37,8 @@ pub enum Place {
     Allowed(PathBuf),
     /// Outside the project: the user approves first.
     Outside(PathBuf),
-    /// In the project, but a place ctxkit guards against writes (`.git/`, `.ctxkit/`, hook
-    /// scripts, the live session file, package folders): the user approves first, as for `bash`.
+    /// In the project, but a place ctxkit guards against writes (`.git/`, `.ctxkit/`, the
+    /// `core.hooksPath` folder, hook scripts, the live session file, package folders): the user approves first, as for `bash`.
     Guarded(PathBuf),
 }
 
@@ -136,7 +136,18 @@ impl Workspace {
         if let Some(home) = default_ctxkit_home() {
             workspace.set_home(&home);
         }
+        workspace.guard_hooks_folders(std::env::home_dir().as_deref());
         workspace
+    }
+
+    /// Guards the folders the project's git config (or the user's) names as `core.hooksPath`
+    /// (`.husky`): a hook written there runs at the user's next `git commit`, as one in
+    /// `.git/hooks` would.
+    fn guard_hooks_folders(&mut self, user_home: Option<&Path>) {
+        let global = crate::git_hooks::global_configs(user_home);
+        for folder in crate::git_hooks::hooks_folders(&self.root, global, user_home) {
+            self.guard(&folder);
+        }
     }
 
     /// The project root, resolved.

@@ -166,6 +166,38 @@ fn where_the_homes_links_lead_is_refused_like_the_home() {
     );
 }
 
+/// QA: with `core.hooksPath = .husky`, `write .husky/pre-commit` went through without a question
+/// and the user's next `git commit` ran it. The folder the config names is guarded like `.git`,
+/// by the workspace and by the jail; a write elsewhere is not.
+#[test]
+fn the_folder_core_hooks_path_names_is_guarded() {
+    let fixture = fixture();
+    let project = &fixture.project;
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::write(
+        project.join(".git/config"),
+        "[core]\n\trepositoryformatversion = 0\n\tHooksPath = \".husky\"\n",
+    )
+    .unwrap();
+    let workspace = Workspace::new(project);
+    assert_eq!(
+        workspace.locate(project, ".husky/pre-commit", Access::Write),
+        Ok(Place::Guarded(project.join(".husky/pre-commit")))
+    );
+    assert_eq!(
+        workspace.locate(project, "husky/pre-commit", Access::Write),
+        Ok(Place::Allowed(project.join("husky/pre-commit")))
+    );
+    let mut jail = workspace.jail_for(project).unwrap();
+    workspace.guard_writes(&mut jail);
+    std::fs::create_dir_all(project.join(".husky")).unwrap();
+    assert!(
+        jail.write_atomic(Path::new(".husky/pre-commit"), b"echo hook")
+            .is_err()
+    );
+    assert!(!project.join(".husky/pre-commit").exists());
+}
+
 #[test]
 fn a_project_inside_the_home_is_the_projects_and_the_home_stays_closed() {
     let fixture = fixture();

@@ -1,0 +1,204 @@
+//! Where git looks for a project's hooks besides `.git/hooks`: the folders `core.hooksPath`
+//! names (`.husky`, `.githooks`). A hook written there runs at the user's next `git commit`, so
+//! [`crate::Workspace`] guards those folders like `.git`. The config files are parsed just enough
+//! for that one key: sections, subsections, comments, quotes and escapes, continued lines;
+//! `include` and `includeIf` are not followed.
+
+use std::path::{Path, PathBuf};
+
+/// The most bytes of one config file read (a real one is a few kilobytes).
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// The folders `core.hooksPath` names for the repository holding `project`, in the repository's
+/// config (a worktree's shared config and its own `config.worktree` included) and in the user's
+/// `global` configs ([`global_configs`]), resolved: a relative one against the top of the work
+/// tree, `~/` against `user_home`. Every value found counts, not only the one git would take last.
+pub(crate) fn hooks_folders(
+    project: &Path,
+    global: Vec<PathBuf>,
+    user_home: Option<&Path>,
+) -> Vec<PathBuf> {
+    let Some(top) = work_tree_top(project) else {
+        return Vec::new();
+    };
+    let mut files = repository_configs(&top);
+    files.extend(global);
+    let mut folders = Vec::new();
+    for file in files {
+        let Ok(text) = ctxkit_jail::read_regular_to_string(&file, MAX_CONFIG_BYTES) else {
+            continue;
+        };
+        for value in hooks_path_values(&text) {
+            if let Some(folder) = folder_of(&value, &top, user_home)
+                && !folders.contains(&folder)
+            {
+                folders.push(folder);
+            }
+        }
+    }
+    folders
+}
+
+/// The nearest folder at or above `project` holding `.git` (a folder, or a file naming one).
+fn work_tree_top(project: &Path) -> Option<PathBuf> {
+    project
+        .ancestors()
+        .find(|folder| folder.join(".git").symlink_metadata().is_ok())
+        .map(Path::to_path_buf)
+}
+
+/// The repository's config files for the work tree at `top`: `.git/config`, or for a `.git` file
+/// (`gitdir: …`, a worktree or submodule) the config of the directory it names, the shared one
+/// its `commondir` names, and its `config.worktree`.
+fn repository_configs(top: &Path) -> Vec<PathBuf> {
+    let dot_git = top.join(".git");
+    if dot_git.is_dir() {
+        return vec![dot_git.join("config"), dot_git.join("config.worktree")];
+    }
+    let Ok(text) = ctxkit_jail::read_regular_to_string(&dot_git, MAX_CONFIG_BYTES) else {
+        return Vec::new();
+    };
+    let Some(named) = text.lines().find_map(|line| line.strip_prefix("gitdir:")) else {
+        return Vec::new();
+    };
+    let git_dir = top.join(named.trim());
+    let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
+    if let Ok(common) = ctxkit_jail::read_regular_to_string(&git_dir.join("commondir"), 4096) {
+        files.push(git_dir.join(common.trim()).join("config"));
+    }
+    files
+}
+
+/// The user's global git configs (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`).
+pub(crate) fn global_configs(user_home: Option<&Path>) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(home) = user_home {
+        files.push(home.join(".gitconfig"));
+    }
+    match std::env::var_os("XDG_CONFIG_HOME").filter(|value| !value.is_empty()) {
+        Some(config) => files.push(PathBuf::from(config).join("git/config")),
+        None => files.extend(user_home.map(|home| home.join(".config/git/config"))),
+    }
+    files
+}
+
+/// The folder a `core.hooksPath` value names: `~/…` under `user_home`, a relative one under
+/// `top`; none for an empty value.
+fn folder_of(value: &str, top: &Path, user_home: Option<&Path>) -> Option<PathBuf> {
+    if value.is_empty() {
+        return None;
+    }
+    if let Some(rest) = value.strip_prefix("~/") {
+        return user_home.map(|home| home.join(rest));
+    }
+    let path = Path::new(value);
+    Some(if path.is_absolute() {
+        ctxkit_jail::lexical(path)
+    } else {
+        ctxkit_jail::lexical(&top.join(path))
+    })
+}
+
+/// Every value of `core.hooksPath` in the config `text` (section and key names compared without
+/// regard to case; `[core "x"]` is another section).
+pub(crate) fn hooks_path_values(text: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    let mut in_core = false;
+    for line in logical_lines(text) {
+        let mut rest = line.trim_start();
+        if rest.starts_with('[') {
+            let Some(end) = rest.find(']') else {
+                in_core = false;
+                continue;
+            };
+            in_core = rest[1..end].trim().eq_ignore_ascii_case("core");
+            rest = rest[end + 1..].trim_start();
+        }
+        if !in_core || rest.starts_with(['#', ';']) {
+            continue;
+        }
+        let (key, value) = rest.split_once('=').unwrap_or((rest, ""));
+        if key.trim().eq_ignore_ascii_case("hooksPath") {
+            values.push(unquoted(value));
+        }
+    }
+    values
+}
+
+/// The lines of `text` with a line ending in a backslash joined to the next one.
+fn logical_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        match line.strip_suffix('\\') {
+            Some(start) if !start.ends_with('\\') => current.push_str(start),
+            Some(_) | None => {
+                current.push_str(line);
+                lines.push(std::mem::take(&mut current));
+            }
+        }
+    }
+    if !current.is_empty() {
+        lines.push(current);
+    }
+    lines
+}
+
+/// A config value as git reads it: quotes removed, `\"`, `\\`, `\n`, `\t` unescaped, a `#` or
+/// `;` outside quotes starting a comment, whitespace around it dropped.
+fn unquoted(raw: &str) -> String {
+    let mut value = String::new();
+    let mut quoted = false;
+    // Length of `value` up to its last character that is not trailing unquoted whitespace.
+    let mut kept = 0;
+    let mut characters = raw.trim_start().chars();
+    while let Some(character) = characters.next() {
+        match character {
+            '"' => quoted = !quoted,
+            '#' | ';' if !quoted => break,
+            '\\' => value.push(match characters.next() {
+                Some('n') => '\n',
+                Some('t') => '\t',
+                Some('b') => '\u{8}',
+                Some(other) => other,
+                None => break,
+            }),
+            other => value.push(other),
+        }
+        if quoted || !character.is_whitespace() {
+            kept = value.len();
+        }
+    }
+    value.truncate(kept);
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hooks_path_is_read_as_git_reads_it() {
+        let text = "[user]\n\thooksPath = not-this\n[CORE]\n\tbare = false\n\tHooksPath = .husky \
+                    # husky's\n[core \"x\"]\n\thooksPath = nor-this\n[core] hookspath = \"my \
+                    hooks\" ; quoted\n[core]\n\thooksPath = a\\\n/b\n";
+        assert_eq!(hooks_path_values(text), [".husky", "my hooks", "a/b"]);
+    }
+
+    #[test]
+    fn a_worktrees_shared_config_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let main_git = dir.path().join("main/.git");
+        let linked = main_git.join("worktrees/feature");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::fs::write(main_git.join("config"), "[core]\nhooksPath=.githooks\n").unwrap();
+        std::fs::write(linked.join("commondir"), "../..\n").unwrap();
+        let tree = dir.path().join("feature");
+        std::fs::create_dir_all(tree.join("src")).unwrap();
+        std::fs::write(tree.join(".git"), format!("gitdir: {}\n", linked.display())).unwrap();
+        assert_eq!(
+            hooks_folders(&tree.join("src"), Vec::new(), None),
+            [tree.join(".githooks")]
+        );
+    }
+}
