@@ -28,13 +28,30 @@ const CREDENTIALS: &[&str] = &[
     ".pi/agent/models.json",
     ".claude/.credentials.json",
     ".codex/auth.json",
+    // Claude Code's key (`primaryApiKey`) and its backup, opencode's, Gemini CLI's, GitHub
+    // Copilot's tokens.
+    ".claude.json",
+    ".claude.json.backup",
+    ".local/share/opencode/auth.json",
+    ".gemini/oauth_creds.json",
+    ".config/github-copilot/apps.json",
+    ".config/github-copilot/hosts.json",
+    // Other tools' tokens: Vault, Terraform Cloud, Hugging Face, RubyGems, hub.
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".gem/credentials",
+    ".config/hub",
 ];
 
 /// The user's credential places (under `$HOME`), as named and resolved.
 pub fn credential_places() -> Vec<PathBuf> {
-    let Some(home) = std::env::home_dir() else {
-        return Vec::new();
-    };
+    std::env::home_dir().map_or_else(Vec::new, |home| credential_places_in(&home))
+}
+
+/// The credential places under the user's home `home`, as named and resolved.
+fn credential_places_in(home: &Path) -> Vec<PathBuf> {
     let mut places = Vec::new();
     for name in CREDENTIALS {
         let place = home.join(name);
@@ -61,4 +78,35 @@ pub fn default_ctxkit_home() -> Option<PathBuf> {
 pub(crate) fn real_path(opened: &impl std::os::fd::AsRawFd) -> Option<PathBuf> {
     let link = Path::new("/proc/self/fd").join(opened.as_raw_fd().to_string());
     std::fs::read_link(link).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// QA: with the project at `~`, other agents' and tools' keys were read without a question.
+    #[test]
+    fn other_agents_and_tools_keys_are_credential_places() {
+        let home = Path::new("/home/me");
+        let places = credential_places_in(home);
+        for name in [
+            ".ssh",
+            ".aws",
+            ".npmrc",
+            ".pypirc",
+            ".config/gh/hosts.yml",
+            ".pi/agent/auth.json",
+            ".claude/.credentials.json",
+            ".codex/auth.json",
+            ".claude.json",
+            ".local/share/opencode/auth.json",
+            ".gemini/oauth_creds.json",
+            ".config/github-copilot/apps.json",
+            ".config/github-copilot/hosts.json",
+            ".vault-token",
+            ".terraform.d/credentials.tfrc.json",
+        ] {
+            assert!(places.contains(&home.join(name)), "{name}");
+        }
+    }
 }

@@ -162,6 +162,18 @@ fn the_users_credentials_are_refused_without_a_question() {
         r#"{"anthropic": {"key": "SECRET-PI-AUTH"}}"#,
     )
     .unwrap();
+    // Other agents' keys a second sweep read with the project at `~`.
+    std::fs::write(
+        user_home.path().join(".claude.json"),
+        r#"{"primaryApiKey": "SECRET-CLAUDE-KEY"}"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(user_home.path().join(".gemini")).unwrap();
+    std::fs::write(
+        user_home.path().join(".gemini/oauth_creds.json"),
+        r#"{"refresh_token": "SECRET-GEMINI-TOKEN"}"#,
+    )
+    .unwrap();
     world.answer(tool_call(
         "call_1",
         "read",
@@ -176,6 +188,16 @@ fn the_users_credentials_are_refused_without_a_question() {
         "call_3",
         "read",
         json!({"path": "~/.pi/agent/auth.json"}),
+    ));
+    world.answer(tool_call(
+        "call_4",
+        "read",
+        json!({"path": "~/.claude.json"}),
+    ));
+    world.answer(tool_call(
+        "call_5",
+        "read",
+        json!({"path": "~/.gemini/oauth_creds.json"}),
     ));
     world.answer(text("done", 400));
     let tmux = Tmux::start(&chat_command_homes(
@@ -192,6 +214,8 @@ fn the_users_credentials_are_refused_without_a_question() {
         "read ~/.ssh/id_rsa",
         "write ~/.ssh/authorized_keys",
         "read ~/.pi/agent/auth.json",
+        "read ~/.claude.json",
+        "read ~/.gemini/oauth_creds.json",
     ] {
         let line = format!("`{call}` refused: ");
         assert!(screen.contains(&line), "{call}: {screen}");
@@ -200,19 +224,24 @@ fn the_users_credentials_are_refused_without_a_question() {
         screen
             .matches("the user's credentials are never opened by tools")
             .count(),
-        3,
+        5,
         "{screen}"
     );
-    assert!(!screen.contains("SECRET-SSH-KEY"));
-    assert!(!screen.contains("SECRET-PI-AUTH"));
+    for secret in [
+        "SECRET-SSH-KEY",
+        "SECRET-PI-AUTH",
+        "SECRET-CLAUDE-KEY",
+        "SECRET-GEMINI-TOKEN",
+    ] {
+        assert!(!screen.contains(secret), "{secret}");
+    }
     assert!(!user_home.path().join(".ssh/authorized_keys").exists());
     let requests = world.chat_requests();
-    assert!(
-        !requests
+    assert!(!requests.iter().any(|request| {
+        ["SECRET-SSH-KEY", "SECRET-PI-AUTH", "SECRET-CLAUDE-KEY"]
             .iter()
-            .any(|request| request.to_string().contains("SECRET-SSH-KEY")
-                || request.to_string().contains("SECRET-PI-AUTH"))
-    );
+            .any(|secret| request.to_string().contains(secret))
+    }));
 }
 
 /// QA: with the project at `~`, `grep SECRET .aws` and `grep SECRET .aws/credentials` answered "No
