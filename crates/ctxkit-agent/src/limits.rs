@@ -18,6 +18,9 @@ pub struct WorkspaceLimits<'a> {
     pub secrets: &'a [String],
     /// Written only with the user's approval (hook scripts, local packages).
     pub guarded: &'a [PathBuf],
+    /// Folders of the loaded skills: read without a question although ctxkit's home holds them,
+    /// never written ([`Workspace::allow_reading_skill_folder`]); none in the sessions folder.
+    pub skill_folders: &'a [PathBuf],
 }
 
 impl Workspace {
@@ -36,6 +39,12 @@ impl Workspace {
         }
         for path in limits.guarded {
             workspace.guard(path);
+        }
+        let sessions = crate::resolve_path(limits.sessions_root);
+        for folder in limits.skill_folders {
+            if !crate::resolve_path(folder).starts_with(&sessions) {
+                workspace.allow_reading_skill_folder(folder);
+            }
         }
         workspace
     }
@@ -65,6 +74,7 @@ mod tests {
                 readable_paths: std::slice::from_ref(&readable),
                 secrets: &["sk-secret-0123456789".to_owned()],
                 guarded: std::slice::from_ref(&hook),
+                skill_folders: &[],
             },
         );
         let read =

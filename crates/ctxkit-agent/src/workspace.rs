@@ -101,6 +101,9 @@ pub struct Workspace {
     /// Folders of saved tool outputs tools may read although they lie in a protected place (what
     /// is saved there was redacted first).
     outputs: Vec<PathBuf>,
+    /// Folders of loaded skills in ctxkit's home tools may read (never write) although the home
+    /// holds them ([`Self::allow_reading_skill_folder`]).
+    skill_folders: Vec<PathBuf>,
     /// Paths outside the project the user lets tools read without a question, resolved.
     readable: Vec<PathBuf>,
     /// Places inside the project a write needs the user's approval for, resolved (besides
@@ -128,6 +131,7 @@ impl Workspace {
             home: None,
             protected: Vec::new(),
             outputs: Vec::new(),
+            skill_folders: Vec::new(),
             readable: Vec::new(),
             guarded: Vec::new(),
             credentials: ctxkit_jail::credential_places(),
@@ -179,6 +183,26 @@ impl Workspace {
             return;
         }
         self.outputs.push(resolve(dir));
+    }
+
+    /// Tools may read (never write) the folder of a loaded skill, `folder` (the one holding its
+    /// `SKILL.md`), although ctxkit's home holds it: the system prompt tells the model to read the
+    /// skill's file. Only a folder in the home or where one of the home's links leads, and none
+    /// holding a protected place (the home itself, its settings, the sessions): a skill named at
+    /// `~/.ctxkit/SKILL.md` opens nothing. Call it after every [`Self::protect`].
+    pub fn allow_reading_skill_folder(&mut self, folder: &Path) {
+        let resolved = resolve(folder);
+        let in_home = self
+            .protected
+            .iter()
+            .any(|place| resolved.starts_with(place));
+        let holds_protected = self
+            .protected
+            .iter()
+            .any(|place| place.starts_with(&resolved));
+        if in_home && !holds_protected && !self.skill_folders.contains(&resolved) {
+            self.skill_folders.push(resolved);
+        }
     }
 
     /// No tool may read or write `path` or anything under it, even with approval.
@@ -258,7 +282,13 @@ impl Workspace {
                 place.display()
             )));
         }
-        if access == Access::Read && self.outputs.iter().any(|dir| resolved.starts_with(dir)) {
+        if access == Access::Read
+            && self
+                .outputs
+                .iter()
+                .chain(&self.skill_folders)
+                .any(|dir| resolved.starts_with(dir))
+        {
             return Ok(Place::Allowed(resolved));
         }
         if self.protected.iter().any(|protected| {
@@ -319,13 +349,14 @@ impl Workspace {
             || ctxkit_jail::completes_git_directory(&self.root, resolved)
     }
 
-    /// The jail a tool opens the resolved `path` through: the folder of saved outputs, the
-    /// project, or a readable folder holding it, else the whole filesystem (a path the user
+    /// The jail a tool opens the resolved `path` through: the folder of saved outputs or of a
+    /// loaded skill, the project, or a readable folder holding it, else the whole filesystem (a path the user
     /// approved); ctxkit's own places and the user's credentials denied in every case.
     pub fn jail_for(&self, path: &Path) -> Result<ctxkit_jail::Jail, String> {
         let root = self
             .outputs
             .iter()
+            .chain(&self.skill_folders)
             .chain(std::iter::once(&self.root))
             .chain(self.readable.iter())
             .find(|root| path.starts_with(root) && root.is_dir())

@@ -198,6 +198,51 @@ fn the_folder_core_hooks_path_names_is_guarded() {
     assert!(!project.join(".husky/pre-commit").exists());
 }
 
+/// QA: the system prompt tells the model to read a skill's `SKILL.md` in ctxkit's home, and the
+/// read was refused as the home. A loaded skill's folder is readable, never writable; the home's
+/// other files stay closed, a link out of the folder too, and a "skill" at the home's top opens
+/// nothing.
+#[test]
+fn a_loaded_skills_folder_is_readable_and_nothing_else_of_the_home() {
+    let fixture = fixture();
+    let greeter = fixture.home.join("skills/greeter");
+    std::fs::create_dir_all(&greeter).unwrap();
+    std::fs::write(greeter.join("SKILL.md"), "greet").unwrap();
+    std::fs::write(greeter.join("phrases.md"), "hello").unwrap();
+    symlink(
+        fixture.home.join("settings.json"),
+        greeter.join("linked.json"),
+    )
+    .unwrap();
+    let mut workspace = Workspace::new(&fixture.project);
+    workspace.set_home(&fixture.home);
+    workspace.allow_reading_skill_folder(&greeter);
+    workspace.allow_reading_skill_folder(&fixture.home);
+    let locate = |path: &Path, access| {
+        workspace.locate(&fixture.project, &path.display().to_string(), access)
+    };
+    for name in ["SKILL.md", "phrases.md"] {
+        let path = greeter.join(name);
+        assert_eq!(
+            locate(&path, Access::Read),
+            Ok(Place::Allowed(path.clone()))
+        );
+        let jail = workspace.jail_for(&path).unwrap();
+        assert!(jail.read(&path, 1024).is_ok(), "{name}");
+        assert!(locate(&path, Access::Write).is_err(), "{name}");
+    }
+    for path in [
+        fixture.home.join("settings.json"),
+        greeter.join("linked.json"),
+        fixture.home.join("skills/other.md"),
+    ] {
+        assert!(locate(&path, Access::Read).is_err(), "{}", path.display());
+    }
+    // Opened through the skill's folder, the link out of it is refused by the jail too.
+    let jail = workspace.jail_for(&greeter.join("SKILL.md")).unwrap();
+    assert!(jail.read(&greeter.join("linked.json"), 1024).is_err());
+}
+
 #[test]
 fn a_project_inside_the_home_is_the_projects_and_the_home_stays_closed() {
     let fixture = fixture();

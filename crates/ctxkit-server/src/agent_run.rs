@@ -98,6 +98,9 @@ pub struct AgentConfig {
     /// settings name and local package folders, wherever they are (without a person to ask,
     /// `approve: "none"`, such a write is refused).
     pub guarded: Vec<PathBuf>,
+    /// The folders of the loaded skills: read without a question although ctxkit's home holds
+    /// them, never written (`WorkspaceLimits::skill_folders`).
+    pub skill_folders: Vec<PathBuf>,
     /// Keeps the prompt cache of the runs' requests warm between `agent.run` calls
     /// (`cacheWarming`); stopped when another session is opened and at the end. `None`: no warming.
     pub warmer: Option<Arc<CacheWarmer>>,
@@ -313,6 +316,7 @@ fn workspace(
             readable_paths: &config.readable_paths,
             secrets: &config.secrets,
             guarded: &config.guarded,
+            skill_folders: &config.skill_folders,
         },
     )
 }

@@ -172,6 +172,12 @@ fn server_config(
         readable_paths: boundary.readable_paths,
         secrets: boundary.secrets,
         guarded: boundary.guarded,
+        skill_folders: loaded
+            .skills
+            .skills
+            .iter()
+            .map(|skill| skill.base_dir.clone())
+            .collect(),
         warmer: Some(summary_setup::cache_warmer(process)?),
         steering_all: typed.steering_mode == "all",
         follow_ups_all: typed.follow_up_mode == "all",

@@ -16,6 +16,9 @@ pub struct ToolBoundary {
     pub secrets: Vec<String>,
     /// Hook scripts and local package folders: written only with the user's approval.
     pub guarded: Vec<PathBuf>,
+    /// The folders of the loaded skills: read without a question although ctxkit's home holds
+    /// them (the system prompt tells the model to read a skill's file), never written.
+    pub skill_folders: Vec<PathBuf>,
 }
 
 impl ToolBoundary {
@@ -38,7 +41,13 @@ impl ToolBoundary {
             readable_paths,
             secrets: secrets(environment, settings),
             guarded: guarded_paths(environment, settings),
+            skill_folders: Vec::new(),
         }
+    }
+
+    /// The skills loaded are `skills`: the folder of each one's `SKILL.md` is readable.
+    pub fn set_skills(&mut self, skills: &[ctxkit_resources::Skill]) {
+        self.skill_folders = skills.iter().map(|skill| skill.base_dir.clone()).collect();
     }
 
     /// The boundary after the settings were read again (the chat's `/reload`): the readable
@@ -48,6 +57,7 @@ impl ToolBoundary {
     pub fn reloaded(&self, environment: &Environment, settings: &SettingsManager) -> Self {
         let mut reloaded = Self::new(environment, settings, &self.sessions_root);
         reloaded.home.clone_from(&self.home);
+        reloaded.skill_folders.clone_from(&self.skill_folders);
         for secret in &self.secrets {
             if !reloaded.secrets.contains(secret) {
                 reloaded.secrets.push(secret.clone());
@@ -71,6 +81,7 @@ impl ToolBoundary {
                 readable_paths: &self.readable_paths,
                 secrets: &self.secrets,
                 guarded: &self.guarded,
+                skill_folders: &self.skill_folders,
             },
         )
     }

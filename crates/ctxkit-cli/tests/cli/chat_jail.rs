@@ -345,3 +345,53 @@ fn a_refusal_names_the_tool_called_and_keeps_its_reason() {
         "{screen}"
     );
 }
+
+/// QA: the system prompt named `~/.ctxkit/skills/greeter/SKILL.md` and told the model to read it,
+/// and `read` refused it as ctxkit's home. A loaded skill's folder is readable now, the file
+/// beside `SKILL.md` too; a write there and a read of the settings stay refused, with no question.
+#[test]
+fn a_skill_in_ctxkits_home_is_read_and_nothing_else_of_the_home() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let greeter = world.home.path().join("skills/greeter");
+    std::fs::create_dir_all(&greeter).unwrap();
+    std::fs::write(
+        greeter.join("SKILL.md"),
+        "---\nname: greeter\ndescription: Greets people\n---\nUse PHRASES-FILE-TEXT.\n",
+    )
+    .unwrap();
+    std::fs::write(greeter.join("phrases.md"), "SKILL-PHRASE-HELLO\n").unwrap();
+    let skill = greeter.join("SKILL.md").display().to_string();
+    let phrases = greeter.join("phrases.md").display().to_string();
+    let settings = world
+        .home
+        .path()
+        .join("settings.json")
+        .display()
+        .to_string();
+    world.answer(tool_call("call_1", "read", json!({"path": skill})));
+    world.answer(tool_call("call_2", "read", json!({"path": phrases})));
+    world.answer(tool_call(
+        "call_3",
+        "write",
+        json!({"path": phrases, "content": "changed"}),
+    ));
+    world.answer(tool_call("call_4", "read", json!({"path": settings})));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command(&world.project, world.home.path(), ""));
+    tmux.wait_idle(1);
+    tmux.line("greet");
+    let screen = tmux.wait_for("done");
+    assert!(!screen.contains("[y]es / [n]o"), "no question: {screen}");
+    assert_eq!(
+        std::fs::read_to_string(greeter.join("phrases.md")).unwrap(),
+        "SKILL-PHRASE-HELLO\n"
+    );
+    let requests = world.chat_requests().last().unwrap().to_string();
+    assert!(requests.contains("PHRASES-FILE-TEXT"), "{requests}");
+    assert!(requests.contains("SKILL-PHRASE-HELLO"), "{requests}");
+    assert_eq!(requests.matches("are never writable by tools").count(), 1);
+    assert_eq!(requests.matches("are never readable by tools").count(), 1);
+}

@@ -89,6 +89,7 @@ pub(crate) fn agent(model: Slow) -> AgentConfig {
         readable_paths: Vec::new(),
         secrets: Vec::new(),
         guarded: Vec::new(),
+        skill_folders: Vec::new(),
         warmer: None,
         steering_all: false,
         follow_ups_all: false,

@@ -93,6 +93,13 @@ impl Chat {
             super::rewind::DoubleEscapeAction::from_setting(&typed.double_escape_action);
     }
 
+    /// The tools judge paths by the boundary as it is now, from the next call on.
+    fn install_workspace(&mut self) {
+        let workspace = self.boundary.workspace(&self.cwd);
+        self.agent.set_workspace(workspace.clone());
+        self.checkpoints.set_workspace(workspace);
+    }
+
     /// What the tools may reach, as the settings read again say: the readable paths
     /// (`chat.readablePaths`), the shell (`shellPath`, `shellCommandPrefix`) and the secret
     /// variables commands see (`chat.passEnv`), as Pi's reload rebuilds its tools. Secrets the
@@ -101,9 +108,7 @@ impl Chat {
     pub(super) fn apply_tool_boundary(&mut self, settings: &ctxkit_settings::SettingsManager) {
         let typed = settings.settings();
         self.boundary = self.boundary.reloaded(&self.environment, settings);
-        let workspace = self.boundary.workspace(&self.cwd);
-        self.agent.set_workspace(workspace.clone());
-        self.checkpoints.set_workspace(workspace);
+        self.install_workspace();
         self.agent.set_shell(
             crate::commands::settings::shell_of(typed),
             typed.chat.pass_env.clone().unwrap_or_default(),
@@ -195,6 +200,9 @@ impl Chat {
         self.slash_commands
             .set(&loaded, settings.settings().enable_skill_commands);
         self.resources = loaded;
+        // The skills loaded now are the ones whose folders the tools may read.
+        self.boundary.set_skills(&self.resources.skills.skills);
+        self.install_workspace();
         self.apply_theme(&settings);
         self.share_request_overhead().await;
         let effect = if changed {

@@ -120,7 +120,8 @@ pub async fn build(
     let warmer = summary_setup::cache_warmer(process)?;
     agent.set_cache_warmer(Arc::clone(&warmer));
     agent.set_steering(typed_ahead(&ui, typed));
-    let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
+    let mut boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
+    boundary.set_skills(&loaded.skills.skills);
     let workspace = boundary.workspace(&cwd);
     agent.set_workspace(workspace.clone());
     let checkpoints = super::file_checkpoints::FileCheckpoints::new(
