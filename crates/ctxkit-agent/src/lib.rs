@@ -75,6 +75,7 @@ mod git_hooks;
 mod limits;
 mod model;
 mod names;
+mod resolve;
 pub mod testing;
 mod tool;
 pub mod tools;
