@@ -220,9 +220,9 @@ fn image_attachment(
         (bytes, kind.mime_type(), String::new(), None)
     };
     let note = format!(
-        "Attached {mention} (image{}, {} KB)",
+        "Attached {mention} (image{}, {})",
         shrunk.unwrap_or_default(),
-        bytes.len().div_ceil(1024)
+        shown_size(bytes.len())
     );
     let block = ContentBlock::Image(ImageContent {
         data: base64::engine::general_purpose::STANDARD.encode(&bytes),
@@ -230,6 +230,15 @@ fn image_attachment(
         extra: JsonObject::new(),
     });
     Ok(File::Image { block, hint, note })
+}
+
+/// A size as a note shows it: bytes under a KB (a 75-byte image read "1 KB"), else KB.
+fn shown_size(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{} KB", bytes.div_ceil(1024))
+    }
 }
 
 #[cfg(test)]
@@ -364,6 +373,15 @@ mod tests {
                 .decode(&image.data)
                 .unwrap(),
             png
+        );
+        // QA (2026-12-05): a 40-byte image was "1 KB".
+        assert!(
+            attached
+                .notes
+                .iter()
+                .any(|note| note == "Attached logo.png (image, 40 bytes)"),
+            "{:?}",
+            attached.notes
         );
     }
 
