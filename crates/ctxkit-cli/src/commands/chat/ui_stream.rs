@@ -23,6 +23,12 @@ pub(super) struct Stream {
 
 /// Where the finished paragraphs of `raw` end: after its last blank line outside a code fence,
 /// when text comes before it.
+/// Whether `text`, streamed after `raw`, makes a blank line: only then can a paragraph have
+/// finished, so a long block without one is not copied and searched at every piece.
+fn ends_a_paragraph(raw: &str, text: &str) -> bool {
+    text.contains("\n\n") || (raw.ends_with('\n') && text.starts_with('\n'))
+}
+
 fn finished_paragraphs(raw: &str) -> Option<usize> {
     let end = raw.rfind("\n\n")? + 2;
     let done = &raw[..end];
@@ -113,6 +119,9 @@ impl Ui {
     /// is replaced, so a reply taller than the screen is formatted too (a whole block is rendered
     /// in place only while it fits). `false` when no paragraph is finished: nothing was shown.
     fn show_finished_paragraphs(&self, stream: &mut Stream, text: &str) -> bool {
+        if !ends_a_paragraph(&stream.raw, text) {
+            return false;
+        }
         let mut raw = format!("{}{text}", stream.raw);
         let Some(split) = finished_paragraphs(&raw) else {
             return false;
@@ -180,7 +189,15 @@ impl Ui {
 
 #[cfg(test)]
 mod tests {
-    use super::finished_paragraphs;
+    use super::{ends_a_paragraph, finished_paragraphs};
+
+    #[test]
+    fn only_a_piece_that_makes_a_blank_line_can_finish_a_paragraph() {
+        assert!(ends_a_paragraph("one", "\n\ntwo"));
+        assert!(ends_a_paragraph("one\n", "\ntwo"));
+        assert!(!ends_a_paragraph("one\n", "two\n"));
+        assert!(!ends_a_paragraph("one\n\ntwo", " three"));
+    }
 
     #[test]
     fn paragraphs_are_finished_at_a_blank_line_outside_a_code_fence() {
