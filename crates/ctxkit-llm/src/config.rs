@@ -295,6 +295,19 @@ impl ProviderConfig {
     pub fn display_name(&self) -> String {
         format!("{}/{}", self.provider, self.model)
     }
+
+    /// Whether the model takes images: a model the table or `llm.models` knows says so; another
+    /// is taken to (as before models said).
+    pub fn takes_images(&self) -> bool {
+        self.model_info.as_ref().is_none_or(|model| model.images)
+    }
+
+    /// Whether an image is named in its place rather than sent: over Chat Completions to a model
+    /// that takes text only (a text-only server refused the whole request). The other formats
+    /// send it as it is.
+    pub fn leaves_images_out(&self) -> bool {
+        self.api == crate::models::Api::OpenAiChat && !self.takes_images()
+    }
 }
 
 /// Resolves the model for `role`. `Ok(None)` when no model is configured (the CLI then uses the

@@ -111,3 +111,27 @@ fn read_returns_a_fitted_image_and_the_model_is_sent_it() {
     // The smaller encoding of this gradient is JPEG.
     assert_eq!(result["message"]["content"][1]["mimeType"], "image/jpeg");
 }
+
+#[test]
+fn an_image_attached_for_a_text_only_model_is_said_to_be_left_out() {
+    if tmux_missing() {
+        return;
+    }
+    // QA (2026-12-05): only the model was told; the user saw "Attached logo.png (image, …)".
+    let world = World::new(100_000, json!({}));
+    std::fs::write(world.project.join("logo.png"), png(40, 20)).unwrap();
+    world.answer(text("I cannot see it.", 400));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("what is @logo.png?");
+    tmux.wait_for("takes text only: the model is told an image was left out");
+    tmux.wait_for("I cannot see it.");
+    let requests = world.chat_requests();
+    let sent = requests[0]["messages"].to_string();
+    assert!(
+        sent.contains("[image omitted: this model takes text only"),
+        "{sent}"
+    );
+    assert!(!sent.contains("image_url"), "{sent}");
+    tmux.line("/quit");
+}

@@ -20,7 +20,7 @@ pub(crate) const CONTENT_FILTER: &str = "The provider's content filter stopped t
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
     let mut body = json!({
         "model": config.model,
-        "messages": messages(request, takes_images(config)),
+        "messages": messages(request, config.takes_images()),
         "stream": false,
     });
     if !request.tools.is_empty() {
@@ -40,12 +40,6 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
             .collect();
     }
     chat_completions_request(config, body, request.max_tokens, request.reasoning)
-}
-
-/// Whether the model takes images: a model the table or `llm.models` knows says so; another is
-/// taken to (as before models said).
-fn takes_images(config: &ProviderConfig) -> bool {
-    config.model_info.as_ref().is_none_or(|model| model.images)
 }
 
 /// Said in place of an image to a model that takes text only.

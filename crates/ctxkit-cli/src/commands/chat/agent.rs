@@ -264,6 +264,17 @@ impl Chat {
         for note in &attached.notes {
             self.ui.info(note);
         }
+        let has_image = attached
+            .content
+            .iter()
+            .any(|block| matches!(block, ctxkit_protocol::ContentBlock::Image(_)));
+        if has_image && self.client.config().leaves_images_out() {
+            self.ui.notice(&format!(
+                "{} takes text only: the model is told an image was left out \
+                 (list \"image\" in its `llm.models[].input` if it reads images)",
+                self.client.config().display_name()
+            ));
+        }
         let working = self.ui.working();
         let outcome = self
             .agent
