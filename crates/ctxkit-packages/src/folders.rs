@@ -74,6 +74,35 @@ impl PackageFolders {
         }
     }
 
+    /// Refuses an npm project folder (`--prefix root`) that npm would reach out of its scope's
+    /// folder through: npm follows links, so the folder itself, its `node_modules` (and the
+    /// scope folder of `package`, `@scope/name[@version]`), its `package.json` and `package-lock.json` must
+    /// each be missing or lie beneath the root (a project that commits `.ctxkit/npm` as a
+    /// symlink to another folder would have npm remove and rewrite files there).
+    pub(crate) fn check_npm_root(&self, root: &Path, package: &str) -> Result<(), PackageError> {
+        let jail = self.jail_for(root)?;
+        let root = ctxkit_jail::lexical(root);
+        let modules = root.join("node_modules");
+        let mut folders = vec![root.clone(), modules.clone()];
+        if let Some((scope, _)) = package.split_once('/').filter(|_| package.starts_with('@')) {
+            folders.push(modules.join(scope));
+        }
+        for folder in &folders {
+            match jail.read_dir(folder) {
+                Err(error) if !error.is_not_found() => return Err(jail_refusal(folder, &error)),
+                Ok(_) | Err(_) => {}
+            }
+        }
+        for file in ["package.json", "package-lock.json"].map(|name| root.join(name)) {
+            match jail.read(&file, 0) {
+                // Missing or unreadable: npm says so itself; only a way out is refused here.
+                Ok(_) | Err(JailError::Io { .. }) => {}
+                Err(error) => return Err(jail_refusal(&file, &error)),
+            }
+        }
+        Ok(())
+    }
+
     /// Removes the directory `path` if it is empty; whether it was removed.
     pub(crate) fn remove_empty_dir(&self, path: &Path) -> bool {
         self.jail_for(path)
@@ -109,5 +138,34 @@ fn refused(path: &Path, reason: &str) -> PackageError {
     PackageError::Refused {
         path: path.to_owned(),
         reason: reason.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_npm_folder_reaching_out_through_a_link_is_refused() {
+        let temp = tempfile::tempdir().unwrap();
+        let project = temp.path().join("proj");
+        let outside = temp.path().join("outside");
+        std::fs::create_dir_all(outside.join("@scope")).unwrap();
+        std::fs::write(outside.join("package.json"), "{}").unwrap();
+        let root = project.join(".ctxkit/npm");
+        std::fs::create_dir_all(root.join("node_modules")).unwrap();
+        let folders = PackageFolders::new([project.clone()]);
+        assert!(folders.check_npm_root(&root, "@scope/x@1").is_ok());
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap();
+            let refused = folders.check_npm_root(&root, "@scope/x@1");
+            std::fs::remove_file(root.join(name)).unwrap();
+            refused
+        };
+        assert!(link(&outside.join("package.json"), "package.json").is_err());
+        assert!(link(&outside.join("package.json"), "package-lock.json").is_err());
+        assert!(link(&outside, "node_modules/@scope").is_err());
+        std::fs::remove_dir(root.join("node_modules")).unwrap();
+        assert!(link(&outside, "node_modules").is_err());
     }
 }

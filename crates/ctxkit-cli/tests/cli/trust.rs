@@ -416,3 +416,40 @@ fn a_projects_price_for_a_model_is_not_read() {
     let local = run.ctxkit(&["models", "qwen-coder"]);
     assert!(local.contains("free"), "{local}");
 }
+
+/// QA (2026-12-05): a project that commits `.ctxkit/npm` as a symlink to another folder had
+/// `ctxkit remove -l npm:x` run `npm uninstall --prefix` there: npm deleted that folder's
+/// `node_modules/x` and rewrote its `package.json`. The install already refused such a folder.
+#[test]
+fn a_committed_npm_folder_link_out_of_the_project_is_refused_by_remove_and_install() {
+    let world = World::new();
+    let victim = world.root.join("victim");
+    std::fs::create_dir_all(victim.join("node_modules/x")).unwrap();
+    std::fs::write(
+        victim.join("package.json"),
+        r#"{"dependencies":{"x":"1.0.0"}}"#,
+    )
+    .unwrap();
+    world.write(
+        "home/settings.json",
+        &json!({"npmCommand": recording_command(&world, "user-npm")}).to_string(),
+    );
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &json!({"packages": ["npm:x"]}).to_string(),
+    );
+    std::os::unix::fs::symlink(&victim, world.project().join(".ctxkit/npm")).unwrap();
+    for args in [["remove", "-l", "npm:x"], ["install", "-l", "npm:x"]] {
+        let output = world.ctxkit(&args);
+        assert!(output.contains("Refused to touch"), "{args:?}: {output}");
+        assert!(
+            !world.root.join("tmp/user-npm").exists(),
+            "npm ran for {args:?}: {output}"
+        );
+    }
+    assert!(victim.join("node_modules/x").is_dir());
+    assert_eq!(
+        std::fs::read_to_string(victim.join("package.json")).unwrap(),
+        r#"{"dependencies":{"x":"1.0.0"}}"#
+    );
+}

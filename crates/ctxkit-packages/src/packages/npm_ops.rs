@@ -58,7 +58,11 @@ impl PackageManager {
             }
             SourceScope::Project | SourceScope::Temporary => {
                 let root = self.npm_install_root(scope)?;
-                ensure_npm_project(&self.folders(), &root)?;
+                let folders = self.folders();
+                ensure_npm_project(&folders, &root)?;
+                for spec in specs {
+                    folders.check_npm_root(&root, spec)?;
+                }
                 let root_text = root.to_string_lossy().into_owned();
                 let mut args = vec!["install"];
                 args.extend_from_slice(specs);
@@ -84,6 +88,7 @@ impl PackageManager {
                 if !root.exists() {
                     return Ok(());
                 }
+                self.folders().check_npm_root(&root, &npm.name)?;
                 let root_text = root.to_string_lossy().into_owned();
                 self.npm_command_line(&["uninstall", &npm.name, "--prefix", &root_text])?
             }
