@@ -270,24 +270,37 @@ pub fn trust(
     Ok(Outcome::Success)
 }
 
-/// One line per held key: the key, its value (API keys, header values and URL credentials
-/// masked) and, for a key ctxkit does not know, what that means.
+/// The lines showing each held key: the key, its value (API keys, header values and URL
+/// credentials masked) and, for a key ctxkit does not know, what that means. A value is shown
+/// whole, never cut, since what is trusted is all of it: a short one after the key, a longer one
+/// as indented JSON on the lines below (a cut line hid a second hook that `y` then trusted).
 pub(super) fn held_setting_lines(held: &[ctxkit_settings::HeldSetting]) -> Vec<String> {
-    held.iter()
-        .map(|setting| {
-            let shown = setting.value.as_ref().map_or_else(String::new, |value| {
-                let text = ctxkit_secrets::redact_credentials(&value.to_string()).into_owned();
-                format!(" = {}", crate::render::one_line(&text, 160))
-            });
-            let unknown = if setting.known {
-                ""
-            } else {
-                "  (not a ctxkit setting: ctxkit never reads it; another tool may)"
-            };
-            format!("{}{shown}{unknown}", setting.key)
-        })
-        .collect()
+    let mut lines = Vec::new();
+    for setting in held {
+        let unknown = if setting.known {
+            ""
+        } else {
+            "  (not a ctxkit setting: ctxkit never reads it; another tool may)"
+        };
+        let Some(value) = &setting.value else {
+            lines.push(format!("{}{unknown}", setting.key));
+            continue;
+        };
+        let compact = ctxkit_secrets::redact_credentials(&value.to_string()).into_owned();
+        if compact.chars().count() <= HELD_VALUE_INLINE_CHARS {
+            lines.push(format!("{} = {compact}{unknown}", setting.key));
+            continue;
+        }
+        lines.push(format!("{} ={unknown}", setting.key));
+        let pretty = serde_json::to_string_pretty(value).unwrap_or(compact);
+        let pretty = ctxkit_secrets::redact_credentials(&pretty).into_owned();
+        lines.extend(pretty.lines().map(|line| format!("    {line}")));
+    }
+    lines
 }
+
+/// The longest value shown on its key's line; a longer one is shown as indented JSON below it.
+const HELD_VALUE_INLINE_CHARS: usize = 100;
 
 /// Asks `question` on the terminal and reads a yes; off a terminal, refuses: trusting runs the
 /// project's commands and may send data elsewhere, so a script says `--yes`.
