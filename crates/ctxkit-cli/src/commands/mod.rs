@@ -109,13 +109,16 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
 }
 
 /// The commands that refuse to start while a settings file could not be loaded (they compact or
-/// run a model: `summary_setup::resolve` checks first), so the refusal is the one report of it.
+/// run a model: `summary_setup::resolve` checks first; a page hides the settings' credentials),
+/// so the refusal is the one report of it.
 fn refuses_unloaded_settings(command: &Command) -> bool {
     match command {
         Command::Chat(_)
         | Command::Serve { .. }
         | Command::Compact { .. }
-        | Command::Branch { .. } => true,
+        | Command::Branch { .. }
+        | Command::Export { .. }
+        | Command::View { .. } => true,
         Command::Sessions { .. }
         | Command::Store(_)
         | Command::Import { .. }
@@ -132,8 +135,6 @@ fn refuses_unloaded_settings(command: &Command) -> bool {
         | Command::Tokens { .. }
         | Command::Compactions { .. }
         | Command::UndoCompact { .. }
-        | Command::Export { .. }
-        | Command::View { .. }
         | Command::Checkpoints(_)
         | Command::Simulate(_)
         | Command::Models { .. }

@@ -63,7 +63,8 @@ fn open_any(file: &Path, from: &str, scratch: &Path, serial: u64) -> Result<Sess
 
 /// The page options the flags and settings give: the secrets tool output hides redacted (the
 /// agent's own list, `Workspace::secrets`: every secret variable of the environment and the
-/// settings' credentials), the engine's transform settings, the model's window.
+/// settings' credentials), the engine's transform settings, the model's window. Settings that do
+/// not load are refused (`docs/settings.md`).
 fn page_options(
     process: &ProcessSettings<'_>,
     locations: &Locations,
@@ -71,26 +72,16 @@ fn page_options(
     session: &Session,
     title: String,
 ) -> Result<PageOptions> {
-    let (secrets, transforms) = match (process.environment(), process.settings()) {
-        (Ok(environment), Ok(settings)) => {
-            let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
-            let transforms = summary_setup::resolve(process, SummaryFlags::default())
-                .map(|setup| setup.engine_settings.transforms)
-                .unwrap_or_default();
-            (
-                boundary.workspace(&environment.cwd).secrets().to_vec(),
-                transforms,
-            )
-        }
-        _ => {
-            let cwd = std::env::current_dir().unwrap_or_default();
-            let workspace = ctxkit_agent::Workspace::new(&cwd);
-            (
-                workspace.secrets().to_vec(),
-                ctxkit_engine::EngineSettings::default().transforms,
-            )
-        }
-    };
+    // A settings file that does not load is refused, not read as empty: the credentials it
+    // holds (`llm.apiKey`, headers) are among the secrets the page hides.
+    let environment = process.environment()?;
+    let settings = process.settings()?;
+    summary_setup::refuse_invalid_settings(settings)?;
+    let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
+    let secrets = boundary.workspace(&environment.cwd).secrets().to_vec();
+    let transforms = summary_setup::resolve(process, SummaryFlags::default())
+        .map(|setup| setup.engine_settings.transforms)
+        .unwrap_or_default();
     let redactor = Redactor::new(secrets, &args.redact)?;
     let mut options = PageOptions::new(title, redactor);
     options.no_thinking = args.no_thinking;

@@ -243,3 +243,38 @@ async fn a_key_a_summary_model_repeats_is_not_kept() {
         );
     }
 }
+
+/// QA (2026-12-05): with the user's settings not parsing (a trailing comma), `export` and `view`
+/// went on with the settings read as empty, so the page showed the settings' key in full.
+#[test]
+fn export_and_view_refuse_settings_that_do_not_load() {
+    let run = Run::new();
+    let home = run.home.path();
+    std::fs::write(
+        home.join("settings.json"),
+        format!(r#"{{"llm": {{"apiKey": "{KEY}"}},}}"#),
+    )
+    .unwrap();
+    let session = home.join("s.jsonl");
+    std::fs::write(
+        &session,
+        format!(
+            "{}\n{}\n",
+            json!({"type": "session", "version": 3, "id": "s1",
+                   "timestamp": "2026-01-01T00:00:00Z", "cwd": "/tmp"}),
+            json!({"type": "message", "id": "a1", "parentId": null,
+                   "timestamp": "2026-01-01T00:00:01Z",
+                   "message": {"role": "user", "content": format!("my key {KEY}"), "timestamp": 1}})
+        ),
+    )
+    .unwrap();
+    let page = home.join("page.html");
+    let file = session.to_str().unwrap();
+    let exported = run.ctxkit(&["export", file, "-o", page.to_str().unwrap()]);
+    assert!(exported.starts_with("exit: 3"), "{exported}");
+    assert!(exported.contains("trailing comma"), "{exported}");
+    assert!(!page.exists());
+    let viewed = run.ctxkit(&["view", file, "--port", "0"]);
+    assert!(viewed.starts_with("exit: 3"), "{viewed}");
+    assert!(!viewed.contains(KEY), "{viewed}");
+}
