@@ -17,7 +17,8 @@ const WORD_SHAPES: &[&str] = &[
     r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
     r"github_pat_[A-Za-z0-9_]{20,}",
     r"xox[abposr]-[A-Za-z0-9\-]{10,}",
-    r"AKIA[0-9A-Z]{16}\b",
+    // AWS access key ids: long-term (`AKIA`) and temporary (`ASIA`, with a session token).
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}\b",
     r"AIza[0-9A-Za-z_\-]{35}",
     r"(?i:bearer)\s+[A-Za-z0-9._\-]{20,}",
     // Stripe's secret and restricted keys, npm, GitLab and Hugging Face tokens.
@@ -27,9 +28,16 @@ const WORD_SHAPES: &[&str] = &[
     r"hf_[A-Za-z0-9]{30,}",
 ];
 
-/// A private key block, to its END line or to the end of the text (a clipped block).
-const KEY_BLOCK: &str =
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\z)";
+/// A private key block (PEM's `PRIVATE KEY`, PGP's `PRIVATE KEY BLOCK`), to its END line or to
+/// the end of the text (a clipped block).
+const KEY_BLOCK: &str = r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\z)";
+
+/// A value given to a name that says it is a secret (`aws_secret_access_key = …`,
+/// `AWS_SESSION_TOKEN=…`, `"SecretAccessKey": "…"`, `DB_PASSWORD: …`): keys with no shape of
+/// their own (an AWS secret key is 40 characters of base64). The name is group 1, what joins it
+/// to the value group 2 (quotes, JSON-escaped or not), the value group 3; a value without a digit
+/// is left alone (`password = os.environ`, `token: string`).
+const ASSIGNED: &str = r#"\b([A-Za-z0-9_]*?(?i:api_?key|secret(?:_?access)?_?key|session_?token|access_?token|auth_?token|secret|password|passwd|token))(\\?["']?\s*[:=]\s*\\?["']?)([A-Za-z0-9/+=_.\-]{12,})"#;
 
 /// Compiled once; `None` only if a constant above were not a valid pattern (a unit test holds).
 /// The escape before a key, if any, is group 1, kept when the key is replaced.
@@ -38,15 +46,33 @@ static SHAPE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(&format!(r"(?:(\\[bfnrt])|\b)(?:{words})|{KEY_BLOCK}")).ok()
 });
 
-/// `text` with every key of a known shape replaced by `<redacted>`.
+static ASSIGNED_SECRET: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(ASSIGNED).ok());
+
+/// `text` with every key of a known shape, and every value given to a secret's name, replaced by
+/// `<redacted>`.
 pub fn redact_key_shapes(text: &str) -> Cow<'_, str> {
-    match SHAPE.as_ref() {
+    let shaped = match SHAPE.as_ref() {
         Some(shape) => shape.replace_all(text, |found: &regex::Captures<'_>| {
             let escape = found.get(1).map_or("", |escape| escape.as_str());
             format!("{escape}<redacted>")
         }),
         None => Cow::Borrowed(text),
+    };
+    let Some(assigned) = ASSIGNED_SECRET.as_ref() else {
+        return shaped;
+    };
+    if !assigned.is_match(&shaped) {
+        return shaped;
     }
+    let redacted = assigned.replace_all(&shaped, |found: &regex::Captures<'_>| {
+        let (name, joint, value) = (&found[1], &found[2], &found[3]);
+        if value.chars().any(|character| character.is_ascii_digit()) {
+            format!("{name}{joint}<redacted>")
+        } else {
+            found[0].to_owned()
+        }
+    });
+    Cow::Owned(redacted.into_owned())
 }
 
 /// [`crate::redact`] with no known secret, then [`redact_key_shapes`]: for text kept apart from its
@@ -62,6 +88,7 @@ mod tests {
     #[test]
     fn the_shapes_compile_and_each_is_redacted() {
         assert!(SHAPE.is_some());
+        assert!(ASSIGNED_SECRET.is_some());
         let text = "sk-ant-api03-abcdefghijklmnopqrstuv ghp_abcdefghijklmnopqrstuvwxyz1234 \
                     AKIAABCDEFGHIJKLMNOP xoxb-1234567890-abcdef \
                     -----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY----- tail";
@@ -113,5 +140,35 @@ mod tests {
         // A word that merely ends in `n` before `sk-` is not a line break.
         let plain = "the ask-questions-and-answers-list";
         assert_eq!(redact_key_shapes(plain), plain);
+    }
+
+    /// QA (2026-12-05): a shared page showed a PGP private key, an AWS secret key given to its
+    /// name in the three ways AWS tools write it, and a temporary (`ASIA`) key id.
+    #[test]
+    fn pgp_key_blocks_and_values_given_to_a_secret_name_are_redacted() {
+        let text = "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0\n-----END PGP PRIVATE KEY BLOCK-----\n\
+                    aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n\
+                    export AWS_SECRET_ACCESS_KEY=je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY\n\
+                    {\"SecretAccessKey\": \"9drTJvcXLB89EXAMPLELB8923FB892xMFI\", \"SessionToken\": \"FwoGZXIvYXdzEXAMPLE1\"}\n\
+                    ASIAIOSFODNN7EXAMPLE\n\
+                    {\\\"DB_PASSWORD\\\": \\\"hunter2hunter2\\\"}";
+        let redacted = redact_key_shapes(text);
+        for gone in [
+            "lQOYBF0", "wJalr", "je7Mt", "9drTJ", "FwoGZ", "ASIAIOSF", "hunter2",
+        ] {
+            assert!(!redacted.contains(gone), "{gone}: {redacted}");
+        }
+        assert!(
+            redacted.contains("aws_secret_access_key = <redacted>"),
+            "{redacted}"
+        );
+        assert!(
+            redacted.contains("\"SessionToken\": \"<redacted>\""),
+            "{redacted}"
+        );
+        // Names and values that are code, not keys.
+        let code = "password = os.environ; MAX_TOKENS=4096; token: string; \
+                    TOKEN_LIMIT=4096000000000; secret_key_base = Rails.application";
+        assert_eq!(redact_key_shapes(code), code);
     }
 }
