@@ -218,6 +218,30 @@ impl Workspace {
         }
     }
 
+    /// Why the project itself is no place for tools, if it is not: it is ctxkit's home, a
+    /// private folder of session copies, or in the user's credentials. `bash` starts in the
+    /// project, so it would run among ctxkit's settings and keys (`read` and `write` refuse them
+    /// one by one). A project inside the home (`CTXKIT_HOME=~`) is the project's.
+    pub fn project_refusal(&self) -> Option<String> {
+        let own = self.home.as_ref() == Some(&self.root)
+            || ctxkit_session::private_folder_holding(&self.root).is_some();
+        let credentials = self
+            .credentials
+            .iter()
+            .any(|place| self.root.starts_with(place));
+        (own || credentials).then(|| {
+            format!(
+                "`{}` is {}: tools never work there; start in the project's folder",
+                self.root.display(),
+                if own {
+                    "ctxkit's own folder (its settings, keys or sessions)"
+                } else {
+                    "among the user's credentials"
+                }
+            )
+        })
+    }
+
     /// Writing `path` (a hook script, the live session file, a package folder) needs the user's
     /// approval even inside the project.
     pub fn guard(&mut self, path: &Path) {
@@ -290,10 +314,16 @@ impl Workspace {
         {
             return Ok(Place::Allowed(resolved));
         }
+        let in_private_folder = || {
+            ctxkit_session::private_folder_holding(&resolved)
+                .or_else(|| ctxkit_session::private_folder_holding(&lexical))
+                .is_some_and(|folder| !self.project_within(&folder, &resolved))
+        };
         if self.protected.iter().any(|protected| {
             (resolved.starts_with(protected) || lexical.starts_with(protected))
                 && !self.project_within(protected, &resolved)
-        }) {
+        }) || in_private_folder()
+        {
             return Err(Refusal(format!(
                 "ctxkit's own settings, credentials, trust list and sessions are never {} by tools",
                 match access {
@@ -365,6 +395,12 @@ impl Workspace {
         // but for places a test names.
         for place in self.protected.iter().chain(&self.credentials) {
             jail.deny(place);
+        }
+        // Copies of sessions a database or an import keeps while a command or a server runs.
+        for folder in ctxkit_session::private_folders() {
+            if !self.project_within(&folder, path) {
+                jail.deny(&folder);
+            }
         }
         Ok(jail)
     }

@@ -330,3 +330,52 @@ fn secrets_are_redacted() {
         "key <redacted>, short"
     );
 }
+
+/// QA (2026-12-05): `serve` on a database keeps each open session's copy in a private folder of
+/// the temporary folder; another client's agent read it (and overwrote it) with
+/// `allow_outside_project`, where the sessions folder of the file store is refused.
+#[test]
+fn the_private_copies_of_sessions_are_refused_like_the_sessions() {
+    let fixture = fixture();
+    let private = ctxkit_session::private_temporary_folder("serve").unwrap();
+    let copy = private.path().join("other-client.jsonl");
+    std::fs::write(&copy, "{}\n").unwrap();
+    symlink(&copy, fixture.project.join("alias.jsonl")).unwrap();
+    for argument in [copy.display().to_string(), "alias.jsonl".to_owned()] {
+        for access in [Access::Read, Access::Write] {
+            let refused = locate(&fixture, &argument, access).unwrap_err();
+            assert!(
+                refused.contains("sessions are never"),
+                "{argument}: {refused}"
+            );
+        }
+    }
+    // The jail a tool opens an approved outside path through refuses it too.
+    let jail = fixture.workspace.jail_for(&copy).unwrap();
+    assert!(jail.read(&copy, 100).is_err());
+    assert!(fixture.base.join("outside").is_dir());
+}
+
+/// QA (2026-12-05): `serve`'s `agent.run` took ctxkit's home as its project, and `bash` started
+/// there (`cat auth.json`).
+#[test]
+fn ctxkit_s_home_a_private_folder_and_credentials_are_no_project() {
+    let fixture = fixture();
+    assert_eq!(fixture.workspace.project_refusal(), None);
+    let with_home = |root: &Path| {
+        let mut workspace = Workspace::new(root);
+        workspace.set_home(&fixture.home);
+        workspace.add_credential_place(&fixture.base.join("outside"));
+        workspace.project_refusal()
+    };
+    let refused = with_home(&fixture.home).unwrap();
+    assert!(refused.contains("ctxkit's own folder"), "{refused}");
+    assert!(with_home(&fixture.base.join("outside")).is_some());
+    let private = ctxkit_session::private_temporary_folder("serve").unwrap();
+    assert!(with_home(private.path()).is_some());
+    // A project kept inside the home is the project's.
+    let inside = fixture.home.join("work");
+    std::fs::create_dir_all(&inside).unwrap();
+    assert_eq!(with_home(&inside), None);
+    assert_eq!(with_home(&fixture.project), None);
+}

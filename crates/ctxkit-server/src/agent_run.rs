@@ -249,6 +249,13 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         .with_session(|session| session.cwd().to_owned())
         .await;
     let cwd = crate::projects::of_run(shared, &recorded, params.cwd.as_deref())?;
+    let workspace = workspace(config, &shared.config.sessions_root, &cwd);
+    if let Some(refusal) = workspace.project_refusal() {
+        return Err(MethodError::new(
+            codes::INVALID_PARAMS,
+            format!("invalid params: the run's project {refusal}"),
+        ));
+    }
     engine.set_project(cwd.clone());
     let system_prompt = match params.system_prompt {
         Some(text) => text,
@@ -276,7 +283,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         },
     )
     .await;
-    agent.set_workspace(workspace(config, &shared.config.sessions_root, &cwd));
+    agent.set_workspace(workspace);
     if let Some(warmer) = &config.warmer {
         agent.set_cache_warmer(Arc::clone(warmer));
     }

@@ -105,8 +105,8 @@ pub use llm::{
 };
 pub use paths::{default_session_dir, encode_cwd, file_safe_id, session_file_name};
 pub use private::{
-    private_copy_path, private_temporary_folder, remove_abandoned_private_folders,
-    write_private_file,
+    private_copy_path, private_folder_holding, private_folders, private_temporary_folder,
+    remove_abandoned_private_folders, write_private_file,
 };
 pub use process::{current_user_id, is_running};
 pub use records::ContextForm;

@@ -7,7 +7,7 @@
 
 use std::io::Write as _;
 use std::os::unix::fs::MetadataExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::process::{current_user_id, is_running};
 
@@ -94,6 +94,43 @@ fn folder_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
+/// The private folder (of any process of ctxkit, of any kind) that `path` lies in, if any: a
+/// folder of the system's temporary folder named as [`private_temporary_folder`] names them. It
+/// holds copies of sessions (a database's, an imported transcript): tools never open it, as they
+/// never open the sessions folder.
+pub fn private_folder_holding(path: &Path) -> Option<PathBuf> {
+    temporary_folders().into_iter().find_map(|temporary| {
+        let rest = path.strip_prefix(&temporary).ok()?;
+        let name = rest.components().next()?.as_os_str().to_str()?;
+        folder_pid(name).map(|_| temporary.join(name))
+    })
+}
+
+/// The private folders there are now, of every process of ctxkit.
+pub fn private_folders() -> Vec<PathBuf> {
+    let temporary = std::env::temp_dir();
+    let Ok(entries) = std::fs::read_dir(&temporary) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| folder_pid(&entry.file_name().to_string_lossy()).is_some())
+        .map(|entry| entry.path())
+        .collect()
+}
+
+/// The system's temporary folder as named and as it resolves (`/tmp` may be a link).
+fn temporary_folders() -> Vec<PathBuf> {
+    let named = std::env::temp_dir();
+    let mut folders = vec![named.clone()];
+    if let Ok(real) = std::fs::canonicalize(&named)
+        && real != named
+    {
+        folders.push(real);
+    }
+    folders
+}
+
 /// Whether `folder` holds nothing but what ctxkit puts in a private folder.
 fn holds_only_copies(folder: &Path) -> bool {
     let Ok(mut entries) = std::fs::read_dir(folder) else {
@@ -158,6 +195,27 @@ mod tests {
         assert!(
             write_private_file(&copy, b"again").is_err(),
             "never over a file"
+        );
+    }
+
+    #[test]
+    fn a_path_in_a_private_folder_is_recognised() {
+        let folder = private_temporary_folder("test").unwrap();
+        let copy = folder.path().join("s.jsonl");
+        assert_eq!(
+            private_folder_holding(&copy).as_deref(),
+            Some(folder.path())
+        );
+        assert_eq!(
+            private_folder_holding(folder.path()).as_deref(),
+            Some(folder.path())
+        );
+        assert!(private_folders().contains(&folder.path().to_path_buf()));
+        let other = std::env::temp_dir().join("ctxkit-notes").join("a.md");
+        assert_eq!(private_folder_holding(&other), None);
+        assert_eq!(
+            private_folder_holding(Path::new("/home/u/ctxkit-serve-1-a/x")),
+            None
         );
     }
 

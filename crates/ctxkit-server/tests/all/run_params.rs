@@ -30,7 +30,13 @@ async fn a_run_that_cannot_work_is_refused_before_the_model_is_asked() {
     assert!(created["result"]["session_id"].is_string(), "{created}");
     let file = dir.path().join("main.rs");
     std::fs::write(&file, "fn main() {}\n").unwrap();
+    // QA (2026-12-05): a run in ctxkit's own folders started `bash` among its keys.
+    let private = ctxkit_session::private_temporary_folder("serve").unwrap();
     let refused = [
+        (
+            json!({"text": "hi", "cwd": private.path().display().to_string()}),
+            "ctxkit's own folder",
+        ),
         (json!({"text": "  \n"}), "`text` is empty"),
         (json!({"text": "hi", "max_tokens": 0}), "`max_tokens` is 0"),
         (
