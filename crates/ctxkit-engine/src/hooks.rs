@@ -267,6 +267,35 @@ pub trait Hooks: Send + Sync {
     }
 }
 
+/// `answer` when the compaction it supplies keeps from an entry of the branch: one keeping from
+/// anywhere else (a missing id, another branch's entry) would leave nothing of the history in
+/// the view and a file `ctxkit check` flags, so it is the hook's error and goes unused.
+fn keeps_from_the_branch(
+    answer: Option<BeforeCompactResult>,
+    event: &BeforeCompact,
+) -> Result<Option<BeforeCompactResult>, HookError> {
+    let supplied = answer
+        .as_ref()
+        .filter(|answer| !answer.cancel)
+        .and_then(|answer| answer.compaction.as_ref());
+    let Some(compaction) = supplied else {
+        return Ok(answer);
+    };
+    let kept = compaction.first_kept_entry_id.as_str();
+    let on_branch = event
+        .branch_entries
+        .iter()
+        .any(|entry| entry.get("id").and_then(Value::as_str) == Some(kept));
+    if on_branch {
+        Ok(answer)
+    } else {
+        Err(HookError::new(format!(
+            "its compaction keeps from `{kept}`, which is not an entry of the current branch; \
+             the compaction was made without it"
+        )))
+    }
+}
+
 /// Answers that can cancel.
 trait Cancels {
     fn cancels(&self) -> bool;
@@ -363,7 +392,10 @@ impl HookSet {
         cancel: &CancellationToken,
     ) -> Option<BeforeCompactResult> {
         self.decide("before_compact", bus, Some(cancel), |hook| {
-            hook.before_compact(event, cancel)
+            Box::pin(async move {
+                let answer = hook.before_compact(event, cancel).await?;
+                keeps_from_the_branch(answer, event)
+            })
         })
         .await
     }

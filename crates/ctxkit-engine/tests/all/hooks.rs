@@ -11,6 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::*;
 
+/// In a configured answer, the entry the engine's plan keeps from.
+const PLANNED: &str = "<planned>";
+
 /// Records calls into a shared log; answers as configured.
 struct Recorder {
     name: &'static str,
@@ -26,14 +29,22 @@ impl Hooks for Recorder {
 
     fn before_compact<'a>(
         &'a self,
-        _event: &'a BeforeCompact,
+        event: &'a BeforeCompact,
         _cancel: &'a CancellationToken,
     ) -> HookFuture<'a, Option<BeforeCompactResult>> {
         self.log
             .lock()
             .unwrap()
             .push(format!("{}-before", self.name));
-        let answer = self.answer.clone();
+        let mut answer = self.answer.clone();
+        // `PLANNED` stands for the entry the engine's own plan keeps from.
+        if let Some(compaction) = answer
+            .as_mut()
+            .and_then(|answer| answer.compaction.as_mut())
+            && compaction.first_kept_entry_id == PLANNED
+        {
+            compaction.first_kept_entry_id = event.preparation.first_kept_entry_id.clone();
+        }
         let fail = self.fail;
         Box::pin(async move {
             if fail {
@@ -94,7 +105,7 @@ async fn a_hook_can_supply_the_compaction() {
         cancel: false,
         compaction: Some(HookCompaction {
             summary: "FROM HOOK".to_owned(),
-            first_kept_entry_id: "trusted-as-is".to_owned(),
+            first_kept_entry_id: PLANNED.to_owned(),
             tokens_before: 999,
             details: Some(serde_json::json!({"mine": true})),
         }),
@@ -128,6 +139,42 @@ async fn a_hook_can_supply_the_compaction() {
         "{raw}"
     );
     harness.drain();
+}
+
+/// QA (2026-12-05): a hook's compaction keeping from a missing entry was stored as given: the
+/// view lost every message and `ctxkit check` flagged the file.
+#[tokio::test]
+async fn a_hook_compaction_keeping_from_no_entry_of_the_branch_is_its_error() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let supplied = BeforeCompactResult {
+        cancel: false,
+        compaction: Some(HookCompaction {
+            summary: "FROM HOOK".to_owned(),
+            first_kept_entry_id: "nonexistent".to_owned(),
+            tokens_before: 123,
+            details: None,
+        }),
+    };
+    let mut hooks = HookSet::new();
+    hooks.push(recorder("bad", &log, Some(supplied), false));
+    let mut harness = Harness::with(settings(2_000), Some(model(100_000)), hooks, []);
+    harness.turn("first", 100).await;
+    let end = harness.engine.compact(None).await.unwrap();
+    assert!(!end.from_hook);
+    assert_eq!(harness.summarizer.request_count(), 1);
+    let errors: Vec<String> = harness
+        .drain()
+        .into_iter()
+        .filter_map(|event| {
+            if let EngineEvent::HookError { error, .. } = event {
+                Some(error)
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("`nonexistent`"), "{errors:?}");
 }
 
 #[tokio::test]
@@ -215,7 +262,8 @@ async fn a_command_hook_gets_the_event_on_stdin_and_can_cancel() {
 #[tokio::test]
 async fn a_command_hook_can_supply_the_summary() {
     let harness = with_command_hooks(vec![shell_hook(
-        r#"cat > /dev/null; printf '{"compaction": {"summary": "SHELL SUMMARY", "first_kept_entry_id": "none", "tokens_before": 7}}'"#,
+        // Keeps from the entry the engine's plan keeps from, read from the event.
+        r#"kept=$(grep -o '"first_kept_entry_id":"[^"]*"' | head -n 1 | cut -d '"' -f 4); printf '{"compaction": {"summary": "SHELL SUMMARY", "first_kept_entry_id": "%s", "tokens_before": 7}}' "$kept""#,
         10_000,
     )]);
     harness.turn("first", 100).await;
