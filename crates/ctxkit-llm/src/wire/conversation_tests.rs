@@ -153,3 +153,23 @@ fn anthropic_refusal_is_an_error_and_portable_ids_are_bounded() {
     assert_eq!(reply.stop_reason.as_deref(), Some("error"));
     assert_eq!(portable_id(&"x.".repeat(50)).len(), 64);
 }
+
+/// QA (2026-12-05): arguments nested 123 levels made a reply no session could store (an entry
+/// holds them four levels down); `agent.run` ended with the reply lost.
+#[test]
+fn arguments_nested_too_deep_are_kept_as_text() {
+    let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let deep = format!(r#"{{"path": "a.txt", "x": {}}}"#, nested(123));
+    assert_eq!(parse_arguments(&deep), Value::String(deep.clone()));
+    let fine = format!(r#"{{"path": "a.txt", "x": {}}}"#, nested(40));
+    assert!(parse_arguments(&fine).is_object());
+    let value: Value = serde_json::from_str(&deep).unwrap();
+    let ContentBlock::ToolCall(call) =
+        tool_call_block("c".into(), "read".into(), value, Default::default())
+    else {
+        panic!("a tool call");
+    };
+    assert!(call.arguments.is_string());
+    assert!(!nests_deeper_than(&json!({"a": [1]}), 2));
+    assert!(nests_deeper_than(&json!({"a": [[1]]}), 2));
+}
