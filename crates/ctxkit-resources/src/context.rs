@@ -106,15 +106,20 @@ fn discover_as(
 
 /// A prompt value that is either a path to a file or literal text: an existing file
 /// (relative values resolved against `cwd`) yields its content, anything else the text itself.
-pub fn resolve_prompt_value(value: &str, cwd: &Path) -> (String, Option<ResourceDiagnostic>) {
+/// A file that is there but refused (a symlink out of its folder, ctxkit's own places) yields
+/// no text and a warning: its path is no prompt.
+pub fn resolve_prompt_value(
+    value: &str,
+    cwd: &Path,
+) -> (Option<String>, Option<ResourceDiagnostic>) {
     let path = resolve_against(cwd, Path::new(value));
     if value.is_empty() || !path.is_file() {
-        return (value.to_owned(), None);
+        return (Some(value.to_owned()), None);
     }
     match ctxkit_jail::read_in_folder(&path, ctxkit_jail::MAX_RESOURCE_BYTES) {
-        Ok(content) => (content, None),
+        Ok(content) => (Some(content), None),
         Err(error) => (
-            value.to_owned(),
+            None,
             Some(ResourceDiagnostic::warning(
                 format!("Could not read system prompt file: {error}"),
                 &path,

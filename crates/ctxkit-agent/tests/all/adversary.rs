@@ -424,7 +424,9 @@ fn prompt_files_linked_to_secrets_put_nothing_into_the_prompt() {
     let append = project.join(".ctxkit/APPEND_SYSTEM.md");
     let (text, warning) =
         ctxkit_resources::resolve_prompt_value(&append.display().to_string(), project);
-    assert!(!text.contains(PRIVATE_KEY) && warning.is_some(), "{text}");
+    // QA (2026-12-05): the refused file's path became the prompt's text.
+    assert_eq!(text, None);
+    assert!(warning.is_some());
     let template = ctxkit_resources::load_prompt_file(&project.join(".ctxkit/prompts/review.md"));
     assert!(template.is_none_or(|template| !template.content.contains(KEY)));
     let (skill, _) = ctxkit_resources::load_skill_file(&project.join(".ctxkit/skills/s/SKILL.md"));

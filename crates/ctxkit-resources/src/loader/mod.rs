@@ -253,7 +253,7 @@ pub fn load_resources(
     if let Some(value) = base_value {
         let (text, diagnostic) = resolve_prompt_value(&value, &environment.cwd);
         loaded.context_diagnostics.extend(diagnostic);
-        loaded.system_prompt = Some(text);
+        loaded.system_prompt = text;
     }
     let append_values: Vec<String> = if options.append_system_prompt.is_empty() {
         find_prompt_file(
@@ -270,7 +270,7 @@ pub fn load_resources(
     for value in append_values {
         let (text, diagnostic) = resolve_prompt_value(&value, &environment.cwd);
         loaded.context_diagnostics.extend(diagnostic);
-        loaded.append_system_prompt.push(text);
+        loaded.append_system_prompt.extend(text);
     }
     loaded.resolved = resolved;
     loaded.apply_overrides(overrides);
