@@ -123,9 +123,6 @@ pub async fn build(
     let mut boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     boundary.set_skills(&loaded.skills.skills);
     let workspace = boundary.workspace(&cwd);
-    if let Some(refusal) = workspace.project_refusal() {
-        anyhow::bail!("The chat's project {refusal}");
-    }
     agent.set_workspace(workspace.clone());
     let checkpoints = super::file_checkpoints::FileCheckpoints::new(
         workspace,
