@@ -620,7 +620,6 @@ mod tests {
             vec![
                 "npmCommand",
                 "chat.confirmBash",
-                "chat.passEnv",
                 "llm.baseUrl",
                 "llm.apiKey",
                 "llm.headers",
@@ -630,6 +629,7 @@ mod tests {
                 "compaction.fileContext"
             ]
         );
+        assert_eq!(settings.project_user_only_keys(), ["chat.passEnv"]);
         let typed = settings.settings();
         assert_eq!(typed.npm_command, Some(vec!["pnpm".to_owned()]));
         assert!(typed.chat.confirm_bash);

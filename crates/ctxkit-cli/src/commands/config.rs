@@ -17,8 +17,8 @@ use crate::Outcome;
 use crate::cli::ConfigAction;
 
 /// The warnings (each with its hint line) naming the project settings an untrusted project may
-/// not change, and the entries of its `packages`/resource arrays that reach outside it; `None`
-/// when there are none.
+/// not change, those no project may change (`x-user-only`), and the entries of its
+/// `packages`/resource arrays that reach outside it; `None` when there are none.
 pub fn held_settings_warning(
     environment: &Environment,
     settings: &SettingsManager,
@@ -33,6 +33,16 @@ pub fn held_settings_warning(
              hint: read the project's settings, then run `ctxkit trust` to apply them",
             keys.join(", "),
             project.display()
+        ));
+    }
+    let user_only = settings.project_user_only_keys();
+    if !user_only.is_empty() {
+        let keys: Vec<String> = user_only.iter().map(|key| format!("`{key}`")).collect();
+        lines.push(format!(
+            "warning: ignored {} in `{}`: read from your own settings only (`{}`), trusted or not",
+            keys.join(", "),
+            project.display(),
+            environment.global_settings_path().display()
         ));
     }
     let entries = settings.held_project_entries();

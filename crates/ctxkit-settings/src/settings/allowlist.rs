@@ -32,6 +32,10 @@ pub struct ProjectSplit {
     pub held_keys: Vec<String>,
     /// The entries held one by one, in document order.
     pub held_entries: Vec<HeldEntry>,
+    /// The dotted keys read from the user's own settings alone (`x-user-only`: `chat.passEnv`,
+    /// `chat.readablePaths`, `cacheWarming`): neither safe nor held, since trusting the project
+    /// would not apply them either.
+    pub user_only_keys: Vec<String>,
 }
 
 impl ProjectSplit {
@@ -87,6 +91,7 @@ pub fn split_project(document: &Document, leaves: LeavesProject<'_>) -> ProjectS
                     safe: &mut split.safe,
                     held: &mut split.held,
                     held_keys: &mut split.held_keys,
+                    user_only_keys: &mut split.user_only_keys,
                 },
             ),
         }
@@ -130,6 +135,7 @@ struct Holds<'s> {
     safe: &'s mut Map<String, Value>,
     held: &'s mut Map<String, Value>,
     held_keys: &'s mut Vec<String>,
+    user_only_keys: &'s mut Vec<String>,
 }
 
 /// One key of an object at `prefix`: safe, held whole, or split below.
@@ -152,6 +158,7 @@ fn split_value<'a>(
             safe: &mut safe_children,
             held: &mut held_children,
             held_keys: holds.held_keys,
+            user_only_keys: holds.user_only_keys,
         };
         for (child, child_value) in children {
             split_value(child, child_value, prefix, &mut below);
@@ -166,6 +173,8 @@ fn split_value<'a>(
                 .held
                 .insert(key.to_owned(), Value::Object(held_children));
         }
+    } else if schema::user_only(prefix) {
+        holds.user_only_keys.push(prefix.join("."));
     } else {
         holds.held.insert(key.to_owned(), value.clone());
         holds.held_keys.push(prefix.join("."));
@@ -208,7 +217,6 @@ mod tests {
                 "llm.api",
                 "llm.headers",
                 "chat.confirmBash",
-                "chat.passEnv",
                 "npmCommand",
                 "hooks",
                 "shellPath",
@@ -216,6 +224,8 @@ mod tests {
                 "someFutureKey"
             ]
         );
+        // Read from the user's own settings alone: trusting the project would not apply it.
+        assert_eq!(split.user_only_keys, ["chat.passEnv"]);
         assert_eq!(
             Value::Object(split.safe),
             json!({

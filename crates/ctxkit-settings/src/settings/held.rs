@@ -47,6 +47,12 @@ impl SettingsManager {
         self.split_project().held_entries
     }
 
+    /// The dotted keys of the project document read from the user's own settings alone
+    /// (`x-user-only`), which never apply from a project, trusted or not.
+    pub fn project_user_only_keys(&self) -> Vec<String> {
+        self.split_project().user_only_keys
+    }
+
     /// The project document cut into what applies untrusted and what waits for trust.
     pub(crate) fn split_project(&self) -> allowlist::ProjectSplit {
         let folder = &self.folder;

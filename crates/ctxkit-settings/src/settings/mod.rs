@@ -373,13 +373,21 @@ impl SettingsManager {
     pub fn get(&self, key: &str) -> Result<SettingLookup, SettingsError> {
         let path = KeyPath::parse(key)?;
         let field = schema::lookup(path.segments());
-        let found = document::get_path(&self.effective, &path).filter(|value| !value.is_null());
+        // A key read from the user's own settings alone (`x-user-only`) is that file's value
+        // whatever a project says: a project's `chat.passEnv` is never acted on.
+        let user_only = field.is_some_and(|field| field.user_only);
+        let (source, origin_of_found) = if user_only {
+            (&self.global.document, SettingOrigin::Global)
+        } else {
+            (&self.effective, self.origin_of(&path))
+        };
+        let found = document::get_path(source, &path).filter(|value| !value.is_null());
         let layer = crate::Settings::strategy_layer(self.typed.context_strategy);
         let from_layer = document::get_path(&layer, &path).filter(|value| !value.is_null());
         let (value, origin) = match (found, from_layer) {
             (Some(value), _) => (
                 Some(SettingValue::new(numbers::as_number(value))),
-                Some(self.origin_of(&path)),
+                Some(origin_of_found),
             ),
             (None, Some(value)) => (
                 Some(SettingValue::new(numbers::as_number(value))),

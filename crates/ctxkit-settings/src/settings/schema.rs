@@ -293,6 +293,16 @@ pub fn project_may_set(segments: &[&str]) -> bool {
     })
 }
 
+/// Whether the key at `segments` is read from the user's own settings alone (`x-user-only`):
+/// a project's value never applies, trusted or not.
+pub fn user_only(segments: &[&str]) -> bool {
+    let owned: Vec<String> = segments
+        .iter()
+        .map(|segment| (*segment).to_owned())
+        .collect();
+    lookup(&owned).is_some_and(|field| field.user_only)
+}
+
 /// Whether some key below `segments` is on [`project_safe_keys`] (an object to look into).
 pub fn project_may_set_below(segments: &[&str]) -> bool {
     let prefix = segments.join(".") + ".";
