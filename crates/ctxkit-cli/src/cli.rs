@@ -406,9 +406,10 @@ pub enum Command {
     },
     /// Serve the context engine to agents in any language: JSON-RPC 2.0, one message per line
     /// (see docs/protocol.md).
+    #[command(group(clap::ArgGroup::new("mode").required(true).args(["stdio", "listen"])))]
     Serve {
         /// Speak the protocol on stdin/stdout.
-        #[arg(long, required_unless_present = "listen", conflicts_with = "listen")]
+        #[arg(long)]
         stdio: bool,
         /// Speak it over WebSocket at ws://HOST:PORT/rpc (one connection is one client), with
         /// `GET /health`; HOST is an IP address or `localhost` (127.0.0.1); any address but

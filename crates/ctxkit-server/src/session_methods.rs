@@ -121,15 +121,20 @@ pub(crate) fn check_cwd(cwd: &str) -> Result<(), MethodError> {
 
 /// A `session_dir` is an absolute folder: a relative one would name a folder below wherever the
 /// server happens to run (over WebSocket, not where the client is).
+/// One that is there must be a folder: a file named there was taken, and the first append
+/// failed with "File exists".
 fn check_session_dir(dir: &Path) -> Result<(), MethodError> {
-    if dir.is_absolute() {
+    let problem = if !dir.is_absolute() {
+        "is not an absolute path; pass the folder's absolute path"
+    } else if dir.exists() && !dir.is_dir() {
+        "is not a folder; pass a folder (a missing one is created)"
+    } else {
         return Ok(());
-    }
+    };
     Err(MethodError::new(
         codes::INVALID_PARAMS,
         format!(
-            "invalid params: `session_dir` `{}` is not an absolute path; pass the folder's \
-             absolute path",
+            "invalid params: `session_dir` `{}` {problem}",
             dir.display()
         ),
     ))

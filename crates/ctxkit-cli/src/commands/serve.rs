@@ -217,6 +217,18 @@ fn serve_listen(
     let server = process.settings()?.settings().server.clone();
     let token = crate::cli::server_token_from_environment()
         .or(server.token.filter(|token| !token.is_empty()));
+    // A client sends it after `Bearer `, where spaces end it: one holding any matched nothing,
+    // and every client was refused.
+    if token
+        .as_ref()
+        .is_some_and(|token| token.chars().any(char::is_whitespace))
+    {
+        anyhow::bail!(
+            "the server's token (`CTXKIT_SERVER_TOKEN` or setting `server.token`) holds a space or \
+             line break, which no `Authorization: Bearer` header can carry; use letters, digits \
+             and punctuation (`openssl rand -hex 32`)"
+        );
+    }
     let runtime = runtime()?;
     let config = server_config(process, locations, &runtime)?;
     let mut listener = runtime.block_on(Listener::bind(address, token, config))?;

@@ -215,3 +215,18 @@ fn a_missing_entry_names_its_session_for_every_command_that_takes_an_id() {
         before
     );
 }
+
+/// QA (2026-12-05): a token of spaces started a server no client could reach (every `Bearer`
+/// header was refused); it is refused at start instead, as an empty one is.
+#[test]
+fn a_server_token_holding_spaces_is_refused_at_start() {
+    let run = Run::new();
+    for token in [" ", "two words", "line\nbreak"] {
+        let output = run.ctxkit_with_env(
+            &["serve", "--listen", "127.0.0.1:0"],
+            &[("CTXKIT_SERVER_TOKEN", token)],
+        );
+        assert!(output.starts_with("exit: 3\n"), "{token:?}: {output}");
+        assert!(output.contains("holds a space or line break"), "{output}");
+    }
+}

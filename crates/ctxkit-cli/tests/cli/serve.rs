@@ -230,6 +230,9 @@ fn an_agent_drives_a_session_over_stdio() {
     assert!(pinned["result"]["id"].is_string(), "{pinned}");
     let bad = server.call("pin.add", json!({}));
     assert_eq!(bad["error"]["code"], -32602);
+    // QA (2026-12-05): an empty pin was an empty `<pinned>` message in every request.
+    let empty = server.call("pin.add", json!({"text": " \n"}));
+    assert_eq!(empty["error"]["code"], -32602, "{empty}");
     let unknown = server.call("does.not.exist", Value::Null);
     assert_eq!(unknown["error"]["code"], -32601);
     let done = server.call("shutdown", Value::Null);

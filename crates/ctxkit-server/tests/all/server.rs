@@ -729,8 +729,12 @@ async fn session_create_refuses_a_cwd_no_sessions_folder_can_be_named_after() {
         let message = refused["error"]["message"].as_str().unwrap();
         assert!(message.contains("`cwd`"), "{cwd:?}: {message}");
     }
-    // A relative `session_dir` would be below wherever the server runs.
-    for session_dir in ["", "sessions", "../up"] {
+    // A relative `session_dir` would be below wherever the server runs; a file is no folder
+    // (QA 2026-12-05: taken, the first append failed with "File exists").
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "notes").unwrap();
+    let file = file.display().to_string();
+    for session_dir in ["", "sessions", "../up", file.as_str()] {
         let refused = client
             .call(
                 "session.create",
