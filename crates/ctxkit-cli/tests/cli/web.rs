@@ -12,6 +12,8 @@
 mod fixture;
 #[path = "web/markdown.rs"]
 mod markdown;
+#[path = "web/refusals.rs"]
+mod refusals;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
