@@ -10,6 +10,8 @@
 
 #[path = "web/fixture.rs"]
 mod fixture;
+#[path = "web/fragment.rs"]
+mod fragment;
 #[path = "web/markdown.rs"]
 mod markdown;
 #[path = "web/refusals.rs"]

@@ -187,8 +187,13 @@
     for (let i = 0; i < D.entries.length; i++) if (D.entries[i].id === id) return i;
     return -1;
   }
+  // The entry the URL's fragment names. A malformed one (`#%E0%A4%A`, a percent escape cut short)
+  // names nothing: decodeURIComponent throws on it, which blanked the page as it started.
+  function idFromHash() {
+    try { return decodeURIComponent(location.hash.slice(1)); } catch (_) { return ""; }
+  }
   function fromHash() {
-    const id = decodeURIComponent(location.hash.slice(1));
+    const id = idFromHash();
     if (!id) return false;
     const i = indexOfId(id);
     if (i >= 0) { select(i, true); return true; }

@@ -39,6 +39,7 @@ async function main() {
     else if (mode === "damaged") await damaged(page);
     else if (mode === "cosmetics") await cosmetics(page);
     else if (mode === "markdown") await markdown(page);
+    else if (mode === "fragment") await fragment(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -223,6 +224,18 @@ async function markdown(page) {
   console.log("screenshot: " + path.join(shots, "markdown.png"));
 }
 
+// Opened with a malformed percent escape in the fragment (`#%E0%A4%A`): the page shows the leaf
+// as without a fragment, and a later bad fragment changes nothing; a good one still selects.
+async function fragment(page) {
+  const heading = await page.locator("#context > h2").innerText();
+  check(heading.includes(expect.leaf), "the leaf selected: " + heading);
+  await page.evaluate(() => { location.hash = "#%ZZ%"; });
+  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+  check((await page.locator("#context > h2").innerText()).includes(expect.leaf), "a bad fragment changes nothing");
+  await page.evaluate((id) => { location.hash = "#" + id; }, expect.other);
+  await until(page, (id) => document.querySelector("#context > h2").textContent.includes(id), 10000, expect.other);
+}
+
 async function measure(page) {
   const paint = await page.evaluate(() => {
     const entries = performance.getEntriesByType("paint").map((entry) => entry.name + " " + Math.round(entry.startTime) + " ms");
@@ -241,9 +254,9 @@ async function measure(page) {
   console.log("screenshots: " + path.join(shots, "measure-conversation.png") + " " + path.join(shots, "measure-compactions.png"));
 }
 
-async function until(page, predicate, timeout) {
+async function until(page, predicate, timeout, argument) {
   const deadline = Date.now() + timeout;
-  while (!(await page.evaluate(predicate))) {
+  while (!(await page.evaluate(predicate, argument))) {
     if (Date.now() > deadline) throw new Error("timed out waiting for " + predicate.toString());
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
