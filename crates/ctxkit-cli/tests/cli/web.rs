@@ -12,6 +12,8 @@
 mod fixture;
 #[path = "web/fragment.rs"]
 mod fragment;
+#[path = "web/live.rs"]
+mod live;
 #[path = "web/markdown.rs"]
 mod markdown;
 #[path = "web/refusals.rs"]

@@ -90,10 +90,16 @@
     else select(previous, false);
     status();
   }
+  // The live view asks for the file's version, and for the data when the version changed. The
+  // next question is asked a second after the last answer, never on a timer: on a session of
+  // 100,000 entries the data took 8.6 s to build, and a question every second kept eight
+  // requests of 55 MB in flight.
+  const POLL_MS = 1000;
   function poll() {
     if (!D.live || !token) return;
     const q = "?token=" + encodeURIComponent(token);
-    setInterval(() => {
+    const next = () => setTimeout(check, POLL_MS);
+    function check() {
       fetch("/api/version" + q).then((r) => r.json()).then((v) => {
         if (v.version === D.live.version) return;
         return fetch("/api/data" + q).then((r) => r.json()).then((data) => {
@@ -102,8 +108,10 @@
           following = wasFollowing;
           render(false);
         });
-      }).catch(() => { document.getElementById("status").textContent = "live · the server is not answering"; });
-    }, 1000);
+      }).catch(() => { document.getElementById("status").textContent = "live · the server is not answering"; })
+        .finally(next);
+    }
+    next();
   }
   function start() {
     const node = document.getElementById("session-data");

@@ -40,6 +40,7 @@ async function main() {
     else if (mode === "cosmetics") await cosmetics(page);
     else if (mode === "markdown") await markdown(page);
     else if (mode === "fragment") await fragment(page);
+    else if (mode === "inflight") await inflight(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -275,6 +276,30 @@ async function live(page) {
   check(status.includes("live"), "the status says live: " + status);
   await page.screenshot({ path: path.join(shots, "view-live.png") });
   console.log("screenshots: " + path.join(shots, "view-live.png"));
+}
+
+function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
+
+// The view's polling while every answer is slow (on a session of 100,000 entries the data took
+// 8.6 s to build and the page asked again every second, eight requests in flight): at most one
+// request of each polled endpoint in flight, and the appended turn still shown.
+async function inflight(page) {
+  const open = { "/api/version": 0, "/api/data": 0 };
+  const most = { "/api/version": 0, "/api/data": 0 };
+  const endpoint = (request) => new URL(request.url()).pathname;
+  page.on("request", (request) => {
+    const name = endpoint(request);
+    if (name in open) most[name] = Math.max(most[name], ++open[name]);
+  });
+  const ended = (request) => { const name = endpoint(request); if (name in open) open[name]--; };
+  page.on("requestfinished", ended);
+  page.on("requestfailed", ended);
+  await page.route((url) => url.pathname === "/api/version", async (route) => { await sleep(1500); await route.continue(); });
+  await page.route((url) => url.pathname === "/api/data", async (route) => { await sleep(3500); await route.continue(); });
+  console.log("READY");
+  await page.waitForSelector("#tree .row >> text=appended-live-marker", { timeout: 30000 });
+  await sleep(2500);
+  check(most["/api/version"] === 1 && most["/api/data"] === 1, "at most one request of each in flight: " + JSON.stringify(most));
 }
 
 main().catch((error) => { console.error(error.message); process.exit(1); });
