@@ -110,7 +110,7 @@
     if (D.contextsOnDemand && token) {
       box.append(el("div", "note", "building the context…"));
       fetch("/api/context?token=" + encodeURIComponent(token) + "&id=" + encodeURIComponent(entry(i).id))
-        .then((r) => r.ok ? r.json() : r.json().catch(() => ({})).then((e) => Promise.reject(new Error(e.error || "HTTP " + r.status))))
+        .then(answerOf)
         .then((c) => { contextCache.set(i, c); if (selected === i) renderContext(i); })
         .catch((err) => { box.append(el("div", "err", "cannot build the context: " + err.message)); });
       return;

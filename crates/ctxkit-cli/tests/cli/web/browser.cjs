@@ -21,7 +21,13 @@ async function main() {
   });
   const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
   const problems = [];
-  page.on("console", (message) => { if (message.type() === "error") problems.push("console: " + message.text()); });
+  // Chromium logs each failed response itself; a check that makes the server fail says which.
+  const expectedFailure = expect.failedResponses ? new RegExp(expect.failedResponses) : null;
+  page.on("console", (message) => {
+    if (message.type() !== "error") return;
+    if (expectedFailure && message.text().startsWith("Failed to load resource") && expectedFailure.test(message.text())) return;
+    problems.push("console: " + message.text());
+  });
   page.on("pageerror", (error) => problems.push("page error: " + error.message));
   page.on("dialog", (dialog) => { problems.push("a dialog opened: " + dialog.message()); dialog.dismiss(); });
   page.on("request", (request) => {
@@ -41,6 +47,7 @@ async function main() {
     else if (mode === "markdown") await markdown(page);
     else if (mode === "fragment") await fragment(page);
     else if (mode === "inflight") await inflight(page);
+    else if (mode === "recover") await recover(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -300,6 +307,27 @@ async function inflight(page) {
   await page.waitForSelector("#tree .row >> text=appended-live-marker", { timeout: 30000 });
   await sleep(2500);
   check(most["/api/version"] === 1 && most["/api/data"] === 1, "at most one request of each in flight: " + JSON.stringify(most));
+}
+
+// The watched file gone for a while, then emptied for a while (expect.steps, one each): the page
+// keeps the data it shows, its status says what the server says, and once the file is back the
+// turn appended meanwhile shows. (The page took the server's error as its data, and every later
+// poll threw: "the server is not answering" for good.)
+async function recover(page) {
+  const rows = () => page.evaluate(() => document.getElementById("tree-title").textContent);
+  for (const [index, step] of expect.steps.entries()) {
+    const before = await rows();
+    console.log("BREAK " + index);
+    await until(page, (says) => document.getElementById("status").textContent.includes(says), 15000, step.says);
+    check(await rows() === before, "the last data kept: " + before + " → " + await rows());
+    check(await page.locator("#tree .row").count() > 0, "the tree still drawn");
+    check((await page.locator("#status").getAttribute("title")).includes(step.says), "the whole reason on hover");
+    await page.screenshot({ path: path.join(shots, "view-file-problem-" + index + ".png") });
+    console.log("RESTORE " + index);
+    await page.waitForSelector("#tree .row >> text=" + step.marker, { timeout: 15000 });
+    const status = await page.locator("#status").textContent();
+    check(status.includes("live") && !status.includes(step.says), "the status back to normal: " + status);
+  }
 }
 
 main().catch((error) => { console.error(error.message); process.exit(1); });

@@ -78,3 +78,44 @@ fn the_view_keeps_one_request_of_each_kind_in_flight_however_slow_the_answers() 
         }
     });
 }
+
+/// With the page open, the file removed and put back with a turn appended (then emptied to 0
+/// bytes and put back alike): the page said "the server is not answering" for good and never
+/// showed the turn. It now keeps its data, says what the server says while the file is gone or
+/// empty, and shows the turn once the file is back.
+#[test]
+fn the_view_says_the_file_is_gone_or_empty_and_recovers_when_it_is_back() {
+    let Some(tools) = browser_tools() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let (file, demo) = write_demo(home.path());
+    let (view, url) = start_view(home.path(), file.to_str().unwrap(), None);
+    let _view = KillOnDrop(view);
+    let shots = screenshot_dir(home.path());
+    // The server answers 500 while it cannot read the file, which Chromium logs.
+    let expect = json!({"failedResponses": "status of 500", "steps": [
+        {"says": "No such file or directory", "marker": "back-after-removal"},
+        {"says": "holds no readable records", "marker": "back-after-emptying"},
+    ]});
+    let mut kept = Vec::new();
+    let mut leaf = demo.leaf.clone();
+    drive_in_browser(&tools, "recover", &url, &shots, expect, |line| match line {
+        "BREAK 0" => {
+            kept = std::fs::read(&file).unwrap();
+            std::fs::remove_file(&file).unwrap();
+        }
+        "BREAK 1" => {
+            kept = std::fs::read(&file).unwrap();
+            std::fs::write(&file, b"").unwrap();
+        }
+        "RESTORE 0" | "RESTORE 1" => {
+            std::fs::write(&file, &kept).unwrap();
+            let marker = if line == "RESTORE 0" {
+                "back-after-removal"
+            } else {
+                "back-after-emptying"
+            };
+            leaf = append_turn(&file, &leaf, marker);
+        }
+        _ => {}
+    });
+}
