@@ -13,7 +13,6 @@ use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
 use ctxkit_http::{Acceptor, ConnectionLimits};
-use ctxkit_session::Session;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::service::service_fn;
@@ -23,12 +22,10 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use crate::error::WebError;
+use crate::loader::SessionLoader;
 use crate::model::{ContextPolicy, PageOptions, context_data_within};
 use crate::page::{PageMode, content_security_policy, live_page, script_safe_json};
 use crate::stream::{ScriptSafe, write_page_data};
-
-/// Opens the session again (a Pi/ctxkit file, or another agent's session imported anew).
-pub type SessionLoader = Arc<dyn Fn() -> Result<Session, WebError> + Send + Sync>;
 
 /// What `ctxkit view` serves.
 #[derive(Clone)]
@@ -420,6 +417,8 @@ fn cached(state: &State, version: &str) -> Option<PageData> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::OpenedSession;
+    use ctxkit_session::Session;
 
     #[test]
     fn tokens_compare_whole_and_queries_decode() {
@@ -462,7 +461,8 @@ mod tests {
     fn state(path: &std::path::Path) -> State {
         let watched = path.to_owned();
         let loaded = path.to_owned();
-        let loader: SessionLoader = Arc::new(move || Ok(Session::open(&loaded)?));
+        let loader: SessionLoader =
+            Arc::new(move || Ok(OpenedSession::new(Session::open(&loaded)?)));
         let options = PageOptions::new("a <title>", crate::Redactor::new(Vec::new(), &[]).unwrap());
         State {
             config: ViewConfig {
@@ -578,7 +578,7 @@ mod tests {
             counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             // A slow rebuild, so the requests overlap.
             std::thread::sleep(std::time::Duration::from_millis(300));
-            Ok(Session::open(&loaded)?)
+            Ok(OpenedSession::new(Session::open(&loaded)?))
         });
         let state = Arc::new(state);
         let requests: Vec<_> = (0..4)

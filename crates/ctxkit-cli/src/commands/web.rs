@@ -12,7 +12,8 @@ use anyhow::{Context as _, Result};
 use ctxkit_import::{SourceFormat, import_file};
 use ctxkit_session::{Session, SessionError};
 use ctxkit_web::{
-    PageOptions, Redactor, SessionLoader, ViewConfig, WebError, export_page, new_token, serve_view,
+    OpenedSession, PageOptions, Redactor, SessionLoader, ViewConfig, WebError, export_page,
+    new_token, serve_view,
 };
 
 use super::Locations;
@@ -45,29 +46,41 @@ fn is_session_file(file: &Path) -> Result<bool, WebError> {
 }
 
 /// Opens a session of any format ctxkit reads; another agent's session is converted into a new
-/// file under `scratch` (the returned session reads its lines from there). The file is looked at
-/// first whatever `from` says, so a FIFO is refused alike with `--from`.
-fn open_any(file: &Path, from: &str, scratch: &Path, serial: u64) -> Result<Session, WebError> {
+/// file under `scratch` (the returned session reads its lines from there, and removes it when it
+/// is dropped). The file is looked at first whatever `from` says, so a FIFO is refused alike with
+/// `--from`.
+fn open_any(
+    file: &Path,
+    from: &str,
+    scratch: &Path,
+    serial: u64,
+) -> Result<OpenedSession, WebError> {
     let reload_error = |reason: String| WebError::Reload {
         path: file.to_owned(),
         reason,
     };
     let session_file = is_session_file(file)?;
     if from == "auto" && session_file {
-        return Ok(Session::open(file)?);
+        return Ok(OpenedSession::new(Session::open(file)?));
     }
     let format = match from {
         "auto" => None,
         name => Some(name.parse::<SourceFormat>().map_err(reload_error)?),
     };
     let imported = import_file(file, format).map_err(|error| reload_error(error.to_string()))?;
+    // A name of its own: the view's requests run at once, each with its copy.
     let target = scratch.join(format!("imported-{serial}.jsonl"));
-    let previous = scratch.join(format!("imported-{}.jsonl", serial.saturating_sub(2)));
-    let _ = std::fs::remove_file(previous);
-    imported
+    let opened = imported
         .write_to(&target)
-        .map_err(|error| reload_error(error.to_string()))?;
-    Ok(Session::open(&target)?)
+        .map_err(|error| reload_error(error.to_string()))
+        .and_then(|_| Ok(Session::open(&target)?));
+    match opened {
+        Ok(session) => Ok(OpenedSession::reading_private_copy(session, target)),
+        Err(error) => {
+            let _ = std::fs::remove_file(&target);
+            Err(error)
+        }
+    }
 }
 
 /// The page options the flags and settings give: the secrets tool output hides redacted (the
