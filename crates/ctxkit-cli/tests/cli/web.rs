@@ -8,6 +8,8 @@
     reason = "the browser tests print the screenshots' paths, and why they skipped"
 )]
 
+#[path = "web/chart.rs"]
+mod chart;
 #[path = "web/fixture.rs"]
 mod fixture;
 #[path = "web/fragment.rs"]

@@ -48,6 +48,7 @@ async function main() {
     else if (mode === "fragment") await fragment(page);
     else if (mode === "inflight") await inflight(page);
     else if (mode === "recover") await recover(page);
+    else if (mode === "chart") await chart(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -283,6 +284,24 @@ async function live(page) {
   check(status.includes("live"), "the status says live: " + status);
   await page.screenshot({ path: path.join(shots, "view-live.png") });
   console.log("screenshots: " + path.join(shots, "view-live.png"));
+}
+
+// The context-size chart of a session past a million tokens: its y-axis labels whole inside the
+// chart (the first digit of "1,000,010" was cut off) on round values (ticks fell on 500,005 and
+// 1,000,010), the top one above the largest value.
+async function chart(page) {
+  const labels = await page.evaluate(() => [...document.querySelectorAll('#chart text[text-anchor="end"]')]
+    .map((label) => ({ text: label.textContent, left: label.getBBox().x })));
+  const texts = JSON.stringify(labels.map((label) => label.text));
+  check(labels.length >= 3, "labels on the y axis: " + texts);
+  for (const label of labels) check(label.left >= 0, "the label " + label.text + " inside the chart, its left at " + label.left);
+  const values = labels.map((label) => Number(label.text.replace(/,/g, "")));
+  const step = values[1] - values[0];
+  const power = 10 ** Math.floor(Math.log10(step));
+  check([1, 2, 2.5, 5].some((factor) => step === factor * power), "a round step: " + texts);
+  check(values.every((value, k) => value === k * step), "ticks from 0, a step apart: " + texts);
+  check(values[values.length - 1] >= expect.largest, "the top tick at least " + expect.largest + ": " + texts);
+  await page.screenshot({ path: path.join(shots, "chart-million.png") });
 }
 
 function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
