@@ -16,8 +16,11 @@ pub const MAX_SESSION_BYTES: u64 = 64 << 30;
 pub(crate) const MAX_IN_MEMORY_BYTES: u64 = 4 << 30;
 
 /// Opens `path` for reading when it is a regular file (symlinks followed) of at most
-/// [`MAX_SESSION_BYTES`].
-pub(crate) fn open_session_file(path: &Path) -> Result<File> {
+/// [`MAX_SESSION_BYTES`], as every session reader opens it: a FIFO, a device or a socket is
+/// refused ([`SessionError::NotARegularFile`]) without waiting for a writer. Public for a command
+/// that looks at a file before it knows whether it is a session (`ctxkit export` and `view` read
+/// the first line to choose between a session and another agent's transcript).
+pub fn open_session_file(path: &Path) -> Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
     // Opening a FIFO without O_NONBLOCK waits for a writer; a regular file ignores the flag.

@@ -19,6 +19,7 @@ mod blocks;
 mod contexts;
 mod error;
 mod history;
+mod loader;
 mod markdown;
 mod model;
 mod page;
@@ -31,6 +32,7 @@ mod stream;
 mod tool_calls;
 
 pub use error::WebError;
+pub use loader::{OpenedSession, SessionLoader};
 pub use model::{
     ContextPolicy, MAX_CLIP_CHARS, MAX_PRECOMPUTED_CONTEXT_RECORDS, MIN_CLIP_CHARS, PageOptions,
     build_page_data, context_data, context_data_within,
@@ -38,7 +40,6 @@ pub use model::{
 pub use page::{PageMode, content_security_policy, export_page, render_page, script_safe_json};
 pub use redact::{REDACTED, Redactor};
 pub use serve::{
-    MAX_VIEW_CONTEXT_MESSAGES, SessionLoader, VIEW_CONNECTION_LIMIT, ViewConfig, new_token,
-    serve_view,
+    MAX_VIEW_CONTEXT_MESSAGES, VIEW_CONNECTION_LIMIT, ViewConfig, new_token, serve_view,
 };
 pub use stream::{MAX_PRECOMPUTED_CONTEXT_BYTES, MAX_PRECOMPUTED_CONTEXT_MESSAGES, PageStats};

@@ -8,12 +8,11 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
 use ctxkit_http::{Acceptor, ConnectionLimits};
-use ctxkit_session::Session;
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::service::service_fn;
@@ -23,12 +22,10 @@ use serde_json::json;
 use tokio::net::TcpListener;
 
 use crate::error::WebError;
+use crate::loader::SessionLoader;
 use crate::model::{ContextPolicy, PageOptions, context_data_within};
 use crate::page::{PageMode, content_security_policy, live_page, script_safe_json};
 use crate::stream::{ScriptSafe, write_page_data};
-
-/// Opens the session again (a Pi/ctxkit file, or another agent's session imported anew).
-pub type SessionLoader = Arc<dyn Fn() -> Result<Session, WebError> + Send + Sync>;
 
 /// What `ctxkit view` serves.
 #[derive(Clone)]
@@ -112,6 +109,8 @@ struct State {
     config: ViewConfig,
     address: SocketAddr,
     cache: Mutex<Cache>,
+    /// Held while the data is built: one rebuild at a time (see [`page_data`]).
+    rebuild: Mutex<()>,
 }
 
 /// The watched file's version: its size and modification time (changes on every append).
@@ -151,6 +150,7 @@ pub async fn serve_view(
         config,
         address: bound,
         cache: Mutex::new(Cache::default()),
+        rebuild: Mutex::new(()),
     });
     let limits = ConnectionLimits::new(VIEW_CONNECTION_LIMIT);
     Ok((
@@ -363,12 +363,17 @@ fn route(state: &State, path: &str, id: Option<&str>) -> Response<Chunks> {
 /// document is written an entry at a time into one buffer, escaped on the way, never held as a
 /// tree of values.
 fn page_data(state: &State) -> Result<PageData, WebError> {
+    if let Some(page) = cached(state, &version_of(&state.config.watched)) {
+        return Ok(page);
+    }
+    // One rebuild at a time: a request that comes while one runs waits for it and takes its data
+    // when the file has not changed since (on a session of 100,000 entries a rebuild took 8.6 s,
+    // and every request that came meanwhile built the same data again, eight at once). The
+    // version is read again once it is this request's turn.
+    let _rebuilding = state.rebuild.lock().unwrap_or_else(PoisonError::into_inner);
     let version = version_of(&state.config.watched);
-    if let Ok(cache) = state.cache.lock()
-        && cache.version == version
-        && let Some(data) = &cache.data
-    {
-        return Ok(data.clone());
+    if let Some(page) = cached(state, &version) {
+        return Ok(page);
     }
     // The last version's data is let go before the new one is built.
     if let Ok(mut cache) = state.cache.lock() {
@@ -403,9 +408,17 @@ fn page_data(state: &State) -> Result<PageData, WebError> {
     Ok(page)
 }
 
+/// The page data of `version`, when it is the one built last.
+fn cached(state: &State, version: &str) -> Option<PageData> {
+    let cache = state.cache.lock().ok()?;
+    (cache.version == version).then(|| cache.data.clone())?
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::OpenedSession;
+    use ctxkit_session::Session;
 
     #[test]
     fn tokens_compare_whole_and_queries_decode() {
@@ -448,7 +461,8 @@ mod tests {
     fn state(path: &std::path::Path) -> State {
         let watched = path.to_owned();
         let loaded = path.to_owned();
-        let loader: SessionLoader = Arc::new(move || Ok(Session::open(&loaded)?));
+        let loader: SessionLoader =
+            Arc::new(move || Ok(OpenedSession::new(Session::open(&loaded)?)));
         let options = PageOptions::new("a <title>", crate::Redactor::new(Vec::new(), &[]).unwrap());
         State {
             config: ViewConfig {
@@ -459,6 +473,7 @@ mod tests {
             },
             address: "127.0.0.1:1".parse().unwrap(),
             cache: Mutex::new(Cache::default()),
+            rebuild: Mutex::new(()),
         }
     }
 
@@ -546,6 +561,38 @@ mod tests {
         whole.write_all(request.as_bytes()).await.unwrap();
         let answer = read_to_close(&mut whole).await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+
+    /// A page on a large session asked for the data again before the last rebuild ended, and
+    /// the server built each request's data anew (eight rebuilds of 55 MB at once): requests of
+    /// one version share one rebuild.
+    #[test]
+    fn concurrent_requests_of_one_version_share_one_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 3);
+        let mut state = state(&path);
+        let loads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&loads);
+        let loaded = path.clone();
+        state.config.loader = Arc::new(move || {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            // A slow rebuild, so the requests overlap.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            Ok(OpenedSession::new(Session::open(&loaded)?))
+        });
+        let state = Arc::new(state);
+        let requests: Vec<_> = (0..4)
+            .map(|_| {
+                let state = Arc::clone(&state);
+                std::thread::spawn(move || page_data(&state).map(|page| page.data))
+            })
+            .collect();
+        let answers: Vec<Bytes> = requests
+            .into_iter()
+            .map(|request| request.join().unwrap().unwrap())
+            .collect();
+        assert_eq!(loads.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(answers.iter().all(|data| data == &answers[0]));
     }
 
     #[test]

@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context as _, Result};
 use ctxkit_import::{SourceFormat, import_file};
-use ctxkit_session::Session;
+use ctxkit_session::{Session, SessionError};
 use ctxkit_web::{
-    PageOptions, Redactor, SessionLoader, ViewConfig, WebError, export_page, new_token, serve_view,
+    OpenedSession, PageOptions, Redactor, SessionLoader, ViewConfig, WebError, export_page,
+    new_token, serve_view,
 };
 
 use super::Locations;
@@ -22,43 +23,64 @@ use super::tool_boundary::ToolBoundary;
 use crate::Outcome;
 use crate::cli::WebArgs;
 
-/// Whether `file` starts with a v3 session header (else it is imported). A file that cannot be
-/// opened is left to the session reader's error, unless it is `opencode.db#<session id>`: a session
-/// inside OpenCode's database, imported as `ctxkit import` imports it (a bulk sweep found `export`
-/// refusing the names `import` and `simulate` take).
-fn is_session_file(file: &Path) -> bool {
-    let Ok(mut opened) = std::fs::File::open(file) else {
-        return !ctxkit_import::is_opencode_path(file);
+/// Whether `file` starts with a v3 session header (else it is imported). It is opened as every
+/// command opens a session (`ctxkit_session::open_session_file`), so a FIFO, a device or a socket
+/// is refused at once as `ctxkit info` refuses it (a plain open of a FIFO with no writer hung
+/// `export` and `view` forever). A file that cannot be opened is left to the session reader's
+/// error, unless it is `opencode.db#<session id>`: a session inside OpenCode's database, imported
+/// as `ctxkit import` imports it (a bulk sweep found `export` refusing the names `import` and
+/// `simulate` take).
+fn is_session_file(file: &Path) -> Result<bool, WebError> {
+    let mut opened = match ctxkit_session::open_session_file(file) {
+        Ok(opened) => opened,
+        Err(refused @ (SessionError::NotARegularFile { .. } | SessionError::TooLarge { .. })) => {
+            return Err(refused.into());
+        }
+        Err(_) => return Ok(!ctxkit_import::is_opencode_path(file)),
     };
     let mut head = vec![0u8; 4096];
     let read = std::io::Read::read(&mut opened, &mut head).unwrap_or(0);
     let text = String::from_utf8_lossy(&head[..read]);
     let first = text.lines().next().unwrap_or("");
-    first.contains("\"type\":\"session\"") || first.contains("\"type\": \"session\"")
+    Ok(first.contains("\"type\":\"session\"") || first.contains("\"type\": \"session\""))
 }
 
 /// Opens a session of any format ctxkit reads; another agent's session is converted into a new
-/// file under `scratch` (the returned session reads its lines from there).
-fn open_any(file: &Path, from: &str, scratch: &Path, serial: u64) -> Result<Session, WebError> {
+/// file under `scratch` (the returned session reads its lines from there, and removes it when it
+/// is dropped). The file is looked at first whatever `from` says, so a FIFO is refused alike with
+/// `--from`.
+fn open_any(
+    file: &Path,
+    from: &str,
+    scratch: &Path,
+    serial: u64,
+) -> Result<OpenedSession, WebError> {
     let reload_error = |reason: String| WebError::Reload {
         path: file.to_owned(),
         reason,
     };
-    if from == "auto" && is_session_file(file) {
-        return Ok(Session::open(file)?);
+    let session_file = is_session_file(file)?;
+    if from == "auto" && session_file {
+        return Ok(OpenedSession::new(Session::open(file)?));
     }
     let format = match from {
         "auto" => None,
         name => Some(name.parse::<SourceFormat>().map_err(reload_error)?),
     };
     let imported = import_file(file, format).map_err(|error| reload_error(error.to_string()))?;
+    // A name of its own: the view's requests run at once, each with its copy.
     let target = scratch.join(format!("imported-{serial}.jsonl"));
-    let previous = scratch.join(format!("imported-{}.jsonl", serial.saturating_sub(2)));
-    let _ = std::fs::remove_file(previous);
-    imported
+    let opened = imported
         .write_to(&target)
-        .map_err(|error| reload_error(error.to_string()))?;
-    Ok(Session::open(&target)?)
+        .map_err(|error| reload_error(error.to_string()))
+        .and_then(|_| Ok(Session::open(&target)?));
+    match opened {
+        Ok(session) => Ok(OpenedSession::reading_private_copy(session, target)),
+        Err(error) => {
+            let _ = std::fs::remove_file(&target);
+            Err(error)
+        }
+    }
 }
 
 /// The page options the flags and settings give: the secrets tool output hides redacted (the

@@ -20,13 +20,14 @@ fn folders_of(temporary: &Path, pid: u32) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `ctxkit view SESSION` with `TMPDIR` at `temporary`, once it serves the page.
+/// `ctxkit view SESSION` with `TMPDIR` at `temporary`, once it serves the page, and the page's
+/// address.
 fn start_view(
     run: &Run,
     temporary: &Path,
     session: &str,
     store: Option<&str>,
-) -> std::process::Child {
+) -> (std::process::Child, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
     command
         .args(["view", session])
@@ -44,7 +45,7 @@ fn start_view(
         .read_line(&mut url)
         .unwrap();
     assert!(url.starts_with("http://127.0.0.1:"), "{url:?}");
-    view
+    (view, url.trim().to_owned())
 }
 
 fn signal(child: &std::process::Child, name: &str) {
@@ -63,7 +64,7 @@ fn view_removes_its_private_folder_on_sigterm_and_sighup() {
     let temporary = tempfile::tempdir().unwrap();
     let session = run.copy("good-branches.jsonl");
     for name in ["TERM", "HUP"] {
-        let mut view = start_view(&run, temporary.path(), session.to_str().unwrap(), None);
+        let (mut view, _) = start_view(&run, temporary.path(), session.to_str().unwrap(), None);
         let folders = folders_of(temporary.path(), view.id());
         assert_eq!(folders.len(), 1, "{folders:?}");
         signal(&view, name);
@@ -89,7 +90,7 @@ fn a_killed_views_copy_is_private_and_removed_by_the_next_command() {
         &[("CTXKIT_STORE", &url)],
     );
     assert!(imported.starts_with("exit: 0\n"), "{imported}");
-    let mut view = start_view(&run, temporary.path(), &id, Some(&url));
+    let (mut view, _) = start_view(&run, temporary.path(), &id, Some(&url));
     let folder = folders_of(temporary.path(), view.id()).pop().unwrap();
     let copy = folder.join(format!("{id}.jsonl"));
     let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
@@ -149,4 +150,79 @@ fn compact_on_a_database_session_names_the_session_not_its_copy() {
         "{output}"
     );
     assert!(!output.contains("ctxkit-session-"), "{output}");
+}
+
+/// The body of a GET of `path` from the view at `url` (`http://127.0.0.1:PORT/?token=…`).
+fn get(url: &str, path: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let (address, query) = url["http://".len()..].split_once("/?").unwrap();
+    let separator = if path.contains('?') { '&' } else { '?' };
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {path}{separator}{query} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default()
+}
+
+/// The imported copies in `folder`.
+fn imported_copies(folder: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(folder)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.to_string_lossy().contains("imported-"))
+        .collect()
+}
+
+/// `view` of a Claude Code session imports it anew for every request (the page's data, each
+/// context built on demand); 90 context requests 30 at a time left 55 copies (184 MB) in the
+/// private folder until the view exited. Each copy is now removed as its request ends.
+#[test]
+fn view_removes_an_imported_copy_when_its_request_ends() {
+    let run = Run::new();
+    let temporary = tempfile::tempdir().unwrap();
+    let source = run.home.path().join("claude.jsonl");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ctxkit-import/tests/fixtures/claude-code-session.jsonl"),
+        &source,
+    )
+    .unwrap();
+    let (mut view, url) = start_view(&run, temporary.path(), source.to_str().unwrap(), None);
+    let folder = folders_of(temporary.path(), view.id()).pop().unwrap();
+    let data: serde_json::Value = serde_json::from_str(&get(&url, "/api/data")).unwrap();
+    let entries = data["entries"].as_array().unwrap();
+    let ids: Vec<String> = entries
+        .iter()
+        .map(|entry| entry["id"].as_str().unwrap().to_owned())
+        .collect();
+    for round in 0..3 {
+        let requests: Vec<_> = (0..30)
+            .map(|index| {
+                let url = url.clone();
+                let id = ids[(round * 30 + index) % ids.len()].clone();
+                std::thread::spawn(move || get(&url, &format!("/api/context?id={id}")))
+            })
+            .collect();
+        for request in requests {
+            let answer = request.join().unwrap();
+            assert!(answer.contains("\"messages\""), "{answer}");
+        }
+    }
+    let left = imported_copies(&folder);
+    view.kill().unwrap();
+    view.wait().unwrap();
+    assert!(
+        left.is_empty(),
+        "{} copies left, e.g. {:?}",
+        left.len(),
+        left.first()
+    );
 }

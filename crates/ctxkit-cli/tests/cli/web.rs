@@ -8,10 +8,18 @@
     reason = "the browser tests print the screenshots' paths, and why they skipped"
 )]
 
+#[path = "web/chart.rs"]
+mod chart;
 #[path = "web/fixture.rs"]
 mod fixture;
+#[path = "web/fragment.rs"]
+mod fragment;
+#[path = "web/live.rs"]
+mod live;
 #[path = "web/markdown.rs"]
 mod markdown;
+#[path = "web/refusals.rs"]
+mod refusals;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -66,6 +66,16 @@
     if (e.ty === "message") return { toolResult: "result", bashExecution: "bash", compactionSummary: "summary", branchSummary: "branch" }[e.role] || e.role;
     return { compaction: "compaction", branch_summary: "branch sum", model_change: "model", thinking_level_change: "thinking", custom_message: "custom msg", session_info: "name", context_edit: "edit" }[e.ty] || e.ty;
   }
+  // The JSON of a view's answer, or a rejection with the server's own words when it could not
+  // answer (a 500 whose body says `{"error": "cannot open …"}`), marked `fromServer`.
+  function answerOf(r) {
+    if (r.ok) return r.json();
+    return r.json().catch(() => ({})).then((body) => {
+      const error = new Error(body.error || "HTTP " + r.status);
+      error.fromServer = true;
+      return Promise.reject(error);
+    });
+  }
   function line(e) { return visible(firstText(e)).replace(/\s+/g, " ").slice(0, 200); }
   function usageLine(u) {
     if (!u) return null;

@@ -8,15 +8,38 @@
     return node;
   }
   let chartGeom = null;
+  // The y axis's ticks, from 0 to at least `largest` in at most four steps of 1, 2, 2.5 or 5
+  // times a power of ten (whole tokens): halves and tops of the largest value fell
+  // on 500,005 and 1,000,010.
+  function yTicks(largest) {
+    const power = Math.max(1, 10 ** Math.floor(Math.log10(largest / 4)));
+    const step = [1, 2, 2.5, 5, 10].map((factor) => factor * power)
+      .find((candidate) => Number.isInteger(candidate) && candidate * 4 >= largest);
+    const ticks = [];
+    for (let value = 0; ticks.length === 0 || ticks[ticks.length - 1] < largest; value += step) ticks.push(value);
+    return ticks;
+  }
+  // The width of the widest label at the axis's 10px, in the page's font.
+  function labelWidth(labels, box) {
+    const context = document.createElement("canvas").getContext("2d");
+    if (!context) return 6 * Math.max(...labels.map((label) => label.length));
+    context.font = "10px " + getComputedStyle(box).fontFamily;
+    return Math.max(...labels.map((label) => context.measureText(label).width));
+  }
   function drawChart() {
     const box = document.getElementById("chart-strip");
     const t = D.timeline;
     const points = t.points;
-    const W = Math.max(600, box.clientWidth - 24), H = 150, L = 54, B = 18, T = 8;
+    const largest = points.reduce((most, p) => Math.max(most, p.est || 0, p.usage || 0), 1);
+    const ticks = yTicks(largest);
+    const max = ticks[ticks.length - 1];
+    const tickLabels = ticks.map(fmt);
+    // The axis as wide as its widest label (a fixed 54 cut the first digit of "1,000,010").
+    const W = Math.max(600, box.clientWidth - 24), H = 150, B = 18, T = 8;
+    const L = Math.max(54, Math.ceil(labelWidth(tickLabels, box)) + 12);
     const root = svg("svg", { viewBox: "0 0 " + W + " " + H, id: "chart", role: "img" });
     root.append(svg("title", {}));
     root.firstChild.textContent = "Context size per request";
-    const max = Math.max(1, ...points.map((p) => Math.max(p.est || 0, p.usage || 0)));
     const n = Math.max(1, points.length - 1);
     const x = (k) => L + (W - L - 8) * (points.length <= 1 ? 0.5 : k / n);
     const y = (v) => T + (H - T - B) * (1 - v / max);
@@ -26,10 +49,10 @@
       empty.textContent = "No request on the current path";
       root.append(empty);
     }
-    for (const f of points.length ? [0, 0.5, 1] : []) {
-      root.append(svg("line", { x1: L, x2: W - 8, y1: y(max * f), y2: y(max * f), stroke: "#8884", "stroke-width": 1 }));
-      const label = svg("text", { x: L - 6, y: y(max * f) + 4, "text-anchor": "end", "font-size": 10, fill: "#888" });
-      label.textContent = fmt(Math.round(max * f));
+    for (const [k, value] of (points.length ? ticks : []).entries()) {
+      root.append(svg("line", { x1: L, x2: W - 8, y1: y(value), y2: y(value), stroke: "#8884", "stroke-width": 1 }));
+      const label = svg("text", { x: L - 6, y: y(value) + 4, "text-anchor": "end", "font-size": 10, fill: "#888" });
+      label.textContent = tickLabels[k];
       root.append(label);
     }
     const step = Math.max(1, Math.floor(points.length / 1500));

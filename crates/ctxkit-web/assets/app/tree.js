@@ -110,7 +110,7 @@
     if (D.contextsOnDemand && token) {
       box.append(el("div", "note", "building the context…"));
       fetch("/api/context?token=" + encodeURIComponent(token) + "&id=" + encodeURIComponent(entry(i).id))
-        .then((r) => r.ok ? r.json() : r.json().catch(() => ({})).then((e) => Promise.reject(new Error(e.error || "HTTP " + r.status))))
+        .then(answerOf)
         .then((c) => { contextCache.set(i, c); if (selected === i) renderContext(i); })
         .catch((err) => { box.append(el("div", "err", "cannot build the context: " + err.message)); });
       return;
@@ -187,8 +187,13 @@
     for (let i = 0; i < D.entries.length; i++) if (D.entries[i].id === id) return i;
     return -1;
   }
+  // The entry the URL's fragment names. A malformed one (`#%E0%A4%A`, a percent escape cut short)
+  // names nothing: decodeURIComponent throws on it, which blanked the page as it started.
+  function idFromHash() {
+    try { return decodeURIComponent(location.hash.slice(1)); } catch (_) { return ""; }
+  }
   function fromHash() {
-    const id = decodeURIComponent(location.hash.slice(1));
+    const id = idFromHash();
     if (!id) return false;
     const i = indexOfId(id);
     if (i >= 0) { select(i, true); return true; }

@@ -21,7 +21,13 @@ async function main() {
   });
   const page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
   const problems = [];
-  page.on("console", (message) => { if (message.type() === "error") problems.push("console: " + message.text()); });
+  // Chromium logs each failed response itself; a check that makes the server fail says which.
+  const expectedFailure = expect.failedResponses ? new RegExp(expect.failedResponses) : null;
+  page.on("console", (message) => {
+    if (message.type() !== "error") return;
+    if (expectedFailure && message.text().startsWith("Failed to load resource") && expectedFailure.test(message.text())) return;
+    problems.push("console: " + message.text());
+  });
   page.on("pageerror", (error) => problems.push("page error: " + error.message));
   page.on("dialog", (dialog) => { problems.push("a dialog opened: " + dialog.message()); dialog.dismiss(); });
   page.on("request", (request) => {
@@ -39,6 +45,10 @@ async function main() {
     else if (mode === "damaged") await damaged(page);
     else if (mode === "cosmetics") await cosmetics(page);
     else if (mode === "markdown") await markdown(page);
+    else if (mode === "fragment") await fragment(page);
+    else if (mode === "inflight") await inflight(page);
+    else if (mode === "recover") await recover(page);
+    else if (mode === "chart") await chart(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -223,6 +233,18 @@ async function markdown(page) {
   console.log("screenshot: " + path.join(shots, "markdown.png"));
 }
 
+// Opened with a malformed percent escape in the fragment (`#%E0%A4%A`): the page shows the leaf
+// as without a fragment, and a later bad fragment changes nothing; a good one still selects.
+async function fragment(page) {
+  const heading = await page.locator("#context > h2").innerText();
+  check(heading.includes(expect.leaf), "the leaf selected: " + heading);
+  await page.evaluate(() => { location.hash = "#%ZZ%"; });
+  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+  check((await page.locator("#context > h2").innerText()).includes(expect.leaf), "a bad fragment changes nothing");
+  await page.evaluate((id) => { location.hash = "#" + id; }, expect.other);
+  await until(page, (id) => document.querySelector("#context > h2").textContent.includes(id), 10000, expect.other);
+}
+
 async function measure(page) {
   const paint = await page.evaluate(() => {
     const entries = performance.getEntriesByType("paint").map((entry) => entry.name + " " + Math.round(entry.startTime) + " ms");
@@ -241,9 +263,9 @@ async function measure(page) {
   console.log("screenshots: " + path.join(shots, "measure-conversation.png") + " " + path.join(shots, "measure-compactions.png"));
 }
 
-async function until(page, predicate, timeout) {
+async function until(page, predicate, timeout, argument) {
   const deadline = Date.now() + timeout;
-  while (!(await page.evaluate(predicate))) {
+  while (!(await page.evaluate(predicate, argument))) {
     if (Date.now() > deadline) throw new Error("timed out waiting for " + predicate.toString());
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -262,6 +284,69 @@ async function live(page) {
   check(status.includes("live"), "the status says live: " + status);
   await page.screenshot({ path: path.join(shots, "view-live.png") });
   console.log("screenshots: " + path.join(shots, "view-live.png"));
+}
+
+// The context-size chart of a session past a million tokens: its y-axis labels whole inside the
+// chart (the first digit of "1,000,010" was cut off) on round values (ticks fell on 500,005 and
+// 1,000,010), the top one above the largest value.
+async function chart(page) {
+  const labels = await page.evaluate(() => [...document.querySelectorAll('#chart text[text-anchor="end"]')]
+    .map((label) => ({ text: label.textContent, left: label.getBBox().x })));
+  const texts = JSON.stringify(labels.map((label) => label.text));
+  check(labels.length >= 3, "labels on the y axis: " + texts);
+  for (const label of labels) check(label.left >= 0, "the label " + label.text + " inside the chart, its left at " + label.left);
+  const values = labels.map((label) => Number(label.text.replace(/,/g, "")));
+  const step = values[1] - values[0];
+  const power = 10 ** Math.floor(Math.log10(step));
+  check([1, 2, 2.5, 5].some((factor) => step === factor * power), "a round step: " + texts);
+  check(values.every((value, k) => value === k * step), "ticks from 0, a step apart: " + texts);
+  check(values[values.length - 1] >= expect.largest, "the top tick at least " + expect.largest + ": " + texts);
+  await page.screenshot({ path: path.join(shots, "chart-million.png") });
+}
+
+function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
+
+// The view's polling while every answer is slow (on a session of 100,000 entries the data took
+// 8.6 s to build and the page asked again every second, eight requests in flight): at most one
+// request of each polled endpoint in flight, and the appended turn still shown.
+async function inflight(page) {
+  const open = { "/api/version": 0, "/api/data": 0 };
+  const most = { "/api/version": 0, "/api/data": 0 };
+  const endpoint = (request) => new URL(request.url()).pathname;
+  page.on("request", (request) => {
+    const name = endpoint(request);
+    if (name in open) most[name] = Math.max(most[name], ++open[name]);
+  });
+  const ended = (request) => { const name = endpoint(request); if (name in open) open[name]--; };
+  page.on("requestfinished", ended);
+  page.on("requestfailed", ended);
+  await page.route((url) => url.pathname === "/api/version", async (route) => { await sleep(1500); await route.continue(); });
+  await page.route((url) => url.pathname === "/api/data", async (route) => { await sleep(3500); await route.continue(); });
+  console.log("READY");
+  await page.waitForSelector("#tree .row >> text=appended-live-marker", { timeout: 30000 });
+  await sleep(2500);
+  check(most["/api/version"] === 1 && most["/api/data"] === 1, "at most one request of each in flight: " + JSON.stringify(most));
+}
+
+// The watched file gone for a while, then emptied for a while (expect.steps, one each): the page
+// keeps the data it shows, its status says what the server says, and once the file is back the
+// turn appended meanwhile shows. (The page took the server's error as its data, and every later
+// poll threw: "the server is not answering" for good.)
+async function recover(page) {
+  const rows = () => page.evaluate(() => document.getElementById("tree-title").textContent);
+  for (const [index, step] of expect.steps.entries()) {
+    const before = await rows();
+    console.log("BREAK " + index);
+    await until(page, (says) => document.getElementById("status").textContent.includes(says), 15000, step.says);
+    check(await rows() === before, "the last data kept: " + before + " → " + await rows());
+    check(await page.locator("#tree .row").count() > 0, "the tree still drawn");
+    check((await page.locator("#status").getAttribute("title")).includes(step.says), "the whole reason on hover");
+    await page.screenshot({ path: path.join(shots, "view-file-problem-" + index + ".png") });
+    console.log("RESTORE " + index);
+    await page.waitForSelector("#tree .row >> text=" + step.marker, { timeout: 15000 });
+    const status = await page.locator("#status").textContent();
+    check(status.includes("live") && !status.includes(step.says), "the status back to normal: " + status);
+  }
 }
 
 main().catch((error) => { console.error(error.message); process.exit(1); });

@@ -1,0 +1,71 @@
+//! What `export` and `view` refuse before they read a byte, as every command that reads a session
+//! refuses it: a FIFO (opening one waits for a writer), a device.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `ctxkit ARGS` in `home`, killed after `limit`: its exit code (`None` when it had to be killed)
+/// and its stderr.
+fn run_within(home: &Path, args: &[&str], limit: Duration) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(args)
+        .env("CTXKIT_HOME", home)
+        .env("HOME", home)
+        .current_dir(home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            let output = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            return (output.status.code(), stderr);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (None, String::new())
+}
+
+/// `mkfifo f; ctxkit export f -o x.html` (and `ctxkit view f`) waited forever for a writer, while
+/// `ctxkit info f` refused at once: now both refuse it as `info` does (exit 3).
+#[test]
+fn export_and_view_refuse_a_fifo_at_once_as_info_does() {
+    let home = tempfile::tempdir().unwrap();
+    let fifo = home.path().join("f.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let page = home.path().join("x.html");
+    let fifo = fifo.to_str().unwrap();
+    let runs: [&[&str]; 4] = [
+        &["info", fifo],
+        &["export", fifo, "-o", page.to_str().unwrap()],
+        &[
+            "export",
+            "--from",
+            "claude-code",
+            fifo,
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        &["view", fifo],
+    ];
+    for args in runs {
+        let (code, stderr) = run_within(home.path(), args, Duration::from_secs(10));
+        assert_eq!(code, Some(3), "{args:?} (None: still waiting): {stderr}");
+        let errors: Vec<&str> = stderr
+            .lines()
+            .filter(|line| line.starts_with("error:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {stderr}");
+        assert!(
+            errors[0].contains("is not a regular file (a FIFO)"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(!page.exists());
+}
