@@ -419,9 +419,9 @@ pub(crate) fn js_trim(text: &str) -> &str {
     text.trim_matches(|character: char| character.is_whitespace() || character == '\u{feff}')
 }
 
-/// The leaf of an opened file: its last entry, unless that repeats the id of an earlier entry (a
-/// copied line, a bad merge): such a copy would otherwise take the leaf and cut the conversation
-/// back to wherever the copy's parent is. Then the last entry whose id is its own.
+/// The leaf of an opened file: its last entry, unless its id is repeated (a copied line, a bad
+/// merge): a copy would otherwise take the leaf and cut the conversation back to wherever the
+/// copy's parent is. Then the last entry whose id no other entry has.
 pub(crate) fn default_leaf(index: &SessionIndex, diagnostics: &[Diagnostic]) -> Option<EntryIndex> {
     let entries = index.entries();
     let duplicated: std::collections::HashSet<&str> = diagnostics
@@ -438,19 +438,11 @@ pub(crate) fn default_leaf(index: &SessionIndex, diagnostics: &[Diagnostic]) -> 
     if duplicated.is_empty() {
         return last;
     }
-    let mut first_seen: std::collections::HashMap<&str, EntryIndex> =
-        std::collections::HashMap::new();
-    for (position, entry) in entries.iter().enumerate() {
-        if duplicated.contains(entry.id()) {
-            first_seen.entry(entry.id()).or_insert(position);
-        }
-    }
+    // Neither copy of a repeated id: the next append names the leaf by its id, which means the
+    // last copy, so a leaf on an earlier one moved the conversation onto the other at the next
+    // label or message.
     (0..entries.len())
         .rev()
-        .find(|&position| {
-            first_seen
-                .get(entries[position].id())
-                .is_none_or(|&first| first == position)
-        })
+        .find(|&position| !duplicated.contains(entries[position].id()))
         .or(last)
 }

@@ -240,3 +240,35 @@ fn a_duplicated_entry_at_the_end_does_not_take_the_leaf() {
         ctxkit_session::DiagnosticKind::DuplicateId { .. }
     )));
 }
+
+/// QA (2026-12-05): two entries with one id (`c`, the second on another branch): the leaf was
+/// the first, so `context` showed one conversation, `fork` the other, and a `label` (whose
+/// parent id names the last `c`) moved the session onto the second.
+#[test]
+fn appending_after_a_repeated_id_never_moves_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dup.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"11111111-1111-4111-8111-111111111111","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp/x"}"#,
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hello"}}"#,
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}"#,
+        r#"{"type":"message","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"q2"}}"#,
+        r#"{"type":"message","id":"c","parentId":"a","timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"text","text":"dupc"}]}}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let texts = |session: &Session| -> Vec<String> {
+        session
+            .build_context()
+            .messages
+            .iter()
+            .map(|message| session.message_value(message).unwrap().to_string())
+            .collect()
+    };
+    let mut session = Session::open(&path).unwrap();
+    // Neither `c`: the leaf is the last entry whose id is its own.
+    assert_eq!(session.leaf_id(), Some("b"));
+    let before = texts(&session);
+    session.append_label_change("a", Some("L")).unwrap();
+    let after = texts(&Session::open(&path).unwrap());
+    assert_eq!(before, after);
+}
