@@ -84,6 +84,28 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
     if outcome.cancelled {
         bail!("a hook cancelled the move; nothing was written");
     }
+    // Already there (the leaf itself named, or the entry the last move's marker stands on):
+    // nothing moved, so nothing is recorded; a marker each time grew the tree with empty
+    // branches.
+    if outcome.summary_entry_id.is_none()
+        && already_there(&engine, old_leaf.as_deref(), outcome.new_leaf_id.as_deref())?
+    {
+        if args.json {
+            print_json(
+                out,
+                &json!({"targetId": args.to, "movedTo": args.to, "leafId": old_leaf,
+                        "editorText": null, "summaryEntryId": null, "summary": null,
+                        "leftBehind": 0}),
+            )?;
+        } else {
+            writeln!(
+                out,
+                "The leaf is already at {}; nothing was written",
+                args.to
+            )?;
+        }
+        return Ok(Outcome::Success);
+    }
     let recorded = record_move(&engine, &outcome, args.to, old_leaf)?;
     let moved = Moved {
         target: args.to,
@@ -99,6 +121,25 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
         moved.print(args.summarize, out)?;
     }
     Ok(Outcome::Success)
+}
+
+/// Whether the leaf moved from `old_leaf` to `new_leaf` stays where it was: the same entry, or
+/// the one a navigation marker at `old_leaf` was written on (a marker is in no context).
+fn already_there(engine: &Engine, old_leaf: Option<&str>, new_leaf: Option<&str>) -> Result<bool> {
+    if old_leaf == new_leaf {
+        return Ok(true);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    Ok(runtime.block_on(engine.with_session(|session| {
+        old_leaf
+            .and_then(|id| session.entry(id))
+            .filter(|entry| entry.parent_id() == new_leaf)
+            .and_then(|entry| entry.parse().ok())
+            .is_some_and(|entry| {
+                matches!(&entry.kind, ctxkit_protocol::EntryKind::Custom(custom)
+                    if custom.custom_type == NAVIGATE_TYPE)
+            })
+    })))
 }
 
 /// What recording a move left in the session.

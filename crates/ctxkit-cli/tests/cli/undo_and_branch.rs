@@ -98,8 +98,12 @@ fn branch_summarize_writes_no_summary_when_nothing_left_behind_holds_a_message()
     assert!(labelled.starts_with("exit: 0"), "{labelled}");
     // Left behind: the label.
     snapshot!(run.ctxkit(&["branch", &path, "--to", "6c360fcb", "--summarize"]));
-    // Left behind: the marker of that move.
-    snapshot!(run.ctxkit(&["branch", &path, "--to", "6c360fcb", "--summarize"]));
+    // The marker of that move stands on the target: already there, nothing written.
+    let again = run.ctxkit(&["branch", &path, "--to", "6c360fcb", "--summarize"]);
+    assert!(
+        again.contains("The leaf is already at 6c360fcb; nothing was written"),
+        "{again}"
+    );
     let context = run.ctxkit(&["context", &path, "--llm"]);
     assert!(!context.contains("No content to summarize"), "{context}");
     let summaries = |text: &str| text.matches("\"type\":\"branch_summary\"").count();
@@ -110,13 +114,10 @@ fn branch_summarize_writes_no_summary_when_nothing_left_behind_holds_a_message()
         summaries(&demo),
         "no summary entry written"
     );
-    // Nothing left behind at all (the target is the leaf): said as before.
+    // The target is the leaf itself: nothing moves.
     let leaf = last_of_type(&path, "custom");
     let stayed = run.ctxkit(&["branch", &path, "--to", &leaf, "--summarize"]);
-    assert!(
-        stayed.contains("; nothing was left behind to summarize"),
-        "{stayed}"
-    );
+    assert!(stayed.contains("; nothing was written"), "{stayed}");
 }
 
 /// QA: `branch --to <user message>` left that message as the leaf, so the next prompt sent two user
@@ -225,4 +226,25 @@ fn after_an_undo_the_context_is_not_counted_by_a_copied_replys_usage() {
         spend_line(&spent),
         "the undo changed the spend"
     );
+}
+
+/// QA (2026-12-05): `branch --to` the leaf itself said "Moved the leaf" and appended a navigation
+/// marker each time, a new empty branch in the tree.
+#[test]
+fn branch_to_the_leaf_itself_writes_nothing() {
+    let run = Run::new();
+    let file = demo(&run, "here.jsonl");
+    let leaf = last_of_type(&file, "message");
+    let before = std::fs::read(&file).unwrap();
+    let output = run.ctxkit(&["branch", &file, "--to", &leaf]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(
+        output.contains(&format!(
+            "The leaf is already at {leaf}; nothing was written"
+        )),
+        "{output}"
+    );
+    let json = run.ctxkit(&["branch", &file, "--to", &leaf, "--json"]);
+    assert!(json.contains(&format!("\"leafId\": \"{leaf}\"")), "{json}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
 }
