@@ -230,3 +230,16 @@ fn a_server_token_holding_spaces_is_refused_at_start() {
         assert!(output.contains("holds a space or line break"), "{output}");
     }
 }
+
+/// QA (2026-12-05): `install file:///repo` (a local path to ctxkit) said to check the path; the
+/// hint names the git form.
+#[test]
+fn a_file_url_to_install_is_pointed_to_the_git_form() {
+    let run = Run::new();
+    let output = run.ctxkit(&["install", "file:///tmp/no-such-repo"]);
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(
+        output.contains("hint: a git repository on this machine is `git:file:///path/to/repo`"),
+        "{output}"
+    );
+}

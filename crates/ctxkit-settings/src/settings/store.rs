@@ -53,7 +53,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Document, SettingsError> {
             path: path.to_path_buf(),
             line: error.line(),
             column: error.column(),
-            message: strip_position(&error.to_string()),
+            message: if text.starts_with('\u{feff}') && error.line() == 1 && error.column() <= 1 {
+                // An editor's byte-order mark: invisible, so the position alone says nothing.
+                "the file starts with a byte-order mark (BOM); save it as UTF-8 without one"
+                    .to_owned()
+            } else {
+                strip_position(&error.to_string())
+            },
         })?;
     match value {
         serde_json::Value::Object(mut object) => {
@@ -206,6 +212,13 @@ mod tests {
             ),
             "{message}"
         );
+    }
+
+    /// QA (2026-12-05): a BOM gave "line 1, column 1: expected value", naming nothing visible.
+    #[test]
+    fn a_byte_order_mark_is_named() {
+        let error = parse(Path::new("/x/settings.json"), "\u{feff}{}").unwrap_err();
+        assert!(error.to_string().contains("byte-order mark"), "{error}");
     }
 
     /// Issue 33, item 14: `config set` on a symlinked `settings.json` replaced the link with a
