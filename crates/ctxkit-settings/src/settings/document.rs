@@ -102,10 +102,46 @@ fn remove_segments(object: &mut Document, segments: &[String]) -> bool {
 /// merge key by key at every depth, anything else replaces (arrays are never concatenated). So a
 /// project's `compaction.modelOverrides["p/m"].keepRecentTokens` leaves the global
 /// `…["p/m"].reserveTokens` and the other models' entries in place.
+///
+/// One exception, `llm.models` (a ctxkit key, not Pi's): a list of models merges model by model
+/// (`provider` and `id`), an override's entry replacing the base's of the same model. A project
+/// that declared its own model replaced the user's whole list, and the user's default model was
+/// then unknown.
 pub fn merge_documents(base: &Document, overrides: &Document) -> Document {
     let mut result = base.clone();
     merge_into(&mut result, overrides);
+    let models = |document: &Document| {
+        document
+            .get("llm")
+            .and_then(|llm| llm.get("models"))
+            .and_then(Value::as_array)
+            .cloned()
+    };
+    if let (Some(base_models), Some(override_models)) = (models(base), models(overrides))
+        && let Some(Value::Object(llm)) = result.get_mut("llm")
+    {
+        llm.insert(
+            "models".to_owned(),
+            Value::Array(merge_models(base_models, override_models)),
+        );
+    }
     result
+}
+
+/// `base`'s models not named in `overrides`, then `overrides`' (a model is its `provider` and
+/// `id`; an entry without both is kept as it is).
+fn merge_models(base: Vec<Value>, overrides: Vec<Value>) -> Vec<Value> {
+    let name = |model: &Value| {
+        Some((
+            model.get("provider")?.as_str()?.to_owned(),
+            model.get("id")?.as_str()?.to_owned(),
+        ))
+    };
+    let overridden: Vec<(String, String)> = overrides.iter().filter_map(name).collect();
+    base.into_iter()
+        .filter(|model| name(model).is_none_or(|named| !overridden.contains(&named)))
+        .chain(overrides)
+        .collect()
 }
 
 fn merge_into(base: &mut Document, overrides: &Document) {
@@ -192,6 +228,25 @@ mod tests {
 
     fn doc(value: Value) -> Document {
         value.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn a_projects_models_join_the_users_model_by_model() {
+        let global = json!({"llm": {"models": [
+            {"provider": "mock", "id": "coder", "contextWindow": 32000},
+            {"provider": "anthropic", "id": "claude-sonnet-4-5", "contextWindow": 200000},
+        ]}});
+        let project = json!({"llm": {"models": [
+            {"provider": "anthropic", "id": "claude-sonnet-4-5", "contextWindow": 1000},
+        ]}});
+        let merged = merge_documents(global.as_object().unwrap(), project.as_object().unwrap());
+        assert_eq!(
+            Value::Object(merged)["llm"]["models"],
+            json!([
+                {"provider": "mock", "id": "coder", "contextWindow": 32000},
+                {"provider": "anthropic", "id": "claude-sonnet-4-5", "contextWindow": 1000},
+            ])
+        );
     }
 
     #[test]
