@@ -25,6 +25,8 @@ pub struct LlmConfig {
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:
     /// `{provider, id, contextWindow, maxOutput?, reasoning?, input?, cost?, cacheRetention?}`.
+    /// A project's list joins the user's model by model (an entry for the same `provider` and
+    /// `id` replaces the user's), where other arrays replace whole.
     /// `input` (`["text"]` by default, `["text", "image"]` for a model that sees) decides whether
     /// images are sent to it over Chat Completions. `cost`
     /// (dollars per million tokens: `{input, output, cacheRead, cacheWrite, tiers?}`) prices the
