@@ -59,12 +59,40 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
             Some(_) => {}
         }
     }
+    if role == "assistant" {
+        check_usage(object.get("usage"))?;
+    }
     let message: AgentMessage = serde_json::from_value(value)
         .map_err(|error| format!("`message` is not a valid `{role}` message: {error}"))?;
     if matches!(message, AgentMessage::Unknown(_)) {
         return Err(format!("`message` is not a valid `{role}` message"));
     }
     Ok(message)
+}
+
+/// The token counts of an assistant's `usage`: each present one a whole number, 0 or more
+/// (sums saturate; the file's reader keeps what it can and reads anything else as 0, so `"15000"` or `-5` was
+/// stored as no tokens and the threshold check lost the provider's count without a word).
+fn check_usage(usage: Option<&Value>) -> Result<(), String> {
+    let Some(usage) = usage.filter(|usage| !usage.is_null()) else {
+        return Ok(());
+    };
+    let Some(fields) = usage.as_object() else {
+        return Err("`message.usage` must be an object of token counts".to_owned());
+    };
+    const COUNTS: [&str; 5] = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"];
+    for name in COUNTS {
+        let Some(found) = fields.get(name).filter(|found| !found.is_null()) else {
+            continue;
+        };
+        if found.as_u64().is_none() {
+            let shown: String = found.to_string().chars().take(40).collect();
+            return Err(format!(
+                "`message.usage.{name}` must be a whole number of tokens, 0 or more, not `{shown}`"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy)]
@@ -106,6 +134,29 @@ impl Shape {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// QA (2026-12-05): unreadable counts were stored as 0 without a word.
+    #[test]
+    fn an_assistant_usage_must_hold_token_counts() {
+        let reply = |usage: Value| json!({"role": "assistant", "content": [], "timestamp": 1, "usage": usage});
+        for usage in [
+            json!({"input": "15000"}),
+            json!({"input": -5}),
+            json!({"output": 1e30}),
+            json!({"input": 1.5}),
+            json!([1, 2]),
+        ] {
+            let refused = validate_message(reply(usage.clone())).unwrap_err();
+            assert!(refused.contains("`message.usage"), "{usage}: {refused}");
+        }
+        for usage in [
+            json!({"input": 15000, "output": 20}),
+            json!(null),
+            json!({}),
+        ] {
+            assert!(validate_message(reply(usage.clone())).is_ok(), "{usage}");
+        }
+    }
 
     #[test]
     fn refuses_what_the_attack_stored() {
