@@ -193,7 +193,11 @@ impl AgentObserver for Notifier {
             AgentEvent::Reply { reply, overflow } => {
                 Some(json!({"type": "reply", "message": reply, "overflow": overflow}))
             }
-            AgentEvent::ToolStart { call } => Some(json!({"type": "tool_start", "call": call})),
+            // The call as a content block (`"type": "toolCall"`), as the reply holds it.
+            AgentEvent::ToolStart { call } => Some(json!({
+                "type": "tool_start",
+                "call": ctxkit_protocol::ContentBlock::ToolCall(call),
+            })),
             AgentEvent::ToolEnd { call, outcome } => Some(json!({
                 "type": "tool_end",
                 "tool_call_id": call.id,

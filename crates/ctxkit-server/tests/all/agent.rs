@@ -302,6 +302,13 @@ async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
     // `agent.cancel`: the run ends, reported abandoned.
     let run = client.send("agent.run", json!({"text": "go"})).await;
     wait_for_tool_starts(&mut client, 1).await;
+    // The call is a content block, as docs/protocol.md shows it (QA 2026-12-05: no `type`).
+    let start = client
+        .notifications
+        .iter()
+        .find(|message| message["params"]["type"] == "tool_start")
+        .unwrap();
+    assert_eq!(start["params"]["call"]["type"], "toolCall", "{start}");
     let started = std::time::Instant::now();
     let cancel = client.call("agent.cancel", Value::Null).await;
     assert_eq!(cancel["result"], json!({}), "{cancel}");
