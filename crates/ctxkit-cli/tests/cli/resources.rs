@@ -477,3 +477,20 @@ fn chat_and_serve_name_the_resource_problems_at_startup() {
         "{output}"
     );
 }
+
+/// QA (2026-12-05): a package path that does not exist was skipped without a word.
+#[test]
+fn a_missing_local_package_is_a_diagnostic() {
+    let world = World::new();
+    world.write(
+        "proj/.ctxkit/settings.json",
+        r#"{"packages": ["./nonexistent"]}"#,
+    );
+    let listing = world.ctxkit(&["resources"]);
+    assert!(
+        listing.contains(
+            "error: Package `./nonexistent`: `[ROOT]/proj/.ctxkit/nonexistent` does not exist"
+        ),
+        "{listing}"
+    );
+}

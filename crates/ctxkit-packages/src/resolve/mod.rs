@@ -262,7 +262,22 @@ fn resolve_package(
                     return;
                 }
                 Some(EntryType::Directory) => path,
-                Some(EntryType::Other) | None => return,
+                // Named in settings but nothing usable there: said, not skipped in silence.
+                found @ (Some(EntryType::Other) | None) => {
+                    let what = if found.is_none() {
+                        "does not exist"
+                    } else {
+                        "is neither a file nor a folder"
+                    };
+                    accumulator
+                        .resources
+                        .diagnostics
+                        .push(ResourceDiagnostic::error(
+                            format!("Package `{text}`: `{}` {what}", path.display()),
+                            &base,
+                        ));
+                    return;
+                }
             }
         }
         PackageSource::Npm(_) | PackageSource::Git(_) => {
