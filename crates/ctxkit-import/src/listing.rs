@@ -44,7 +44,8 @@ pub fn default_sessions_root(
 }
 
 /// Every session file of `format` under `root` (Claude Code: `<root>/<project>/*.jsonl` and
-/// `<root>/<project>/<session>/subagents/**/*.jsonl`; Codex:
+/// `<root>/<project>/<session>/subagents/**/*.jsonl`, or the same one level up when `root` is a
+/// project's folder; Codex:
 /// `rollout-*.jsonl` at any depth; OpenCode: `opencode.db` sessions as `opencode.db#<id>` and
 /// `storage/session/*/*.json`), newest first with subagents right after their parent session
 /// (`parentSessionPath`), and the files that could not be read. A missing
@@ -60,8 +61,16 @@ pub fn list_foreign_sessions(
             SourceFormat::Codex => Some(4),
             SourceFormat::OpenCode => None,
         };
+        // Claude Code's sessions lie one folder down, in each project's folder; a project's own
+        // folder named as the root holds them directly (`--dir ~/.claude/projects/-home-me-app`
+        // listed nothing).
+        let level = if format == SourceFormat::ClaudeCode && holds_sessions_directly(root) {
+            1
+        } else {
+            2
+        };
         if let Some(depth) = depth {
-            collect(format, root, root, depth, &mut files)?;
+            collect(format, root, root, (depth, level), &mut files)?;
         }
     }
     files.sort();
@@ -141,11 +150,22 @@ fn parent_session_id(session: &ImportedSession) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// Whether `folder` holds a `.jsonl` file itself (a Claude Code project's folder).
+fn holds_sessions_directly(folder: &Path) -> bool {
+    std::fs::read_dir(folder).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|entry| {
+            entry.path().is_file() && entry.file_name().to_string_lossy().ends_with(".jsonl")
+        })
+    })
+}
+
+/// Collects the session files below `dir`, at most `depth` folders down; a Claude Code session
+/// is `level` components below `root` (2: `<project>/<session>.jsonl`; 1 in a project's folder).
 fn collect(
     format: SourceFormat,
     root: &Path,
     dir: &Path,
-    depth: usize,
+    (depth, level): (usize, usize),
     files: &mut Vec<PathBuf>,
 ) -> Result<(), ImportError> {
     let read = std::fs::read_dir(dir).map_err(ImportError::io("read directory", dir))?;
@@ -153,7 +173,7 @@ fn collect(
         let path = entry.path();
         if path.is_dir() {
             if depth > 0 {
-                collect(format, root, &path, depth - 1, files)?;
+                collect(format, root, &path, (depth - 1, level), files)?;
             }
             continue;
         }
@@ -168,9 +188,9 @@ fn collect(
                     .strip_prefix(root)
                     .map(|relative| relative.components().collect())
                     .unwrap_or_default();
-                let in_subagents = (4..=6).contains(&parts.len())
-                    && parts[2].as_os_str() == std::ffi::OsStr::new("subagents");
-                (parts.len() == 2 || in_subagents) && name.ends_with(".jsonl")
+                let in_subagents = (level + 2..=level + 4).contains(&parts.len())
+                    && parts[level].as_os_str() == std::ffi::OsStr::new("subagents");
+                (parts.len() == level || in_subagents) && name.ends_with(".jsonl")
             }
             SourceFormat::Codex => {
                 name.starts_with("rollout-")

@@ -64,6 +64,13 @@ fn a_file_without_timestamp_or_cwd_is_named_after_its_modification_time_and_proj
         .unwrap();
     assert_eq!(listed.cwd, "/home/dev/shop");
     assert_eq!(listed.created, "2026-05-10T12:00:00.000Z");
+
+    // One project's folder named as the root lists its sessions too (QA 2026-12-05: nothing).
+    let (in_project, skipped) = list_foreign_sessions(SourceFormat::ClaudeCode, &project).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let ids: Vec<&str> = in_project.iter().map(|record| record.id.as_str()).collect();
+    assert_eq!(records.len(), in_project.len(), "{ids:?}");
+    assert!(ids.contains(&"7d3c2a10-summary-only"), "{ids:?}");
 }
 
 /// A transcript without a `cwd` copied into a folder of unrelated files (`Downloads`) takes no
