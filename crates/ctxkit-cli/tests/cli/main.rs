@@ -464,7 +464,7 @@ fn tokens_say_when_pi_087_counts_differently_after_an_edit() {
     assert!(
         lines.next().unwrap().starts_with("1129 tokens in ")
             && output.contains(
-                "(estimated: the last usage reported predates a compaction or context edit)"
+                "(estimate:pi, as the last usage reported predates a compaction or context edit)"
             )
             && output.contains("2040 reported by the provider up to message 12"),
         "{output}"
@@ -481,6 +481,42 @@ fn tokens_say_when_pi_087_counts_differently_after_an_edit() {
         json["tokens"], 2043,
         "the reported usage still counts for the context"
     );
+}
+
+/// The count that leads after an edit is made with the estimator asked for, and names it (the
+/// headline said the same Pi estimate for every `--estimator`, naming none).
+#[test]
+fn tokens_after_an_edit_count_with_the_estimator_chosen() {
+    let run = Run::new();
+    let file = corpus("../corpus-087/087-edits-compaction.jsonl");
+    let path = file.to_str().unwrap();
+    let mut headlines = Vec::new();
+    for (estimator, source) in [
+        ("pi", "estimate:pi"),
+        ("cl100k", "tokenizer:cl100k_base"),
+        ("o200k", "tokenizer:o200k_base"),
+    ] {
+        let output = run.ctxkit(&["tokens", path, "--estimator", estimator]);
+        let headline = output.lines().nth(1).unwrap().to_owned();
+        assert!(
+            headline.contains(&format!("({source}, as the last usage reported predates")),
+            "{output}"
+        );
+        let json = run.ctxkit(&["tokens", path, "--estimator", estimator, "--json"]);
+        let json: serde_json::Value =
+            serde_json::from_str(json.split_once('\n').unwrap().1).unwrap();
+        let projected = json["projectedTokens"].as_u64().unwrap();
+        assert!(
+            headline.starts_with(&format!("{projected} tokens in ")),
+            "the headline is `projectedTokens`: {headline} {json}"
+        );
+        headlines.push(projected);
+    }
+    assert_ne!(
+        headlines[0], headlines[1],
+        "pi and cl100k count differently"
+    );
+    assert_eq!(headlines[0], 1129, "pi keeps Pi 0.87's number");
 }
 
 #[test]
