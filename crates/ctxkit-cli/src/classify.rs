@@ -154,9 +154,12 @@ fn tls_file_hint(parameter: &str) -> String {
 
 fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
     match session_error {
+        // Another agent's session is no damaged file: `check` would only say it again.
         SessionError::NotASession { path, .. } => (
             3,
-            Some(format!("run `ctxkit check {}` for details; the file was left untouched", path.display())),
+            Some(crate::foreign::import_hint(path).unwrap_or_else(|| {
+                format!("run `ctxkit check {}` for details; the file was left untouched", path.display())
+            })),
         ),
         SessionError::InvalidEntry { path, .. } => {
             (3, Some(format!("run `ctxkit check {}` to list every problem in the file", path.display())))

@@ -346,7 +346,11 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
             problems
         }
         Err(SessionError::NotASession { line, reason, .. }) => {
-            vec![(line, format!("not a session file: {reason}"))]
+            let message = match crate::foreign::import_hint(file) {
+                Some(hint) => format!("not a session file: {reason}; {hint}"),
+                None => format!("not a session file: {reason}"),
+            };
+            vec![(line, message)]
         }
         Err(error) => return Err(error.into()),
     };

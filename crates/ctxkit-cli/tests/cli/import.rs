@@ -689,3 +689,49 @@ fn opencode_steps_with_the_same_usage_are_each_a_model_call() {
         "{info}"
     );
 }
+
+/// A Claude Code transcript, a Codex rollout or an OpenCode session given to a command that reads
+/// session files was "not a session file" with the hint to run `ctxkit check`, which only said it
+/// again. The hint now names `ctxkit import`, as `import` tells the formats apart; a file no agent
+/// wrote keeps the `check` hint.
+#[test]
+fn another_agents_session_given_as_a_session_file_names_import() {
+    let home = Home::new();
+    let claude = home.place("claude-code-session.jsonl", "cc.jsonl");
+    let codex = home.place("codex-rollout.jsonl", "rollout.jsonl");
+    copy_tree(&shapes("opencode-1x"), &home.root.join("oc"));
+    let opencode = home
+        .root
+        .join("oc/storage/session/4f1e2d3c5b6a7980/ses_5d0a1b2c3ffeRssFeedParent.json");
+    for (file, described) in [
+        (&claude, "a Claude Code transcript"),
+        (&codex, "a Codex rollout"),
+        (&opencode, "an OpenCode session"),
+    ] {
+        let path = file.to_str().unwrap();
+        let shown = path.replace(&home.root.display().to_string(), "[ROOT]");
+        let import_hint = format!(
+            "hint: it is {described}: run `ctxkit import {shown}` to convert it (`ctxkit export` \
+             and `ctxkit simulate` read it as it is)"
+        );
+        for command in ["info", "tree", "context", "tokens", "compact"] {
+            let output = home.ctxkit(&[command, path]);
+            assert!(
+                output.contains("exit: 3") && output.contains(&import_hint),
+                "{output}"
+            );
+        }
+        let check = home.ctxkit(&["check", path]);
+        assert!(
+            check.contains(&format!("it is {described}: run `ctxkit import {shown}`")),
+            "{check}"
+        );
+    }
+    let headless = home.root.join("headless.jsonl");
+    std::fs::copy(shapes("pi-session-without-header.jsonl"), &headless).unwrap();
+    let output = home.ctxkit(&["info", headless.to_str().unwrap()]);
+    assert!(
+        output.contains("hint: run `ctxkit check") && !output.contains("ctxkit import"),
+        "{output}"
+    );
+}
