@@ -41,6 +41,9 @@ pub(crate) fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if let Some(ctxkit_simulate::SimulateError::Session { .. }) = cause.downcast_ref() {
             return (3, Some(SIMULATE_HINT.to_owned()));
         }
+        if cause.is::<crate::commands::simulate::NoSuchSession>() {
+            return (4, Some(NO_SUCH_SESSION_HINT.to_owned()));
+        }
         if let Some(missing) = cause.downcast_ref::<crate::commands::MissingEntry>() {
             return (3, Some(missing.hint()));
         }
