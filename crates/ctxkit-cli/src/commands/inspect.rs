@@ -316,6 +316,17 @@ fn write_roots_note(out: &mut dyn Write, file: &Path, roots: usize) -> Result<()
     Ok(())
 }
 
+/// The problem of an entry that does not parse. The problem line names the file and the line
+/// already, so a type error says only what serde found (the error's own path and line would repeat
+/// them, and its path is empty for a file held in memory).
+fn unreadable_entry(id: &str, error: &SessionError) -> String {
+    if let SessionError::InvalidEntry { source, .. } = error {
+        return format!("entry `{id}` has a field of the wrong type: {source}");
+    }
+    // Its line could not be read back (the file changed under the check): the error says how.
+    format!("entry `{id}` cannot be read: {error}")
+}
+
 pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     // An old format is no problem (the file reads fine), but worth saying.
     let mut format_version = None;
@@ -332,13 +343,7 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
             // fields of the wrong type, so report those here too.
             for entry in session.entries() {
                 if let Err(error) = entry.parse() {
-                    problems.push((
-                        Some(entry.line()),
-                        format!(
-                            "entry `{}` has a field of the wrong type ({error})",
-                            entry.id()
-                        ),
-                    ));
+                    problems.push((Some(entry.line()), unreadable_entry(entry.id(), &error)));
                 }
             }
             problems.sort_by_key(|(line, _)| *line);

@@ -231,6 +231,7 @@ mod store_sessions;
 mod trust;
 mod undo_and_branch;
 mod web;
+mod wording;
 
 #[test]
 fn tokens_with_each_estimator() {
