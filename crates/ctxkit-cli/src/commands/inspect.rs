@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::print_json;
 use crate::Outcome;
-use crate::render::{entry_summary, message_text, one_line, role_label};
+use crate::render::{counted, entry_summary, message_text, one_line, role_label};
 
 /// `ctxkit info FILE`; calls of `free` models recorded at $0 are free.
 pub fn info(
@@ -221,7 +221,8 @@ pub fn context(
     };
     writeln!(
         out,
-        "{count} messages at {} (model {model}, thinking {})",
+        "{} at {} (model {model}, thinking {})",
+        counted(count, "message"),
         leaf_id.unwrap_or("the start"),
         context.thinking_level
     )?;

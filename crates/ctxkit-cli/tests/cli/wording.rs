@@ -25,3 +25,16 @@ fn check_says_a_field_of_the_wrong_type_once() {
          string \"yo\", expected a sequence\n1 problem found; the file was not modified\n"
     );
 }
+
+/// `context` at a leaf with one message said "1 messages at e7596aac".
+#[test]
+fn context_of_one_message_says_message() {
+    let run = Run::new();
+    let demo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo-session.jsonl");
+    let output = run.ctxkit(&["context", demo.to_str().unwrap(), "--leaf", "e7596aac"]);
+    assert!(
+        output.starts_with("exit: 0\n1 message at e7596aac ("),
+        "{output}"
+    );
+}
