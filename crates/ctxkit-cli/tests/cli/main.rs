@@ -108,6 +108,65 @@ fn tree_human() {
     snapshot!(run.ctxkit(&["tree", file.to_str().unwrap()]));
 }
 
+/// Every `progress` record of an imported Claude Code session is a childless entry beside the
+/// conversation, and each pushed the rest of the tree two columns right (248 spaces deep, 589 of
+/// 961 lines past 80 columns). A side branch of childless entries is drawn beside the line that
+/// goes on (the one child with children, or the leaf among childless ones), which keeps its
+/// column, as `git log --graph` draws it.
+#[test]
+fn tree_keeps_the_main_line_in_its_column_past_childless_side_entries() {
+    let run = Run::new();
+    let file = run.home.path().join("side.jsonl");
+    let entry = |id: &str, parent: Option<&str>, second: u32, body: &str| {
+        let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+        format!(
+            r#"{{"id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:{second:02}Z",{body}}}"#
+        )
+    };
+    let message = |role: &str, text: &str| {
+        format!(
+            r#""type":"message","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}],"timestamp":1}}"#
+        )
+    };
+    let progress = r#""type":"custom","customType":"import.claude-code.progress""#;
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#
+            .to_owned(),
+        entry("aaaaaaa1", None, 1, &message("user", "Start.")),
+        entry(
+            "bbbbbbb1",
+            Some("aaaaaaa1"),
+            2,
+            &message("assistant", "One."),
+        ),
+        entry("5ide0001", Some("aaaaaaa1"), 3, progress),
+        entry("5ide0002", Some("bbbbbbb1"), 4, progress),
+        entry("5ide0003", Some("bbbbbbb1"), 5, progress),
+        entry("ccccccc1", Some("bbbbbbb1"), 6, &message("user", "Two.")),
+        entry("5ide0004", Some("ccccccc1"), 7, progress),
+        entry(
+            "ddddddd1",
+            Some("ccccccc1"),
+            8,
+            &message("assistant", "Three."),
+        ),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let output = run.ctxkit(&["tree", file.to_str().unwrap()]);
+    assert_eq!(
+        output,
+        "exit: 0\n\
+         aaaaaaa1 user: Start.\n\
+         ├ 5ide0001 custom: import.claude-code.progress\n\
+         bbbbbbb1 assistant: One.\n\
+         ├ 5ide0002 custom: import.claude-code.progress\n\
+         ├ 5ide0003 custom: import.claude-code.progress\n\
+         ccccccc1 user: Two.\n\
+         ├ 5ide0004 custom: import.claude-code.progress\n\
+         ddddddd1 assistant: Three.  ← leaf\n"
+    );
+}
+
 #[test]
 fn tree_json() {
     let run = Run::new();
