@@ -41,6 +41,9 @@ pub(crate) fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if let Some(ctxkit_simulate::SimulateError::Session { .. }) = cause.downcast_ref() {
             return (3, Some(SIMULATE_HINT.to_owned()));
         }
+        if cause.is::<crate::commands::simulate::NoSuchSession>() {
+            return (4, Some(NO_SUCH_SESSION_HINT.to_owned()));
+        }
         if let Some(missing) = cause.downcast_ref::<crate::commands::MissingEntry>() {
             return (3, Some(missing.hint()));
         }
@@ -154,9 +157,12 @@ fn tls_file_hint(parameter: &str) -> String {
 
 fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
     match session_error {
+        // Another agent's session is no damaged file: `check` would only say it again.
         SessionError::NotASession { path, .. } => (
             3,
-            Some(format!("run `ctxkit check {}` for details; the file was left untouched", path.display())),
+            Some(crate::foreign::import_hint(path).unwrap_or_else(|| {
+                format!("run `ctxkit check {}` for details; the file was left untouched", path.display())
+            })),
         ),
         SessionError::InvalidEntry { path, .. } => {
             (3, Some(format!("run `ctxkit check {}` to list every problem in the file", path.display())))

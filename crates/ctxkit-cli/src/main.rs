@@ -4,6 +4,7 @@
 mod classify;
 mod cli;
 mod commands;
+mod foreign;
 mod redact;
 mod render;
 mod usage;

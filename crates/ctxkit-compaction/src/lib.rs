@@ -42,8 +42,8 @@ pub use history::{
 pub use kept::kept_summary;
 pub use on_demand::{compact_on_demand, open_tool_call};
 pub use prepare::{
-    NoPlanReason, PlanOutcome, Preparation, SourcedMessage, estimate_projected_context_tokens,
-    prepare_compaction,
+    NoPlanReason, PlanOutcome, Preparation, ProjectedTokens, SourcedMessage, UsageStanding,
+    count_projected_context_tokens, estimate_projected_context_tokens, prepare_compaction,
 };
 pub use prompts::{PromptFileError, Prompts};
 pub use runner::{

@@ -9,7 +9,7 @@ use ctxkit_session::{
     ContextMessage, ContextMessageKind, EntryIndex, ProjectedEntry, Session, StoredEntry,
     current_system_message, entry_messages, project_path,
 };
-use ctxkit_tokens::{estimate_tokens, last_valid_usage};
+use ctxkit_tokens::{Estimator, TokenSource, count_message_tokens, last_valid_usage};
 
 use crate::cut::{CutEntry, find_cut_point};
 use crate::error::CompactionError;
@@ -153,6 +153,8 @@ fn cut_entry<'a>(session: &'a Session, projected: &ProjectedEntry, tokens: u64) 
 /// messages (few).
 #[derive(Debug, Default)]
 struct EntryFacts {
+    /// What counts the messages (Pi's chars/4 when planning).
+    estimator: Estimator,
     /// Every message's estimate.
     tokens: u64,
     /// The estimates of the messages that are not system messages.
@@ -165,8 +167,15 @@ struct EntryFacts {
 }
 
 impl EntryFacts {
+    fn new(estimator: Estimator) -> Self {
+        Self {
+            estimator,
+            ..Self::default()
+        }
+    }
+
     fn add(&mut self, message: AgentMessage) {
-        let tokens = estimate_tokens(&message);
+        let tokens = count_message_tokens(&message, self.estimator).tokens;
         self.tokens = self.tokens.saturating_add(tokens);
         if let Some((_, usage)) = last_valid_usage(std::slice::from_ref(&message)) {
             self.last_usage = Some((usage, self.tokens));
@@ -189,7 +198,7 @@ fn entry_facts(
         .par_iter()
         .with_min_len(16)
         .map(|entry| {
-            let mut facts = EntryFacts::default();
+            let mut facts = EntryFacts::new(Estimator::Pi);
             for message in &entry.messages {
                 facts.add(session.message(message)?);
             }
@@ -204,6 +213,8 @@ fn entry_facts(
 /// once.
 #[derive(Debug, Default)]
 struct ProjectedCount {
+    /// What counts the messages (Pi's chars/4 when planning).
+    estimator: Estimator,
     /// Every message's estimate.
     all: u64,
     /// The estimates of the messages that are not system messages.
@@ -215,8 +226,15 @@ struct ProjectedCount {
 }
 
 impl ProjectedCount {
+    fn new(estimator: Estimator) -> Self {
+        Self {
+            estimator,
+            ..Self::default()
+        }
+    }
+
     fn add(&mut self, entry: EntryIndex, message: AgentMessage) {
-        let mut facts = EntryFacts::default();
+        let mut facts = EntryFacts::new(self.estimator);
         facts.add(message);
         self.add_facts(entry, facts);
     }
@@ -231,28 +249,71 @@ impl ProjectedCount {
         self.systems.extend(facts.systems);
     }
 
-    fn finish(&self, session: &Session, path: &[EntryIndex]) -> u64 {
-        if let Some((usage_entry, usage, through)) = self.last_usage {
-            let usage_position = path.iter().position(|&at| at == usage_entry);
-            let invalidating = path.iter().rposition(|&at| {
-                session
-                    .index()
-                    .get(at)
-                    .is_some_and(|entry| matches!(entry.type_name(), "context_edit" | "compaction"))
-            });
-            let trusted = match (usage_position, invalidating) {
-                (Some(usage), Some(invalidating)) => usage > invalidating,
-                (Some(_), None) => true,
-                (None, _) => false,
-            };
-            if trusted {
-                return usage.saturating_add(self.all - through);
-            }
+    fn finish(&self, session: &Session, path: &[EntryIndex]) -> ProjectedTokens {
+        let estimated = self.estimator.source();
+        let Some((usage_entry, usage, through)) = self.last_usage else {
+            return self.estimated_whole(UsageStanding::NoneReported);
+        };
+        let usage_position = path.iter().position(|&at| at == usage_entry);
+        let invalidating = path.iter().rposition(|&at| {
+            session
+                .index()
+                .get(at)
+                .is_some_and(|entry| matches!(entry.type_name(), "context_edit" | "compaction"))
+        });
+        let trusted = match (usage_position, invalidating) {
+            (Some(usage), Some(invalidating)) => usage > invalidating,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if !trusted {
+            return self.estimated_whole(UsageStanding::SetAside);
         }
-        let replay = current_system_message(self.systems.iter())
-            .map_or(0, |system| estimate_tokens(&system));
-        self.not_system.saturating_add(replay)
+        let after = self.all - through;
+        ProjectedTokens {
+            tokens: usage.saturating_add(after),
+            source: if after == 0 {
+                TokenSource::Reported
+            } else {
+                estimated
+            },
+            usage: UsageStanding::Counted,
+        }
     }
+
+    /// Every message counted by the estimator, the system messages replayed once.
+    fn estimated_whole(&self, usage: UsageStanding) -> ProjectedTokens {
+        let replay = current_system_message(self.systems.iter()).map_or(0, |system| {
+            count_message_tokens(&system, self.estimator).tokens
+        });
+        ProjectedTokens {
+            tokens: self.not_system.saturating_add(replay),
+            source: self.estimator.source(),
+            usage,
+        }
+    }
+}
+
+/// What became of the last usage reported in a projected count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageStanding {
+    /// The path reports no valid usage: every message is counted.
+    NoneReported,
+    /// It leads the count; only the messages after it are counted.
+    Counted,
+    /// A compaction or context edit follows it, so it measured another context: every message
+    /// is counted.
+    SetAside,
+}
+
+/// The projected context's tokens at a leaf (see [`count_projected_context_tokens`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProjectedTokens {
+    pub tokens: u64,
+    /// `Reported` when the usage covers every message, else the estimator's.
+    pub source: TokenSource,
+    pub usage: UsageStanding,
 }
 
 /// Pi 0.87's `estimateProjectedContextTokens` of the context at `leaf` (the session's leaf when
@@ -263,11 +324,21 @@ pub fn estimate_projected_context_tokens(
     session: &Session,
     leaf: Option<&str>,
 ) -> Result<u64, CompactionError> {
+    count_projected_context_tokens(session, leaf, Estimator::Pi).map(|projected| projected.tokens)
+}
+
+/// [`estimate_projected_context_tokens`] with the messages counted by `estimator` (`ctxkit tokens
+/// --estimator`), saying where the number came from and whether the last usage reported counted.
+pub fn count_projected_context_tokens(
+    session: &Session,
+    leaf: Option<&str>,
+    estimator: Estimator,
+) -> Result<ProjectedTokens, CompactionError> {
     let path =
         leaf_position(session, leaf)?.map_or_else(Vec::new, |leaf| session.index().path_to(leaf));
     let projected = project_path(session.index(), &path);
     // One message at a time (see `ProjectedCount`).
-    let mut count = ProjectedCount::default();
+    let mut count = ProjectedCount::new(estimator);
     for entry in &projected {
         for message in &entry.messages {
             count.add(entry.entry, session.message(message)?);
@@ -332,11 +403,11 @@ pub fn prepare_compaction(
             }
         })
         .collect();
-    let mut count = ProjectedCount::default();
+    let mut count = ProjectedCount::new(Estimator::Pi);
     for (entry, facts) in projected.iter().zip(facts) {
         count.add_facts(entry.entry, facts);
     }
-    let tokens_before = count.finish(session, &path);
+    let tokens_before = count.finish(session, &path).tokens;
 
     // The newest compaction leads the projection; older ones inside its kept range project nothing.
     let previous_compaction = projected

@@ -199,18 +199,35 @@ pub fn confirm_format(source: &SourceFile, format: SourceFormat) -> Result<(), I
     survey.verdict(&source.path).map(drop)
 }
 
+/// The format `ctxkit import` (`--from auto`) finds in the file at `path`, or why it would refuse
+/// it: an OpenCode store by its path, else the records, read only as far as they tell (a record at
+/// a time where the file allows). Commands that read session files use it to tell another agent's
+/// session from a damaged one.
+pub fn detect_file_format(path: &Path) -> Result<SourceFormat, ImportError> {
+    crate::refuse_special_file(path)?;
+    if opencode::is_opencode_path(path) {
+        return Ok(SourceFormat::OpenCode);
+    }
+    let mut survey = Survey::new(None);
+    observe_file(path, &mut survey)?;
+    survey.verdict(path)
+}
+
+/// Gives `survey` the records of the file at `path` until its verdict is settled.
+fn observe_file(path: &Path, survey: &mut Survey) -> Result<(), ImportError> {
+    if source::reads_by_line(path)? {
+        source::for_each_record(path, |line| survey.observe(&line.record)).map(drop)
+    } else {
+        source::read_source(path).map(|source| survey.observe_source(&source))
+    }
+}
+
 /// Why `path`, named as an OpenCode session, is not one: a Pi session, or records of another
 /// format (or the error reading it).
 pub(crate) fn not_an_opencode_session(path: &Path) -> ImportError {
     let format = SourceFormat::OpenCode;
     let mut survey = Survey::new(Some(format));
-    let read = crate::refuse_special_file(path).and_then(|()| {
-        if source::reads_by_line(path)? {
-            source::for_each_record(path, |line| survey.observe(&line.record)).map(drop)
-        } else {
-            source::read_source(path).map(|source| survey.observe_source(&source))
-        }
-    });
+    let read = crate::refuse_special_file(path).and_then(|()| observe_file(path, &mut survey));
     let verdict = read.and_then(|()| survey.verdict(path));
     match verdict {
         Err(error) => error,

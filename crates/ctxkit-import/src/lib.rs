@@ -35,7 +35,7 @@ use detect::Survey;
 
 pub use claude_code::convert_claude_code;
 pub use codex::{REMOTE_COMPACTION_SUMMARY, convert_codex, wrote_compaction_summary};
-pub use detect::{confirm_format, detect_format};
+pub use detect::{confirm_format, detect_file_format, detect_format};
 pub use error::ImportError;
 pub use listing::{SkippedSource, default_sessions_root, list_foreign_sessions};
 pub use opencode::{import_opencode, is_opencode_path};
@@ -67,7 +67,7 @@ impl SourceFormat {
     }
 
     /// What a file of the format is, with its article: `a Claude Code transcript`.
-    pub(crate) fn described(self) -> &'static str {
+    pub fn described(self) -> &'static str {
         match self {
             Self::ClaudeCode => "a Claude Code transcript",
             Self::Codex => "a Codex rollout",

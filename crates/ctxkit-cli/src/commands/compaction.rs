@@ -1,4 +1,4 @@
-//! `tokens`, `compact`, `compactions`: token accounting and compaction of a session file
+//! `compact`, `compactions`: compaction of a session file
 //! (`undo-compact` is `undo`). Writing commands append to the file (or to a copy with `--out`); nothing is ever rewritten.
 
 use std::io::Write;
@@ -7,8 +7,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{CompactionRecord, Preparation, list_compactions, serialize_messages};
 use ctxkit_engine::{CompactionPlan, Engine, EngineError};
-use ctxkit_session::{LeafSelector, Session};
-use ctxkit_tokens::{ContextTokenCounter, Estimator};
+use ctxkit_session::Session;
 use serde_json::{Value, json};
 
 use super::engine_run::{engine_for, run_cancellable};
@@ -16,85 +15,6 @@ use super::print_json;
 use super::summary_setup::SummarySetup;
 use crate::Outcome;
 use crate::render::{counted, one_line};
-
-/// `ctxkit tokens`: the reference's numbers by default (`--estimator pi`), or ctxkit's estimator or
-/// an exact tokenizer for the messages after the last reported usage.
-pub fn tokens(
-    file: &Path,
-    leaf: Option<&str>,
-    estimator: Estimator,
-    json: bool,
-    out: &mut dyn Write,
-) -> Result<Outcome> {
-    let session = super::open_for_reading(file)?;
-    let selector = super::leaf_selector(&session, leaf)?;
-    let context = session.context_at(selector);
-    // One message at a time: a branch of a million entries is counted without holding them.
-    let mut counter = ContextTokenCounter::new(estimator);
-    let mut reference = ContextTokenCounter::new(Estimator::Pi);
-    for message in &context.messages {
-        let message = session.message(message)?;
-        counter.add(&message);
-        reference.add(&message);
-    }
-    let per_message = counter.per_message();
-    let totals = counter.finish();
-    let source = totals.source().to_string();
-    // What Pi (0.87 and today's 1.6) weighs against the window: its estimate ignores usage
-    // reported before the latest context edit or compaction.
-    let leaf_id = match selector {
-        LeafSelector::Entry(id) => Some(id),
-        LeafSelector::Current | LeafSelector::BeforeFirst => None,
-    };
-    let projected = ctxkit_compaction::estimate_projected_context_tokens(&session, leaf_id)?;
-    if json {
-        print_json(
-            out,
-            &json!({
-                "tokens": totals.tokens,
-                "usageTokens": totals.usage_tokens,
-                "trailingTokens": totals.trailing.tokens,
-                "lastUsageIndex": totals.last_usage_index,
-                "perMessage": per_message,
-                "projectedTokens": projected,
-                "source": source,
-                "estimator": estimator.name(),
-            }),
-        )?;
-        return Ok(Outcome::Success);
-    }
-    let messages = counted(per_message.len(), "message");
-    // The last usage reported measured the context before a compaction or a context edit: the
-    // count the context has now leads (what Pi 0.87 and later, and ctxkit's checks, weigh).
-    if projected != reference.finish().tokens {
-        writeln!(
-            out,
-            "{projected} tokens in {messages} (estimated: the last usage reported predates a \
-             compaction or context edit)"
-        )?;
-        if let Some(index) = totals.last_usage_index {
-            writeln!(
-                out,
-                "  {} reported by the provider up to message {}, for the context as it was then",
-                totals.usage_tokens,
-                index + 1,
-            )?;
-        }
-        return Ok(Outcome::Success);
-    }
-    writeln!(out, "{} tokens in {messages} ({source})", totals.tokens)?;
-    if let Some(index) = totals.last_usage_index {
-        writeln!(
-            out,
-            "  {} reported by the provider up to message {}, {} counted after it ({})",
-            totals.usage_tokens,
-            index + 1,
-            totals.trailing.tokens,
-            totals.trailing.source
-        )?;
-    }
-    Ok(Outcome::Success)
-}
 
 /// Options of `ctxkit compact`.
 #[derive(Debug)]

@@ -1,6 +1,6 @@
 //! Read-only commands: `info`, `tree`, `context`, `check`. None of them writes to the file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::print_json;
 use crate::Outcome;
-use crate::render::{entry_summary, message_text, one_line, role_label};
+use crate::render::{counted, entry_summary, message_text, one_line, role_label};
 
 /// `ctxkit info FILE`; calls of `free` models recorded at $0 are free.
 pub fn info(
@@ -103,28 +103,10 @@ pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
 pub(super) fn write_tree(session: &Session, out: &mut dyn Write) -> Result<()> {
     let index = session.index();
     let leaf = session.leaf_id();
-    // Indent only where the tree branches, so long linear sessions stay readable.
-    let mut indent: HashMap<usize, usize> = HashMap::new();
-    let nodes = session.tree();
-    let children: HashMap<usize, usize> = nodes
-        .iter()
-        .map(|node| (node.index, node.children))
-        .collect();
-    for node in &nodes {
-        let Some(entry) = index.get(node.index) else {
+    for row in tree_rows(session) {
+        let Some(entry) = index.get(row.index) else {
             continue;
         };
-        let (depth, branch_start) = match index.parent(node.index) {
-            Some(parent) => {
-                let branches = children.get(&parent).copied().unwrap_or(0) > 1;
-                (
-                    indent.get(&parent).copied().unwrap_or(0) + usize::from(branches),
-                    branches,
-                )
-            }
-            None => (0, false),
-        };
-        indent.insert(node.index, depth);
         // Usage records (Pi 0.87) are bookkeeping, hidden as in Pi's tree view; `--json` lists them.
         if entry.type_name() == "usage" && Some(entry.id()) != leaf {
             continue;
@@ -139,8 +121,8 @@ pub(super) fn write_tree(session: &Session, out: &mut dyn Write) -> Result<()> {
         } else {
             ""
         };
-        let bullet = if branch_start { "├ " } else { "" };
-        let pad = "  ".repeat(depth.saturating_sub(usize::from(branch_start)));
+        let bullet = if row.side { "├ " } else { "" };
+        let pad = "  ".repeat(row.depth.saturating_sub(usize::from(row.side)));
         writeln!(
             out,
             "{pad}{bullet}{} {kind}: {}{label}{marker}",
@@ -149,6 +131,97 @@ pub(super) fn write_tree(session: &Session, out: &mut dyn Write) -> Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Where one entry goes in the text tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TreeRow {
+    index: usize,
+    /// Indentation, in steps of two columns.
+    depth: usize,
+    /// Drawn with a `├ ` bullet: one of several children, beside the line that goes on.
+    side: bool,
+}
+
+/// The entries in the order the text tree draws them. A line is indented only where the tree
+/// branches, so a long linear session stays at the left. Where a branch point has a child that goes
+/// on — the one toward the leaf, else the only one with children of its own — that child keeps its
+/// parent's column and its siblings are drawn before it, one step right with a `├ ` bullet, as
+/// `git log --graph` keeps the checked-out line straight: an imported Claude Code session hangs a
+/// `progress` entry beside nearly every step, and each such fork pushed the rest of the
+/// conversation two columns right. Other branch points indent every child one step.
+fn tree_rows(session: &Session) -> Vec<TreeRow> {
+    let index = session.index();
+    let leaf_path: HashSet<usize> = session
+        .leaf_id()
+        .and_then(|id| index.position(id))
+        .map(|leaf| index.path_to(leaf).into_iter().collect())
+        .unwrap_or_default();
+    let nodes = session.tree();
+    // Children in the order `tree` visits them (by time); roots likewise.
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut roots = Vec::new();
+    for node in &nodes {
+        match index.parent(node.index) {
+            Some(parent) => children.entry(parent).or_default().push(node.index),
+            None => roots.push(node.index),
+        }
+    }
+    let has_children = |entry: usize| children.get(&entry).is_some_and(|list| !list.is_empty());
+    let mut rows = Vec::with_capacity(nodes.len());
+    let mut stack: Vec<TreeRow> = roots
+        .iter()
+        .rev()
+        .map(|&root| TreeRow {
+            index: root,
+            depth: 0,
+            side: false,
+        })
+        .collect();
+    while let Some(row) = stack.pop() {
+        rows.push(row);
+        let list = children.get(&row.index).map_or(&[][..], Vec::as_slice);
+        let placed = place_children(list, row.depth, has_children, |entry| {
+            leaf_path.contains(&entry)
+        });
+        stack.extend(placed.into_iter().rev());
+    }
+    rows
+}
+
+/// The rows of one entry's children (at `depth`, the parent's), in drawing order (see
+/// [`tree_rows`]).
+fn place_children(
+    children: &[usize],
+    depth: usize,
+    has_children: impl Fn(usize) -> bool,
+    on_leaf_path: impl Fn(usize) -> bool,
+) -> Vec<TreeRow> {
+    let row = |index, depth, side| TreeRow { index, depth, side };
+    if let [only] = children {
+        return vec![row(*only, depth, false)];
+    }
+    let going_on = children
+        .iter()
+        .copied()
+        .find(|&child| on_leaf_path(child))
+        .or_else(|| {
+            let mut parents = children
+                .iter()
+                .copied()
+                .filter(|&child| has_children(child));
+            match (parents.next(), parents.next()) {
+                (Some(one), None) => Some(one),
+                (Some(_), Some(_)) | (None, _) => None,
+            }
+        });
+    let mut placed: Vec<TreeRow> = children
+        .iter()
+        .filter(|&&child| Some(child) != going_on)
+        .map(|&child| row(child, depth + 1, true))
+        .collect();
+    placed.extend(going_on.map(|child| row(child, depth, false)));
+    placed
 }
 
 pub fn context(
@@ -221,7 +294,8 @@ pub fn context(
     };
     writeln!(
         out,
-        "{count} messages at {} (model {model}, thinking {})",
+        "{} at {} (model {model}, thinking {})",
+        counted(count, "message"),
         leaf_id.unwrap_or("the start"),
         context.thinking_level
     )?;
@@ -316,6 +390,17 @@ fn write_roots_note(out: &mut dyn Write, file: &Path, roots: usize) -> Result<()
     Ok(())
 }
 
+/// The problem of an entry that does not parse. The problem line names the file and the line
+/// already, so a type error says only what serde found (the error's own path and line would repeat
+/// them, and its path is empty for a file held in memory).
+fn unreadable_entry(id: &str, error: &SessionError) -> String {
+    if let SessionError::InvalidEntry { source, .. } = error {
+        return format!("entry `{id}` has a field of the wrong type: {source}");
+    }
+    // Its line could not be read back (the file changed under the check): the error says how.
+    format!("entry `{id}` cannot be read: {error}")
+}
+
 pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     // An old format is no problem (the file reads fine), but worth saying.
     let mut format_version = None;
@@ -332,13 +417,7 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
             // fields of the wrong type, so report those here too.
             for entry in session.entries() {
                 if let Err(error) = entry.parse() {
-                    problems.push((
-                        Some(entry.line()),
-                        format!(
-                            "entry `{}` has a field of the wrong type ({error})",
-                            entry.id()
-                        ),
-                    ));
+                    problems.push((Some(entry.line()), unreadable_entry(entry.id(), &error)));
                 }
             }
             problems.sort_by_key(|(line, _)| *line);
@@ -346,7 +425,11 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
             problems
         }
         Err(SessionError::NotASession { line, reason, .. }) => {
-            vec![(line, format!("not a session file: {reason}"))]
+            let message = match crate::foreign::import_hint(file) {
+                Some(hint) => format!("not a session file: {reason}; {hint}"),
+                None => format!("not a session file: {reason}"),
+            };
+            vec![(line, message)]
         }
         Err(error) => return Err(error.into()),
     };

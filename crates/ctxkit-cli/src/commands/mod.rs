@@ -28,6 +28,7 @@ mod store_fork;
 mod store_sync;
 mod summary_setup;
 mod themes_in_use;
+mod tokens;
 mod tool_boundary;
 mod undo;
 mod web;
@@ -216,7 +217,7 @@ fn dispatch(
             json,
         } => {
             let estimator = estimator.parse::<ctxkit_tokens::Estimator>()?;
-            compaction::tokens(&file, leaf.as_deref(), estimator, json, out)
+            tokens::tokens(&file, leaf.as_deref(), estimator, json, out)
         }
         Command::Compact {
             file,

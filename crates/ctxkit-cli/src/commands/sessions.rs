@@ -161,11 +161,11 @@ mod tests {
         assert!(!created_after_its_messages(&plain));
         let rows = crate::commands::chat::resume_rows(&[fork.clone(), plain]);
         assert!(
-            rows[0].starts_with("  1. 2026-01-02T00:00:00.000Z (created)  1 messages"),
+            rows[0].starts_with("  1. 2026-01-02T00:00:00.000Z (created)  1 message "),
             "{rows:?}"
         );
         assert!(
-            rows[1].starts_with("  2. 2025-03-17T09:00:00.000Z  1 messages"),
+            rows[1].starts_with("  2. 2025-03-17T09:00:00.000Z  1 message "),
             "{rows:?}"
         );
         let mut out = Vec::new();

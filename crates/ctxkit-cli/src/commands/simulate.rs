@@ -130,6 +130,28 @@ pub fn simulate_command(
     Ok(Outcome::Success)
 }
 
+/// A name that is neither a file nor the id (or its start) of a session in the sessions directory:
+/// a session that is not there, which exits 4 with one hint as a missing file does for every
+/// command that takes a session.
+#[derive(Debug)]
+pub struct NoSuchSession {
+    pub name: String,
+    pub sessions_root: PathBuf,
+}
+
+impl std::fmt::Display for NoSuchSession {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            formatter,
+            "`{}` is neither a file nor the id of a session in `{}`",
+            self.name,
+            self.sessions_root.display()
+        )
+    }
+}
+
+impl std::error::Error for NoSuchSession {}
+
 /// A file that exists (or a session in an OpenCode database, `opencode.db#<session id>`, which the
 /// importer reads), else the session whose id is (or starts with) `name` in the sessions directory.
 fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
@@ -138,7 +160,7 @@ fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
         return Ok(path.to_path_buf());
     }
     if path.exists() || path.components().count() > 1 || name.ends_with(".jsonl") {
-        // A missing file fails as every command that opens a session says it (exit 3).
+        // A missing file fails as every command that opens a session says it (exit 4).
         std::fs::metadata(path).map_err(|source| ctxkit_session::SessionError::Io {
             action: "open",
             path: path.to_owned(),
@@ -155,11 +177,11 @@ fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
         .collect();
     match &matching[..] {
         [one] => Ok(PathBuf::from(&one.path)),
-        [] => anyhow::bail!(
-            "`{name}` is neither a file nor the id of a session in `{}` (list them with `ctxkit \
-             sessions --all`)",
-            locations.sessions_root.display()
-        ),
+        [] => Err(NoSuchSession {
+            name: name.to_owned(),
+            sessions_root: locations.sessions_root.clone(),
+        }
+        .into()),
         several if several.iter().all(|session| session.id == name) => anyhow::bail!(
             "`{name}` is the id of {} session files ({}); name the file",
             several.len(),

@@ -247,7 +247,8 @@ fn import_files(
     let Some(&code) = failures.first() else {
         return Ok(Outcome::Success);
     };
-    // Sweep 9: one file that failed was reported as "1 of 1 file not imported; the others were".
+    // Sweep 9: one file that failed was reported as "1 of 1 file not imported; the others were",
+    // and a batch's sentence stopped at "the others were": it says how many were imported.
     let summary = if files.len() == 1 {
         "The file was not imported (named above)".to_owned()
     } else if failures.len() == files.len() {
@@ -256,8 +257,14 @@ fn import_files(
             files.len()
         )
     } else {
+        let imported = files.len() - failures.len();
+        let others = if imported == 1 {
+            "the other one was".to_owned()
+        } else {
+            format!("the other {imported} were")
+        };
         format!(
-            "{} of {} not imported (each named above); the others were",
+            "{} of {} not imported (each named above); {others} imported",
             failures.len(),
             crate::render::counted(files.len(), "file")
         )

@@ -394,7 +394,7 @@ fn cases() -> Vec<Case> {
             },
             args: &["context", "s.jsonl"],
             code: 0,
-            expect: "1 messages at a",
+            expect: "1 message at a",
         },
         // ----- settings files -----
         Case {

@@ -628,3 +628,110 @@ fn an_imported_codex_rollout_shows_what_its_model_calls_cost() {
     );
     insta::assert_snapshot!(transcript);
 }
+
+/// An OpenCode reply of two steps whose `step-finish` parts record the same tokens and cost was
+/// counted as one model call ("spend: $0.0050 over 1 model call" beside two replies of $0.005):
+/// every step had the message's time, and a call is known by its time and token counts.
+#[test]
+fn opencode_steps_with_the_same_usage_are_each_a_model_call() {
+    let home = Home::new();
+    let storage = home.root.join(".local/share/opencode/storage");
+    let write = |relative: &str, value: serde_json::Value| {
+        let path = storage.join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, value.to_string()).unwrap();
+    };
+    let session = serde_json::json!({"id": "ses_001", "projectID": "p1", "directory": "/work",
+        "title": "Two steps", "time": {"created": 1760000000000_u64, "updated": 1760000009000_u64}});
+    write("session/p1/ses_001.json", session);
+    write(
+        "message/ses_001/msg_001.json",
+        serde_json::json!({"id": "msg_001", "sessionID": "ses_001", "role": "user",
+            "time": {"created": 1760000001000_u64}}),
+    );
+    write(
+        "part/msg_001/prt_00100.json",
+        serde_json::json!({"id": "prt_00100", "messageID": "msg_001", "type": "text",
+            "text": "List the files."}),
+    );
+    write(
+        "message/ses_001/msg_002.json",
+        serde_json::json!({"id": "msg_002", "sessionID": "ses_001", "role": "assistant",
+            "time": {"created": 1760000002000_u64}, "modelID": "m", "providerID": "p",
+            "cost": 0.01, "finish": "stop"}),
+    );
+    let finish = |id: &str, reason: &str| {
+        serde_json::json!({"id": id, "messageID": "msg_002", "type": "step-finish",
+            "reason": reason, "cost": 0.005, "tokens": {"input": 50, "output": 10,
+            "reasoning": 0, "cache": {"read": 0, "write": 0}}})
+    };
+    let parts = [
+        serde_json::json!({"id": "prt_00200", "type": "step-start"}),
+        serde_json::json!({"id": "prt_00201", "type": "tool", "callID": "c1", "tool": "ls",
+            "state": {"status": "completed", "input": {}, "output": "a.txt", "title": "ls",
+            "metadata": {}}}),
+        finish("prt_00202", "tool-calls"),
+        serde_json::json!({"id": "prt_00203", "type": "step-start"}),
+        serde_json::json!({"id": "prt_00204", "type": "text", "text": "One file: a.txt."}),
+        finish("prt_00205", "stop"),
+    ];
+    for part in parts {
+        let id = part["id"].as_str().unwrap().to_owned();
+        write(&format!("part/msg_002/{id}.json"), part);
+    }
+    let source = storage.join("session/p1/ses_001.json");
+    let out = home.path("oc.jsonl");
+    let imported = home.ctxkit(&["import", source.to_str().unwrap(), "--out", &out]);
+    assert!(imported.contains("exit: 0"), "{imported}");
+    let info = home.ctxkit(&["info", &out]);
+    assert!(
+        info.contains("spend:    $0.0100 over 2 model calls"),
+        "{info}"
+    );
+}
+
+/// A Claude Code transcript, a Codex rollout or an OpenCode session given to a command that reads
+/// session files was "not a session file" with the hint to run `ctxkit check`, which only said it
+/// again. The hint now names `ctxkit import`, as `import` tells the formats apart; a file no agent
+/// wrote keeps the `check` hint.
+#[test]
+fn another_agents_session_given_as_a_session_file_names_import() {
+    let home = Home::new();
+    let claude = home.place("claude-code-session.jsonl", "cc.jsonl");
+    let codex = home.place("codex-rollout.jsonl", "rollout.jsonl");
+    copy_tree(&shapes("opencode-1x"), &home.root.join("oc"));
+    let opencode = home
+        .root
+        .join("oc/storage/session/4f1e2d3c5b6a7980/ses_5d0a1b2c3ffeRssFeedParent.json");
+    for (file, described) in [
+        (&claude, "a Claude Code transcript"),
+        (&codex, "a Codex rollout"),
+        (&opencode, "an OpenCode session"),
+    ] {
+        let path = file.to_str().unwrap();
+        let shown = path.replace(&home.root.display().to_string(), "[ROOT]");
+        let import_hint = format!(
+            "hint: it is {described}: run `ctxkit import {shown}` to convert it (`ctxkit export` \
+             and `ctxkit simulate` read it as it is)"
+        );
+        for command in ["info", "tree", "context", "tokens", "compact"] {
+            let output = home.ctxkit(&[command, path]);
+            assert!(
+                output.contains("exit: 3") && output.contains(&import_hint),
+                "{output}"
+            );
+        }
+        let check = home.ctxkit(&["check", path]);
+        assert!(
+            check.contains(&format!("it is {described}: run `ctxkit import {shown}`")),
+            "{check}"
+        );
+    }
+    let headless = home.root.join("headless.jsonl");
+    std::fs::copy(shapes("pi-session-without-header.jsonl"), &headless).unwrap();
+    let output = home.ctxkit(&["info", headless.to_str().unwrap()]);
+    assert!(
+        output.contains("hint: run `ctxkit check") && !output.contains("ctxkit import"),
+        "{output}"
+    );
+}

@@ -108,6 +108,65 @@ fn tree_human() {
     snapshot!(run.ctxkit(&["tree", file.to_str().unwrap()]));
 }
 
+/// Every `progress` record of an imported Claude Code session is a childless entry beside the
+/// conversation, and each pushed the rest of the tree two columns right (248 spaces deep, 589 of
+/// 961 lines past 80 columns). A side branch of childless entries is drawn beside the line that
+/// goes on (the one child with children, or the leaf among childless ones), which keeps its
+/// column, as `git log --graph` draws it.
+#[test]
+fn tree_keeps_the_main_line_in_its_column_past_childless_side_entries() {
+    let run = Run::new();
+    let file = run.home.path().join("side.jsonl");
+    let entry = |id: &str, parent: Option<&str>, second: u32, body: &str| {
+        let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+        format!(
+            r#"{{"id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:{second:02}Z",{body}}}"#
+        )
+    };
+    let message = |role: &str, text: &str| {
+        format!(
+            r#""type":"message","message":{{"role":"{role}","content":[{{"type":"text","text":"{text}"}}],"timestamp":1}}"#
+        )
+    };
+    let progress = r#""type":"custom","customType":"import.claude-code.progress""#;
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#
+            .to_owned(),
+        entry("aaaaaaa1", None, 1, &message("user", "Start.")),
+        entry(
+            "bbbbbbb1",
+            Some("aaaaaaa1"),
+            2,
+            &message("assistant", "One."),
+        ),
+        entry("5ide0001", Some("aaaaaaa1"), 3, progress),
+        entry("5ide0002", Some("bbbbbbb1"), 4, progress),
+        entry("5ide0003", Some("bbbbbbb1"), 5, progress),
+        entry("ccccccc1", Some("bbbbbbb1"), 6, &message("user", "Two.")),
+        entry("5ide0004", Some("ccccccc1"), 7, progress),
+        entry(
+            "ddddddd1",
+            Some("ccccccc1"),
+            8,
+            &message("assistant", "Three."),
+        ),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let output = run.ctxkit(&["tree", file.to_str().unwrap()]);
+    assert_eq!(
+        output,
+        "exit: 0\n\
+         aaaaaaa1 user: Start.\n\
+         ├ 5ide0001 custom: import.claude-code.progress\n\
+         bbbbbbb1 assistant: One.\n\
+         ├ 5ide0002 custom: import.claude-code.progress\n\
+         ├ 5ide0003 custom: import.claude-code.progress\n\
+         ccccccc1 user: Two.\n\
+         ├ 5ide0004 custom: import.claude-code.progress\n\
+         ddddddd1 assistant: Three.  ← leaf\n"
+    );
+}
+
 #[test]
 fn tree_json() {
     let run = Run::new();
@@ -231,6 +290,7 @@ mod store_sessions;
 mod trust;
 mod undo_and_branch;
 mod web;
+mod wording;
 
 #[test]
 fn tokens_with_each_estimator() {
@@ -464,7 +524,7 @@ fn tokens_say_when_pi_087_counts_differently_after_an_edit() {
     assert!(
         lines.next().unwrap().starts_with("1129 tokens in ")
             && output.contains(
-                "(estimated: the last usage reported predates a compaction or context edit)"
+                "(estimate:pi, as the last usage reported predates a compaction or context edit)"
             )
             && output.contains("2040 reported by the provider up to message 12"),
         "{output}"
@@ -481,6 +541,42 @@ fn tokens_say_when_pi_087_counts_differently_after_an_edit() {
         json["tokens"], 2043,
         "the reported usage still counts for the context"
     );
+}
+
+/// The count that leads after an edit is made with the estimator asked for, and names it (the
+/// headline said the same Pi estimate for every `--estimator`, naming none).
+#[test]
+fn tokens_after_an_edit_count_with_the_estimator_chosen() {
+    let run = Run::new();
+    let file = corpus("../corpus-087/087-edits-compaction.jsonl");
+    let path = file.to_str().unwrap();
+    let mut headlines = Vec::new();
+    for (estimator, source) in [
+        ("pi", "estimate:pi"),
+        ("cl100k", "tokenizer:cl100k_base"),
+        ("o200k", "tokenizer:o200k_base"),
+    ] {
+        let output = run.ctxkit(&["tokens", path, "--estimator", estimator]);
+        let headline = output.lines().nth(1).unwrap().to_owned();
+        assert!(
+            headline.contains(&format!("({source}, as the last usage reported predates")),
+            "{output}"
+        );
+        let json = run.ctxkit(&["tokens", path, "--estimator", estimator, "--json"]);
+        let json: serde_json::Value =
+            serde_json::from_str(json.split_once('\n').unwrap().1).unwrap();
+        let projected = json["projectedTokens"].as_u64().unwrap();
+        assert!(
+            headline.starts_with(&format!("{projected} tokens in ")),
+            "the headline is `projectedTokens`: {headline} {json}"
+        );
+        headlines.push(projected);
+    }
+    assert_ne!(
+        headlines[0], headlines[1],
+        "pi and cl100k count differently"
+    );
+    assert_eq!(headlines[0], 1129, "pi keeps Pi 0.87's number");
 }
 
 #[test]

@@ -90,15 +90,22 @@ fn a_session_id_from_the_sessions_directory_replays_and_json_holds_the_verdict()
         output.contains("simulated 1 session under 2 strategies in "),
         "{output}"
     );
-    // An id nobody has is one line naming where it looked.
-    let output = run.ctxkit(&["simulate", "--session", "ffffffff"]);
-    assert!(output.starts_with("exit: 3\n"), "{output}");
-    assert!(
-        output.contains(
-            "error: `ffffffff` is neither a file nor the id of a session in `[HOME]/sessions`"
-        ),
-        "{output}"
-    );
+    // An id nobody has is one line naming where it looked; a session that is not there exits 4
+    // as for every command that takes one (it was 3).
+    for args in [
+        ["simulate", "--session", "ffffffff"].as_slice(),
+        &["simulate", "ffffffff"],
+    ] {
+        let output = run.ctxkit(args);
+        assert!(output.starts_with("exit: 4\n"), "{output}");
+        assert!(
+            output.contains(
+                "error: `ffffffff` is neither a file nor the id of a session in `[HOME]/sessions`\n\
+                 hint: `ctxkit sessions` lists this directory's sessions"
+            ),
+            "{output}"
+        );
+    }
 }
 
 /// The JSON of `ctxkit simulate FILE --strategy defaults --json ARGS…`.

@@ -152,8 +152,10 @@ fn a_batch_imports_every_file_it_can_and_names_each_it_cannot() {
         "{output}"
     );
     assert!(!output.contains("list the stored sessions"), "{output}");
+    // The sentence ends (it stopped at "; the others were").
     assert!(
-        output.contains("2 of 4 files not imported (each named above)"),
+        output
+            .ends_with("2 of 4 files not imported (each named above); the other 2 were imported\n"),
         "{output}"
     );
     // One file alone: no "others" (sweep 9: "1 of 1 file not imported …; the others were").

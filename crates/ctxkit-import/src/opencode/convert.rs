@@ -1,6 +1,6 @@
 //! An OpenCode session ([`RawSession`]) → v3 entries, one chain in message order, the way OpenCode
 //! turns its messages into model messages: a user message's text and file parts; an assistant
-//! message split at its `step-start` parts into one reply per step (text, reasoning, tool calls)
+//! message split at its `step-start` parts into one reply per step (`steps`: text, reasoning, tool calls)
 //! followed by one `toolResult` per tool part; a compaction (a user message with a `compaction` part,
 //! then an assistant message with `summary: true`) becomes a `compaction` entry. `session_message`
 //! rows are converted by `next`; messages a revert undid go on a side branch (`timeline`).
@@ -8,14 +8,14 @@
 use std::collections::{HashMap, HashSet};
 
 use ctxkit_protocol::{
-    AgentMessage, AssistantMessage, CompactionEntry, ContentBlock, CustomEntry, EntryKind,
-    JsonObject, MessageContent, SessionEntry, SessionInfoEntry, ThinkingContent, ToolCall,
-    UserMessage, value_as_u64,
+    AgentMessage, CompactionEntry, ContentBlock, CustomEntry, EntryKind, JsonObject,
+    MessageContent, SessionEntry, SessionInfoEntry, UserMessage, value_as_u64,
 };
 use ctxkit_session::iso_from_ms;
 use serde_json::Value;
 
-use super::blocks::{cost_of, file_block, summary_details, tool_result, usage_of};
+use super::blocks::{cost_of, file_block, summary_details, tool_result};
+use super::steps::{split_steps, step_reply, step_times};
 use super::storage::{RawMessage, RawSession, str_of};
 use super::timeline::{Item, Walk};
 use crate::builder::{Builder, Planned, header, set_parent_session_id};
@@ -229,7 +229,7 @@ pub(super) fn time_of(object: &JsonObject, key: &str) -> Option<i64> {
         .and_then(|ms| i64::try_from(ms).ok())
 }
 
-fn part_type(part: &JsonObject) -> &str {
+pub(super) fn part_type(part: &JsonObject) -> &str {
     str_of(part, "type").unwrap_or_default()
 }
 
@@ -335,16 +335,7 @@ fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str
         chain.push_compaction(ordinal, message_id(message), time, compaction, kept);
         return;
     }
-    // One reply per step: parts up to the next `step-start`.
-    let mut steps: Vec<Vec<&JsonObject>> = vec![Vec::new()];
-    for part in &message.parts {
-        if part_type(part) == "step-start" && steps.last().is_some_and(|step| !step.is_empty()) {
-            steps.push(Vec::new());
-        }
-        if let Some(step) = steps.last_mut() {
-            step.push(part);
-        }
-    }
+    let steps = split_steps(&message.parts);
     let last_step = steps.len() - 1;
     // The message's `cost` sums its steps': what the steps' `step-finish` parts do not record
     // is the last step's, when that step has none of its own.
@@ -355,14 +346,16 @@ fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str
         .filter_map(cost_of)
         .sum();
     let cost_left = cost_of(info).map(|cost| (cost - recorded).max(0.0));
-    for (number, step) in steps.iter().enumerate() {
+    let times = step_times(time_of(info, "created"), &steps);
+    for ((number, step), step_time) in steps.iter().enumerate().zip(times) {
         let key = if number == 0 {
             message_id(message).to_owned()
         } else {
             format!("{}#{number}", message_id(message))
         };
         let last = (number == last_step).then_some(cost_left);
-        let reply = step_reply(info, step, last);
+        let mut reply = step_reply(info, step, last);
+        reply.timestamp = step_time;
         let has_content = !reply.content.is_empty() || reply.is_aborted_or_error();
         if !has_content {
             continue;
@@ -385,117 +378,6 @@ fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str
                 time,
                 EntryKind::Message(Box::new(result)),
             );
-        }
-    }
-}
-
-/// The assistant reply of one step; `last` (the message's last step) holds the message's cost
-/// its other steps do not record.
-fn step_reply(
-    info: &JsonObject,
-    step: &[&JsonObject],
-    last: Option<Option<f64>>,
-) -> AssistantMessage {
-    let mut content = Vec::new();
-    let mut kept = Vec::new();
-    let mut finish = None;
-    let mut usage = None;
-    for part in step {
-        match part_type(part) {
-            "text" => content.push(ContentBlock::text(str_of(part, "text").unwrap_or_default())),
-            "reasoning" => content.push(ContentBlock::Thinking(ThinkingContent {
-                thinking: str_of(part, "text").unwrap_or_default().to_owned(),
-                thinking_signature: None,
-                extra: JsonObject::new(),
-            })),
-            "tool" => {
-                let state = part.get("state").and_then(Value::as_object);
-                content.push(ContentBlock::ToolCall(ToolCall {
-                    id: str_of(part, "callID").unwrap_or_default().to_owned(),
-                    name: str_of(part, "tool").unwrap_or_default().to_owned(),
-                    arguments: state
-                        .and_then(|state| state.get("input"))
-                        .filter(|input| input.is_object())
-                        .cloned()
-                        .unwrap_or_else(|| Value::Object(JsonObject::new())),
-                    extra: JsonObject::new(),
-                }));
-            }
-            "step-finish" => {
-                finish = str_of(part, "reason").map(str::to_owned);
-                usage = part
-                    .get("tokens")
-                    .and_then(Value::as_object)
-                    .map(|tokens| usage_of(tokens, cost_of(part)));
-                kept.push(Value::Object((*part).clone()));
-            }
-            _ => kept.push(Value::Object((*part).clone())),
-        }
-    }
-    let calls_tools = content
-        .iter()
-        .any(|block| matches!(block, ContentBlock::ToolCall(_)));
-    let (stop, error_message) = step_stop(info, finish.as_deref(), last.is_some(), calls_tools);
-    if usage.is_none()
-        && let Some(cost_left) = last
-    {
-        usage = info
-            .get("tokens")
-            .and_then(Value::as_object)
-            .map(|tokens| usage_of(tokens, cost_left));
-    }
-    let mut extra = JsonObject::new();
-    if !kept.is_empty() {
-        extra.insert("opencodeParts".to_owned(), Value::Array(kept));
-    }
-    AssistantMessage {
-        content,
-        api: None,
-        provider: str_of(info, "providerID").map(str::to_owned),
-        model: str_of(info, "modelID").map(str::to_owned),
-        usage,
-        stop_reason: Some(stop.to_owned()),
-        error_message,
-        timestamp: time_of(info, "created"),
-        extra,
-    }
-}
-
-/// A step's stop reason and error message: the message's error (on its last step), else the
-/// step's finish reason (the message's on its last step), else whether it calls tools.
-fn step_stop(
-    info: &JsonObject,
-    finish: Option<&str>,
-    last: bool,
-    calls_tools: bool,
-) -> (&'static str, Option<String>) {
-    let error = info
-        .get("error")
-        .and_then(Value::as_object)
-        .filter(|_| last);
-    match error {
-        Some(error) => {
-            let message = error
-                .get("data")
-                .and_then(|data| data.get("message"))
-                .and_then(Value::as_str)
-                .or_else(|| str_of(error, "name"))
-                .map(str::to_owned);
-            let stop = if str_of(error, "name") == Some("MessageAbortedError") {
-                "aborted"
-            } else {
-                "error"
-            };
-            (stop, message)
-        }
-        None => {
-            let stop = match finish.or(if last { str_of(info, "finish") } else { None }) {
-                Some("length") => "length",
-                Some("tool-calls") => "toolUse",
-                _ if calls_tools => "toolUse",
-                Some(_) | None => "stop",
-            };
-            (stop, None)
         }
     }
 }

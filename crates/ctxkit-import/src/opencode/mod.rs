@@ -8,6 +8,7 @@ mod convert;
 mod database;
 mod next;
 mod rows;
+mod steps;
 mod storage;
 mod timeline;
 

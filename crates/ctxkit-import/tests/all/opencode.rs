@@ -274,6 +274,34 @@ fn opencode_costs_are_carried_into_the_imported_usage() {
     assert!(details["summarizer"].as_str().is_some(), "{details}");
 }
 
+/// Each step of an OpenCode reply is its own model call, so it gets its own time: the message's
+/// for the first, then the first time its parts record, else a millisecond after the step before
+/// (two steps with the message's time and the same usage were counted as one call).
+#[test]
+fn opencode_steps_take_their_own_time() {
+    let (session, _) = imported_context(&session_file());
+    let times: Vec<Option<i64>> = session
+        .entries()
+        .iter()
+        .filter_map(|entry| {
+            let EntryKind::Message(message) = &entry.kind else {
+                return None;
+            };
+            Some(message.as_assistant()?.timestamp)
+        })
+        .collect();
+    assert_eq!(
+        times,
+        [
+            Some(1_760_000_002_000),
+            Some(1_760_000_020_000),
+            Some(1_760_000_031_000),
+            Some(1_760_000_031_001),
+            Some(1_760_000_071_000),
+        ]
+    );
+}
+
 /// Copies the 1.x store fixture to `dir`; returns its session file.
 fn copied_store(dir: &Path) -> PathBuf {
     let source = shape("opencode-1x");

@@ -12,7 +12,7 @@ use super::Chat;
 use super::agent::Ask;
 use crate::commands::compaction::describe_compaction;
 use crate::commands::inspect::write_tree;
-use crate::render::one_line;
+use crate::render::{counted, one_line};
 
 /// What the input loop does after a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -286,16 +286,18 @@ impl Chat {
                 let left_out = span.saturating_sub(summarized.len());
                 if left_out == 0 {
                     self.ui.line(&format!(
-                        "A compaction now would summarize {span} messages (~{summarized_tokens} tokens) and \
+                        "A compaction now would summarize {} (~{summarized_tokens} tokens) and \
                          keep the rest verbatim from entry {} (~{} tokens; keepRecentTokens {keep_recent_tokens})",
+                        counted(span, "message"),
                         plan.first_kept_entry_id,
                         plan.tokens_before.saturating_sub(summarized_tokens),
                     ));
                 } else {
                     self.ui.line(&format!(
-                        "A compaction now would summarize {span} messages, reading {} of them (~{summarized_tokens} \
+                        "A compaction now would summarize {}, reading {} of them (~{summarized_tokens} \
                          tokens; the span is longer than a summary request carries), and keep the rest verbatim \
                          from entry {} (keepRecentTokens {keep_recent_tokens})",
+                        counted(span, "message"),
                         summarized.len(),
                         plan.first_kept_entry_id,
                     ));
@@ -519,9 +521,9 @@ pub(crate) fn resume_rows(sessions: &[ctxkit_protocol::SessionInfoRecord]) -> Ve
                 info.modified.clone()
             };
             format!(
-                "{:>3}. {when}  {} messages  {}",
+                "{:>3}. {when}  {}  {}",
                 number + 1,
-                info.message_count,
+                counted(info.message_count, "message"),
                 one_line(title, 60)
             )
         })
