@@ -104,6 +104,8 @@ pub enum InterruptCause {
     ServerStopping,
     /// The client disconnected (its input ended).
     ClientGone,
+    /// A compaction asked for during the turn (`/compact`, `compact`) stopped it first.
+    Compaction,
 }
 
 impl InterruptCause {
@@ -113,6 +115,7 @@ impl InterruptCause {
             Self::User => "Command cancelled by the user",
             Self::ServerStopping => "Command cancelled: the server is stopping",
             Self::ClientGone => "Command cancelled: the client disconnected",
+            Self::Compaction => "Command cancelled: a compaction stopped the turn",
         }
     }
 
@@ -122,6 +125,7 @@ impl InterruptCause {
             Self::User => "Not run: the user interrupted the turn",
             Self::ServerStopping => "Not run: the server stopped the turn as it is stopping",
             Self::ClientGone => "Not run: the client disconnected",
+            Self::Compaction => "Not run: a compaction stopped the turn",
         }
     }
 }
@@ -337,6 +341,8 @@ impl Engine {
 
     /// Cancels a running turn and waits until its guard is dropped.
     pub(crate) async fn stop_turn(&self) {
+        // Said in what the turn leaves (a `bash` result read "cancelled by the user").
+        self.interrupt_turn_because(InterruptCause::Compaction);
         let mut receiver = self.inner.turn.subscribe();
         if let Some(cancel) = receiver.borrow().clone() {
             cancel.cancel();

@@ -122,12 +122,26 @@ impl std::fmt::Debug for AgentConfig {
 
 /// Which risky tool calls (`bash`) run without a person to ask.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(try_from = "String")]
 enum ApprovePolicy {
     /// Declined; the model is told so (the default).
     #[default]
     None,
     All,
+}
+
+impl TryFrom<String> for ApprovePolicy {
+    type Error = String;
+
+    /// `"none"` or `"all"`; anything else is named with the two (`true` was refused with serde's
+    /// "expected string or map", which spoke of a form there is not).
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        match text.as_str() {
+            "none" => Ok(Self::None),
+            "all" => Ok(Self::All),
+            other => Err(format!("`approve` is \"none\" or \"all\", not `{other}`")),
+        }
+    }
 }
 
 #[derive(Deserialize)]

@@ -142,7 +142,7 @@ pub(crate) async fn dispatch_requests(
                     // A manual compaction sent during a run stops the run first, then compacts
                     // (the reference's `compact()` aborts the running turn).
                     "compact" => {
-                        interrupt_run(shared).await;
+                        interrupt_run(shared, ctxkit_engine::InterruptCause::Compaction).await;
                         waiting.push_back(request);
                     }
                     _ => waiting.push_back(request),
@@ -237,8 +237,9 @@ pub(crate) async fn stop_everything(shared: &Shared, cause: InterruptCause) {
     shared.stop.send_replace(stop::Stop::Everything);
 }
 
-/// Stops the running `agent.run`, if one runs, as `agent.cancel` does.
-async fn interrupt_run(shared: &Shared) {
+/// Stops the running `agent.run`, if one runs, as `agent.cancel` does, for `cause` (what the
+/// results it leaves say).
+async fn interrupt_run(shared: &Shared, cause: ctxkit_engine::InterruptCause) {
     let running = shared
         .running
         .lock()
@@ -248,7 +249,7 @@ async fn interrupt_run(shared: &Shared) {
         return;
     }
     if let Some(engine) = shared.engine.read().await.as_ref() {
-        engine.interrupt_turn();
+        engine.interrupt_turn_because(cause);
         shared.stop.send_replace(stop::Stop::Agent);
     }
 }

@@ -604,6 +604,17 @@ async fn a_compact_during_a_run_stops_the_run_then_compacts() {
         info["result"]["leaf_id"], compacted["result"]["entry_id"],
         "{info}"
     );
+    // The command's result says what stopped it (QA 2026-12-05: "cancelled by the user").
+    let ended_tool = client
+        .notifications
+        .iter()
+        .find(|message| message["params"]["type"] == "tool_end")
+        .unwrap();
+    let text = ended_tool["params"]["text"].as_str().unwrap();
+    assert!(
+        text.contains("Command cancelled: a compaction stopped the turn"),
+        "{text}"
+    );
 }
 
 /// Attack (issue 42): a trusted hook script outside `.ctxkit/` (`scripts/after_compact.sh`, named

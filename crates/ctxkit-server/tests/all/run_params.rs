@@ -38,6 +38,11 @@ async fn a_run_that_cannot_work_is_refused_before_the_model_is_asked() {
             "ctxkit's own folder",
         ),
         (json!({"text": "  \n"}), "`text` is empty"),
+        (
+            json!({"text": "hi", "approve": "yes"}),
+            "`approve` is \"none\" or \"all\"",
+        ),
+        (json!({"text": "hi", "approve": true}), "expected a string"),
         (json!({"text": "hi", "max_tokens": 0}), "`max_tokens` is 0"),
         (
             json!({"text": "hi", "cwd": dir.path().join("missing").display().to_string()}),
