@@ -1,13 +1,17 @@
 //! Where git looks for a project's hooks besides `.git/hooks`: the folders `core.hooksPath`
 //! names (`.husky`, `.githooks`). A hook written there runs at the user's next `git commit`, so
 //! [`crate::Workspace`] guards those folders like `.git`. The config files are parsed just enough
-//! for that one key: sections, subsections, comments, quotes and escapes, continued lines;
-//! `include` and `includeIf` are not followed.
+//! for that one key: sections, subsections, comments, quotes and escapes, continued lines, and
+//! the files `include.path` and `includeIf.<condition>.path` name (every one followed, whatever
+//! its condition: guarding a folder too many costs a question, one too few a hook).
 
 use std::path::{Path, PathBuf};
 
 /// The most bytes of one config file read (a real one is a few kilobytes).
 const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// How deep includes are followed (git stops at 10).
+const MAX_INCLUDE_DEPTH: usize = 10;
 
 /// The folders `core.hooksPath` names for the repository holding `project`, in the repository's
 /// config (a worktree's shared config and its own `config.worktree` included) and in the user's
@@ -21,20 +25,38 @@ pub(crate) fn hooks_folders(
     let Some(top) = work_tree_top(project) else {
         return Vec::new();
     };
-    let mut files = repository_configs(&top);
-    files.extend(global);
+    let mut pending: Vec<(PathBuf, usize)> = repository_configs(&top)
+        .into_iter()
+        .chain(global)
+        .map(|file| (file, 0))
+        .collect();
+    let mut read: Vec<PathBuf> = Vec::new();
     let mut folders = Vec::new();
-    for file in files {
+    while let Some((file, depth)) = pending.pop() {
+        if read.contains(&file) {
+            continue;
+        }
         let Ok(text) = ctxkit_jail::read_regular_to_string(&file, MAX_CONFIG_BYTES) else {
             continue;
         };
-        for value in hooks_path_values(&text) {
+        let values = config_values(&text);
+        for value in values.hooks_paths {
             if let Some(folder) = folder_of(&value, &top, user_home)
                 && !folders.contains(&folder)
             {
                 folders.push(folder);
             }
         }
+        if depth < MAX_INCLUDE_DEPTH {
+            // An included file's relative path is relative to the file that names it.
+            let base = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+            for included in values.includes {
+                if let Some(path) = folder_of(&included, &base, user_home) {
+                    pending.push((path, depth + 1));
+                }
+            }
+        }
+        read.push(file);
     }
     folders
 }
@@ -99,30 +121,74 @@ fn folder_of(value: &str, top: &Path, user_home: Option<&Path>) -> Option<PathBu
     })
 }
 
-/// Every value of `core.hooksPath` in the config `text` (section and key names compared without
-/// regard to case; `[core "x"]` is another section).
-pub(crate) fn hooks_path_values(text: &str) -> Vec<String> {
-    let mut values = Vec::new();
-    let mut in_core = false;
+/// What a config file says of hooks: every `core.hooksPath` value, and the files its `include`
+/// and `includeIf` sections name.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ConfigValues {
+    hooks_paths: Vec<String>,
+    includes: Vec<String>,
+}
+
+/// The section a config line opens.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Section {
+    Core,
+    Include,
+    Other,
+}
+
+/// Every value of `core.hooksPath` in the config `text`.
+#[cfg(test)]
+fn hooks_path_values(text: &str) -> Vec<String> {
+    config_values(text).hooks_paths
+}
+
+/// [`ConfigValues`] of the config `text` (section and key names compared without regard to case;
+/// `[core "x"]` is another section; `[include]` and `[includeIf "…"]` name files by `path`).
+fn config_values(text: &str) -> ConfigValues {
+    let mut values = ConfigValues::default();
+    let mut section = Section::Other;
     for line in logical_lines(text) {
         let mut rest = line.trim_start();
         if rest.starts_with('[') {
             let Some(end) = rest.find(']') else {
-                in_core = false;
+                section = Section::Other;
                 continue;
             };
-            in_core = rest[1..end].trim().eq_ignore_ascii_case("core");
+            section = section_of(&rest[1..end]);
             rest = rest[end + 1..].trim_start();
         }
-        if !in_core || rest.starts_with(['#', ';']) {
+        if section == Section::Other || rest.starts_with(['#', ';']) {
             continue;
         }
         let (key, value) = rest.split_once('=').unwrap_or((rest, ""));
-        if key.trim().eq_ignore_ascii_case("hooksPath") {
-            values.push(unquoted(value));
+        let key = key.trim();
+        match section {
+            Section::Core if key.eq_ignore_ascii_case("hooksPath") => {
+                values.hooks_paths.push(unquoted(value));
+            }
+            Section::Include if key.eq_ignore_ascii_case("path") => {
+                values.includes.push(unquoted(value));
+            }
+            Section::Core | Section::Include | Section::Other => {}
         }
     }
     values
+}
+
+/// The section a header's text (between the brackets) opens.
+fn section_of(header: &str) -> Section {
+    let header = header.trim();
+    let (name, subsection) =
+        match header.find(|character: char| character == '"' || character.is_whitespace()) {
+            Some(at) => (&header[..at], !header[at..].trim().is_empty()),
+            None => (header, false),
+        };
+    match (name.to_ascii_lowercase().as_str(), subsection) {
+        ("core", false) => Section::Core,
+        ("include", false) | ("includeif", true) => Section::Include,
+        _ => Section::Other,
+    }
 }
 
 /// The lines of `text` with a line ending in a backslash joined to the next one.
@@ -183,6 +249,35 @@ mod tests {
                     # husky's\n[core \"x\"]\n\thooksPath = nor-this\n[core] hookspath = \"my \
                     hooks\" ; quoted\n[core]\n\thooksPath = a\\\n/b\n";
         assert_eq!(hooks_path_values(text), [".husky", "my hooks", "a/b"]);
+    }
+
+    /// QA (2026-12-05): a `core.hooksPath` in a file the user's config includes was not found.
+    #[test]
+    fn included_files_are_followed_whatever_their_condition() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join("git")).unwrap();
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[include]\n\tpath = git/common\n[includeIf \"gitdir:~/work/\"]\n\tpath = ~/git/work\n",
+        )
+        .unwrap();
+        std::fs::write(
+            home.join("git/common"),
+            "[include]\npath = common\n[core]\nhooksPath = .githooks\n",
+        )
+        .unwrap();
+        std::fs::write(home.join("git/work"), "[core]\n\thooksPath = ~/hooks\n").unwrap();
+        let folders = hooks_folders(&project, vec![home.join(".gitconfig")], Some(&home));
+        assert_eq!(folders.len(), 2, "{folders:?}");
+        assert!(folders.contains(&project.join(".githooks")), "{folders:?}");
+        assert!(folders.contains(&home.join("hooks")), "{folders:?}");
+        assert_eq!(
+            config_values("[includeIf]\npath = x\n[include \"y\"]\npath = z\n"),
+            ConfigValues::default()
+        );
     }
 
     #[test]
