@@ -229,8 +229,13 @@ fn diff_line(line: &str) -> String {
 const MAX_PREVIEW_INDENT: usize = 24;
 
 /// A result line as [`one_line`] shows it, its indentation kept (a tab as four columns, at most
-/// [`MAX_PREVIEW_INDENT`]): code read or listed keeps its shape.
+/// [`MAX_PREVIEW_INDENT`]): code read or listed keeps its shape. A `grep` match
+/// (`path:12: code`) keeps the indentation of its code after the place.
 fn indented_line(line: &str, limit: usize) -> String {
+    if let Some((place, code)) = grep_place(line) {
+        let code = indented_line(code, limit.saturating_sub(place.chars().count()));
+        return format!("{place}{code}");
+    }
     let rest = line.trim_start();
     let indent: usize = line[..line.len() - rest.len()]
         .chars()
@@ -242,6 +247,18 @@ fn indented_line(line: &str, limit: usize) -> String {
         " ".repeat(indent),
         one_line(rest, limit.saturating_sub(indent))
     )
+}
+
+/// The place of a `grep` match line (`path:12: `, the space included) and the line's code.
+fn grep_place(line: &str) -> Option<(&str, &str)> {
+    let first = line.find(':')?;
+    if line[..first].contains(char::is_whitespace) {
+        return None;
+    }
+    let after = &line[first + 1..];
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    let code = after.get(digits..)?.strip_prefix(": ")?;
+    (digits > 0).then(|| line.split_at(line.len() - code.len()))
 }
 
 /// At most `limit` of `lines`: all of them, or the first half and the last half with the number
@@ -377,6 +394,12 @@ mod tests {
             28
         );
         assert_eq!(indented_line("  abcdef", 5), "  ab…");
+        // QA (2026-12-05): a grep match lost its code's indentation.
+        assert_eq!(
+            indented_line("src/a.rs:12:         let  x = 1;", 200),
+            "src/a.rs:12:         let x = 1;"
+        );
+        assert_eq!(indented_line("note: 12: x", 200), "note: 12: x");
     }
 
     #[test]
