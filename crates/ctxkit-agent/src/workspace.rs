@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 pub use crate::resolve::resolve;
+use crate::resolve::{expand, home_link_targets};
 
 /// What a tool does with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -462,43 +463,6 @@ impl Workspace {
 }
 
 use ctxkit_jail::default_ctxkit_home;
-
-/// Where the entries of ctxkit's `home` that are symlinks lead, resolved (`settings.json`,
-/// `auth.json`, `trusted-projects.json`, a linked `skills` or `sessions` folder): ctxkit's own
-/// places by another name. A link to the home itself or to a folder holding it (`up -> ..`)
-/// is left out: that folder is not ctxkit's, and what of ctxkit's it holds is the home.
-fn home_link_targets(home: &Path) -> Vec<PathBuf> {
-    let resolved_home = resolve(home);
-    let Ok(entries) = std::fs::read_dir(home) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_symlink()))
-        .map(|entry| resolve(&entry.path()))
-        .filter(|target| !resolved_home.starts_with(target))
-        .collect()
-}
-
-/// A path argument as a path: `~/` is the user's home, a relative path is under `cwd`, `$'…'` parts
-/// are unquoted (`names::decoded`).
-fn expand(cwd: &Path, argument: &str) -> PathBuf {
-    let argument = argument.strip_prefix('@').unwrap_or(argument);
-    if (argument == "~" || argument.starts_with("~/"))
-        && let Some(home) = std::env::home_dir()
-    {
-        return home.join(crate::names::decoded(
-            argument.trim_start_matches('~').trim_start_matches('/'),
-        ));
-    }
-    // A name `ls` or `grep` showed quoted (`$'a\nb'`) names the file it was shown for.
-    let path = crate::names::decoded(argument);
-    if path.is_absolute() {
-        path
-    } else {
-        cwd.join(path)
-    }
-}
 
 #[cfg(test)]
 #[path = "workspace_tests.rs"]
