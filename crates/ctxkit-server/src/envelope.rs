@@ -323,6 +323,7 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de Raw
 fn read_request(text: &str) -> Result<Parts, (Id, MethodError)> {
     // JavaScript clients cut strings by UTF-16 length and send lone surrogate escapes (`\ud83d`),
     // as Pi writes them into files: read as the session reader reads them (U+FFFD in their place).
+    let original = text;
     let repaired = ctxkit_protocol::repair_lone_surrogates(text);
     let text: &str = &repaired;
     let invalid = |id: Id, message: &str| {
@@ -370,6 +371,9 @@ fn read_request(text: &str) -> Result<Parts, (Id, MethodError)> {
     let id = match envelope.id {
         None => None,
         Some(id) => match Id::read(id) {
+            // The id comes back exactly as written, lone surrogates and all (the repair is for
+            // reading the request, not for the client's own token).
+            Some(id) if original != text => lone_id(original).or(Some(id)),
             Some(id) => Some(id),
             None => return invalid(Id::Null, "`id` must be a string, a number or null"),
         },
@@ -446,4 +450,23 @@ struct Parts {
     id: Option<Id>,
     method: String,
     params: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// QA (2026-12-05): an id holding a lone surrogate escape came back as `"\ufffd"`; the
+    /// protocol says an id comes back exactly as written. The rest is read repaired.
+    #[test]
+    fn an_id_with_a_lone_surrogate_comes_back_as_written() {
+        let text =
+            r#"{"jsonrpc":"2.0","id":"a\ud800","method":"initialize","params":{"x":"\udc00"}}"#;
+        let Ok(parts) = read_request(text) else {
+            panic!("read");
+        };
+        let id = serde_json::to_string(&parts.id).unwrap();
+        assert_eq!(id, r#""a\ud800""#);
+        assert_eq!(parts.params["x"], "\u{fffd}");
+    }
 }
