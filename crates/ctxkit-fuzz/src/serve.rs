@@ -259,7 +259,10 @@ fn answers(output: &str) -> Owed {
         let outcomes = usize::from(members.has("result")) + usize::from(members.has("error"));
         assert_eq!(outcomes, 1, "an answer holds one outcome: {line}");
         if id != "null" {
-            *answered.entry(id.to_owned()).or_insert(0) += 1;
+            // An id comes back as written, a lone surrogate escape too; the ids owed are counted
+            // as the server reads the request (repaired), so the answer's is compared the same way.
+            let id = ctxkit_protocol::repair_lone_surrogates(id).into_owned();
+            *answered.entry(id).or_insert(0) += 1;
         }
     }
     answered
