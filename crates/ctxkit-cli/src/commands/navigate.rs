@@ -87,9 +87,11 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
     // Already there (the leaf itself named, or the entry the last move's marker stands on):
     // nothing moved, so nothing is recorded; a marker each time grew the tree with empty
     // branches.
-    if outcome.summary_entry_id.is_none()
-        && already_there(&engine, old_leaf.as_deref(), outcome.new_leaf_id.as_deref())?
-    {
+    let stayed = outcome.summary_entry_id.is_none() && {
+        let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+        runtime.block_on(leaf_stayed(&engine, old_leaf.as_deref()))
+    };
+    if stayed {
         if args.json {
             print_json(
                 out,
@@ -123,23 +125,24 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
     Ok(Outcome::Success)
 }
 
-/// Whether the leaf moved from `old_leaf` to `new_leaf` stays where it was: the same entry, or
-/// the one a navigation marker at `old_leaf` was written on (a marker is in no context).
-fn already_there(engine: &Engine, old_leaf: Option<&str>, new_leaf: Option<&str>) -> Result<bool> {
-    if old_leaf == new_leaf {
-        return Ok(true);
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    Ok(runtime.block_on(engine.with_session(|session| {
-        old_leaf
-            .and_then(|id| session.entry(id))
-            .filter(|entry| entry.parent_id() == new_leaf)
-            .and_then(|entry| entry.parse().ok())
-            .is_some_and(|entry| {
-                matches!(&entry.kind, ctxkit_protocol::EntryKind::Custom(custom)
-                    if custom.custom_type == NAVIGATE_TYPE)
-            })
-    })))
+/// Whether the leaf, moved from `old_leaf`, stays where it was: the same entry, or the one a
+/// navigation marker at `old_leaf` stands on (a marker is in no context). Such a move is not
+/// recorded: a marker each time grew the tree with empty branches.
+async fn leaf_stayed(engine: &Engine, old_leaf: Option<&str>) -> bool {
+    engine
+        .with_session(|session| {
+            let new_leaf = session.leaf_id();
+            old_leaf == new_leaf
+                || old_leaf
+                    .and_then(|id| session.entry(id))
+                    .filter(|entry| entry.parent_id() == new_leaf)
+                    .and_then(|entry| entry.parse().ok())
+                    .is_some_and(|entry| {
+                        matches!(&entry.kind, ctxkit_protocol::EntryKind::Custom(custom)
+                            if custom.custom_type == NAVIGATE_TYPE)
+                    })
+        })
+        .await
 }
 
 /// What recording a move left in the session.
@@ -151,11 +154,15 @@ struct Recorded {
 
 /// Records a leaf move made without a summary entry, so it survives reopening: a navigation
 /// marker (a `custom` entry, which no context shows) at the new leaf, or a new root when the leaf
-/// went to the start of the session. Pi and ctxkit open a session at its last entry.
+/// went to the start of the session. Pi and ctxkit open a session at its last entry. A move that
+/// stayed where it was ([`leaf_stayed`]) records nothing.
 pub(crate) async fn record_leaf_move(
     engine: &Engine,
     old_leaf: Option<String>,
 ) -> ctxkit_engine::Result<()> {
+    if leaf_stayed(engine, old_leaf.as_deref()).await {
+        return Ok(());
+    }
     engine
         .append_custom_entry(NAVIGATE_TYPE, Some(json!({"fromId": old_leaf})))
         .await?;
