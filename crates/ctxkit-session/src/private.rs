@@ -99,8 +99,8 @@ fn folder_pid(name: &str) -> Option<u32> {
 /// holds copies of sessions (a database's, an imported transcript): tools never open it, as they
 /// never open the sessions folder.
 pub fn private_folder_holding(path: &Path) -> Option<PathBuf> {
-    temporary_folders().into_iter().find_map(|temporary| {
-        let rest = path.strip_prefix(&temporary).ok()?;
+    TEMPORARY_FOLDERS.iter().find_map(|temporary| {
+        let rest = path.strip_prefix(temporary).ok()?;
         let name = rest.components().next()?.as_os_str().to_str()?;
         folder_pid(name).map(|_| temporary.join(name))
     })
@@ -119,7 +119,11 @@ pub fn private_folders() -> Vec<PathBuf> {
         .collect()
 }
 
-/// The system's temporary folder as named and as it resolves (`/tmp` may be a link).
+/// The system's temporary folder as named and as it resolves (`/tmp` may be a link): resolved
+/// once, as every tool call's path is asked about it.
+static TEMPORARY_FOLDERS: std::sync::LazyLock<Vec<PathBuf>> =
+    std::sync::LazyLock::new(temporary_folders);
+
 fn temporary_folders() -> Vec<PathBuf> {
     let named = std::env::temp_dir();
     let mut folders = vec![named.clone()];
