@@ -70,6 +70,18 @@ pub(crate) struct RecallTracker<'a> {
     prompts: HashMap<&'a str, Vec<usize>>,
     verbatim: Vec<bool>,
     found: Vec<bool>,
+    /// What each message of the previous request showed, by its JSON's address: a request shares
+    /// an unchanged message's JSON with the one before it ([`crate::meter::Request::measure_after`]),
+    /// so each message is compared and scanned once, not at every request.
+    shown: HashMap<usize, (std::sync::Arc<str>, Shown)>,
+}
+
+/// What one message shows of the planted identifiers.
+enum Shown {
+    /// It is their source, verbatim.
+    Verbatim(Vec<usize>),
+    /// It is no source; these were found in its text.
+    Found(Vec<usize>),
 }
 
 impl<'a> RecallTracker<'a> {
@@ -117,6 +129,7 @@ impl<'a> RecallTracker<'a> {
             prompts,
             verbatim: vec![false; count],
             found: vec![false; count],
+            shown: HashMap::new(),
         })
     }
 
@@ -136,44 +149,24 @@ impl<'a> RecallTracker<'a> {
             .partition_point(|planted| planted.first_request <= request);
         self.verbatim.fill(false);
         self.found.fill(false);
-        let mut scan = Vec::new();
         let mut present: HashSet<&str> = HashSet::new();
         let mut summarized = false;
+        let mut previous = std::mem::take(&mut self.shown);
         for (message, text) in messages.iter().zip(serialized) {
             note_view_message(message, &mut present, &mut summarized);
-            let source = match message {
-                AgentMessage::ToolResult(result) => self
-                    .results
-                    .get(result.tool_call_id.as_str())
-                    .filter(|(content, _)| **content == result.content)
-                    .map(|(_, identifiers)| identifiers),
-                AgentMessage::User(user) => match &user.content {
-                    MessageContent::Text(text) => self.prompts.get(text.as_str()),
-                    MessageContent::Blocks(_) => None,
-                },
-                AgentMessage::Assistant(_)
-                | AgentMessage::BashExecution(_)
-                | AgentMessage::Custom(_)
-                | AgentMessage::BranchSummary(_)
-                | AgentMessage::CompactionSummary(_)
-                | AgentMessage::Unknown(_) => None,
+            let address = std::sync::Arc::as_ptr(text).cast::<u8>() as usize;
+            let entry = match previous.remove(&address) {
+                Some(entry) => entry,
+                None => (text.clone(), self.shown_by(message, text)),
             };
-            match source {
-                Some(identifiers) => {
-                    for index in identifiers {
-                        self.verbatim[*index] = true;
-                    }
-                }
-                None => scan.push(&**text),
+            let (marks, identifiers) = match &entry.1 {
+                Shown::Verbatim(identifiers) => (&mut self.verbatim, identifiers),
+                Shown::Found(identifiers) => (&mut self.found, identifiers),
+            };
+            for index in identifiers {
+                marks[*index] = true;
             }
-        }
-        let at_risk = (0..planted).any(|index| !self.verbatim[index]);
-        if at_risk {
-            for text in scan {
-                for found in self.matcher.find_iter(text) {
-                    self.found[found.pattern().as_usize()] = true;
-                }
-            }
+            self.shown.insert(address, entry);
         }
         let mut breakdown = RecallBreakdown::empty(&IdentifierKind::ALL);
         let mut stand_in = RecallBreakdown::empty(&IdentifierKind::ALL);
@@ -199,6 +192,37 @@ impl<'a> RecallTracker<'a> {
             );
         }
         (breakdown, stand_in)
+    }
+
+    /// What `message` (whose JSON is `text`) shows: its source's identifiers when it is a source
+    /// sent unchanged, else the identifiers its text holds.
+    fn shown_by(&self, message: &AgentMessage, text: &str) -> Shown {
+        let source = match message {
+            AgentMessage::ToolResult(result) => self
+                .results
+                .get(result.tool_call_id.as_str())
+                .filter(|(content, _)| **content == result.content)
+                .map(|(_, identifiers)| identifiers),
+            AgentMessage::User(user) => match &user.content {
+                MessageContent::Text(text) => self.prompts.get(text.as_str()),
+                MessageContent::Blocks(_) => None,
+            },
+            AgentMessage::Assistant(_)
+            | AgentMessage::BashExecution(_)
+            | AgentMessage::Custom(_)
+            | AgentMessage::BranchSummary(_)
+            | AgentMessage::CompactionSummary(_)
+            | AgentMessage::Unknown(_) => None,
+        };
+        match source {
+            Some(identifiers) => Shown::Verbatim(identifiers.clone()),
+            None => Shown::Found(
+                self.matcher
+                    .find_iter(text)
+                    .map(|found| found.pattern().as_usize())
+                    .collect(),
+            ),
+        }
     }
 }
 
@@ -341,6 +365,45 @@ mod tests {
         let sample = observe(&mut tracker, &view, trace.calls());
         assert_eq!((sample.at_risk, sample.recalled), (4, 2));
         assert_eq!(sample.visible(), sample.planted - 2);
+    }
+
+    #[test]
+    fn a_request_sharing_the_last_ones_messages_counts_as_if_measured_afresh() {
+        let trace = trace();
+        let all: Vec<AgentMessage> = trace.messages().collect();
+        let first = &trace.planted[..4];
+        let summary = AgentMessage::User(UserMessage {
+            content: ctxkit_protocol::MessageContent::Text(format!(
+                "Summary: `{}` was involved",
+                first[1].identifier
+            )),
+            timestamp: None,
+            extra: JsonObject::new(),
+        });
+        // Every message first, then the first prompt replaced by a summary naming one of its four
+        // identifiers: the second request reuses the first one's JSON of the messages it keeps.
+        let mut shared = RecallTracker::new(&trace).unwrap();
+        let earlier = Request::measure(&all).unwrap();
+        shared.observe(&all, &earlier.messages, trace.calls());
+        let later: Vec<AgentMessage> = std::iter::once(summary)
+            .chain(all[1..].iter().cloned())
+            .collect();
+        let reused = Request::measure_after(Some((&all, &earlier)), &later).unwrap();
+        assert!(std::sync::Arc::ptr_eq(
+            &reused.messages[1],
+            &earlier.messages[1]
+        ));
+        let sample = shared
+            .observe(&later, &reused.messages, trace.calls())
+            .0
+            .all;
+        let mut fresh = RecallTracker::new(&trace).unwrap();
+        assert_eq!(sample, observe(&mut fresh, &later, trace.calls()));
+        assert_eq!((sample.at_risk, sample.recalled), (4, 1));
+        // And back to every message: nothing at risk, though the summary's scan was remembered.
+        let again = Request::measure_after(Some((&later, &reused)), &all).unwrap();
+        let sample = shared.observe(&all, &again.messages, trace.calls()).0.all;
+        assert_eq!((sample.at_risk, sample.recalled), (0, 0));
     }
 
     #[test]
