@@ -521,3 +521,36 @@ fn each_result_of_a_batch_comes_under_its_call() {
     assert!(lines[first - 1].contains("→ read one.txt"), "{screen}");
     assert!(lines[second - 1].contains("→ read two.txt"), "{screen}");
 }
+
+/// `ctxkit chat | tee log` typed at a terminal: the input line is drawn on the terminal itself, so
+/// the log holds the replies and none of the line editor's escape codes.
+#[test]
+fn a_chat_piped_into_a_log_draws_its_input_line_on_the_terminal() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("The logged reply.", 300));
+    let log = world.home.path().join("chat.log");
+    let chat = crate::chat::chat_command(&world.project, world.home.path(), "--no-session");
+    let tmux = Tmux::start(&format!("{chat} | tee '{}'", log.display()));
+    // The input line and what `tee` prints race for the terminal: wait for the banner, not for
+    // a prompt at the start of a line.
+    tmux.wait_for("Ctrl-D quits");
+    tmux.line("hello");
+    tmux.wait_for("The logged reply.");
+    tmux.keys(&["C-d"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let written = loop {
+        let written = std::fs::read_to_string(&log).unwrap_or_default();
+        if written.contains("[context ") || std::time::Instant::now() > deadline {
+            break written;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(written.contains("The logged reply."), "{written:?}");
+    assert!(
+        !written.contains('\u{1b}'),
+        "escape codes in the log: {written:?}"
+    );
+}

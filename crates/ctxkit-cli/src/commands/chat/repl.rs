@@ -3,7 +3,7 @@
 
 use anyhow::{Context as _, Result};
 use rustyline::error::ReadlineError;
-use rustyline::{CompletionType, Config, Editor};
+use rustyline::{Behavior, CompletionType, Config, Editor};
 use tokio::runtime::Runtime;
 
 use super::Chat;
@@ -150,9 +150,22 @@ fn as_typed(text: String) -> String {
     super::attach::split_attached(&text).1.to_owned()
 }
 
+/// Where the input line is drawn. Typed at a terminal with the output piped (`ctxkit chat | tee
+/// log`): on the terminal itself, so the output holds the replies and none of the line editor's
+/// escape codes. Otherwise on standard input and output, as piped prompts need.
+fn input_line_behavior() -> Behavior {
+    use std::io::IsTerminal as _;
+    if std::io::stdin().is_terminal() && !std::io::stdout().is_terminal() {
+        Behavior::PreferTerm
+    } else {
+        Behavior::Stdio
+    }
+}
+
 pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let config = Config::builder()
         .completion_type(CompletionType::List)
+        .behavior(input_line_behavior())
         .build();
     let mut editor = Editor::with_config(config)?;
     editor.set_helper(Some(super::input::InputHelper::new(
