@@ -64,7 +64,8 @@ pub(crate) async fn run_request(
             async move { methods::dispatch(&request_shared, &request_method, params).await },
         );
     let joined = if already_stopping {
-        tokio::time::timeout(ABANDON_AFTER, &mut task).await
+        let stop = *stops.borrow();
+        tokio::time::timeout(ABANDON_AFTER, stopping(shared, stop, &mut task)).await
     } else {
         loop {
             tokio::select! {
@@ -72,7 +73,8 @@ pub(crate) async fn run_request(
                 changed = stops.changed() => {
                     let stop = *stops.borrow_and_update();
                     if changed.is_ok() && stop.applies_to(&method) {
-                        break tokio::time::timeout(ABANDON_AFTER, &mut task).await;
+                        break tokio::time::timeout(ABANDON_AFTER, stopping(shared, stop, &mut task))
+                            .await;
                     }
                     if changed.is_err() {
                         break Ok((&mut task).await);
@@ -99,6 +101,37 @@ pub(crate) async fn run_request(
                 ),
                 kind: Some("abandoned"),
             })
+        }
+    }
+}
+
+/// How often a request told to stop everything is told again while it has not ended.
+const TOLD_AGAIN_EVERY: Duration = Duration::from_millis(25);
+
+/// Waits for a request told to stop. When everything stops (`shutdown`, the client's end), the
+/// engine's compaction and branch summary are cancelled again and again until it ends: the one
+/// cancellation sent when the stop came finds nothing to cancel if the request had not yet started
+/// its compaction (a `compact` read just before the input ended), which would then run to its
+/// end and be abandoned.
+async fn stopping(
+    shared: &Shared,
+    stop: Stop,
+    task: &mut tokio::task::JoinHandle<Result<crate::Answer, MethodError>>,
+) -> Result<Result<crate::Answer, MethodError>, tokio::task::JoinError> {
+    let mut again = tokio::time::interval(TOLD_AGAIN_EVERY);
+    loop {
+        tokio::select! {
+            joined = &mut *task => return joined,
+            _ = again.tick() => {
+                // Never waits: a request holding the engine for writing is not one that compacts.
+                if stop == Stop::Everything
+                    && let Ok(engine) = shared.engine.try_read()
+                    && let Some(engine) = engine.as_ref()
+                {
+                    engine.cancel_compaction();
+                    engine.cancel_branch_summary();
+                }
+            }
         }
     }
 }

@@ -906,3 +906,51 @@ async fn a_lone_surrogate_and_a_fractional_timestamp_are_stored() {
         "{line}"
     );
 }
+
+/// A `compact` read just before the input ends, on a session large enough that planning takes a
+/// while: the end's cancellation came before the compaction had started, found nothing to cancel,
+/// and the compaction ran on until it was abandoned a second later (a summary that never ends
+/// here; the second summary request of a slow provider for the client that found it). The
+/// request is told to stop until it does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_starting_as_the_input_ends_is_cancelled_not_abandoned() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("large.jsonl");
+    let mut lines = vec![
+        json!({"type": "session", "version": 3, "id": "large-session",
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": dir.path()}),
+    ];
+    let mut parent = Value::Null;
+    for index in 0..2_000 {
+        let message = if index % 2 == 0 {
+            serde_json::to_value(user(&format!("step {index}: {}", "words ".repeat(40)))).unwrap()
+        } else {
+            serde_json::to_value(reply(&format!("done {index}"), 100 + index)).unwrap()
+        };
+        let id = format!("{index:08x}");
+        lines.push(json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:01.000Z", "message": message}));
+        parent = Value::String(id);
+    }
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    for round in 0..3 {
+        let mut client = start_summarizing(dir.path(), None, Arc::new(UntilCancelled));
+        let opened = client.call("session.open", json!({"path": file})).await;
+        assert!(opened["result"]["session_id"].is_string(), "{opened}");
+        let compact = client.send("compact", json!({})).await;
+        // The input ends while the compaction is being planned, before it has started.
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        client.to_server.shutdown().await.unwrap();
+        client.poll(std::time::Duration::from_secs(5)).await;
+        let answer = client
+            .notifications
+            .iter()
+            .find(|message| message["id"] == compact)
+            .unwrap();
+        assert_eq!(
+            answer["error"]["data"]["kind"], "cancelled",
+            "round {round}: {answer}"
+        );
+    }
+}
