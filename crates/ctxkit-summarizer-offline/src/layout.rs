@@ -29,10 +29,27 @@ struct Section {
 fn section(heading: &'static str, items: Vec<Item>) -> Section {
     Section {
         heading,
-        items,
+        items: distinct(items),
         placeholder: true,
         omit_empty: false,
     }
+}
+
+/// Each text once, at the highest priority it came with: an earlier summary's line that the span
+/// says again (the files changed, a command) is not printed twice.
+fn distinct(items: Vec<Item>) -> Vec<Item> {
+    let mut kept: Vec<Item> = Vec::with_capacity(items.len());
+    let mut positions: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for item in items {
+        match positions.get(&item.text) {
+            Some(&position) => kept[position].priority = kept[position].priority.max(item.priority),
+            None => {
+                positions.insert(item.text.clone(), kept.len());
+                kept.push(item);
+            }
+        }
+    }
+    kept
 }
 
 /// A summary added after an earlier one says only what the span adds: its empty sections are

@@ -58,7 +58,8 @@ fn heading(line: &str) -> Option<&str> {
     (numbered && titled && rest.len() <= 60).then(|| rest.trim_end_matches(':'))
 }
 
-/// Lines that carry nothing: placeholders, notices, the scratch of Claude Code's summaries.
+/// Lines that carry nothing: placeholders, notices, the scratch of Claude Code's summaries, the
+/// focus an earlier summary was written for (an instruction of its own request, not a goal).
 fn is_filler(text: &str) -> bool {
     let lower = text.to_lowercase();
     text.starts_with('_')
@@ -67,7 +68,26 @@ fn is_filler(text: &str) -> bool {
         || lower.starts_with("(none")
         || lower.starts_with("this session is being continued")
         || lower.starts_with("summary:")
+        || lower.starts_with("focus for this summary:")
         || lower == "analysis:"
+}
+
+/// The steps an offline summary ends with (`### Most Recent Steps`, `### Last Steps in Full`):
+/// what was recent when it was written. Read back, they are neither context nor progress; the
+/// sections above them say what the steps did.
+fn is_steps_heading(title: &str) -> bool {
+    ["Most Recent Steps", "Last Steps in Full"].contains(&title)
+}
+
+/// The tag a line opens when it is a block of its own (`<read-files>`), whose lines up to the
+/// closing tag are a list the summary's files are tracked from, not items.
+fn opened_block(line: &str) -> Option<&str> {
+    let name = line.trim().strip_prefix('<')?.strip_suffix('>')?;
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    plain.then_some(name)
 }
 
 /// The items of an earlier summary, each with the slot its heading names; text before any
@@ -78,6 +98,8 @@ pub fn earlier_items(summary: &str) -> Vec<EarlierItem> {
     let mut items = Vec::new();
     let mut in_fence = false;
     let mut scratch = false;
+    let mut steps = false;
+    let mut block: Option<String> = None;
     for line in summary.lines() {
         match line.trim() {
             "Analysis:" => scratch = true,
@@ -85,6 +107,20 @@ pub fn earlier_items(summary: &str) -> Vec<EarlierItem> {
             _ => {}
         }
         if scratch {
+            continue;
+        }
+        if let Some(name) = &block {
+            // A heading ends a block left open.
+            let closed = line.trim() == format!("</{name}>");
+            if closed || heading(line).is_some() {
+                block = None;
+            }
+            if closed || heading(line).is_none() {
+                continue;
+            }
+        }
+        if let Some(name) = opened_block(line) {
+            block = Some(name.to_owned());
             continue;
         }
         if line.trim_start().starts_with("```") {
@@ -95,6 +131,7 @@ pub fn earlier_items(summary: &str) -> Vec<EarlierItem> {
             continue;
         }
         if let Some(title) = heading(line) {
+            steps = is_steps_heading(title);
             slot = slot_of(title);
             let named_context = title.to_lowercase().contains("critical context");
             label = (slot == Slot::Context && !title.is_empty() && !named_context)
@@ -109,7 +146,7 @@ pub fn earlier_items(summary: &str) -> Vec<EarlierItem> {
                 .trim_start_matches("[ ]")
                 .trim(),
         );
-        if text.is_empty() || is_filler(&text) {
+        if steps || text.is_empty() || is_filler(&text) {
             continue;
         }
         let text = match &label {
@@ -159,5 +196,36 @@ mod tests {
             text: "Render avatars".into()
         }));
         assert!(!items.iter().any(|item| item.text.contains("code")));
+    }
+
+    /// An offline summary read back (a branch summary of a branch summary): its focus line, the
+    /// steps it ended with and its file lists are not items; what its sections say is.
+    #[test]
+    fn an_offline_summary_s_focus_steps_and_file_lists_are_not_items() {
+        let offline = "_Extractive summary written offline by ctxkit (no model was used)._\n\n## Goal\n- Focus for this summary: tests\n- **Latest:** Make the interval configurable.\n\n## Progress\n\n### Done\n- Changed: `src/lib.rs`\n\n## Critical Context\n- Names: `README.md`\n\n### Most Recent Steps\n- `cargo build` → no result yet\n\n### Last Steps in Full\n- $ cargo test → (no result yet)\n\n\n<read-files>\nREADME.md\n</read-files>\n\n<modified-files>\nsrc/lib.rs\n</modified-files>";
+        let texts: Vec<(Slot, String)> = earlier_items(offline)
+            .into_iter()
+            .map(|item| (item.slot, item.text))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                (
+                    Slot::Goal,
+                    "**Latest:** Make the interval configurable.".to_owned()
+                ),
+                (Slot::Done, "Changed: `src/lib.rs`".to_owned()),
+                (Slot::Context, "Names: `README.md`".to_owned()),
+            ]
+        );
+        // A block left open ends at the next heading.
+        let open = "<notes>\nscratch\n## Next Steps\n- Ship";
+        assert_eq!(
+            earlier_items(open),
+            [EarlierItem {
+                slot: Slot::NextSteps,
+                text: "Ship".into()
+            }]
+        );
     }
 }

@@ -200,6 +200,27 @@ fn an_earlier_summary_is_carried_into_its_sections() {
     assert!(summary.contains("`ubuntu-24.04`"), "{summary}");
 }
 
+/// A summary of a span that holds only an earlier offline summary of the same work (a branch
+/// summary of a branch summary): the files changed are said once, and the earlier summary's focus,
+/// last steps and file lists are not read as its items.
+#[test]
+fn an_earlier_offline_summary_of_the_same_work_is_not_repeated() {
+    let mut first = request(session(0), None, 13_107);
+    first.source.focus = Some("the retry loop".to_owned());
+    first.source.modified_files = vec!["crates/fetch/src/manifest.rs".to_owned()];
+    let earlier = summarize_offline(&first);
+    assert!(earlier.contains("### Most Recent Steps"), "{earlier}");
+    let again = summarize_offline(&request(session(0), Some(&earlier), 13_107));
+    assert_eq!(again.matches("- Changed: ").count(), 1, "{again}");
+    for left_out in [
+        "Focus for this summary",
+        "Most Recent Steps: ",
+        "Last Steps in Full: ",
+    ] {
+        assert!(!again.contains(left_out), "{left_out} in\n{again}");
+    }
+}
+
 #[test]
 fn an_earlier_summarys_prose_that_names_nothing_is_not_carried_but_its_goal_is() {
     let previous = "## Goal\nMake the export faster\n\n## Key Decisions\n- Investigation revealed:\n- Batch rows in `export_batch` (500 at a time)\n\n## Critical Context\n- The work is going well overall\n- Port 5433 for the test database";
