@@ -114,7 +114,7 @@ fn shown(text: &str) -> String {
 }
 
 /// Text safe in HTML content and attribute values.
-fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for character in text.chars() {
         match character {

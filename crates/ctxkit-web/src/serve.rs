@@ -290,6 +290,24 @@ fn error_reply(status: StatusCode, message: &str) -> Response<Chunks> {
     )
 }
 
+/// The page when the session cannot be read (the file moved away for a moment, a damaged first
+/// line): the reason, in a page that asks again every two seconds, as the live page does once
+/// it has loaded.
+fn error_page(message: &str) -> Response<Chunks> {
+    let page = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"refresh\" content=\"2\"><title>ctxkit view</title></head>\
+         <body><p>The session cannot be shown: {}</p><p>This page tries again every two \
+         seconds.</p></body></html>\n",
+        crate::page::escape_html(message)
+    );
+    reply(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "text/html; charset=utf-8",
+        page,
+    )
+}
+
 async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chunks> {
     if !loopback_host(&request, state.address) {
         return error_reply(StatusCode::FORBIDDEN, "not a loopback host");
@@ -314,7 +332,7 @@ fn route(state: &State, path: &str, id: Option<&str>) -> Response<Chunks> {
     match path {
         "/" => match page_data(state).and_then(|page| live_page(&page.title, &page.data)) {
             Ok(chunks) => reply_chunks(StatusCode::OK, "text/html; charset=utf-8", chunks),
-            Err(error) => error_reply(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
+            Err(error) => error_page(&error.to_string()),
         },
         "/api/version" => reply(
             StatusCode::OK,
@@ -593,6 +611,34 @@ mod tests {
             .collect();
         assert_eq!(loads.load(std::sync::atomic::Ordering::SeqCst), 1);
         assert!(answers.iter().all(|data| data == &answers[0]));
+    }
+
+    /// A browser opening the view while the file is missing got a line of JSON: it gets a page
+    /// saying why, which asks again until the file is back.
+    #[test]
+    fn the_page_of_a_missing_file_says_why_and_asks_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 3);
+        let state = state(&path);
+        let moved = dir.path().join("moved.jsonl");
+        std::fs::rename(&path, &moved).unwrap();
+        let missing = route(&state, "/", None);
+        assert_eq!(missing.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            missing.headers()[header::CONTENT_TYPE],
+            "text/html; charset=utf-8"
+        );
+        let body: Vec<u8> = missing
+            .body()
+            .0
+            .iter()
+            .flat_map(|chunk| chunk.to_vec())
+            .collect();
+        let body = String::from_utf8(body).unwrap();
+        assert!(body.contains("http-equiv=\"refresh\""), "{body}");
+        assert!(body.contains("The session cannot be shown: "), "{body}");
+        std::fs::rename(&moved, &path).unwrap();
+        assert_eq!(route(&state, "/", None).status(), StatusCode::OK);
     }
 
     #[test]
