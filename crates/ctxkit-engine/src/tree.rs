@@ -125,7 +125,8 @@ fn raw_values(
         .filter_map(|&position| state.session.index().get(position))
         .map(|entry| {
             let raw = entry.raw()?;
-            Ok(serde_json::from_str(&raw).unwrap_or_else(|_| Value::String(raw.to_string())))
+            Ok(ctxkit_protocol::from_str_repaired(&raw)
+                .unwrap_or_else(|_| Value::String(raw.to_string())))
         })
         .collect()
 }

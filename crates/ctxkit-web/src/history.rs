@@ -22,7 +22,7 @@ fn undone_compactions(session: &Session) -> HashMap<String, EntryIndex> {
             continue;
         }
         let Ok(raw) = entry.raw() else { continue };
-        let Ok(value) = serde_json::from_str::<Value>(&raw) else {
+        let Ok(value) = ctxkit_protocol::from_str_repaired::<Value>(&raw) else {
             continue;
         };
         if value.get("customType").and_then(Value::as_str) == Some(UNDO_COMPACTION_TYPE)
@@ -58,7 +58,7 @@ fn compaction_value(session: &Session, position: EntryIndex) -> Value {
         .index()
         .get(position)
         .and_then(|entry| entry.raw().ok())
-        .and_then(|raw| serde_json::from_str::<Value>(&raw).ok())
+        .and_then(|raw| ctxkit_protocol::from_str_repaired::<Value>(&raw).ok())
         .unwrap_or(Value::Null)
 }
 
@@ -386,7 +386,7 @@ pub(crate) fn timeline(
                 // The next reply of that model is the same change, not another one.
                 let raw = entry.raw().ok();
                 last_model = raw
-                    .and_then(|raw| serde_json::from_str::<Value>(&raw).ok())
+                    .and_then(|raw| ctxkit_protocol::from_str_repaired::<Value>(&raw).ok())
                     .and_then(|value| {
                         value
                             .get("modelId")
@@ -468,6 +468,25 @@ fn request_point(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pi cuts a string inside an emoji and writes a lone surrogate escape: the page showed that
+    /// message empty (its line did not parse as plain JSON); it reads the half as U+FFFD, as the
+    /// session does.
+    #[test]
+    fn a_message_holding_a_lone_surrogate_is_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cut.jsonl");
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"cut \ud83d here","timestamp":1}}"#,
+        ];
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        let session = ctxkit_session::Session::open(&file).unwrap();
+        let redactor = crate::Redactor::new(Vec::new(), &[]).unwrap();
+        let options = crate::PageOptions::new("cut", redactor);
+        let data = crate::build_page_data(&session, &options).unwrap();
+        assert!(data.to_string().contains("cut \u{fffd} here"), "{data}");
+    }
 
     /// An imported Claude Code reply records tokens but no price: the totals say how many
     /// requests have no cost, so the page shows "unknown" rather than `$0.0000`.

@@ -117,7 +117,7 @@ pub(crate) fn entry_record(
         record.insert("label".to_owned(), json!(renderer.short(label)));
     }
     let value = match entry.raw() {
-        Ok(raw) => serde_json::from_str::<Value>(&raw).unwrap_or(Value::Null),
+        Ok(raw) => ctxkit_protocol::from_str_repaired::<Value>(&raw).unwrap_or(Value::Null),
         Err(error) => json!({"unreadable": error.to_string()}),
     };
     match entry.type_name() {

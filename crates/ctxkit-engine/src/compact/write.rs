@@ -455,7 +455,8 @@ pub(crate) fn branch_entries(state: &State) -> Result<Vec<Value>, ctxkit_session
         .iter()
         .map(|entry| {
             let raw = entry.raw()?;
-            Ok(serde_json::from_str(&raw).unwrap_or_else(|_| Value::String(raw.to_string())))
+            Ok(ctxkit_protocol::from_str_repaired(&raw)
+                .unwrap_or_else(|_| Value::String(raw.to_string())))
         })
         .collect()
 }

@@ -34,8 +34,8 @@ impl Session {
                     id: original.to_owned(),
                 });
             };
-            let mut object: Map<String, Value> =
-                serde_json::from_str(&entry.raw()?).map_err(|error| entry.invalid(error))?;
+            let mut object: Map<String, Value> = ctxkit_protocol::from_str_repaired(&entry.raw()?)
+                .map_err(|error| entry.invalid(error))?;
             let index = &self.index;
             let id = new_entry_id(|candidate| {
                 index.contains(candidate) || new_ids.iter().any(|taken| taken == candidate)
@@ -185,6 +185,32 @@ mod tests {
         assert!(
             texts.iter().any(|text| text.contains("REDACTED")),
             "{texts:?}"
+        );
+    }
+
+    /// Pi cuts a string inside an emoji and writes a lone surrogate escape; an undo of a
+    /// compaction over such a message appended its marker, then failed to copy the message
+    /// ("unexpected end of hex escape"), and the messages after the compaction left the context.
+    /// The copy reads the half as U+FFFD, as every other read does.
+    #[test]
+    fn an_entry_holding_a_lone_surrogate_is_copied() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"cut \ud83d here","timestamp":2}}"#,
+        ];
+        std::fs::write(file.path(), lines.join("\n") + "\n").unwrap();
+        let mut session = Session::open(file.path()).unwrap();
+        session.branch("a").unwrap();
+        let copies = session.append_copies(&["b"]).unwrap();
+        let copy = session.entry(&copies[0]).unwrap().parse().unwrap();
+        let EntryKind::Message(message) = copy.kind else {
+            panic!("not a message");
+        };
+        assert_eq!(
+            serde_json::to_value(&*message).unwrap()["content"],
+            "cut \u{fffd} here"
         );
     }
 
