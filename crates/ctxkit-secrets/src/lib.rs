@@ -133,6 +133,13 @@ pub fn is_secret_variable(name: &str) -> bool {
         "PGPASSWORD",
         "MYSQL_PWD",
         "NPM_CONFIG__AUTH",
+        // A credential under a bare name.
+        "AUTH",
+        "CREDENTIALS",
+        "PASSWORD",
+        "PASSWD",
+        "SECRET",
+        "TOKEN",
     ];
     const SUFFIXES: &[&str] = &[
         "_API_KEY",
@@ -146,6 +153,17 @@ pub fn is_secret_variable(name: &str) -> bool {
         "_CREDENTIALS",
         "_AUTH_TOKEN",
         "_AUTHTOKEN",
+        // `OPENAI_KEY`, `STRIPE_KEY`, `PRIVATE_KEY`, `SIGNING_KEY`.
+        "_KEY",
+        "_PASS",
+        "_PASSPHRASE",
+        "_PWD",
+        // A webhook's URL is its secret (`SLACK_WEBHOOK_URL`); a DSN or a connection string holds
+        // a key or a password.
+        "_WEBHOOK",
+        "_WEBHOOK_URL",
+        "_DSN",
+        "_CONNECTION_STRING",
     ];
     let upper = name.to_ascii_uppercase();
     EXACT.contains(&upper.as_str())
@@ -191,6 +209,16 @@ mod tests {
             "GITHUB_TOKEN",
             "AWS_SECRET_ACCESS_KEY",
             "npm_token",
+            // Names a tester's `env` showed to the model's `bash`.
+            "DB_PASS",
+            "PRIVATE_KEY",
+            "OPENAI_KEY",
+            "CREDENTIALS",
+            "AUTH",
+            "SLACK_WEBHOOK_URL",
+            "SENTRY_DSN",
+            "GPG_PASSPHRASE",
+            "DB_PWD",
         ] {
             assert!(is_secret_variable(name), "{name}");
         }
@@ -201,6 +229,10 @@ mod tests {
             "TERM",
             "SSH_AUTH_SOCK",
             "CTXKIT_HOME",
+            "PWD",
+            "OLDPWD",
+            "KEYTIMEOUT",
+            "GPG_TTY",
         ] {
             assert!(!is_secret_variable(name), "{name}");
         }
