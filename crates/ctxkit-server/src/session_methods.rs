@@ -66,8 +66,12 @@ fn compaction_error(error: ctxkit_compaction::CompactionError) -> MethodError {
 /// `session.create`: a new session for the project at `cwd`, in the database store, in memory, in
 /// `session_dir`, or in the sessions folder named after `cwd`.
 pub(crate) async fn create(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
-    let params: CreateParams = params(raw)?;
+    let mut params: CreateParams = params(raw)?;
     check_cwd(&params.cwd)?;
+    // As Pi records it: `/proj/` and `/work/../proj` are the folder `/proj`.
+    if let Ok(resolved) = ctxkit_session::resolved_cwd(Path::new(&params.cwd)) {
+        params.cwd = resolved.display().to_string();
+    }
     // The client named it: its runs work there.
     shared.projects.choose(Path::new(&params.cwd));
     if let Some(binding) = &shared.config.store

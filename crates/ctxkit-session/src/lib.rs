@@ -103,7 +103,7 @@ pub use llm::{
     COMPACTION_SUMMARY_SUFFIX, bash_execution_text, convert_to_llm, convert_values_to_llm,
     to_llm_message,
 };
-pub use paths::{default_session_dir, encode_cwd, file_safe_id, session_file_name};
+pub use paths::{default_session_dir, encode_cwd, file_safe_id, resolved_cwd, session_file_name};
 pub use private::{
     private_copy_path, private_folder_holding, private_folders, private_temporary_folder,
     remove_abandoned_private_folders, write_private_file,

@@ -20,6 +20,31 @@ pub fn encode_cwd(cwd: &str) -> String {
     format!("--{encoded}--")
 }
 
+/// A project folder as Pi records it (Node's `path.resolve`): made absolute against the working
+/// directory, `.` and `..` resolved by the path's text (symbolic links are not followed), repeated
+/// and trailing separators dropped. `fork-from --cwd ../proj` and `serve`'s `session.create` with
+/// `/proj/` named folders no listing of the project looked in.
+pub fn resolved_cwd(cwd: &Path) -> std::io::Result<PathBuf> {
+    use std::path::Component;
+    let absolute = std::path::absolute(cwd)?;
+    let mut resolved = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            Component::ParentDir => {
+                // `..` of the root is the root.
+                if resolved.parent().is_some() {
+                    resolved.pop();
+                }
+            }
+            Component::CurDir => {}
+            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => {
+                resolved.push(component);
+            }
+        }
+    }
+    Ok(resolved)
+}
+
 /// The longest id a file is named after as it is.
 pub(crate) const MAX_FILE_ID_BYTES: usize = 128;
 
@@ -84,6 +109,24 @@ pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_project_folder_is_resolved_as_pi_resolves_it() {
+        let resolved = |path: &str| resolved_cwd(Path::new(path)).unwrap();
+        assert_eq!(
+            resolved("/tmp/work/proj/../proj"),
+            Path::new("/tmp/work/proj")
+        );
+        assert_eq!(resolved("/tmp/work/proj/"), Path::new("/tmp/work/proj"));
+        assert_eq!(resolved("/tmp//work/./proj"), Path::new("/tmp/work/proj"));
+        assert_eq!(resolved("/../.."), Path::new("/"));
+        assert_eq!(
+            encode_cwd(&resolved("/tmp/work/proj/").display().to_string()),
+            "--tmp-work-proj--"
+        );
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(resolved("."), here);
+    }
 
     #[test]
     fn session_ids_that_cannot_name_a_file_are_hashed() {

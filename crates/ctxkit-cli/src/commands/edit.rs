@@ -47,7 +47,8 @@ pub fn fork_from(
     Ok(Outcome::Success)
 }
 
-/// `--cwd` of `fork-from`: an existing folder, made absolute.
+/// `--cwd` of `fork-from`: an existing folder, made absolute and resolved as Pi resolves it
+/// (`../proj` and `proj/` name the folder `proj`).
 pub(super) fn project_folder(cwd: &Path) -> Result<String> {
     if !cwd.is_dir() {
         anyhow::bail!(
@@ -55,7 +56,7 @@ pub(super) fn project_folder(cwd: &Path) -> Result<String> {
             cwd.display()
         );
     }
-    Ok(std::path::absolute(cwd)?.display().to_string())
+    Ok(ctxkit_session::resolved_cwd(cwd)?.display().to_string())
 }
 
 /// Copies `file` into folder `dir` as a session of project `cwd`; the copy's path.
