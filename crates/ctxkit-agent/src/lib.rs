@@ -11,8 +11,9 @@
 //!
 //! use ctxkit_agent::testing::ScriptedModel;
 //! use ctxkit_agent::{
-//!     Agent, AgentOptions, DenyAll, Engine, EngineOptions, EngineSettings, HookSet, IgnoreEvents,
-//!     ModelInfo, OfflineSummarizer, PromptOutcome, Prompts, Session, ToolRegistry,
+//!     Agent, AgentOptions, DenyAll, Engine, EngineOptions, EngineSettings, ForkPosition, HookSet,
+//!     IgnoreEvents, ModelInfo, NavigateOptions, OfflineSummarizer, PromptOutcome, Prompts, Session,
+//!     Settings, ToolRegistry,
 //! };
 //!
 //! # tokio::runtime::Runtime::new()?.block_on(async {
@@ -24,9 +25,7 @@
 //! let engine = Engine::new(
 //!     session,
 //!     EngineOptions {
-//!         settings: EngineSettings::from_settings(&ctxkit_settings::Settings::read(
-//!             &serde_json::json!({}),
-//!         )),
+//!         settings: EngineSettings::from_settings(&Settings::read(&serde_json::json!({}))),
 //!         model: None,
 //!         summarizer: Arc::new(OfflineSummarizer::default()),
 //!         prompts: Prompts::default(),
@@ -61,6 +60,14 @@
 //! assert_eq!(outcome, PromptOutcome::Answered);
 //! let messages = agent.engine().transcript().await?;
 //! assert_eq!(messages.len(), 2);
+//! // Manual operations go to the engine: back to the reply (nothing left behind to summarize)…
+//! let reply = agent.engine().with_session(|s| s.leaf_id().map(str::to_owned)).await;
+//! let reply = reply.ok_or("no reply")?;
+//! let moved = agent.engine().navigate(&reply, NavigateOptions::default()).await?;
+//! assert_eq!(moved.new_leaf_id.as_deref(), Some(reply.as_str()));
+//! // …and a new session from it, which the engine works on from now.
+//! let fork = agent.engine().fork(&reply, ForkPosition::At).await?;
+//! assert!(fork.session_file.is_some());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # })?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -95,10 +102,11 @@ pub use workspace::{Access, Place, Refusal, Workspace, resolve as resolve_path};
 // What an embedder builds an agent from, so that one dependency is enough.
 pub use ctxkit_compaction::Prompts;
 pub use ctxkit_engine::{
-    CompactionEnd, Engine, EngineError, EngineEvent, EngineOptions, EngineSettings, HookSet, Hooks,
-    ModelInfo,
+    CompactionEnd, Engine, EngineError, EngineEvent, EngineOptions, EngineSettings, ForkOutcome,
+    ForkPosition, HookSet, Hooks, ModelInfo, NavigateOptions, NavigateOutcome,
 };
 pub use ctxkit_llm::{ChatRequest, ModelClient};
 pub use ctxkit_session::Session;
+pub use ctxkit_settings::Settings;
 pub use ctxkit_summarizer::{Summarizer, ToolDefinition};
 pub use ctxkit_summarizer_offline::OfflineSummarizer;

@@ -29,6 +29,11 @@ pub(crate) fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if let Some(store_error) = cause.downcast_ref::<ctxkit_store::StoreError>() {
             return classify_store(store_error);
         }
+        // `--listen` on an address other machines reach, without a token: a value ctxkit cannot
+        // use as configured, as an address that is not one is (the message says what to set).
+        if let Some(ctxkit_server::ListenError::TokenRequired { .. }) = cause.downcast_ref() {
+            return (2, None);
+        }
         if let Some(package_error) = cause.downcast_ref::<PackageError>() {
             return classify_package(package_error);
         }

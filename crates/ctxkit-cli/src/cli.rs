@@ -263,7 +263,10 @@ pub enum Command {
         /// Entry to build the context at (default: the session's leaf).
         #[arg(long)]
         leaf: Option<String>,
-        /// Render as sent to a provider (summaries and shell runs as user messages).
+        /// Render the stored context in the provider's message form (summaries and shell runs as
+        /// user messages), without the engine's transforms (pruning, old-thinking removal, the
+        /// sliding window) or the recall note it adds to summaries; `ctxkit serve`'s `view.get`
+        /// returns the view a model is sent.
         #[arg(long)]
         llm: bool,
         /// Print the messages as JSON instead of text.

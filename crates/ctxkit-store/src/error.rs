@@ -20,7 +20,7 @@ pub enum StoreError {
     #[error(
         "`{}` starts {count} session ids ({}); give more of it",
         shown(prefix),
-        ids.iter().map(|id| shown(id)).collect::<Vec<_>>().join(", ")
+        listed(ids, *count)
     )]
     AmbiguousId {
         prefix: String,
@@ -195,13 +195,27 @@ fn shown(id: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The ids an [`StoreError::AmbiguousId`] names, and how many more of the `count` it leaves out.
+fn listed(ids: &[String], count: usize) -> String {
+    let mut text = ids
+        .iter()
+        .map(|id| shown(id))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let more = count.saturating_sub(ids.len());
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod shown_tests {
     use super::*;
 
     #[test]
-    fn a_long_argument_is_shown_cut() {
+    fn a_long_argument_is_shown_cut_and_a_cut_list_says_how_many_more() {
         let long = "é".repeat(100_000);
         let message = StoreError::NotFound { id: long.clone() }.to_string();
         assert!(message.chars().count() < 120, "{message}");

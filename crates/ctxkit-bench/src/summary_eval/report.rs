@@ -137,8 +137,14 @@ pub fn render_markdown(budget: u64, results: &[CaseResult]) -> String {
             result.tail.noise_rate() * 100.0,
         ));
     }
-    let mut groups: Vec<&str> = results.iter().map(|result| result.group.as_str()).collect();
-    groups.dedup();
+    // In order of first appearance: a group's cases need not be next to each other (`developed`'s
+    // sort around `developed/real-shapes`).
+    let mut groups: Vec<&str> = Vec::new();
+    for result in results {
+        if !groups.contains(&result.group.as_str()) {
+            groups.push(&result.group);
+        }
+    }
     let mut rows = vec![("all".to_owned(), results.to_vec())];
     for group in groups {
         let members: Vec<CaseResult> = results

@@ -149,3 +149,34 @@ fn a_reference_summary_is_measured_and_sets_the_size_ratio() {
     plain.reference = None;
     assert!(size_ratio(&score(&plain, "x")).is_none());
 }
+
+/// A group whose cases are not next to each other (`developed`, then `developed/real-shapes`, then
+/// `developed` again, as the corpus sorts) gets one summary row, not one per run of its cases.
+#[test]
+fn each_group_has_one_summary_row() {
+    let cases: Vec<Case> = [
+        ("a", "developed"),
+        ("b", "developed/real-shapes"),
+        ("c", "developed"),
+    ]
+    .into_iter()
+    .map(|(name, group)| Case {
+        name: name.to_owned(),
+        group: group.to_owned(),
+        ..case(&[("w", &["w"])])
+    })
+    .collect();
+    let report = render_markdown(13_107, &evaluate(&cases, 13_107));
+    assert_eq!(
+        report.matches("| **developed** (2 cases").count(),
+        1,
+        "{report}"
+    );
+    assert_eq!(
+        report
+            .matches("| **developed/real-shapes** (1 cases")
+            .count(),
+        1,
+        "{report}"
+    );
+}

@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
-use ctxkit_session::{ContextForm, LeafSelector, Session, SessionError, read_session_info};
+use ctxkit_session::{
+    ContextForm, LeafSelector, Session, SessionError, StoredEntry, read_session_info,
+};
 use serde_json::json;
 
 use super::print_json;
@@ -393,9 +395,17 @@ fn write_roots_note(out: &mut dyn Write, file: &Path, roots: usize) -> Result<()
 /// The problem of an entry that does not parse. The problem line names the file and the line
 /// already, so a type error says only what serde found (the error's own path and line would repeat
 /// them, and its path is empty for a file held in memory).
-fn unreadable_entry(id: &str, error: &SessionError) -> String {
+fn unreadable_entry(entry: &StoredEntry, error: &SessionError) -> String {
+    let id = entry.id();
     if let SessionError::InvalidEntry { source, .. } = error {
-        return format!("entry `{id}` has a field of the wrong type: {source}");
+        let content = entry
+            .raw()
+            .ok()
+            .and_then(|line| content_of_wrong_type(&line, source));
+        return match content {
+            Some(problem) => format!("entry `{id}` has a field of the wrong type: {problem}"),
+            None => format!("entry `{id}` has a field of the wrong type: {source}"),
+        };
     }
     // Its line could not be read back (the file changed under the check): the error says how.
     format!("entry `{id}` cannot be read: {error}")
@@ -417,7 +427,7 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
             // fields of the wrong type, so report those here too.
             for entry in session.entries() {
                 if let Err(error) = entry.parse() {
-                    problems.push((Some(entry.line()), unreadable_entry(entry.id(), &error)));
+                    problems.push((Some(entry.line()), unreadable_entry(entry, &error)));
                 }
             }
             problems.sort_by_key(|(line, _)| *line);
@@ -467,4 +477,66 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     } else {
         Outcome::ProblemsFound
     })
+}
+
+/// serde says only "data did not match any variant of untagged enum MessageContent" of a message's
+/// content that is neither a string nor a list (Pi writes `null` for an empty one): the field and
+/// what it holds, read from the line, say more. `None` for any other error.
+fn content_of_wrong_type(line: &str, source: &serde_json::Error) -> Option<String> {
+    if !source
+        .to_string()
+        .starts_with("data did not match any variant of untagged enum MessageContent")
+    {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    ["/message/content", "/content"]
+        .into_iter()
+        .find_map(|pointer| {
+            let held = match value.pointer(pointer)? {
+                serde_json::Value::Null => "null",
+                serde_json::Value::Bool(_) => "a boolean",
+                serde_json::Value::Number(_) => "a number",
+                serde_json::Value::Object(_) => "an object",
+                serde_json::Value::String(_) | serde_json::Value::Array(_) => return None,
+            };
+            let field = pointer.trim_start_matches('/').replace('/', ".");
+            Some(format!(
+                "`{field}` is {held}, where a string or a list of content blocks is expected"
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content_of_wrong_type;
+
+    fn problem(line: &str) -> Option<String> {
+        let source =
+            ctxkit_protocol::from_str_repaired::<ctxkit_protocol::SessionEntry>(line).err()?;
+        content_of_wrong_type(line, &source)
+    }
+
+    #[test]
+    fn a_content_of_the_wrong_type_is_named_with_what_it_holds() {
+        let null = r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-09-01T08:44:09.667Z","message":{"role":"user","content":null,"timestamp":1}}"#;
+        assert_eq!(
+            problem(null).as_deref(),
+            Some(
+                "`message.content` is null, where a string or a list of content blocks is expected"
+            )
+        );
+        let number = null.replace("\"content\":null", "\"content\":7");
+        assert_eq!(
+            problem(&number).as_deref(),
+            Some(
+                "`message.content` is a number, where a string or a list of content blocks is expected"
+            )
+        );
+        // Any other error keeps serde's words.
+        let bad_role = null
+            .replace("\"content\":null", "\"content\":\"hi\"")
+            .replace("\"user\"", "7");
+        assert_eq!(problem(&bad_role), None);
+    }
 }

@@ -471,29 +471,34 @@ fn public_fields(source: &str, struct_name: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_embedding_guide_names_every_agent_option() {
+fn the_embedding_guide_names_every_agent_and_engine_option() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let agent = std::fs::read_to_string(root.join("crates/ctxkit-agent/src/agent.rs")).unwrap();
     let guide = std::fs::read_to_string(root.join("docs/embedding.md")).unwrap();
-    let fields = public_fields(&agent, "AgentOptions");
-    assert!(fields.len() >= 6, "{fields:?}");
-    let listed = guide
-        .split("AgentOptions {")
-        .nth(1)
-        .and_then(|rest| rest.split('}').next())
-        .expect("docs/embedding.md writes `AgentOptions { … }`");
-    let listed: Vec<&str> = listed
-        .split(',')
-        .map(|name| name.trim())
-        .filter(|name| !name.is_empty())
-        .collect();
-    let mut missing: Vec<&String> = fields
-        .iter()
-        .filter(|field| !listed.contains(&field.as_str()))
-        .collect();
-    missing.sort();
-    assert!(
-        missing.is_empty(),
-        "docs/embedding.md leaves out {missing:?}"
-    );
+    for (file, options) in [
+        ("crates/ctxkit-agent/src/agent.rs", "AgentOptions"),
+        ("crates/ctxkit-engine/src/engine.rs", "EngineOptions"),
+    ] {
+        let source = std::fs::read_to_string(root.join(file)).unwrap();
+        let fields = public_fields(&source, options);
+        assert!(fields.len() >= 6, "{options}: {fields:?}");
+        let listed = guide
+            .split(&format!("{options} {{"))
+            .nth(1)
+            .and_then(|rest| rest.split('}').next())
+            .unwrap_or_else(|| panic!("docs/embedding.md writes `{options} {{ … }}`"));
+        let listed: Vec<&str> = listed
+            .split(',')
+            .map(|name| name.trim())
+            .filter(|name| !name.is_empty())
+            .collect();
+        let mut missing: Vec<&String> = fields
+            .iter()
+            .filter(|field| !listed.contains(&field.as_str()))
+            .collect();
+        missing.sort();
+        assert!(
+            missing.is_empty(),
+            "docs/embedding.md's `{options}` leaves out {missing:?}"
+        );
+    }
 }

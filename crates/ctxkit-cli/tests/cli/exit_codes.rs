@@ -45,6 +45,19 @@ fn a_bad_redact_pattern_is_a_usage_error() {
     );
 }
 
+/// `--listen` on every interface without a token is refused as a usage error (2), as `--help`'s
+/// "a value ctxkit cannot use: `--listen`" says; it exited 3, as for invalid input.
+#[test]
+fn listen_on_every_interface_without_a_token_is_a_usage_error() {
+    let run = Run::new();
+    let output = run.ctxkit(&["serve", "--listen", "0.0.0.0:0"]);
+    assert!(output.starts_with("exit: 2\n"), "{output}");
+    assert!(
+        output.contains("refusing to listen on 0.0.0.0:0 without a token"),
+        "{output}"
+    );
+}
+
 /// `--listen` takes `localhost:PORT` (127.0.0.1; never resolved); a host name is a usage error
 /// (2) naming what it takes, as an address that is not one is.
 #[test]

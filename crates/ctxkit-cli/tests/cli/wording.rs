@@ -26,6 +26,26 @@ fn check_says_a_field_of_the_wrong_type_once() {
     );
 }
 
+/// `check` on a user message whose `content` is `null` gave serde's "data did not match any variant
+/// of untagged enum MessageContent", which names neither the field nor what it held.
+#[test]
+fn check_names_a_null_content() {
+    let run = Run::new();
+    let file = run.home.path().join("null.jsonl");
+    let lines = [
+        HEADER,
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":null,"timestamp":1}}"#,
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let output = run.ctxkit(&["check", file.to_str().unwrap()]);
+    assert_eq!(
+        output,
+        "exit: 1\n[HOME]/null.jsonl:2: entry `a` has a field of the wrong type: `message.content` \
+         is null, where a string or a list of content blocks is expected\n1 problem found; the file \
+         was not modified\n"
+    );
+}
+
 /// `context` at a leaf with one message said "1 messages at e7596aac".
 #[test]
 fn context_of_one_message_says_message() {
