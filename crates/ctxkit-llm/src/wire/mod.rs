@@ -35,14 +35,16 @@ pub enum ReasoningLevel {
 }
 
 impl ReasoningLevel {
-    /// Reads `minimal`, `low`, `medium`, `high`, `xhigh`; `off` and anything else are `None`.
+    /// Reads `minimal`, `low`, `medium`, `high`, `xhigh`, and Pi 1.6's `max` as the highest level
+    /// ctxkit sends (`xhigh`: as Pi clamps `max` down to what a model takes, `high` for OpenAI's
+    /// APIs); `off` and anything else are `None`.
     pub fn parse(text: &str) -> Option<Self> {
         match text {
             "minimal" => Some(Self::Minimal),
             "low" => Some(Self::Low),
             "medium" => Some(Self::Medium),
             "high" => Some(Self::High),
-            "xhigh" => Some(Self::XHigh),
+            "xhigh" | "max" => Some(Self::XHigh),
             _ => None,
         }
     }

@@ -34,6 +34,8 @@ fn request(reasoning: Option<ReasoningLevel>) -> CompletionRequest {
 #[test]
 fn reasoning_levels_parse() {
     assert_eq!(ReasoningLevel::parse("xhigh"), Some(ReasoningLevel::XHigh));
+    // Pi 1.6's highest level: a session it wrote at `max` was talked to without reasoning.
+    assert_eq!(ReasoningLevel::parse("max"), Some(ReasoningLevel::XHigh));
     assert_eq!(ReasoningLevel::parse("off"), None);
 }
 

@@ -48,7 +48,7 @@ pub struct Settings {
     /// The agent's model id (or `provider/id`).
     pub default_model: Option<String>,
     /// The reasoning level for models that reason; also the level summaries are asked at.
-    #[schemars(extend("x-project" = true, "enum" = ["off", "minimal", "low", "medium", "high", "xhigh"]))]
+    #[schemars(extend("x-project" = true, "enum" = ["off", "minimal", "low", "medium", "high", "xhigh", "max"]))]
     pub default_thinking_level: Option<String>,
     /// How streamed answers arrive.
     #[schemars(extend("x-project" = true, "enum" = ["sse", "websocket", "websocket-cached", "auto"]))]

@@ -38,7 +38,7 @@ const OFFERED: &[Offered] = &[
     Offered {
         key: "defaultThinkingLevel",
         label: "Default thinking level",
-        values: &["off", "minimal", "low", "medium", "high", "xhigh"],
+        values: &["off", "minimal", "low", "medium", "high", "xhigh", "max"],
         live: false,
     },
     Offered {

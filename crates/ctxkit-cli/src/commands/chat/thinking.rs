@@ -9,8 +9,8 @@ use ctxkit_session::Session;
 
 use super::Chat;
 
-/// The levels `/thinking` takes, as Pi names them.
-pub(super) const LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+/// The levels `/thinking` takes, as Pi names them (`max`, Pi 1.6's, is sent as `xhigh`).
+pub(super) const LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// The levels Shift-Tab steps through, in Pi's order. `xhigh` is left to `/thinking xhigh`, as
 /// Pi leaves it out for a model not known to take it (the model table does not say which do).
@@ -194,6 +194,7 @@ mod tests {
         assert_eq!(next_level("medium"), "high");
         assert_eq!(next_level("high"), "off");
         assert_eq!(next_level("xhigh"), "off");
+        assert_eq!(next_level("max"), "off");
         assert_eq!(next_level("bogus"), "off");
     }
 
