@@ -744,3 +744,38 @@ fn a_reply_taller_than_the_screen_is_rendered_paragraph_by_paragraph() {
     assert!(!screen.contains("**bold"), "{screen}");
     assert!(!screen.contains("`code"), "{screen}");
 }
+
+/// QA: a streamed reply of wide characters (CJK, emoji) was partly printed twice: the streamed
+/// text is erased before its rendering is printed, and the erase counted characters, not
+/// columns, so it went back too few rows. An emoji joined by zero-width joiners is one
+/// two-column character on the screen: counted as three, the erase would go back too far and
+/// take the prompt above the reply with it.
+#[test]
+fn a_streamed_reply_of_wide_characters_is_shown_once() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(Format::Chat, 100_000, json!({}));
+    let wide = "界".repeat(200);
+    let (first, rest) = wide.split_at("界".len() * 70);
+    world
+        .server
+        .answer(Format::Chat.text(first, rest, Duration::from_millis(100), 300));
+    let family = "👨\u{200d}👩\u{200d}👧";
+    let joined = format!("{}é", family.repeat(100));
+    let (first, rest) = joined.split_at(family.len() * 30);
+    world
+        .server
+        .answer(Format::Chat.text(first, rest, Duration::from_millis(100), 400));
+    let tmux = world.start("");
+    tmux.resize(120, 40);
+    tmux.wait_idle(1);
+    tmux.line("wide please");
+    let screen = tmux.wait_idle(2);
+    assert_eq!(screen.matches('界').count(), 200, "{screen}");
+    tmux.line("joined please");
+    let screen = tmux.wait_idle(3);
+    assert_eq!(screen.matches(family).count(), 100, "{screen}");
+    assert!(screen.contains("> joined please"), "{screen}");
+    assert_eq!(screen.matches('界').count(), 200, "{screen}");
+}

@@ -161,11 +161,48 @@ pub fn terminal_height() -> usize {
 }
 
 /// The rows `text` takes on a terminal `width` columns wide (a line longer than the width wraps).
+/// Counted in columns, not characters: a CJK character or an emoji takes two, a combining mark
+/// none, so erasing what streamed goes back to its first row, no fewer rows and no more.
 pub fn rows(text: &str, width: usize) -> usize {
     let width = width.max(1);
-    text.split('\n')
-        .map(|line| line.chars().count().div_ceil(width).max(1))
-        .sum()
+    text.split('\n').map(|line| line_rows(line, width)).sum()
+}
+
+/// The zero-width joiner: the character after it joins the one before it (`👨‍👩‍👧` is one
+/// two-column emoji on the terminal, as tmux and the terminals that draw such emoji show it).
+const ZERO_WIDTH_JOINER: char = '\u{200d}';
+/// The columns between a terminal's tab stops.
+const TAB_STOP: usize = 8;
+
+/// The rows one line of `text` (no line break in it) takes, wrapped as the terminal wraps it: a
+/// character that does not fit in what is left of a row (a two-column one in the last column)
+/// starts the next row; a tab moves to the next tab stop and never past the last column.
+fn line_rows(line: &str, width: usize) -> usize {
+    let mut rows = 1;
+    let mut column = 0;
+    let mut joined = false;
+    for character in line.chars() {
+        if character == '\t' {
+            column = ((column / TAB_STOP + 1) * TAB_STOP).min(width);
+            joined = false;
+            continue;
+        }
+        let columns = if joined {
+            0
+        } else {
+            unicode_width::UnicodeWidthChar::width(character).unwrap_or(0)
+        };
+        joined = character == ZERO_WIDTH_JOINER;
+        if columns == 0 {
+            continue;
+        }
+        if column + columns > width {
+            rows += 1;
+            column = 0;
+        }
+        column += columns;
+    }
+    rows
 }
 
 #[cfg(test)]
@@ -261,5 +298,25 @@ mod tests {
     fn rows_count_wrapped_lines() {
         assert_eq!(rows("abc\n\nabcdefgh", 4), 4);
         assert_eq!(rows("", 10), 1);
+    }
+
+    #[test]
+    fn rows_count_columns_not_characters() {
+        // Two columns each: 200 CJK characters or emoji take four rows of 120, not two.
+        assert_eq!(rows(&"界".repeat(200), 120), 4);
+        assert_eq!(rows(&"🎉".repeat(200), 120), 4);
+        assert_eq!(rows(&"A".repeat(200), 120), 2);
+        // A wide character never straddles the edge: in the last column it starts the next row.
+        assert_eq!(rows(&format!("{}界", "a".repeat(3)), 4), 2);
+        assert_eq!(rows(&format!("{}界", "a".repeat(2)), 4), 1);
+        // A line exactly as wide as the terminal takes one row.
+        assert_eq!(rows(&"界".repeat(60), 120), 1);
+        // Combining marks take no column; an emoji joined by zero-width joiners is one emoji.
+        assert_eq!(rows(&"e\u{301}".repeat(120), 120), 1);
+        assert_eq!(rows(&"👨\u{200d}👩\u{200d}👧".repeat(60), 120), 1);
+        assert_eq!(rows(&"👨\u{200d}👩\u{200d}👧".repeat(61), 120), 2);
+        // A tab goes to the next stop, never past the last column.
+        assert_eq!(rows("\tabc", 10), 2);
+        assert_eq!(rows(&format!("{}\t", "a".repeat(9)), 10), 1);
     }
 }
