@@ -78,12 +78,24 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
             {
                 report.refuse(&field_key, "one of `none`, `short`, `long`", field);
             }
-            "maxOutput" | "reasoning" | "cacheRetention" => {}
-            // Other keys of Pi's `models.json` (`api`, `baseUrl`, `headers`, `input`, …) are kept
-            // in the file, and not read.
+            "input" if !is_input_list(field) => {
+                report.refuse(&field_key, "a list of `text` and `image`", field);
+            }
+            "maxOutput" | "reasoning" | "cacheRetention" | "input" => {}
+            // Other keys of Pi's `models.json` (`api`, `baseUrl`, `headers`, …) are kept in the
+            // file, and not read.
             _ => report.unknown_keys.push(field_key),
         }
     }
+}
+
+/// What a model takes, as Pi's models list it: `["text"]`, `["text", "image"]`.
+fn is_input_list(field: &Value) -> bool {
+    field.as_array().is_some_and(|kinds| {
+        kinds
+            .iter()
+            .all(|kind| matches!(kind.as_str(), Some("text" | "image")))
+    })
 }
 
 fn check_cost(key: &str, cost: &Value, report: &mut CheckReport) {
@@ -223,6 +235,19 @@ mod tests {
         assert_eq!(not_an_array.violations[0].key, "llm.models[0].cost.tiers");
     }
 
+    /// `input` is read (images go only to a model that lists `image`), and was warned about as
+    /// unknown on every command; a value that is not such a list is refused.
+    #[test]
+    fn input_is_read_and_checked() {
+        let report = check(json!([{"provider": "p", "id": "m", "contextWindow": 1000,
+            "input": ["text", "image"]}]));
+        assert!(report.unknown_keys.is_empty(), "{report:?}");
+        assert!(report.violations.is_empty(), "{report:?}");
+        let wrong = check(json!([{"provider": "p", "id": "m", "contextWindow": 1000,
+            "input": "image"}]));
+        assert_eq!(wrong.violations[0].key, "llm.models[0].input");
+    }
+
     /// QA finding 5b: `baseUrl`, `headers` and `api` in an entry were accepted without a word
     /// (ctxkit does not read them), while unknown keys in `compaction.modelOverrides` warned.
     #[test]
@@ -230,7 +255,8 @@ mod tests {
         let report = check(json!([{
             "provider": "p", "id": "m", "name": "M", "contextWindow": 1000,
             "baseUrl": "http://x", "headers": {"a": "b"}, "api": "openai-completions",
-            "maxTokens": 10, "maxOutput": 10, "reasoning": true, "cacheRetention": "short"
+            "maxTokens": 10, "maxOutput": 10, "reasoning": true, "cacheRetention": "short",
+            "input": ["text", "image"]
         }]));
         assert!(report.violations.is_empty(), "{report:?}");
         assert_eq!(

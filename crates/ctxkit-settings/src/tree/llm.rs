@@ -93,9 +93,9 @@ impl std::fmt::Debug for LlmConfig {
     }
 }
 
-/// One entry of `llm.models`. Other keys of Pi's `models.json` (`api`, `baseUrl`, `headers`,
-/// `input`, …) are kept in the file, not read, and warned about as unknown (`name`, a display
-/// label, without a word).
+/// One entry of `llm.models`. Other keys of Pi's `models.json` (`api`, `baseUrl`, `headers`, …)
+/// are kept in the file, not read, and warned about as unknown (`name`, a display label, without
+/// a word).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserModel {
