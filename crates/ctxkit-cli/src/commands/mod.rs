@@ -38,7 +38,7 @@ pub use missing_entry::MissingEntry;
 pub use summary_setup::NoModelConfigured;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
@@ -74,11 +74,29 @@ impl Locations {
                 .context("cannot find the home directory; set `CTXKIT_HOME`")?
                 .join(".ctxkit"),
         };
+        let sessions_root =
+            configured_sessions_root(&home).unwrap_or_else(|| home.join("sessions"));
         Ok(Self {
-            sessions_root: home.join("sessions"),
+            sessions_root,
             database: None,
         })
     }
+}
+
+/// The user's `sessionDir` (`~` and `~/…` expanded, a relative path taken from the working
+/// directory), read from the user's own settings file alone: where sessions are kept is not a
+/// project's to choose. A file that does not load names no folder here; the commands that read
+/// the settings say why.
+fn configured_sessions_root(home: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(home.join("settings.json")).ok()?;
+    let settings: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let value = settings.get("sessionDir")?.as_str()?.trim();
+    if value.is_empty() {
+        return None;
+    }
+    let user_home = std::env::home_dir()?;
+    let expanded = ctxkit_settings::expand_tilde_loose(value, &user_home);
+    ctxkit_session::resolved_cwd(&expanded).ok()
 }
 
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {

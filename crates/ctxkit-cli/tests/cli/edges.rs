@@ -466,3 +466,40 @@ fn tree_of_a_header_only_session_says_it_is_empty() {
         "{output}"
     );
 }
+
+/// `sessionDir` in the user's settings was documented and shown by `config list`, and nothing
+/// read it: sessions went to the home's `sessions` folder. It names the folder the per-project
+/// folders are kept in; `--sessions-dir` still comes first, and a project cannot set it.
+#[test]
+fn the_users_session_dir_is_where_sessions_are_kept() {
+    let run = Run::new();
+    let file = run.copy("good-minimal.jsonl");
+    let project = run.home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        r#"{"sessionDir": "[HOME]/kept-here"}"#
+            .replace("[HOME]", run.home.path().to_str().unwrap()),
+    )
+    .unwrap();
+    let forked = run.ctxkit(&[
+        "fork-from",
+        file.to_str().unwrap(),
+        "--cwd",
+        project.to_str().unwrap(),
+    ]);
+    assert!(forked.starts_with("exit: 0"), "{forked}");
+    assert!(forked.contains("[HOME]/kept-here/--"), "{forked}");
+    let listed = run.ctxkit(&["sessions", "--all"]);
+    assert!(listed.contains("[HOME]/kept-here/--"), "{listed}");
+    let flag = run.home.path().join("flagged");
+    let overridden = run.ctxkit(&[
+        "--sessions-dir",
+        flag.to_str().unwrap(),
+        "fork-from",
+        file.to_str().unwrap(),
+        "--cwd",
+        project.to_str().unwrap(),
+    ]);
+    assert!(overridden.contains("[HOME]/flagged/--"), "{overridden}");
+}

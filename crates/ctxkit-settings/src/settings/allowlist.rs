@@ -220,12 +220,11 @@ mod tests {
                 "npmCommand",
                 "hooks",
                 "shellPath",
-                "sessionDir",
                 "someFutureKey"
             ]
         );
         // Read from the user's own settings alone: trusting the project would not apply it.
-        assert_eq!(split.user_only_keys, ["chat.passEnv"]);
+        assert_eq!(split.user_only_keys, ["chat.passEnv", "sessionDir"]);
         assert_eq!(
             Value::Object(split.safe),
             json!({

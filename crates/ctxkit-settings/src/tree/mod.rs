@@ -161,7 +161,11 @@ pub struct Settings {
     /// Warnings that can be switched off.
     #[schemars(extend("x-project" = true))]
     pub warnings: WarningsConfig,
-    /// Where session files are written instead of `~/.ctxkit/sessions`.
+    /// The folder the per-project session folders are kept in instead of `~/.ctxkit/sessions`
+    /// (`~` expanded; `--sessions-dir` and `CTXKIT_SESSIONS_DIR` come first). Read from the
+    /// user's own settings file only. Unlike Pi's `sessionDir`, which holds every project's
+    /// files side by side, ctxkit keeps a `--<path>--` folder per project inside it.
+    #[schemars(extend("x-user-only" = true))]
     pub session_dir: Option<String>,
     /// The model provider: endpoint, key, headers, user models, provider-side options.
     pub llm: LlmConfig,
