@@ -47,8 +47,8 @@ pub struct ChatArgs {
     /// Pick one of the current directory's sessions to open (the list `/resume` shows).
     #[arg(short = 'r', long, conflicts_with_all = ["continue_recent", "session", "no_session"])]
     pub resume: bool,
-    /// Open this session file.
-    #[arg(long, value_name = "FILE", conflicts_with = "no_session")]
+    /// Open this session: a file, or a session id (or its start) from the sessions folder.
+    #[arg(long, value_name = "FILE|ID", conflicts_with = "no_session")]
     pub session: Option<PathBuf>,
     /// Keep the conversation in memory only.
     #[arg(long)]

@@ -154,7 +154,7 @@ impl std::error::Error for NoSuchSession {}
 
 /// A file that exists (or a session in an OpenCode database, `opencode.db#<session id>`, which the
 /// importer reads), else the session whose id is (or starts with) `name` in the sessions directory.
-fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
+pub(crate) fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
     let path = Path::new(name);
     if ctxkit_import::is_opencode_path(path) && !path.exists() {
         return Ok(path.to_path_buf());

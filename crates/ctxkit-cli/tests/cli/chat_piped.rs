@@ -399,3 +399,42 @@ async fn continue_with_nothing_to_continue_says_it_starts_a_new_session() {
         "{second}"
     );
 }
+
+/// `--session` takes a session id or its start from the sessions folder, as Pi's does and as
+/// `simulate` does (a tester's `--session 01a2472d` failed: only a file was read); an id no
+/// session has exits 4.
+#[tokio::test(flavor = "multi_thread")]
+async fn session_takes_the_start_of_a_session_id() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let first = chat_with(&run, &server, "hi\n", &[]);
+    assert!(first.starts_with("exit: 0"), "{first}");
+    let folder = std::fs::read_dir(run.home.path().join("sessions"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let file = std::fs::read_dir(folder)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let header: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let start = &header["id"].as_str().unwrap()[..13];
+    let lines_before = std::fs::read_to_string(&file).unwrap().lines().count();
+    let again = chat_with(&run, &server, "again\n", &["--session", start]);
+    assert!(again.starts_with("exit: 0"), "{again}");
+    let lines_after = std::fs::read_to_string(&file).unwrap().lines().count();
+    assert!(lines_after > lines_before, "{again}");
+    let missing = chat_with(&run, &server, "x\n", &["--session", "ffffffff"]);
+    assert!(missing.starts_with("exit: 4"), "{missing}");
+}

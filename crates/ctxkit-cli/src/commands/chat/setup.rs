@@ -33,7 +33,7 @@ pub async fn build(
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
     let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
-    let (session, nothing_to_continue) = first_session(args, &cwd_text, &session_dir)?;
+    let (session, nothing_to_continue) = first_session(args, locations, &cwd_text, &session_dir)?;
     let ui = Ui::new();
     ui.set_thinking_hidden(settings.settings().hide_thinking_block);
     ui.set_terminal_progress(settings.settings().terminal.show_terminal_progress);
@@ -171,8 +171,10 @@ pub async fn build(
 
 /// The session the chat starts in, and whether `--continue` found nothing to continue (a new
 /// session is started then, and the chat says so: sweep 9 found it silent).
+/// `--session` takes a file or, as Pi's does, a session id or its start (from the sessions folder).
 fn first_session(
     args: &ChatArgs,
+    locations: &Locations,
     cwd: &str,
     session_dir: &std::path::Path,
 ) -> Result<(Session, bool)> {
@@ -180,7 +182,8 @@ fn first_session(
         return Ok((Session::in_memory(cwd), false));
     }
     if let Some(file) = &args.session {
-        return Ok((Session::open(file)?, false));
+        let file = crate::commands::simulate::resolve_session(locations, &file.to_string_lossy())?;
+        return Ok((Session::open(&file)?, false));
     }
     if args.continue_recent {
         let nothing = ctxkit_session::find_most_recent_session(session_dir).is_none();
