@@ -163,7 +163,13 @@ fn reload_takes_no_endpoint_from_an_untrusted_project() {
         &json!({"llm": {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "project-key"}}),
     );
     tmux.line("/reload");
-    tmux.wait_for("Settings applied now");
+    let screen = tmux.wait_for("Settings applied now");
+    // Said at the reload as at a chat's start (a tester's /reload after a trusted project's
+    // settings changed said nothing).
+    assert!(
+        screen.contains("ignored `llm.baseUrl`, `llm.apiKey`"),
+        "{screen}"
+    );
     tmux.line("second");
     tmux.wait_for("Still the user's endpoint.");
     let requests = world.chat_requests();

@@ -182,6 +182,15 @@ impl Chat {
         self.parts.settings = engine_settings.clone();
         self.engine.set_settings(engine_settings).await;
         self.reload_model(&settings).await;
+        // A project's settings changed since they were trusted are held back again: said here as
+        // at the chat's start.
+        if let Some(warning) =
+            crate::commands::config::held_settings_warning(&self.environment, &settings)
+        {
+            for line in warning.lines() {
+                self.ui.notice(line);
+            }
+        }
         let loaded = load_in(&self.environment, &settings);
         let problems = diagnostics(&loaded);
         for problem in problems.iter().take(SHOWN_PROBLEMS) {
