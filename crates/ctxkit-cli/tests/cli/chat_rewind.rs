@@ -330,7 +330,8 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
         "{screen}"
     );
     tmux.keys(&["y"]);
-    tmux.wait_for("`c.txt` was changed since the agent wrote it");
+    // `y` would delete it: the question says so (it said "put the snapshot back").
+    tmux.wait_for("`c.txt`, which the agent created, was changed since; delete it anyway?");
     tmux.keys(&["n"]);
     let screen = tmux.wait_for("Kept `c.txt` as you changed it");
     assert!(screen.contains("Restored `a.txt`"), "{screen}");

@@ -363,9 +363,15 @@ impl Chat {
         }
         // Not what the agent left (or unknown, as after a crash mid-write): the user decides.
         if store.written(&path) != Some(now.as_str()) {
-            let question = format!(
-                "{shown} was changed since the agent wrote it; put the snapshot back anyway? [y]es / [n]o: "
-            );
+            // Said as what `y` does: a file the agent created is deleted, not "put back".
+            let question = match wanted {
+                Some(_) => format!(
+                    "{shown} was changed since the agent wrote it; put the snapshot back anyway? [y]es / [n]o: "
+                ),
+                None => format!(
+                    "{shown}, which the agent created, was changed since; delete it anyway? [y]es / [n]o: "
+                ),
+            };
             if ask.ask_key(&question, "yn") != Some('y') {
                 return Restored::Kept(path);
             }
