@@ -1,11 +1,17 @@
 //! Pinned context: texts the user pins (rules, acceptance criteria, a role) are carried verbatim past
 //! every compaction, within a token cap. Pi-compatible: a pin is a `custom` entry (`ctxkit.pin`,
 //! invisible to the model), and the pinned text reaches the model through a `custom_message`
-//! (`ctxkit.pinned`) appended when pinning and again after each compaction that cut it away.
+//! (`ctxkit.pinned`) appended when pinning and again after each compaction that cut it away. A
+//! compaction written elsewhere (Pi's, which knows nothing of pins, or an older ctxkit's) adds none
+//! back: the view then adds the message that compaction would have written ([`missing_from_context`]).
+
+use std::collections::HashSet;
 
 use ctxkit_protocol::{
-    AFTER_COMPACTION_KEY, AgentMessage, EntryKind, MessageContent, PINNED_MESSAGE_TYPE,
+    AFTER_COMPACTION_KEY, AgentMessage, CustomMessage, EntryKind, JsonObject, MessageContent,
+    PINNED_MESSAGE_TYPE,
 };
+use ctxkit_session::parse_timestamp_ms;
 use ctxkit_tokens::utf16_len;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -124,17 +130,63 @@ fn append_pinned_message(
     pins: &[&Pin],
     after_compaction: Option<&str>,
 ) -> Result<String> {
+    Ok(state.session.append_custom_message_entry(
+        PINNED_MESSAGE_TYPE,
+        MessageContent::Text(pinned_text(pins)),
+        false,
+        Some(pinned_details(pins, after_compaction)),
+    )?)
+}
+
+/// The `details` of a pinned message: the pins it carries, and the compaction it follows.
+fn pinned_details(pins: &[&Pin], after_compaction: Option<&str>) -> Value {
     let ids: Vec<&str> = pins.iter().map(|pin| pin.id.as_str()).collect();
     let mut details = json!({ "pins": ids });
     if let Some(compaction_id) = after_compaction {
         details[AFTER_COMPACTION_KEY] = json!(compaction_id);
     }
-    Ok(state.session.append_custom_message_entry(
-        PINNED_MESSAGE_TYPE,
-        MessageContent::Text(pinned_text(pins)),
-        false,
-        Some(details),
-    )?)
+    details
+}
+
+/// The pins in effect on the branch whose text the context does not show, as the message a ctxkit
+/// compaction appends after the latest compaction; `None` when every pin shows. A pin shows when
+/// the newest entry carrying its text (the pinned entry, or a pinned message naming it) is one of
+/// the context's messages, so a pin a compaction carried is never doubled. Without a compaction
+/// the whole branch is the context: nothing is read.
+pub(crate) fn missing_from_context(state: &State) -> Option<AgentMessage> {
+    let (_, compaction) = state.session.latest_compaction()?;
+    let scanned = scan(state);
+    if scanned.is_empty() {
+        return None;
+    }
+    let path = state.session.leaf_path();
+    let shown: HashSet<usize> = state
+        .session
+        .leaf_context()
+        .messages
+        .iter()
+        .map(|message| message.entry)
+        .collect();
+    let missing: Vec<&Pin> = scanned
+        .iter()
+        .filter(|(_, carrier)| {
+            !carrier
+                .and_then(|position| path.get(position))
+                .is_some_and(|entry| shown.contains(entry))
+        })
+        .map(|(pin, _)| pin)
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    Some(AgentMessage::Custom(CustomMessage {
+        custom_type: PINNED_MESSAGE_TYPE.to_owned(),
+        content: MessageContent::Text(pinned_text(&missing)),
+        display: false,
+        details: Some(pinned_details(&missing, Some(compaction.id()))),
+        timestamp: parse_timestamp_ms(compaction.timestamp()),
+        extra: JsonObject::new(),
+    }))
 }
 
 /// After the compaction `compaction_id` that kept the path from `first_kept_entry_id` on: appends

@@ -1,7 +1,7 @@
 //! The model's view before each call: the branch's context, error and aborted replies left out (as
 //! providers do), the context transforms applied, then the reference's `convertToLlm`. Summaries go
-//! to the system text instead of user messages when `summaryRole` is `system`. Stored history is
-//! never changed.
+//! to the system text instead of user messages when `summaryRole` is `system`; pins a compaction
+//! written elsewhere cut away are added after the summary. Stored history is never changed.
 
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
 use ctxkit_session::{
@@ -283,7 +283,15 @@ impl Engine {
     pub async fn model_view(&self) -> Result<ModelView> {
         let mut state = self.lock().await;
         let window = state.model.as_ref().map_or(0, |model| model.context_window);
-        let transcript = shared_transcript(&mut state)?;
+        let mut transcript = shared_transcript(&mut state)?;
+        // Pins a compaction written elsewhere cut away come back where ctxkit's would put them.
+        if let Some(pinned) = crate::pins::missing_from_context(&state) {
+            let after_summary = transcript
+                .iter()
+                .position(|message| matches!(message.message(), AgentMessage::CompactionSummary(_)))
+                .map_or(0, |position| position + 1);
+            transcript.insert(after_summary, Arc::new(MeasuredMessage::new(pinned)));
+        }
         let mut view = build_measured_view(&transcript, &state.model_settings(), window);
         if state.settings.transforms.long_cache_when_it_pays {
             // The request goes out right after the view's last message.

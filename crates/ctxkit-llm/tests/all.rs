@@ -6,6 +6,8 @@
 mod chat;
 #[path = "all/chat_formats.rs"]
 mod chat_formats;
+#[path = "all/chat_reasoning.rs"]
+mod chat_reasoning;
 #[path = "all/chat_streaming.rs"]
 mod chat_streaming;
 #[path = "all/common.rs"]

@@ -297,3 +297,81 @@ async fn forgetting_keeps_the_redactions_made_after_the_span() {
         .await;
     assert_eq!(edits, 2, "the edit of the forgotten message is not copied");
 }
+
+/// A compaction that does not add the pins back (Pi's, which knows nothing of them, or an older
+/// ctxkit's) written on a branch with pins: `pins()` still lists them, and the view shows each once,
+/// right after the summary, as a ctxkit compaction would have; a later ctxkit compaction does not
+/// double them.
+#[tokio::test]
+async fn pins_cut_away_by_a_compaction_that_did_not_add_them_back_stay_in_the_view_once() {
+    let harness = Harness::new(100_000, 2_000, []);
+    let (first, _) = harness.turn("first", 100).await;
+    let (rules, _) = harness.turn("ACCEPTANCE: all tests green", 100).await;
+    harness.engine.pin_entry(&rules).await.unwrap();
+    harness
+        .engine
+        .pin_text("RULE: never touch prod.db")
+        .await
+        .unwrap();
+    harness.turn("second", 100).await;
+    let (third, _) = harness.turn("third", 100).await;
+    let path = harness
+        .engine
+        .with_session(|session| session.path().unwrap().to_path_buf())
+        .await;
+    let count = |view: &ctxkit_engine::ModelView| {
+        let text = view_text(view);
+        (
+            text.matches("never touch prod.db").count(),
+            text.matches("all tests green").count(),
+        )
+    };
+    // A copy of the session compacted elsewhere, keeping from `keep` on, then a question.
+    let compacted_elsewhere = |keep: &str, question: &str| {
+        let copy = harness.dir.path().join(format!("{question}.jsonl"));
+        std::fs::copy(&path, &copy).unwrap();
+        let mut session = Session::open(&copy).unwrap();
+        session
+            .append_compaction(ctxkit_session::NewCompaction {
+                summary: "## Goal\nShip it.".to_owned(),
+                first_kept_entry_id: keep.to_owned(),
+                tokens_before: 5_000,
+                details: None,
+                source: ctxkit_session::SummarySource::Ctxkit,
+            })
+            .unwrap();
+        session.append_message(user(question)).unwrap();
+        session
+    };
+
+    // The pins' texts were kept: nothing is added.
+    let reopened = Harness::with_session(compacted_elsewhere(&first, "q1"));
+    assert_eq!(count(&reopened.engine.model_view().await.unwrap()), (1, 1));
+
+    // The pins' texts were cut away: they come back once, after the summary.
+    let reopened = Harness::with_session(compacted_elsewhere(&third, "q2"));
+    assert_eq!(reopened.engine.pins().await.len(), 2);
+    let view = reopened.engine.model_view().await.unwrap();
+    assert_eq!(count(&view), (1, 1), "{}", view_text(&view));
+    let second = serde_json::to_string(&view.messages[1]).unwrap();
+    assert!(
+        second.contains("never touch prod.db") && second.contains("all tests green"),
+        "{second}"
+    );
+    let last = serde_json::to_string(view.messages.last().unwrap()).unwrap();
+    assert!(last.contains("q2"), "{last}");
+    // Stored history is not changed by reading the view.
+    let types = reopened.entry_types().await;
+    assert_eq!(
+        types.last().map(String::as_str),
+        Some("message"),
+        "{types:?}"
+    );
+
+    // ctxkit's own compaction now writes them back, and the view shows them once.
+    reopened.turn("fourth", 100).await;
+    reopened.engine.compact(None).await.unwrap();
+    let view = reopened.engine.model_view().await.unwrap();
+    assert_eq!(count(&view), (1, 1), "{}", view_text(&view));
+    drop(harness);
+}

@@ -1,5 +1,6 @@
-//! OpenAI Chat Completions chunks: `choices[0].delta` with `content`, `reasoning_content` (or
-//! `reasoning`) and `tool_calls` pieces keyed by `index` (a piece naming another id than the call
+//! OpenAI Chat Completions chunks: `choices[0].delta` with `content`, reasoning (in the first of
+//! `reasoning_content`, `reasoning`, `reasoning_text` with text; the block is signed with its
+//! field, as Pi signs it) and `tool_calls` pieces keyed by `index` (a piece naming another id than the call
 //! at its index starts a new call: Ollama sends each parallel call at `index: 0`); `finish_reason`
 //! on the last choice; usage in a final chunk with no choices (`stream_options.include_usage`);
 //! `[DONE]`; an `error` object when the server fails mid-stream.
@@ -106,15 +107,12 @@ impl State {
             return Ok(false);
         };
         let delta = choice.get("delta").unwrap_or(&Value::Null);
-        let reasoning = ["reasoning_content", "reasoning"]
-            .iter()
-            .find_map(|key| delta.get(*key).and_then(Value::as_str))
-            .unwrap_or("");
-        if !reasoning.is_empty() {
+        if let Some((field, reasoning)) = openai_chat_tools::reasoning_of(delta) {
             let position = match self.thinking {
                 Some(position) => position,
                 None => {
-                    let position = assembly.start_thinking(None, JsonObject::new());
+                    let position =
+                        assembly.start_thinking(Some(field.to_owned()), JsonObject::new());
                     self.thinking = Some(position);
                     position
                 }

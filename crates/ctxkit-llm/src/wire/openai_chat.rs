@@ -71,13 +71,22 @@ pub(super) fn parse(value: &Value) -> Result<Completion, &'static str> {
 }
 
 /// The usage of a Chat Completions response; cached prompt tokens count as cache reads, not input.
+/// The reasoning tokens (a part of the output: `completion_tokens_details.reasoning_tokens`, or a
+/// top-level `reasoning_tokens`) are kept as `usage.reasoning`, which Pi 1.6.0 writes for every
+/// Chat Completions reply (0 when the server reports none).
 pub(crate) fn chat_usage(value: &Value) -> ctxkit_protocol::Usage {
     let cached = u64_at(value, "/usage/prompt_tokens_details/cached_tokens");
     let prompt = u64_at(value, "/usage/prompt_tokens");
-    usage(
+    let mut usage = usage(
         prompt.saturating_sub(cached),
         u64_at(value, "/usage/completion_tokens"),
         cached,
         0,
-    )
+    );
+    let reasoning = match u64_at(value, "/usage/completion_tokens_details/reasoning_tokens") {
+        0 => u64_at(value, "/usage/reasoning_tokens"),
+        tokens => tokens,
+    };
+    usage.extra.insert("reasoning".to_owned(), json!(reasoning));
+    usage
 }

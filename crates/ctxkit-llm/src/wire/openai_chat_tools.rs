@@ -17,10 +17,28 @@ use crate::config::ProviderConfig;
 /// The error of a reply stopped by the provider's content filter.
 pub(crate) const CONTENT_FILTER: &str = "The provider's content filter stopped the reply";
 
+/// The fields compatible servers put reasoning in, in the order Pi 1.6.0 reads them
+/// (`reasoning_content`: DeepSeek, Kimi, llama.cpp; `reasoning`: vLLM, Ollama, OpenRouter).
+/// A reply's thinking block is signed with the field it came in, and goes back in it.
+pub(crate) const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
+
+/// The reasoning of a message or a stream delta: the first field with text (chutes.ai sends the
+/// same text in two fields; some servers send an empty `reasoning_content` beside a full
+/// `reasoning`), and that text.
+pub(crate) fn reasoning_of(value: &Value) -> Option<(&'static str, &str)> {
+    REASONING_FIELDS.iter().find_map(|field| {
+        value
+            .get(*field)
+            .and_then(Value::as_str)
+            .filter(|text| !text.is_empty())
+            .map(|text| (*field, text))
+    })
+}
+
 pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireRequest {
     let mut body = json!({
         "model": config.model,
-        "messages": messages(request, config.takes_images()),
+        "messages": messages(config, request),
         "stream": false,
     });
     if !request.tools.is_empty() {
@@ -49,7 +67,8 @@ const IMAGE_OMITTED: &str =
 /// The `messages` array: the system prompt, then the conversation (see [`conversation::turns`]).
 /// A `tool` message holds only text, so the images of a run of tool results follow it in one user
 /// message, as Pi sends them. To a model that takes no images, each is named in its place.
-fn messages(request: &ChatRequest, images: bool) -> Vec<Value> {
+fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
+    let images = config.takes_images();
     let mut out = vec![json!({"role": "system", "content": request.system_prompt})];
     let mut result_images: Vec<Value> = Vec::new();
     for turn in conversation::turns(&request.messages) {
@@ -61,7 +80,7 @@ fn messages(request: &ChatRequest, images: bool) -> Vec<Value> {
                 "role": "user",
                 "content": user_content(&without_images(parts, images)),
             })),
-            Turn::Assistant(reply) => out.extend(assistant(reply)),
+            Turn::Assistant(reply) => out.extend(assistant(config, reply)),
             Turn::ToolResult { id, parts, .. } => {
                 let parts = without_images(parts, images);
                 out.push(json!({
@@ -130,8 +149,9 @@ fn image_part(part: &Part<'_>) -> Option<Value> {
     }
 }
 
-/// A reply's text and tool calls (reasoning is not sent back); `None` when it holds neither.
-fn assistant(reply: &AssistantMessage) -> Option<Value> {
+/// A reply's text, tool calls and reasoning (see [`sent_reasoning`]); `None` when it holds
+/// neither text nor calls (Pi 1.6.0 sends no reasoning-only message either).
+fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value> {
     let mut texts = Vec::new();
     let mut calls = Vec::new();
     for block in &reply.content {
@@ -159,10 +179,51 @@ fn assistant(reply: &AssistantMessage) -> Option<Value> {
         Value::String(texts.join("\n"))
     };
     let mut value = json!({"role": "assistant", "content": content});
+    if let Some((field, reasoning)) = sent_reasoning(config, reply) {
+        value[field] = Value::String(reasoning);
+    }
     if !calls.is_empty() {
         value["tool_calls"] = Value::Array(calls);
     }
     Some(value)
+}
+
+/// The reasoning a reply sends back, and the field it goes in, as Pi 1.6.0 sends it: only to the
+/// provider, API and model that wrote it (thinking from any other is dropped: it would read as
+/// part of the visible reply, or be refused), in the field its first non-empty thinking block is
+/// signed with when that names a reasoning field, the non-empty blocks' text joined by `\n`.
+fn sent_reasoning(
+    config: &ProviderConfig,
+    reply: &AssistantMessage,
+) -> Option<(&'static str, String)> {
+    if !conversation::same_source(reply, &config.provider, config.api.as_str())
+        || reply.model.as_deref() != Some(config.model.as_str())
+    {
+        return None;
+    }
+    let thinking: Vec<&ThinkingContent> = reply
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
+                Some(thinking)
+            }
+            ContentBlock::Thinking(_)
+            | ContentBlock::Text(_)
+            | ContentBlock::ToolCall(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::Unknown(_) => None,
+        })
+        .collect();
+    let signature = thinking.first()?.thinking_signature.as_deref()?;
+    let field = REASONING_FIELDS
+        .into_iter()
+        .find(|field| *field == signature)?;
+    let text: Vec<&str> = thinking
+        .iter()
+        .map(|block| block.thinking.as_str())
+        .collect();
+    Some((field, text.join("\n")))
 }
 
 /// Arguments as the JSON text the API expects; text that was not valid JSON goes back unchanged.
@@ -196,14 +257,10 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
     let choice = value.pointer("/choices/0").ok_or("no `choices`")?;
     let message = choice.get("message").ok_or("no `message` in the choice")?;
     let mut content = Vec::new();
-    let reasoning = ["reasoning_content", "reasoning"]
-        .iter()
-        .find_map(|key| message.get(*key).and_then(Value::as_str))
-        .filter(|text| !text.is_empty());
-    if let Some(thinking) = reasoning {
+    if let Some((field, thinking)) = reasoning_of(message) {
         content.push(ContentBlock::Thinking(ThinkingContent {
             thinking: thinking.to_owned(),
-            thinking_signature: None,
+            thinking_signature: Some(field.to_owned()),
             extra: JsonObject::new(),
         }));
     }
