@@ -134,12 +134,31 @@ impl Tagged for ContentBlock {
     }
 }
 
-/// A message's content: a plain string (user and custom messages may use it) or blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A message's content: a plain string (user and custom messages may use it) or blocks. `null`
+/// reads as no blocks, as Pi reads it (Pi writes `content: null` for an empty one).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum MessageContent {
     Text(String),
     Blocks(Vec<ContentBlock>),
+}
+
+impl<'de> Deserialize<'de> for MessageContent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// The two shapes, named as the type so serde's error says which field failed to read
+        /// ("… untagged enum MessageContent") as it did before `null` was read.
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum MessageContent {
+            Text(String),
+            Blocks(Vec<ContentBlock>),
+        }
+        Ok(match Option::<MessageContent>::deserialize(deserializer)? {
+            Some(MessageContent::Text(text)) => Self::Text(text),
+            Some(MessageContent::Blocks(blocks)) => Self::Blocks(blocks),
+            None => Self::default(),
+        })
+    }
 }
 
 impl Default for MessageContent {
@@ -225,6 +244,24 @@ pub(crate) fn untag<T: serde::de::DeserializeOwned, E: serde::de::Error>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pi writes `content: null` for an empty message: read as no blocks, as Pi reads it; a
+    /// content of another type is still refused, under its name.
+    #[test]
+    fn a_null_content_is_no_blocks() {
+        let content: MessageContent = serde_json::from_str("null").unwrap();
+        assert_eq!(content, MessageContent::Blocks(Vec::new()));
+        let error = serde_json::from_str::<MessageContent>("7").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("data did not match any variant of untagged enum MessageContent"),
+            "{error}"
+        );
+        let reply: crate::AgentMessage =
+            serde_json::from_str(r#"{"role":"assistant","content":null,"timestamp":1}"#).unwrap();
+        assert!(reply.as_assistant().unwrap().content.is_empty());
+    }
     use serde_json::json;
 
     #[test]

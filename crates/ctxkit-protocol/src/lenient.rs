@@ -13,6 +13,15 @@ pub(crate) fn optional_i64<'de, D: Deserializer<'de>>(
 }
 
 /// Reads a JSON number as `u64` (tokens), accepting floats; anything else counts as 0.
+/// `null` read as the type's default (Pi writes `content: null` for an empty reply).
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 pub(crate) fn u64_or_zero<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
     let value = Option::<Value>::deserialize(deserializer)?;
     Ok(value.as_ref().and_then(value_as_u64).unwrap_or(0))

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::JsonObject;
 use crate::content::{ContentBlock, MessageContent, tagged, untag};
 use crate::from_str_repaired;
-use crate::lenient::{f64_or_zero, js_number, optional_i64, u64_or_zero};
+use crate::lenient::{f64_or_zero, js_number, null_as_default, optional_i64, u64_or_zero};
 use crate::tagged::{Tagged, deserialize_tagged, rest};
 
 /// A message from the user. `content` may be a plain string.
@@ -138,7 +138,7 @@ impl UsageCost {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub content: Vec<ContentBlock>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<String>,

@@ -519,13 +519,9 @@ mod tests {
 
     #[test]
     fn a_content_of_the_wrong_type_is_named_with_what_it_holds() {
+        // Pi writes `null` for an empty content: read as no blocks, no problem.
         let null = r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-09-01T08:44:09.667Z","message":{"role":"user","content":null,"timestamp":1}}"#;
-        assert_eq!(
-            problem(null).as_deref(),
-            Some(
-                "`message.content` is null, where a string or a list of content blocks is expected"
-            )
-        );
+        assert_eq!(problem(null), None);
         let number = null.replace("\"content\":null", "\"content\":7");
         assert_eq!(
             problem(&number).as_deref(),

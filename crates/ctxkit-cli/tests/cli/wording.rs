@@ -26,23 +26,26 @@ fn check_says_a_field_of_the_wrong_type_once() {
     );
 }
 
-/// `check` on a user message whose `content` is `null` gave serde's "data did not match any variant
-/// of untagged enum MessageContent", which names neither the field nor what it held.
+/// `check` named a message's content of the wrong type in serde's words ("data did not match any
+/// variant of untagged enum MessageContent"); it names the field and what it holds. A `null`
+/// content is no problem: Pi writes it for an empty message, and it reads as no blocks.
 #[test]
-fn check_names_a_null_content() {
+fn check_names_a_content_of_the_wrong_type_and_takes_a_null_one() {
     let run = Run::new();
     let file = run.home.path().join("null.jsonl");
     let lines = [
         HEADER,
         r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":null,"timestamp":1}}"#,
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02Z","message":{"role":"assistant","content":null,"timestamp":2}}"#,
+        r#"{"type":"message","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:03Z","message":{"role":"user","content":7,"timestamp":3}}"#,
     ];
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     let output = run.ctxkit(&["check", file.to_str().unwrap()]);
     assert_eq!(
         output,
-        "exit: 1\n[HOME]/null.jsonl:2: entry `a` has a field of the wrong type: `message.content` \
-         is null, where a string or a list of content blocks is expected\n1 problem found; the file \
-         was not modified\n"
+        "exit: 1\n[HOME]/null.jsonl:4: entry `c` has a field of the wrong type: `message.content` \
+         is a number, where a string or a list of content blocks is expected\n1 problem found; the \
+         file was not modified\n"
     );
 }
 
