@@ -180,11 +180,16 @@ impl CheckpointStore {
             return Ok(());
         };
         let snapshot = self.index.snapshots.remove(position);
-        self.save()?;
         if let Some(blob) = snapshot.blob.filter(|blob| is_plain_name(blob)) {
             let _ = std::fs::remove_file(self.dir.join(blob));
         }
-        Ok(())
+        if self.index.snapshots.is_empty() && self.index.written.is_empty() {
+            // Nothing is kept (every write of the session failed): no folder is left beside it.
+            let _ = std::fs::remove_file(self.dir.join(INDEX));
+            let _ = std::fs::remove_dir(&self.dir);
+            return Ok(());
+        }
+        self.save()
     }
 
     /// Records what the agent's write left in `path` (a [`state_digest`]).
@@ -389,6 +394,23 @@ mod tests {
         let error = CheckpointStore::open(&session).unwrap_err().to_string();
         assert!(error.contains("is a link"), "{error}");
         assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
+    }
+
+    /// A session whose every write failed left an empty checkpoints folder (its index alone)
+    /// beside it: dropping the last snapshot, with nothing written, removes the folder.
+    #[test]
+    fn a_store_left_with_nothing_leaves_no_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("2026_abc.jsonl");
+        std::fs::write(&session, "{}\n").unwrap();
+        let mut store = CheckpointStore::open(&session).unwrap();
+        let file = dir.path().join("project/a.txt");
+        store.add("u1", &file, Some(b"before"), &[], 100).unwrap();
+        assert!(checkpoint_dir(&session).join(INDEX).exists());
+        store.drop_snapshot("u1", &file).unwrap();
+        assert!(!checkpoint_dir(&session).exists());
+        let reopened = CheckpointStore::open(&session).unwrap();
+        assert!(reopened.snapshots().is_empty());
     }
 
     #[test]
