@@ -438,3 +438,32 @@ async fn session_takes_the_start_of_a_session_id() {
     let missing = chat_with(&run, &server, "x\n", &["--session", "ffffffff"]);
     assert!(missing.starts_with("exit: 4"), "{missing}");
 }
+
+/// `--session` naming a file that is not there starts a new session written there, as Pi's does
+/// (a tester's `--session /new/path.jsonl` was refused); a folder that is not there is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn session_naming_a_new_file_writes_the_session_there() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let file = run.home.path().join("fresh.jsonl");
+    let output = chat_with(
+        &run,
+        &server,
+        "hi\n",
+        &["--session", file.to_str().unwrap()],
+    );
+    assert!(output.starts_with("exit: 0"), "{output}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["type"], "session");
+    assert!(text.contains("all good"), "{text}");
+    let nowhere = run.home.path().join("missing/x.jsonl");
+    let refused = chat_with(
+        &run,
+        &server,
+        "hi\n",
+        &["--session", nowhere.to_str().unwrap()],
+    );
+    assert!(refused.contains("neither is its folder"), "{refused}");
+    assert!(!nowhere.exists());
+}

@@ -109,6 +109,14 @@ impl Session {
         }
     }
 
+    /// A new session for `cwd` whose file will be `path` (Pi's `--session` naming a file that is
+    /// not there yet); written once it holds a user or assistant message.
+    pub fn create_at(cwd: &str, path: &Path) -> Self {
+        let mut session = Self::create(cwd, path.parent().unwrap_or(Path::new(".")));
+        session.storage = Storage::File(FileStore::new_file(path.to_owned()));
+        session
+    }
+
     /// A session that is never written.
     pub fn in_memory(cwd: &str) -> Self {
         Self {

@@ -182,6 +182,13 @@ fn first_session(
         return Ok((Session::in_memory(cwd), false));
     }
     if let Some(file) = &args.session {
+        let named_a_file = file.components().count() > 1
+            || file
+                .extension()
+                .is_some_and(|extension| extension == "jsonl");
+        if named_a_file && !file.exists() {
+            return new_session_at(cwd, file).map(|session| (session, false));
+        }
         let file = crate::commands::simulate::resolve_session(locations, &file.to_string_lossy())?;
         return Ok((Session::open(&file)?, false));
     }
@@ -190,6 +197,20 @@ fn first_session(
         return Ok((Session::continue_recent(cwd, session_dir)?, nothing));
     }
     Ok((Session::create(cwd, session_dir), false))
+}
+
+/// `--session` naming a file that is not there: a new session written there, as Pi's does, in a
+/// folder that must exist.
+fn new_session_at(cwd: &str, file: &std::path::Path) -> Result<Session> {
+    let path = std::path::absolute(file)?;
+    match path.parent() {
+        Some(folder) if folder.is_dir() => Ok(Session::create_at(cwd, &path)),
+        _ => anyhow::bail!(
+            "`{}` is not there and neither is its folder; name a session file, a folder that \
+             exists for a new one, or a session id",
+            file.display()
+        ),
+    }
 }
 
 /// The agent's options: the system prompt, the output limit and reasoning asked for, and what
