@@ -155,6 +155,16 @@ fn pinned_details(pins: &[&Pin], after_compaction: Option<&str>) -> Value {
 /// the whole branch is the context: nothing is read.
 pub(crate) fn missing_from_context(state: &State) -> Option<AgentMessage> {
     let (_, compaction) = state.session.latest_compaction()?;
+    // Asked before every model call: a session without a `custom` entry holds no pin, and is
+    // answered from the entries' heads alone (no path walked, no entry parsed).
+    if !state
+        .session
+        .entries()
+        .iter()
+        .any(|entry| entry.type_name() == "custom")
+    {
+        return None;
+    }
     let scanned = scan(state);
     if scanned.is_empty() {
         return None;
