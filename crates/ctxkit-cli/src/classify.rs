@@ -46,7 +46,7 @@ pub(crate) fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if let Some(ctxkit_simulate::SimulateError::Session { .. }) = cause.downcast_ref() {
             return (3, Some(SIMULATE_HINT.to_owned()));
         }
-        if cause.is::<crate::commands::simulate::NoSuchSession>() {
+        if cause.is::<crate::commands::sessions::NoSuchSession>() {
             return (4, Some(NO_SUCH_SESSION_HINT.to_owned()));
         }
         if let Some(missing) = cause.downcast_ref::<crate::commands::MissingEntry>() {

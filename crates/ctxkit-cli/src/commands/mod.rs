@@ -17,7 +17,7 @@ mod offline_size;
 mod packages;
 mod resources;
 mod serve;
-mod sessions;
+pub(crate) mod sessions;
 mod settings;
 mod signals;
 pub(crate) mod simulate;

@@ -3,12 +3,12 @@
 //! the settings it recommends as `ctxkit config set` lines.
 
 use std::io::{IsTerminal as _, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Args;
 use ctxkit_simulate::{
     Billing, CheckPoint, Progress, Provider, SimulateOptions, SimulationReport, Strategy,
@@ -77,7 +77,7 @@ pub fn simulate_command(
     let names: Vec<&String> = args.sessions.iter().chain(&args.session_flags).collect();
     let files = names
         .iter()
-        .map(|name| resolve_session(locations, name))
+        .map(|name| super::sessions::resolve_session(locations, name))
         .collect::<Result<Vec<PathBuf>>>()?;
     let progress = Arc::new(Progress::default());
     let mut strategies = if args.strategies.is_empty() {
@@ -128,74 +128,6 @@ pub fn simulate_command(
         started.elapsed().as_secs_f64()
     )?;
     Ok(Outcome::Success)
-}
-
-/// A name that is neither a file nor the id (or its start) of a session in the sessions directory:
-/// a session that is not there, which exits 4 with one hint as a missing file does for every
-/// command that takes a session.
-#[derive(Debug)]
-pub struct NoSuchSession {
-    pub name: String,
-    pub sessions_root: PathBuf,
-}
-
-impl std::fmt::Display for NoSuchSession {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            formatter,
-            "`{}` is neither a file nor the id of a session in `{}`",
-            self.name,
-            self.sessions_root.display()
-        )
-    }
-}
-
-impl std::error::Error for NoSuchSession {}
-
-/// A file that exists (or a session in an OpenCode database, `opencode.db#<session id>`, which the
-/// importer reads), else the session whose id is (or starts with) `name` in the sessions directory.
-pub(crate) fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
-    let path = Path::new(name);
-    if ctxkit_import::is_opencode_path(path) && !path.exists() {
-        return Ok(path.to_path_buf());
-    }
-    if path.exists() || path.components().count() > 1 || name.ends_with(".jsonl") {
-        // A missing file fails as every command that opens a session says it (exit 4).
-        std::fs::metadata(path).map_err(|source| ctxkit_session::SessionError::Io {
-            action: "open",
-            path: path.to_owned(),
-            source,
-        })?;
-        super::refuse_folder(path)?;
-        return Ok(path.to_path_buf());
-    }
-    let (sessions, _) = ctxkit_session::list_all_sessions(&locations.sessions_root)
-        .with_context(|| format!("cannot list `{}`", locations.sessions_root.display()))?;
-    let matching: Vec<_> = sessions
-        .iter()
-        .filter(|session| session.id.starts_with(name))
-        .collect();
-    match &matching[..] {
-        [one] => Ok(PathBuf::from(&one.path)),
-        [] => Err(NoSuchSession {
-            name: name.to_owned(),
-            sessions_root: locations.sessions_root.clone(),
-        }
-        .into()),
-        several if several.iter().all(|session| session.id == name) => anyhow::bail!(
-            "`{name}` is the id of {} session files ({}); name the file",
-            several.len(),
-            several
-                .iter()
-                .map(|session| format!("`{}`", session.path))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        several => anyhow::bail!(
-            "`{name}` starts {} session ids; give more of it",
-            several.len()
-        ),
-    }
 }
 
 /// How often a replay that stderr shows no bar for says how far it is (the first time after as

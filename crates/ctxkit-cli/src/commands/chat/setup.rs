@@ -189,7 +189,7 @@ fn first_session(
         if named_a_file && !file.exists() {
             return new_session_at(cwd, file).map(|session| (session, false));
         }
-        let file = crate::commands::simulate::resolve_session(locations, &file.to_string_lossy())?;
+        let file = crate::commands::sessions::resolve_session(locations, &file.to_string_lossy())?;
         return Ok((Session::open(&file)?, false));
     }
     if args.continue_recent {
