@@ -480,7 +480,7 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
 }
 
 /// serde says only "data did not match any variant of untagged enum MessageContent" of a message's
-/// content that is neither a string nor a list (Pi writes `null` for an empty one): the field and
+/// content that is neither a string, a list nor `null` (which reads as no blocks): the field and
 /// what it holds, read from the line, say more. `None` for any other error.
 fn content_of_wrong_type(line: &str, source: &serde_json::Error) -> Option<String> {
     if !source
@@ -494,11 +494,12 @@ fn content_of_wrong_type(line: &str, source: &serde_json::Error) -> Option<Strin
         .into_iter()
         .find_map(|pointer| {
             let held = match value.pointer(pointer)? {
-                serde_json::Value::Null => "null",
                 serde_json::Value::Bool(_) => "a boolean",
                 serde_json::Value::Number(_) => "a number",
                 serde_json::Value::Object(_) => "an object",
-                serde_json::Value::String(_) | serde_json::Value::Array(_) => return None,
+                serde_json::Value::Null
+                | serde_json::Value::String(_)
+                | serde_json::Value::Array(_) => return None,
             };
             let field = pointer.trim_start_matches('/').replace('/', ".");
             Some(format!(
