@@ -415,12 +415,16 @@ async fn session_takes_the_start_of_a_session_id() {
         .next()
         .unwrap()
         .path();
+    // The folder holds the session and `.ctxkit-last-used`, in no set order.
     let file = std::fs::read_dir(folder)
         .unwrap()
         .flatten()
-        .next()
-        .unwrap()
-        .path();
+        .map(|entry| entry.path())
+        .find(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "jsonl")
+        })
+        .unwrap();
     let header: serde_json::Value = serde_json::from_str(
         std::fs::read_to_string(&file)
             .unwrap()
