@@ -410,6 +410,14 @@ impl Tmux {
         self.keys(&["Enter"]);
     }
 
+    /// Esc twice, as a person presses it: the second after the editor's escape timeout (10 ms)
+    /// and within the double-Esc window (500 ms). Sent in one write, two Esc are one key.
+    pub(crate) fn double_escape(&self) {
+        self.keys(&["Escape"]);
+        std::thread::sleep(std::time::Duration::from_millis(120));
+        self.keys(&["Escape"]);
+    }
+
     pub(crate) fn keys(&self, keys: &[&str]) {
         let status = self
             .command()

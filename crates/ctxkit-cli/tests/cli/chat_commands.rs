@@ -230,7 +230,7 @@ fn a_prompt_put_back_on_the_input_line_comes_back_as_typed() {
     tmux.wait_for("Read them.");
     tmux.wait_idle(2);
     std::fs::write(world.project.join("notes.txt"), "new notes\n").unwrap();
-    tmux.keys(&["Escape", "Escape"]);
+    tmux.double_escape();
     let screen = tmux.wait_for("Rewind to before which prompt?");
     assert!(!screen.contains("<file"), "{screen}");
     tmux.keys(&["Enter"]);

@@ -554,3 +554,29 @@ fn a_chat_piped_into_a_log_draws_its_input_line_on_the_terminal() {
         "escape codes in the log: {written:?}"
     );
 }
+
+/// A tester's Esc at the input line, then "hello" a moment later: the editor waited for the rest
+/// of an escape sequence and read Esc and `h` as Alt-h, and "ello" was sent. After Pi's escape
+/// timeout a lone Esc is the Esc key (it does nothing), and a sequence a terminal sends at once,
+/// Alt-Enter, is still one key.
+#[test]
+fn a_key_typed_after_a_lone_escape_is_that_key() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Hello back.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.keys(&["Escape"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    tmux.keys(&["-l", "hello"]);
+    tmux.keys(&["M-Enter"]);
+    tmux.keys(&["-l", "there"]);
+    tmux.keys(&["Escape"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Hello back.");
+    let requests = world.chat_requests();
+    assert_eq!(user_texts(&requests[0]), ["hello\nthere"]);
+}

@@ -318,7 +318,7 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
     // The user changes a file the agent wrote: the rewind must ask before replacing it.
     std::fs::write(project.join("c.txt"), "mine\n").unwrap();
 
-    tmux.keys(&["Escape", "Escape"]);
+    tmux.double_escape();
     let screen = wait_list(&tmux, "Rewind to before which prompt?");
     assert!(cursor_row(&screen).contains("and more"), "{screen}");
     move_up_to(&tmux, "change the files");
@@ -451,7 +451,7 @@ fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
         "{listing}"
     );
 
-    tmux.keys(&["Escape", "Escape"]);
+    tmux.double_escape();
     wait_list(&tmux, "Rewind to before which prompt?");
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("Restore 1 file(s)? [y]es / [n]o:");
@@ -517,7 +517,7 @@ fn double_escape_follows_the_double_escape_action_setting() {
     tmux.line("one");
     tmux.wait_for("First.");
     tmux.wait_idle(2);
-    tmux.keys(&["Escape", "Escape"]);
+    tmux.double_escape();
     wait_list(&tmux, "Fork from before which message?");
     tmux.keys(&["Escape"]);
     tmux.wait_idle(1);
@@ -526,10 +526,9 @@ fn double_escape_follows_the_double_escape_action_setting() {
     std::fs::write(&path, settings.to_string()).unwrap();
     tmux.line("/reload");
     tmux.wait_for("Reloaded");
-    tmux.keys(&["Escape", "Escape"]);
-    // A person types the next key later than tmux sends it, so it is not read with an Esc as
-    // Alt-/ (nothing on the screen says the Esc were read: the setting is for nothing to happen).
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    tmux.double_escape();
+    // Nothing on the screen says the Esc were read: the setting is for nothing to happen.
+    std::thread::sleep(std::time::Duration::from_millis(100));
     tmux.line("/session");
     let screen = tmux.wait_for("No compaction on this branch");
     assert!(!screen.contains("Rewind to before"), "{screen}");
@@ -622,7 +621,7 @@ fn a_restore_removes_the_folders_the_agent_created_and_only_those() {
     // The user puts a file of their own into a folder the agent created.
     std::fs::write(project.join("shared/sub/mine.txt"), "mine\n").unwrap();
 
-    tmux.keys(&["Escape", "Escape"]);
+    tmux.double_escape();
     wait_list(&tmux, "Rewind to before which prompt?");
     tmux.keys(&["Enter"]);
     tmux.wait_for("Restore 4 file(s)? [y]es / [n]o:");
@@ -662,7 +661,7 @@ fn a_rewind_names_the_files_it_cannot_put_back() {
     tmux.line("go");
     tmux.wait_for("Ok.");
     tmux.wait_idle(2);
-    tmux.keys(&["Escape", "Escape"]);
+    tmux.double_escape();
     wait_list(&tmux, "Rewind to before which prompt?");
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("No snapshot was kept");

@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use ctxkit_engine::NavigateOptions;
@@ -26,6 +28,26 @@ use super::slash::Action;
 use crate::commands::checkpoints::{CheckpointStore, Snapshot, state_digest};
 use crate::render::one_line;
 
+/// Two Esc at an empty input line this close together are a double Esc (Pi's window).
+const DOUBLE_ESCAPE_WINDOW: Duration = Duration::from_millis(500);
+
+/// How long the line editor waits after an Esc for the rest of an escape sequence (an arrow key,
+/// Alt and a key) before taking it as the Esc key: Pi's 10 ms, or 100 ms over SSH, where the
+/// bytes of one key may arrive apart. `CTXKIT_ESC_TIMEOUT` (milliseconds) overrides both.
+pub fn escape_timeout_ms(variable: impl Fn(&str) -> Option<String>) -> u16 {
+    if let Some(configured) = variable("CTXKIT_ESC_TIMEOUT")
+        .and_then(|value| value.trim().parse::<u16>().ok())
+        .filter(|&milliseconds| milliseconds > 0)
+    {
+        return configured;
+    }
+    if variable("SSH_CONNECTION").is_some() || variable("SSH_TTY").is_some() {
+        100
+    } else {
+        10
+    }
+}
+
 /// Set when Esc was pressed twice at an empty input line; the line editor then returns as
 /// interrupted and the input loop asks [`DoubleEscape::take`].
 #[derive(Debug, Clone, Default)]
@@ -33,6 +55,8 @@ pub struct DoubleEscape {
     pressed: Arc<AtomicBool>,
     /// Off under `doubleEscapeAction: none`: Esc twice at an empty line does nothing.
     off: Arc<AtomicBool>,
+    /// When the last Esc at an empty line was read, if it may still be the first of two.
+    first: Arc<Mutex<Option<Instant>>>,
 }
 
 /// What Esc twice at an empty input line does (`doubleEscapeAction`, Pi's values).
@@ -69,13 +93,27 @@ impl DoubleEscape {
     }
 }
 
+impl DoubleEscape {
+    /// Whether an Esc read at `now` is the second of two; if not, it may be the first.
+    fn second_of_two(&self, now: Instant) -> bool {
+        let mut first = self.first.lock().unwrap_or_else(PoisonError::into_inner);
+        match first.take() {
+            Some(earlier) if now.duration_since(earlier) <= DOUBLE_ESCAPE_WINDOW => true,
+            _ => {
+                *first = Some(now);
+                false
+            }
+        }
+    }
+}
+
 impl ConditionalEventHandler for DoubleEscape {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, context: &EventContext) -> Option<Cmd> {
-        if !context.line().is_empty() {
-            return None;
+        // Esc on its own changes nothing: on a line with text, and under `none`.
+        if !context.line().is_empty() || self.off.load(Ordering::SeqCst) {
+            return Some(Cmd::Noop);
         }
-        if self.off.load(Ordering::SeqCst) {
-            // Taken and dropped, so the key typed next is not read as Alt and that key.
+        if !self.second_of_two(Instant::now()) {
             return Some(Cmd::Noop);
         }
         self.pressed.store(true, Ordering::SeqCst);
@@ -83,8 +121,9 @@ impl ConditionalEventHandler for DoubleEscape {
     }
 }
 
-/// Binds Esc twice to the rewind. The line editor holds a lone Esc until the next key (it may
-/// start an Alt sequence), so the Esc event it reports is the second of two.
+/// Binds Esc twice to the rewind. The line editor reports a lone Esc once the escape timeout
+/// ([`escape_timeout_ms`]) passes with nothing after it, so a key typed after an idle Esc is
+/// that key, not Alt and it; two Esc within [`DOUBLE_ESCAPE_WINDOW`] are the double Esc.
 /// Inside a paste an Esc is pasted text.
 pub fn bind_double_escape<H: Helper, I: History>(
     editor: &mut Editor<H, I>,
@@ -416,5 +455,59 @@ impl Chat {
         let root = self.checkpoints.workspace().root();
         let relative = path.strip_prefix(root).unwrap_or(path);
         format!("`{}`", relative.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variables(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect();
+        move |name| {
+            pairs
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.clone())
+        }
+    }
+
+    #[test]
+    fn the_escape_timeout_is_pis_longer_over_ssh_and_set_by_its_variable() {
+        assert_eq!(escape_timeout_ms(variables(&[])), 10);
+        assert_eq!(
+            escape_timeout_ms(variables(&[("SSH_TTY", "/dev/pts/1")])),
+            100
+        );
+        assert_eq!(
+            escape_timeout_ms(variables(&[
+                ("SSH_CONNECTION", "a"),
+                ("CTXKIT_ESC_TIMEOUT", "40")
+            ])),
+            40
+        );
+        assert_eq!(
+            escape_timeout_ms(variables(&[("CTXKIT_ESC_TIMEOUT", "0")])),
+            10
+        );
+        assert_eq!(
+            escape_timeout_ms(variables(&[("CTXKIT_ESC_TIMEOUT", "x")])),
+            10
+        );
+    }
+
+    #[test]
+    fn two_escapes_within_the_window_are_a_double_and_a_third_starts_again() {
+        let keys = DoubleEscape::default();
+        let start = Instant::now();
+        assert!(!keys.second_of_two(start));
+        assert!(keys.second_of_two(start + Duration::from_millis(300)));
+        assert!(!keys.second_of_two(start + Duration::from_millis(400)));
+        // Too slow: the later one may be the first of the next two.
+        assert!(!keys.second_of_two(start + Duration::from_millis(1_000)));
+        assert!(keys.second_of_two(start + Duration::from_millis(1_200)));
     }
 }
