@@ -1,6 +1,7 @@
 //! OpenAI Chat Completions chunks: `choices[0].delta` with `content`, reasoning (in the first of
 //! `reasoning_content`, `reasoning`, `reasoning_text` with text; the block is signed with its
-//! field, as Pi signs it) and `tool_calls` pieces keyed by `index` (a piece naming another id than the call
+//! field, as Pi signs it; OpenRouter's `reasoning_details` items replace that signature, as
+//! JSON) and `tool_calls` pieces keyed by `index` (a piece naming another id than the call
 //! at its index starts a new call: Ollama sends each parallel call at `index: 0`); `finish_reason`
 //! on the last choice; usage in a final chunk with no choices (`stream_options.include_usage`);
 //! `[DONE]`; an `error` object when the server fails mid-stream.
@@ -10,7 +11,7 @@ use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
 use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
-use crate::wire::openai_chat_tools;
+use crate::wire::{openai_chat_tools, reasoning_details};
 
 #[derive(Debug, Default)]
 pub(crate) struct State {
@@ -20,6 +21,8 @@ pub(crate) struct State {
     calls: Vec<Slot>,
     /// `[DONE]` arrived.
     done: bool,
+    /// The `reasoning_details` items so far (OpenRouter), kept as the thinking block's signature.
+    details: Vec<Value>,
 }
 
 /// One call of the reply: where its pieces go.
@@ -78,6 +81,36 @@ impl State {
         position
     }
 
+    /// The thinking block's position, started (signed with `signature`) if there is none yet.
+    fn thinking_position(&mut self, assembly: &mut Assembly, signature: &str) -> usize {
+        *self.thinking.get_or_insert_with(|| {
+            assembly.start_thinking(Some(signature.to_owned()), JsonObject::new())
+        })
+    }
+
+    /// Keeps a delta's `reasoning_details` items, and signs the thinking block with all of them so
+    /// far: they go back with the message, as Pi sends them.
+    fn read_details(&mut self, assembly: &mut Assembly, delta: &Value) {
+        let Some(items) = delta.get("reasoning_details").and_then(Value::as_array) else {
+            return;
+        };
+        let mut read = false;
+        for item in items
+            .iter()
+            .filter(|item| reasoning_details::is_detail(item))
+        {
+            reasoning_details::append(&mut self.details, item);
+            read = true;
+        }
+        if !read {
+            return;
+        }
+        let position = self.thinking_position(assembly, "");
+        if let Some(ContentBlock::Thinking(block)) = assembly.content.get_mut(position) {
+            block.thinking_signature = Some(Value::from(self.details.clone()).to_string());
+        }
+    }
+
     /// Reads `[DONE]`: the stream is complete.
     pub(crate) fn done(&mut self) -> bool {
         self.done = true;
@@ -108,17 +141,10 @@ impl State {
         };
         let delta = choice.get("delta").unwrap_or(&Value::Null);
         if let Some((field, reasoning)) = openai_chat_tools::reasoning_of(delta) {
-            let position = match self.thinking {
-                Some(position) => position,
-                None => {
-                    let position =
-                        assembly.start_thinking(Some(field.to_owned()), JsonObject::new());
-                    self.thinking = Some(position);
-                    position
-                }
-            };
+            let position = self.thinking_position(assembly, field);
             assembly.append(position, reasoning, sink);
         }
+        self.read_details(assembly, delta);
         let text = delta.get("content").and_then(Value::as_str).unwrap_or("");
         if !text.is_empty() {
             if self.thinking.is_some() && self.text.is_none() {

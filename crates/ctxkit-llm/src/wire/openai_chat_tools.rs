@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::WireRequest;
 use super::conversation::{self, Part, Turn};
 use super::openai_chat::{chat_completions_request, chat_usage};
+use super::reasoning_details;
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 
@@ -179,8 +180,12 @@ fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value>
         Value::String(texts.join("\n"))
     };
     let mut value = json!({"role": "assistant", "content": content});
-    if let Some((field, reasoning)) = sent_reasoning(config, reply) {
-        value[field] = Value::String(reasoning);
+    if from_this_model(config, reply) {
+        if let Some(details) = sent_details(reply) {
+            value["reasoning_details"] = Value::Array(details);
+        } else if let Some((field, reasoning)) = sent_reasoning(reply) {
+            value[field] = Value::String(reasoning);
+        }
     }
     if !calls.is_empty() {
         value["tool_calls"] = Value::Array(calls);
@@ -188,19 +193,52 @@ fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value>
     Some(value)
 }
 
-/// The reasoning a reply sends back, and the field it goes in, as Pi 1.6.0 sends it: only to the
-/// provider, API and model that wrote it (thinking from any other is dropped: it would read as
-/// part of the visible reply, or be refused), in the field its first non-empty thinking block is
-/// signed with when that names a reasoning field, the non-empty blocks' text joined by `\n`.
-fn sent_reasoning(
-    config: &ProviderConfig,
-    reply: &AssistantMessage,
-) -> Option<(&'static str, String)> {
-    if !conversation::same_source(reply, &config.provider, config.api.as_str())
-        || reply.model.as_deref() != Some(config.model.as_str())
-    {
-        return None;
+/// Whether the provider, API and model of the request wrote `reply`: only then does its reasoning
+/// go back, as Pi 1.6.0 sends it (thinking from any other is dropped: it would read as part of the
+/// visible reply, or be refused).
+fn from_this_model(config: &ProviderConfig, reply: &AssistantMessage) -> bool {
+    conversation::same_source(reply, &config.provider, config.api.as_str())
+        && reply.model.as_deref() == Some(config.model.as_str())
+}
+
+/// The `reasoning_details` a reply sends back: those its first thinking block signed with them
+/// holds, else the encrypted items an older Pi kept on its tool calls (`thoughtSignature`).
+fn sent_details(reply: &AssistantMessage) -> Option<Vec<Value>> {
+    let signed = reply.content.iter().find_map(|block| match block {
+        ContentBlock::Thinking(thinking) => thinking
+            .thinking_signature
+            .as_deref()
+            .and_then(reasoning_details::from_signature),
+        ContentBlock::Text(_)
+        | ContentBlock::ToolCall(_)
+        | ContentBlock::Image(_)
+        | ContentBlock::Unknown(_) => None,
+    });
+    if signed.is_some() {
+        return signed;
     }
+    let legacy: Vec<Value> = reply
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => call
+                .extra
+                .get("thoughtSignature")
+                .and_then(Value::as_str)
+                .and_then(reasoning_details::from_tool_call_signature),
+            ContentBlock::Text(_)
+            | ContentBlock::Thinking(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::Unknown(_) => None,
+        })
+        .collect();
+    (!legacy.is_empty()).then_some(legacy)
+}
+
+/// The reasoning a reply sends back in a field of its own, and the field: the one its first
+/// non-empty thinking block is signed with when that names a reasoning field, the non-empty
+/// blocks' text joined by `\n`.
+fn sent_reasoning(reply: &AssistantMessage) -> Option<(&'static str, String)> {
     let thinking: Vec<&ThinkingContent> = reply
         .content
         .iter()
@@ -257,10 +295,31 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
     let choice = value.pointer("/choices/0").ok_or("no `choices`")?;
     let message = choice.get("message").ok_or("no `message` in the choice")?;
     let mut content = Vec::new();
-    if let Some((field, thinking)) = reasoning_of(message) {
+    let details: Vec<Value> = message
+        .get("reasoning_details")
+        .and_then(Value::as_array)
+        .map(|items| {
+            let mut details = Vec::new();
+            for item in items
+                .iter()
+                .filter(|item| reasoning_details::is_detail(item))
+            {
+                reasoning_details::append(&mut details, item);
+            }
+            details
+        })
+        .unwrap_or_default();
+    let reasoning = reasoning_of(message);
+    if reasoning.is_some() || !details.is_empty() {
+        let (field, thinking) = reasoning.unwrap_or(("", ""));
+        let signature = if details.is_empty() {
+            field.to_owned()
+        } else {
+            Value::Array(details).to_string()
+        };
         content.push(ContentBlock::Thinking(ThinkingContent {
             thinking: thinking.to_owned(),
-            thinking_signature: Some(field.to_owned()),
+            thinking_signature: Some(signature),
             extra: JsonObject::new(),
         }));
     }

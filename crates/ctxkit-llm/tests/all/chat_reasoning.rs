@@ -259,3 +259,90 @@ async fn thinking_from_another_source_or_signed_otherwise_is_not_sent() {
         "thought of vllm/deepseek-chat"
     );
 }
+
+/// OpenRouter streams `reasoning_details` beside `reasoning`: Gemini and Anthropic models behind
+/// it refuse a tool turn whose items did not come back. As Pi 1.6.0: the items (text pieces
+/// joined, encrypted ones apart) are the thinking block's signature, as JSON, and go back as
+/// `reasoning_details` instead of the raw field; a reply whose only reasoning is encrypted keeps an
+/// empty thinking block for them.
+#[tokio::test]
+async fn openrouter_reasoning_details_are_kept_and_sent_back() {
+    let detail = |kind: &str, field: &str, value: &str| {
+        json!({"reasoning_details": [{"type": kind, field: value, "format": "google-gemini-v1",
+            "index": 0}]})
+    };
+    let mut first = detail("reasoning.text", "text", "List ");
+    first["reasoning"] = json!("List ");
+    let mut second = detail("reasoning.text", "text", "files.");
+    second["reasoning"] = json!("files.");
+    let body = format!(
+        "{}data: [DONE]\n\n",
+        sse(&[
+            chunk(first, Value::Null),
+            chunk(second, Value::Null),
+            chunk(
+                detail("reasoning.encrypted", "data", "CiQBjz1rX"),
+                Value::Null
+            ),
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                    "function": {"name": "bash", "arguments": "{\"command\":\"ls\"}"}}]}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!("tool_calls")),
+        ])
+    );
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(stream_response(body))
+        .mount(&server)
+        .await;
+    let model = "openrouter/google/gemini-3-pro-preview";
+    let (reply, _) = stream(model, &server).await;
+    let expected = json!([
+        {"type": "reasoning.text", "text": "List files.", "format": "google-gemini-v1", "index": 0},
+        {"type": "reasoning.encrypted", "data": "CiQBjz1rX", "format": "google-gemini-v1",
+            "index": 0}
+    ]);
+    let kept = thinking(&reply);
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0].0, "List files.");
+    let signature: Value = serde_json::from_str(kept[0].1.unwrap()).unwrap();
+    assert_eq!(signature, expected);
+
+    // An older Pi's reply: no thinking, the encrypted item on the tool call.
+    let legacy: AgentMessage = serde_json::from_value(json!({"role": "assistant", "content": [
+        {"type": "toolCall", "id": "call_2", "name": "bash", "arguments": {"command": "pwd"},
+         "thoughtSignature": json!({"type": "reasoning.encrypted", "id": "r2", "data": "QQ"})
+            .to_string()}
+    ], "provider": "openrouter", "api": "openai-completions",
+       "model": "google/gemini-3-pro-preview", "stopReason": "toolUse", "timestamp": 2}))
+    .unwrap();
+    let conversation = vec![
+        user("hi"),
+        AgentMessage::Assistant(reply),
+        result("call_1"),
+        legacy,
+        result("call_2"),
+    ];
+    client(model, &server)
+        .chat_streaming(
+            &request(conversation),
+            &CancellationToken::new(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+    let assistants = sent_assistants(&server).await;
+    assert_eq!(assistants[0]["reasoning_details"], expected);
+    assert!(
+        assistants[0].get("reasoning").is_none(),
+        "{}",
+        assistants[0]
+    );
+    assert_eq!(
+        assistants[1]["reasoning_details"],
+        json!([{"type": "reasoning.encrypted", "id": "r2", "data": "QQ"}])
+    );
+}
