@@ -2,24 +2,35 @@
 //! command, a path), so it is someone else's text: control characters and bidi marks are shown as
 //! escapes (`render::terminal_safe`, so `\x1b[2K\r\x1b[1A` cannot erase `Run `rm -rf ~` and the
 //! tool line above it), and blank space that could push the start of a command off the screen —
-//! runs of blank lines, long runs of blanks in a line — is shown by its size, not printed. A long
-//! question ends by saying how many lines it has, so a user who sees only its end knows to scroll.
+//! runs of blank lines, long runs of blanks in a line — is shown by its size, not printed. Blank
+//! means anything that shows nothing: white space, characters of no width (U+200B) and the
+//! glyphs drawn empty (U+2800 braille blank, the Hangul fillers). A question that takes more rows
+//! of the terminal than a screen shows at once ends by saying how many, so a user who sees only
+//! its end knows to scroll.
+
+use unicode_width::UnicodeWidthChar as _;
 
 use crate::render::terminal_safe;
 
 /// Blank characters in a row shown as they are; a longer run is shown as its count.
 const MAX_BLANK_RUN: usize = 16;
-/// Lines a question may have before it says how many it has.
-const LONG_QUESTION_LINES: usize = 12;
+/// Rows a question may take before it says how many it takes.
+const LONG_QUESTION_ROWS: usize = 12;
 
-/// `question` made safe to show (see the module comment).
+/// `question` made safe to show on the terminal the chat runs in (see the module comment).
 pub fn shown_question(question: &str) -> String {
+    let columns = termimad::crossterm::terminal::size().map_or(80, |(columns, _)| columns);
+    shown_question_at(question, usize::from(columns).max(20))
+}
+
+/// `question` made safe to show on a terminal `columns` wide.
+fn shown_question_at(question: &str, columns: usize) -> String {
     let safe = terminal_safe(question);
     let mut lines: Vec<String> = Vec::new();
     let mut blank_lines = 0usize;
     for line in safe.split('\n') {
         let line = collapse_blanks(line.trim_end());
-        if line.is_empty() {
+        if line.chars().all(is_blank) {
             blank_lines += 1;
             continue;
         }
@@ -28,13 +39,32 @@ pub fn shown_question(question: &str) -> String {
         lines.push(line);
     }
     push_blank_lines(&mut lines, blank_lines);
-    if lines.len() > LONG_QUESTION_LINES {
+    let rows: usize = lines.iter().map(|line| rows_of(line, columns)).sum();
+    if rows > LONG_QUESTION_ROWS {
         lines.push(format!(
-            "[the question above has {} lines; scroll up to read all of it]",
-            lines.len()
+            "[the question above takes {rows} rows; scroll up to read all of it]"
         ));
     }
     lines.join("\n")
+}
+
+/// Whether `character` shows nothing: white space, no width, or a glyph drawn empty.
+fn is_blank(character: char) -> bool {
+    character.is_whitespace()
+        || character.width().is_none_or(|width| width == 0)
+        || matches!(
+            character,
+            '\u{2800}' | '\u{3164}' | '\u{ffa0}' | '\u{115f}' | '\u{1160}' | '\u{1d159}'
+        )
+}
+
+/// The terminal rows `line` takes at `columns` wide (an empty line takes one).
+fn rows_of(line: &str, columns: usize) -> usize {
+    let width: usize = line
+        .chars()
+        .map(|character| character.width().unwrap_or(0))
+        .sum();
+    width.div_ceil(columns).max(1)
 }
 
 /// One empty line as it is; more as one line that counts them.
@@ -46,13 +76,12 @@ fn push_blank_lines(lines: &mut Vec<String>, count: usize) {
     }
 }
 
-/// `line` with each run of more than [`MAX_BLANK_RUN`] blank characters (spaces, tabs, any
-/// Unicode white space) shown as its count.
+/// `line` with each run of more than [`MAX_BLANK_RUN`] blank characters shown as its count.
 fn collapse_blanks(line: &str) -> String {
     let mut shown = String::with_capacity(line.len());
     let mut run = String::new();
     for character in line.chars() {
-        if character.is_whitespace() {
+        if is_blank(character) {
             run.push(character);
             continue;
         }
@@ -81,12 +110,12 @@ mod tests {
     /// the escapes erased the command and the tool line above it.
     #[test]
     fn escapes_in_a_command_are_shown_not_obeyed() {
-        let shown = shown_question("Run `touch PWNED # \u{1b}[2K\r\u{1b}[1Aecho hello`?");
+        let shown = shown_question_at("Run `touch PWNED # \u{1b}[2K\r\u{1b}[1Aecho hello`?", 120);
         assert_eq!(
             shown,
             "Run `touch PWNED # \\u001b[2K\\u000d\\u001b[1Aecho hello`?"
         );
-        let bidi = shown_question("Run `echo \u{202e}fr- mr`?");
+        let bidi = shown_question_at("Run `echo \u{202e}fr- mr`?", 120);
         assert!(bidi.contains("\\u202e"), "{bidi}");
     }
 
@@ -96,28 +125,59 @@ mod tests {
     fn blank_space_cannot_push_a_command_off_the_screen() {
         let lines = format!("Run `touch PWNED{}echo hello`?", "\n".repeat(80));
         assert_eq!(
-            shown_question(&lines),
+            shown_question_at(&lines, 120),
             "Run `touch PWNED\n[79 blank lines]\necho hello`?"
         );
         let spaces = format!("Run `touch PWNED;{}echo hello`?", " ".repeat(5000));
         assert_eq!(
-            shown_question(&spaces),
+            shown_question_at(&spaces, 120),
             "Run `touch PWNED; [5000 blank characters] echo hello`?"
         );
         let wide = format!("Run `x{}y`?", "\u{3000}\t".repeat(20));
-        assert_eq!(shown_question(&wide), "Run `x [40 blank characters] y`?");
+        assert_eq!(
+            shown_question_at(&wide, 120),
+            "Run `x [40 blank characters] y`?"
+        );
     }
 
     #[test]
     fn an_ordinary_script_is_shown_as_it_is_and_a_long_one_says_its_length() {
         let script = "Run `cat > x.py <<'EOF'\ndef f():\n        return 1\n\nEOF`?";
-        assert_eq!(shown_question(script), script);
+        assert_eq!(shown_question_at(script, 120), script);
         let long = format!("Run `rm -rf ~\n{}`?", "echo ok\n".repeat(30));
-        let shown = shown_question(&long);
+        let shown = shown_question_at(&long, 120);
         assert!(shown.starts_with("Run `rm -rf ~\necho ok\n"), "{shown}");
         assert!(
-            shown.ends_with("\n[the question above has 32 lines; scroll up to read all of it]"),
+            shown.ends_with("\n[the question above takes 32 rows; scroll up to read all of it]"),
             "{shown}"
         );
+    }
+
+    /// QA: a command padded with 5,000 braille blanks (U+2800), or 2,500 spaces each followed by a
+    /// zero-width space, filled the screen with blank rows: the `touch PWNED` before them scrolled
+    /// off and the question showed only `echo hello`. Both are blank; a long line says its rows.
+    #[test]
+    fn characters_that_show_nothing_are_blank_and_a_long_line_counts_its_rows() {
+        let braille = format!("Run `touch PWNED #{} echo hello`?", "\u{2800}".repeat(5000));
+        assert_eq!(
+            shown_question_at(&braille, 100),
+            "Run `touch PWNED # [5001 blank characters] echo hello`?"
+        );
+        let zero_width = format!(
+            "Run `touch PWNED #{} echo hello`?",
+            " \u{200b}".repeat(2500)
+        );
+        assert_eq!(
+            shown_question_at(&zero_width, 100),
+            "Run `touch PWNED # [5001 blank characters] echo hello`?"
+        );
+        let long = format!("Run `rm -rf ~ #{}`?", "a".repeat(2000));
+        let shown = shown_question_at(&long, 100);
+        assert!(
+            shown.ends_with("\n[the question above takes 21 rows; scroll up to read all of it]"),
+            "{shown}"
+        );
+        let short = format!("Run `echo {}`?", "a".repeat(150));
+        assert_eq!(shown_question_at(&short, 100), short);
     }
 }
