@@ -1,9 +1,11 @@
-//! Where git looks for a project's hooks besides `.git/hooks`: the folders `core.hooksPath`
-//! names (`.husky`, `.githooks`). A hook written there runs at the user's next `git commit`, so
-//! [`crate::Workspace`] guards those folders like `.git`. The config files are parsed just enough
-//! for that one key: sections, subsections, comments, quotes and escapes, continued lines, and
-//! the files `include.path` and `includeIf.<condition>.path` name (every one followed, whatever
-//! its condition: guarding a folder too many costs a question, one too few a hook).
+//! What git runs from a project besides `.git` itself: the folders `core.hooksPath` names
+//! (`.husky`, `.githooks`), the config files `include.path` and `includeIf.<condition>.path` name,
+//! and the programs config keys name by a path (`core.fsmonitor = tools/fsmon.sh`, an `alias` that
+//! runs `!scripts/x`, a `filter` driver). A file written there runs, or changes what runs, at the
+//! user's next `git status` or `git commit`, so [`crate::Workspace`] guards them like `.git`. The
+//! config files are parsed just enough for that: sections, subsections, comments, quotes and
+//! escapes, continued lines, and every included file followed, whatever its condition (guarding a
+//! file too many costs a question, one too few a command the user never saw).
 
 use std::path::{Path, PathBuf};
 
@@ -13,11 +15,12 @@ const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 /// How deep includes are followed (git stops at 10).
 const MAX_INCLUDE_DEPTH: usize = 10;
 
-/// The folders `core.hooksPath` names for the repository holding `project`, in the repository's
-/// config (a worktree's shared config and its own `config.worktree` included) and in the user's
-/// `global` configs ([`global_configs`]), resolved: a relative one against the top of the work
-/// tree, `~/` against `user_home`. Every value found counts, not only the one git would take last.
-pub(crate) fn hooks_folders(
+/// The places git runs code from for the repository holding `project` (see the module comment),
+/// found in the repository's config (a worktree's shared config and its own `config.worktree`
+/// included) and in the user's `global` configs ([`global_configs`]), resolved: a relative one
+/// against the top of the work tree (an included file's against the file naming it), `~/` against
+/// `user_home`. Every value found counts, not only the one git would take last.
+pub(crate) fn guarded_by_config(
     project: &Path,
     global: Vec<PathBuf>,
     user_home: Option<&Path>,
@@ -31,20 +34,29 @@ pub(crate) fn hooks_folders(
         .map(|file| (file, 0))
         .collect();
     let mut read: Vec<PathBuf> = Vec::new();
-    let mut folders = Vec::new();
+    let mut guarded = Vec::new();
+    let mut add = |path: PathBuf| {
+        if !guarded.contains(&path) {
+            guarded.push(path);
+        }
+    };
     while let Some((file, depth)) = pending.pop() {
         if read.contains(&file) {
             continue;
         }
         let Ok(text) = ctxkit_jail::read_regular_to_string(&file, MAX_CONFIG_BYTES) else {
+            read.push(file);
             continue;
         };
         let values = config_values(&text);
         for value in values.hooks_paths {
-            if let Some(folder) = folder_of(&value, &top, user_home)
-                && !folders.contains(&folder)
-            {
-                folders.push(folder);
+            if let Some(folder) = folder_of(&value, &top, user_home) {
+                add(folder);
+            }
+        }
+        for command in values.programs {
+            for path in program_paths(&command, &top, user_home) {
+                add(path);
             }
         }
         if depth < MAX_INCLUDE_DEPTH {
@@ -52,13 +64,27 @@ pub(crate) fn hooks_folders(
             let base = file.parent().unwrap_or(Path::new("/")).to_path_buf();
             for included in values.includes {
                 if let Some(path) = folder_of(&included, &base, user_home) {
+                    add(path.clone());
                     pending.push((path, depth + 1));
                 }
             }
         }
         read.push(file);
     }
-    folders
+    guarded
+}
+
+/// The files a command-valued config key may run: each word of `command` that names a path (holds
+/// a `/`, or is a file at the top of the work tree, where git runs commands), `!` and quotes
+/// taken off; options and `NAME=value` words are not paths.
+fn program_paths(command: &str, top: &Path, user_home: Option<&Path>) -> Vec<PathBuf> {
+    command
+        .split_whitespace()
+        .map(|word| word.trim_start_matches('!').trim_matches(['"', '\'']))
+        .filter(|word| !word.is_empty() && !word.starts_with('-') && !word.contains('='))
+        .filter(|word| word.contains('/') || top.join(word).is_file())
+        .filter_map(|word| folder_of(word, top, user_home))
+        .collect()
 }
 
 /// The nearest folder at or above `project` holding `.git` (a folder, or a file naming one).
@@ -121,20 +147,20 @@ fn folder_of(value: &str, top: &Path, user_home: Option<&Path>) -> Option<PathBu
     })
 }
 
-/// What a config file says of hooks: every `core.hooksPath` value, and the files its `include`
-/// and `includeIf` sections name.
+/// What a config file says of what git runs: every `core.hooksPath` value, the files its
+/// `include` and `includeIf` sections name, and the values of the keys that hold a command.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct ConfigValues {
     hooks_paths: Vec<String>,
     includes: Vec<String>,
+    programs: Vec<String>,
 }
 
-/// The section a config line opens.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Section {
-    Core,
-    Include,
-    Other,
+/// A section header: its name in lower case, and whether it has a subsection (`[diff "x"]`).
+#[derive(Clone, PartialEq, Eq)]
+struct Section {
+    name: String,
+    subsection: bool,
 }
 
 /// Every value of `core.hooksPath` in the config `text`.
@@ -147,33 +173,60 @@ fn hooks_path_values(text: &str) -> Vec<String> {
 /// `[core "x"]` is another section; `[include]` and `[includeIf "…"]` name files by `path`).
 fn config_values(text: &str) -> ConfigValues {
     let mut values = ConfigValues::default();
-    let mut section = Section::Other;
+    let mut section: Option<Section> = None;
     for line in logical_lines(text) {
         let mut rest = line.trim_start();
         if rest.starts_with('[') {
             let Some(end) = rest.find(']') else {
-                section = Section::Other;
+                section = None;
                 continue;
             };
-            section = section_of(&rest[1..end]);
+            section = Some(section_of(&rest[1..end]));
             rest = rest[end + 1..].trim_start();
         }
-        if section == Section::Other || rest.starts_with(['#', ';']) {
+        let Some(section) = &section else {
+            continue;
+        };
+        if rest.is_empty() || rest.starts_with(['#', ';']) {
             continue;
         }
         let (key, value) = rest.split_once('=').unwrap_or((rest, ""));
-        let key = key.trim();
-        match section {
-            Section::Core if key.eq_ignore_ascii_case("hooksPath") => {
-                values.hooks_paths.push(unquoted(value));
-            }
-            Section::Include if key.eq_ignore_ascii_case("path") => {
+        let key = key.trim().to_ascii_lowercase();
+        match (section.name.as_str(), section.subsection, key.as_str()) {
+            ("core", false, "hookspath") => values.hooks_paths.push(unquoted(value)),
+            ("include", false, "path") | ("includeif", true, "path") => {
                 values.includes.push(unquoted(value));
             }
-            Section::Core | Section::Include | Section::Other => {}
+            (name, subsection, key) if runs_a_program(name, subsection, key) => {
+                values.programs.push(unquoted(value));
+            }
+            _ => {}
         }
     }
     values
+}
+
+/// Whether git runs the value of `key` in section `name` (with or without a subsection) as a
+/// command or program (git-config(1)).
+fn runs_a_program(name: &str, subsection: bool, key: &str) -> bool {
+    match (name, subsection) {
+        ("core", false) => matches!(
+            key,
+            "fsmonitor" | "sshcommand" | "editor" | "pager" | "askpass" | "gitproxy"
+        ),
+        ("alias" | "pager", false) => true,
+        ("sequence", false) => key == "editor",
+        ("interactive", false) => key == "difffilter",
+        ("diff", false) => key == "external",
+        ("diff", true) => matches!(key, "command" | "textconv"),
+        ("merge", true) => key == "driver",
+        ("filter", true) => matches!(key, "clean" | "smudge" | "process"),
+        ("credential", _) => key == "helper",
+        ("gpg", _) => key == "program",
+        ("remote", true) => matches!(key, "uploadpack" | "receivepack"),
+        ("mergetool" | "difftool" | "browser" | "man", true) => matches!(key, "cmd" | "path"),
+        _ => false,
+    }
 }
 
 /// The section a header's text (between the brackets) opens.
@@ -184,10 +237,14 @@ fn section_of(header: &str) -> Section {
             Some(at) => (&header[..at], !header[at..].trim().is_empty()),
             None => (header, false),
         };
-    match (name.to_ascii_lowercase().as_str(), subsection) {
-        ("core", false) => Section::Core,
-        ("include", false) | ("includeif", true) => Section::Include,
-        _ => Section::Other,
+    // `[diff.x]`, the old spelling of `[diff "x"]`.
+    let (name, subsection) = match name.split_once('.') {
+        Some((name, _)) => (name, true),
+        None => (name, subsection),
+    };
+    Section {
+        name: name.to_ascii_lowercase(),
+        subsection,
     }
 }
 
@@ -270,8 +327,8 @@ mod tests {
         )
         .unwrap();
         std::fs::write(home.join("git/work"), "[core]\n\thooksPath = ~/hooks\n").unwrap();
-        let folders = hooks_folders(&project, vec![home.join(".gitconfig")], Some(&home));
-        assert_eq!(folders.len(), 2, "{folders:?}");
+        let folders = guarded_by_config(&project, vec![home.join(".gitconfig")], Some(&home));
+        assert_eq!(folders.len(), 4, "{folders:?}");
         assert!(folders.contains(&project.join(".githooks")), "{folders:?}");
         assert!(folders.contains(&home.join("hooks")), "{folders:?}");
         assert_eq!(
@@ -292,7 +349,7 @@ mod tests {
         std::fs::create_dir_all(tree.join("src")).unwrap();
         std::fs::write(tree.join(".git"), format!("gitdir: {}\n", linked.display())).unwrap();
         assert_eq!(
-            hooks_folders(&tree.join("src"), Vec::new(), None),
+            guarded_by_config(&tree.join("src"), Vec::new(), None),
             [tree.join(".githooks")]
         );
     }

@@ -140,17 +140,18 @@ impl Workspace {
         if let Some(home) = default_ctxkit_home() {
             workspace.set_home(&home);
         }
-        workspace.guard_hooks_folders(std::env::home_dir().as_deref());
+        workspace.guard_what_git_runs(std::env::home_dir().as_deref());
         workspace
     }
 
-    /// Guards the folders the project's git config (or the user's) names as `core.hooksPath`
-    /// (`.husky`): a hook written there runs at the user's next `git commit`, as one in
-    /// `.git/hooks` would.
-    fn guard_hooks_folders(&mut self, user_home: Option<&Path>) {
+    /// Guards what the project's git config (or the user's) makes git run: the `core.hooksPath`
+    /// folders (`.husky`), included config files, and programs named by a path
+    /// (`core.fsmonitor = tools/fsmon.sh`). A file written there runs at the user's next `git
+    /// status` or `git commit`, as a hook in `.git/hooks` would.
+    fn guard_what_git_runs(&mut self, user_home: Option<&Path>) {
         let global = crate::git_hooks::global_configs(user_home);
-        for folder in crate::git_hooks::hooks_folders(&self.root, global, user_home) {
-            self.guard(&folder);
+        for path in crate::git_hooks::guarded_by_config(&self.root, global, user_home) {
+            self.guard(&path);
         }
     }
 

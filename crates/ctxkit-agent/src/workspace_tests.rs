@@ -198,6 +198,48 @@ fn the_folder_core_hooks_path_names_is_guarded() {
     assert!(!project.join(".husky/pre-commit").exists());
 }
 
+/// QA (2026-12-05): with `include.path = ../inc.cfg` or `core.fsmonitor = tools/fsmon.sh` in
+/// `.git/config`, the model wrote `inc.cfg` (a config with an fsmonitor command) or the script
+/// itself without a question, and the user's next `git status` ran it. Files git reads as config or
+/// runs as a program are guarded like `.git`; a word of a command that names no file is not.
+#[test]
+fn files_the_git_config_includes_or_runs_are_guarded() {
+    let fixture = fixture();
+    let project = &fixture.project;
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    std::fs::create_dir_all(project.join("tools")).unwrap();
+    std::fs::write(project.join("run-lint"), "#!/bin/sh\n").unwrap();
+    std::fs::write(
+        project.join(".git/config"),
+        "[core]\n\tfsmonitor = tools/fsmon.sh\n[include]\n\tpath = ../inc.cfg\n\
+         [alias]\n\tlint = !run-lint --fix\n[filter \"lfs\"]\n\tclean = ./scripts/clean %f\n\
+         [diff]\n\texternal = difft\n",
+    )
+    .unwrap();
+    let workspace = Workspace::new(project);
+    for guarded in ["inc.cfg", "tools/fsmon.sh", "run-lint", "scripts/clean"] {
+        assert_eq!(
+            workspace.locate(project, guarded, Access::Write),
+            Ok(Place::Guarded(project.join(guarded))),
+            "{guarded}"
+        );
+    }
+    for allowed in ["tools/other.sh", "difft", "--fix"] {
+        assert_eq!(
+            workspace.locate(project, allowed, Access::Write),
+            Ok(Place::Allowed(project.join(allowed))),
+            "{allowed}"
+        );
+    }
+    let mut jail = workspace.jail_for(project).unwrap();
+    workspace.guard_writes(&mut jail);
+    assert!(
+        jail.write_atomic(Path::new("tools/fsmon.sh"), b"touch PWNED")
+            .is_err()
+    );
+    assert!(!project.join("tools/fsmon.sh").exists());
+}
+
 /// QA: the system prompt tells the model to read a skill's `SKILL.md` in ctxkit's home, and the
 /// read was refused as the home. A loaded skill's folder is readable, never writable; the home's
 /// other files stay closed, a link out of the folder too, and a "skill" at the home's top opens
