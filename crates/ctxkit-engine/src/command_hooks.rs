@@ -95,8 +95,13 @@ impl CommandHook {
             .map_err(|error| HookError::new(format!("cannot encode the event: {error}")))?;
         let mut command = tokio::process::Command::new(program);
         // Provider keys and other credentials stay with ctxkit unless the hook is given them.
-        let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
-        for name in ctxkit_secrets::secret_variables_for_child(names, &self.config.pass_env) {
+        let variables = std::env::vars_os().filter_map(|(name, value)| {
+            Some((
+                name.into_string().ok()?,
+                value.to_string_lossy().into_owned(),
+            ))
+        });
+        for name in ctxkit_secrets::secret_variables_for_child(variables, &self.config.pass_env) {
             command.env_remove(name);
         }
         // Those passed on purpose, from where ctxkit keeps them once out of its own environment.

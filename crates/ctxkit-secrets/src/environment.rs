@@ -25,7 +25,8 @@ impl std::fmt::Display for ThreadsRunning {
 
 impl std::error::Error for ThreadsRunning {}
 
-/// Reads every secret variable ([`crate::is_secret_variable`]) of this process's environment
+/// Reads every secret variable ([`crate::is_secret_entry`]: by its name, or a URL holding
+/// credentials) of this process's environment
 /// into memory and removes it from the environment — on Linux also from the process's initial
 /// environment block, which `/proc/<pid>/environ` shows and `unsetenv` leaves as it was; returns
 /// how many were taken. Later calls change nothing and return 0. On Linux it is refused (nothing
@@ -38,7 +39,7 @@ pub fn take_secret_environment() -> Result<usize, ThreadsRunning> {
     }
     let taken: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
-        .filter(|(name, _)| crate::is_secret_variable(name))
+        .filter(|(name, value)| crate::is_secret_entry(name, value))
         .collect();
     #[cfg(target_os = "linux")]
     {
@@ -104,7 +105,12 @@ pub fn environment_variable(name: &str) -> Option<String> {
 /// values as taken at start-up, or as still in the environment.
 pub fn passed_secret_variables(pass: &[String]) -> Vec<(String, String)> {
     pass.iter()
-        .filter(|name| crate::is_secret_variable(name))
+        .filter(|name| {
+            crate::is_secret_variable(name)
+                || TAKEN
+                    .get()
+                    .is_some_and(|taken| taken.contains_key(name.as_str()))
+        })
         .filter_map(|name| Some((name.clone(), environment_variable(name)?)))
         .collect()
 }
@@ -119,9 +125,15 @@ pub fn secret_environment_values() -> Vec<String> {
     values.extend(
         std::env::vars_os()
             .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
-            .filter(|(name, _)| crate::is_secret_variable(name))
+            .filter(|(name, value)| crate::is_secret_entry(name, value))
             .map(|(_, value)| value),
     );
+    // A URL's password printed without the URL (`printenv URL | cut -c9-`) is the secret too.
+    let credentials: Vec<String> = values
+        .iter()
+        .flat_map(|value| crate::url_credentials(value))
+        .collect();
+    values.extend(credentials);
     values.retain(|value| value.trim().len() >= 8);
     values.sort();
     values.dedup();

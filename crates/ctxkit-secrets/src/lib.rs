@@ -8,6 +8,7 @@
 use std::fmt;
 
 mod environment;
+mod fragments;
 mod scrub;
 mod shapes;
 mod urls;
@@ -17,7 +18,7 @@ pub use environment::{
     take_secret_environment,
 };
 pub use shapes::{redact_for_keeping, redact_key_shapes};
-pub use urls::{has_credentials, redact_credentials};
+pub use urls::{has_credentials, redact_credentials, url_credentials};
 
 /// An API key. `Debug` prints `ApiKey(<redacted>)`; the only way to read it is
 /// [`ApiKey::expose_secret`], which providers call when building request headers.
@@ -55,15 +56,21 @@ pub fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> Str
 /// `text` with every occurrence of the given secrets replaced by `<redacted>`, as [`redact`] does,
 /// but nothing taken out for its shape: for a model's own writing, where a `Bearer ${TOKEN}` or a
 /// `postgres://app:pw@localhost` is code, not a credential.
+///
+/// A piece of a secret is a secret too: any run of [`fragments::FRAGMENT_BYTES`] characters or
+/// more of one goes, wherever it stands (QA: an `edit` that put a line break after `sk-ant-` in
+/// `.env` showed the rest of the key in the diff and every later `read`).
 pub fn redact_known<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
+    let secrets: Vec<&str> = secrets
+        .into_iter()
+        .map(str::trim)
+        .filter(|secret| secret.len() >= 8)
+        .collect();
     let mut redacted = text.to_owned();
-    for secret in secrets {
-        let secret = secret.trim();
-        if secret.len() >= 8 {
-            redacted = replace_encoded(&redacted, secret);
-        }
+    for secret in &secrets {
+        redacted = replace_encoded(&redacted, secret);
     }
-    redacted
+    fragments::redact_fragments(&redacted, &secrets)
 }
 
 /// `text` with `secret`, in any mix of literal, JSON-escaped and percent-encoded characters,
@@ -171,15 +178,26 @@ pub fn is_secret_variable(name: &str) -> bool {
         || SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
 }
 
-/// Of the variable `names` (a process's environment), those to remove from a child's environment:
-/// the secret ones, except those `pass` names (a setting that passes them on purpose).
+/// Whether the environment variable `name` holding `value` is secret: by its name
+/// ([`is_secret_variable`]), or because its value is a URL with credentials
+/// (`OPENAI_BASE_URL=https://user:password@gateway/v1`).
+pub fn is_secret_entry(name: &str, value: &str) -> bool {
+    is_secret_variable(name) || has_credentials(value)
+}
+
+/// Of the `variables` (a process's environment, names and values), the names to remove from a
+/// child's environment: the secret ones ([`is_secret_entry`]), except those `pass` names (a
+/// setting that passes them on purpose).
 pub fn secret_variables_for_child(
-    names: impl IntoIterator<Item = String>,
+    variables: impl IntoIterator<Item = (String, String)>,
     pass: &[String],
 ) -> Vec<String> {
-    names
+    variables
         .into_iter()
-        .filter(|name| is_secret_variable(name) && !pass.iter().any(|passed| passed == name))
+        .filter(|(name, value)| {
+            is_secret_entry(name, value) && !pass.iter().any(|passed| passed == name)
+        })
+        .map(|(name, _)| name)
         .collect()
 }
 
@@ -236,10 +254,21 @@ mod tests {
         ] {
             assert!(!is_secret_variable(name), "{name}");
         }
-        let names = ["PATH", "OPENAI_API_KEY", "GITHUB_TOKEN"].map(str::to_owned);
+        // QA: a gateway's password in `OPENAI_BASE_URL` reached every `bash` command.
+        let variables = [
+            ("PATH", "/usr/bin"),
+            ("OPENAI_API_KEY", "sk-x"),
+            ("GITHUB_TOKEN", "ghp_x"),
+            (
+                "OPENAI_BASE_URL",
+                "https://gwuser:hunter2pass@gw.example.com/v1",
+            ),
+            ("UPSTREAM", "https://github.com/o/r"),
+        ]
+        .map(|(name, value)| (name.to_owned(), value.to_owned()));
         assert_eq!(
-            secret_variables_for_child(names, &["GITHUB_TOKEN".to_owned()]),
-            ["OPENAI_API_KEY"]
+            secret_variables_for_child(variables, &["GITHUB_TOKEN".to_owned()]),
+            ["OPENAI_API_KEY", "OPENAI_BASE_URL"]
         );
     }
 

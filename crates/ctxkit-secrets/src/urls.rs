@@ -7,9 +7,41 @@
 /// replaced by `<redacted>`. A bare `git@` (the usual SSH user) is kept. Text without any is
 /// returned as it is, uncopied (every line `ctxkit` prints passes here).
 pub fn redact_credentials(text: &str) -> std::borrow::Cow<'_, str> {
-    let mut result = String::new();
-    // `text[..copied]` is in `result`; the search for the next URL resumes at `position`.
+    let found = userinfo_ranges(text);
+    if found.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut result = String::with_capacity(text.len());
     let mut copied = 0;
+    for range in found {
+        result.push_str(&text[copied..range.start]);
+        result.push_str("<redacted>");
+        copied = range.end;
+    }
+    result.push_str(&text[copied..]);
+    std::borrow::Cow::Owned(result)
+}
+
+/// The credentials the URLs in `text` hold, to redact wherever they appear on their own (a
+/// base URL's password printed without its URL): each user information as written, and its
+/// password part (after the first `:`) when it has one.
+pub fn url_credentials(text: &str) -> Vec<String> {
+    let mut credentials = Vec::new();
+    for range in userinfo_ranges(text) {
+        let userinfo = &text[range];
+        credentials.push(userinfo.to_owned());
+        if let Some((_, password)) = userinfo.split_once(':') {
+            credentials.push(password.to_owned());
+        }
+    }
+    credentials
+}
+
+/// Where the user information of each URL in `text` lies (`scheme://userinfo@`, `git:userinfo@`;
+/// a bare `git@`, the usual SSH user, is not credentials), in order.
+fn userinfo_ranges(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut found = Vec::new();
+    // The search for the next URL resumes at `position`.
     let mut position = 0;
     while let Some((start, prefix_length)) = next_authority(&text[position..]) {
         let authority_start = position + start + prefix_length;
@@ -17,19 +49,13 @@ pub fn redact_credentials(text: &str) -> std::borrow::Cow<'_, str> {
         let end = authority.find(ends_authority).unwrap_or(authority.len());
         match authority[..end].rfind('@') {
             Some(at) if &authority[..at] != "git" && at > 0 => {
-                result.push_str(&text[copied..authority_start]);
-                result.push_str("<redacted>");
-                copied = authority_start + at;
-                position = copied;
+                found.push(authority_start..authority_start + at);
+                position = authority_start + at;
             }
             Some(_) | None => position = authority_start,
         }
     }
-    if result.is_empty() {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    result.push_str(&text[copied..]);
-    std::borrow::Cow::Owned(result)
+    found
 }
 
 /// Whether `character` cannot be part of a URL's authority (RFC 3986: the path, query and
@@ -84,6 +110,16 @@ fn next_authority(text: &str) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_credentials_of_urls_are_listed_with_their_passwords() {
+        assert_eq!(
+            url_credentials("base https://gwuser:hunter2pass@gw.example.com/v1 and git@host:x"),
+            ["gwuser:hunter2pass", "hunter2pass"]
+        );
+        assert_eq!(url_credentials("https://token@github.com/x"), ["token"]);
+        assert!(url_credentials("https://example.com").is_empty());
+    }
 
     #[test]
     fn a_url_ends_at_its_path_query_fragment_or_an_escape() {

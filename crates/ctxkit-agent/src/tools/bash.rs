@@ -122,8 +122,13 @@ fn execute_bash_capped(
     let mut shell = Command::new(&program);
     // Provider keys and other credentials stay with ctxkit: a model asked to print the
     // environment must not find them (unless `chat.passEnv` names them).
-    let names = std::env::vars_os().filter_map(|(name, _)| name.into_string().ok());
-    for name in ctxkit_secrets::secret_variables_for_child(names, &context.pass_env) {
+    let variables = std::env::vars_os().filter_map(|(name, value)| {
+        Some((
+            name.into_string().ok()?,
+            value.to_string_lossy().into_owned(),
+        ))
+    });
+    for name in ctxkit_secrets::secret_variables_for_child(variables, &context.pass_env) {
         shell.env_remove(name);
     }
     // Those passed on purpose, from where ctxkit keeps them once out of its own environment.

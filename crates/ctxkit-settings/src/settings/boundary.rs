@@ -102,6 +102,8 @@ fn collect_secrets(key: &str, value: &Value, in_headers: bool, secrets: &mut Vec
             .any(|word| name.ends_with(word));
     match value {
         Value::String(text) if secret_key => secrets.push(text.clone()),
+        // A password in a URL (`llm.baseUrl: https://user:password@gateway/v1`).
+        Value::String(text) => secrets.extend(ctxkit_secrets::url_credentials(text)),
         Value::Object(object) => {
             for (inner, value) in object {
                 collect_secrets(inner, value, name == "headers", secrets);
@@ -112,7 +114,7 @@ fn collect_secrets(key: &str, value: &Value, in_headers: bool, secrets: &mut Vec
                 collect_secrets(key, item, in_headers, secrets);
             }
         }
-        Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
 }
 
@@ -123,7 +125,8 @@ mod tests {
     #[test]
     fn credentials_in_settings_are_found_wherever_they_are() {
         let global = serde_json::json!({
-            "llm": {"apiKey": "sk-settings-0001", "headers": {"X-Custom": "hdr-value-0002"}},
+            "llm": {"apiKey": "sk-settings-0001", "headers": {"X-Custom": "hdr-value-0002"},
+                    "baseUrl": "https://gwuser:hunter2pass@gw.example.com/v1"},
             "providers": [{"api_key": "sk-provider-0003"}],
             "theme": "dark",
             "compaction": {"tokenizer": "o200k_base", "maxTokens": 1000},
@@ -132,7 +135,13 @@ mod tests {
         let settings = SettingsManager::in_memory(global.as_object().cloned().unwrap_or_default());
         assert_eq!(
             settings.credential_values(),
-            ["sk-settings-0001", "hdr-value-0002", "sk-provider-0003"]
+            [
+                "sk-settings-0001",
+                "hdr-value-0002",
+                "gwuser:hunter2pass",
+                "hunter2pass",
+                "sk-provider-0003"
+            ]
         );
     }
 
