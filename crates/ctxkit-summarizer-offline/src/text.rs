@@ -194,6 +194,41 @@ fn without_line_number(word: &str) -> &str {
     }
 }
 
+/// A word without the line number grep and ripgrep print after a file's name on a context line
+/// (`-C`): `src/a.rs-12-`, the line's text joined on (`agent.sh-1-#`). The file is the name; each
+/// of its lines would otherwise be one more. A match line's `src/a.rs:40:` is a place, and a
+/// compiler's `src/a.rs:28:15` too: both are kept.
+fn without_grep_line(word: &str) -> &str {
+    let mut from = 0;
+    while let Some(found) = word[from..].find('-') {
+        let at = from + found;
+        let rest = &word[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let after = &rest[digits..];
+        // The number is followed by the dash before the line's text, or by nothing once the
+        // trailing punctuation is gone.
+        if digits > 0
+            && (after.is_empty() || after.starts_with('-'))
+            && has_file_extension(&word[..at])
+        {
+            return &word[..at];
+        }
+        from = at + 1;
+    }
+    word
+}
+
+/// Whether `word` ends in a file name's extension (`retry.rs`, `AGENTS.md`).
+fn has_file_extension(word: &str) -> bool {
+    word.rsplit_once('.').is_some_and(|(stem, extension)| {
+        !stem.is_empty()
+            && !stem.ends_with('/')
+            && (1..=EXTENSIONS_MAX).contains(&extension.len())
+            && extension.chars().all(|c| c.is_ascii_alphanumeric())
+            && extension.chars().any(|c| c.is_ascii_lowercase())
+    })
+}
+
 /// Whether `c` ends a word: white space, the ASCII punctuation that brackets or lists names, and
 /// the full-width punctuation of Chinese and Japanese prose (`，`, `。`, `、`, `（`, `：`, `「`, …),
 /// which never belongs to a name and is written with no space around it
@@ -227,7 +262,11 @@ pub fn identifiers(text: &str) -> Vec<String> {
             }
         } else {
             for word in part.split(ends_word) {
-                let word = without_line_number(word)
+                let word = without_grep_line(without_line_number(word));
+                // Markdown's strike-through (`~~Done~~`) is not part of the word; `~/` is.
+                let word = word.strip_prefix("~~").unwrap_or(word);
+                let word = word.strip_suffix("~~").unwrap_or(word);
+                let word = word
                     .trim_start_matches(['*', '…'])
                     .trim_end_matches(['.', ':', '!', '?', '*', ',', '…']);
                 // Escapes of JSON or a log quoted as text (`a\n\nb`) are not names.
@@ -419,6 +458,35 @@ mod tests {
     fn clip_marks_the_cut_on_a_char_boundary() {
         assert_eq!(clip("日本語のテキスト", 4), "日本語…");
         assert_eq!(clip("short", 10), "short");
+    }
+
+    /// QA: a `grep -n -C20` result gave one "name" per context line (`src/net/retry.rs-12-`,
+    /// `agent.sh-1-#`) and the file itself never; struck-through Markdown gave `~~Reference`.
+    /// A match line's place (`retry.rs:40`) stays a name, as a compiler's does.
+    #[test]
+    fn grep_line_numbers_and_strike_through_are_not_part_of_a_name() {
+        let output = "src/net/retry.rs-12-    // code\nsrc/net/retry.rs:40:    let budget = 1;\n\
+                      agent.sh-1-#!/bin/sh\nAGENT-PROTOCOL.md-10\n13. ~~Reference captures~~ ~~Done~~";
+        assert_eq!(
+            identifiers(output),
+            [
+                "src/net/retry.rs",
+                "src/net/retry.rs:40",
+                "agent.sh",
+                "AGENT-PROTOCOL.md"
+            ]
+        );
+        // A version, a code and a path with a number in it are left as they are.
+        assert_eq!(
+            identifiers("v1.2.3-10 LED-482 docs/2024-05-01.md src/a.rs:28:15 ~/notes.md"),
+            [
+                "v1.2.3-10",
+                "LED-482",
+                "docs/2024-05-01.md",
+                "src/a.rs:28:15",
+                "~/notes.md"
+            ]
+        );
     }
 
     #[test]
