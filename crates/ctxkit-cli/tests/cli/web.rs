@@ -463,7 +463,7 @@ fn a_browser_follows_the_session_in_view() {
     );
 
     let shots = screenshot_dir(home.path());
-    let mut checker = node_checker(&tools, "view", &url, &shots, json!({}))
+    let mut checker = node_checker(&tools, "view", &url, &shots, json!({"compacts": true}))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -486,6 +486,21 @@ fn a_browser_follows_the_session_in_view() {
         "appended-live-reply",
         1_800_000_000_000,
     );
+    drop(serve);
+    // And a compaction by hand: the tab's count follows it (it stayed at the count the page
+    // opened with).
+    let compacted = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args([
+            "compact",
+            file.to_str().unwrap(),
+            "--keep-recent-tokens",
+            "1",
+        ])
+        .env("CTXKIT_HOME", home.path())
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert!(compacted.status.success(), "{compacted:?}");
     for line in lines {
         seen.push_str(&line.unwrap());
         seen.push('\n');

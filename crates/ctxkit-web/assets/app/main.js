@@ -41,9 +41,10 @@
     const app = document.getElementById("app");
     const tabs = document.getElementById("tabs");
     tabs.replaceChildren();
-    for (const [name, label] of [["conversation", "Conversation"], ["compactions", "Compactions (" + D.compactions.length + ")"], ["usage", "Usage"]]) {
+    for (const [name, label] of [["conversation", "Conversation"], ["compactions", "Compactions"], ["usage", "Usage"]]) {
       const b = el("button", null, label);
       b.dataset.tab = name;
+      b.id = "tab-" + name;
       b.addEventListener("click", () => showTab(name));
       tabs.append(b);
     }
@@ -77,6 +78,9 @@
     line.textContent = line.title = visible(parts.join(" · "));
     document.getElementById("title").textContent = visible(s.name || D.title);
     document.getElementById("tree-title").textContent = "Tree (" + counted(D.entries.length, "entry", "entries") + ")";
+    // The counts follow the session as it grows (a tester's live view said "Compactions (1)"
+    // beside "2 compactions").
+    document.getElementById("tab-compactions").textContent = "Compactions (" + D.compactions.length + ")";
   }
   function render(initial) {
     const previous = selected;

@@ -282,8 +282,17 @@ async function live(page) {
     document.querySelector("#context").textContent.includes("appended-live-reply"), 30000);
   const status = await page.locator("#status").textContent();
   check(status.includes("live"), "the status says live: " + status);
+  // A compaction made after the turn: the tab counts it as the status line does.
+  if (expect.compacts) await compactionCounted(page);
   await page.screenshot({ path: path.join(shots, "view-live.png") });
   console.log("screenshots: " + path.join(shots, "view-live.png"));
+}
+
+async function compactionCounted(page) {
+  const opened = await page.evaluate(() => JSON.parse(document.getElementById("session-data").textContent).compactions.length);
+  const counted = "Compactions (" + (opened + 1) + ")";
+  await until(page, (label) => document.getElementById("tab-compactions").textContent === label, 30000, counted);
+  check((await page.locator("#status").textContent()).includes((opened + 1) + " compactions"), "the status counts it too");
 }
 
 // The context-size chart of a session past a million tokens: its y-axis labels whole inside the
