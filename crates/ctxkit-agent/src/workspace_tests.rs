@@ -421,3 +421,26 @@ fn ctxkit_s_home_a_private_folder_and_credentials_are_no_project() {
     assert_eq!(with_home(&inside), None);
     assert_eq!(with_home(&fixture.project), None);
 }
+
+/// QA (2026-12-05): `ctxkit chat` started in ctxkit's home, or through a committed link to it
+/// (`cfg -> ~/.ctxkit`), ran `bash` there, where `read` refused every file. `bash` starts nowhere
+/// [`Workspace::project_refusal`] refuses.
+#[test]
+fn bash_does_not_start_in_a_project_that_is_no_project() {
+    let fixture = fixture();
+    let link = fixture.project.join("cfg");
+    symlink(&fixture.home, &link).unwrap();
+    let mut workspace = Workspace::new(&link);
+    workspace.set_home(&fixture.home);
+    let refused = workspace.working_directory(&link).unwrap_err();
+    assert!(
+        refused.starts_with("`bash` refused:") && refused.contains("ctxkit's own folder"),
+        "{refused}"
+    );
+    assert!(
+        fixture
+            .workspace
+            .working_directory(&fixture.project)
+            .is_ok()
+    );
+}
