@@ -233,6 +233,11 @@ pub fn config(
                      committed; set it without `--project`"
                 );
             }
+            // A store URL every command would refuse is refused here (a tester's
+            // `sslmode=prefer` was set, and the next `ctxkit sessions` exited 2).
+            if key == STORE_URL {
+                ctxkit_store::StoreUrl::parse(&value)?;
+            }
             let warnings = settings.set_from_text(scope, &key, &value)?;
             warn(&warnings)?;
             settings.flush()?;

@@ -63,11 +63,14 @@ pub(super) fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, A
         }
         // A stored session is in the current format (the store takes no other): it says so.
         Command::Migrate { file } => Some((file, Access::Read)),
+        // A chat on a database session keeps its file checkpoints beside the private copy it
+        // works on, which goes when the chat ends: a stored session lists none (a tester's
+        // `checkpoints ID` said there was no such file).
+        Command::Checkpoints(args) => args.file.as_mut().map(|file| (file, Access::Read)),
         Command::Sessions { .. }
         | Command::Store(_)
         | Command::Import { .. }
         | Command::Serve { .. }
-        | Command::Checkpoints(_)
         | Command::Simulate(_)
         | Command::Models { .. }
         | Command::Config(_)

@@ -194,6 +194,32 @@ fn config_set_reads_a_negative_number_as_the_value_and_refuses_it_by_range() {
     assert!(project.starts_with("exit: 0\n"), "{project}");
 }
 
+/// A tester's `config set store.url` of a URL every command refuses (`sslmode=prefer`, a scheme
+/// with one slash) was written and the next `ctxkit sessions` exited 2: it is refused as they
+/// refuse it, without the password, and nothing is written.
+#[test]
+fn config_set_refuses_a_store_url_the_commands_would_refuse() {
+    let run = Run::new();
+    let file = run.home.path().join("settings.json");
+    for url in [
+        "postgres://u:s3cretpw@127.0.0.1:54329/db?sslmode=prefer",
+        "postgres:/u@127.0.0.1/db",
+    ] {
+        let output = run.ctxkit(&["config", "set", "store.url", url]);
+        assert!(output.starts_with("exit: 2\n"), "{output}");
+        assert!(output.contains("store URL"), "{output}");
+        assert!(!output.contains("s3cretpw"), "{output}");
+        assert!(!file.exists(), "{output}");
+    }
+    let good = run.ctxkit(&[
+        "config",
+        "set",
+        "store.url",
+        "postgres://u@127.0.0.1:54329/db",
+    ]);
+    assert!(good.starts_with("exit: 0\n"), "{good}");
+}
+
 #[test]
 fn compact_out_writes_a_copy_under_its_own_id_or_nothing_at_all() {
     let run = Run::new();

@@ -67,6 +67,7 @@ fn a_session_in_the_database_reads_and_round_trips_as_its_file() {
             vec!["compactions"],
             vec!["tokens", "--json"],
             vec!["check"],
+            vec!["checkpoints"],
         ] {
             let mut on_file = command.clone();
             on_file.insert(1, path_text(&file));
