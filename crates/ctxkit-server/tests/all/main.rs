@@ -4,6 +4,7 @@
 
 mod agent;
 mod attacks;
+mod failed_open;
 mod outage;
 mod protocol_doc;
 mod recorded_cwd;
