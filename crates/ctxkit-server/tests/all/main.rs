@@ -11,6 +11,7 @@ mod recorded_cwd;
 mod run_params;
 mod server;
 mod stale_writer;
+mod stopping;
 mod stored_ids;
 mod support;
 mod websocket;
