@@ -5,6 +5,7 @@
 mod agent;
 mod attacks;
 mod failed_open;
+mod origin;
 mod outage;
 mod protocol_doc;
 mod recorded_cwd;
