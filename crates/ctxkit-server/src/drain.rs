@@ -69,30 +69,28 @@ impl Phase {
     }
 }
 
-/// Follows the server's phase for one client: tells it the server stops, then cancels what runs
-/// once the grace is over. Ends when the phase can no longer change.
+/// The `server_stopping` notification for `shutdown`, as a line of JSON. The client's socket
+/// writes it itself (`socket`), on the same task that writes the close frame after it: sent from a
+/// task of its own, it could be aborted (the client's input ended by the drain, its requests done)
+/// before it ran, and the client got the close frame alone.
+pub(crate) fn notice(shutdown: &Shutdown) -> String {
+    let grace = u64::try_from(shutdown.grace.as_millis()).unwrap_or(u64::MAX);
+    json!({"jsonrpc": "2.0", "method": "server_stopping", "params": {
+        "reason": shutdown.reason,
+        "grace_ms": grace,
+        "message": format!(
+            "the server is stopping ({}): no new request is read; running ones are cancelled \
+             after {grace} ms; the session is written and released, then the connection \
+             closes (reconnect to continue)",
+            shutdown.reason
+        ),
+    }})
+    .to_string()
+}
+
+/// Follows the server's phase for one client: cancels what runs once the grace is over. Ends when
+/// the phase can no longer change.
 pub(crate) async fn follow(shared: Arc<Shared>, mut phase: watch::Receiver<Phase>) {
-    let draining = phase
-        .wait_for(|phase| *phase != Phase::Serving)
-        .await
-        .map(|phase| phase.shutdown().cloned());
-    let Ok(shutdown) = draining else {
-        return;
-    };
-    if let Some(shutdown) = shutdown {
-        let grace = u64::try_from(shutdown.grace.as_millis()).unwrap_or(u64::MAX);
-        let notice = json!({"jsonrpc": "2.0", "method": "server_stopping", "params": {
-            "reason": shutdown.reason,
-            "grace_ms": grace,
-            "message": format!(
-                "the server is stopping ({}): no new request is read; running ones are cancelled \
-                 after {grace} ms; the session is written and released, then the connection \
-                 closes (reconnect to continue)",
-                shutdown.reason
-            ),
-        }});
-        let _ = shared.out.send(&notice);
-    }
     let cancelling = phase
         .wait_for(|phase| matches!(phase, Phase::Cancelling(_)))
         .await

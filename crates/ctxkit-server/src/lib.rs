@@ -61,6 +61,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod access;
 mod agent_run;
 mod budget;
 mod drain;

@@ -10,7 +10,9 @@
 //!
 //! A browser page may open a WebSocket to any address, loopback included, and cannot be told
 //! apart from a local program by its address; it always sends `Origin`. A request with an
-//! `Origin` is refused unless it carries the token, so a web page cannot drive a local agent.
+//! `Origin` is refused unless it carries the token, so a web page cannot drive a local agent; the
+//! one `Origin` taken without it is the server's own address and port, which no page has
+//! ([`crate::access`]).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -262,6 +264,7 @@ fn serve(
         slot: accepted.slot,
         upgrade_timeout: limits.upgrade_timeout,
         this_user,
+        local: accepted.stream.local_addr().ok(),
     };
     connections.spawn(async move {
         let service = service_fn(move |request| {
@@ -305,6 +308,8 @@ struct Connection {
     /// Opened by the user who started the server, or root (`/proc/net/tcp`): what a server
     /// without a token asks of a client, since every local account reaches loopback.
     this_user: bool,
+    /// The address the connection reached: the one `Origin` a server without a token takes.
+    local: Option<SocketAddr>,
 }
 
 async fn route(state: &Arc<State>, request: Request<Incoming>, connection: Connection) -> Reply {
@@ -349,29 +354,22 @@ async fn health(state: &State) -> Reply {
     )
 }
 
-/// The token of an `Authorization: Bearer TOKEN` value; the scheme's name is case-insensitive
-/// (RFC 7235: `bearer`, `BEARER`), spaces around the token are not part of it.
-fn bearer_token(value: &str) -> Option<&str> {
-    let (scheme, token) = value.trim_start().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then_some(token.trim())
-}
-
 /// Whether the request may use the server: the token when one is set; without one (loopback
-/// only), a request without an `Origin` (a program, not a web page) from a program of the user
-/// who started the server (or root).
+/// only), a request from a program of the user who started the server (or root) that is no web
+/// page's: without an `Origin`, or with the server's own address as its one `Origin`.
 fn authorized(state: &State, request: &Request<Incoming>, connection: &Connection) -> bool {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(bearer_token)
+        .and_then(crate::access::bearer_token)
         .map(digest);
     match (state.token, presented) {
         (Some(expected), Some(presented)) => expected == presented,
         (Some(_), None) => false,
-        (None, _) => connection.this_user && !request.headers().contains_key(header::ORIGIN),
+        (None, _) => {
+            connection.this_user && !crate::access::from_a_web_page(request, connection.local)
+        }
     }
 }
 
@@ -395,8 +393,9 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Conne
                  share it"
             }
             (false, true) => {
-                "a web page (a request with `Origin`) may use this server only with its token; \
-                 this one has none (`CTXKIT_SERVER_TOKEN`, setting `server.token`)"
+                "a web page (a request with an `Origin` other than this server's own address, \
+                 `http://HOST:PORT` as the client connected to it) may use this server only with \
+                 its token; this one has none (`CTXKIT_SERVER_TOKEN`, setting `server.token`)"
             }
         };
         let mut refused = reply(StatusCode::UNAUTHORIZED, json!({"error": why}));
@@ -431,6 +430,7 @@ fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Conne
             slot: _slot,
             upgrade_timeout,
             this_user: _,
+            local: _,
         } = connection;
         // A client that does not take the `101` in time is let go.
         if let Ok(Ok(upgraded)) = tokio::time::timeout(upgrade_timeout, upgrading).await {

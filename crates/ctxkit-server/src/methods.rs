@@ -185,7 +185,14 @@ struct FetchParams {
     call: bool,
 }
 
-pub(crate) async fn install(shared: &Arc<Shared>, session: Session) -> Result<Value, MethodError> {
+/// Makes `opened` the client's session. Nothing here fails: the session open until now is given
+/// up only once the new one is open, so a refused `session.open` or `session.create` (which never
+/// gets here) leaves it open and writable.
+pub(crate) async fn install(
+    shared: &Arc<Shared>,
+    opened: crate::mirror::Opened,
+) -> Result<Value, MethodError> {
+    let session = crate::mirror::replace(shared, opened).await;
     let project = crate::projects::of_session(shared, session.cwd());
     let engine = Engine::new(
         session,
@@ -288,15 +295,14 @@ async fn dispatch_value(
         "session.create" => crate::session_methods::create(shared, raw).await,
         "session.open" => {
             let params: OpenParams = params(raw)?;
-            let session = match (params.id, params.path, &shared.config.store) {
+            let opened = match (params.id, params.path, &shared.config.store) {
                 (Some(id), None, Some(binding)) => {
                     crate::mirror::open(shared, binding, &id).await?
                 }
-                (None, Some(path), _) => {
-                    crate::mirror::close(shared).await;
+                (None, Some(path), _) => crate::mirror::Opened::file(
                     Session::open(&path)
-                        .map_err(|error| engine_error(EngineError::Session(error)))?
-                }
+                        .map_err(|error| engine_error(EngineError::Session(error)))?,
+                ),
                 (Some(_), None, None) => {
                     return Err(MethodError::new(
                         codes::INVALID_PARAMS,
@@ -311,7 +317,7 @@ async fn dispatch_value(
                     ));
                 }
             };
-            install(shared, session).await
+            install(shared, opened).await
         }
         "session.info" => Ok(session_info(&engine(shared).await?).await),
         "model.set" => {

@@ -78,10 +78,9 @@ pub(crate) async fn create(shared: &Arc<Shared>, raw: Value) -> Result<Value, Me
         && !params.in_memory
         && params.session_dir.is_none()
     {
-        let session = crate::mirror::create(shared, binding, &params.cwd).await?;
-        return install(shared, session).await;
+        let opened = crate::mirror::create(binding, &shared.owner, &params.cwd).await?;
+        return install(shared, opened).await;
     }
-    crate::mirror::close(shared).await;
     let session = if params.in_memory {
         Session::in_memory(&params.cwd)
     } else {
@@ -97,7 +96,7 @@ pub(crate) async fn create(shared: &Arc<Shared>, raw: Value) -> Result<Value, Me
         };
         Session::create(&params.cwd, &dir)
     };
-    install(shared, session).await
+    install(shared, crate::mirror::Opened::file(session)).await
 }
 
 fn invalid_cwd(reason: String) -> MethodError {

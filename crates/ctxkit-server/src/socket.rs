@@ -21,7 +21,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::ServerConfig;
 use crate::budget::{Budgeted, Held, MemoryBudget};
-use crate::drain::Phase;
+use crate::drain::{Phase, Shutdown};
 
 /// The bytes buffered between the socket and the server, each way.
 const PIPE_BYTES: usize = 64 * 1024;
@@ -37,7 +37,7 @@ pub(crate) async fn serve_socket(
     queue_budget: MemoryBudget,
     held: Held,
 ) {
-    let (mut sink, mut stream) = socket.split();
+    let (sink, mut stream) = socket.split();
     let (mut requests, server_input) = tokio::io::duplex(PIPE_BYTES);
     let (server_output, responses) = tokio::io::duplex(PIPE_BYTES);
     // A client that disconnects stops its requests (as `shutdown` does, so its session is
@@ -57,7 +57,7 @@ pub(crate) async fn serve_socket(
     ));
     // Why the client's input ended, when the close says more than "normal" (set before the
     // server sees the end of its input, so before the writer closes).
-    let (failed, mut failure) = tokio::sync::oneshot::channel::<CloseFrame>();
+    let (failed, failure) = tokio::sync::oneshot::channel::<CloseFrame>();
     let reader = async move {
         loop {
             let message = tokio::select! {
@@ -92,33 +92,7 @@ pub(crate) async fn serve_socket(
         // The end of the client's input: the server answers what it read, then ends.
         let _ = requests.shutdown().await;
     };
-    let writer = async move {
-        let mut responses = BufReader::new(responses);
-        let mut line = Vec::new();
-        let mut connected = true;
-        loop {
-            line.clear();
-            match responses.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            if line.last() == Some(&b'\n') {
-                line.pop();
-            }
-            // A client gone is still read from, so the server is never blocked on it.
-            if connected {
-                let text = String::from_utf8_lossy(&line).into_owned();
-                connected = sink.send(Message::text(text)).await.is_ok();
-            }
-        }
-        if connected {
-            let close = failure
-                .try_recv()
-                .unwrap_or_else(|_| ending_close(&phase.borrow()));
-            let _ = sink.send(Message::Close(Some(close))).await;
-            let _ = sink.close().await;
-        }
-    };
+    let writer = write_to_client(responses, sink, phase, failure);
     // The reader ends with the client's input or the drain; when the server ended first
     // (`shutdown`), it is not waited for.
     let reader = tokio::spawn(reader);
@@ -127,10 +101,89 @@ pub(crate) async fn serve_socket(
     let _ = server.await;
 }
 
+/// Writes the server's lines to the client, each a text message, until the server ends; then the
+/// close frame. The stop is told by this task, the one that writes the close frame after it, so the
+/// notice cannot miss the close (a task of its own could be aborted before it ran): at once when
+/// the server starts stopping, ahead of the answers still to come, and at the latest before the
+/// close.
+async fn write_to_client<S>(
+    responses: DuplexStream,
+    mut sink: S,
+    phase: watch::Receiver<Phase>,
+    mut failure: tokio::sync::oneshot::Receiver<CloseFrame>,
+) where
+    S: futures::Sink<Message> + Unpin,
+{
+    let mut responses = BufReader::new(responses);
+    let mut line = Vec::new();
+    let mut connected = true;
+    let mut stopping = phase.clone();
+    let mut told = false;
+    loop {
+        let read = if told {
+            responses.read_until(b'\n', &mut line).await
+        } else {
+            let read = tokio::select! {
+                biased;
+                _ = stopping.wait_for(|phase| *phase != Phase::Serving) => None,
+                read = responses.read_until(b'\n', &mut line) => Some(read),
+            };
+            let Some(read) = read else {
+                told = true;
+                let shutdown = phase.borrow().shutdown().cloned();
+                if connected && let Some(shutdown) = shutdown {
+                    connected = tell_stopping(&mut sink, &shutdown).await;
+                }
+                // A line read in part stays in `line`, to be read on.
+                continue;
+            };
+            read
+        };
+        match read {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        // A client gone is still read from, so the server is never blocked on it.
+        if connected {
+            let text = String::from_utf8_lossy(&line).into_owned();
+            connected = sink.send(Message::text(text)).await.is_ok();
+        }
+        line.clear();
+    }
+    // One look at the phase decides both the notice and the close: a 1001 is always told first.
+    let shutdown = phase.borrow().shutdown().cloned();
+    if connected
+        && !told
+        && let Some(shutdown) = &shutdown
+    {
+        connected = tell_stopping(&mut sink, shutdown).await;
+    }
+    if connected {
+        let close = failure
+            .try_recv()
+            .unwrap_or_else(|_| ending_close(shutdown.as_ref()));
+        let _ = sink.send(Message::Close(Some(close))).await;
+        let _ = sink.close().await;
+    }
+}
+
+/// Sends the `server_stopping` notification; false when the client is gone.
+async fn tell_stopping<S>(sink: &mut S, shutdown: &Shutdown) -> bool
+where
+    S: futures::Sink<Message> + Unpin,
+{
+    sink.send(Message::text(crate::drain::notice(shutdown)))
+        .await
+        .is_ok()
+}
+
 /// The close of a session that ended without a failure: 1001 ("going away") with the reason when
 /// the server stops, 1000 otherwise (`shutdown`, the client's end).
-fn ending_close(phase: &Phase) -> CloseFrame {
-    match phase.shutdown() {
+fn ending_close(shutdown: Option<&Shutdown>) -> CloseFrame {
+    match shutdown {
         Some(shutdown) => CloseFrame {
             code: CloseCode::Away,
             reason: shutdown.close_reason().into(),

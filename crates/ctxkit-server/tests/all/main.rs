@@ -4,12 +4,15 @@
 
 mod agent;
 mod attacks;
+mod failed_open;
+mod origin;
 mod outage;
 mod protocol_doc;
 mod recorded_cwd;
 mod run_params;
 mod server;
 mod stale_writer;
+mod stopping;
 mod stored_ids;
 mod support;
 mod websocket;

@@ -12,10 +12,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use ctxkit_session::Session;
 use ctxkit_store::{AnyStore, Lease, SessionLines, SessionStore, StoreError};
 
 use crate::{MethodError, Shared, codes};
+
+mod opening;
+
+pub(crate) use opening::{Opened, create, open, replace};
 
 /// The database a server keeps its sessions in, and how it holds them.
 #[derive(Debug, Clone)]
@@ -117,13 +120,6 @@ fn copy_error(what: &str, error: impl std::fmt::Display) -> MethodError {
     }
 }
 
-/// A private folder (`0700`, named after this process: one a killed server left is removed by
-/// the next process of its user) for one session's copy.
-fn private_folder() -> Result<tempfile::TempDir, MethodError> {
-    ctxkit_session::private_temporary_folder("serve")
-        .map_err(|error| copy_error("cannot create a private temporary folder", error))
-}
-
 /// Renews `lease` every third of `ttl` until the session is closed or the lease is lost.
 fn renew_in_background(
     store: &AnyStore,
@@ -146,114 +142,8 @@ fn renew_in_background(
     })
 }
 
-/// `session.open` of a stored session: its lease, then its copy.
-pub(crate) async fn open(
-    shared: &Arc<Shared>,
-    binding: &StoreBinding,
-    id: &str,
-) -> Result<Session, MethodError> {
-    close(shared).await;
-    let acquired = Instant::now();
-    let lease = binding
-        .store
-        .acquire(id, &shared.owner, binding.lease)
-        .await
-        .map_err(store_error)?;
-    let opened = async {
-        let lines = binding.store.export(id).await.map_err(store_error)?;
-        let folder = private_folder()?;
-        let path = ctxkit_session::private_copy_path(folder.path(), id);
-        let bytes = lines.to_jsonl();
-        ctxkit_session::write_private_file(&path, &bytes)
-            .map_err(|error| copy_error("cannot write the session's copy", error))?;
-        let session =
-            Session::open(&path).map_err(|error| crate::errors::engine_error(error.into()))?;
-        Ok::<_, MethodError>((session, path, folder, bytes.len() as u64))
-    }
-    .await;
-    let (session, path, folder, synced) = match opened {
-        Ok(opened) => opened,
-        Err(error) => {
-            let _ = binding.store.release(&lease).await;
-            return Err(error);
-        }
-    };
-    let copy = PrivateCopy {
-        path,
-        folder,
-        synced,
-    };
-    install_mirror(shared, binding, lease, acquired, copy).await;
-    Ok(session)
-}
-
-/// `session.create` on a database store: the header is stored at once, and its lease taken.
-pub(crate) async fn create(
-    shared: &Arc<Shared>,
-    binding: &StoreBinding,
-    cwd: &str,
-) -> Result<Session, MethodError> {
-    close(shared).await;
-    let folder = private_folder()?;
-    let mut session = Session::create(cwd, folder.path());
-    session
-        .flush_pending()
-        .map_err(|error| crate::errors::engine_error(error.into()))?;
-    let path = session
-        .path()
-        .map(std::path::Path::to_owned)
-        .ok_or_else(|| copy_error("the new session", "has no file"))?;
-    // Readable by this user only, as an opened session's copy.
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
-        .map_err(|error| copy_error("cannot write the session's copy", error))?;
-    let bytes = std::fs::read(&path)
-        .map_err(|error| copy_error("cannot read the session's copy", error))?;
-    let lines = SessionLines::parse(&path.display().to_string(), &bytes).map_err(store_error)?;
-    binding.store.import(&lines).await.map_err(store_error)?;
-    let acquired = Instant::now();
-    let lease = binding
-        .store
-        .acquire(session.id(), &shared.owner, binding.lease)
-        .await
-        .map_err(store_error)?;
-    let copy = PrivateCopy {
-        path,
-        folder,
-        synced: bytes.len() as u64,
-    };
-    install_mirror(shared, binding, lease, acquired, copy).await;
-    Ok(session)
-}
-
-/// A session's private copy: its file, its folder, and how many of its bytes are stored.
-struct PrivateCopy {
-    path: PathBuf,
-    folder: tempfile::TempDir,
-    synced: u64,
-}
-
-async fn install_mirror(
-    shared: &Arc<Shared>,
-    binding: &StoreBinding,
-    lease: Lease,
-    acquired: Instant,
-    copy: PrivateCopy,
-) {
-    let confirmed = Confirmed::new(acquired);
-    let renewer = renew_in_background(&binding.store, &lease, binding.lease, confirmed.clone());
-    *shared.mirror.lock().await = Some(Mirror {
-        store: binding.store.clone(),
-        lease,
-        ttl: binding.lease,
-        path: copy.path,
-        synced: copy.synced,
-        _folder: copy.folder,
-        renewer,
-        confirmed,
-    });
-}
-
-/// Methods that open or create a session: they give up the open one themselves.
+/// Methods that open or create a session: they give up the open one themselves once the new one
+/// is open; a refused one keeps it, and a lease lost meanwhile is found by the next request.
 const OPENING: [&str; 2] = ["session.open", "session.create"];
 
 /// Before a request on an open database session: when the lease was not confirmed for half its
@@ -450,7 +340,7 @@ mod tests {
     /// (`store` was not, nor `session_not_found` and `session_exists`).
     #[test]
     fn every_kind_of_a_store_error_is_documented() {
-        let documented = include_str!("../../../docs/protocol.md");
+        let documented = include_str!("../../../../docs/protocol.md");
         let errors = [
             StoreError::SessionInUse {
                 id: "s".to_owned(),
