@@ -426,13 +426,6 @@ impl Workspace {
                 cwd.display()
             )
         };
-        // A project that is ctxkit's home or among the user's credentials: `read` and `write`
-        // refuse its files one by one, and `bash` would run among them (QA: started in
-        // `~/.ctxkit`, or through a committed link to it, `bash` printed the key in
-        // `settings.json`). `serve`'s `agent.run` refuses such a project before it starts.
-        if let Some(refusal) = self.project_refusal() {
-            return Err(format!("`bash` refused: {refusal}"));
-        }
         let lexical = ctxkit_jail::lexical(cwd);
         let relative = lexical
             .strip_prefix(&self.root)

@@ -423,24 +423,22 @@ fn ctxkit_s_home_a_private_folder_and_credentials_are_no_project() {
 }
 
 /// QA (2026-12-05): `ctxkit chat` started in ctxkit's home, or through a committed link to it
-/// (`cfg -> ~/.ctxkit`), ran `bash` there, where `read` refused every file. `bash` starts nowhere
-/// [`Workspace::project_refusal`] refuses.
+/// (`cfg -> ~/.ctxkit`), ran the model's `bash` there, where `read` refused every file. The model's
+/// `bash` runs nowhere [`Workspace::project_refusal`] refuses.
 #[test]
-fn bash_does_not_start_in_a_project_that_is_no_project() {
+fn the_models_bash_does_not_start_in_a_project_that_is_no_project() {
     let fixture = fixture();
     let link = fixture.project.join("cfg");
     symlink(&fixture.home, &link).unwrap();
     let mut workspace = Workspace::new(&link);
     workspace.set_home(&fixture.home);
-    let refused = workspace.working_directory(&link).unwrap_err();
+    let mut context = crate::tools::test_support::context(&link);
+    context.workspace = std::sync::Arc::new(workspace);
+    let outcome = crate::tools::run_bash("echo ran", None, "call_1", &context);
+    assert!(outcome.is_error, "{}", outcome.text);
     assert!(
-        refused.starts_with("`bash` refused:") && refused.contains("ctxkit's own folder"),
-        "{refused}"
-    );
-    assert!(
-        fixture
-            .workspace
-            .working_directory(&fixture.project)
-            .is_ok()
+        outcome.text.starts_with("`bash` refused:") && outcome.text.contains("ctxkit's own folder"),
+        "{}",
+        outcome.text
     );
 }

@@ -74,6 +74,17 @@ pub fn store_from_environment() -> Option<String> {
     ctxkit_secrets::environment_variable(CTXKIT_STORE).filter(|url| !url.is_empty())
 }
 
+/// How long the chat's line editor waits after an Esc for the rest of a key's sequence, in
+/// milliseconds (Pi's 10 ms, 100 ms over SSH, where the bytes of one key may arrive apart).
+pub const CTXKIT_ESC_TIMEOUT: &str = "CTXKIT_ESC_TIMEOUT";
+
+/// What the escape timeout is chosen from: [`CTXKIT_ESC_TIMEOUT`], `SSH_CONNECTION`, `SSH_TTY`.
+pub fn escape_timeout_variable(name: &str) -> Option<String> {
+    matches!(name, CTXKIT_ESC_TIMEOUT | "SSH_CONNECTION" | "SSH_TTY")
+        .then(|| std::env::var(name).ok())
+        .flatten()
+}
+
 /// Whether colours are allowed ([`NO_COLOR`] is not set); whether the output is a terminal is the
 /// caller's question.
 pub fn color_allowed() -> bool {

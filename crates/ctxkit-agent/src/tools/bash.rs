@@ -63,6 +63,14 @@ pub fn run_bash(
     call_id: &str,
     context: &ToolContext,
 ) -> ToolOutcome {
+    // A project that is ctxkit's home or among the user's credentials: `read` and `write`
+    // refuse its files one by one, and the model's `bash` would run among them (QA: started in
+    // `~/.ctxkit`, or through a committed link to it, `bash` printed the key in
+    // `settings.json`). `serve`'s `agent.run` refuses such a project before it starts. The
+    // user's own `!command` runs there: the user typed it.
+    if let Some(refusal) = context.workspace.project_refusal() {
+        return ToolOutcome::error(format!("`bash` refused: {refusal}"));
+    }
     let run = match execute_bash(command, timeout, context) {
         Ok(run) => run,
         Err(error) => return ToolOutcome::error(error),

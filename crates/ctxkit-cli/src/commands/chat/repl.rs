@@ -166,9 +166,9 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let config = Config::builder()
         .completion_type(CompletionType::List)
         .behavior(input_line_behavior())
-        .keyseq_timeout(Some(super::rewind::escape_timeout_ms(|name| {
-            std::env::var(name).ok()
-        })))
+        .keyseq_timeout(Some(super::rewind::escape_timeout_ms(
+            crate::cli::escape_timeout_variable,
+        )))
         .build();
     let mut editor = Editor::with_config(config)?;
     editor.set_helper(Some(super::input::InputHelper::new(

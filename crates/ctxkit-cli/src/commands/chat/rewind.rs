@@ -35,7 +35,7 @@ const DOUBLE_ESCAPE_WINDOW: Duration = Duration::from_millis(500);
 /// Alt and a key) before taking it as the Esc key: Pi's 10 ms, or 100 ms over SSH, where the
 /// bytes of one key may arrive apart. `CTXKIT_ESC_TIMEOUT` (milliseconds) overrides both.
 pub fn escape_timeout_ms(variable: impl Fn(&str) -> Option<String>) -> u16 {
-    if let Some(configured) = variable("CTXKIT_ESC_TIMEOUT")
+    if let Some(configured) = variable(crate::cli::CTXKIT_ESC_TIMEOUT)
         .and_then(|value| value.trim().parse::<u16>().ok())
         .filter(|&milliseconds| milliseconds > 0)
     {
