@@ -184,7 +184,8 @@ pub fn compact_command(
         };
         writeln!(
             out,
-            "{what}: {before} → {after} tokens, estimated ({change}), keeping from {first_kept}"
+            "{what}: messages ~{before} → ~{after} tokens, estimated ({change}), keeping from \
+             {first_kept}"
         )?;
         let count = |key: &str| details[key].as_array().map_or(0, Vec::len);
         writeln!(
@@ -402,13 +403,14 @@ fn warn_of_unreadable(records: &[CompactionRecord], file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// One line about a compaction: id, time, tokens before → after, what it covers and who wrote it.
-/// The two counts are not of one kind, and the line says so: before is the entry's recorded
+/// One line about a compaction: id, time, tokens before and after, what it covers and who wrote
+/// it. The two counts are not of one kind, and the line says so, with no arrow between them (a
+/// tester read "180311 → ~11411" as 94% saved): before is the entry's recorded
 /// `tokensBefore` (the provider's count of the whole request when a reply reported one, as Pi
 /// records it), after ctxkit's estimate of the messages alone right after it.
 pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
     format!(
-        "{}  {}  {} tokens before (as recorded) → ~{} after (messages alone, estimated), covers {}, {}, by {}",
+        "{}  {}  before: {} tokens (as recorded); after: ~{} tokens of messages (estimated); covers {}, {}, by {}",
         record.id,
         record.timestamp,
         record.tokens_before,

@@ -350,7 +350,7 @@ fn compact_plan_run_list_and_undo() {
     snapshot!(run.ctxkit(&["compact", demo.to_str().unwrap(), "--out", out_arg]));
     snapshot!(run.ctxkit(&["compact", out_arg, "--dry-run", "--json"]));
     let listing = run.ctxkit(&["compactions", out_arg]);
-    assert_eq!(listing.matches(" → ").count(), 3, "{listing}");
+    assert_eq!(listing.matches("; after: ~").count(), 3, "{listing}");
     assert!(listing.contains("by offline"));
     snapshot!(run.ctxkit(&["undo-compact", out_arg]));
     let preview = run.ctxkit(&[
@@ -363,7 +363,7 @@ fn compact_plan_run_list_and_undo() {
     assert!(
         // Both sides estimated alike (the messages alone: no request tells the system prompt and
         // tools), not the provider's 37656 against an estimate of the messages.
-        preview.contains("Preview (nothing written): 3598 → 2649 tokens, estimated"),
+        preview.contains("Preview (nothing written): messages ~3598 → ~2649 tokens, estimated"),
         "{preview}"
     );
     assert_eq!(
@@ -372,7 +372,7 @@ fn compact_plan_run_list_and_undo() {
         "--preview writes nothing"
     );
     let listing = run.ctxkit(&["compactions", out_arg]);
-    assert_eq!(listing.matches(" → ").count(), 2, "{listing}");
+    assert_eq!(listing.matches("; after: ~").count(), 2, "{listing}");
 }
 
 #[test]
