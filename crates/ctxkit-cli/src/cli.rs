@@ -74,6 +74,31 @@ pub fn store_from_environment() -> Option<String> {
     ctxkit_secrets::environment_variable(CTXKIT_STORE).filter(|url| !url.is_empty())
 }
 
+/// The width text output is fitted to when standard output is not a terminal (a terminal's own
+/// width wins): most shells keep it unexported, so a pipe or a file gets whole lines.
+pub const COLUMNS: &str = "COLUMNS";
+
+/// The terminal's width in columns, when standard output is one.
+pub fn terminal_columns() -> Option<usize> {
+    use std::io::IsTerminal as _;
+    std::io::stdout()
+        .is_terminal()
+        .then(termimad::crossterm::terminal::size)
+        .and_then(Result::ok)
+        .map(|(columns, _)| usize::from(columns))
+        .filter(|&columns| columns > 0)
+}
+
+/// The width to fit text output to: the terminal's, else [`COLUMNS`] when set, else none.
+pub fn output_columns() -> Option<usize> {
+    terminal_columns().or_else(|| {
+        std::env::var(COLUMNS)
+            .ok()
+            .and_then(|value| value.trim().parse::<usize>().ok())
+            .filter(|&columns| columns > 0)
+    })
+}
+
 /// How long the chat's line editor waits after an Esc for the rest of a key's sequence, in
 /// milliseconds (Pi's 10 ms, 100 ms over SSH, where the bytes of one key may arrive apart).
 pub const CTXKIT_ESC_TIMEOUT: &str = "CTXKIT_ESC_TIMEOUT";

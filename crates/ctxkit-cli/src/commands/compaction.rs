@@ -372,7 +372,7 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
     }
     for record in &records {
         writeln!(out, "{}", describe_compaction(record))?;
-        writeln!(out, "    {}", one_line(&record.summary, 100))?;
+        writeln!(out, "    {}", one_line(&record.summary, 76))?;
     }
     Ok(Outcome::Success)
 }
@@ -403,25 +403,25 @@ fn warn_of_unreadable(records: &[CompactionRecord], file: &Path) -> Result<()> {
     Ok(())
 }
 
-/// One line about a compaction: id, time, tokens before and after, what it covers and who wrote
-/// it. The two counts are not of one kind, and the line says so, with no arrow between them (a
-/// tester read "180311 → ~11411" as 94% saved): before is the entry's recorded
-/// `tokensBefore` (the provider's count of the whole request when a reply reported one, as Pi
-/// records it), after ctxkit's estimate of the messages alone right after it.
+/// A compaction in three lines of at most about 80 columns: id, time and who wrote it; what it
+/// covers; tokens before and after. The two counts are not of one kind, and the line says so,
+/// with no arrow between them (a tester read "180311 → ~11411" as 94% saved): before is the
+/// entry's recorded `tokensBefore` (the provider's count of the whole request when a reply
+/// reported one, as Pi records it), after ctxkit's estimate of the messages alone right after it.
 pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
     format!(
-        "{}  {}  before: {} tokens (as recorded); after: ~{} tokens of messages (estimated); covers {}, {}, by {}",
+        "{}  {}  by {}\n    covers {}, {}\n    before {} tokens (as recorded) · after ~{} tokens of messages (estimated)",
         record.id,
         record.timestamp,
-        record.tokens_before,
-        record.tokens_after,
-        counted(record.covered_entry_ids.len(), "entry"),
-        crate::render::kept_from(&record.id, &record.first_kept_entry_id),
         // Pi and the agents `import` reads record no summarizer: their own model wrote it.
         record.summarizer.as_deref().unwrap_or(if record.from_hook {
             "a hook"
         } else {
             "the session's agent (model not recorded)"
-        })
+        }),
+        counted(record.covered_entry_ids.len(), "entry"),
+        crate::render::kept_from(&record.id, &record.first_kept_entry_id),
+        record.tokens_before,
+        record.tokens_after,
     )
 }

@@ -96,13 +96,23 @@ pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
         writeln!(out, "(empty session: a header and no entries)")?;
         return Ok(Outcome::Success);
     }
-    write_tree(&session, out)?;
+    write_tree(&session, crate::cli::output_columns(), out)?;
     Ok(Outcome::Success)
 }
 
+/// The fewest characters of an entry's text a tree line shows, however deep or narrow.
+const TREE_TEXT_MIN: usize = 20;
+/// An entry's text on a tree line when the width is not known (output to a file or a pipe).
+const TREE_TEXT_DEFAULT: usize = 70;
+
 /// The entry tree, one line per entry (usage records left out unless one is the leaf): id, kind,
-/// text, label, the leaf marked.
-pub(super) fn write_tree(session: &Session, out: &mut dyn Write) -> Result<()> {
+/// text, label, the leaf marked. Each line fits `columns` when given (a terminal's width), its
+/// text cut to the room the rest leaves (a tester's 80-column terminal wrapped 531 of 913 lines).
+pub(super) fn write_tree(
+    session: &Session,
+    columns: Option<usize>,
+    out: &mut dyn Write,
+) -> Result<()> {
     let index = session.index();
     let leaf = session.leaf_id();
     for row in tree_rows(session) {
@@ -125,12 +135,15 @@ pub(super) fn write_tree(session: &Session, out: &mut dyn Write) -> Result<()> {
         };
         let bullet = if row.side { "├ " } else { "" };
         let pad = "  ".repeat(row.depth.saturating_sub(usize::from(row.side)));
-        writeln!(
-            out,
-            "{pad}{bullet}{} {kind}: {}{label}{marker}",
-            entry.id(),
-            one_line(&text, 70)
-        )?;
+        let head = format!("{pad}{bullet}{} {kind}: ", entry.id());
+        let room = columns.map_or(TREE_TEXT_DEFAULT, |columns| {
+            let taken = [head.as_str(), label.as_str(), marker]
+                .iter()
+                .map(|part| unicode_width::UnicodeWidthStr::width(*part))
+                .sum::<usize>();
+            columns.saturating_sub(taken).max(TREE_TEXT_MIN)
+        });
+        writeln!(out, "{head}{}{label}{marker}", one_line(&text, room))?;
     }
     Ok(())
 }

@@ -220,6 +220,38 @@ fn config_set_refuses_a_store_url_the_commands_would_refuse() {
     assert!(good.starts_with("exit: 0\n"), "{good}");
 }
 
+/// A tester's `COLUMNS=80 ctxkit tree` wrapped 531 of 913 lines (text cut at 70 characters
+/// whatever the depth and the kind before it) and `compactions` printed lines of 202: each line
+/// fits the width, and a pipe without `COLUMNS` gets the lines as before.
+#[test]
+fn tree_and_compactions_fit_the_columns_they_are_given() {
+    let run = Run::new();
+    let file = run.copy("good-multi-compaction.jsonl");
+    let path = file.to_str().unwrap();
+    let width = |text: &str| {
+        text.lines()
+            .map(unicode_width::UnicodeWidthStr::width)
+            .max()
+            .unwrap_or(0)
+    };
+    for columns in ["80", "60"] {
+        let limit: usize = columns.parse().unwrap();
+        for command in ["tree", "compactions"] {
+            let output = run.ctxkit_with_env(&[command, path], &[("COLUMNS", columns)]);
+            assert!(output.starts_with("exit: 0"), "{output}");
+            let stdout = output.split("--- stderr").next().unwrap();
+            let widest = width(stdout.trim_start_matches("exit: 0\n"));
+            let allowed = if command == "tree" { limit } else { 90 };
+            assert!(
+                widest <= allowed,
+                "{command} at {columns}: {widest}\n{output}"
+            );
+        }
+    }
+    let unfitted = run.ctxkit(&["tree", path]);
+    assert!(unfitted.starts_with("exit: 0"), "{unfitted}");
+}
+
 #[test]
 fn compact_out_writes_a_copy_under_its_own_id_or_nothing_at_all() {
     let run = Run::new();

@@ -60,6 +60,8 @@ impl Run {
         for name in PROVIDER_VARIABLES {
             command.env_remove(name);
         }
+        // A width the developer's shell exported would change the text commands print.
+        command.env_remove("COLUMNS");
         command.envs(variables.iter().copied());
         let mut child = command
             .args(args)
@@ -350,7 +352,7 @@ fn compact_plan_run_list_and_undo() {
     snapshot!(run.ctxkit(&["compact", demo.to_str().unwrap(), "--out", out_arg]));
     snapshot!(run.ctxkit(&["compact", out_arg, "--dry-run", "--json"]));
     let listing = run.ctxkit(&["compactions", out_arg]);
-    assert_eq!(listing.matches("; after: ~").count(), 3, "{listing}");
+    assert_eq!(listing.matches(" · after ~").count(), 3, "{listing}");
     assert!(listing.contains("by offline"));
     snapshot!(run.ctxkit(&["undo-compact", out_arg]));
     let preview = run.ctxkit(&[
@@ -372,7 +374,7 @@ fn compact_plan_run_list_and_undo() {
         "--preview writes nothing"
     );
     let listing = run.ctxkit(&["compactions", out_arg]);
-    assert_eq!(listing.matches("; after: ~").count(), 2, "{listing}");
+    assert_eq!(listing.matches(" · after ~").count(), 2, "{listing}");
 }
 
 #[test]

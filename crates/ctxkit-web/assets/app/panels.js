@@ -45,7 +45,7 @@
         el("div", null,
           // Two counts of two kinds, said as such: the entry's recorded count (the provider's,
           // the whole request) and ctxkit's estimate of the messages alone after it.
-          el("div", "tokens-change", "before: " + fmt(c.tokensBefore) + " tokens (as recorded); after: ~" + fmt(c.tokensAfter) + " tokens of messages (estimated)"),
+          el("div", "tokens-change", "before " + fmt(c.tokensBefore) + " tokens (as recorded) · after ~" + fmt(c.tokensAfter) + " tokens of messages (estimated)"),
           el("div", "note", "summarizer: " + summarizer +
             " · next: " + counted(c.next.requests, "request") + (c.next.firstUsage ? ", the first carried " + fmt(c.next.firstUsage) + " tokens (provider)" : "")),
           covered, kept, el("h3", null, "Files"), files),

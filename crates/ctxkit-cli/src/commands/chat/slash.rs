@@ -150,7 +150,9 @@ impl Chat {
                 let mut text = Vec::new();
                 let written = self
                     .engine
-                    .with_session(|session| write_tree(session, &mut text))
+                    .with_session(|session| {
+                        write_tree(session, crate::cli::terminal_columns(), &mut text)
+                    })
                     .await;
                 written?;
                 let text = String::from_utf8_lossy(&text);

@@ -103,7 +103,7 @@ async function exported(page) {
   const cards = page.locator(".compaction-card");
   check(await cards.count() === 2, "two compaction cards");
   const change = await cards.first().locator(".tokens-change").textContent();
-  check(/^before: 30,000 tokens \(as recorded\); after: ~[0-9,]+ tokens of messages \(estimated\)$/.test(change), "before and after on the first card, each saying what it counts: " + change);
+  check(/^before 30,000 tokens \(as recorded\) · after ~[0-9,]+ tokens of messages \(estimated\)$/.test(change), "before and after on the first card, each saying what it counts: " + change);
   const coveredLabel = await cards.first().locator("details.covered > summary").innerText();
   check(coveredLabel.includes("they stay in the session"), "the page says the replaced entries stay: " + coveredLabel);
   await cards.first().locator("details.covered > summary").click();
