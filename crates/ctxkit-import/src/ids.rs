@@ -20,20 +20,12 @@ impl IdAllocator {
     /// The id for `source_id`: 8 hex digits, more when those are taken, and a salted hash when the
     /// whole digest is taken (the source id itself repeats).
     pub(crate) fn derive(&mut self, source_id: &str) -> String {
-        let mut salt = 0_u32;
+        let mut candidates = candidates(source_id);
         loop {
-            let digest = if salt == 0 {
-                hex(&Sha256::digest(source_id.as_bytes()))
-            } else {
-                hex(&Sha256::digest(format!("{source_id}#{salt}").as_bytes()))
-            };
-            for length in [8, 12, 16, 32, 64] {
-                let candidate = &digest[..length];
-                if self.take(candidate) {
-                    return candidate.to_owned();
-                }
+            let candidate = candidates.next_candidate();
+            if self.take(&candidate) {
+                return candidate;
             }
-            salt += 1;
         }
     }
 
@@ -44,6 +36,41 @@ impl IdAllocator {
             None if self.long.contains(candidate) => false,
             None => self.long.insert(candidate.to_owned()),
         }
+    }
+}
+
+/// The ids derived from `source_id`, in the order they are tried: its digest's first 8, 12, 16,
+/// 32 and 64 hex digits, then those of the salted digests (`<source id>#1`, …). Endless.
+pub(crate) fn candidates(source_id: &str) -> Candidates<'_> {
+    Candidates {
+        source_id,
+        salt: 0,
+        digest: hex(&Sha256::digest(source_id.as_bytes())),
+        length_index: 0,
+    }
+}
+
+/// The ids [`candidates`] tries, one at a time.
+pub(crate) struct Candidates<'source> {
+    source_id: &'source str,
+    salt: u32,
+    digest: String,
+    length_index: usize,
+}
+
+impl Candidates<'_> {
+    const LENGTHS: [usize; 5] = [8, 12, 16, 32, 64];
+
+    pub(crate) fn next_candidate(&mut self) -> String {
+        if self.length_index == Self::LENGTHS.len() {
+            self.salt += 1;
+            self.length_index = 0;
+            let salted = format!("{}#{}", self.source_id, self.salt);
+            self.digest = hex(&Sha256::digest(salted.as_bytes()));
+        }
+        let length = Self::LENGTHS[self.length_index];
+        self.length_index += 1;
+        self.digest[..length].to_owned()
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::Path;
 use ctxkit_session::session_file_name;
 
 use crate::ImportedSession;
+use crate::append_plan::{AppendPlan, NotAppendable, plan_append};
 use crate::error::ImportError;
 
 /// What [`ImportedSession::write_to`] did.
@@ -19,6 +20,13 @@ pub enum WriteOutcome {
     UpToDate,
     /// The file was an earlier import of the same session; this many new entries were appended.
     Appended(usize),
+    /// The file was an earlier import that caught replies half-written (`completed`: their ids in
+    /// the file); each completed reply was appended beside its partial one, with what followed it,
+    /// so the session continues from the completed reply and the partial one stays as a branch.
+    AppendedCompleted {
+        appended: usize,
+        completed: Vec<String>,
+    },
     /// The file was an earlier import that the user continued (its last entry is not from the
     /// import): the new entries were appended beside the continued branch, and an entry that keeps
     /// the session on that branch (its leaf, `continued_at`) was appended after them, so the
@@ -66,8 +74,9 @@ impl ImportedSession {
 
     /// Writes the session to `path`. A missing file is created atomically (temporary file + rename).
     /// An existing file must be an import of the same session: entries it lacks are appended in one
-    /// write; an entry id it holds with different content, or another header, is a
-    /// [`ImportError::Conflict`] and nothing is written.
+    /// write, and a reply it holds half-written is appended again complete (`append_plan`); an
+    /// entry id it holds with other content, or another header, is a [`ImportError::Conflict`] and
+    /// nothing is written.
     pub fn write_to(&self, path: &Path) -> Result<WriteOutcome, ImportError> {
         let existing = match std::fs::read_to_string(path) {
             // An empty file holds nothing to lose (`touch` made it, or an earlier write died).
@@ -104,28 +113,34 @@ impl ImportedSession {
             })
             .collect();
         let entries = self.entries();
-        let mut missing = String::new();
-        let mut count = 0;
-        for (entry, line) in entries.iter().zip(new_lines) {
-            match old_by_id.get(&entry.id) {
-                Some(old) if *old == line => {}
-                Some(_) => return Err(conflict(&format!("entry `{}` differs", entry.id))),
-                None => {
-                    missing.push_str(line);
-                    missing.push('\n');
-                    count += 1;
-                }
+        let plan = match plan_append(&old_by_id, &entries, new_lines) {
+            Ok(plan) => plan,
+            Err(NotAppendable::Differs { id }) => {
+                return Err(conflict(&format!("entry `{id}` differs")));
             }
-        }
+            Err(NotAppendable::Line(error)) => return Err(error),
+        };
+        let AppendPlan {
+            text: mut missing,
+            count,
+            completed,
+            moved_to,
+        } = plan;
         if count == 0 {
             return Ok(WriteOutcome::UpToDate);
         }
         // The session's leaf is its last entry: when the user continued the import, the new
         // records would take the leaf off the continued turns. An entry after them, on the
         // continued branch, keeps it there.
-        let continued_at = last_id.filter(|id| !entries.iter().any(|entry| &entry.id == id));
+        let continued_at = last_id
+            .filter(|id| !moved_to.contains(id) && !entries.iter().any(|entry| &entry.id == id));
         if let Some(leaf) = &continued_at {
-            missing.push_str(&keep_branch_line(leaf, count, &old_by_id, &entries)?);
+            let taken = |candidate: &str| {
+                old_by_id.contains_key(candidate)
+                    || moved_to.contains(candidate)
+                    || entries.iter().any(|entry| entry.id == candidate)
+            };
+            missing.push_str(&keep_branch_line(leaf, count, taken)?);
             missing.push('\n');
         }
         let mut file = std::fs::OpenOptions::new()
@@ -138,12 +153,18 @@ impl ImportedSession {
         file.write_all(missing.as_bytes())
             .and_then(|()| file.flush())
             .map_err(ImportError::io("append to", path))?;
+        // A continued import that also caught a reply half-written is said as continued: where
+        // the session stays matters more than which reply was completed beside it.
         Ok(match continued_at {
             Some(continued_at) => WriteOutcome::AppendedBeside {
                 appended: count,
                 continued_at,
             },
-            None => WriteOutcome::Appended(count),
+            None if completed.is_empty() => WriteOutcome::Appended(count),
+            None => WriteOutcome::AppendedCompleted {
+                appended: count,
+                completed,
+            },
         })
     }
 }
@@ -166,12 +187,8 @@ fn header_difference(old_header: &str, id: &str) -> String {
 fn keep_branch_line(
     leaf: &str,
     appended: usize,
-    old_by_id: &HashMap<String, &str>,
-    entries: &[ctxkit_protocol::SessionEntry],
+    taken: impl Fn(&str) -> bool,
 ) -> Result<String, ImportError> {
-    let taken = |candidate: &str| {
-        old_by_id.contains_key(candidate) || entries.iter().any(|entry| entry.id == candidate)
-    };
     let line = serde_json::json!({
         "type": "custom",
         "id": ctxkit_session::new_entry_id(taken),

@@ -144,6 +144,25 @@ fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) 
         WriteOutcome::Created => "Imported".to_owned(),
         WriteOutcome::UpToDate => "Already imported, nothing written:".to_owned(),
         WriteOutcome::Appended(count) => format!("Appended {}:", counted(count, "new entry")),
+        WriteOutcome::AppendedCompleted {
+            appended,
+            completed,
+        } => {
+            let ids: Vec<String> = completed.iter().map(|id| format!("`{id}`")).collect();
+            let appended_again = if completed.len() == 1 {
+                "it was appended again, complete, beside the partial one, which stays as a branch"
+            } else {
+                "they were appended again, complete, beside the partial ones, which stay as branches"
+            };
+            writeln!(
+                stderr,
+                "The earlier import caught {} half-written ({}): {appended_again} \
+                 (`ctxkit tree` shows both)",
+                counted(completed.len(), "reply"),
+                ids.join(", "),
+            )?;
+            format!("Appended {}:", counted(appended, "new entry"))
+        }
         WriteOutcome::AppendedBeside {
             appended,
             continued_at,

@@ -735,3 +735,34 @@ fn another_agents_session_given_as_a_session_file_names_import() {
         "{output}"
     );
 }
+
+/// A transcript imported while a reply was being written, then again once it grew: the second
+/// import was refused ("is not an earlier import of this session: entry … differs", exit 3). It
+/// appends the completed reply beside the partial one and says so.
+#[test]
+fn a_reimport_after_a_reply_caught_half_written_appends_and_says_so() {
+    let home = Home::new();
+    let whole =
+        std::fs::read_to_string(shapes("claude-reply-written-block-by-block.jsonl")).unwrap();
+    let source = home.root.join("eeee5555-0000-4000-8000-000000000001.jsonl");
+    // The user's prompt and the reply's first block (its thinking).
+    let first: Vec<&str> = whole.lines().take(2).collect();
+    std::fs::write(&source, first.join("\n") + "\n").unwrap();
+    let source = source.to_str().unwrap();
+    let mut transcript = home.ctxkit(&["import", source, "--out", "s.jsonl"]);
+    let before = std::fs::read(home.root.join("s.jsonl")).unwrap();
+    std::fs::write(
+        home.root.join("eeee5555-0000-4000-8000-000000000001.jsonl"),
+        &whole,
+    )
+    .unwrap();
+    transcript.push_str(&home.ctxkit(&["import", source, "--out", "s.jsonl"]));
+    transcript.push_str(&home.ctxkit(&["import", source, "--out", "s.jsonl"]));
+    transcript.push_str(&home.ctxkit(&["check", "s.jsonl"]));
+    insta::assert_snapshot!(transcript);
+    assert!(
+        std::fs::read(home.root.join("s.jsonl"))
+            .unwrap()
+            .starts_with(&before)
+    );
+}

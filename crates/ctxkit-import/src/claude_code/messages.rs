@@ -275,9 +275,21 @@ fn server_tool_text(block: &JsonObject) -> String {
     }
 }
 
+/// Whether a record's model is one of Claude Code's placeholders (`<synthetic>`): the record is a
+/// notice Claude Code wrote itself (a rate limit, an API error, "No response requested."), not a
+/// reply of a model.
+pub(super) fn is_placeholder_model(name: &str) -> bool {
+    name.starts_with('<')
+}
+
+/// An assistant record's message. A notice of Claude Code's own (`is_placeholder_model`) is the
+/// reply of `model_in_use`, the last real model of its chain (none before the first real reply),
+/// as Pi records a request that failed under the model it asked; the placeholder is kept as
+/// `claudeModel`. Named as the model, it became the model a continued session asked its provider for.
 pub(super) fn assistant_kind(
     record: &JsonObject,
     timestamp: &str,
+    model_in_use: Option<&str>,
     builder: &mut Builder,
     line: usize,
 ) -> EntryKind {
@@ -303,7 +315,17 @@ pub(super) fn assistant_kind(
         None if has_tool_call => "toolUse",
         None => "stop",
     };
-    let model = message.and_then(|message| str_field(message, "model"));
+    let mut extra = JsonObject::new();
+    let model = match message.and_then(|message| str_field(message, "model")) {
+        Some(placeholder) if is_placeholder_model(placeholder) => {
+            extra.insert(
+                "claudeModel".to_owned(),
+                Value::String(placeholder.to_owned()),
+            );
+            model_in_use
+        }
+        model => model,
+    };
     let usage = message
         .and_then(|message| message.get("usage"))
         .and_then(Value::as_object)
@@ -333,6 +355,6 @@ pub(super) fn assistant_kind(
         stop_reason: Some(stop_reason.to_owned()),
         error_message,
         timestamp: millis(timestamp),
-        extra: JsonObject::new(),
+        extra,
     })))
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use ctxkit_protocol::{CompactionEntry, EntryKind, JsonObject, ModelChangeEntry, SessionInfoEntry};
 use serde_json::Value;
 
-use super::messages::{assistant_kind, queued_prompt, user_entries};
+use super::messages::{assistant_kind, is_placeholder_model, queued_prompt, user_entries};
 use super::{
     FORMAT, Outline, QUIET_RECORDS, Record, Sym, Uuids, compaction_from_boundary, has_tool_results,
     message_of, message_text, planned, title,
@@ -55,7 +55,10 @@ pub(super) struct RecordReader {
     last_timestamp: String,
     /// The main conversation's last record: the parent of records without a uuid.
     main_tail_uuid: Option<Sym>,
+    /// The main line's last real model (not a placeholder).
     model: Option<String>,
+    /// The last real model of a sidechain record (a subagent may run another model).
+    sidechain_model: Option<String>,
     /// A title the user set wins over the ones Claude Code generates.
     user_titled: bool,
     /// A subagent's own file is all sidechain: its model changes are its main line's.
@@ -82,6 +85,7 @@ impl RecordReader {
             last_timestamp: normalize_timestamp(outline.start()).unwrap_or_default(),
             main_tail_uuid: None,
             model: None,
+            sidechain_model: None,
             user_titled: outline.user_titled,
             all_sidechain: !outline.some_main_record,
         }
@@ -270,8 +274,12 @@ impl RecordReader {
         let record = head.record();
         let this_model = message_of(record)
             .and_then(|message| str_field(message, "model"))
-            .filter(|name| !name.starts_with('<'));
-        if (!head.sidechain || self.all_sidechain)
+            .filter(|name| !is_placeholder_model(name));
+        let main_line = !head.sidechain || self.all_sidechain;
+        if !main_line && let Some(this_model) = this_model {
+            self.sidechain_model = Some(this_model.to_owned());
+        }
+        if main_line
             && let Some(this_model) = this_model
             && self.model.as_deref() != Some(this_model)
         {
@@ -287,8 +295,19 @@ impl RecordReader {
             });
             entries.push(head.planned(id, kind));
         }
+        let model_in_use = if main_line {
+            self.model.as_deref()
+        } else {
+            self.sidechain_model.as_deref()
+        };
         let id = self.builder.ids.derive(&head.source_key);
-        let kind = assistant_kind(record, &head.timestamp, &mut self.builder, head.line.line);
+        let kind = assistant_kind(
+            record,
+            &head.timestamp,
+            model_in_use,
+            &mut self.builder,
+            head.line.line,
+        );
         entries.push(head.planned(id, kind));
     }
 

@@ -8,7 +8,8 @@
 //! may hold both (older sessions stay in `session`). Messages are `message` rows with their `part`
 //! rows (`data` JSON without the ids, which are columns) and, in newer versions, `session_message`
 //! rows (the newer message model: one row per message, `type` and `seq` columns, `data` the message
-//! without `id`/`type`). Every table is read when it exists.
+//! without `id`/`type`; versions still writing `message` rows record model and agent switches
+//! there too). Every table is read when it exists.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -19,7 +20,7 @@ use serde_json::Value;
 
 use super::rows::{Model, for_each_message, for_each_next_row};
 use super::storage::{RawSession, Rows, parse_object, str_of};
-use super::timeline::legacy_created;
+use super::timeline::{EVENT_TYPES, legacy_created};
 use crate::error::ImportError;
 
 /// The session tables, the newer first (a session in both is read from the newer one).
@@ -260,7 +261,9 @@ fn children(connection: &Connection, tables: &[&str], id: &str) -> rusqlite::Res
 
 /// How a session's rows are read: streamed from the one model that holds its history, or read
 /// whole when OpenCode shows rows of both (`message` rows an older version wrote after the newest
-/// `session_message` row, which `timeline` merges by creation time).
+/// `session_message` row of history, which `timeline` merges by creation time). A session whose
+/// only `session_message` rows are events (switches recorded beside `message` rows) streams its
+/// `message` rows, the events merged in (`rows`).
 fn session_rows(connection: &Connection, path: &Path, session_id: &str) -> rusqlite::Result<Rows> {
     let streamed = |model| Rows::Database {
         path: path.to_owned(),
@@ -271,10 +274,10 @@ fn session_rows(connection: &Connection, path: &Path, session_id: &str) -> rusql
     if !has_legacy_rows(connection, session_id)? {
         return Ok(streamed(Model::Next));
     }
-    let Some(latest) = latest_next_row(connection, session_id)? else {
+    let Some(latest) = latest_history_row(connection, session_id)? else {
         return Ok(streamed(Model::Legacy));
     };
-    // Messages newer than every `session_message` row that are not one of them.
+    // Messages newer than every `session_message` row of history that are not one of them.
     let mut later = Vec::new();
     for_each_message(connection, session_id, &mut |message| {
         if legacy_created(&message.info) > latest {
@@ -313,16 +316,18 @@ fn has_legacy_rows(connection: &Connection, session_id: &str) -> rusqlite::Resul
     )
 }
 
-/// The creation time of a session's newest `session_message` row; none without such rows.
-fn latest_next_row(connection: &Connection, session_id: &str) -> rusqlite::Result<Option<i64>> {
+/// The creation time of a session's newest `session_message` row of history (not an event, see
+/// `timeline::EVENT_TYPES`); none without such rows.
+fn latest_history_row(connection: &Connection, session_id: &str) -> rusqlite::Result<Option<i64>> {
     if !table_exists(connection, "session_message")? {
         return Ok(None);
     }
-    connection.query_row(
-        "SELECT max(time_created) FROM session_message WHERE session_id = ?1",
-        [session_id],
-        |row| row.get(0),
-    )
+    let events = EVENT_TYPES.map(|kind| format!("'{kind}'")).join(", ");
+    let query = format!(
+        "SELECT max(time_created) FROM session_message WHERE session_id = ?1 \
+         AND type NOT IN ({events})"
+    );
+    connection.query_row(&query, [session_id], |row| row.get(0))
 }
 
 /// The ids of a session's `session_message` rows.

@@ -1,6 +1,7 @@
 //! A database session's messages read one at a time, in the order the converter takes them: its
-//! `message` rows with their `part` rows (a message's parts at a time), or its `session_message`
-//! rows, each by SQL `ORDER BY`, never all at once. A million rows read whole took a gigabyte.
+//! `message` rows with their `part` rows (a message's parts at a time; the few `session_message`
+//! rows that record switches beside them merged in), or its `session_message` rows, each by SQL
+//! `ORDER BY`, never all at once. A million rows read whole took a gigabyte.
 //! Only a session with rows of both models that OpenCode shows together (an older version
 //! continued it after the upgrade) is read whole (`database::session_rows`): those are merged by
 //! creation time.
@@ -12,13 +13,15 @@ use rusqlite::Connection;
 
 use super::database::{open_read_only, table_exists, with_ids};
 use super::storage::{NextRow, RawMessage, parse_object, str_of};
-use super::timeline::Item;
+use super::timeline::{Item, legacy_created};
 use crate::error::ImportError;
 
 /// Which rows hold a streamed session's history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Model {
-    /// `message` and `part` rows.
+    /// `message` and `part` rows, with the session's `session_message` rows merged in by creation
+    /// time: streamed this way, a session has no `session_message` row of history, so those are
+    /// events recorded beside the messages (model and agent switches), a handful held at a time.
     Legacy,
     /// `session_message` rows.
     Next,
@@ -43,19 +46,26 @@ impl StreamedRows {
 
     /// Whether a message with this id is among the session's items (a revert's target).
     pub(crate) fn contains(&self, message_id: &str) -> rusqlite::Result<bool> {
-        let table = match self.model {
-            Model::Legacy => "message",
-            Model::Next => "session_message",
+        let tables: &[&str] = match self.model {
+            Model::Legacy => &["message", "session_message"],
+            Model::Next => &["session_message"],
         };
-        if !table_exists(&self.connection, table)? {
-            return Ok(false);
+        for table in tables {
+            if !table_exists(&self.connection, table)? {
+                continue;
+            }
+            let query =
+                format!("SELECT EXISTS (SELECT 1 FROM {table} WHERE session_id = ?1 AND id = ?2)");
+            let found: bool = self.connection.query_row(
+                &query,
+                [self.session_id.as_str(), message_id],
+                |row| row.get(0),
+            )?;
+            if found {
+                return Ok(true);
+            }
         }
-        let query =
-            format!("SELECT EXISTS (SELECT 1 FROM {table} WHERE session_id = ?1 AND id = ?2)");
-        self.connection
-            .query_row(&query, [self.session_id.as_str(), message_id], |row| {
-                row.get(0)
-            })
+        Ok(false)
     }
 
     /// The `tail_start_id`s the session's compaction parts name (`message` rows only). Parts whose
@@ -85,9 +95,25 @@ impl StreamedRows {
     /// Gives `each` the session's items in order, one at a time.
     pub(crate) fn for_each(&self, each: &mut dyn FnMut(Item)) -> rusqlite::Result<()> {
         match self.model {
-            Model::Legacy => for_each_message(&self.connection, &self.session_id, &mut |message| {
-                each(Item::Legacy(message));
-            }),
+            Model::Legacy => {
+                let mut events = Vec::new();
+                for_each_next_row(&self.connection, &self.session_id, &mut |row| {
+                    events.push(row);
+                })?;
+                // Creation order, as `timeline` merges them; on a tie the `seq` order stays.
+                events.sort_by_key(|event| event.time_created);
+                let mut events = events.into_iter().peekable();
+                for_each_message(&self.connection, &self.session_id, &mut |message| {
+                    // A switch is recorded at the creation time of the prompt that made it: before it.
+                    let created = legacy_created(&message.info);
+                    while let Some(event) = events.next_if(|event| event.time_created <= created) {
+                        each(Item::Next(event));
+                    }
+                    each(Item::Legacy(message));
+                })?;
+                events.for_each(|event| each(Item::Next(event)));
+                Ok(())
+            }
             Model::Next => for_each_next_row(&self.connection, &self.session_id, &mut |row| {
                 each(Item::Next(row));
             }),
@@ -172,7 +198,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut streamed = 0;
         let mut read_whole = Vec::new();
-        for name in ["opencode-2x.sql", "opencode-next.sql"] {
+        for name in [
+            "opencode-2x.sql",
+            "opencode-next.sql",
+            "opencode-switch-events.sql",
+        ] {
             let path = dir.path().join(format!("{name}.db"));
             let script = std::fs::read_to_string(fixtures.join(name)).unwrap();
             Connection::open(&path)

@@ -3,8 +3,11 @@
 //! A session holds `message`/`part` messages (1.x files and 2.x tables), `session_message` rows
 //! (the newer model), or, after an upgrade, both. Newer versions move a session's history into
 //! `session_message` rows, so those are its history; `message` rows count only when they came after
-//! the last of them (an older version continued the session) and are not the same message, merged by
-//! creation time. A session whose `revert` is
+//! the last history row among them (an older version continued the session) and are not the same
+//! message, merged by creation time. Rows that record an event (`EVENT_TYPES`: a model or agent
+//! switch) are not history: versions that keep the history in `message` rows write them too, at
+//! the creation time of the prompt that made the switch, so they hide no message and are merged in
+//! before that prompt. A session whose `revert` is
 //! set (`{messageID, partID?}`: the user undid from that message on, and OpenCode deletes the undone
 //! messages at the next prompt) shows the messages before `messageID`; with a `partID`, the message
 //! itself up to that part. Those are the kept items; the rest are the undone ones.
@@ -41,6 +44,33 @@ impl Item {
     }
 }
 
+/// The `session_message` types that record an event rather than a message. Versions that keep a
+/// session's history in `message` rows record model and agent switches as such rows too (1.17's
+/// prompt publishes `session.next.model.switched` beside the user's `message` row), so these rows
+/// must not count as history moved out of the `message` rows. A type not listed counts as history:
+/// it is reported when converted, so a row of a newer kind never hides messages unannounced.
+pub(super) const EVENT_TYPES: [&str; 4] = [
+    "agent-switched",
+    "model-switched",
+    "location-switched",
+    "idle",
+];
+
+/// Whether a `session_message` row holds history (see `EVENT_TYPES`).
+pub(super) fn is_history(kind: &str) -> bool {
+    !EVENT_TYPES.contains(&kind)
+}
+
+/// The order of merged rows: creation time, and on a tie an event before the message, as a switch
+/// is recorded at the creation time of the prompt that made it (a stable sort keeps each model's
+/// own order otherwise).
+fn merge_order(item: &Item) -> (i64, u8) {
+    match item {
+        Item::Next(_) => (item.created(), 0),
+        Item::Legacy(_) => (item.created(), 1),
+    }
+}
+
 /// A `message` row's creation time (`time.created`; 0 without one).
 pub(super) fn legacy_created(info: &JsonObject) -> i64 {
     info.get("time")
@@ -59,12 +89,16 @@ pub(super) struct Timeline {
 }
 
 fn timeline(info: &JsonObject, messages: Vec<RawMessage>, next_messages: Vec<NextRow>) -> Timeline {
-    let latest_next = next_messages.iter().map(|next| next.time_created).max();
+    let latest_history = next_messages
+        .iter()
+        .filter(|next| is_history(&next.kind))
+        .map(|next| next.time_created)
+        .max();
     let mut items: Vec<Item> = messages
         .into_iter()
         .map(Item::Legacy)
         .filter(|item| {
-            latest_next.is_none_or(|latest| {
+            latest_history.is_none_or(|latest| {
                 item.created() > latest && !next_messages.iter().any(|next| next.id == item.id())
             })
         })
@@ -72,8 +106,8 @@ fn timeline(info: &JsonObject, messages: Vec<RawMessage>, next_messages: Vec<Nex
     let legacy_count = items.len();
     items.extend(next_messages.into_iter().map(Item::Next));
     if legacy_count > 0 && items.len() > legacy_count {
-        // Both models: creation order (a stable sort keeps each model's own order on ties).
-        items.sort_by_key(Item::created);
+        // Both models: creation order, an event before the prompt that made it.
+        items.sort_by_key(merge_order);
     }
     let Some(revert) = info.get("revert").filter(|revert| revert.is_object()) else {
         return Timeline {

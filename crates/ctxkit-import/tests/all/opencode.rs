@@ -354,3 +354,57 @@ fn an_opencode_id_reads_no_folder_outside_its_store() {
     std::fs::rename(&elsewhere, &messages).unwrap();
     assert!(read(&session_file).contains("RSS feed"));
 }
+
+/// Found on a real database (1.17): a session's history in `message` rows and its one model
+/// switch as a `session_message` row. The switch made the rows created at or before it count as
+/// moved into `session_message`, and the first prompt, its reply and the user's task were dropped
+/// with no issue. Switches are events, not history: every `message` row is imported, each switch
+/// before the prompt that made it.
+#[test]
+fn switches_recorded_beside_message_rows_hide_no_message() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = database_from(temp.path(), "opencode-switch-events.sql");
+    let (session, context) = imported_context(&path);
+    assert_eq!(session.header.id, "ses_8a0000000001Portfolio");
+    let entries: Vec<String> = session
+        .entries()
+        .iter()
+        .map(|entry| match &entry.kind {
+            EntryKind::Message(message) => crate::shapes::describe(message),
+            EntryKind::ModelChange(change) => {
+                format!("model_change {}/{}", change.provider, change.model_id)
+            }
+            EntryKind::Custom(custom) => format!("custom {}", custom.custom_type),
+            EntryKind::SessionInfo(info) => format!("session_info {:?}", info.name),
+            EntryKind::Compaction(_)
+            | EntryKind::ThinkingLevelChange(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Label(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
+            | EntryKind::Unknown { .. } => format!("other entry {}", entry.id),
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            "session_info Some(\"Build a portfolio page\")",
+            "user: hi",
+            "assistant: Hello! How can I help you?",
+            "model_change opencode/large-model",
+            "user: Build a single page portfolio about me.",
+            "assistant: Which sections should it have?",
+            "custom import.opencode.agent_switched",
+            "user: About, projects and contact.",
+            "assistant: Plan: three sections, one page.",
+        ]
+    );
+    assert_eq!(context.first().map(String::as_str), Some("user: hi"));
+    assert_eq!(context.len(), 6);
+    assert!(
+        session.report.issues.is_empty(),
+        "{:?}",
+        session.report.issues
+    );
+}

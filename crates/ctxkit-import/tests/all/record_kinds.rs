@@ -213,3 +213,76 @@ fn claude_code_blocks_without_a_v3_block_are_kept_and_reported() {
         ]
     );
 }
+
+/// Claude Code writes its own notices (rate limits, API errors, "No response requested.") as
+/// assistant records of model `<synthetic>`. Imported with that model, 7 of 23 real sessions
+/// ended on `anthropic/<synthetic>`, and continuing one asked the provider for that model (HTTP
+/// 404). A notice is imported as Pi records its own failed requests: the reply of the model in
+/// use (none before the first real reply), the placeholder kept as `claudeModel`.
+#[test]
+fn claude_code_notices_name_the_model_in_use_not_its_placeholder() {
+    let path = shape("claude-synthetic-notices.jsonl");
+    let (session, context) = imported_context(&path);
+    let mut replies = Vec::new();
+    let mut model_changes = Vec::new();
+    for entry in session.entries() {
+        match entry.kind {
+            EntryKind::Message(message) => {
+                if let Some(reply) = message.as_assistant() {
+                    replies.push((
+                        reply.model.clone(),
+                        reply.stop_reason.clone().unwrap_or_default(),
+                        reply.extra.get("claudeModel").cloned(),
+                    ));
+                }
+            }
+            EntryKind::ModelChange(change) => model_changes.push(change.model_id),
+            EntryKind::Compaction(_)
+            | EntryKind::ThinkingLevelChange(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::Custom(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_)
+            | EntryKind::Unknown { .. } => {}
+        }
+    }
+    let opus = Some("claude-opus-4-6".to_owned());
+    let placeholder = Some(serde_json::json!("<synthetic>"));
+    assert_eq!(
+        replies,
+        [
+            (None, "error".to_owned(), placeholder.clone()),
+            (opus.clone(), "stop".to_owned(), None),
+            (opus.clone(), "error".to_owned(), placeholder.clone()),
+            (opus.clone(), "stop".to_owned(), placeholder.clone()),
+            (opus.clone(), "error".to_owned(), placeholder),
+        ]
+    );
+    assert_eq!(model_changes, ["claude-opus-4-6"]);
+    assert_eq!(
+        context.last().map(String::as_str),
+        Some("assistant: You're out of extra usage · resets 3am (UTC)")
+    );
+    // The context's model is the last real one: what a continued session is talked to with.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(session.file_name());
+    session.write_to(&out).unwrap();
+    let opened = ctxkit_session::Session::open(&out).unwrap();
+    let model = opened
+        .context_at(ctxkit_session::LeafSelector::Current)
+        .model
+        .unwrap();
+    assert_eq!(
+        (model.provider.as_deref(), model.model_id.as_deref()),
+        (Some("anthropic"), Some("claude-opus-4-6"))
+    );
+    assert!(
+        !session
+            .to_jsonl()
+            .unwrap()
+            .contains("\"model\":\"<synthetic>\"")
+    );
+}

@@ -50,7 +50,8 @@ fn a_grown_source_appends_only_the_new_entries() {
             WriteOutcome::Appended(count) => assert!(count >= 3, "{name}: {count}"),
             other @ (WriteOutcome::Created
             | WriteOutcome::UpToDate
-            | WriteOutcome::AppendedBeside { .. }) => panic!("{name}: {other:?}"),
+            | WriteOutcome::AppendedBeside { .. }
+            | WriteOutcome::AppendedCompleted { .. }) => panic!("{name}: {other:?}"),
         }
         let fresh = temp.path().join(format!("fresh-{name}"));
         later.write_to(&fresh).unwrap();
@@ -119,8 +120,10 @@ fn a_reimport_after_continuing_keeps_the_session_on_the_continued_branch() {
                 assert!(appended >= 1, "{name}");
                 assert_eq!(continued_at, continued, "{name}");
             }
-            other
-            @ (WriteOutcome::Created | WriteOutcome::UpToDate | WriteOutcome::Appended(_)) => {
+            other @ (WriteOutcome::Created
+            | WriteOutcome::UpToDate
+            | WriteOutcome::Appended(_)
+            | WriteOutcome::AppendedCompleted { .. }) => {
                 panic!("{name}: {other:?}")
             }
         }
@@ -151,5 +154,92 @@ fn a_reimport_after_continuing_keeps_the_session_on_the_continued_branch() {
         );
         // A third import changes nothing.
         assert_eq!(later.write_to(&out).unwrap(), WriteOutcome::UpToDate);
+    }
+}
+
+/// The context of a session file, message by message.
+fn context_of(path: &std::path::Path) -> Vec<String> {
+    let session = ctxkit_session::Session::open(path).unwrap();
+    assert!(
+        session.diagnostics().is_empty(),
+        "{}: {:?}",
+        path.display(),
+        session.diagnostics()
+    );
+    let context = session.build_context();
+    context
+        .messages
+        .iter()
+        .map(|message| crate::shapes::describe(&session.message(message).unwrap()))
+        .collect()
+}
+
+/// Claude Code writes a reply a content block at a time (one line each, one `message.id`), so an
+/// import of a live session often catches a reply half-written. Importing the grown transcript
+/// into the same file was refused ("is not an earlier import of this session: entry … differs").
+/// The completed reply is appended as an entry of its own beside the partial one, what followed
+/// under it; the earlier lines stay byte for byte and the context is a fresh import's.
+#[test]
+fn a_reimport_after_a_reply_caught_half_written_appends_the_completed_reply() {
+    let temp = tempfile::tempdir().unwrap();
+    let full = std::fs::read_to_string(crate::shapes::shape(
+        "claude-reply-written-block-by-block.jsonl",
+    ))
+    .unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    let source = temp
+        .path()
+        .join("eeee5555-0000-4000-8000-000000000001.jsonl");
+    std::fs::write(&source, &full).unwrap();
+    let fresh = temp.path().join("fresh.jsonl");
+    import_file(&source, None)
+        .unwrap()
+        .write_to(&fresh)
+        .unwrap();
+    let expected = context_of(&fresh);
+    assert_eq!(expected.len(), 6, "{expected:?}");
+    // The lines imported before the whole file: the reply's thinking only (as reported), its
+    // text too, its first call and that call's result, each in turn, then the reply complete.
+    for (number, cuts) in [vec![2], vec![3], vec![5], vec![2, 3, 5, 6], vec![6]]
+        .into_iter()
+        .enumerate()
+    {
+        let out = temp.path().join(format!("out-{number}.jsonl"));
+        for &cut in &cuts {
+            std::fs::write(&source, lines[..cut].join("\n") + "\n").unwrap();
+            let before = std::fs::read(&out).unwrap_or_default();
+            import_file(&source, None)
+                .unwrap()
+                .write_to(&out)
+                .unwrap_or_else(|error| panic!("{cuts:?} at {cut}: {error}"));
+            assert!(
+                std::fs::read(&out).unwrap().starts_with(&before),
+                "{cuts:?}"
+            );
+            context_of(&out);
+        }
+        std::fs::write(&source, &full).unwrap();
+        let before = std::fs::read(&out).unwrap();
+        let whole = import_file(&source, None).unwrap();
+        let outcome = whole
+            .write_to(&out)
+            .unwrap_or_else(|error| panic!("{cuts:?}: {error}"));
+        assert!(
+            matches!(
+                outcome,
+                WriteOutcome::Appended(_) | WriteOutcome::AppendedCompleted { .. }
+            ),
+            "{cuts:?}: {outcome:?}"
+        );
+        assert!(
+            std::fs::read(&out).unwrap().starts_with(&before),
+            "{cuts:?}"
+        );
+        assert_eq!(context_of(&out), expected, "{cuts:?}");
+        assert_eq!(
+            whole.write_to(&out).unwrap(),
+            WriteOutcome::UpToDate,
+            "{cuts:?}"
+        );
     }
 }

@@ -97,6 +97,15 @@ impl Chat {
                     WriteOutcome::Appended(count) => {
                         format!("imported before: {} appended", counted(count, "new entry"))
                     }
+                    WriteOutcome::AppendedCompleted {
+                        appended,
+                        completed,
+                    } => format!(
+                        "imported before, {} caught half-written: {} appended, the completed \
+                         reply beside the partial one",
+                        counted(completed.len(), "reply"),
+                        counted(appended, "new entry")
+                    ),
                     WriteOutcome::AppendedBeside { appended, .. } => format!(
                         "imported and continued before: {} appended beside the continued turns, \
                          which stay the current branch",
