@@ -207,6 +207,13 @@ fn line_numbers_and_edge_punctuation_are_trimmed() {
     assert_eq!(trim_name("...end."), "end");
     assert_eq!(trim_name("http://x.y/"), "http://x.y");
     assert_eq!(trim_name("12:00:00"), "12");
+    // A grep context line's number (QA: `retry.rs-1` … `retry.rs-59` listed, never the file);
+    // a name with a number of its own keeps it.
+    assert_eq!(trim_name("src/net/retry.rs-12-"), "src/net/retry.rs");
+    assert_eq!(trim_name("AGENT-PROTOCOL.md-10"), "AGENT-PROTOCOL.md");
+    assert_eq!(trim_name("LED-482"), "LED-482");
+    assert_eq!(trim_name("v1.2.3-10"), "v1.2.3-10");
+    assert_eq!(trim_name("docs/2024-05-01"), "docs/2024-05-01");
     assert_eq!(shape("12.5"), None);
     assert_eq!(shape("ab"), None);
     assert_eq!(shape(&"a_".repeat(100)), None);
