@@ -8,6 +8,7 @@
 
 mod content;
 mod entry;
+mod grep_lines;
 mod header;
 mod injected;
 mod js;
@@ -29,6 +30,7 @@ pub use entry::{
     EditReplacement, EntryKind, LabelEntry, ModelChangeEntry, SessionEntry, SessionInfoEntry,
     ThinkingLevelChangeEntry, UsageEntry,
 };
+pub use grep_lines::{has_file_extension, without_grep_line_number};
 pub use header::{CURRENT_SESSION_VERSION, SessionHeader};
 pub use injected::{injected_events, is_injected_context, strip_blocks, strip_injected_context};
 pub use js::{js_number, js_object_entries, js_stringify};

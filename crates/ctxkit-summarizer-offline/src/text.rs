@@ -194,41 +194,6 @@ fn without_line_number(word: &str) -> &str {
     }
 }
 
-/// A word without the line number grep and ripgrep print after a file's name on a context line
-/// (`-C`): `src/a.rs-12-`, the line's text joined on (`agent.sh-1-#`). The file is the name; each
-/// of its lines would otherwise be one more. A match line's `src/a.rs:40:` is a place, and a
-/// compiler's `src/a.rs:28:15` too: both are kept.
-fn without_grep_line(word: &str) -> &str {
-    let mut from = 0;
-    while let Some(found) = word[from..].find('-') {
-        let at = from + found;
-        let rest = &word[at + 1..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let after = &rest[digits..];
-        // The number is followed by the dash before the line's text, or by nothing once the
-        // trailing punctuation is gone.
-        if digits > 0
-            && (after.is_empty() || after.starts_with('-'))
-            && has_file_extension(&word[..at])
-        {
-            return &word[..at];
-        }
-        from = at + 1;
-    }
-    word
-}
-
-/// Whether `word` ends in a file name's extension (`retry.rs`, `AGENTS.md`).
-fn has_file_extension(word: &str) -> bool {
-    word.rsplit_once('.').is_some_and(|(stem, extension)| {
-        !stem.is_empty()
-            && !stem.ends_with('/')
-            && (1..=EXTENSIONS_MAX).contains(&extension.len())
-            && extension.chars().all(|c| c.is_ascii_alphanumeric())
-            && extension.chars().any(|c| c.is_ascii_lowercase())
-    })
-}
-
 /// Whether `c` ends a word: white space, the ASCII punctuation that brackets or lists names, and
 /// the full-width punctuation of Chinese and Japanese prose (`，`, `。`, `、`, `（`, `：`, `「`, …),
 /// which never belongs to a name and is written with no space around it
@@ -262,7 +227,7 @@ pub fn identifiers(text: &str) -> Vec<String> {
             }
         } else {
             for word in part.split(ends_word) {
-                let word = without_grep_line(without_line_number(word));
+                let word = ctxkit_protocol::without_grep_line_number(without_line_number(word));
                 // Markdown's strike-through (`~~Done~~`) is not part of the word; `~/` is.
                 let word = word.strip_prefix("~~").unwrap_or(word);
                 let word = word.strip_suffix("~~").unwrap_or(word);

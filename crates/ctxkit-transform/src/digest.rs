@@ -95,41 +95,29 @@ fn is_name_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || b"_./:-#@".contains(&byte)
 }
 
-/// Drops `.`, `:`, `-`, `/` from both ends and then a trailing `:<digits>` (a line number, as in
-/// `src/a.rs:12:` or `a.rs:12:3`), or a trailing `-<digits>` after a file's extension (the line
-/// number grep and ripgrep print on a context line, `src/a.rs-12-`: a tester's summary listed
-/// `retry.rs-1` to `retry.rs-59` and never the file).
+/// Drops a grep context line's number and what follows it (`src/a.rs-12-text`, see
+/// [`ctxkit_protocol::without_grep_line_number`]), `.`, `:`, `-`, `/` from both ends, and then a
+/// trailing `:<digits>` (a line number, as in `src/a.rs:12:` or `a.rs:12:3`).
 pub(crate) fn trim_name(mut token: &str) -> &str {
     loop {
-        let trimmed = token.trim_matches(|character| ".:-/".contains(character));
-        let numbered = |separator: char| {
-            trimmed.rfind(separator).filter(|&at| {
-                at + 1 < trimmed.len()
-                    && trimmed[at + 1..].bytes().all(|byte| byte.is_ascii_digit())
-            })
-        };
-        let trimmed = match (numbered(':'), numbered('-')) {
-            (Some(colon), _) => &trimmed[..colon],
-            (None, Some(dash)) if has_file_extension(&trimmed[..dash]) => &trimmed[..dash],
-            (None, Some(_) | None) => trimmed,
+        let trimmed = ctxkit_protocol::without_grep_line_number(token)
+            .trim_matches(|character| ".:-/".contains(character));
+        let trimmed = match trimmed.rfind(':') {
+            Some(colon)
+                if colon + 1 < trimmed.len()
+                    && trimmed[colon + 1..]
+                        .bytes()
+                        .all(|byte| byte.is_ascii_digit()) =>
+            {
+                &trimmed[..colon]
+            }
+            Some(_) | None => trimmed,
         };
         if trimmed.len() == token.len() {
             return trimmed;
         }
         token = trimmed;
     }
-}
-
-/// Whether `name` ends in a file's extension (`retry.rs`, `AGENTS.md`): a letter-led run of one to
-/// six letters and digits after its last dot, with something before the dot.
-fn has_file_extension(name: &str) -> bool {
-    name.rsplit_once('.').is_some_and(|(stem, extension)| {
-        !stem.is_empty()
-            && !stem.ends_with('/')
-            && (1..=6).contains(&extension.len())
-            && extension.bytes().all(|byte| byte.is_ascii_alphanumeric())
-            && extension.bytes().any(|byte| byte.is_ascii_lowercase())
-    })
 }
 
 /// What makes a token a name, or `None` for a plain word.

@@ -211,6 +211,7 @@ fn line_numbers_and_edge_punctuation_are_trimmed() {
     // a name with a number of its own keeps it.
     assert_eq!(trim_name("src/net/retry.rs-12-"), "src/net/retry.rs");
     assert_eq!(trim_name("AGENT-PROTOCOL.md-10"), "AGENT-PROTOCOL.md");
+    assert_eq!(trim_name("agent.sh-18-set"), "agent.sh");
     assert_eq!(trim_name("LED-482"), "LED-482");
     assert_eq!(trim_name("v1.2.3-10"), "v1.2.3-10");
     assert_eq!(trim_name("docs/2024-05-01"), "docs/2024-05-01");
