@@ -97,9 +97,16 @@
     box.className = "on";
     box.replaceChildren(el("div", "note", hits.length === 1 ? "1 entry matches" : fmt(hits.length) + (hits.length === 500 ? "+" : "") + " entries match"));
     for (const [i, s, at] of hits) {
-      const from = Math.max(0, at - 40);
+      // Up to 40 characters before the hit, from the start of a word (a tester's snippet began
+      // "ppear to be"), with an ellipsis when the text went on before it.
+      let from = Math.max(0, at - 40);
+      if (from > 0) {
+        const space = s.slice(from, at).search(/\s/);
+        from = space >= 0 ? from + space + 1 : from;
+      }
+      const before = (from > 0 ? "…" : "") + visible(s.slice(from, at)).replace(/\s+/g, " ");
       const item = el("div", "item search-hit", el("span", "who", who(entry(i)) + " "),
-        visible(s.slice(from, at)).replace(/\s+/g, " "), el("mark", null, s.slice(at, at + query.length)), visible(s.slice(at + query.length, at + query.length + 80)).replace(/\s+/g, " "));
+        before, el("mark", null, s.slice(at, at + query.length)), visible(s.slice(at + query.length, at + query.length + 80)).replace(/\s+/g, " "));
       item.addEventListener("click", () => { select(i, true); showTab("conversation"); });
       box.append(item);
     }

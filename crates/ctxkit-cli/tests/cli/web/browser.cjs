@@ -98,6 +98,12 @@ async function exported(page) {
   await page.fill("#search", "needle-word");
   await page.press("#search", "Enter");
   check(await page.locator("#results .search-hit").count() >= 1, "search finds the needle");
+  // A hit deep in a long text: its snippet starts at a word, after an ellipsis (it began
+  // "ppear to be" for a tester).
+  await page.fill("#search", "line 9 of c05");
+  await page.press("#search", "Enter");
+  const snippet = await page.locator("#results .search-hit").first().evaluate((hit) => hit.childNodes[1].textContent);
+  check(/^…(line|\d+|of|c05:|ok) /.test(snippet), "the snippet starts at a word: " + JSON.stringify(snippet));
   // The compactions beside what they replaced.
   await page.click('#tabs button[data-tab="compactions"]');
   const cards = page.locator(".compaction-card");
