@@ -418,6 +418,13 @@ impl Tmux {
         self.keys(&["Escape"]);
     }
 
+    /// Answers a one-key question as a person does, once it has been read: a key sooner than
+    /// 250 ms after the question appeared is typing that went on, not an answer.
+    pub(crate) fn answer(&self, key: &str) {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        self.keys(&[key]);
+    }
+
     pub(crate) fn keys(&self, keys: &[&str]) {
         let status = self
             .command()
@@ -641,7 +648,7 @@ fn chat_runs_tools_persists_and_continues() {
     tmux.line("make a file");
     tmux.wait_for("Run `echo hello-from-tool > out.txt && cat out.txt`? [y]es / [n]o / [a]lways:");
     // One key answers, without Enter.
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     let screen = tmux.wait_for("Done: the file says hello.");
     assert!(
         screen.contains("[a]lways: yes"),
@@ -1069,7 +1076,7 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     // A declined command is reported to the model as an error result.
     tmux.line("clean up");
     tmux.wait_for("Run `rm -rf build`? [y]es / [n]o / [a]lways:");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("Fine, not running it.");
     let requests = world.chat_requests();
     assert_eq!(
@@ -1210,7 +1217,7 @@ fn an_untrusted_project_cannot_switch_off_the_bash_question() {
     tmux.wait_idle(1);
     tmux.line("touch the marker");
     tmux.wait_for("Run `touch MARKER`? [y]es / [n]o / [a]lways:");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("Declined, as asked.");
     assert!(!world.project.join("MARKER").exists());
     tmux.line("/quit");
@@ -1264,13 +1271,13 @@ fn chat_keeps_the_agent_in_the_project_and_keys_out_of_the_conversation() {
     tmux.wait_idle(1);
     tmux.line("set up the project");
     tmux.wait_for("? [y]es / [n]o / [a]lways:");
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     let screen = tmux.wait_for("outside the project? [y]es / [n]o / [a]lways:");
     assert!(
         screen.contains("`write`: Write `") && screen.contains("outside.txt`"),
         "{screen}"
     );
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     let screen = tmux.wait_for("Nothing to see.");
     assert!(
         screen.contains(

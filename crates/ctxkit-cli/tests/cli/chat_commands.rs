@@ -107,13 +107,13 @@ fn share_asks_then_uploads_the_redacted_page_as_a_secret_gist() {
     // Asked first; no: nothing leaves.
     tmux.line("/share");
     tmux.wait_for("as a secret GitHub gist? Anyone with its link can read it.");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("Not shared");
     assert!(!bin.path().join("uploaded.html").exists());
     // Yes: the page goes up as a secret gist and its address is shown.
     tmux.line("/share");
     tmux.wait_for_count("as a secret GitHub gist?", 2);
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     tmux.wait_for("Shared as a secret gist: https://gist.github.com/someone/abc123");
     let args = std::fs::read_to_string(bin.path().join("args")).unwrap();
     assert!(args.starts_with("gist create --public=false "), "{args}");

@@ -309,13 +309,13 @@ fn a_huge_paste_is_never_edited_by_the_line_editor_nor_lost() {
     tmux.wait_idle(2);
     tmux.paste(&"line\n".repeat(70_000));
     tmux.wait_for("The input holds 350000 bytes in 70000 lines, more than the input line edits");
-    tmux.keys(&["d"]);
+    tmux.answer("d");
     tmux.wait_for("(input dropped)");
     tmux.keys(&["-l", "before "]);
     let pasted = "a".repeat(70_000);
     tmux.paste(&pasted);
     tmux.wait_for("The input holds 70007 bytes in 1 line, more");
-    tmux.keys(&["s"]);
+    tmux.answer("s");
     tmux.wait_for("Got the paste.");
     let requests = world.chat_requests();
     assert_eq!(user_texts(&requests[0]), ["one\ntwo!"]);
@@ -364,7 +364,8 @@ fn an_answer_typed_with_more_keys_answers_and_the_rest_is_kept() {
     tmux.wait_idle(1);
     tmux.line("run it");
     tmux.wait_for("[y]es / [n]o / [a]lways");
-    // One write: the answer and the next keys arrive in one read.
+    // One write, once the question was read: the answer and the next keys arrive in one read.
+    std::thread::sleep(std::time::Duration::from_millis(300));
     tmux.keys(&["-l", "ytyped ahead"]);
     tmux.wait_for("The command ran.");
     let screen = tmux.wait_idle(2);

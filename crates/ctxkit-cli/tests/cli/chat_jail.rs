@@ -329,7 +329,7 @@ fn a_refusal_names_the_tool_called_and_keeps_its_reason() {
     tmux.wait_idle(1);
     tmux.line("change git");
     tmux.wait_for("ctxkit guards it");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     let screen = tmux.wait_for("done");
     assert!(screen.contains("`edit .git/aaaa"), "{screen}");
     assert!(

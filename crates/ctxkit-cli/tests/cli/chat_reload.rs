@@ -265,7 +265,7 @@ fn reload_turns_bash_questions_off_and_on() {
     tmux.wait_for_count("Settings applied now", 2);
     tmux.line("run another");
     tmux.wait_for("Run `echo ran-asked`? [y]es / [n]o");
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     tmux.wait_for("Ran after asking.");
     // Attack: an untrusted project turning the questions off changes nothing.
     world.write_project_settings(&json!({"chat": {"confirmBash": false}}));
@@ -279,7 +279,7 @@ fn reload_turns_bash_questions_off_and_on() {
     tmux.wait_for_count("Settings applied now", 3);
     tmux.line("one more");
     tmux.wait_for("Run `echo still-asked`? [y]es / [n]o");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("Asked still.");
 }
 
@@ -308,7 +308,7 @@ fn reload_applies_what_the_tools_may_reach() {
     tmux.wait_idle(1);
     tmux.line("read the notes");
     tmux.wait_for("outside the project? [y]es / [n]o / [a]lways:");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("First read.");
     world.edit_settings(|settings| {
         settings["chat"] = json!({"readablePaths": [outside.path()]});
@@ -366,7 +366,7 @@ fn reload_widens_nothing_for_an_untrusted_project() {
     tmux.wait_for("Settings applied now");
     tmux.line("read the notes");
     tmux.wait_for("outside the project? [y]es / [n]o / [a]lways:");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("Not read.");
     tmux.line("run the command");
     tmux.wait_for("Ran it.");

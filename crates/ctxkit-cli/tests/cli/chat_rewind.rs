@@ -329,10 +329,10 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
         screen.contains("`c.txt`  (remove (the agent created it))"),
         "{screen}"
     );
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     // `y` would delete it: the question says so (it said "put the snapshot back").
     tmux.wait_for("`c.txt`, which the agent created, was changed since; delete it anyway?");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     let screen = tmux.wait_for("Kept `c.txt` as you changed it");
     assert!(screen.contains("Restored `a.txt`"), "{screen}");
     assert!(screen.contains("Restored `b.txt`"), "{screen}");
@@ -459,7 +459,7 @@ fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
         screen.contains("`b.txt`  (remove (the agent created it))"),
         "{screen}"
     );
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("Files left as they are");
     tmux.wait_input_line("> go");
     assert_eq!(
@@ -625,7 +625,7 @@ fn a_restore_removes_the_folders_the_agent_created_and_only_those() {
     wait_list(&tmux, "Rewind to before which prompt?");
     tmux.keys(&["Enter"]);
     tmux.wait_for("Restore 4 file(s)? [y]es / [n]o:");
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     let screen = tmux.wait_for("Removed the empty folders the agent created:");
     assert!(screen.contains("created: `new/deep`, `new`"), "{screen}");
     assert!(!project.join("new").exists());

@@ -165,11 +165,11 @@ fn trust_shows_the_held_settings_and_trusts_them_only_on_yes() {
     tmux.line("/trust");
     tmux.wait_for("chat.confirmBash = false");
     tmux.wait_for("Trust them? [y/N]");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("Not trusted; nothing changed");
     tmux.line("/trust");
     tmux.wait_for_count("Trust them? [y/N]", 2);
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     tmux.wait_for("they apply from the next `/reload` or chat");
     tmux.line("/trust");
     tmux.wait_for("that need trust (trusted already):");

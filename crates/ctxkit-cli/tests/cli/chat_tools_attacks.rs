@@ -39,13 +39,13 @@ fn a_command_cannot_hide_itself_from_its_approval_question() {
         "{screen}"
     );
     assert!(screen.contains("→ bash touch PWNED1"), "{screen}");
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     let screen = tmux.wait_for_count("[y]es / [n]o / [a]lways", 2);
     assert!(
         screen.contains("Run `touch PWNED2\n[79 blank lines]\necho hello`? [y]es"),
         "{screen}"
     );
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("done");
     assert!(!world.project.join("PWNED1").exists());
     assert!(!world.project.join("PWNED2").exists());
@@ -157,4 +157,34 @@ fn a_chat_ended_by_sigterm_gives_the_shell_its_terminal_back() {
         flags.contains(&"icanon") && flags.contains(&"echo"),
         "{modes}"
     );
+}
+
+/// QA: "please keep main", typed on at 150 ms a key as a `bash` question appeared, answered it
+/// `a`lways with the `a` of "main": the command ran and every later one ran unasked, and the other
+/// letters were lost. Keys of typing that goes on answer nothing and come back on the next input
+/// line; the question waits for a key after a pause.
+#[test]
+fn typing_that_goes_on_does_not_answer_a_question() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call("call_1", "bash", json!({"command": "touch RAN"})));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command(&world.project, world.home.path(), ""));
+    tmux.wait_idle(1);
+    tmux.line("tidy up");
+    tmux.wait_for("[y]es / [n]o / [a]lways");
+    for key in "please keep main".chars() {
+        tmux.keys(&["-l", &key.to_string()]);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let screen = tmux.wait_for("stop typing, then answer");
+    assert!(!world.project.join("RAN").exists(), "{screen}");
+    tmux.answer("n");
+    let screen = tmux.wait_for("done");
+    assert!(!world.project.join("RAN").exists(), "{screen}");
+    // What was typed is on the input line.
+    let screen = tmux.wait_for("> please keep main");
+    assert!(screen.contains("declined"), "{screen}");
 }

@@ -35,7 +35,7 @@ fn keys_typed_while_a_tool_runs_come_back_and_esc_interrupts_it() {
     tmux.line("wait a while");
     // The approval question reads its one key while the keyboard watch is off.
     tmux.wait_for("Run `sleep 300`? [y]es / [n]o / [a]lways:");
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     tmux.wait_for("Running bash…");
     tmux.keys(&["-l", "qq"]);
     tmux.wait_for("› qq");
@@ -53,7 +53,7 @@ fn keys_typed_while_a_tool_runs_come_back_and_esc_interrupts_it() {
     world.answer(tool_call("call_2", "bash", json!({"command": "sleep 300"})));
     tmux.keys(&["Enter"]);
     tmux.wait_for_count("[a]lways:", 2);
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     tmux.wait_for_count("Running bash…", 1);
     tmux.keys(&["-l", "zz"]);
     tmux.wait_for("› zz");
@@ -96,7 +96,7 @@ fn a_deleted_session_file_is_noticed_and_the_session_written_afresh() {
         screen.contains("was deleted since the session last wrote it; nothing was written"),
         "{screen}"
     );
-    tmux.keys(&["n"]);
+    tmux.answer("n");
     tmux.wait_for("hint: /save writes the session afresh");
     assert_eq!(world.chat_requests().len(), 1, "nothing sent");
     tmux.wait_input_line("> two");
@@ -104,7 +104,7 @@ fn a_deleted_session_file_is_noticed_and_the_session_written_afresh() {
     world.answer(text("Second answer.", 400));
     tmux.keys(&["Enter"]);
     tmux.wait_for_count("[y]es / [n]o:", 2);
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     tmux.wait_for("Wrote the session afresh to ");
     tmux.wait_for("Second answer.");
     tmux.wait_idle(4);
@@ -162,7 +162,7 @@ fn a_session_file_cut_short_by_another_program_is_never_appended_to() {
         screen.contains("was cut short by another program"),
         "{screen}"
     );
-    tmux.keys(&["y"]);
+    tmux.answer("y");
     tmux.wait_for("Third answer.");
     tmux.wait_idle(4);
     assert_eq!(

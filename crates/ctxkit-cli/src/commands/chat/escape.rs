@@ -8,6 +8,7 @@ use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -101,17 +102,37 @@ pub fn read_key(prompt: &str, keys: &str) -> Result<(Option<char>, Vec<u8>), ()>
     let _ = write!(stdout, "{prompt}");
     let _ = stdout.flush();
     let mut buffer = [0_u8; 256];
+    // Keys of typing that went on as the question appeared: kept for the next input line.
+    let mut typed: Vec<u8> = Vec::new();
+    let mut quiet_since = Instant::now();
+    let mut told = false;
     let (answer, after) = loop {
         let read = match nix::unistd::read(stdin.as_fd(), &mut buffer) {
-            Ok(0) => break (None, Vec::new()),
+            Ok(0) => break (None, typed),
             Ok(read) => read,
             Err(Errno::EINTR) => continue,
-            Err(_) => break (None, Vec::new()),
+            Err(_) => break (None, typed),
         };
+        let now = Instant::now();
+        let paused = now.duration_since(quiet_since) >= ANSWER_PAUSE;
+        quiet_since = now;
         match first_key(&buffer[..read], keys) {
-            KeyRead::Answer(key, after) => break (Some(key), after.to_vec()),
-            KeyRead::Stopped => break (None, Vec::new()),
-            KeyRead::Nothing => {}
+            KeyRead::Answer(key, after) if paused => {
+                typed.extend_from_slice(after);
+                break (Some(key), typed);
+            }
+            KeyRead::Stopped => break (None, typed),
+            KeyRead::Answer(..) | KeyRead::Nothing => {
+                typed.extend_from_slice(&buffer[..read]);
+                if !told && buffer[..read].iter().any(u8::is_ascii_graphic) {
+                    told = true;
+                    let _ = write!(
+                        stdout,
+                        "\r\n(what you type is kept for your next line; stop typing, then answer)\r\n{prompt}"
+                    );
+                    let _ = stdout.flush();
+                }
+            }
         }
     };
     let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &saved);
@@ -126,6 +147,11 @@ pub fn read_key(prompt: &str, keys: &str) -> Result<(Option<char>, Vec<u8>), ()>
     let _ = stdout.flush();
     Ok((answer, after))
 }
+
+/// A key read sooner than this after the question appeared, or after the key before it, is
+/// typing that went on, not an answer (QA: "please keep main", typed on as a `bash` question
+/// appeared, answered it `a`lways with the `a` of "main", and later commands ran unasked).
+const ANSWER_PAUSE: Duration = Duration::from_millis(250);
 
 /// What one read at a one-key question holds.
 #[derive(Debug, PartialEq, Eq)]
