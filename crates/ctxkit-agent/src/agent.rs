@@ -144,8 +144,13 @@ pub struct Agent {
     always_allowed: HashSet<String>,
     /// Where the tools may go, and the secrets their results must not show.
     workspace: Arc<Workspace>,
-    /// Accesses outside the project approved for the rest of the agent's life.
+    /// Accesses outside the project approved everywhere for the rest of the agent's life (a
+    /// caller without a person to ask, [`Agent::allow_outside`]).
     outside_allowed: HashSet<Access>,
+    /// Accesses outside the project the user answered "always" to, each under the folder of the
+    /// path asked about (QA: "always" on a note written to `/tmp/x/` let the model overwrite
+    /// `~/.bashrc` unasked).
+    outside_allowed_under: Vec<(Access, std::path::PathBuf)>,
     /// Keeps the prompt cache of the last request warm (`cacheWarming`); none by default.
     warmer: Option<Arc<CacheWarmer>>,
     /// Messages typed while the agent works, delivered after each tool batch; none by default.
@@ -190,6 +195,7 @@ impl Agent {
             always_allowed: HashSet::new(),
             workspace,
             outside_allowed: HashSet::new(),
+            outside_allowed_under: Vec::new(),
             warmer: None,
             steering: None,
             call_ids: call_ids::CallIds::default(),
@@ -211,6 +217,24 @@ impl Agent {
     /// to ask that allows it up front, or the user's "always" answer).
     pub fn allow_outside(&mut self, access: Access) {
         self.outside_allowed.insert(access);
+    }
+
+    /// Lets tools `access` paths under `folder`, outside the project, without asking (the user's
+    /// "always" to a question about a path in it).
+    pub fn allow_outside_under(&mut self, access: Access, folder: &std::path::Path) {
+        let entry = (access, folder.to_owned());
+        if !self.outside_allowed_under.contains(&entry) {
+            self.outside_allowed_under.push(entry);
+        }
+    }
+
+    /// Whether `access` to `path`, outside the project, was approved for good.
+    fn outside_approved_for(&self, access: Access, path: &std::path::Path) -> bool {
+        self.outside_allowed.contains(&access)
+            || self
+                .outside_allowed_under
+                .iter()
+                .any(|(allowed, folder)| *allowed == access && path.starts_with(folder))
     }
 
     pub fn engine(&self) -> &Engine {

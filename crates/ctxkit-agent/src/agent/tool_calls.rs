@@ -3,7 +3,7 @@
 //! run off the async threads in a workspace that may read the session's saved outputs, and its
 //! output redacted.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxkit_engine::EngineError;
@@ -143,6 +143,7 @@ impl Agent {
         cancel: &CancellationToken,
         approver: &mut dyn Approver,
     ) -> Result<(Vec<Access>, bool), String> {
+        // Approved everywhere (a caller without a person to ask); a folder's "always" is per path.
         let mut approved: Vec<Access> = self.outside_allowed.iter().copied().collect();
         let mut guarded_approved = self.always_allowed.contains(GUARDED_WRITES);
         for (argument, access) in tool.paths(&call.arguments) {
@@ -161,18 +162,29 @@ impl Agent {
                 }
                 Place::Outside(path) => path,
             };
-            if approved.contains(&access) {
+            if self.outside_approved_for(access, &path) {
+                if !approved.contains(&access) {
+                    approved.push(access);
+                }
                 continue;
             }
+            // "Always" covers the folder the path is in, and says so.
+            let folder = if path.is_dir() {
+                path.clone()
+            } else {
+                path.parent()
+                    .map_or_else(|| path.clone(), Path::to_path_buf)
+            };
             let question = format!(
-                "{} `{}`, outside the project?",
+                "{} `{}`, outside the project? (always: anything under `{}`)",
                 capitalized(access.verb()),
-                path.display()
+                path.display(),
+                folder.display()
             );
             match approver.approve_outside(&call.name, &question).await {
                 Approval::Once => approved.push(access),
                 Approval::Always => {
-                    self.allow_outside(access);
+                    self.allow_outside_under(access, &folder);
                     approved.push(access);
                 }
                 Approval::Deny | Approval::Unanswered => {

@@ -135,7 +135,9 @@ async fn writes_outside_the_project_are_asked_and_always_is_remembered() {
     assert_eq!(declining.questions.len(), 2, "{:?}", declining.questions);
     assert!(
         declining.questions[0].starts_with("write: Write `")
-            && declining.questions[0].ends_with("outside/a.txt`, outside the project?"),
+            && declining.questions[0]
+                .contains("outside/a.txt`, outside the project? (always: anything under `")
+            && declining.questions[0].ends_with("outside`)"),
         "{:?}",
         declining.questions
     );
@@ -162,6 +164,45 @@ async fn writes_outside_the_project_are_asked_and_always_is_remembered() {
     )];
     let mut world = World::new(provider(1.0, caller(calls))).await;
     world.prompt("go").await;
+    assert!(!world.dir.path().join("elsewhere").exists());
+}
+
+/// QA: "always" to a note written in `/tmp/x/` let the model overwrite `~/.bashrc` later without a
+/// question. "Always" covers the folder of the path asked about, and the question says so.
+#[tokio::test]
+async fn always_outside_the_project_covers_the_folder_asked_about() {
+    let calls = vec![
+        ("write", json!({"path": "../outside/a.txt", "content": "a"})),
+        (
+            "write",
+            json!({"path": "../outside/deeper/b.txt", "content": "b"}),
+        ),
+        (
+            "write",
+            json!({"path": "../elsewhere/c.txt", "content": "c"}),
+        ),
+    ];
+    let mut world = World::new(provider(1.0, caller(calls))).await;
+    let (workspace, _) = workspace(&world);
+    world.agent.set_workspace(workspace);
+    let observer = Arc::clone(&world.observed);
+    let mut answers = Outside {
+        answers: vec![Approval::Always, Approval::Deny],
+        ..Outside::default()
+    };
+    world
+        .agent
+        .prompt("go".to_owned(), &mut answers, observer.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(answers.questions.len(), 2, "{:?}", answers.questions);
+    assert!(
+        answers.questions[1].contains("elsewhere/c.txt"),
+        "{:?}",
+        answers.questions
+    );
+    assert!(world.dir.path().join("outside/a.txt").exists());
+    assert!(world.dir.path().join("outside/deeper/b.txt").exists());
     assert!(!world.dir.path().join("elsewhere").exists());
 }
 

@@ -1272,7 +1272,7 @@ fn chat_keeps_the_agent_in_the_project_and_keys_out_of_the_conversation() {
     tmux.line("set up the project");
     tmux.wait_for("? [y]es / [n]o / [a]lways:");
     tmux.answer("y");
-    let screen = tmux.wait_for("outside the project? [y]es / [n]o / [a]lways:");
+    let screen = tmux.wait_for("outside the project? (always: anything under");
     assert!(
         screen.contains("`write`: Write `") && screen.contains("outside.txt`"),
         "{screen}"

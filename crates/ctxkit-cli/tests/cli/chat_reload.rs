@@ -307,7 +307,7 @@ fn reload_applies_what_the_tools_may_reach() {
     let tmux = world.start("--yes");
     tmux.wait_idle(1);
     tmux.line("read the notes");
-    tmux.wait_for("outside the project? [y]es / [n]o / [a]lways:");
+    tmux.wait_for("outside the project? (always: anything under");
     tmux.answer("n");
     tmux.wait_for("First read.");
     world.edit_settings(|settings| {
@@ -365,7 +365,7 @@ fn reload_widens_nothing_for_an_untrusted_project() {
     tmux.line("/reload");
     tmux.wait_for("Settings applied now");
     tmux.line("read the notes");
-    tmux.wait_for("outside the project? [y]es / [n]o / [a]lways:");
+    tmux.wait_for("outside the project? (always: anything under");
     tmux.answer("n");
     tmux.wait_for("Not read.");
     tmux.line("run the command");
