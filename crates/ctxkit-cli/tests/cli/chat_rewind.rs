@@ -326,7 +326,7 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
     let screen = tmux.wait_for("Restore 3 file(s)? [y]es / [n]o:");
     assert!(screen.contains("`a.txt`  (put back as it was)"), "{screen}");
     assert!(
-        screen.contains("`c.txt`  (remove (the agent created it))"),
+        screen.contains("`c.txt`  (the agent created it; a restore removes it)"),
         "{screen}"
     );
     tmux.answer("y");
@@ -456,7 +456,7 @@ fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("Restore 1 file(s)? [y]es / [n]o:");
     assert!(
-        screen.contains("`b.txt`  (remove (the agent created it))"),
+        screen.contains("`b.txt`  (the agent created it; a restore removes it)"),
         "{screen}"
     );
     tmux.answer("n");

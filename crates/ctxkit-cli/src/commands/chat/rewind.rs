@@ -301,7 +301,7 @@ impl Chat {
             let what = if snapshot.existed {
                 "put back as it was"
             } else {
-                "remove (the agent created it)"
+                "the agent created it; a restore removes it"
             };
             self.ui
                 .line(&format!("  {}  ({what})", self.shown(&snapshot.path)));
