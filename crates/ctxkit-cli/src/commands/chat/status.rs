@@ -20,7 +20,8 @@ impl Chat {
         };
         let parts: Vec<String> = context.into_iter().chain(spent).collect();
         if !parts.is_empty() {
-            self.ui.info(&format!("[{}]", parts.join(" · ")));
+            let columns = crate::cli::terminal_columns().unwrap_or(usize::MAX);
+            self.ui.info(&fitted_status(&parts, columns));
         }
     }
 
@@ -107,6 +108,31 @@ impl Figure {
     }
 }
 
+/// The status line of `parts` (the context figure, what was spent) in `columns`: whole when it
+/// fits, else without the cache share, then the context figure alone (a tester's 80-column
+/// terminal cut `0% cach` / `e reads]` after every prompt).
+fn fitted_status(parts: &[String], columns: usize) -> String {
+    let line = |parts: &[&str]| format!("[{}]", parts.join(" · "));
+    let whole: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let fits = |text: &str| unicode_width::UnicodeWidthStr::width(text) < columns;
+    let full = line(&whole);
+    if fits(&full) {
+        return full;
+    }
+    let shorter: Vec<&str> = whole
+        .iter()
+        .map(|part| match part.rsplit_once(", ") {
+            Some((rest, share)) if share.ends_with("cache reads") => rest,
+            _ => part,
+        })
+        .collect();
+    let without_share = line(&shorter);
+    if fits(&without_share) || whole.len() == 1 {
+        return without_share;
+    }
+    line(&whole[..1])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +156,23 @@ mod tests {
             Figure::of(&estimated, 3_000).fragment(),
             "context ~15000/100000 tokens, 15%"
         );
+    }
+
+    #[test]
+    fn the_status_line_gives_up_the_cache_share_then_the_spending_to_fit() {
+        let parts = [
+            "context 1248/32000 tokens, 4%".to_owned(),
+            "tokens 1.2k in / 10 out, price unknown, 0% cache reads".to_owned(),
+        ];
+        let whole = fitted_status(&parts, 120);
+        assert_eq!(
+            whole,
+            "[context 1248/32000 tokens, 4% · tokens 1.2k in / 10 out, price unknown, 0% cache reads]"
+        );
+        assert_eq!(
+            fitted_status(&parts, 80),
+            "[context 1248/32000 tokens, 4% · tokens 1.2k in / 10 out, price unknown]"
+        );
+        assert_eq!(fitted_status(&parts, 60), "[context 1248/32000 tokens, 4%]");
     }
 }
