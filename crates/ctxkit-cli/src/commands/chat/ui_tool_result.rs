@@ -49,7 +49,11 @@ impl Ui {
             self.diff(&outcome.text, diff);
             return;
         }
-        let lines: Vec<&str> = outcome.text.lines().collect();
+        // A cut output ends with the tool's note of what was kept: shown first, so the lines
+        // after it are not read as the output's start (a tester saw `output line 2189` first),
+        // and not counted among the lines left out.
+        let (body, cut_note) = cut_note(outcome);
+        let lines: Vec<&str> = body.lines().collect();
         let shorten = |line: &str| {
             if outcome.is_error {
                 crate::render::one_line_keeping_end(line, ERROR_LINE_CHARS)
@@ -72,10 +76,15 @@ impl Ui {
             self.error(&shown.join("\n"));
             return;
         }
-        let shown: Vec<String> = lines
-            .iter()
-            .take(RESULT_PREVIEW_LINES)
-            .map(|line| format!("  {}", shorten(line)))
+        let shown: Vec<String> = cut_note
+            .map(|note| format!("  {}", indented_line(note, 200)))
+            .into_iter()
+            .chain(
+                lines
+                    .iter()
+                    .take(RESULT_PREVIEW_LINES)
+                    .map(|line| format!("  {}", shorten(line))),
+            )
             .collect();
         let more = (lines.len() > RESULT_PREVIEW_LINES)
             .then(|| format!("  … ({} more lines)", lines.len() - RESULT_PREVIEW_LINES));
@@ -275,6 +284,25 @@ fn ends_of<'a>(lines: &[&'a str], limit: usize) -> Vec<Result<&'a str, usize>> {
     shown
 }
 
+/// The text of a result the tool cut, and the note it ends with (`[Output truncated: showing the
+/// last 812 of 3000 lines …]`); the whole text and no note otherwise.
+fn cut_note(outcome: &ToolOutcome) -> (&str, Option<&str>) {
+    let truncated = outcome
+        .details
+        .as_ref()
+        .and_then(|details| details.get("truncated"))
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    let note = outcome
+        .text
+        .rsplit_once("\n\n")
+        .filter(|(_, note)| truncated && note.starts_with("[Output truncated"));
+    match note {
+        Some((body, note)) => (body, Some(note)),
+        None => (&outcome.text, None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,6 +334,32 @@ mod tests {
             "  1\n  2\n  3\n  … (17 more lines)\n  error: build failed\n  \n  Command exited with code 3",
             "{lines}"
         );
+    }
+
+    /// QA: a cut `bash` output showed `output line 2189` first and "(808 more lines)", the note
+    /// counted among them, and nothing said the first 2,188 lines were cut.
+    #[test]
+    fn a_cut_output_says_what_was_kept_first_and_counts_only_its_lines() {
+        let kept: String = (2189..=3000)
+            .map(|n| format!("output line {n}\n"))
+            .collect();
+        let note = "[Output truncated: showing the last 812 of 3000 lines (x of y bytes; limits \
+                    2000 lines, 50 KB). Full output: /tmp/o/call_1.txt]";
+        let outcome = ToolOutcome {
+            details: Some(
+                serde_json::json!({"truncated": true, "fullOutputPath": "/tmp/o/call_1.txt"}),
+            ),
+            ..ToolOutcome::ok(format!("{}\n\n{note}", kept.trim_end()))
+        };
+        let call = serde_json::json!({"type": "toolCall", "id": "call_1", "name": "bash",
+            "arguments": {"command": "seq"}});
+        let lines = shown(false, &outcome, call);
+        assert!(
+            lines.starts_with("  [Output truncated: showing the last 812 of 3000 lines"),
+            "{lines}"
+        );
+        assert!(lines.contains("\n  output line 2189\n"), "{lines}");
+        assert!(lines.ends_with("… (806 more lines)"), "{lines}");
     }
 
     fn write_call(path: &str, content: &str) -> serde_json::Value {
