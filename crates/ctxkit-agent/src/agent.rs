@@ -54,6 +54,10 @@ pub struct AgentOptions {
     pub pass_env: Vec<String>,
     /// Images `read` returns are fitted to 2000 × 2000 pixels and 4.5 MB (`images.autoResize`).
     pub auto_resize_images: bool,
+    /// The most bytes one tool output keeps (the rest is saved and named). `None`: Pi's 50 KB,
+    /// cut to about a quarter of a small model's window (`tools::limit::output_bytes_for_window`:
+    /// 8 KB for an 8,000-token model, which a 50 KB output would overflow).
+    pub max_tool_output_bytes: Option<usize>,
 }
 
 /// What the loop is doing, for a UI or a protocol client.
@@ -226,6 +230,14 @@ impl Agent {
         if !self.outside_allowed_under.contains(&entry) {
             self.outside_allowed_under.push(entry);
         }
+    }
+
+    /// The most bytes one tool output keeps: [`AgentOptions::max_tool_output_bytes`], else Pi's
+    /// 50 KB cut to about a quarter of a small model's window.
+    pub(crate) fn max_output_bytes(&self) -> usize {
+        self.options.max_tool_output_bytes.unwrap_or_else(|| {
+            crate::tools::limit::output_bytes_for_window(self.model.info().context_window)
+        })
     }
 
     /// Whether `access` to `path`, outside the project, was approved for good.

@@ -49,6 +49,7 @@
 //!         reasoning: None,
 //!         pass_env: Vec::new(),
 //!         auto_resize_images: true,
+//!         max_tool_output_bytes: None,
 //!         cwd: "/home/me/project".into(),
 //!         bash_timeout: std::time::Duration::from_secs(120),
 //!         shell: Default::default(),

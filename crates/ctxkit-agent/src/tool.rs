@@ -37,6 +37,9 @@ pub struct ToolContext {
     pub guarded_approved: bool,
     /// Whether `read` fits the images it returns (`images.autoResize`).
     pub auto_resize_images: bool,
+    /// The most bytes one output keeps (`Agent`'s `max_output_bytes`: Pi's 50 KB, less for a
+    /// small model's window).
+    pub max_output_bytes: usize,
 }
 
 /// A path a tool may use, with the jail it must be opened through.

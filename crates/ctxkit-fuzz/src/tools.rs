@@ -132,6 +132,7 @@ impl World {
             outside_approved: Vec::new(),
             guarded_approved: false,
             auto_resize_images: true,
+            max_output_bytes: 50 * 1024,
         }
     }
 }

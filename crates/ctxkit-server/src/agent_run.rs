@@ -298,6 +298,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
             shell: config.shell.clone(),
             pass_env: config.pass_env.clone(),
             auto_resize_images: config.auto_resize_images,
+            max_tool_output_bytes: None,
         },
     )
     .await;

@@ -114,6 +114,7 @@ impl Agent {
             outside_approved,
             guarded_approved,
             auto_resize_images: self.options.auto_resize_images,
+            max_output_bytes: self.max_output_bytes(),
         };
         let (arguments, id) = (call.arguments.clone(), call.id.clone());
         let started = std::time::Instant::now();

@@ -38,6 +38,7 @@ impl Agent {
             outside_approved: Vec::new(),
             guarded_approved: false,
             auto_resize_images: true,
+            max_output_bytes: self.max_output_bytes(),
         };
         let owned = command.to_owned();
         let run = tokio::task::spawn_blocking(move || execute_bash(&owned, None, &context)).await;
@@ -60,7 +61,7 @@ impl Agent {
         {
             output.push_str(&format!("\n\n{status}"));
         }
-        let bounded = limit::bound(&output, Keep::Tail);
+        let bounded = limit::bound_within(&output, Keep::Tail, self.max_output_bytes());
         let full_output_path = bounded.cut.as_ref().and_then(|_| {
             limit::save_full_output(&output_dir, &format!("user-bash-{timestamp}"), &output)
                 .ok()
@@ -128,6 +129,7 @@ mod tests {
                 reasoning: None,
                 pass_env: Vec::new(),
                 auto_resize_images: true,
+                max_tool_output_bytes: None,
                 cwd: project.to_owned(),
                 bash_timeout: std::time::Duration::from_secs(10),
                 shell: Default::default(),

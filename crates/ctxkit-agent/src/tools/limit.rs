@@ -27,6 +27,8 @@ pub struct Cut {
     pub shown_lines: usize,
     pub shown_bytes: usize,
     pub keep: Keep,
+    /// The byte limit the output was cut to.
+    pub limit_bytes: usize,
 }
 
 /// An output within the limits.
@@ -41,6 +43,28 @@ pub struct Bounded {
 /// line longer than the byte limit is cut at a character boundary).
 pub fn bound(text: &str, keep: Keep) -> Bounded {
     bound_with(text, keep, MAX_LINES, MAX_BYTES)
+}
+
+/// `text` within [`MAX_LINES`] and `max_bytes` (see [`output_bytes_for_window`]).
+pub fn bound_within(text: &str, keep: Keep, max_bytes: usize) -> Bounded {
+    bound_with(text, keep, MAX_LINES, max_bytes)
+}
+
+/// The least a tool's output is cut to, whatever the window.
+const MIN_OUTPUT_BYTES: usize = 4 * 1024;
+
+/// The bytes one tool output may keep for a model of `context_window` tokens: [`MAX_BYTES`] (Pi's
+/// 50 KB), but no more than about a quarter of a small window (a byte per token of the window is
+/// about a quarter of it in tokens), and at least 4 KB. QA: an 8,000-token model was sent a 50 KB
+/// (13,000-token) `bash` output that no compaction could fit, and the request was refused.
+/// 0 (an unknown window) keeps [`MAX_BYTES`].
+pub fn output_bytes_for_window(context_window: u64) -> usize {
+    if context_window == 0 {
+        return MAX_BYTES;
+    }
+    usize::try_from(context_window)
+        .unwrap_or(usize::MAX)
+        .clamp(MIN_OUTPUT_BYTES, MAX_BYTES)
 }
 
 fn bound_with(text: &str, keep: Keep, max_lines: usize, max_bytes: usize) -> Bounded {
@@ -79,6 +103,7 @@ fn bound_with(text: &str, keep: Keep, max_lines: usize, max_bytes: usize) -> Bou
             shown_lines: kept.len(),
             shown_bytes: shown.len(),
             keep,
+            limit_bytes: max_bytes,
         }),
         text: shown,
     }
@@ -116,7 +141,7 @@ pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
         cut.total_lines,
         cut.shown_bytes,
         cut.total_bytes,
-        MAX_BYTES / 1024,
+        (cut.limit_bytes + 512) / 1024,
         full_output.display()
     )
 }
@@ -182,6 +207,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_small_window_cuts_outputs_to_about_a_quarter_of_it() {
+        assert_eq!(output_bytes_for_window(0), MAX_BYTES);
+        assert_eq!(output_bytes_for_window(1_000_000), MAX_BYTES);
+        assert_eq!(output_bytes_for_window(32_000), 32_000);
+        assert_eq!(output_bytes_for_window(8_000), 8_000);
+        assert_eq!(output_bytes_for_window(1_000), 4 * 1024);
+        let output: String = (0..3000)
+            .map(|line| format!("output line {line} with padding\n"))
+            .collect();
+        let bounded = bound_within(&output, Keep::Tail, output_bytes_for_window(8_000));
+        let cut = bounded.cut.unwrap();
+        assert!(bounded.text.len() <= 8_000, "{cut:?}");
+        assert_eq!(cut.limit_bytes, 8_000);
+        assert!(
+            bounded
+                .text
+                .trim_end()
+                .ends_with("output line 2999 with padding")
+        );
+    }
+
+    #[test]
     fn short_outputs_are_untouched() {
         let bounded = bound("a\nb\n", Keep::Head);
         assert_eq!(bounded.text, "a\nb\n");
@@ -242,6 +289,7 @@ mod tests {
             shown_lines: 2000,
             shown_bytes: 4000,
             keep: Keep::Tail,
+            limit_bytes: MAX_BYTES,
         };
         let notice = cut_notice(&cut, &path);
         assert!(notice.contains("the last 2000 of 3000 lines"), "{notice}");

@@ -421,7 +421,7 @@ fn bounded_outcome(
 ) -> ToolOutcome {
     // Secrets never reach the model, nor the saved full output.
     let text = &context.workspace.redact(text);
-    let bounded = limit::bound(text, keep);
+    let bounded = limit::bound_within(text, keep, context.max_output_bytes);
     let Some(cut) = bounded.cut else {
         return ToolOutcome {
             is_error,
@@ -480,6 +480,7 @@ pub(crate) mod test_support {
             outside_approved: Vec::new(),
             guarded_approved: false,
             auto_resize_images: true,
+            max_output_bytes: limit::MAX_BYTES,
         }
     }
 }

@@ -84,6 +84,7 @@ fn context(home: &Home, root: &Path, guard: &[PathBuf]) -> ToolContext {
         outside_approved: Vec::new(),
         guarded_approved: false,
         auto_resize_images: true,
+        max_output_bytes: 50 * 1024,
     }
 }
 

@@ -205,6 +205,7 @@ async fn run_reading(
             shell: Default::default(),
             pass_env: Vec::new(),
             auto_resize_images: true,
+            max_tool_output_bytes: None,
         },
     )
     .await;

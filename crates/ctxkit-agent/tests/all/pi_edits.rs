@@ -31,6 +31,7 @@ fn context(project: &Path) -> ToolContext {
         outside_approved: Vec::new(),
         guarded_approved: false,
         auto_resize_images: true,
+        max_output_bytes: 50 * 1024,
     }
 }
 

@@ -112,6 +112,7 @@ async fn agent_over(base_url: String, dir: &tempfile::TempDir) -> (ctxkit_agent:
             shell: Default::default(),
             pass_env: Vec::new(),
             auto_resize_images: true,
+            max_tool_output_bytes: None,
         },
     )
     .await;

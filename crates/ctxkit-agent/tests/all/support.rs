@@ -141,6 +141,8 @@ impl World {
                 shell: Default::default(),
                 pass_env: Vec::new(),
                 auto_resize_images: true,
+                // Pi's 50 KB: the scenarios reach the overflow paths through one large output.
+                max_tool_output_bytes: Some(50 * 1024),
             },
         )
         .await;

@@ -149,6 +149,7 @@ async fn setup(model: Arc<CachingModel>, mode: CacheWarming) -> Setup {
             shell: Default::default(),
             pass_env: Vec::new(),
             auto_resize_images: true,
+            max_tool_output_bytes: None,
         },
     )
     .await;

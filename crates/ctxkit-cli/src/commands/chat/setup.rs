@@ -231,6 +231,7 @@ fn agent_options(
         shell: crate::commands::settings::shell_of(typed),
         pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
         auto_resize_images: typed.images.auto_resize,
+        max_tool_output_bytes: None,
     }
 }
 
