@@ -188,3 +188,39 @@ fn typing_that_goes_on_does_not_answer_a_question() {
     let screen = tmux.wait_for("> please keep main");
     assert!(screen.contains("declined"), "{screen}");
 }
+
+/// QA: an 8,000-token model was sent a 50 KB (13,000-token) `bash` output, which no compaction
+/// could fit: the provider refused the request. A tool output keeps no more bytes than the window
+/// has tokens, and the model is told the limit and where the whole output is.
+#[test]
+fn a_small_models_tool_output_is_cut_to_its_window() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(8_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "seq 1 20000"}),
+    ));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command(&world.project, world.home.path(), ""));
+    tmux.wait_idle(1);
+    tmux.line("count");
+    tmux.wait_for("[y]es / [n]o / [a]lways");
+    tmux.answer("y");
+    tmux.wait_for("done");
+    let request = world.chat_requests().last().cloned().unwrap();
+    let result = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "tool")
+        .cloned()
+        .unwrap();
+    let text = result["content"].as_str().unwrap();
+    let (kept, note) = text.rsplit_once("\n\n").unwrap();
+    assert!(kept.len() <= 8_000, "{}", kept.len());
+    assert!(kept.ends_with("20000"), "{kept}");
+    assert!(note.contains("limits 2000 lines, 8 KB"), "{note}");
+}
