@@ -22,6 +22,37 @@ compaction.* (its model included), transforms.*, branchSummary.*, chat.* (what t
 reach included), shellPath, shellCommandPrefix, images.autoResize, enabledModels, \
 hideThinkingBlock, doubleEscapeAction, enableSkillCommands, theme";
 
+/// The keys (or key prefixes, ending in `.`) of [`APPLIED_NOW`], for `/settings` to say when a
+/// change applies.
+const APPLIED_NOW_KEYS: &[&str] = &[
+    "llm.",
+    "retry.",
+    "compaction.",
+    "transforms.",
+    "branchSummary.",
+    "chat.",
+    "shellPath",
+    "shellCommandPrefix",
+    "images.autoResize",
+    "enabledModels",
+    "hideThinkingBlock",
+    "doubleEscapeAction",
+    "enableSkillCommands",
+    "theme",
+];
+
+/// Whether `/reload` applies a change of `key` at once.
+pub(super) fn reload_applies(key: &str) -> bool {
+    APPLIED_NOW_KEYS
+        .iter()
+        .any(|applied| match applied.strip_suffix('.') {
+            Some(section) => key
+                .strip_prefix(section)
+                .is_some_and(|rest| rest.starts_with('.')),
+            None => key == *applied,
+        })
+}
+
 /// The most resource problems `/reload` names; `ctxkit resources` lists all.
 const SHOWN_PROBLEMS: usize = 8;
 
@@ -222,5 +253,25 @@ impl Chat {
         self.ui.line(&format!("Reloaded {summary}; {effect}"));
         self.ui.info(APPLIED_NOW);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// QA: `/settings` said auto-compact applies "from the next chat" while `/reload` listed
+    /// `compaction.*` as applied now.
+    #[test]
+    fn reload_applies_what_it_says_it_applies() {
+        assert!(super::reload_applies("compaction.enabled"));
+        assert!(super::reload_applies("theme"));
+        assert!(!super::reload_applies("steeringMode"));
+        assert!(!super::reload_applies("themeX"));
+        assert!(!super::reload_applies("compactionX"));
+        for key in super::APPLIED_NOW_KEYS {
+            assert!(
+                super::APPLIED_NOW.contains(key.trim_end_matches('.')),
+                "{key}"
+            );
+        }
     }
 }

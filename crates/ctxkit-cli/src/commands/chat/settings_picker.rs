@@ -1,6 +1,7 @@
 //! `/settings`: the chat's settings in a list, as Pi's settings selector. Enter steps the setting
 //! under the cursor to its next value and saves it in the user's settings (as `ctxkit config set`
-//! would); the display settings apply at once, the others from the next chat. Esc leaves.
+//! would); the display settings apply at once, the others after `/reload` (those it applies) or
+//! from the next chat. Esc leaves.
 
 use anyhow::Result;
 use ctxkit_settings::SettingsManager;
@@ -174,6 +175,8 @@ impl Chat {
                     let description = ctxkit_settings::description_of(offered.key).unwrap_or("");
                     let when = if offered.live {
                         "at once"
+                    } else if super::reload::reload_applies(offered.key) {
+                        "after /reload, or in the next chat"
                     } else {
                         "from the next chat"
                     };
