@@ -1,5 +1,9 @@
 //! Human-readable rendering of entries and messages for terminal output.
 
+mod columns;
+
+pub use columns::fit_two_columns;
+
 use ctxkit_protocol::{AgentMessage, ContentBlock, EntryKind, MessageContent};
 use ctxkit_session::StoredEntry;
 

@@ -274,7 +274,7 @@ impl Chat {
 
     /// `/hotkeys`.
     pub(super) fn hotkeys(&self) {
-        self.ui.line(HOTKEYS);
+        self.ui.line(&super::slash::fitted(HOTKEYS));
     }
 }
 

@@ -25,6 +25,14 @@ pub enum Action {
     Prompt(String),
 }
 
+/// A two-column list (`/help`, `/hotkeys`) fitted to the terminal; as written elsewhere.
+pub(super) fn fitted(list: &str) -> String {
+    crate::cli::terminal_columns().map_or_else(
+        || list.to_owned(),
+        |columns| crate::render::fit_two_columns(list, columns),
+    )
+}
+
 const HELP: &str = "\
 Commands:
   /compact [focus]          summarize older messages now (optional focus for the summary; /c too)
@@ -111,7 +119,7 @@ impl Chat {
         let (name, rest) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
         let rest = rest.trim();
         match name {
-            "help" | "?" | "" => self.ui.line(HELP),
+            "help" | "?" | "" => self.ui.line(&fitted(HELP)),
             "quit" | "exit" | "q" => return Ok(Action::Quit),
             "compact" | "c" => {
                 let focus = (!rest.is_empty()).then(|| rest.to_owned());
