@@ -68,7 +68,11 @@ pub fn run_cancellable<T>(
                     EngineEvent::BranchSummaryStart { .. } => {
                         !ends_without_summary(&mut events).await
                     }
-                    _ => false,
+                    EngineEvent::CompactionEnd(_)
+                    | EngineEvent::CompactionFailed(_)
+                    | EngineEvent::BranchSummaryEnd { .. }
+                    | EngineEvent::ContextUsage(_)
+                    | EngineEvent::HookError { .. } => false,
                 };
                 if starts {
                     let line = summarizing_line(&summarizer);
