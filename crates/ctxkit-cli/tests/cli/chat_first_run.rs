@@ -55,7 +55,8 @@ fn quitting_says_how_to_come_back_and_resume_lists_the_sessions() {
     tmux.line("1");
     tmux.wait_for("Continuing session (");
     tmux.wait_for_count("FIRST-SESSION-ANSWER", 1);
-    tmux.wait_idle(1);
+    // The resumed session's prompt is shown as `> …` too: the input line is the second.
+    tmux.wait_idle(2);
     tmux.keys(&["C-d"]);
     tmux.wait_for("ctxkit chat --continue");
     drop(tmux);
