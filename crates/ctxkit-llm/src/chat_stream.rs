@@ -276,6 +276,7 @@ impl ModelClient {
                 Err(StreamError(message)) => break Err((StopReason::Error, message)),
             }
         };
+        reader.settle(&mut assembly);
         let nothing = assembly.content.is_empty() && assembly.stop.is_none();
         let response_id = assembly.response_id.take();
         let reply = match outcome {

@@ -231,6 +231,15 @@ impl Reader {
 }
 
 impl Reader {
+    /// Writes what the format keeps until the stream ends (Chat Completions' `reasoning_details`
+    /// signature) into `assembly`: after the last event, whatever ended the stream.
+    pub(crate) fn settle(&mut self, assembly: &mut Assembly) {
+        match self {
+            Self::OpenAiChat(state) => state.settle(assembly),
+            Self::Anthropic(_) | Self::OpenAiResponses(_) | Self::Gemini(_) => {}
+        }
+    }
+
     /// What the stream lacked of its format's documented end, `None` when it arrived: Anthropic's
     /// `message_stop` after a stop reason, Chat Completions' `finish_reason` or `[DONE]` (servers
     /// that speak it send either or both), Responses' `response.completed` or

@@ -88,26 +88,33 @@ impl State {
         })
     }
 
-    /// Keeps a delta's `reasoning_details` items, and signs the thinking block with all of them so
-    /// far: they go back with the message, as Pi sends them.
+    /// Keeps a delta's `reasoning_details` items (the thinking block they sign started if there
+    /// is none); [`State::settle`] signs the block with them once the stream ends.
     fn read_details(&mut self, assembly: &mut Assembly, delta: &Value) {
         let Some(items) = delta.get("reasoning_details").and_then(Value::as_array) else {
             return;
         };
-        let mut read = false;
         for item in items
             .iter()
             .filter(|item| reasoning_details::is_detail(item))
         {
             reasoning_details::append(&mut self.details, item);
-            read = true;
+            self.thinking_position(assembly, "");
         }
-        if !read {
+    }
+
+    /// Signs the thinking block with the `reasoning_details` items read, as JSON (written once,
+    /// however many pieces streamed), so they go back with the message as Pi sends them.
+    pub(crate) fn settle(&mut self, assembly: &mut Assembly) {
+        if self.details.is_empty() {
             return;
         }
-        let position = self.thinking_position(assembly, "");
-        if let Some(ContentBlock::Thinking(block)) = assembly.content.get_mut(position) {
-            block.thinking_signature = Some(Value::from(self.details.clone()).to_string());
+        let signature = Value::from(std::mem::take(&mut self.details)).to_string();
+        if let Some(ContentBlock::Thinking(block)) = self
+            .thinking
+            .and_then(|position| assembly.content.get_mut(position))
+        {
+            block.thinking_signature = Some(signature);
         }
     }
 

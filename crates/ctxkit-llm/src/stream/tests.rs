@@ -21,6 +21,7 @@ fn read(api: Api, events: &str) -> (Result<AssistantMessage, String>, Vec<ChatDe
             Err(StreamError(message)) => return (Err(message), shown),
         }
     }
+    reader.settle(&mut assembly);
     (Ok(assembly.finish()), shown)
 }
 
