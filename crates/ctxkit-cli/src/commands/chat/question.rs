@@ -19,8 +19,8 @@ const LONG_QUESTION_ROWS: usize = 12;
 
 /// `question` made safe to show on the terminal the chat runs in (see the module comment).
 pub fn shown_question(question: &str) -> String {
-    let columns = termimad::crossterm::terminal::size().map_or(80, |(columns, _)| columns);
-    shown_question_at(question, usize::from(columns).max(20))
+    let columns = crate::cli::terminal_columns().unwrap_or(80);
+    shown_question_at(question, columns.max(20))
 }
 
 /// `question` made safe to show on a terminal `columns` wide.
