@@ -129,6 +129,10 @@ fn cut_line(line: &str, max_bytes: usize, keep: Keep) -> &str {
     }
 }
 
+/// How the note a cut output ends with starts (after a blank line), saved or not: a reader that
+/// shows the output tells the note from it by this.
+pub const CUT_NOTICE_START: &str = "[Output truncated";
+
 /// The note telling the model what it sees of a cut output and where the rest is.
 pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
     let which = match cut.keep {
@@ -136,7 +140,7 @@ pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
         Keep::Tail => "last",
     };
     format!(
-        "[Output truncated: showing the {which} {} of {} lines ({} of {} bytes; limits {MAX_LINES} lines, {} KB). Full output: {}]",
+        "{CUT_NOTICE_START}: showing the {which} {} of {} lines ({} of {} bytes; limits {MAX_LINES} lines, {} KB). Full output: {}]",
         cut.shown_lines,
         cut.total_lines,
         cut.shown_bytes,

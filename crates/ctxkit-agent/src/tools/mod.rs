@@ -442,8 +442,11 @@ fn bounded_outcome(
             is_error,
             details: Some(json!({"truncated": true})),
             ..ToolOutcome::ok(format!(
-                "{}\n\n[Output truncated to {} of {} lines; the full output could not be saved: {error}]",
-                bounded.text, cut.shown_lines, cut.total_lines
+                "{}\n\n{} to {} of {} lines; the full output could not be saved: {error}]",
+                bounded.text,
+                limit::CUT_NOTICE_START,
+                cut.shown_lines,
+                cut.total_lines
             ))
         },
     }

@@ -293,10 +293,9 @@ fn cut_note(outcome: &ToolOutcome) -> (&str, Option<&str>) {
         .and_then(|details| details.get("truncated"))
         .and_then(serde_json::Value::as_bool)
         == Some(true);
-    let note = outcome
-        .text
-        .rsplit_once("\n\n")
-        .filter(|(_, note)| truncated && note.starts_with("[Output truncated"));
+    let note = outcome.text.rsplit_once("\n\n").filter(|(_, note)| {
+        truncated && note.starts_with(ctxkit_agent::tools::limit::CUT_NOTICE_START)
+    });
     match note {
         Some((body, note)) => (body, Some(note)),
         None => (&outcome.text, None),
