@@ -77,15 +77,16 @@ pub(crate) fn dollars(amount: f64) -> String {
     }
 }
 
-/// The status line's part: `$0.0421 spent, 81% cache reads`; `tokens 12.3k in / 1.1k out, price
-/// unknown` when no call's price is known; `None` before any model call.
-pub(crate) fn status_fragment(spend: &SessionSpend) -> Option<String> {
+/// The status line's part in two: what was spent (`$0.0421 spent`; `tokens 12.3k in / 1.1k out,
+/// price unknown` when no call's price is known) and the cache share (`81% cache reads`), which a
+/// narrow terminal's status line gives up; `None` before any model call.
+pub(crate) fn status_parts(spend: &SessionSpend) -> Option<(String, Option<String>)> {
     if spend.total_calls() == 0 {
         return None;
     }
     // Calls that used nothing (failed, interrupted) neither price the session nor make it free.
     let counted = spend.counted_calls();
-    let mut text = match spend.unpriced_calls() {
+    let text = match spend.unpriced_calls() {
         _ if counted == 0 => tokens_used(spend),
         0 => format!("{} spent", dollars(spend.total_dollars())),
         unpriced if unpriced == counted => {
@@ -97,10 +98,11 @@ pub(crate) fn status_fragment(spend: &SessionSpend) -> Option<String> {
             plural(unpriced)
         ),
     };
-    if let Some(share) = spend.requests.cache_read_share() {
-        text.push_str(&format!(", {:.0}% cache reads", share * 100.0));
-    }
-    Some(text)
+    let share = spend
+        .requests
+        .cache_read_share()
+        .map(|share| format!("{:.0}% cache reads", share * 100.0));
+    Some((text, share))
 }
 
 /// The breakdown: a total line, then one line per part that had calls.
@@ -239,6 +241,15 @@ pub(crate) fn spend_json(spend: &SessionSpend) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The status line's part as the chat shows it whole: `$0.0421 spent, 81% cache reads`.
+    fn status_fragment(spend: &SessionSpend) -> Option<String> {
+        let (mut text, share) = status_parts(spend)?;
+        if let Some(share) = share {
+            text.push_str(&format!(", {share}"));
+        }
+        Some(text)
+    }
 
     #[test]
     fn the_status_shows_spend_and_cache_share() {

@@ -13,15 +13,14 @@ use super::Chat;
 impl Chat {
     /// Shows the status line.
     pub async fn usage_line(&self) {
-        let spent = crate::commands::spend::status_fragment(&self.spend().await);
+        let spent = crate::commands::spend::status_parts(&self.spend().await);
         let context = match self.context_figure().await {
             Ok(Some(figure)) => Some(figure.fragment()),
             Ok(None) | Err(_) => None,
         };
-        let parts: Vec<String> = context.into_iter().chain(spent).collect();
-        if !parts.is_empty() {
+        if context.is_some() || spent.is_some() {
             let columns = crate::cli::terminal_columns().unwrap_or(usize::MAX);
-            self.ui.info(&fitted_status(&parts, columns));
+            self.ui.info(&fitted_status(context, spent, columns));
         }
     }
 
@@ -108,29 +107,35 @@ impl Figure {
     }
 }
 
-/// The status line of `parts` (the context figure, what was spent) in `columns`: whole when it
-/// fits, else without the cache share, then the context figure alone (a tester's 80-column
-/// terminal cut `0% cach` / `e reads]` after every prompt).
-fn fitted_status(parts: &[String], columns: usize) -> String {
-    let line = |parts: &[&str]| format!("[{}]", parts.join(" · "));
-    let whole: Vec<&str> = parts.iter().map(String::as_str).collect();
+/// The status line of the context figure and what was spent (with the cache share) in
+/// `columns`: whole when it fits, else without the cache share, then the context figure alone (a
+/// tester's 80-column terminal cut `0% cach` / `e reads]` after every prompt).
+fn fitted_status(
+    context: Option<String>,
+    spent: Option<(String, Option<String>)>,
+    columns: usize,
+) -> String {
     let fits = |text: &str| unicode_width::UnicodeWidthStr::width(text) < columns;
+    let line = |parts: &[&str]| format!("[{}]", parts.join(" · "));
+    let (spent, share) = spent.map_or((None, None), |(spent, share)| (Some(spent), share));
+    let with_share = spent
+        .as_deref()
+        .map(|spent| share.map_or_else(|| spent.to_owned(), |share| format!("{spent}, {share}")));
+    let whole: Vec<&str> = context
+        .iter()
+        .chain(&with_share)
+        .map(String::as_str)
+        .collect();
     let full = line(&whole);
     if fits(&full) {
         return full;
     }
-    let shorter: Vec<&str> = whole
-        .iter()
-        .map(|part| match part.rsplit_once(", ") {
-            Some((rest, share)) if share.ends_with("cache reads") => rest,
-            _ => part,
-        })
-        .collect();
+    let shorter: Vec<&str> = context.iter().chain(&spent).map(String::as_str).collect();
     let without_share = line(&shorter);
-    if fits(&without_share) || whole.len() == 1 {
+    if fits(&without_share) || shorter.len() == 1 {
         return without_share;
     }
-    line(&whole[..1])
+    line(&shorter[..1])
 }
 
 #[cfg(test)]
@@ -160,19 +165,25 @@ mod tests {
 
     #[test]
     fn the_status_line_gives_up_the_cache_share_then_the_spending_to_fit() {
-        let parts = [
-            "context 1248/32000 tokens, 4%".to_owned(),
-            "tokens 1.2k in / 10 out, price unknown, 0% cache reads".to_owned(),
-        ];
-        let whole = fitted_status(&parts, 120);
+        let parts = |columns| {
+            fitted_status(
+                Some("context 1248/32000 tokens, 4%".to_owned()),
+                Some((
+                    "tokens 1.2k in / 10 out, price unknown".to_owned(),
+                    Some("0% cache reads".to_owned()),
+                )),
+                columns,
+            )
+        };
+        let whole = parts(120);
         assert_eq!(
             whole,
             "[context 1248/32000 tokens, 4% · tokens 1.2k in / 10 out, price unknown, 0% cache reads]"
         );
         assert_eq!(
-            fitted_status(&parts, 80),
+            parts(80),
             "[context 1248/32000 tokens, 4% · tokens 1.2k in / 10 out, price unknown]"
         );
-        assert_eq!(fitted_status(&parts, 60), "[context 1248/32000 tokens, 4%]");
+        assert_eq!(parts(60), "[context 1248/32000 tokens, 4%]");
     }
 }
