@@ -22,6 +22,7 @@ mod login;
 mod markdown;
 mod model_picker;
 mod model_scope;
+mod moves;
 mod notes;
 mod palette;
 mod picker;
@@ -45,8 +46,8 @@ mod tree_view;
 mod trust;
 mod ui;
 
+pub(super) use moves::{RESUME_QUESTION, resume_rows};
 pub use repl::LastRequestFailed;
-pub(super) use slash::{RESUME_QUESTION, resume_rows};
 
 use std::path::PathBuf;
 use std::sync::Arc;

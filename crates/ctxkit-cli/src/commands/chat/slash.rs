@@ -3,9 +3,9 @@
 
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::list_compactions;
-use ctxkit_engine::{CompactionPlan, EngineError, NavigateOptions, NoCompaction};
+use ctxkit_engine::{CompactionPlan, EngineError, NoCompaction};
 use ctxkit_resources::{expand_prompt_template, parse_frontmatter};
-use ctxkit_session::{Session, list_sessions};
+use ctxkit_session::Session;
 use ctxkit_tokens::estimate_tokens;
 
 use super::Chat;
@@ -364,125 +364,6 @@ impl Chat {
         Ok(())
     }
 
-    /// `/tree <id> [--summarize] [focus]`.
-    async fn navigate(&mut self, rest: &str) -> Result<Action> {
-        let (id, rest) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-        let rest = rest.trim();
-        let (summarize, focus) = match rest.strip_prefix("--summarize") {
-            Some(focus) => (true, focus.trim()),
-            None => (false, rest),
-        };
-        let options = NavigateOptions {
-            summarize,
-            custom_instructions: (!focus.is_empty()).then(|| focus.to_owned()),
-            ..NavigateOptions::default()
-        };
-        self.go_to(id, options).await
-    }
-
-    /// The engine's tree navigation, recorded in the session when it wrote no summary entry (a
-    /// marker at the new leaf, as `ctxkit branch` writes): a rewind or a `/tree` move was lost
-    /// when the chat ended, and `--continue` reopened the branch left, files restored or not.
-    pub(super) async fn navigate_recorded(
-        &self,
-        id: &str,
-        options: NavigateOptions,
-    ) -> ctxkit_engine::Result<ctxkit_engine::NavigateOutcome> {
-        let leaf = || {
-            self.engine
-                .with_session(|session| session.leaf_id().map(str::to_owned))
-        };
-        let old_leaf = leaf().await;
-        let outcome = self.engine.navigate(id, options).await?;
-        let moved = leaf().await != old_leaf;
-        if moved && outcome.summary_entry_id.is_none() && !outcome.cancelled && !outcome.aborted {
-            crate::commands::navigate::record_leaf_move(&self.engine, old_leaf).await?;
-        }
-        Ok(outcome)
-    }
-
-    /// Moves the leaf to `id` (`/tree <id>`, the interactive `/tree`): says where it went and
-    /// what was summarized; a user message's text comes back for editing.
-    pub(super) async fn go_to(&mut self, id: &str, options: NavigateOptions) -> Result<Action> {
-        // A branch summary is work the terminal is told of, as a compaction is.
-        let working = options.summarize.then(|| self.ui.working());
-        let outcome = self.navigate_recorded(id, options).await;
-        drop(working);
-        self.events.flush().await;
-        let outcome = outcome?;
-        if outcome.cancelled || outcome.aborted {
-            self.ui.notice("Navigation cancelled; nothing changed");
-            return Ok(Action::Continue);
-        }
-        let leaf = outcome.new_leaf_id.as_deref().unwrap_or("the start");
-        match &outcome.summary_entry_id {
-            Some(summary) => self.ui.line(&format!(
-                "Moved back; the branch left behind is summarized in {summary}, the new leaf"
-            )),
-            None if outcome.nothing_to_summarize => self.ui.line(&format!(
-                "Moved to {leaf}; nothing left behind to summarize, so no summary was written"
-            )),
-            None => self.ui.line(&format!("Moved to {leaf}")),
-        }
-        Ok(outcome.editor_text.map_or(Action::Continue, Action::Edit))
-    }
-
-    /// `/resume [n]`: this directory's sessions, newest first; opens the one chosen (`true`), or
-    /// stays (`false`: no session, none chosen, or a stored session).
-    pub(super) async fn resume(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<bool> {
-        if let Some((_, shown)) = &self.shown_as {
-            // Switching stored sessions needs another lease: the chat is started again for it.
-            self.ui.line(&format!(
-                "The session is {shown}: `ctxkit chat --resume` lists this directory's stored sessions"
-            ));
-            return Ok(false);
-        }
-        let (sessions, _) = list_sessions(&self.session_dir)?;
-        if sessions.is_empty() {
-            self.ui.line("No saved sessions for this directory.");
-            return Ok(false);
-        }
-        let open = self
-            .engine
-            .with_session(|session| session.path().map(std::path::Path::to_owned))
-            .await;
-        let is_open = |info: &ctxkit_protocol::SessionInfoRecord| {
-            open.as_deref() == Some(std::path::Path::new(&info.path))
-        };
-        let choice = if rest.is_empty() {
-            for (row, info) in resume_rows(&sessions).into_iter().zip(&sessions) {
-                let marker = if is_open(info) { "  (open now)" } else { "" };
-                self.ui.line(&format!("{row}{marker}"));
-            }
-            match ask.ask(RESUME_QUESTION) {
-                Some(answer) if !answer.trim().is_empty() => answer.trim().to_owned(),
-                Some(_) | None => return Ok(false),
-            }
-        } else {
-            rest.to_owned()
-        };
-        let Some(info) = choice
-            .parse::<usize>()
-            .ok()
-            .and_then(|number| number.checked_sub(1))
-            .and_then(|index| sessions.get(index))
-        else {
-            bail!("No session number `{choice}`");
-        };
-        // The session open now is held by this chat: opening it again would say another process
-        // (this one) holds it.
-        if is_open(info) {
-            self.ui
-                .line("That is the session open now; nothing changed");
-            return Ok(false);
-        }
-        let session = Session::open(std::path::Path::new(&info.path))?;
-        self.install(session).await?;
-        self.restore_recorded().await;
-        self.banner(super::banner::Banner::Switched).await;
-        Ok(true)
-    }
-
     async fn name(&self, rest: &str) -> Result<()> {
         if rest.is_empty() {
             let name = self.engine.with_session(Session::session_name).await;
@@ -511,31 +392,4 @@ impl Chat {
         }
         Ok(())
     }
-}
-
-/// What `/resume` (and `chat --resume` on a database store) asks after the list.
-pub(crate) const RESUME_QUESTION: &str = "Resume which (number, empty to stay)? ";
-
-/// The sessions `/resume` lists, a numbered line each: when (the time the list is ordered by: a
-/// copy of older messages, such as a fork, by its creation), how many messages, name or first
-/// message.
-pub(crate) fn resume_rows(sessions: &[ctxkit_protocol::SessionInfoRecord]) -> Vec<String> {
-    sessions
-        .iter()
-        .enumerate()
-        .map(|(number, info)| {
-            let title = info.name.as_deref().unwrap_or(&info.first_message);
-            let when = if crate::commands::sessions::created_after_its_messages(info) {
-                format!("{} (created)", info.created)
-            } else {
-                info.modified.clone()
-            };
-            format!(
-                "{:>3}. {when}  {}  {}",
-                number + 1,
-                counted(info.message_count, "message"),
-                one_line(title, 60)
-            )
-        })
-        .collect()
 }
