@@ -581,3 +581,28 @@ fn a_key_typed_after_a_lone_escape_is_that_key() {
     let requests = world.chat_requests();
     assert_eq!(user_texts(&requests[0]), ["hello\nthere"]);
 }
+
+/// A tester's Shift-Enter in a terminal that tells it from Enter (xterm's modifyOtherKeys, tmux's
+/// `extended-keys`: `ESC [ 27 ; 2 ; 13 ~`) left `13~` on the line; it starts a new line, as
+/// Alt-Enter does, and Ctrl-Enter (`; 5 ;`) too. Another key in that form leaves nothing behind.
+#[test]
+fn shift_enter_in_modify_other_keys_form_starts_a_new_line() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Three lines back.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.keys(&["-l", "one"]);
+    tmux.keys(&["-l", "\u{1b}[27;2;13~"]);
+    tmux.keys(&["-l", "two"]);
+    tmux.keys(&["-l", "\u{1b}[27;5;13~"]);
+    // Ctrl-Shift-A, which the chat does not bind.
+    tmux.keys(&["-l", "\u{1b}[27;6;65~"]);
+    tmux.keys(&["-l", "three 13"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Three lines back.");
+    let requests = world.chat_requests();
+    assert_eq!(user_texts(&requests[0]), ["one\ntwo\nthree 13"]);
+}

@@ -1,7 +1,7 @@
 //! The input line: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
 //! respected; a second Tab lists the matches) and a command's name after `/`
 //! ([`super::slash_completion`]); Alt-Enter (and Shift-Enter where the terminal sends
-//! it as Alt-Enter) inserts a newline, a line ending in `\` goes on on the next one; Ctrl-G
+//! it as Alt-Enter, or in xterm's modifyOtherKeys form: [`super::modified_keys`]) inserts a newline, a line ending in `\` goes on on the next one; Ctrl-G
 //! hands the text to `$EDITOR`, Shift-Tab moves to the next thinking level, Ctrl-P to the next
 //! model and Ctrl-T shows or hides reasoning ([`KeyRequest`]).
 

@@ -12,11 +12,14 @@
 //! - text put back on the input line (an old prompt, a file from `$EDITOR`) is checked first.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
 
 use rustyline::{
     Cmd, ConditionalEventHandler, Event, EventContext, EventHandler, KeyCode, KeyEvent, Modifiers,
     RepeatCount,
 };
+
+use super::modified_keys::ModifiedKeyTail;
 
 /// The most bytes the line editor is given: below it every width and row count it sums fits its
 /// 16 bits.
@@ -33,10 +36,13 @@ struct State {
     paste: Option<String>,
     /// The whole input, handed to the chat because it is too large to edit.
     handed: Option<String>,
+    /// The rest of a modified key's sequence, which the line editor does not read.
+    modified_key: ModifiedKeyTail,
 }
 
 /// The handler of every key the chat does not bind itself: reads pastes, and hands over input too
-/// large to edit ([`LargeInput::take`]).
+/// large to edit ([`LargeInput::take`]); outside a paste, a modified key's sequence is read to
+/// its end first ([`ModifiedKeyTail`]).
 #[derive(Debug, Clone, Default)]
 pub struct LargeInput(Arc<Mutex<State>>);
 
@@ -95,6 +101,9 @@ impl ConditionalEventHandler for LargeInput {
             return Some(Cmd::Noop);
         }
         let Some(paste) = state.paste.as_mut() else {
+            if let Some(command) = state.modified_key.key(key, Instant::now()) {
+                return Some(command);
+            }
             return oversized_line(&mut state, key, context.line());
         };
         if *key != KeyEvent(KeyCode::BracketedPasteEnd, Modifiers::NONE) {

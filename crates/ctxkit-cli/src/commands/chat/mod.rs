@@ -22,6 +22,7 @@ mod login;
 mod markdown;
 mod model_picker;
 mod model_scope;
+mod modified_keys;
 mod moves;
 mod notes;
 mod palette;

@@ -141,7 +141,8 @@ fn identity(session: &Session) -> Identity {
 const HOTKEYS: &str = "\
 Keys of the input line:
   Enter                     send the prompt
-  Alt-Enter / final \\       a new line of the same prompt
+  Alt-Enter / final \\       a new line of the same prompt (Shift-Enter and Ctrl-Enter too,
+                            in a terminal that tells them from Enter)
   Tab                       complete an @path (fuzzy over the project's files) or a /command's
                             name; twice lists them
   Up / Down                 earlier prompts (Ctrl-N too); Ctrl-R searches them
