@@ -102,6 +102,21 @@ fn branch_message(
     }))
 }
 
+/// Whether `entries` hold a message a branch summary reads (as the context edits among them leave
+/// it): without one there is nothing to summarize.
+pub fn branch_has_messages(
+    session: &Session,
+    entries: &[EntryIndex],
+) -> Result<bool, CompactionError> {
+    let edits = ctxkit_session::edits_among(session.index(), entries);
+    for &position in entries.iter().rev() {
+        if branch_message(session, position, &edits)?.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Walks the branch from newest to oldest adding messages until `token_budget` (0: unlimited) would be
 /// exceeded; a compaction or branch summary may still go in while under 90% of the budget. File
 /// operations come from earlier non-hook branch summaries and from every message walked, as edited:

@@ -26,7 +26,8 @@ mod verbatim_prefix;
 
 pub use branch::{
     BranchEntries, BranchSummary, BranchSummaryOptions, InstructionsMode, PreparedBranch,
-    branch_request, collect_branch_entries, prepare_branch_entries, summarize_branch,
+    branch_has_messages, branch_request, collect_branch_entries, prepare_branch_entries,
+    summarize_branch,
 };
 pub use continuation::{CachePrefix, estimate_overhead_tokens, estimate_prefix_tokens};
 pub use cut::{CutEntry, CutPoint, find_cut_point, find_turn_start, is_valid_cut_point};

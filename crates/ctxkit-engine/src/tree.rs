@@ -6,7 +6,8 @@ use std::ops::ControlFlow;
 use crate::engine::Running;
 
 use ctxkit_compaction::{
-    BranchEntries, BranchSummaryOptions, InstructionsMode, collect_branch_entries, summarize_branch,
+    BranchEntries, BranchSummaryOptions, InstructionsMode, branch_has_messages,
+    collect_branch_entries, summarize_branch,
 };
 use ctxkit_protocol::EntryKind;
 use ctxkit_session::SummarySource;
@@ -188,7 +189,10 @@ impl Engine {
         };
         let mut summary =
             hook_summary.map(|supplied| (supplied.summary, supplied.details, SummarySource::Hook));
-        let summarizing = summary.is_none() && options.summarize && !branch.entries.is_empty();
+        // A branch without a message to summarize is not announced as being summarized.
+        let summarizing = summary.is_none()
+            && options.summarize
+            && branch_has_messages(&state.session, &branch.entries)?;
         if summarizing {
             match self
                 .write_branch_summary(state, target_id, &old_leaf, &branch, &options, cancel)

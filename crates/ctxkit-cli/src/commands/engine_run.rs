@@ -61,13 +61,9 @@ pub fn run_cancellable<T>(
         let announce = tokio::spawn(async move {
             while let Some(event) = events.recv().await {
                 let starts = match event {
-                    EngineEvent::CompactionStart { .. } => true,
-                    // A branch with nothing to summarize ends at once, with no summary: it is not
-                    // announced (a tester's `branch --summarize` said "Summarizing without a
-                    // model" before "nothing to summarize").
-                    EngineEvent::BranchSummaryStart { .. } => {
-                        !ends_without_summary(&mut events).await
-                    }
+                    // The engine starts no branch summary for a branch with nothing to summarize.
+                    EngineEvent::CompactionStart { .. }
+                    | EngineEvent::BranchSummaryStart { .. } => true,
                     EngineEvent::CompactionEnd(_)
                     | EngineEvent::CompactionFailed(_)
                     | EngineEvent::BranchSummaryEnd { .. }
@@ -112,28 +108,6 @@ pub fn session_model(session: &Session, context_window: u64) -> Option<ModelInfo
         id,
         context_window,
     })
-}
-
-/// How long a branch summary may take before it is announced, in case it ends without one.
-const ANNOUNCE_AFTER: std::time::Duration = std::time::Duration::from_millis(150);
-
-/// Whether the branch summary just started ends within [`ANNOUNCE_AFTER`] without a summary.
-async fn ends_without_summary(
-    events: &mut tokio::sync::mpsc::UnboundedReceiver<EngineEvent>,
-) -> bool {
-    let ended = tokio::time::timeout(ANNOUNCE_AFTER, async {
-        while let Some(event) = events.recv().await {
-            if let EngineEvent::BranchSummaryEnd {
-                summary_entry_id, ..
-            } = event
-            {
-                return summary_entry_id.is_none();
-            }
-        }
-        false
-    })
-    .await;
-    ended.unwrap_or(false)
 }
 
 /// The line announcing a summary: the model that writes it, or that no model does.
