@@ -418,6 +418,29 @@ impl Tmux {
         self.keys(&["Escape"]);
     }
 
+    /// `/resume`'s full-screen list, once shown: the screen and the number of the first row whose
+    /// line `matches`.
+    pub(crate) fn resume_list(&self, matches: impl Fn(&str) -> bool) -> (String, usize) {
+        let screen = self.wait_for("Resume which session?");
+        let number = screen
+            .lines()
+            .filter(|line| matches(line))
+            .find_map(|line| {
+                let line = line.trim_start_matches(['›', ' ']);
+                line.split('.').next()?.parse::<usize>().ok()
+            })
+            .unwrap_or_else(|| panic!("no such row in the list:\n{screen}"));
+        (screen, number)
+    }
+
+    /// Picks row `number` (from 1) of a full-screen list whose cursor is on the first row.
+    pub(crate) fn pick_row(&self, number: usize) {
+        for _ in 1..number {
+            self.keys(&["Down"]);
+        }
+        self.keys(&["Enter"]);
+    }
+
     /// Answers a one-key question as a person does, once it has been read: a key sooner than
     /// 250 ms after the question appeared is typing that went on, not an answer.
     pub(crate) fn answer(&self, key: &str) {
@@ -1183,14 +1206,8 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     tmux.line("hello again");
     tmux.wait_for("Fresh start.");
     tmux.line("/resume");
-    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
-    let number = screen
-        .lines()
-        .find(|line| line.contains("Feature X") && line.starts_with("  "))
-        .and_then(|line| line.trim().split('.').next())
-        .unwrap_or_else(|| panic!("no named session listed:\n{screen}"))
-        .to_owned();
-    tmux.line(&number);
+    let (_, number) = tmux.resume_list(|line| line.contains("Feature X"));
+    tmux.pick_row(number);
     tmux.wait_for("Continuing session “Feature X”");
     assert!(world.session_files().len() >= 2);
 }

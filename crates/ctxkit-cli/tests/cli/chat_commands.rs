@@ -269,11 +269,21 @@ fn resume_marks_the_session_open_now_and_choosing_it_changes_nothing() {
     tmux.wait_for("Hello.");
     tmux.wait_idle(2);
     tmux.line("/resume");
-    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
-    assert!(screen.contains("hi  (open now)"), "{screen}");
-    tmux.line("1");
+    let (screen, number) = tmux.resume_list(|line| line.contains("hi  (open now)"));
+    assert_eq!(number, 1, "{screen}");
+    tmux.pick_row(1);
     let screen = tmux.wait_for("That is the session open now; nothing changed");
     assert!(!screen.contains("in use"), "{screen}");
+    // Esc leaves the list, and the chat goes on where it was.
+    tmux.wait_idle(1);
+    tmux.line("/resume");
+    tmux.resume_list(|line| line.contains("(open now)"));
+    tmux.keys(&["Escape"]);
+    world.answer(text("Still here.", 300));
+    tmux.wait_idle(1);
+    tmux.line("still there?");
+    tmux.wait_for("Still here.");
+    assert_eq!(world.session_files().len(), 1);
 }
 
 /// Found by a chat sweep: `!` alone went to the model as a prompt, a command's colours reached

@@ -47,12 +47,11 @@ fn quitting_says_how_to_come_back_and_resume_lists_the_sessions() {
     drop(tmux);
 
     let tmux = world.start("--resume");
-    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
-    assert!(
-        screen.contains("  1. ") && screen.contains("the first session's prompt"),
-        "{screen}"
-    );
-    tmux.line("1");
+    let (screen, number) = tmux.resume_list(|line| line.contains("the first session's prompt"));
+    assert_eq!(number, 1, "{screen}");
+    // The list shows the session's file below it.
+    assert!(screen.contains(".jsonl"), "{screen}");
+    tmux.pick_row(1);
     tmux.wait_for("Continuing session (");
     tmux.wait_for_count("FIRST-SESSION-ANSWER", 1);
     // The resumed session's prompt is shown as `> …` too: the input line is the second.

@@ -85,14 +85,8 @@ fn thinking_is_set_recorded_and_restored_with_the_sessions_model() {
 
     // `/resume` of the first session talks to its model at its level again.
     tmux.line("/resume");
-    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
-    let number = screen
-        .lines()
-        .find(|line| line.ends_with("  first"))
-        .and_then(|line| line.trim().split('.').next())
-        .unwrap_or_else(|| panic!("{screen}"))
-        .to_owned();
-    tmux.line(&number);
+    let (_, number) = tmux.resume_list(|line| line.trim_end().ends_with("  first"));
+    tmux.pick_row(number);
     // The replayed session ends with the banner's last line; a line typed before it was lost.
     tmux.wait_for_count("/help lists commands", 2);
     tmux.wait_idle(3);

@@ -242,9 +242,9 @@ fn continue_opens_the_session_used_last_after_fork_and_resume() {
     // Back to the original with `/resume` (the fork is listed first, as the newest), then left:
     // `--continue` opens the original, though the fork is the newer file.
     tmux.line("/resume");
-    let screen = tmux.wait_for("Resume which (number, empty to stay)?");
-    assert!(screen.contains("  2. "), "{screen}");
-    tmux.line("2");
+    let (_, number) = tmux.resume_list(|line| line.contains("  2. "));
+    assert_eq!(number, 2);
+    tmux.pick_row(2);
     tmux.wait_for_count(".jsonl", 2);
     tmux.wait_idle(2);
     tmux.keys(&["C-d"]);

@@ -1,5 +1,5 @@
 //! The chat's moves to another point: `/tree <id>` (a branch summary when asked), and `/resume`
-//! to another session of this directory.
+//! to another session of this directory (picked from a full-screen list in a terminal).
 
 use anyhow::{Result, bail};
 use ctxkit_engine::NavigateOptions;
@@ -7,6 +7,7 @@ use ctxkit_session::{Session, list_sessions};
 
 use super::Chat;
 use super::agent::Ask;
+use super::picker::{List, Picked, pick};
 use super::slash::Action;
 use crate::render::{counted, one_line};
 
@@ -96,25 +97,37 @@ impl Chat {
         let is_open = |info: &ctxkit_protocol::SessionInfoRecord| {
             open.as_deref() == Some(std::path::Path::new(&info.path))
         };
-        let choice = if rest.is_empty() {
-            for (row, info) in resume_rows(&sessions).into_iter().zip(&sessions) {
-                let marker = if is_open(info) { "  (open now)" } else { "" };
-                self.ui.line(&format!("{row}{marker}"));
-            }
-            match ask.ask(RESUME_QUESTION) {
-                Some(answer) if !answer.trim().is_empty() => answer.trim().to_owned(),
-                Some(_) | None => return Ok(false),
+        let index = if rest.is_empty() {
+            let rows: Vec<String> = resume_rows(&sessions)
+                .into_iter()
+                .zip(&sessions)
+                .map(|(row, info)| {
+                    let marker = if is_open(info) { "  (open now)" } else { "" };
+                    format!("{row}{marker}")
+                })
+                .collect();
+            // A full-screen list in a terminal, as Pi's; the numbered list and its question
+            // otherwise (input from a pipe).
+            match pick_session(&sessions, &rows) {
+                Ok(Some(index)) => index,
+                Ok(None) => return Ok(false),
+                Err(_) => {
+                    for row in &rows {
+                        self.ui.line(row);
+                    }
+                    match ask.ask(RESUME_QUESTION) {
+                        Some(answer) if !answer.trim().is_empty() => {
+                            session_number(answer.trim(), sessions.len())?
+                        }
+                        Some(_) | None => return Ok(false),
+                    }
+                }
             }
         } else {
-            rest.to_owned()
+            session_number(rest, sessions.len())?
         };
-        let Some(info) = choice
-            .parse::<usize>()
-            .ok()
-            .and_then(|number| number.checked_sub(1))
-            .and_then(|index| sessions.get(index))
-        else {
-            bail!("No session number `{choice}`");
+        let Some(info) = sessions.get(index) else {
+            bail!("No session number `{}`", index + 1);
         };
         // The session open now is held by this chat: opening it again would say another process
         // (this one) holds it.
@@ -128,6 +141,52 @@ impl Chat {
         self.restore_recorded().await;
         self.banner(super::banner::Banner::Switched).await;
         Ok(true)
+    }
+}
+
+/// The index of the session numbered `number` (from 1) of `count`.
+fn session_number(number: &str, count: usize) -> Result<usize> {
+    number
+        .parse::<usize>()
+        .ok()
+        .and_then(|number| number.checked_sub(1))
+        .filter(|index| *index < count)
+        .ok_or_else(|| anyhow::anyhow!("No session number `{number}` (1 to {count})"))
+}
+
+/// The picker over this directory's sessions (`rows`, as [`resume_rows`] with the open one
+/// marked), the cursor on the newest: the index picked, `None` when the user left it, `Err` when
+/// stdin is not a terminal.
+fn pick_session(
+    sessions: &[ctxkit_protocol::SessionInfoRecord],
+    rows: &[String],
+) -> std::io::Result<Option<usize>> {
+    let row = |index: usize| rows.get(index).cloned().unwrap_or_default();
+    let detail = |index: usize| {
+        sessions.get(index).map_or_else(String::new, |info| {
+            let name = info
+                .name
+                .as_deref()
+                .map(|name| format!("{name} · "))
+                .unwrap_or_default();
+            format!(
+                "{name}{}\n{}",
+                one_line(&info.first_message, 400),
+                info.path
+            )
+        })
+    };
+    let list = List {
+        title: "Resume which session? (this directory's, newest first)",
+        help: "↑/↓ j/k move · Enter open it · Esc stay here",
+        count: sessions.len(),
+        row: &row,
+        detail: &detail,
+        keys: "",
+    };
+    match pick(&list, 0)? {
+        Picked::Chosen(index) => Ok(Some(index)),
+        Picked::Key(_, _) | Picked::Left => Ok(None),
     }
 }
 
