@@ -223,6 +223,26 @@ impl TrustDecision {
     }
 }
 
+/// Forgets the project's trust (`ctxkit trust --revoke`, `/trust revoke`) and says so. The record
+/// goes even while the settings hold nothing that needs trust (a branch without them checked
+/// out): kept, it trusted the same settings again when they came back.
+pub fn revoke_trust(
+    environment: &ctxkit_settings::Environment,
+    settings: &ctxkit_settings::SettingsManager,
+    pending: &ctxkit_settings::ProjectTrust,
+) -> Result<String> {
+    ctxkit_settings::set_project_trust(environment, settings, true)?;
+    let project = pending.project.display();
+    Ok(if pending.held.is_empty() {
+        format!(
+            "Revoked: `{project}` is not trusted; settings that need trust, if it gets any, \
+             will not apply until it is trusted again"
+        )
+    } else {
+        format!("Revoked: the settings of `{project}` that need trust no longer apply")
+    })
+}
+
 pub fn trust(
     process: &ProcessSettings<'_>,
     decision: TrustDecision,
@@ -232,18 +252,15 @@ pub fn trust(
     let settings = process.settings()?;
     let pending = ctxkit_settings::project_trust(environment, settings)?;
     let project = pending.project.display().to_string();
+    if decision == TrustDecision::Revoke {
+        let revoked = revoke_trust(environment, settings, &pending)?;
+        writeln!(out, "{revoked}")?;
+        return Ok(Outcome::Success);
+    }
     if pending.held.is_empty() {
         writeln!(
             out,
             "The settings of `{project}` change nothing that needs trust; nothing to trust"
-        )?;
-        return Ok(Outcome::Success);
-    }
-    if decision == TrustDecision::Revoke {
-        ctxkit_settings::set_project_trust(environment, settings, true)?;
-        writeln!(
-            out,
-            "Revoked: the settings of `{project}` that need trust no longer apply"
         )?;
         return Ok(Outcome::Success);
     }

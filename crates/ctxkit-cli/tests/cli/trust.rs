@@ -476,3 +476,29 @@ fn trusting_shows_every_held_value_whole() {
         "{trusted}"
     );
 }
+
+/// A tester's attack: trust a project with a hook, move its settings away (a branch switch), run
+/// `ctxkit trust --revoke` ("nothing to trust", the record kept), put the settings back: the hook
+/// was trusted again. Revoking forgets the project whatever its settings hold now.
+#[test]
+fn revoking_forgets_the_project_while_its_settings_are_away() {
+    let world = World::new();
+    let settings = json!({"hooks": [{"command": ["sh", "-c", "true"]}]}).to_string();
+    world.write("proj/.ctxkit/settings.json", &settings);
+    let trusted = world.ctxkit(&["trust", "--yes"]);
+    assert!(trusted.contains("Trusted the settings of"), "{trusted}");
+    assert!(world.ctxkit(&["resources"]).contains("[project, trusted]"));
+
+    std::fs::remove_file(world.project().join(".ctxkit/settings.json")).unwrap();
+    let revoked = world.ctxkit(&["trust", "--revoke"]);
+    assert!(
+        revoked.starts_with("exit: 0") && revoked.contains("Revoked: `"),
+        "{revoked}"
+    );
+    world.write("proj/.ctxkit/settings.json", &settings);
+    let listing = world.ctxkit(&["resources"]);
+    assert!(
+        listing.contains("[project, not trusted: not run"),
+        "{listing}"
+    );
+}

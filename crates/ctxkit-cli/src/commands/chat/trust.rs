@@ -21,17 +21,16 @@ impl Chat {
         let settings = settings_of_project(&self.environment);
         let pending = ctxkit_settings::project_trust(&self.environment, &settings)?;
         let project = pending.project.display().to_string();
+        if revoke {
+            let revoked =
+                crate::commands::resources::revoke_trust(&self.environment, &settings, &pending)?;
+            self.ui
+                .line(&format!("{revoked} (from the next `/reload` or chat)"));
+            return Ok(());
+        }
         if pending.held.is_empty() {
             self.ui.line(&format!(
                 "The settings of `{project}` change nothing that needs trust; nothing to trust"
-            ));
-            return Ok(());
-        }
-        if revoke {
-            ctxkit_settings::set_project_trust(&self.environment, &settings, true)?;
-            self.ui.line(&format!(
-                "Revoked: the settings of `{project}` that need trust no longer apply from the \
-                 next `/reload` or chat"
             ));
             return Ok(());
         }
