@@ -408,7 +408,7 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
             3,
             Some("`ctxkit list` shows the configured packages".to_owned()),
         ),
-        PackageError::UntrustedSource { source_text } => (
+        PackageError::UntrustedSource { source_text, .. } => (
             3,
             Some(format!(
                 "read the project's settings, then run `ctxkit trust` to apply it, or add it to \

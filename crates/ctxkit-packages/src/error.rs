@@ -144,15 +144,18 @@ pub enum PackageError {
         /// A configured source that looks like what was meant.
         suggestion: Option<String>,
     },
-    /// `update <source>` named an entry of an untrusted project's `packages` that reaches outside
-    /// the project (`git:file://…`, a path beyond it): it does not apply until the user runs
-    /// `ctxkit trust`, or adds it to their own settings.
+    /// `update <source>` named an entry of an untrusted project's `packages` held back until the
+    /// project is trusted (`git:file://…`, a path beyond it, a package that runs code as it is
+    /// installed): it does not apply until the user runs `ctxkit trust`, or adds it to their own
+    /// settings.
     #[error(
-        "`{source_text}` in the project's settings reaches outside the project, which is not trusted"
+        "`{source_text}` in the project's settings waits for trust: {}, and the project is not trusted",
+        reason.describe()
     )]
     UntrustedSource {
         /// The entry as written in the project's settings.
         source_text: String,
+        reason: ctxkit_settings::HeldReason,
     },
     /// A git checkout ctxkit will not run git in: its `.git` is not a folder, or its config
     /// sets a key that may run a command (`remote.origin.uploadpack`, `core.fsmonitor`, …), as a

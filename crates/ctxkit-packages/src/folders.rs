@@ -78,7 +78,8 @@ impl PackageFolders {
     /// folder through: npm follows links, so the folder itself, its `node_modules` (and the
     /// scope folder of `package`, `@scope/name[@version]`), its `package.json` and `package-lock.json` must
     /// each be missing or lie beneath the root (a project that commits `.ctxkit/npm` as a
-    /// symlink to another folder would have npm remove and rewrite files there).
+    /// symlink to another folder would have npm remove and rewrite files there); and it holds no
+    /// `.npmrc`, which npm would read as its configuration.
     pub(crate) fn check_npm_root(&self, root: &Path, package: &str) -> Result<(), PackageError> {
         let jail = self.jail_for(root)?;
         let root = ctxkit_jail::lexical(root);
@@ -99,6 +100,17 @@ impl PackageFolders {
                 Ok(_) | Err(JailError::Io { .. }) => {}
                 Err(error) => return Err(jail_refusal(&file, &error)),
             }
+        }
+        // npm reads `<prefix>/.npmrc` as its project's configuration: one committed to a project's
+        // `.ctxkit/npm` would choose the registry (and any other npm setting) of the user's
+        // install. ctxkit never writes one there.
+        let npmrc = root.join(".npmrc");
+        if std::fs::symlink_metadata(&npmrc).is_ok() {
+            return Err(refused(
+                &npmrc,
+                "npm would take its settings (the registry, how scripts run) from it; remove it, \
+                 and keep npm's settings in your own `~/.npmrc`",
+            ));
         }
         Ok(())
     }

@@ -30,4 +30,4 @@ pub use resolve::{
     LocalPackagesOnly, PackageProvider, PathMetadata, ResolvedResource, ResolvedResources,
     SourceOrigin, SourceScope, resolve_configured, resolve_package_sources,
 };
-pub use source::{GitSource, NpmSource, PackageSource, looks_local, parse_git_url};
+pub use source::{GitSource, NpmSource, PackageSource, parse_git_url};

@@ -288,7 +288,9 @@ fn npm_update_installs_only_outdated_packages_batched_per_scope() {
     );
     let recorder = scripted(&world, &[("a", "2.0.0"), ("b", "2.0.0")]);
     let manager = scripted_manager(&world, &recorder);
-    let settings = SettingsManager::load(&world.env);
+    // The project's npm packages apply once it is trusted.
+    let mut settings = SettingsManager::load(&world.env);
+    settings.set_project_trusted(true);
     let outcome = manager.update(&settings, None).unwrap();
     assert_eq!(
         recorder.lines(&world),
@@ -376,7 +378,9 @@ fn real_npm_installs_tarballs_in_every_scope() {
         r#"{"packages":["npm:demo-pkg"]}"#,
     );
     recorder.clear();
-    let settings = SettingsManager::load(&world.env);
+    // The project's npm packages apply once it is trusted.
+    let mut settings = SettingsManager::load(&world.env);
+    settings.set_project_trusted(true);
     let resolved = resolve_configured(&world.env, &settings, &manager);
     let package_skills: Vec<_> = resolved
         .of(ResourceKind::Skills)
@@ -444,7 +448,9 @@ fn real_npm_failure_shows_its_stderr_and_resolve_reports_it() {
         r#"{"packages":["npm:ctxkit-surely-missing-package"]}"#,
     );
     write(world.project().join("skills/ok/SKILL.md"), &skill("ok"));
-    let settings = SettingsManager::load(&world.env);
+    // The project's npm packages apply once it is trusted.
+    let mut settings = SettingsManager::load(&world.env);
+    settings.set_project_trusted(true);
     let resolved = resolve_configured(&world.env, &settings, &manager);
     assert_eq!(resolved.diagnostics.len(), 1);
     assert!(resolved.diagnostics[0].message().contains("ENOTCACHED"));

@@ -32,9 +32,10 @@ pub use json::string_items;
 pub use kind::ResourceKind;
 pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys};
 pub use settings::{
-    Document, HeldEntry, KeyPath, SettingEntry, SettingLookup, SettingOrigin, SettingValue,
-    SettingsDiagnostic, SettingsManager, add_package_source, check_known_key,
-    is_pi_key_not_acted_on, is_pi_key_not_read, reaches_outside_project, remove_package_sources,
+    Document, HeldEntry, HeldReason, KeyPath, SettingEntry, SettingLookup, SettingOrigin,
+    SettingValue, SettingsDiagnostic, SettingsManager, add_package_source, check_known_key,
+    held_until_trusted, is_pi_key_not_acted_on, is_pi_key_not_read, looks_local,
+    remove_package_sources,
 };
 pub use tree::{
     AdaptiveBudgets, AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig,

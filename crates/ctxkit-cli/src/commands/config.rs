@@ -48,11 +48,11 @@ pub fn held_settings_warning(
     let entries = settings.held_project_entries();
     for entry in &entries {
         lines.push(format!(
-            "warning: ignored `{}` of `{}` in `{}`: it reaches outside the project, which is not \
-             trusted",
+            "warning: ignored `{}` of `{}` in `{}`: {}, and the project is not trusted",
             entry.entry,
             entry.key,
-            project.display()
+            project.display(),
+            entry.reason.describe()
         ));
     }
     if let Some(hint) = outside_entries_hint(environment, &entries) {
@@ -66,7 +66,7 @@ pub fn held_settings_warning(
 fn outside_entries_hint(environment: &Environment, entries: &[HeldEntry]) -> Option<String> {
     let own = match entries {
         [] => return None,
-        [HeldEntry { key, entry }] if key == "packages" => {
+        [HeldEntry { key, entry, .. }] if key == "packages" => {
             // A local path is written relative to the project's `.ctxkit/`: named as it resolves,
             // so the command works from wherever the user is (sweep 9: `../../pkg1` did not).
             let local = entry.starts_with('.') || entry.starts_with('/');

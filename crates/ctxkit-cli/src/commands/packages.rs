@@ -79,20 +79,24 @@ pub fn install(
             "note: settings already list this package; its entry was kept as it is"
         )?;
     }
-    if local && held_until_trust(process.environment()?, source) {
+    if local && let Some(reason) = held_until_trust(process.environment()?, source) {
         writeln!(
             crate::redact::stderr(),
-            "note: `{source}` reaches outside the project: ctxkit uses it here once the project is \
-             trusted (`ctxkit trust`)"
+            "note: `{source}` waits for trust in this project ({}): ctxkit uses it here once \
+             the project is trusted (`ctxkit trust`)",
+            reason.describe()
         )?;
     }
     Ok(Outcome::Success)
 }
 
-/// Whether the project's settings hold `source` (typed in the project) back until the project is
-/// trusted: it reaches outside the project.
-fn held_until_trust(environment: &ctxkit_settings::Environment, source: &str) -> bool {
-    let entry = if ctxkit_packages::looks_local(source) {
+/// Why the project's settings hold `source` (typed in the project) back until the project is
+/// trusted, if they do.
+fn held_until_trust(
+    environment: &ctxkit_settings::Environment,
+    source: &str,
+) -> Option<ctxkit_settings::HeldReason> {
+    let entry = if ctxkit_settings::looks_local(source) {
         let typed = ctxkit_settings::expand_tilde_loose(source.trim(), &environment.home);
         ctxkit_settings::resolve_against(&environment.cwd, &typed)
             .display()
@@ -100,7 +104,7 @@ fn held_until_trust(environment: &ctxkit_settings::Environment, source: &str) ->
     } else {
         source.to_owned()
     };
-    ctxkit_settings::reaches_outside_project(environment, "packages", &entry)
+    ctxkit_settings::held_until_trusted(environment, "packages", &entry)
 }
 
 pub fn remove(

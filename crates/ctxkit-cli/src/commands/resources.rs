@@ -173,9 +173,10 @@ fn write_ignored(records: &TrustRecords, out: &mut dyn Write) -> Result<()> {
     for held in &records.ignored_entries {
         writeln!(
             out,
-            "  {}: {}  [project, reaches outside the project, not trusted: `ctxkit trust` \
-             applies it]",
-            held.key, held.entry
+            "  {}: {}  [project, not trusted ({}): `ctxkit trust` applies it]",
+            held.key,
+            held.entry,
+            held.reason.describe()
         )?;
     }
     Ok(())
@@ -355,6 +356,10 @@ pub fn resources(
             "ignoredProjectEntries": records.ignored_entries.iter().map(|held| json!({
                 "key": held.key,
                 "entry": held.entry,
+                "reason": match held.reason {
+                    ctxkit_settings::HeldReason::ReachesOutside => "reachesOutside",
+                    ctxkit_settings::HeldReason::RunsCodeToInstall => "runsCodeToInstall",
+                },
             })).collect::<Vec<_>>(),
             "extensions": loaded.extensions.iter().map(|extension| json!({
                 "path": path_text(&extension.path),

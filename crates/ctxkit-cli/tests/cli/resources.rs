@@ -452,6 +452,8 @@ fn chat_and_serve_name_the_resource_problems_at_startup() {
         "proj/.ctxkit/settings.json",
         r#"{"packages":["npm:not-installed-yet"]}"#,
     );
+    // An untrusted project's npm package waits for trust; trusted, it is one not installed yet.
+    assert!(world.ctxkit(&["trust", "--yes"]).starts_with("exit: 0"));
     let expected = [
         "error: Package `npm:not-installed-yet` is not installed (`[ROOT]/proj/.ctxkit`)",
         "warning: `[ROOT]/proj/.ctxkit/skills/linked/SKILL.md` leads out of",

@@ -337,8 +337,8 @@ fn an_untrusted_project_reaches_no_local_repository_or_package_outside_it() {
     assert!(
         update.contains(
             "warning: ignored `git:file://[ROOT]/private` of `packages` in \
-             `[ROOT]/proj/.ctxkit/settings.json`: it reaches outside the project, which is not \
-             trusted"
+             `[ROOT]/proj/.ctxkit/settings.json`: it reaches outside the project, and the project \
+             is not trusted"
         ),
         "{update}"
     );
@@ -351,14 +351,17 @@ fn an_untrusted_project_reaches_no_local_repository_or_package_outside_it() {
     assert!(named.starts_with("exit: 3"), "{named}");
     assert!(
         named.contains(
-            "in the project's settings reaches outside the project, which is not trusted"
+            "in the project's settings waits for trust: it reaches outside the project, and the \
+             project is not trusted"
         ),
         "{named}"
     );
     let resources = world.ctxkit(&["resources"]);
     assert!(!resources.contains("outer"), "{resources}");
     assert!(
-        resources.contains("packages: ../../outside-pkg  [project, reaches outside"),
+        resources.contains(
+            "packages: ../../outside-pkg  [project, not trusted (it reaches outside the project)"
+        ),
         "{resources}"
     );
 
@@ -501,4 +504,56 @@ fn revoking_forgets_the_project_while_its_settings_are_away() {
         listing.contains("[project, not trusted: not run"),
         "{listing}"
     );
+}
+
+/// A tester's attack: in an untrusted clone whose settings list `npm:left-pad` and which commits
+/// `.ctxkit/npm/.npmrc` (`registry=` the attacker's server), `ctxkit update` installed the package
+/// from that registry and its `postinstall` ran. An untrusted project's npm and git packages wait
+/// for trust (installing one runs its code), and a `.npmrc` in the npm folder is refused, trusted
+/// or not: npm would take its registry and script settings from it.
+#[test]
+fn an_untrusted_projects_npm_package_waits_and_a_committed_npmrc_is_refused() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        &json!({"npmCommand": recording_command(&world, "user-npm")}).to_string(),
+    );
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &json!({"packages": ["npm:left-pad"]}).to_string(),
+    );
+    world.write("proj/.ctxkit/npm/.npmrc", "registry=http://127.0.0.1:9/\n");
+    let update = world.ctxkit(&["update"]);
+    assert!(update.starts_with("exit: 0"), "{update}");
+    assert!(
+        update.contains(
+            "warning: ignored `npm:left-pad` of `packages` in `[ROOT]/proj/.ctxkit/settings.json`: \
+             installing it runs its code, and the project is not trusted"
+        ),
+        "{update}"
+    );
+    let named = world.ctxkit(&["update", "npm:left-pad"]);
+    assert!(
+        named.starts_with("exit: 3")
+            && named.contains("waits for trust: installing it runs its code"),
+        "{named}"
+    );
+    assert!(
+        !world.root.join("tmp/user-npm").exists(),
+        "npm ran: {update}"
+    );
+
+    let trusted = world.ctxkit(&["trust", "--yes"]);
+    assert!(trusted.contains("npm:left-pad"), "{trusted}");
+    for args in [&["update"][..], &["install", "-l", "npm:other"]] {
+        let output = world.ctxkit(args);
+        assert!(
+            output.contains("Refused to touch `[ROOT]/proj/.ctxkit/npm/.npmrc`"),
+            "{args:?}: {output}"
+        );
+        assert!(
+            !world.root.join("tmp/user-npm").exists(),
+            "npm ran for {args:?}: {output}"
+        );
+    }
 }

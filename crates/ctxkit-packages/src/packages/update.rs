@@ -100,7 +100,10 @@ impl PackageManager {
                     .collect();
                 if matching.is_empty() {
                     if let Some(held) = self.held_project_source(settings, &identity) {
-                        return Err(PackageError::UntrustedSource { source_text: held });
+                        return Err(PackageError::UntrustedSource {
+                            source_text: held.entry,
+                            reason: held.reason,
+                        });
                     }
                     return Err(PackageError::NoMatchingPackage {
                         source_text: input.to_owned(),
@@ -174,15 +177,18 @@ impl PackageManager {
         }
     }
 
-    /// The entry of the project's `packages` with `identity` held back because it reaches outside
-    /// an untrusted project.
-    fn held_project_source(&self, settings: &SettingsManager, identity: &str) -> Option<String> {
+    /// The entry of the project's `packages` with `identity` held back until the project is
+    /// trusted.
+    fn held_project_source(
+        &self,
+        settings: &SettingsManager,
+        identity: &str,
+    ) -> Option<ctxkit_settings::HeldEntry> {
         settings
             .held_project_entries()
             .into_iter()
             .filter(|held| held.key == "packages")
-            .map(|held| held.entry)
-            .find(|entry| self.entry_identity(entry, SettingsScope::Project) == identity)
+            .find(|held| self.entry_identity(&held.entry, SettingsScope::Project) == identity)
     }
 
     /// Not installed (or no readable version) → yes; else compare with `npm view`; a failed

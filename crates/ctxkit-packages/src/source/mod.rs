@@ -45,15 +45,6 @@ pub enum PackageSource {
     },
 }
 
-/// Whether `text` names a local path: everything not starting (after trimming) with `npm:`,
-/// `git:`, `github:`, `http:`, `https:` or `ssh:` (case-sensitive).
-pub fn looks_local(text: &str) -> bool {
-    let trimmed = text.trim();
-    !["npm:", "git:", "github:", "http:", "https:", "ssh:"]
-        .iter()
-        .any(|prefix| trimmed.starts_with(prefix))
-}
-
 /// Why a source that did not parse as git must not be taken as a local path either: a URL with a
 /// scheme (its `//` would collapse into a path, credentials and all), or an scp-style
 /// `[user@]host:path` (git's own short form, which needs the `git:` prefix here).
@@ -243,7 +234,7 @@ impl PackageSource {
         if let Some(spec) = text.strip_prefix("npm:") {
             return Self::Npm(parse_npm_spec(spec.trim()));
         }
-        if looks_local(text) {
+        if ctxkit_settings::looks_local(text) {
             return Self::Local {
                 path: text.to_owned(),
             };

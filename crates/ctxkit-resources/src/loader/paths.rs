@@ -4,8 +4,9 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use ctxkit_packages::{PathMetadata, ResolvedResources, SourceOrigin, SourceScope, looks_local};
+use ctxkit_packages::{PathMetadata, ResolvedResources, SourceOrigin, SourceScope};
 use ctxkit_settings::ResourceKind;
+use ctxkit_settings::looks_local;
 use ctxkit_settings::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
 
 /// The path lists a load used, kept so runtime additions can reload one type.

@@ -9,15 +9,36 @@ use super::document::{self, Document, KeyPath};
 use super::reach::PLACE_KEYS;
 use super::schema;
 
+/// Why an entry of an untrusted project's `packages`, `extensions`, `skills`, `prompts` or
+/// `themes` waits for trust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeldReason {
+    /// A local path beyond the project, `git:file://…`, an npm tarball outside it.
+    ReachesOutside,
+    /// A package `ctxkit install`/`update` installs (`npm:`, git): installing it runs its code
+    /// (an npm package's install scripts, a git package's npm dependencies).
+    RunsCodeToInstall,
+}
+
+impl HeldReason {
+    /// The reason, as a warning gives it ("ignored `x`: …").
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::ReachesOutside => "it reaches outside the project",
+            Self::RunsCodeToInstall => "installing it runs its code",
+        }
+    }
+}
+
 /// An entry of a project's `packages`, `extensions`, `skills`, `prompts` or `themes` held back
-/// because it reaches outside the project (a local path beyond it, `git:file://…`); the rest of
-/// the array applies.
+/// until the project is trusted ([`HeldReason`]); the rest of the array applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldEntry {
     /// The top-level key (`packages`, `skills`, …).
     pub key: String,
     /// The entry's source or path, as written.
     pub entry: String,
+    pub reason: HeldReason,
 }
 
 /// A project document cut in two along [`schema::project_safe_keys`].
@@ -72,11 +93,11 @@ impl ProjectSplit {
     }
 }
 
-/// Whether an entry of a place key (`packages`, …) reaches outside the project: `(key, entry)`.
-pub type LeavesProject<'a> = &'a dyn Fn(&str, &str) -> bool;
+/// Why an entry of a place key (`packages`, …) waits for trust, if it does: `(key, entry)`.
+pub type HoldsBack<'a> = &'a dyn Fn(&str, &str) -> Option<HeldReason>;
 
 /// Cuts a project document into what an untrusted project may set and what it may not.
-pub fn split_project(document: &Document, leaves: LeavesProject<'_>) -> ProjectSplit {
+pub fn split_project(document: &Document, leaves: HoldsBack<'_>) -> ProjectSplit {
     let mut split = ProjectSplit::default();
     let mut prefix = Vec::new();
     for (key, value) in document {
@@ -99,26 +120,30 @@ pub fn split_project(document: &Document, leaves: LeavesProject<'_>) -> ProjectS
     split
 }
 
-/// The entries of the place key `key`: those reaching outside held, the others safe.
-fn split_entries(key: &str, items: &[Value], leaves: LeavesProject<'_>, split: &mut ProjectSplit) {
-    let (held, safe): (Vec<&Value>, Vec<&Value>) = items
-        .iter()
-        .partition(|item| entry_text(item).is_some_and(|text| leaves(key, text)));
+/// The entries of the place key `key`: those `holds_back` names held, the others safe.
+fn split_entries(key: &str, items: &[Value], holds_back: HoldsBack<'_>, split: &mut ProjectSplit) {
+    let mut safe = Vec::new();
+    let mut held = Vec::new();
+    for item in items {
+        let reason = entry_text(item).and_then(|text| Some((text, holds_back(key, text)?)));
+        match reason {
+            Some((text, reason)) => {
+                split.held_entries.push(HeldEntry {
+                    key: key.to_owned(),
+                    entry: text.to_owned(),
+                    reason,
+                });
+                held.push(item.clone());
+            }
+            None => safe.push(item.clone()),
+        }
+    }
     if !safe.is_empty() || held.is_empty() {
-        let safe = safe.into_iter().cloned().collect();
         split.safe.insert(key.to_owned(), Value::Array(safe));
     }
-    if held.is_empty() {
-        return;
+    if !held.is_empty() {
+        split.held.insert(key.to_owned(), Value::Array(held));
     }
-    for item in &held {
-        split.held_entries.push(HeldEntry {
-            key: key.to_owned(),
-            entry: entry_text(item).unwrap_or_default().to_owned(),
-        });
-    }
-    let held = held.into_iter().cloned().collect();
-    split.held.insert(key.to_owned(), Value::Array(held));
 }
 
 /// The source or path an entry names: the string, or a package object's `source`.
@@ -206,7 +231,7 @@ mod tests {
             "sessionDir": "/tmp/shared",
             "someFutureKey": true,
         }));
-        let split = split_project(&project, &|_, _| false);
+        let split = split_project(&project, &|_, _| None);
         assert_eq!(
             split.held_keys,
             vec![
@@ -241,7 +266,7 @@ mod tests {
     fn a_held_object_given_as_a_scalar_is_held_whole() {
         let split = split_project(
             &document(json!({"llm": "x", "chat": null, "hooks": 5})),
-            &|_, _| false,
+            &|_, _| None,
         );
         assert_eq!(split.held_keys, vec!["llm", "chat", "hooks"]);
         assert!(split.safe.is_empty());
@@ -257,7 +282,10 @@ mod tests {
             "prompts": ["prompts"],
             "treeFilterMode": "all",
         }));
-        let outside = |_: &str, entry: &str| entry.contains("file:") || entry.contains("../..");
+        let outside = |_: &str, entry: &str| {
+            (entry.contains("file:") || entry.contains("../.."))
+                .then_some(HeldReason::ReachesOutside)
+        };
         let split = split_project(&project, &outside);
         assert!(split.held_keys.is_empty());
         assert_eq!(
@@ -265,15 +293,18 @@ mod tests {
             [
                 HeldEntry {
                     key: "packages".into(),
-                    entry: "git:file:///private/repo".into()
+                    entry: "git:file:///private/repo".into(),
+                    reason: HeldReason::ReachesOutside
                 },
                 HeldEntry {
                     key: "packages".into(),
-                    entry: "../../x".into()
+                    entry: "../../x".into(),
+                    reason: HeldReason::ReachesOutside
                 },
                 HeldEntry {
                     key: "skills".into(),
-                    entry: "../../outside/skills".into()
+                    entry: "../../outside/skills".into(),
+                    reason: HeldReason::ReachesOutside
                 },
             ]
         );

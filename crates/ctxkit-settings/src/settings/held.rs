@@ -38,8 +38,8 @@ impl SettingsManager {
     }
 
     /// The entries of the project's `packages`, `extensions`, `skills`, `prompts` and `themes` that
-    /// do not apply because they reach outside the project and it is not trusted (empty when it
-    /// is), in document order: a local path beyond the project folder, `git:file://…`.
+    /// do not apply because the project is not trusted (empty when it is), in document order: a
+    /// local path beyond the project folder, `git:file://…`, a package that is installed.
     pub fn held_project_entries(&self) -> Vec<HeldEntry> {
         if self.project_trusted {
             return Vec::new();
@@ -57,7 +57,7 @@ impl SettingsManager {
     pub(crate) fn split_project(&self) -> allowlist::ProjectSplit {
         let folder = &self.folder;
         allowlist::split_project(&self.project.document, &|key, entry| {
-            folder.entry_leaves(key, entry)
+            folder.entry_held(key, entry)
         })
     }
 

@@ -23,13 +23,13 @@ mod write;
 
 use std::path::{Path, PathBuf};
 
-pub use allowlist::HeldEntry;
+pub use allowlist::{HeldEntry, HeldReason};
 pub(crate) use boundary::{hook_command_parts, is_path_as_written, with_shell_string_script};
 pub use diagnostics::SettingsDiagnostic;
 pub use document::{Document, KeyPath};
 pub use known::{check_known_key, is_pi_key_not_acted_on, is_pi_key_not_read};
 pub use package_sources::{add_package_source, remove_package_sources};
-pub use reach::reaches_outside_project;
+pub use reach::{held_until_trusted, looks_local};
 pub use shown::SettingValue;
 
 use crate::env::Environment;

@@ -5,12 +5,16 @@
 //! tools read without asking, files the user never showed it; an untrusted project's are held back
 //! until `ctxkit trust` (`allowlist::split_project`).
 //!
+//! An untrusted project's packages that would be installed (`npm:` and git sources) are held back
+//! too: installing one runs its code.
+//!
 //! The judgement mirrors how the package manager and the resolver read an entry (tilde expanded,
 //! resolved against the project's `.ctxkit/` folder) and errs towards "outside": any text that is
 //! not an `npm:` source is also judged as the local path it would be if it did not parse as git.
 
 use std::path::{Path, PathBuf};
 
+use super::allowlist::HeldReason;
 use crate::env::{Environment, expand_tilde_loose, resolve_against};
 
 /// The top-level keys whose entries name places; the only keys held entry by entry.
@@ -60,6 +64,17 @@ impl ProjectFolder {
         !pattern && self.path_leaves(entry)
     }
 
+    /// Why the `entry` of the top-level `key` waits for trust in an untrusted project, if it
+    /// does: it reaches outside the project ([`Self::entry_leaves`]), or it is a package that
+    /// runs code as it is installed (an `npm:` package's install scripts; a git package's
+    /// checkout, whose npm dependencies are installed in it).
+    pub(crate) fn entry_held(&self, key: &str, entry: &str) -> Option<HeldReason> {
+        if self.entry_leaves(key, entry) {
+            return Some(HeldReason::ReachesOutside);
+        }
+        (key == "packages" && !looks_local(entry)).then_some(HeldReason::RunsCodeToInstall)
+    }
+
     fn source_leaves(&self, source: &str) -> bool {
         if let Some(spec) = source.strip_prefix("npm:") {
             return npm_tarball_leaves(spec);
@@ -85,13 +100,23 @@ impl ProjectFolder {
     }
 }
 
-/// Whether `entry` of the top-level `key` (`packages`, `extensions`, `skills`, `prompts`, `themes`),
-/// written in the project settings of `environment`, reaches outside the project: an untrusted
-/// project's such entries wait for `ctxkit trust` ([`crate::SettingsManager::held_project_entries`]).
-pub fn reaches_outside_project(environment: &Environment, key: &str, entry: &str) -> bool {
+/// Why `entry` of the top-level `key` (`packages`, `extensions`, `skills`, `prompts`, `themes`),
+/// written in the project settings of `environment`, waits for `ctxkit trust` while the project
+/// is not trusted, if it does ([`crate::SettingsManager::held_project_entries`]).
+pub fn held_until_trusted(environment: &Environment, key: &str, entry: &str) -> Option<HeldReason> {
     let mut folder = ProjectFolder::of_settings_file(&environment.project_settings_path());
     folder.set_home(&environment.home);
-    folder.entry_leaves(key, entry)
+    folder.entry_held(key, entry)
+}
+
+/// Whether the package source `text` names a local path: everything not starting (after
+/// trimming) with `npm:`, `git:`, `github:`, `http:`, `https:` or `ssh:` (case-sensitive). The
+/// others are installed (`ctxkit install`/`update`), which runs their code.
+pub fn looks_local(text: &str) -> bool {
+    let trimmed = text.trim();
+    !["npm:", "git:", "github:", "http:", "https:", "ssh:"]
+        .iter()
+        .any(|prefix| trimmed.starts_with(prefix))
 }
 
 /// `git:file://…` (any case, spaces allowed after the prefix): git clones it from the local file
@@ -190,6 +215,34 @@ mod tests {
         assert!(!resource("../skills"));
         assert!(!resource("!../../x"));
         assert!(!resource("../../*.md"));
+    }
+
+    #[test]
+    fn packages_that_are_installed_wait_for_trust_and_local_ones_do_not() {
+        let world = tempfile::tempdir().unwrap();
+        let root = world.path().join("project");
+        std::fs::create_dir_all(root.join(".ctxkit")).unwrap();
+        let folder = folder(&root, &world.path().join("home"));
+        let held = |entry: &str| folder.entry_held("packages", entry);
+        for installed in [
+            "npm:left-pad",
+            " npm:x@file:x.tgz",
+            "git:github.com/user/repo",
+            "https://github.com/user/repo@v1",
+            "github:user/repo",
+            "ssh://git@host/owner/repo",
+        ] {
+            assert_eq!(
+                held(installed),
+                Some(HeldReason::RunsCodeToInstall),
+                "{installed}"
+            );
+        }
+        assert_eq!(held("git:file:///x"), Some(HeldReason::ReachesOutside));
+        assert_eq!(held("../pkg"), None);
+        assert_eq!(held("./vendor/skills"), None);
+        // Only packages are installed: a skill path naming `npm:` is a path.
+        assert_eq!(folder.entry_held("skills", "npm:x"), None);
     }
 
     #[test]
