@@ -415,3 +415,89 @@ fn settings_list_steps_a_value_saves_it_and_applies_hidden_thinking_at_once() {
     assert!(!screen.contains("SECRET-PLAN"), "{screen}");
     assert!(screen.contains("Thinking..."), "{screen}");
 }
+
+/// A tester's attack: a cloned repository ships `demo-session.jsonl` recording `ollama/…`;
+/// `ctxkit chat --session demo-session.jsonl` talked to localhost:11434, a port any local user
+/// may hold (or, recording `anthropic/claude-opus-…`, spent the user's key on it). A session file
+/// from outside the sessions folder keeps the user's model, and says how to switch; one in the
+/// sessions folder is still talked to with the model it recorded.
+#[test]
+fn a_session_from_outside_the_sessions_folder_keeps_the_users_model() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    with_two_models(&world, "test-model");
+    for answer in ["One.", "Two.", "Three."] {
+        world.answer(text(answer, 300));
+    }
+    let shipped = world.project.join("demo-session.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "01a2482a-5cda-735d-8489-985dc396ff59",
+               "timestamp": "2026-12-01T10:00:00.000Z", "cwd": world.project}),
+        json!({"type": "model_change", "id": "aa000001", "parentId": null,
+               "timestamp": "2026-12-01T10:00:00.100Z", "provider": "mock",
+               "modelId": "plain-model"}),
+        json!({"type": "message", "id": "aa000002", "parentId": "aa000001",
+               "timestamp": "2026-12-01T10:00:01.000Z",
+               "message": {"role": "user", "content": [{"type": "text", "text": "How?"}],
+                           "timestamp": 1_796_120_401_000_u64}}),
+    ];
+    let text_of = |lines: &[Value]| {
+        lines
+            .iter()
+            .map(|line| format!("{line}\n"))
+            .collect::<String>()
+    };
+    std::fs::write(&shipped, text_of(&lines)).unwrap();
+
+    let tmux = world.start(&format!("--session '{}'", shipped.display()));
+    tmux.wait_for(
+        "The session was recorded with mock/plain-model; it comes from outside your sessions \
+         folder, so the chat stays on mock/test-model",
+    );
+    tmux.wait_idle(1);
+    tmux.line("first");
+    tmux.wait_for("One.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 0).0, "test-model");
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+
+    // `/import` of such a file keeps the chat's model too.
+    let second = world.project.join("second.jsonl");
+    std::fs::write(
+        &second,
+        text_of(&lines).replace("01a2482a-5cda", "01a2482a-5cdb"),
+    )
+    .unwrap();
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line(&format!("/import {}", second.display()));
+    tmux.wait_for(
+        "it comes from outside your sessions folder, so the chat stays on mock/test-model",
+    );
+    tmux.wait_idle(2);
+    tmux.line("second");
+    tmux.wait_for("Two.");
+    tmux.wait_idle(3);
+    assert_eq!(asked(&world, 1).0, "test-model");
+    tmux.keys(&["C-d"]);
+    drop(tmux);
+
+    // In the sessions folder, the recorded model is the user's own choice: restored.
+    let folder = world.session_files()[0].parent().unwrap().to_owned();
+    let own = folder.join("own.jsonl");
+    std::fs::write(
+        &own,
+        text_of(&lines).replace("01a2482a-5cda", "01a2482a-5cdc"),
+    )
+    .unwrap();
+    let tmux = world.start(&format!("--session '{}'", own.display()));
+    tmux.wait_for("ctxkit chat · mock/plain-model");
+    tmux.wait_idle(1);
+    tmux.line("third");
+    tmux.wait_for("Three.");
+    tmux.wait_idle(2);
+    assert_eq!(asked(&world, 2).0, "plain-model");
+}

@@ -129,7 +129,7 @@ impl Chat {
         };
         let session = Session::open(&opened)?;
         self.install(session).await?;
-        self.restore_recorded().await;
+        self.restore_recorded(true).await;
         self.banner(Banner::Switched).await;
         Ok(())
     }

@@ -138,7 +138,7 @@ impl Chat {
         }
         let session = Session::open(std::path::Path::new(&info.path))?;
         self.install(session).await?;
-        self.restore_recorded().await;
+        self.restore_recorded(false).await;
         self.banner(super::banner::Banner::Switched).await;
         Ok(true)
     }

@@ -48,9 +48,17 @@ pub async fn build(
         ui.notice("No earlier session in this folder to continue: starting a new one");
     }
     // A continued session is talked to with the model and thinking level it recorded last (as Pi
-    // restores them), unless `--model` picks one.
+    // restores them), unless `--model` picks one, or the file comes from outside the sessions
+    // folder: a session shipped in a cloned repository would choose where the conversation goes
+    // (`ollama/…` on a port any local user may hold, a paid model on the user's key).
     let recorded = super::thinking::recorded(&session);
-    let (client, keyed_model) = match recorded.model.as_deref().filter(|_| args.model.is_none()) {
+    let from_elsewhere = args.session.is_some()
+        && !super::thinking::in_sessions_folder(&session, &locations.sessions_root);
+    let restored = recorded
+        .model
+        .as_deref()
+        .filter(|_| args.model.is_none() && !from_elsewhere);
+    let (client, keyed_model) = match restored {
         Some(spec) => match restorable_client(&llm_options, spec) {
             Ok(client) => (client, None),
             Err(reason) => {
@@ -65,6 +73,12 @@ pub async fn build(
         None => first_client(environment, &llm_options, args.model.as_deref())?,
     };
     let spec = client.config().display_name();
+    if let Some(recorded) = recorded.model.as_deref().filter(|_| from_elsewhere)
+        && args.model.is_none()
+        && recorded != spec
+    {
+        ui.notice(&super::thinking::model_not_restored(recorded, &spec));
+    }
     // Summaries: `compaction.model` when set, else the chat's own model.
     let typed = settings.settings();
     let compaction_model = typed

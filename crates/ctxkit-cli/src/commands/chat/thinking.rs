@@ -144,11 +144,19 @@ impl Chat {
         self.agent.set_reasoning(reasoning);
     }
 
-    /// After `/resume`: the model and thinking level the session recorded, when they can be
-    /// used (else the chat's own, said in one line). Nothing is recorded.
-    pub(super) async fn restore_recorded(&mut self) {
+    /// After `/resume` and `/import`: the model and thinking level the session recorded, when
+    /// they can be used (else the chat's own, said in one line); a session imported from
+    /// elsewhere (`from_elsewhere`) keeps the chat's model. Nothing is recorded.
+    pub(super) async fn restore_recorded(&mut self, from_elsewhere: bool) {
         let recorded = self.engine.with_session(recorded).await;
-        if let Some(spec) = recorded.model
+        if let Some(spec) = recorded.model.as_deref().filter(|_| from_elsewhere)
+            && spec != self.client.config().display_name()
+        {
+            self.ui.notice(&model_not_restored(
+                spec,
+                &self.client.config().display_name(),
+            ));
+        } else if let Some(spec) = recorded.model
             && spec != self.client.config().display_name()
         {
             match super::setup::restorable_client(&self.llm_options, &spec) {
@@ -173,6 +181,25 @@ impl Chat {
         }
         self.follow_thinking_level().await;
     }
+}
+
+/// Whether `session`'s file lies in the sessions folder (`sessions_root`), where only ctxkit and
+/// Pi write: its recorded model was the user's choice. A file from anywhere else (a repository,
+/// a download) is someone else's record.
+pub(super) fn in_sessions_folder(session: &Session, sessions_root: &std::path::Path) -> bool {
+    let real = |path: &std::path::Path| std::fs::canonicalize(path).ok();
+    match (session.path().and_then(real), real(sessions_root)) {
+        (Some(file), Some(root)) => file.starts_with(root),
+        _ => false,
+    }
+}
+
+/// Why a session from elsewhere is not talked to with the model it recorded.
+pub(super) fn model_not_restored(recorded: &str, using: &str) -> String {
+    format!(
+        "The session was recorded with {recorded}; it comes from outside your sessions folder, so \
+         the chat stays on {using} (`/model {recorded}` switches to it)"
+    )
 }
 
 #[cfg(test)]
