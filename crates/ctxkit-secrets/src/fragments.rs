@@ -6,58 +6,112 @@
 
 use std::ops::Range;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 
 /// The shortest piece of a secret taken for the secret. Shorter than any provider key's secret
 /// part, longer than the public prefixes keys share (`sk-ant-api03-`, 13), so a text naming a
 /// key's kind is left alone.
 pub(crate) const FRAGMENT_BYTES: usize = 16;
 
+/// The windows of [`FRAGMENT_BYTES`] of a set of secrets, and the automaton that finds them: built
+/// once for a set, then run over any number of texts (`grep` redacts every file it searches).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Fragments {
+    windows: Vec<Vec<u8>>,
+    /// `None` when there is no window, or the automaton could not be built (never for a few
+    /// hundred patterns of 16 bytes; a slower scan then, never no scan).
+    automaton: Option<AhoCorasick>,
+}
+
+impl Fragments {
+    /// The fragments of `secrets`. A secret of [`FRAGMENT_BYTES`] or less is matched whole only
+    /// (by the caller); a secret with a non-ASCII character likewise (its windows could cut a
+    /// character in two).
+    pub(crate) fn new(secrets: &[&str]) -> Self {
+        let mut windows: Vec<Vec<u8>> = secrets
+            .iter()
+            .filter(|secret| secret.len() > FRAGMENT_BYTES && secret.is_ascii())
+            .flat_map(|secret| secret.as_bytes().windows(FRAGMENT_BYTES))
+            .map(<[u8]>::to_vec)
+            .collect();
+        windows.sort_unstable();
+        windows.dedup();
+        let automaton = (!windows.is_empty())
+            .then(|| {
+                // A window starts at every character of a key, so a prefilter on first bytes
+                // only slows the search down.
+                AhoCorasick::builder()
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .prefilter(false)
+                    .build(&windows)
+                    .or_else(|_| AhoCorasick::new(&windows))
+                    .ok()
+            })
+            .flatten();
+        Self { windows, automaton }
+    }
+
+    /// `text` with every run of [`FRAGMENT_BYTES`] or more characters of one of the secrets
+    /// replaced by `<redacted>`.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        if self.windows.is_empty() || text.len() < FRAGMENT_BYTES {
+            return text.to_owned();
+        }
+        let ranges = match &self.automaton {
+            Some(automaton) => merged(every_window(automaton, text)),
+            None => merged(
+                (0..=text.len() - FRAGMENT_BYTES)
+                    .filter(|&start| {
+                        self.windows
+                            .binary_search_by(|window| {
+                                window
+                                    .as_slice()
+                                    .cmp(&text.as_bytes()[start..start + FRAGMENT_BYTES])
+                            })
+                            .is_ok()
+                    })
+                    .map(|start| start..start + FRAGMENT_BYTES),
+            ),
+        };
+        let mut redacted = String::with_capacity(text.len());
+        let mut kept = 0;
+        for range in ranges {
+            // A window is ASCII, so its ends are character boundaries.
+            redacted.push_str(&text[kept..range.start]);
+            redacted.push_str("<redacted>");
+            kept = range.end;
+        }
+        redacted.push_str(&text[kept..]);
+        redacted
+    }
+}
+
 /// `text` with every run of [`FRAGMENT_BYTES`] or more characters of one of `secrets` replaced by
-/// `<redacted>`. A secret of that length or less is matched whole only (by the caller); a secret
-/// with a non-ASCII character likewise (its windows could cut a character in two).
+/// `<redacted>` ([`Fragments`], built for this text alone).
+#[cfg(test)]
 pub(crate) fn redact_fragments(text: &str, secrets: &[&str]) -> String {
-    let mut windows: Vec<&[u8]> = secrets
-        .iter()
-        .filter(|secret| secret.len() > FRAGMENT_BYTES && secret.is_ascii())
-        .flat_map(|secret| secret.as_bytes().windows(FRAGMENT_BYTES))
-        .collect();
-    windows.sort_unstable();
-    windows.dedup();
-    if windows.is_empty() || text.len() < FRAGMENT_BYTES {
-        return text.to_owned();
+    Fragments::new(secrets).redact(text)
+}
+
+/// Every place a window stands in `text`, overlapping ones too, in order of their start. Each is
+/// the first match from just past the start of the one before: unlike an overlapping search,
+/// `find` skips text holding no window's first bytes at memchr speed.
+fn every_window(automaton: &AhoCorasick, text: &str) -> Vec<Range<usize>> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while from < text.len() {
+        let input = aho_corasick::Input::new(text).span(from..text.len());
+        let Some(window) = automaton.find(input) else {
+            break;
+        };
+        from = window.start() + 1;
+        found.push(window.range());
     }
-    let ranges = match AhoCorasick::new(&windows) {
-        Ok(automaton) => merged(
-            automaton
-                .find_overlapping_iter(text)
-                .map(|found| found.range()),
-        ),
-        // Never for a few hundred patterns of 16 bytes; a slower scan then, never no scan.
-        Err(_) => merged(
-            (0..=text.len() - FRAGMENT_BYTES)
-                .filter(|&start| {
-                    windows
-                        .binary_search(&&text.as_bytes()[start..start + FRAGMENT_BYTES])
-                        .is_ok()
-                })
-                .map(|start| start..start + FRAGMENT_BYTES),
-        ),
-    };
-    let mut redacted = String::with_capacity(text.len());
-    let mut kept = 0;
-    for range in ranges {
-        // A window is ASCII, so its ends are character boundaries.
-        redacted.push_str(&text[kept..range.start]);
-        redacted.push_str("<redacted>");
-        kept = range.end;
-    }
-    redacted.push_str(&text[kept..]);
-    redacted
+    found
 }
 
 /// Ranges in order of their start, overlapping or touching ones joined.
-fn merged(ranges: impl Iterator<Item = Range<usize>>) -> Vec<Range<usize>> {
+fn merged(ranges: impl IntoIterator<Item = Range<usize>>) -> Vec<Range<usize>> {
     let mut joined: Vec<Range<usize>> = Vec::new();
     for range in ranges {
         match joined.last_mut() {

@@ -61,35 +61,75 @@ pub fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> Str
 /// more of one goes, wherever it stands (QA: an `edit` that put a line break after `sk-ant-` in
 /// `.env` showed the rest of the key in the diff and every later `read`).
 pub fn redact_known<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {
-    let secrets: Vec<&str> = secrets
-        .into_iter()
-        .map(str::trim)
-        .filter(|secret| secret.len() >= 8)
-        .collect();
-    let mut redacted = text.to_owned();
-    for secret in &secrets {
-        redacted = replace_encoded(&redacted, secret);
+    Redactor::new(secrets).redact_known(text)
+}
+
+/// [`redact`] and [`redact_known`] for one set of secrets, prepared once (the automaton that
+/// finds pieces of them): for many texts, such as every file a search reads.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+    fragments: fragments::Fragments,
+}
+
+impl Redactor {
+    /// A redactor of `secrets` (those under 8 characters are left alone, as [`redact`] leaves
+    /// them).
+    pub fn new<'a>(secrets: impl IntoIterator<Item = &'a str>) -> Self {
+        let secrets: Vec<&str> = secrets
+            .into_iter()
+            .map(str::trim)
+            .filter(|secret| secret.len() >= 8)
+            .collect();
+        Self {
+            fragments: fragments::Fragments::new(&secrets),
+            secrets: secrets.into_iter().map(str::to_owned).collect(),
+        }
     }
-    fragments::redact_fragments(&redacted, &secrets)
+
+    /// As [`redact`].
+    pub fn redact(&self, text: &str) -> String {
+        self.redact_known(&scrub::scrub(text))
+    }
+
+    /// As [`redact_known`].
+    pub fn redact_known(&self, text: &str) -> String {
+        let mut redacted = text.to_owned();
+        for secret in &self.secrets {
+            redacted = replace_encoded(&redacted, secret);
+        }
+        self.fragments.redact(&redacted)
+    }
 }
 
 /// `text` with `secret`, in any mix of literal, JSON-escaped and percent-encoded characters,
-/// replaced by `<redacted>`.
+/// replaced by `<redacted>`. A spelling starts with the secret's first byte, `\` (an escape) or
+/// `%`, so only those places are tried (`grep` redacts every file it searches).
 fn replace_encoded(text: &str, secret: &str) -> String {
+    let Some(&first) = secret.as_bytes().first() else {
+        return text.to_owned();
+    };
+    let bytes = text.as_bytes();
     let mut result = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(first) = rest.chars().next() {
-        match encoded_match_length(rest, secret) {
+    let (mut copied, mut searched) = (0, 0);
+    // Each place found is a character's first byte: an ASCII byte, or the first byte of the
+    // secret's first character, never inside another character.
+    while let Some(offset) = memchr::memchr3(first, b'\\', b'%', &bytes[searched..]) {
+        let at = searched + offset;
+        match text
+            .get(at..)
+            .and_then(|rest| encoded_match_length(rest, secret))
+        {
             Some(length) => {
+                result.push_str(&text[copied..at]);
                 result.push_str("<redacted>");
-                rest = &rest[length..];
+                copied = at + length;
+                searched = copied;
             }
-            None => {
-                result.push(first);
-                rest = &rest[first.len_utf8()..];
-            }
+            None => searched = at + 1,
         }
     }
+    result.push_str(&text[copied..]);
     result
 }
 

@@ -12,9 +12,15 @@ pub(crate) fn scrub(text: &str) -> String {
 }
 
 fn scrub_schemes(text: &str) -> String {
+    let bytes = text.as_bytes();
     let mut result = String::with_capacity(text.len());
-    let mut rest = text;
-    'outer: while !rest.is_empty() {
+    let (mut copied, mut searched) = (0, 0);
+    // Both schemes start with a `B`, in either case: only those places are tried (ASCII, so
+    // always a character's first byte).
+    while let Some(offset) = memchr::memchr2(b'B', b'b', &bytes[searched..]) {
+        let at = searched + offset;
+        searched = at + 1;
+        let rest = &text[at..];
         for scheme in SCHEMES {
             let starts = rest
                 .get(..scheme.len())
@@ -22,26 +28,22 @@ fn scrub_schemes(text: &str) -> String {
             if !starts {
                 continue;
             }
-            let after = &rest[scheme.len()..];
-            let after = after.trim_start_matches(' ');
+            let after = rest[scheme.len()..].trim_start_matches(' ');
             let length = after
                 .bytes()
                 .take_while(|byte| is_token_byte(*byte))
                 .count();
-            let token = &after[..length];
-            if looks_like_credential(token) {
-                result.push_str(&rest[..scheme.len()]);
+            if looks_like_credential(&after[..length]) {
+                let token_start = text.len() - after.len();
+                result.push_str(&text[copied..at + scheme.len()]);
                 result.push_str("<redacted>");
-                rest = &after[length..];
-                continue 'outer;
+                copied = token_start + length;
+                searched = copied;
+                break;
             }
         }
-        let Some(first) = rest.chars().next() else {
-            break;
-        };
-        result.push(first);
-        rest = &rest[first.len_utf8()..];
     }
+    result.push_str(&text[copied..]);
     result
 }
 
