@@ -114,6 +114,8 @@ pub struct Workspace {
     credentials: Vec<PathBuf>,
     /// Values redacted from every tool result.
     secrets: Vec<String>,
+    /// The redactor of [`Self::secrets`], made again when one is added.
+    redactor: ctxkit_secrets::Redactor,
 }
 
 /// Folders of every project whose writes need the user's approval, wherever they are in it: git's
@@ -136,7 +138,10 @@ impl Workspace {
             guarded: Vec::new(),
             credentials: ctxkit_jail::credential_places(),
             secrets: ctxkit_secrets::secret_environment_values(),
+            redactor: ctxkit_secrets::Redactor::default(),
         };
+        workspace.redactor =
+            ctxkit_secrets::Redactor::new(workspace.secrets.iter().map(String::as_str));
         if let Some(home) = default_ctxkit_home() {
             workspace.set_home(&home);
         }
@@ -270,6 +275,7 @@ impl Workspace {
         let secret = secret.trim();
         if secret.len() >= 8 && !self.secrets.iter().any(|known| known == secret) {
             self.secrets.push(secret.to_owned());
+            self.redactor = ctxkit_secrets::Redactor::new(self.secrets.iter().map(String::as_str));
         }
     }
 
@@ -282,7 +288,12 @@ impl Workspace {
 
     /// `text` with every known secret replaced by `<redacted>`.
     pub fn redact(&self, text: &str) -> String {
-        ctxkit_secrets::redact(text, self.secrets.iter().map(String::as_str))
+        self.redactor.redact(text)
+    }
+
+    /// Whether `text` holds one of the known secrets (or a piece of one that is redacted).
+    pub fn holds_known_secret(&self, text: &str) -> bool {
+        self.redactor.redact_known(text) != text
     }
 
     /// Where a tool's path argument (relative to `cwd`, absolute, or `~/…`; a leading `@` is

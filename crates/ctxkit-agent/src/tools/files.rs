@@ -155,6 +155,12 @@ pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOut
         Ok(_) => None,
         Err(error) => error.is_not_found().then(String::new),
     };
+    if before
+        .as_deref()
+        .is_some_and(|before| context.workspace.holds_known_secret(before))
+    {
+        return Err(holds_a_key("write", shown));
+    }
     target
         .jail
         .write_atomic(&target.path, content.as_bytes())
@@ -256,6 +262,9 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("Cannot edit `{shown}`: it is not UTF-8 text"))?;
+    if context.workspace.holds_known_secret(&text) {
+        return Err(holds_a_key("edit", shown));
+    }
     let (updated, made) = replacement::apply_all(&text, &pairs).map_err(|(index, unmatched)| {
         let which = if pairs.len() > 1 {
             format!("edits[{index}]: ")
@@ -306,6 +315,18 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
         &context.workspace.redact(&updated),
     );
     Ok(outcome)
+}
+
+/// The refusal of a `write` or `edit` (`verb`) of a file holding a key the model is never shown.
+/// An edit answers "found" or "not found" for its `oldText`, so edits of such a file would spell
+/// the key out a guess at a time (a tester's model did so from `.env`); a write over it would
+/// lose the key, which the model only ever saw as `<redacted>`.
+fn holds_a_key(verb: &str, shown: &str) -> String {
+    format!(
+        "`{shown}` holds a key ctxkit keeps from the model (`read` shows it as `<redacted>`); \
+         `{verb}` does not change such a file: ask the user to make this change; nothing was \
+         changed"
+    )
 }
 
 /// The error of a `write` or `edit` (`verb`) that failed: the file is as it was.
@@ -566,20 +587,17 @@ mod tests {
     }
 
     #[test]
-    fn an_edit_stores_its_diff_with_known_secrets_redacted() {
+    fn an_edit_stores_its_diff_with_credentials_redacted() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
-            dir.path().join(".env"),
-            "HOST=localhost\nKEY=sk-test-diffsecret-123\nPORT=1\n",
+            dir.path().join("request.http"),
+            "HOST=localhost\nAuthorization: Bearer c2VjcmV0LXRva2VuLXZhbHVlLTEyMzQ1\nPORT=1\n",
         )
         .unwrap();
-        let mut context = context(dir.path());
-        let mut workspace = crate::workspace::Workspace::new(dir.path());
-        workspace.add_secret("sk-test-diffsecret-123");
-        context.workspace = std::sync::Arc::new(workspace);
+        let context = context(dir.path());
         let outcome = run_tool(
             "edit",
-            &json!({"path": ".env", "edits": [{"oldText": "PORT=1", "newText": "PORT=2"}]}),
+            &json!({"path": "request.http", "edits": [{"oldText": "PORT=1", "newText": "PORT=2"}]}),
             "e",
             &context,
         );
@@ -588,7 +606,66 @@ mod tests {
         assert_eq!(details["firstChangedLine"], 3);
         assert_eq!(
             details["diff"],
-            " 1 HOST=localhost\n 2 KEY=<redacted>\n-3 PORT=1\n+3 PORT=2"
+            " 1 HOST=localhost\n 2 Authorization: Bearer <redacted>\n-3 PORT=1\n+3 PORT=2"
+        );
+    }
+
+    /// A tester's attack: no-op edits of `.env` whose `oldText` held `KEY=` and a guessed first
+    /// character answered "`newText` is the text it would replace" or "was not found", one bit
+    /// of the configured key per call. An edit or a write of a file holding a known key is
+    /// refused, whatever its text, and the file stays as it was.
+    #[test]
+    fn a_file_holding_a_known_key_is_neither_edited_nor_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let original = "HOST=localhost\nKEY=sk-test-diffsecret-123\nPORT=1\n";
+        std::fs::write(dir.path().join(".env"), original).unwrap();
+        let mut context = context(dir.path());
+        let mut workspace = crate::workspace::Workspace::new(dir.path());
+        workspace.add_secret("sk-test-diffsecret-123");
+        context.workspace = std::sync::Arc::new(workspace);
+        let calls = [
+            (
+                "edit",
+                json!({"path": ".env", "edits": [{"oldText": "KEY=s", "newText": "KEY=s"}]}),
+            ),
+            (
+                "edit",
+                json!({"path": ".env", "edits": [{"oldText": "KEY=x", "newText": "KEY=x"}]}),
+            ),
+            (
+                "edit",
+                json!({"path": ".env", "edits": [{"oldText": "PORT=1", "newText": "PORT=2"}]}),
+            ),
+            (
+                "write",
+                json!({"path": ".env", "content": "KEY=<redacted>\n"}),
+            ),
+        ];
+        let answers: Vec<String> = calls
+            .iter()
+            .map(|(tool, arguments)| {
+                let outcome = run_tool(tool, arguments, "e", &context);
+                assert!(outcome.is_error, "{tool}: {}", outcome.text);
+                outcome.text
+            })
+            .collect();
+        assert_eq!(
+            answers[0], answers[1],
+            "a right and a wrong guess answer alike"
+        );
+        assert!(
+            answers[2].contains("holds a key ctxkit keeps from the model"),
+            "{}",
+            answers[2]
+        );
+        assert!(
+            answers[3].contains("`write` does not change such a file"),
+            "{}",
+            answers[3]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(".env")).unwrap(),
+            original
         );
     }
 

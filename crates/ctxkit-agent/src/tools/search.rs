@@ -1,5 +1,5 @@
 //! `grep`: a regular-expression search over files, respecting `.gitignore` (the `ignore` crate's
-//! walker, as ripgrep's).
+//! walker, as ripgrep's), in their text as `read` shows it (secrets redacted).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -110,7 +110,10 @@ pub fn grep(
         if bytes.iter().take(8192).any(|&byte| byte == 0) {
             continue;
         }
-        let text = String::from_utf8_lossy(&bytes);
+        // Matched as `read` shows it, secrets redacted: a pattern run against the key itself
+        // answers "found" or "not" for each guess, and a tester's model spelled out a
+        // configured key from a project's `.env` in 400 calls of position-only patterns.
+        let text = context.workspace.redact(&String::from_utf8_lossy(&bytes));
         let name = display_path(entry.path(), &base);
         for (number, line) in text.lines().enumerate() {
             if !regex.is_match(line) {
@@ -240,6 +243,47 @@ mod tests {
         assert_eq!(outcome.text, "No matches found");
         let outcome = run_tool("grep", &json!({"pattern": "("}), "c", &context);
         assert!(outcome.is_error && outcome.text.starts_with("Invalid pattern"));
+    }
+
+    /// A tester's attack: `grep "^OPENAI_API_KEY=.{N}[A-M]" .env`, position by position, answered
+    /// "No matches found" or a (redacted) line: one bit of the configured key per call, the key
+    /// spelled out in 400 calls. Patterns are matched against the text as `read` shows it.
+    #[test]
+    fn a_pattern_cannot_probe_a_known_key() {
+        let probes = [
+            "^OPENAI_API_KEY=sk-p",
+            "^OPENAI_API_KEY=zz",
+            "^OPENAI_API_KEY=.{3}[p-q]",
+            "^OPENAI_API_KEY=.{8}[A-Za-z]",
+            "KEY=.{40}",
+            "PORT",
+        ];
+        let answers = |key: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(
+                dir.path().join(".env"),
+                format!("OPENAI_API_KEY={key}\nPORT=1\n"),
+            )
+            .unwrap();
+            let mut context = context(dir.path());
+            let mut workspace = crate::workspace::Workspace::new(dir.path());
+            workspace.add_secret(key);
+            context.workspace = std::sync::Arc::new(workspace);
+            probes.map(|pattern| {
+                run_tool(
+                    "grep",
+                    &json!({"pattern": pattern, "path": ".env"}),
+                    "c",
+                    &context,
+                )
+                .text
+            })
+        };
+        let first = answers("sk-proj-pJE1auGBHZvjyKszCpYqItFEzzzzzzzzzzzz");
+        // Every probe answers the same whatever the key is.
+        assert_eq!(first, answers("zz-9999-0000000000000000000000"));
+        assert_eq!(first[0], "No matches found");
+        assert_eq!(first[5], ".env:2: PORT=1");
     }
 
     /// QA (third round): a match in a file whose name holds a newline was shown on two lines, and
