@@ -143,7 +143,7 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
             Some("the server's certificate must chain to a trusted root and name the URL's host: name its CA's PEM file with `sslrootcert=/path/ca.pem` in the store URL (docs/deployment.md, \"TLS\")".to_owned()),
         ),
         StoreError::TlsFile { parameter, .. } => (4, Some(tls_file_hint(parameter))),
-        StoreError::Io { .. } | StoreError::Database { .. } => (4, None),
+        StoreError::Io { .. } | StoreError::Database { .. } | StoreError::Unresponsive { .. } => (4, None),
     }
 }
 

@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::Engine;
+use crate::error::EngineError;
 use crate::settings::CompactionBudgets as _;
 use crate::state::State;
 
@@ -137,9 +138,23 @@ impl Engine {
     }
 
     /// At a threshold compaction: the background summary, waited for if still being written, when
-    /// it still fits the branch; `None` (and the background work dropped) otherwise.
-    pub(crate) async fn take_background(&self, state: &State) -> Option<CompactionResult> {
-        let background = self.inner.background.lock().ok()?.take()?;
+    /// it still fits the branch; `None` (and the background work dropped) otherwise. The wait
+    /// watches the compaction's `cancel`: cancelled, the background work is dropped (its request
+    /// cancelled) and the compaction ends as any cancelled one does.
+    pub(crate) async fn take_background(
+        &self,
+        state: &State,
+        cancel: &CancellationToken,
+    ) -> Result<Option<CompactionResult>, EngineError> {
+        let taken = self
+            .inner
+            .background
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take());
+        let Some(background) = taken else {
+            return Ok(None);
+        };
         let still_fits = background.boundary == latest_compaction_id(state)
             && state
                 .session
@@ -148,9 +163,13 @@ impl Engine {
                 .any(|entry| entry.id() == background.first_kept_entry_id);
         if !still_fits {
             tracing::info!("background summary dropped: the branch moved past it");
-            return None;
+            return Ok(None);
         }
         let mut background = background;
-        (&mut background.task).await.ok().flatten()
+        tokio::select! {
+            // Dropping `background` cancels its request.
+            () = cancel.cancelled() => Err(EngineError::Cancelled),
+            finished = &mut background.task => Ok(finished.ok().flatten()),
+        }
     }
 }

@@ -85,7 +85,9 @@ pub use agent_run::{AgentConfig, ModelSource, SystemPrompt};
 pub use budget::DEFAULT_MAX_BUFFERED_BYTES;
 pub use drain::Shutdown;
 pub use input::{DEFAULT_MAX_QUEUED_BYTES, DEFAULT_MAX_REQUEST_BYTES};
-pub use listen::{CANCEL_GRACE, DEFAULT_MAX_CONNECTIONS, ListenError, Listener, SHUTDOWN_GRACE};
+pub use listen::{
+    CANCEL_GRACE, DEFAULT_MAX_CONNECTIONS, ListenError, Listener, SHUTDOWN_GRACE, Stopped,
+};
 pub use mirror::StoreBinding;
 pub use pages::MAX_ANSWER_MESSAGES;
 pub use stop::ABANDON_AFTER;

@@ -180,19 +180,20 @@ impl Listener {
             shutdown.await;
             Shutdown::drain("shutdown", SHUTDOWN_GRACE)
         };
-        self.run_until(drain, std::future::pending()).await;
+        let _stopped = self.run_until(drain, std::future::pending()).await;
     }
 
     /// Serves until `stop` completes, then stops as it says: no new connection, each client told
     /// (`server_stopping`), the requests read answered, those still running after its grace (or
     /// when `hurry` completes first: a second signal) cancelled as a client's end cancels them,
     /// each session closed (written, its lease released) within [`CANCEL_GRACE`] more, the
-    /// connections closed (1001).
+    /// connections closed (1001). Says how many clients were still connected when it stopped
+    /// waiting for them.
     pub async fn run_until(
         self,
         stop: impl Future<Output = Shutdown>,
         hurry: impl Future<Output = ()>,
-    ) {
+    ) -> Stopped {
         let mut connections = tokio::task::JoinSet::new();
         let (state, limits) = (self.state, self.limits);
         let acceptor = Acceptor::new(self.listener, limits);
@@ -223,9 +224,21 @@ impl Listener {
             let _ = tokio::time::timeout(CANCEL_GRACE, clients_gone(&state)).await;
         };
         accept_until(&state, limits, &acceptor, &mut connections, cancelled).await;
+        // Counted before the connections are cut: a client still here has a request unanswered
+        // or a session not yet closed (a database that does not answer holds both).
+        let cut_off = state.clients.load(Ordering::SeqCst);
         drop(acceptor);
         connections.abort_all();
+        Stopped { cut_off }
     }
+}
+
+/// How a listening server's stop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    /// Clients still connected when the server stopped waiting (the grace and [`CANCEL_GRACE`]
+    /// over): their connections were cut with a request unanswered or a session not closed.
+    pub cut_off: usize,
 }
 
 /// Serves the connections that come until `until` completes.

@@ -98,6 +98,15 @@ pub enum StoreError {
         error: tokio_postgres::Error,
     },
 
+    /// The database did not answer a statement within its deadline (10 s; 600 s for a migration
+    /// or an import's batch): the host is frozen or the network to it is cut while the
+    /// connection stays open. `context` says what ctxkit was doing. Whether a write that timed
+    /// out was stored is unknown: open the session again once the database answers.
+    #[error(
+        "database: {context}: no answer within {seconds} s (the database or the network to it does not answer)"
+    )]
+    Unresponsive { context: &'static str, seconds: u64 },
+
     /// No database connection could be had from the pool: the server is down or unreachable, or
     /// refused the connection. `reason` is the server's message when it sent one (`password
     /// authentication failed for user …`, `database … does not exist`: never a password).
@@ -152,10 +161,6 @@ impl StoreError {
             path,
             source,
         }
-    }
-
-    pub(crate) fn database(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> Self {
-        move |error| Self::Database { context, error }
     }
 
     /// Why no connection could be had from the pool.

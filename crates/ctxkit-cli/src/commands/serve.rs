@@ -112,6 +112,20 @@ fn copy_out(
     failed.map_or(Ok(()), Err)
 }
 
+/// The last line of a listening server: what its stop achieved, claiming only what is true.
+fn stopped_line(stopped: ctxkit_server::Stopped) -> String {
+    match stopped.cut_off {
+        0 => "Stopped: every client told, every request read answered or cancelled, every \
+              session written and released"
+            .to_owned(),
+        count => format!(
+            "Stopped: every client told; {count} client(s) cut off after the grace with a request \
+             unanswered or a session not closed (the database did not answer, or a command did \
+             not end)"
+        ),
+    }
+}
+
 /// The multi-threaded runtime both transports run on.
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
@@ -251,18 +265,13 @@ fn serve_listen(
         "Listening on ws://{bound}/rpc (health: http://{bound}/health; {who})"
     )?;
     out.flush()?;
-    runtime.block_on(listener.run_until(stop, hurry));
+    let stopped = runtime.block_on(listener.run_until(stop, hurry));
     // A command of a tool a cancelled run abandoned runs in a process group of its own, which no
     // signal to this process reaches: it must not outlive the server.
     ctxkit_agent::tools::stop_running_commands();
     // Said if the output is still read (a supervisor may have closed it): the exit status says
     // it anyway.
-    let _ = writeln!(
-        out,
-        "Stopped: every client told, every request read answered or cancelled, every session \
-         written and released"
-    )
-    .and_then(|()| out.flush());
+    let _ = writeln!(out, "{}", stopped_line(stopped)).and_then(|()| out.flush());
     runtime.shutdown_timeout(Duration::from_secs(1));
     // Ended as the signal would have ended it (128 + its number), after cleaning up.
     Ok(match signalled.get() {

@@ -222,7 +222,7 @@ impl Engine {
         }
         // A threshold compaction takes the summary written in the background when it still fits.
         let background = match reason {
-            CompactionReason::Threshold => self.take_background(state).await,
+            CompactionReason::Threshold => self.take_background(state, cancel).await?,
             CompactionReason::Overflow | CompactionReason::Manual => None,
         };
         if let Some(result) = background {

@@ -118,3 +118,42 @@ async fn a_background_summary_the_branch_moved_past_is_dropped() {
         "a fresh summary was written"
     );
 }
+
+/// Cancelling a threshold compaction that waits for the summary still being written in the
+/// background ends it at once, aborted, with nothing written: the wait watched no cancel, so a
+/// `compact.cancel`, a `shutdown` or Esc was acknowledged while the compaction ran on and was
+/// written (or, with a deadline, was abandoned with no `compaction_end`).
+#[tokio::test]
+async fn cancelling_a_threshold_compaction_waiting_for_the_background_summary_aborts_it() {
+    let harness = Harness::with(
+        background_settings(),
+        Some(model(100_000)),
+        Default::default(),
+        [Answer::Hang],
+    );
+    harness.turn("first", 1_000).await;
+    harness.turn("second", 76_000).await;
+    assert_eq!(harness.engine.background_summaries_started(), 1);
+    harness.summarizer.started.notified().await;
+    harness.turn("third", 85_000).await;
+    let engine = harness.engine.clone();
+    let running = tokio::spawn(async move { engine.after_run().await });
+    while !harness.engine.is_compacting() {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    harness.engine.cancel_compaction();
+    let report = tokio::time::timeout(std::time::Duration::from_secs(5), running)
+        .await
+        .expect("the cancelled compaction ends at once")
+        .unwrap()
+        .unwrap();
+    assert!(matches!(report.decision, Decision::Threshold { .. }));
+    let end = report.compaction.unwrap();
+    assert!(
+        end.aborted && end.error.is_none() && !end.will_retry,
+        "{end:?}"
+    );
+    assert!(!harness.engine.is_compacting());
+    assert_eq!(harness.compactions().await, 0);
+}

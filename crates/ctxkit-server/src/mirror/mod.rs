@@ -101,6 +101,7 @@ fn store_error(error: StoreError) -> MethodError {
         | StoreError::Io { .. }
         | StoreError::Session(_)
         | StoreError::Database { .. }
+        | StoreError::Unresponsive { .. }
         | StoreError::Connect { .. }
         | StoreError::Tls { .. }
         | StoreError::TlsFile { .. } => "store",

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::deadline::Deadline as _;
 use super::{PostgresStore, millis};
 use crate::error::{Result, StoreError};
 use crate::store::Lease;
@@ -25,8 +26,8 @@ impl PostgresStore {
                  RETURNING lease_token",
                 &[&id, &owner, &millis(ttl)],
             )
-            .await
-            .map_err(StoreError::database("acquire the lease"))?;
+            .within("acquire the lease")
+            .await?;
         if let Some(row) = granted {
             return Ok(Lease {
                 session_id: id.to_owned(),
@@ -41,8 +42,8 @@ impl PostgresStore {
                  FROM ctxkit_sessions WHERE id = $1",
                 &[&id],
             )
-            .await
-            .map_err(StoreError::database("read the lease"))?
+            .within("read the lease")
+            .await?
             .ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?;
         Err(StoreError::SessionInUse {
             id: id.to_owned(),
@@ -60,8 +61,8 @@ impl PostgresStore {
                  WHERE id = $1 AND lease_token = $2 AND lease_owner IS NOT NULL",
                 &[&lease.session_id, &lease.token, &millis(ttl)],
             )
-            .await
-            .map_err(StoreError::database("renew the lease"))?;
+            .within("renew the lease")
+            .await?;
         fenced_unless(renewed == 1, lease)
     }
 
@@ -73,8 +74,8 @@ impl PostgresStore {
                  WHERE id = $1 AND lease_token = $2 AND lease_owner IS NOT NULL",
                 &[&lease.session_id, &lease.token],
             )
-            .await
-            .map_err(StoreError::database("release the lease"))?;
+            .within("release the lease")
+            .await?;
         fenced_unless(released == 1, lease)
     }
 }

@@ -1,7 +1,8 @@
 //! Listing the sessions of the PostgreSQL backend: by project, name, time and text.
 
+use super::deadline::Deadline as _;
 use super::{PostgresStore, SESSION_COLUMNS, session_of};
-use crate::error::{Result, StoreError};
+use crate::error::Result;
 use crate::search::words_of;
 use crate::store::{ListQuery, StoredSession};
 
@@ -47,8 +48,8 @@ impl PostgresStore {
                     &limit,
                 ],
             )
-            .await
-            .map_err(StoreError::database("list the sessions"))?;
+            .within("list the sessions")
+            .await?;
         Ok(rows.iter().map(session_of).collect())
     }
 }

@@ -9,10 +9,12 @@ use tokio_postgres::{NoTls, Row};
 
 use self::tls::Tls;
 
+use self::deadline::Deadline as _;
 use crate::error::{Result, StoreError};
 use crate::lines::{SessionLines, next_checked};
 use crate::store::{Lease, ListQuery, SessionStore, StoredSession};
 
+mod deadline;
 mod lease;
 mod list;
 pub(crate) mod tls;
@@ -62,7 +64,8 @@ impl std::fmt::Debug for PostgresStore {
 impl PostgresStore {
     /// Connects to `url` and runs the migrations that have not run.
     pub async fn connect(url: &str) -> Result<Self> {
-        let tls::Connection { config, tls } = tls::read_url(url)?;
+        let tls::Connection { mut config, tls } = tls::read_url(url)?;
+        deadline::bound_socket(&mut config);
         let manager_config = ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         };
@@ -113,9 +116,9 @@ impl PostgresStore {
         self.client()
             .await?
             .simple_query("SELECT 1")
+            .within("check the connection")
             .await
             .map(drop)
-            .map_err(StoreError::database("check the connection"))
     }
 
     /// Whether this store's connections are encrypted (TLS), as the server sees them.
@@ -127,36 +130,35 @@ impl PostgresStore {
                 "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
                 &[],
             )
-            .await
-            .map_err(StoreError::database("read the connection's encryption"))?;
-        row.try_get(0)
-            .map_err(StoreError::database("read the connection's encryption"))
+            .within("read the connection's encryption")
+            .await?;
+        row.try_get(0).map_err(|error| StoreError::Database {
+            context: "read the connection's encryption",
+            error,
+        })
     }
 
     /// Runs the migrations not yet recorded, under an advisory lock (instances starting together
     /// migrate once).
     async fn migrate(&self) -> Result<()> {
         let mut client = self.client().await?;
-        let transaction = client
-            .transaction()
-            .await
-            .map_err(StoreError::database("begin the migration"))?;
+        let transaction = client.transaction().within("begin the migration").await?;
         transaction
             .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
-            .await
-            .map_err(StoreError::database("lock the migration"))?;
+            .within_bulk("lock the migration")
+            .await?;
         transaction
             .batch_execute(
                 "CREATE TABLE IF NOT EXISTS ctxkit_schema (
                      version integer PRIMARY KEY,
                      applied_at timestamptz NOT NULL DEFAULT now())",
             )
-            .await
-            .map_err(StoreError::database("create the schema table"))?;
+            .within("create the schema table")
+            .await?;
         let applied: Option<i32> = transaction
             .query_one("SELECT max(version) FROM ctxkit_schema", &[])
-            .await
-            .map_err(StoreError::database("read the schema version"))?
+            .within("read the schema version")
+            .await?
             .get(0);
         for (version, sql) in MIGRATIONS {
             if applied.is_some_and(|applied| applied >= *version) {
@@ -164,20 +166,17 @@ impl PostgresStore {
             }
             transaction
                 .batch_execute(sql)
-                .await
-                .map_err(StoreError::database("run a migration"))?;
+                .within_bulk("run a migration")
+                .await?;
             transaction
                 .execute(
                     "INSERT INTO ctxkit_schema (version) VALUES ($1)",
                     &[version],
                 )
-                .await
-                .map_err(StoreError::database("record a migration"))?;
+                .within("record a migration")
+                .await?;
         }
-        transaction
-            .commit()
-            .await
-            .map_err(StoreError::database("commit the migration"))
+        transaction.commit().within("commit the migration").await
     }
 }
 
@@ -230,12 +229,12 @@ impl SessionStore for PostgresStore {
             .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
             .read_only(true)
             .start()
-            .await
-            .map_err(StoreError::database("begin the export"))?;
+            .within("begin the export")
+            .await?;
         let header = transaction
             .query_opt("SELECT header FROM ctxkit_sessions WHERE id = $1", &[&id])
-            .await
-            .map_err(StoreError::database("read the session"))?
+            .within("read the session")
+            .await?
             .ok_or_else(|| StoreError::NotFound { id: id.to_owned() })?
             .get(0);
         let entries = transaction
@@ -243,15 +242,12 @@ impl SessionStore for PostgresStore {
                 "SELECT line FROM ctxkit_entries WHERE session_id = $1 ORDER BY seq",
                 &[&id],
             )
-            .await
-            .map_err(StoreError::database("read the entries"))?
+            .within_bulk("read the entries")
+            .await?
             .iter()
             .map(|row| row.get(0))
             .collect();
-        transaction
-            .commit()
-            .await
-            .map_err(StoreError::database("end the export"))?;
+        transaction.commit().within("end the export").await?;
         Ok(SessionLines { header, entries })
     }
 
@@ -286,8 +282,8 @@ impl SessionStore for PostgresStore {
                  ORDER BY id <> $1, id LIMIT $2",
                 &[&id_or_prefix, &(crate::store::AMBIGUOUS_IDS_SHOWN as i64)],
             )
-            .await
-            .map_err(StoreError::database("find the session"))?;
+            .within("find the session")
+            .await?;
         let ids: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
         let count = rows.first().map_or(0, |row| row.get::<_, i64>(1));
         match ids.first() {

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::deadline::Deadline as _;
 use super::{PostgresStore, SESSION_COLUMNS, millis, session_of};
 use crate::error::{Result, StoreError};
 use crate::lines::{EntryFacts, check_entries, header_facts};
@@ -96,8 +97,8 @@ async fn insert_entries(
              FROM unnest($4::text[], $5::text[], $6::text[], $7::text[])
                   WITH ORDINALITY AS t(entry_id, parent_id, kind, line, ordinality)",
         )
-        .await
-        .map_err(StoreError::database("prepare the insert"))?;
+        .within_bulk("prepare the insert")
+        .await?;
     let columns = EntryColumns::of(facts);
     transaction
         .execute(
@@ -112,8 +113,8 @@ async fn insert_entries(
                 &lines,
             ],
         )
-        .await
-        .map_err(StoreError::database("insert the entries"))?;
+        .within_bulk("insert the entries")
+        .await?;
     let changes = row_changes(facts);
     let total = count + i64::try_from(lines.len()).unwrap_or(i64::MAX);
     transaction
@@ -135,8 +136,8 @@ async fn insert_entries(
                 &changes.modified_ms,
             ],
         )
-        .await
-        .map_err(StoreError::database("update the session"))?;
+        .within_bulk("update the session")
+        .await?;
     Ok(total)
 }
 
@@ -160,10 +161,7 @@ impl PostgresStore {
         })?;
         let created_ms = ctxkit_session::parse_timestamp_ms(&header.timestamp).unwrap_or(0);
         let mut client = self.client().await?;
-        let transaction = client
-            .transaction()
-            .await
-            .map_err(StoreError::database("begin the import"))?;
+        let transaction = client.transaction().within_bulk("begin the import").await?;
         let inserted = transaction
             .execute(
                 "INSERT INTO ctxkit_sessions (id, cwd, created, header, modified_ms)
@@ -176,8 +174,8 @@ impl PostgresStore {
                     &created_ms,
                 ],
             )
-            .await
-            .map_err(StoreError::database("insert the session"))?;
+            .within_bulk("insert the session")
+            .await?;
         if inserted == 0 {
             return Err(StoreError::Exists { id: header.id });
         }
@@ -194,12 +192,12 @@ impl PostgresStore {
                 &format!("SELECT {SESSION_COLUMNS} FROM ctxkit_sessions WHERE id = $1"),
                 &[&header.id],
             )
-            .await
-            .map_err(StoreError::database("read the session"))?;
+            .within("read the session")
+            .await?;
         transaction
             .commit()
-            .await
-            .map_err(StoreError::database("commit the import"))?;
+            .within_bulk("commit the import")
+            .await?;
         Ok(session_of(&row))
     }
 }
@@ -237,8 +235,8 @@ impl PostgresStore {
         // takeover sees the new token, as `FOR UPDATE` checks the row's newest version).
         let statement = client
             .prepare_cached(APPEND)
-            .await
-            .map_err(StoreError::database("prepare the append"))?;
+            .within("prepare the append")
+            .await?;
         let columns = EntryColumns::of(&facts);
         let changes = row_changes(&facts);
         let row = client
@@ -258,8 +256,8 @@ impl PostgresStore {
                     &millis(ttl),
                 ],
             )
-            .await
-            .map_err(StoreError::database("append the entries"))?;
+            .within("append the entries")
+            .await?;
         if let Some(row) = row {
             return Ok(u64::try_from(row.get::<_, i64>(0)).unwrap_or(0));
         }
@@ -269,8 +267,8 @@ impl PostgresStore {
                 "SELECT 1 FROM ctxkit_sessions WHERE id = $1",
                 &[&lease.session_id],
             )
-            .await
-            .map_err(StoreError::database("read the session"))?;
+            .within("read the session")
+            .await?;
         match exists {
             Some(_) => Err(StoreError::Fenced {
                 id: lease.session_id.clone(),

@@ -5,6 +5,7 @@
 mod backends;
 mod crowded;
 mod directory_names;
+mod silent;
 mod suite;
 mod tenants;
 mod tls;

@@ -74,11 +74,11 @@ fn realistic_session(dir: &Path, project: &str) -> std::path::PathBuf {
     session.path().unwrap().to_owned()
 }
 
-fn project() -> String {
+pub fn project() -> String {
     format!("/work/project-{}", uuid::Uuid::new_v4())
 }
 
-fn entry_line(id: &str, parent: Option<&str>, text: &str) -> String {
+pub fn entry_line(id: &str, parent: Option<&str>, text: &str) -> String {
     json!({
         "type": "message", "id": id, "parentId": parent,
         "timestamp": "2025-11-20T10:00:00.000Z",
@@ -88,7 +88,7 @@ fn entry_line(id: &str, parent: Option<&str>, text: &str) -> String {
 }
 
 /// Imports a small session of `entries` user messages in a chain; returns its id.
-async fn small_session(store: &impl SessionStore, project: &str, entries: usize) -> String {
+pub async fn small_session(store: &impl SessionStore, project: &str, entries: usize) -> String {
     session_with_id(store, project, entries, uuid::Uuid::new_v4().to_string()).await
 }
 
@@ -331,6 +331,7 @@ pub async fn a_second_writer_is_refused(store: &impl SessionStore) {
         | StoreError::Io { .. }
         | StoreError::Session(_)
         | StoreError::Database { .. }
+        | StoreError::Unresponsive { .. }
         | StoreError::Connect { .. }
         | StoreError::Tls { .. }
         | StoreError::TlsFile { .. }) => panic!("expected session_in_use, got {other:?}"),
