@@ -215,7 +215,7 @@ const NO_SUCH_SESSION_HINT: &str =
 fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
     use ctxkit_import::ImportError;
     match error {
-        ImportError::Io { .. } => (4, None),
+        ImportError::Io { .. } | ImportError::TooLarge { .. } => (4, None),
         ImportError::UnknownFormat { .. } => (
             3,
             Some(

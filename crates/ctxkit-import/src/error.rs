@@ -17,6 +17,16 @@ pub enum ImportError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The source file (or an earlier import being appended to) holds more than `limit` bytes, the
+    /// most ctxkit reads of it. Returned by [`read_source`](crate::read_source),
+    /// [`import_file`](crate::import_file), [`find_subagents`](crate::find_subagents) and the
+    /// listings (which skip the file) before the file is read whole; check the path.
+    #[error("`{path}` is {bytes} bytes, more than the {limit} ctxkit reads of it")]
+    TooLarge {
+        path: PathBuf,
+        bytes: u64,
+        limit: u64,
+    },
     /// `--from auto` could not tell which agent wrote the file: no record has a shape one agent
     /// alone writes. Returned by [`detect_format`](crate::detect_format) and
     /// [`import_file`](crate::import_file); ask the user to name the format.

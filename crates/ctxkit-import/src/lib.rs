@@ -21,6 +21,7 @@ mod listing;
 mod opencode;
 mod output;
 mod pricing;
+mod regular;
 mod report;
 mod source;
 mod stored;
@@ -219,11 +220,7 @@ pub(crate) fn refuse_special_file(path: &Path) -> Result<(), ImportError> {
     if file_type.is_file() || file_type.is_dir() {
         return Ok(());
     }
-    Err(ImportError::Io {
-        operation: "read",
-        path: path.to_owned(),
-        source: std::io::Error::other("not a regular file (a FIFO, a device or a socket)"),
-    })
+    Err(regular::not_regular(path, "a FIFO, a device or a socket"))
 }
 
 #[cfg(test)]

@@ -78,19 +78,28 @@ impl ImportedSession {
     /// entry id it holds with other content, or another header, is a [`ImportError::Conflict`] and
     /// nothing is written.
     pub fn write_to(&self, path: &Path) -> Result<WriteOutcome, ImportError> {
-        let existing = match std::fs::read_to_string(path) {
-            // An empty file holds nothing to lose (`touch` made it, or an earlier write died).
-            Ok(existing) if existing.is_empty() => {
-                self.write_new(path, Existing::Empty)?;
-                return Ok(WriteOutcome::Created);
-            }
-            Ok(existing) => existing,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                self.write_new(path, Existing::None)?;
-                return Ok(WriteOutcome::Created);
-            }
-            Err(error) => return Err(ImportError::io("read", path)(error)),
-        };
+        // Read as a source is: a FIFO or a device there is refused, never waited on.
+        let existing =
+            match crate::regular::read_regular(path, crate::regular::MAX_WHOLE_FILE_BYTES) {
+                // An empty file holds nothing to lose (`touch` made it, or an earlier write died).
+                Ok(existing) if existing.is_empty() => {
+                    self.write_new(path, Existing::Empty)?;
+                    return Ok(WriteOutcome::Created);
+                }
+                Ok(existing) => String::from_utf8(existing).map_err(|error| {
+                    ImportError::io("read", path)(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        error,
+                    ))
+                })?,
+                Err(ImportError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    self.write_new(path, Existing::None)?;
+                    return Ok(WriteOutcome::Created);
+                }
+                Err(error) => return Err(error),
+            };
         let text = self.to_jsonl()?;
         let mut new_lines = text.lines();
         let new_header = new_lines.next().unwrap_or_default();

@@ -23,10 +23,11 @@ pub struct SourceFile {
     pub issues: Vec<ImportIssue>,
 }
 
-/// Reads `path` (opened read-only). Blank lines are skipped; lines that are not JSON objects are
+/// Reads `path` (opened read-only; a regular file of at most 4 GiB, never a FIFO or a device).
+/// Blank lines are skipped; lines that are not JSON objects are
 /// reported as [`IssueKind::MalformedLine`].
 pub fn read_source(path: &Path) -> Result<SourceFile, ImportError> {
-    let bytes = std::fs::read(path).map_err(ImportError::io("read", path))?;
+    let bytes = crate::regular::read_regular(path, crate::regular::MAX_WHOLE_FILE_BYTES)?;
     Ok(parse_source(path, &String::from_utf8_lossy(&bytes)))
 }
 
@@ -116,7 +117,7 @@ fn for_each_raw_line(
     mut each: impl FnMut(usize, &str) -> bool,
 ) -> Result<(), ImportError> {
     use std::io::BufRead as _;
-    let file = std::fs::File::open(path).map_err(ImportError::io("read", path))?;
+    let file = crate::regular::open_regular(path)?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     let mut bytes = Vec::new();
     let mut number = 0;

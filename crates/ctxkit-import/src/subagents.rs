@@ -26,10 +26,17 @@ pub struct SubagentSource {
 }
 
 /// The subagent transcripts of the session in `path` (whose source session id is `session_id`),
-/// sorted by path. Reads only; unreadable directories and files are skipped.
-pub fn find_subagents(format: SourceFormat, path: &Path, session_id: &str) -> Vec<SubagentSource> {
+/// sorted by path. Reads only; unreadable directories and transcripts are skipped, and so are
+/// links, FIFOs and devices among the transcripts. An agent's metadata file that is there but not
+/// a regular file (a FIFO, a device, a link to one) or is over 1 MiB is an error
+/// ([`ImportError::Io`], [`ImportError::TooLarge`]), found before anything is imported.
+pub fn find_subagents(
+    format: SourceFormat,
+    path: &Path,
+    session_id: &str,
+) -> Result<Vec<SubagentSource>, ImportError> {
     let Some(dir) = path.parent() else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let mut found = Vec::new();
     match format {
@@ -37,7 +44,7 @@ pub fn find_subagents(format: SourceFormat, path: &Path, session_id: &str) -> Ve
             if let Some(stem) = path.file_stem() {
                 for child in files_below(&dir.join(stem).join("subagents"), 2) {
                     if is_jsonl(&child) {
-                        let meta = read_meta(&child.with_extension("meta.json"));
+                        let meta = read_meta(&child.with_extension("meta.json"))?;
                         found.push(SubagentSource { path: child, meta });
                     }
                 }
@@ -83,7 +90,7 @@ pub fn find_subagents(format: SourceFormat, path: &Path, session_id: &str) -> Ve
         SourceFormat::OpenCode => {}
     }
     found.sort_by(|a, b| a.path.cmp(&b.path));
-    found
+    Ok(found)
 }
 
 /// Imports a subagent transcript as a child of the session written to `parent_path`: the header's
@@ -142,19 +149,27 @@ fn is_jsonl(path: &Path) -> bool {
         .is_some_and(|extension| extension == "jsonl")
 }
 
-fn read_meta(path: &Path) -> Option<JsonObject> {
-    let text = std::fs::read_to_string(path).ok()?;
-    match serde_json::from_str::<Value>(&text).ok()? {
-        Value::Object(meta) => Some(meta),
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
-            None
+/// An agent's `.meta.json`: `None` when there is none or it is not a JSON object.
+fn read_meta(path: &Path) -> Result<Option<JsonObject>, ImportError> {
+    let bytes = match crate::regular::read_regular(path, crate::regular::MAX_META_BYTES) {
+        Ok(bytes) => bytes,
+        Err(ImportError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None);
         }
-    }
+        Err(error) => return Err(error),
+    };
+    Ok(match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(meta)) => Some(meta),
+        Ok(
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_),
+        )
+        | Err(_) => None,
+    })
 }
 
 /// Whether the first readable record of a JSONL file satisfies `test` (only that line is read).
 fn first_record(path: &Path, test: impl Fn(&JsonObject) -> bool) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
+    let Ok(file) = crate::regular::open_regular(path) else {
         return false;
     };
     std::io::BufReader::new(file)

@@ -85,7 +85,7 @@ fn names_project_folder(cwd: &str, folder_name: &str) -> bool {
 
 /// The first `cwd` among the first lines of a transcript.
 fn recorded_cwd(path: &Path) -> Option<String> {
-    let file = std::fs::File::open(path).ok()?;
+    let file = crate::regular::open_regular(path).ok()?;
     std::io::BufReader::new(file)
         .lines()
         .take(LINES_READ_FOR_CWD)

@@ -8,16 +8,13 @@ use std::sync::Arc;
 use ctxkit_compaction::{NotCarried, NotCarriedReason, list_compactions};
 use ctxkit_engine::EngineError;
 use ctxkit_protocol::SessionInfoRecord;
-use ctxkit_session::{Session, default_session_dir, encode_cwd, list_all_sessions, list_sessions};
+use ctxkit_session::{Session, default_session_dir, list_all_sessions, list_sessions};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::errors::engine_error;
 use crate::methods::{engine, install, params};
 use crate::{MethodError, Shared, codes};
-
-/// The longest file name most file systems take (`NAME_MAX`), in bytes.
-const NAME_MAX: usize = 255;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,10 +86,8 @@ pub(crate) async fn create(shared: &Arc<Shared>, raw: Value) -> Result<Value, Me
                 check_session_dir(&dir)?;
                 dir
             }
-            None => {
-                check_folder_name(&params.cwd)?;
-                default_session_dir(&shared.config.sessions_root, &params.cwd)
-            }
+            // An over-long `cwd` names a shortened folder (`encode_cwd`).
+            None => default_session_dir(&shared.config.sessions_root, &params.cwd),
         };
         Session::create(&params.cwd, &dir)
     };
@@ -141,23 +136,6 @@ fn check_session_dir(dir: &Path) -> Result<(), MethodError> {
             dir.display()
         ),
     ))
-}
-
-/// The sessions folder is named after `cwd` as Pi names it (`--home-me-project--`), one file name:
-/// a `cwd` whose name is longer than a file name may be would fail every write.
-fn check_folder_name(cwd: &str) -> Result<(), MethodError> {
-    let length = encode_cwd(cwd).len();
-    if length > NAME_MAX {
-        return Err(MethodError::new(
-            codes::INVALID_PARAMS,
-            format!(
-                "invalid params: `cwd` is too long to name its sessions folder: the folder's name \
-                 would be {length} bytes, over the {NAME_MAX} a file name may have; pass \
-                 `session_dir` to keep its sessions elsewhere"
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// `session.name`: names the session (appends a `session_info` entry).

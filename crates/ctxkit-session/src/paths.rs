@@ -3,11 +3,41 @@
 
 use std::path::{Path, PathBuf};
 
+/// The longest file name most file systems take (`NAME_MAX`), in bytes.
+const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// How many hex digits of the path's SHA-256 an over-long folder name holds.
+const FOLDER_HASH_DIGITS: usize = 16;
+
 /// The directory name Pi uses for a working directory: the leading separator dropped, `/`, `\` and
-/// `:` replaced by `-`, wrapped in `--`.
+/// `:` replaced by `-`, wrapped in `--`. A name over 255 bytes (a project path of ~250 bytes and
+/// more), which no file system takes and Pi makes anyway, is shortened: the start and the end of
+/// the encoded path around `~`, 16 hex digits of the SHA-256 of `cwd` and `~`, 255 bytes in all
+/// (`--tmp-a-b…~3f2a…~…-y-z--`), so the same path always names the same folder and two long paths
+/// two folders. Every name Pi can create is unchanged.
 pub fn encode_cwd(cwd: &str) -> String {
+    let encoded = encoded_path(cwd);
+    if encoded.len() + 4 <= MAX_FILE_NAME_BYTES {
+        return format!("--{encoded}--");
+    }
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(cwd.as_bytes());
+    let hash: String = digest
+        .iter()
+        .take(FOLDER_HASH_DIGITS / 2)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    // `--`, `~`, the hash, `~`, `--`.
+    let kept = MAX_FILE_NAME_BYTES - FOLDER_HASH_DIGITS - 6;
+    let head = prefix_within(&encoded, kept / 2);
+    let tail = suffix_within(&encoded, kept - head.len());
+    format!("--{head}~{hash}~{tail}--")
+}
+
+/// `cwd` as Pi encodes it in its folder's name, between the `--`s.
+fn encoded_path(cwd: &str) -> String {
     let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
-    let encoded: String = trimmed
+    trimmed
         .chars()
         .map(|character| {
             if matches!(character, '/' | '\\' | ':') {
@@ -16,8 +46,25 @@ pub fn encode_cwd(cwd: &str) -> String {
                 character
             }
         })
-        .collect();
-    format!("--{encoded}--")
+        .collect()
+}
+
+/// The longest start of `text` of at most `bytes` bytes that ends on a character boundary.
+fn prefix_within(text: &str, bytes: usize) -> &str {
+    let mut end = bytes.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The longest end of `text` of at most `bytes` bytes that starts on a character boundary.
+fn suffix_within(text: &str, bytes: usize) -> &str {
+    let mut start = text.len().saturating_sub(bytes);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
 }
 
 /// A project folder as Pi records it (Node's `path.resolve`): made absolute against the working
@@ -153,6 +200,41 @@ mod tests {
             assert_eq!(file_safe_id(&replacement), None);
             assert_eq!(Some(replacement), file_safe_id(unusable), "stable");
         }
+    }
+
+    /// A project whose path is over ~250 bytes still gets a folder it can create: the name keeps
+    /// the path's start and end around a hash of the whole path, the same for the same path.
+    #[test]
+    fn an_over_long_folder_name_is_shortened_with_a_hash() {
+        let long: String = (0..8)
+            .map(|index| format!("/very-long-folder-name-number-{index:02}"))
+            .collect();
+        let cwd = format!("/tmp/r97/sec/w/longcwd2{long}");
+        assert!(cwd.len() > 255);
+        let name = encode_cwd(&cwd);
+        assert!(name.len() <= 255, "{} bytes: {name}", name.len());
+        assert!(name.starts_with("--tmp-r97-sec-w-longcwd2-very-long-folder-name-number-00"));
+        assert!(
+            name.ends_with("-very-long-folder-name-number-07--"),
+            "{name}"
+        );
+        assert_eq!(encode_cwd(&cwd), name, "the same path, the same folder");
+        let other = cwd.replace("number-03", "number-3x");
+        assert_ne!(encode_cwd(&other), name, "another path, another folder");
+        // Many-byte characters are never cut in the middle.
+        let accented = format!("/{}", "é".repeat(300));
+        let name = encode_cwd(&accented);
+        assert!(name.len() <= 255);
+        assert!(name.starts_with("--éé") && name.ends_with("éé--"), "{name}");
+        // A name of 255 bytes or fewer is Pi's, unchanged.
+        let fits = format!("/{}", "a".repeat(250));
+        assert_eq!(encode_cwd(&fits), format!("--{}--", "a".repeat(250)));
+        assert_eq!(encode_cwd(&fits).len(), 254);
+        let limit = format!("/{}", "a".repeat(251));
+        assert_eq!(encode_cwd(&limit), format!("--{}--", "a".repeat(251)));
+        let over = format!("/{}", "a".repeat(252));
+        assert_eq!(encode_cwd(&over).len(), 255);
+        assert_ne!(encode_cwd(&over), format!("--{}--", "a".repeat(252)));
     }
 
     #[test]

@@ -51,9 +51,8 @@ pub fn import(
         );
     }
     let session = import_file(file, format)?;
-    let target = target_of(locations, &session, out_file);
-    write_session(&session, &target, out)?;
-    // Subagent transcripts come along as child sessions beside the parent.
+    // Subagent transcripts come along as child sessions beside the parent; they are found (and a
+    // FIFO or a device among them refused) before anything is written.
     let source_id = session
         .header
         .extra
@@ -61,8 +60,11 @@ pub fn import(
         .and_then(|origin| origin.get("sessionId"))
         .and_then(serde_json::Value::as_str)
         .unwrap_or(&session.header.id);
+    let subagents = find_subagents(session.format, file, source_id)?;
+    let target = target_of(locations, &session, out_file);
+    write_session(&session, &target, out)?;
     let target_dir = target.parent().unwrap_or(Path::new("."));
-    for subagent in find_subagents(session.format, file, source_id) {
+    for subagent in subagents {
         let child = import_subagent(session.format, &subagent, &target)
             .with_context(|| format!("cannot import subagent `{}`", subagent.path.display()))?;
         write_session(&child, &target_dir.join(child.file_name()), out)?;

@@ -471,3 +471,27 @@ async fn session_naming_a_new_file_writes_the_session_there() {
     assert!(refused.contains("neither is its folder"), "{refused}");
     assert!(!nowhere.exists());
 }
+
+/// A piped chat whose session file cannot be written (its sessions folder is a file) fails with
+/// exit 4, as `ctxkit --help` lists for a file that cannot be written: before, the error showed
+/// and the chat exited 0, the prompt lost.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_piped_chat_whose_session_cannot_be_written_exits_4() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let project = std::fs::canonicalize(run.home.path()).unwrap();
+    let folder = ctxkit_session::encode_cwd(&project.display().to_string());
+    let sessions = run.home.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::write(sessions.join(&folder), "not a folder").unwrap();
+    let output = chat_with(&run, &server, "hi\n", &[]);
+    assert!(output.starts_with("exit: 4"), "{output}");
+    let last = output
+        .lines()
+        .rev()
+        .find(|line| line.starts_with("error: "));
+    assert!(
+        last.is_some_and(|line| line.contains("cannot create `")),
+        "{output}"
+    );
+}

@@ -265,6 +265,7 @@ mod edges;
 mod exit_codes;
 mod hostile;
 mod import;
+mod import_special_files;
 mod issue41;
 mod json_records;
 mod login;

@@ -110,8 +110,6 @@ fn is_database(path: &Path) -> bool {
         return false;
     }
     let mut magic = [0_u8; 16];
-    std::fs::File::open(path)
-        .and_then(|mut file| file.read_exact(&mut magic))
-        .is_ok()
+    crate::regular::open_regular(path).is_ok_and(|mut file| file.read_exact(&mut magic).is_ok())
         && &magic == b"SQLite format 3\0"
 }

@@ -200,7 +200,10 @@ pub(crate) fn json_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn read_object(path: &Path) -> Result<JsonObject, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(ImportError::io("read", path))?;
+    let bytes = crate::regular::read_regular(path, crate::regular::MAX_WHOLE_FILE_BYTES)?;
+    let text = String::from_utf8(bytes).map_err(|error| {
+        ImportError::io("read", path)(std::io::Error::new(std::io::ErrorKind::InvalidData, error))
+    })?;
     match ctxkit_protocol::from_str_repaired::<Value>(&text) {
         Ok(Value::Object(object)) => Ok(object),
         Ok(

@@ -17,6 +17,7 @@ mod opencode_next;
 mod record_kinds;
 mod refusals;
 mod shapes;
+mod special_files;
 mod subagents;
 mod surroundings;
 mod trees;

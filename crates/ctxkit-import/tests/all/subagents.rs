@@ -24,7 +24,7 @@ fn claude_code_subagents_are_found_and_imported_as_children() {
             "assistant: It is set in src/auth/session.ts, line 42.",
         ]
     );
-    let found = find_subagents(SourceFormat::ClaudeCode, &parent, "5e6f7a8b-parent");
+    let found = find_subagents(SourceFormat::ClaudeCode, &parent, "5e6f7a8b-parent").unwrap();
     let names: Vec<String> = found
         .iter()
         .map(|found| {
@@ -121,7 +121,7 @@ fn listings_show_subagents_under_their_parent() {
         .collect();
     assert_eq!(ids, [("019ccc01-parent", false), ("019ccc02-worker", true)]);
     let parent = Path::new(&codex[0].path);
-    let found = find_subagents(SourceFormat::Codex, parent, "019ccc01-parent");
+    let found = find_subagents(SourceFormat::Codex, parent, "019ccc01-parent").unwrap();
     assert_eq!(found.len(), 1);
     assert!(
         found[0]
@@ -135,7 +135,7 @@ fn a_codex_spawned_thread_imports_as_a_child_of_its_parent() {
     let root = shape("codex-sessions");
     let day = root.join("2026/03/09");
     let parent = day.join("rollout-2026-03-09T11-00-00-019ccc01-parent.jsonl");
-    let found = find_subagents(SourceFormat::Codex, &parent, "019ccc01-parent");
+    let found = find_subagents(SourceFormat::Codex, &parent, "019ccc01-parent").unwrap();
     assert_eq!(found.len(), 1);
     let child = import_subagent(
         SourceFormat::Codex,
@@ -206,7 +206,7 @@ fn importing_sessions_with_their_subagents_writes_nothing_into_the_source_trees(
             let session = import_file(&parent, Some(format)).unwrap();
             let target = out.join(session.file_name());
             session.write_to(&target).unwrap();
-            for subagent in find_subagents(format, &parent, id) {
+            for subagent in find_subagents(format, &parent, id).unwrap() {
                 let child = import_subagent(format, &subagent, &target).unwrap();
                 child.write_to(&out.join(child.file_name())).unwrap();
             }
@@ -233,12 +233,18 @@ fn a_linked_subagent_transcript_is_not_found() {
     .unwrap();
     let linked = project.join("5e6f7a8b-parent/subagents/agent-zz.jsonl");
     std::os::unix::fs::symlink(&private, &linked).unwrap();
-    assert!(find_subagents(SourceFormat::ClaudeCode, &parent, "5e6f7a8b-parent").is_empty());
+    assert!(
+        find_subagents(SourceFormat::ClaudeCode, &parent, "5e6f7a8b-parent")
+            .unwrap()
+            .is_empty()
+    );
     // The same file, copied in, is one.
     std::fs::remove_file(&linked).unwrap();
     std::fs::copy(&private, &linked).unwrap();
     assert_eq!(
-        find_subagents(SourceFormat::ClaudeCode, &parent, "5e6f7a8b-parent").len(),
+        find_subagents(SourceFormat::ClaudeCode, &parent, "5e6f7a8b-parent")
+            .unwrap()
+            .len(),
         1
     );
 }

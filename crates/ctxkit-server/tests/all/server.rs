@@ -713,17 +713,17 @@ async fn pruned_fetch_reads_a_result_or_its_call() {
     );
 }
 
-/// `session.create` refuses a `cwd` that is empty, relative or holds a NUL byte, and one whose
-/// sessions folder name is longer than a file name may be, naming `cwd` (-32602), and a relative
-/// `session_dir`. Before, each was accepted and every later write failed ("File name too long") or
-/// went to a folder nobody meant (the `serve_requests` fuzz target's runs wrote sessions into the
-/// working folder through mutated `session_dir`s).
+/// `session.create` refuses a `cwd` that is empty, relative or holds a NUL byte, naming `cwd`
+/// (-32602), and a relative `session_dir`. Before, each was accepted and every later write went to
+/// a folder nobody meant (the `serve_requests` fuzz target's runs wrote sessions into the working
+/// folder through mutated `session_dir`s). A `cwd` whose Pi folder name would be longer than a file
+/// name may be gets a shortened folder (`encode_cwd`), and its session is written.
 #[tokio::test]
 async fn session_create_refuses_a_cwd_no_sessions_folder_can_be_named_after() {
     let dir = tempfile::tempdir().unwrap();
     let mut client = start(dir.path());
     let too_long = format!("/{}", "x".repeat(300));
-    for cwd in ["", "relative/project", "/tmp/a\0b", too_long.as_str()] {
+    for cwd in ["", "relative/project", "/tmp/a\0b"] {
         let refused = client.call("session.create", json!({"cwd": cwd})).await;
         assert_eq!(refused["error"]["code"], -32602, "{cwd:?}: {refused}");
         let message = refused["error"]["message"].as_str().unwrap();
@@ -751,7 +751,8 @@ async fn session_create_refuses_a_cwd_no_sessions_folder_can_be_named_after() {
             "{session_dir:?}: {message}"
         );
     }
-    // Kept elsewhere, the long one's folder is never named after it; a long name that fits works.
+    // Kept elsewhere, the long one's folder is never named after it; a long name that fits works,
+    // and so does one that does not, in its shortened folder.
     let elsewhere = client
         .call(
             "session.create",
@@ -760,15 +761,17 @@ async fn session_create_refuses_a_cwd_no_sessions_folder_can_be_named_after() {
         .await;
     assert!(elsewhere["result"]["session_id"].is_string(), "{elsewhere}");
     let fits = format!("/{}", "y".repeat(250));
-    let created = client.call("session.create", json!({"cwd": fits})).await;
-    assert!(created["result"]["session_id"].is_string(), "{created}");
-    client
-        .call("message.append", json!({"message": user("one")}))
-        .await;
-    let written = client
-        .call("message.append", json!({"message": reply("done", 10)}))
-        .await;
-    assert!(written["result"]["entry_id"].is_string(), "{written}");
+    for cwd in [fits, too_long] {
+        let created = client.call("session.create", json!({"cwd": cwd})).await;
+        assert!(created["result"]["session_id"].is_string(), "{created}");
+        client
+            .call("message.append", json!({"message": user("one")}))
+            .await;
+        let written = client
+            .call("message.append", json!({"message": reply("done", 10)}))
+            .await;
+        assert!(written["result"]["entry_id"].is_string(), "{written}");
+    }
 }
 
 /// The events of a compaction the client's end cancelled reach the client: the end waits for the

@@ -199,6 +199,9 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let mut initial = String::new();
     // Why the last prompt's model request failed, if it did (a piped chat's exit status).
     let mut last_failure = None;
+    // The last error that stopped a prompt (its session file could not be written): a piped
+    // chat ends with it, whatever came after, as the prompt is lost.
+    let mut prompt_error = None;
     loop {
         // After every command and prompt: the session open now is the one `--continue` opens.
         runtime.block_on(chat.remember_session(Remember::WhenSwitched));
@@ -303,13 +306,16 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
                     runtime.block_on(chat.usage_line());
                 }
                 Ok(PromptEnd::NotSent(text)) => initial = text,
-                Err(error) => show_error(chat, &error),
+                Err(error) => {
+                    show_error(chat, &error);
+                    prompt_error = Some(error);
+                }
             },
         }
     }
     runtime.block_on(chat.remember_session(Remember::Always));
     runtime.block_on(chat.farewell());
-    piped_outcome(chat, last_failure)
+    piped_outcome(chat, prompt_error, last_failure)
 }
 
 /// The banner before the first prompt; with `--resume`, the list `/resume` shows first, and the
@@ -332,17 +338,28 @@ fn opening(runtime: &Runtime, chat: &mut Chat, terminal: &mut Terminal) -> Resul
     Ok(())
 }
 
-/// How the chat ends: a chat reading a pipe or a file whose last model request failed fails with
-/// [`LastRequestFailed`] (exit 7, as `ctxkit --help` lists), so a script sees it; a person at the
-/// terminal has read the error and quits normally.
-fn piped_outcome(chat: &Chat, last_failure: Option<String>) -> Result<Outcome> {
+/// How the chat ends: a chat reading a pipe or a file fails with the error that stopped one of
+/// its prompts (a session file that could not be written: exit 4, as `ctxkit --help` lists), else,
+/// when its last model request failed, with [`LastRequestFailed`] (exit 7), so a script sees it; a
+/// person at the terminal has read the error and quits normally.
+fn piped_outcome(
+    chat: &Chat,
+    prompt_error: Option<anyhow::Error>,
+    last_failure: Option<String>,
+) -> Result<Outcome> {
     use std::io::IsTerminal as _;
+    if std::io::stdin().is_terminal() {
+        return Ok(Outcome::Success);
+    }
+    if let Some(error) = prompt_error {
+        return Err(error.context("The chat could not finish a prompt"));
+    }
     match last_failure {
-        Some(reason) if !std::io::stdin().is_terminal() => {
+        Some(reason) => {
             let provider = &chat.client.config().provider;
             Err(LastRequestFailed(ctxkit_llm::reply_failure(provider, &reason)).into())
         }
-        Some(_) | None => Ok(Outcome::Success),
+        None => Ok(Outcome::Success),
     }
 }
 
