@@ -47,38 +47,17 @@ pub async fn build(
     if nothing_to_continue {
         ui.notice("No earlier session in this folder to continue: starting a new one");
     }
-    // A continued session is talked to with the model and thinking level it recorded last (as Pi
-    // restores them), unless `--model` picks one, or the file comes from outside the sessions
-    // folder: a session shipped in a cloned repository would choose where the conversation goes
-    // (`ollama/…` on a port any local user may hold, a paid model on the user's key).
     let recorded = super::thinking::recorded(&session);
-    let from_elsewhere = args.session.is_some()
-        && !super::thinking::in_sessions_folder(&session, &locations.sessions_root);
-    let restored = recorded
-        .model
-        .as_deref()
-        .filter(|_| args.model.is_none() && !from_elsewhere);
-    let (client, keyed_model) = match restored {
-        Some(spec) => match restorable_client(&llm_options, spec) {
-            Ok(client) => (client, None),
-            Err(reason) => {
-                let chosen = summary_setup::agent_model_client(&llm_options, None)?;
-                ui.notice(&format!(
-                    "Could not restore the session's model {spec} ({reason}); using {}",
-                    chosen.0.config().display_name()
-                ));
-                chosen
-            }
-        },
-        None => first_client(environment, &llm_options, args.model.as_deref())?,
-    };
+    let (client, keyed_model) = chat_client(
+        environment,
+        &llm_options,
+        args,
+        locations,
+        &session,
+        &recorded,
+        &ui,
+    )?;
     let spec = client.config().display_name();
-    if let Some(recorded) = recorded.model.as_deref().filter(|_| from_elsewhere)
-        && args.model.is_none()
-        && recorded != spec
-    {
-        ui.notice(&super::thinking::model_not_restored(recorded, &spec));
-    }
     // Summaries: `compaction.model` when set, else the chat's own model.
     let typed = settings.settings();
     let compaction_model = typed
@@ -247,6 +226,49 @@ fn agent_options(
         auto_resize_images: typed.images.auto_resize,
         max_tool_output_bytes: None,
     }
+}
+
+/// The chat's model client. A continued session is talked to with the model it recorded last (as
+/// Pi restores it), unless `--model` picks one, or the file comes from outside the sessions
+/// folder: a session shipped in a cloned repository would choose where the conversation goes
+/// (`ollama/…` on a port any local user may hold, a paid model on the user's key).
+fn chat_client(
+    environment: &ctxkit_settings::Environment,
+    llm_options: &ctxkit_llm::LlmOptions,
+    args: &ChatArgs,
+    locations: &Locations,
+    session: &Session,
+    recorded: &super::thinking::Recorded,
+    ui: &Ui,
+) -> Result<(ctxkit_llm::ModelClient, Option<summary_setup::KeyedModel>)> {
+    let from_elsewhere = args.session.is_some()
+        && !super::thinking::in_sessions_folder(session, &locations.sessions_root);
+    let restored = recorded
+        .model
+        .as_deref()
+        .filter(|_| args.model.is_none() && !from_elsewhere);
+    let chosen = match restored {
+        Some(spec) => match restorable_client(llm_options, spec) {
+            Ok(client) => (client, None),
+            Err(reason) => {
+                let chosen = summary_setup::agent_model_client(llm_options, None)?;
+                ui.notice(&format!(
+                    "Could not restore the session's model {spec} ({reason}); using {}",
+                    chosen.0.config().display_name()
+                ));
+                chosen
+            }
+        },
+        None => first_client(environment, llm_options, args.model.as_deref())?,
+    };
+    let spec = chosen.0.config().display_name();
+    if let Some(recorded) = recorded.model.as_deref().filter(|_| from_elsewhere)
+        && args.model.is_none()
+        && recorded != spec
+    {
+        ui.notice(&super::thinking::model_not_restored(recorded, &spec));
+    }
+    Ok(chosen)
 }
 
 /// The client for a session's recorded model `spec`, when requests to it can be sent (its
