@@ -24,12 +24,14 @@ use crate::warming::CacheWarmer;
 use crate::workspace::{Access, Workspace};
 
 mod call_ids;
+mod cancelled_compaction;
 mod forked_outputs;
 mod model_call;
 mod steering;
 mod tool_calls;
 mod user_bash;
 
+pub use cancelled_compaction::AfterCancelledCompaction;
 pub use steering::Steering;
 
 use model_call::RoomCheck;
@@ -94,6 +96,9 @@ pub enum AgentEvent {
         text: String,
         follow_up: bool,
     },
+    /// The user cancelled an automatic compaction (before the prompt, between two model calls):
+    /// what the run does now (its engine events, the cancel among them, came first).
+    CompactionCancelled(AfterCancelledCompaction),
 }
 
 /// Receives the loop's events in order; the loop waits for each.
@@ -118,8 +123,9 @@ pub enum PromptOutcome {
     Answered,
     /// The user interrupted the model or a tool.
     Interrupted,
-    /// The compaction before the prompt was cancelled, so the prompt was not sent: its text is
-    /// given back.
+    /// The compaction before the prompt was cancelled and the prompt could not go out without it
+    /// (the user stopped the run too, or it does not fit the window), so it was not stored: its
+    /// text is given back.
     NotSent(String),
     /// The turn ended without an answer; the one-line reason (a provider error, an overflow that
     /// compaction could not fix). Everything up to here is stored.
@@ -133,9 +139,12 @@ enum TurnEnd {
     Interrupted,
     /// The last reply was an error (maybe an overflow, which `after_run` recovers).
     Error(String),
-    /// The user cancelled the compaction between two model calls: the run stops without another
-    /// check.
+    /// The user cancelled the compaction between two model calls and stopped the run too: it
+    /// stops without another check (which would compact again).
     CompactionCancelled,
+    /// The user cancelled the compaction between two model calls and the next request does not
+    /// fit without it: the run stops without another check; the reason.
+    DoesNotFit(String),
 }
 
 /// An agent: an engine (the session), a model, tools and options.
@@ -357,18 +366,33 @@ impl Agent {
         if let Some(warmer) = &self.warmer {
             warmer.cancel();
         }
+        // A turn from the start: the user's interrupt while the compaction before the prompt is
+        // being cancelled (Esc twice) stops the prompt too.
+        let guard = self.engine.begin_turn();
         let report = self.engine.before_prompt().await?;
         let aborted = report.compaction.as_ref().is_some_and(|end| end.aborted);
         observer.event(AgentEvent::Checked(report)).await;
-        if aborted {
-            let text: Vec<&str> = content.iter().filter_map(ContentBlock::as_text).collect();
-            return Ok(PromptOutcome::NotSent(text.join("\n")));
-        }
+        let text: Vec<&str> = content.iter().filter_map(ContentBlock::as_text).collect();
+        let text = text.join("\n");
         let message = AgentMessage::User(UserMessage {
             content: MessageContent::Blocks(content),
             timestamp: Some(now_ms()),
             extra: JsonObject::new(),
         });
+        if aborted {
+            let pending = std::slice::from_ref(&message);
+            let next = self
+                .after_cancelled_compaction(&guard.cancel_token(), pending, observer)
+                .await?;
+            match next {
+                AfterCancelledCompaction::GoesOn => {}
+                AfterCancelledCompaction::Interrupted
+                | AfterCancelledCompaction::DoesNotFit { .. } => {
+                    return Ok(PromptOutcome::NotSent(text));
+                }
+            }
+        }
+        drop(guard);
         self.engine.append(message).await?;
         self.run(approver, observer).await
     }
@@ -389,8 +413,10 @@ impl Agent {
                 warmer.settled();
             }
             let end = end?;
-            if matches!(end, TurnEnd::CompactionCancelled) {
-                return Ok(PromptOutcome::Interrupted);
+            match end {
+                TurnEnd::CompactionCancelled => return Ok(PromptOutcome::Interrupted),
+                TurnEnd::DoesNotFit(reason) => return Ok(PromptOutcome::Failed(reason)),
+                TurnEnd::Stopped | TurnEnd::Interrupted | TurnEnd::Error(_) => {}
             }
             let report = self.engine.after_run().await?;
             let retry = report.retry;
@@ -405,15 +431,15 @@ impl Agent {
                 observer.event(AgentEvent::Retry).await;
                 continue;
             }
-            // The user cancelled the compaction that would have let the turn go on.
-            if cancelled {
-                return Ok(PromptOutcome::Interrupted);
-            }
             return Ok(match end {
+                // A cancelled compaction after the answer leaves the answer as it was.
                 TurnEnd::Stopped => PromptOutcome::Answered,
                 TurnEnd::Interrupted => PromptOutcome::Interrupted,
+                // The user cancelled the compaction that would have let the turn go on.
+                TurnEnd::Error(_) if cancelled => PromptOutcome::Interrupted,
                 TurnEnd::Error(error) => PromptOutcome::Failed(failure.unwrap_or(error)),
                 TurnEnd::CompactionCancelled => PromptOutcome::Interrupted,
+                TurnEnd::DoesNotFit(reason) => PromptOutcome::Failed(reason),
             });
         }
     }
@@ -439,7 +465,12 @@ impl Agent {
                 if let Some(tokens) = self.output_shortfall(&request) {
                     drop(request);
                     match self.make_output_room(tokens, observer).await? {
-                        RoomCheck::Cancelled => return Ok(TurnEnd::CompactionCancelled),
+                        RoomCheck::Cancelled => {
+                            if let Some(end) = self.go_on_uncompacted(cancel, observer).await? {
+                                return Ok(end);
+                            }
+                            continue;
+                        }
                         // Built again: from the compacted view, or as it was when nothing could
                         // be compacted (and then sent without a second check).
                         RoomCheck::Enough | RoomCheck::Compacted => continue,
@@ -509,7 +540,11 @@ impl Agent {
             let cancelled = report.compaction.as_ref().is_some_and(|end| end.aborted);
             observer.event(AgentEvent::Checked(report)).await;
             if cancelled {
-                return Ok(TurnEnd::CompactionCancelled);
+                if let Some(end) = self.go_on_uncompacted(cancel, observer).await? {
+                    return Ok(end);
+                }
+                // The request goes out as it is: no compaction for its output room either.
+                made_room = true;
             }
             self.deliver_steering(observer).await?;
         }

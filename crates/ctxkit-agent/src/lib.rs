@@ -91,7 +91,8 @@ mod warming;
 mod workspace;
 
 pub use agent::{
-    Agent, AgentEvent, AgentObserver, AgentOptions, IgnoreEvents, PromptOutcome, Steering,
+    AfterCancelledCompaction, Agent, AgentEvent, AgentObserver, AgentOptions, IgnoreEvents,
+    PromptOutcome, Steering,
 };
 pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use limits::WorkspaceLimits;

@@ -252,6 +252,18 @@ impl Engine {
         self.inner.compacting.load(Ordering::SeqCst)
     }
 
+    /// Whether the running compaction or branch summary was asked to stop and has not ended yet:
+    /// a UI's second interrupt meanwhile is meant for the turn (`interrupt_turn`), not for it.
+    pub fn is_cancelling(&self) -> bool {
+        let cancelled = |slot: &Mutex<Option<CancellationToken>>| {
+            slot.lock()
+                .ok()
+                .and_then(|token| token.as_ref().map(CancellationToken::is_cancelled))
+                .unwrap_or(false)
+        };
+        cancelled(&self.inner.compaction_cancel) || cancelled(&self.inner.branch_summary_cancel)
+    }
+
     /// Runs `read` on the session (after any running compaction).
     pub async fn with_session<T>(&self, read: impl FnOnce(&Session) -> T) -> T {
         read(&self.lock().await.session)

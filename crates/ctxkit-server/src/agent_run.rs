@@ -221,6 +221,9 @@ impl AgentObserver for Notifier {
             })),
             AgentEvent::Retry => Some(json!({"type": "retry"})),
             AgentEvent::ProviderRetry(notice) => Some(provider_retry(&notice)),
+            // The engine's `compaction_failed` says the cancel; the run's next event, or its
+            // outcome (`interrupted`, `failed` with the reason, `not_sent`), what followed.
+            AgentEvent::CompactionCancelled(_) => None,
             AgentEvent::Steered { text, follow_up } => Some(json!({
                 "type": if follow_up { "follow_up" } else { "steered" },
                 "text": text,

@@ -196,7 +196,7 @@ impl World {
             .push_back(Answer::Measured(content));
     }
 
-    fn summary_delay(&self, delay: Duration) {
+    pub(crate) fn summary_delay(&self, delay: Duration) {
         *self.script.summary_delay.lock().unwrap() = delay;
     }
 
@@ -630,7 +630,7 @@ macro_rules! require_tmux {
     };
 }
 
-fn count_type(entries: &[Value], kind: &str) -> usize {
+pub(crate) fn count_type(entries: &[Value], kind: &str) -> usize {
     entries.iter().filter(|entry| entry["type"] == kind).count()
 }
 
@@ -738,7 +738,7 @@ fn chat_runs_tools_persists_and_continues() {
 }
 
 /// A reply long enough (~130 tokens) that compaction has something to summarize.
-fn long(label: &str, prompt_tokens: u64) -> ResponseTemplate {
+pub(crate) fn long(label: &str, prompt_tokens: u64) -> ResponseTemplate {
     let filler = "The parser reads tokens, builds the tree and reports errors with their spans. ";
     text(&format!("{label}. {}", filler.repeat(6)), prompt_tokens)
 }
@@ -1059,7 +1059,7 @@ fn chat_recovers_an_overflow_after_a_tool_result_and_holds_its_session() {
 }
 
 /// The text of the last user message of a chat request.
-fn last_user_text(request: &Value) -> String {
+pub(crate) fn last_user_text(request: &Value) -> String {
     request["messages"]
         .as_array()
         .unwrap()

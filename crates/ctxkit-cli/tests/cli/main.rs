@@ -244,6 +244,7 @@ mod attacks;
 mod cache_cost;
 mod chat;
 mod chat_commands;
+mod chat_compaction_cancel;
 mod chat_first_run;
 mod chat_fork;
 mod chat_habits;

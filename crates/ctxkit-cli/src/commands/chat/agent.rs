@@ -151,6 +151,7 @@ impl AgentObserver for Terminal<'_> {
                 AgentEvent::Steered { text, .. } => {
                     self.ui.line(&format!("> {text}"));
                 }
+                AgentEvent::CompactionCancelled(next) => self.ui.after_cancelled_compaction(&next),
             }
         })
     }

@@ -251,20 +251,18 @@ pub fn keep_typed(typed: &mut String, bytes: &[u8]) {
     }
 }
 
-/// Splits keys typed ahead into the line they entered (everything before the last Enter, its
-/// lines joined by spaces) and the text typed after it, which starts the next input line.
-pub fn entered_line(typed: &str) -> (Option<String>, &str) {
-    match typed.rsplit_once('\n') {
-        Some((entered, pending)) => {
-            let entered = entered
-                .split('\n')
-                .map(str::trim)
-                .filter(|part| !part.is_empty());
-            let entered = entered.collect::<Vec<_>>().join(" ");
-            ((!entered.is_empty()).then_some(entered), pending)
-        }
-        None => (None, typed),
+/// Takes from keys typed ahead the next line to enter: the first line ended by Enter (blank ones
+/// skipped), as during a reply each such line is a prompt of its own; the lines after it stay in
+/// `typed` for the input lines that follow. `None` when no line is finished: `typed` then holds
+/// only the text after the last Enter, which starts the next input line.
+pub fn take_entered_line(typed: &mut String) -> Option<String> {
+    let taken = take_lines(typed, |lines| lines.len().min(1));
+    if taken.is_empty()
+        && let Some((_, pending)) = typed.rsplit_once('\n')
+    {
+        *typed = pending.to_owned();
     }
+    taken.into_iter().next()
 }
 
 /// Takes from keys typed ahead the messages to steer the agent with: the lines ended by Enter,
@@ -272,6 +270,18 @@ pub fn entered_line(typed: &str) -> (Option<String>, &str) {
 /// is a command (`/…`, `!…`), which waits with what follows for the input line. What is left stays
 /// in `typed`.
 pub fn take_steering(typed: &mut String, all: bool) -> Vec<String> {
+    take_lines(typed, |lines| {
+        let deliverable = lines
+            .iter()
+            .take_while(|line| !line.starts_with(['/', '!']))
+            .count();
+        if all { deliverable } else { deliverable.min(1) }
+    })
+}
+
+/// Takes the first lines ended by Enter from keys typed ahead (trimmed, blank ones skipped), as
+/// many as `count` says of them all; the rest, and the text after the last Enter, stay in `typed`.
+pub fn take_lines(typed: &mut String, count: impl FnOnce(&[&str]) -> usize) -> Vec<String> {
     let Some((entered, pending)) = typed.rsplit_once('\n') else {
         return Vec::new();
     };
@@ -280,11 +290,7 @@ pub fn take_steering(typed: &mut String, all: bool) -> Vec<String> {
         .map(str::trim)
         .filter(|line| !line.is_empty())
         .collect();
-    let deliverable = lines
-        .iter()
-        .take_while(|line| !line.starts_with(['/', '!']))
-        .count();
-    let count = if all { deliverable } else { deliverable.min(1) };
+    let count = count(&lines).min(lines.len());
     if count == 0 {
         return Vec::new();
     }
@@ -350,16 +356,23 @@ mod tests {
     }
 
     #[test]
-    fn a_line_typed_ahead_with_enter_is_entered() {
-        assert_eq!(
-            entered_line("slow one\n"),
-            (Some("slow one".to_owned()), "")
-        );
-        assert_eq!(
-            entered_line("fix it\n and test\nnext"),
-            (Some("fix it and test".to_owned()), "next")
-        );
-        assert_eq!(entered_line("not yet"), (None, "not yet"));
-        assert_eq!(entered_line(" \n\nlater"), (None, "later"));
+    fn lines_typed_ahead_with_enter_are_entered_one_at_a_time() {
+        let mut typed = "slow one\n".to_owned();
+        assert_eq!(take_entered_line(&mut typed).as_deref(), Some("slow one"));
+        assert_eq!(typed, "");
+        // Two lines ended by Enter are two prompts, never one (QA: `four` Enter `five` Enter
+        // during `/compact` went as the one prompt "four five").
+        let mut typed = "four\n /compact \n\nfive\nnext".to_owned();
+        assert_eq!(take_entered_line(&mut typed).as_deref(), Some("four"));
+        assert_eq!(take_entered_line(&mut typed).as_deref(), Some("/compact"));
+        assert_eq!(take_entered_line(&mut typed).as_deref(), Some("five"));
+        assert_eq!(take_entered_line(&mut typed), None);
+        assert_eq!(typed, "next");
+        let mut typed = "not yet".to_owned();
+        assert_eq!(take_entered_line(&mut typed), None);
+        assert_eq!(typed, "not yet");
+        let mut typed = " \n\nlater".to_owned();
+        assert_eq!(take_entered_line(&mut typed), None);
+        assert_eq!(typed, "later");
     }
 }

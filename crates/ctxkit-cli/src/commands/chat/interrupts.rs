@@ -1,5 +1,6 @@
 //! Ctrl-C while the agent works: cancels a running compaction or branch summary (nothing is
-//! written), else the running turn (the model request or tool in flight). At the input line the
+//! written; a run goes on without it), else the running turn (the model request or tool in
+//! flight). At the input line the
 //! line editor reads Ctrl-C itself.
 
 use std::sync::{Arc, Mutex};
@@ -30,13 +31,14 @@ impl Interrupts {
         }
     }
 
-    /// Stops what is running: a compaction first, else the turn.
+    /// Stops what is running: a compaction first, else the turn. A second interrupt while the
+    /// cancelled compaction ends stops the turn: the run would go on without the compaction.
     pub fn interrupt(&self) {
         let Ok(target) = self.0.lock() else { return };
         let Some(engine) = target.as_ref() else {
             return;
         };
-        if engine.is_compacting() {
+        if engine.is_compacting() && !engine.is_cancelling() {
             engine.cancel_compaction();
             engine.cancel_branch_summary();
         } else {

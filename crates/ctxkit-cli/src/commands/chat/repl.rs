@@ -197,6 +197,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     }
     opening(runtime, chat, &mut terminal)?;
     let mut initial = String::new();
+    // Lines typed ahead after the one entered now, set aside while it runs.
+    let mut held = Vec::new();
     // Why the last prompt's model request failed, if it did (a piped chat's exit status).
     let mut last_failure = None;
     // The last error that stopped a prompt (its session file could not be written): a piped
@@ -206,19 +208,20 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         // After every command and prompt: the session open now is the one `--continue` opens.
         runtime.block_on(chat.remember_session(Remember::WhenSwitched));
         double_escape.follow(chat.double_escape);
-        // Keys typed while the agent worked: a line ended by Enter is entered now, what follows
-        // comes back as the start of the next input line.
-        let typed = chat.ui.take_typed();
-        let (entered, pending) = super::escape::entered_line(&typed);
-        let line = match entered {
+        // Keys typed while the agent worked: a line ended by Enter is entered now, each such line
+        // on its own, as during a reply (the lines after it wait in the type-ahead for the next
+        // turns of this loop); the text after the last Enter starts the next input line.
+        chat.ui.put_back_entered_lines(std::mem::take(&mut held));
+        let line = match chat.ui.take_entered_line() {
             Some(entered) => {
                 let entered = format!("{initial}{entered}");
                 chat.ui.line(&format!("{PROMPT}{entered}"));
-                initial = pending.trim_start().to_owned();
+                initial.clear();
+                held = chat.ui.take_entered_lines();
                 Ok(entered)
             }
             None => {
-                initial.push_str(pending.trim_start());
+                initial.push_str(chat.ui.take_typed().trim_start());
                 let line = if !large_input::fits(&initial) {
                     // Too large to put on the input line (an old prompt, a file from `$EDITOR`).
                     terminal.large.hand(std::mem::take(&mut initial));

@@ -134,6 +134,38 @@ impl Ui {
             .unwrap_or_default()
     }
 
+    /// The next line typed with Enter while the agent worked, taken to be entered
+    /// ([`super::escape::take_entered_line`]); `None` leaves the text typed after the last Enter
+    /// for [`Ui::take_typed`].
+    pub fn take_entered_line(&self) -> Option<String> {
+        self.typed
+            .lock()
+            .ok()
+            .and_then(|mut typed| super::escape::take_entered_line(&mut typed))
+    }
+
+    /// Every further line typed with Enter, set aside while the line entered before them runs:
+    /// its run would take them as steering, with its first request, where each is a prompt of its
+    /// own ([`Ui::put_back_entered_lines`] gives them back).
+    pub fn take_entered_lines(&self) -> Vec<String> {
+        self.typed
+            .lock()
+            .map(|mut typed| super::escape::take_lines(&mut typed, |lines| lines.len()))
+            .unwrap_or_default()
+    }
+
+    /// Puts lines [`Ui::take_entered_lines`] took back before what was typed since.
+    pub fn put_back_entered_lines(&self, lines: Vec<String>) {
+        if lines.is_empty() {
+            return;
+        }
+        if let Ok(mut typed) = self.typed.lock() {
+            let mut restored: String = lines.iter().map(|line| format!("{line}\n")).collect();
+            restored.push_str(&typed);
+            *typed = restored;
+        }
+    }
+
     /// Text typed while the agent worked, taken for the next input line.
     pub fn take_typed(&self) -> String {
         self.typed

@@ -6,7 +6,29 @@ use ctxkit_protocol::{AssistantMessage, ContentBlock, ProviderContextEdit, ToolC
 use super::{Role, Ui};
 use crate::render::one_line;
 
+/// Said when a run goes on after its automatic compaction was cancelled.
+const GOES_ON_UNCOMPACTED: &str =
+    "(the run goes on without compacting; Esc or Ctrl-C again interrupts it)";
+
+/// Said when a run stopped because its context does not fit without the cancelled compaction.
+const DOES_NOT_FIT_HINT: &str =
+    "hint: `/compact` makes room; then send a prompt (`continue`) to go on";
+
 impl Ui {
+    /// What the run does after the user cancelled its automatic compaction, under the
+    /// `Compaction cancelled` line: without a word, a run that stops would look finished.
+    pub fn after_cancelled_compaction(&self, next: &ctxkit_agent::AfterCancelledCompaction) {
+        use ctxkit_agent::AfterCancelledCompaction as Next;
+        match next {
+            Next::GoesOn => self.info(GOES_ON_UNCOMPACTED),
+            Next::Interrupted => self.notice("Interrupted"),
+            Next::DoesNotFit { .. } => {
+                self.error(&next.reason().unwrap_or_default());
+                self.info(DOES_NOT_FIT_HINT);
+            }
+        }
+    }
+
     /// A reply: reasoning dimmed, text as is, each tool call on its own line. What streamed in
     /// is not printed again.
     pub fn reply(&self, reply: &AssistantMessage, overflow: bool) {
