@@ -2,7 +2,7 @@
 
 mod columns;
 
-pub use columns::fit_two_columns;
+pub use columns::{fit_two_columns, wrap_at_words};
 
 use ctxkit_protocol::{AgentMessage, ContentBlock, EntryKind, MessageContent};
 use ctxkit_session::StoredEntry;

@@ -2,8 +2,8 @@
 //! [`ModelClient::chat`] with streaming on, shows text and thinking through a callback as they
 //! arrive, and assembles the reply. A cancelled stream keeps what arrived as an `aborted` reply; a
 //! provider error inside the stream (an overflow among them), a broken connection, a stream that
-//! ends without its format's end (`Reader::missing_end`) or a stream quiet for longer than the
-//! idle limit ends it as an `error` reply with the provider's wording (or the limit's) and what
+//! ends without its format's end (`Reader::missing_end`), an event that is not valid JSON or a
+//! stream quiet for longer than the idle limit ends it as an `error` reply with the provider's wording (or the limit's) and what
 //! arrived; the agent runs no tool call of an `error` reply. Retries before the stream starts show
 //! as [`ChatDelta::Retrying`].
 

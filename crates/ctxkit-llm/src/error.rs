@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use crate::http::TimeoutPhase;
 
+/// The setting that caps the wait a provider may ask for before a retry.
+const MAX_RETRY_DELAY_SETTING: &str = "retry.provider.maxRetryDelayMs";
+
 /// A failed model request or an unusable configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
@@ -55,13 +58,16 @@ pub enum LlmError {
         timeout: Duration,
         retried: Retried,
     },
-    /// The provider asked to wait longer than the configured maximum retry delay.
+    /// The provider answered `status` asking to wait longer than the configured maximum retry
+    /// delay: returned at once. The message gives the provider's own message, as [`Self::Http`]'s
+    /// does, and names the setting that allows a longer wait.
     #[error(
-        "Provider `{provider}` asked to retry after {}s, more than the allowed {}s: {}",
-        retry_after.as_secs(), max_delay.as_secs(), one_line(body)
+        "Provider `{provider}` returned HTTP {status}: {}; it asked to retry after {} s, more than the {} s `{MAX_RETRY_DELAY_SETTING}` allows (raise it, or 0 for no cap, to wait that long)",
+        http_message(body), seconds(*retry_after), seconds(*max_delay)
     )]
     RetryDelayTooLong {
         provider: String,
+        status: u16,
         retry_after: Duration,
         max_delay: Duration,
         body: String,
@@ -225,10 +231,11 @@ impl LlmError {
     /// The HTTP status, for an HTTP error.
     pub fn status(&self) -> Option<u16> {
         match self {
-            Self::Http { status, .. } | Self::Redirected { status, .. } => Some(*status),
+            Self::Http { status, .. }
+            | Self::Redirected { status, .. }
+            | Self::RetryDelayTooLong { status, .. } => Some(*status),
             Self::Network { .. }
             | Self::Timeout { .. }
-            | Self::RetryDelayTooLong { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
             | Self::UnusableSummary { .. }

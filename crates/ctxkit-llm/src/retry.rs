@@ -181,6 +181,7 @@ where
         }
         retries += 1;
         let delay = if let LlmError::Http {
+            status,
             retry_after: Some(asked),
             body,
             ..
@@ -190,6 +191,7 @@ where
                 Some(max) if *asked > max => {
                     return Err(LlmError::RetryDelayTooLong {
                         provider: provider.to_owned(),
+                        status: *status,
                         retry_after: *asked,
                         max_delay: max,
                         body: body.clone(),

@@ -20,6 +20,8 @@ mod echoed_secrets;
 mod foreign_keys;
 #[path = "all/live.rs"]
 mod live;
+#[path = "all/malformed_events.rs"]
+mod malformed_events;
 #[path = "all/message_threads.rs"]
 mod message_threads;
 #[path = "all/prompt_caching.rs"]

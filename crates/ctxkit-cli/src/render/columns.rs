@@ -1,6 +1,8 @@
-//! The chat's two-column lists (`/help`, `/hotkeys`: a name, then its description from column 28,
-//! going on in lines of 28 spaces) fitted to the terminal: a tester's 80-column terminal cut
-//! `/help`'s lines mid-word.
+//! Text fitted to the terminal at its words, where the terminal would break it at its last
+//! column, mid-word: the chat's two-column lists (`/help`, `/hotkeys`: a name, then its
+//! description from column 28, going on in lines of 28 spaces; a tester's 80-column terminal cut
+//! `/help`'s lines mid-word) and its messages (`wrap_at_words`; QA r97: an error line broken inside
+//! a number).
 
 use unicode_width::UnicodeWidthStr as _;
 
@@ -64,6 +66,30 @@ fn entries(text: &str) -> Vec<(String, String)> {
     entries
 }
 
+/// `text` with each line wider than `columns` broken between its words, the pieces indented as
+/// the line is; a word wider than the room keeps a line of its own (the terminal breaks it).
+pub fn wrap_at_words(text: &str, columns: usize) -> String {
+    // One column short of the edge, as `fit_two_columns`.
+    let room = columns.saturating_sub(1).max(20);
+    let lines: Vec<String> = text
+        .split('\n')
+        .map(|line| {
+            if line.width() <= room {
+                return line.to_owned();
+            }
+            let words = line.trim_start();
+            let indent = line.get(..line.len() - words.len()).unwrap_or_default();
+            let room = room.saturating_sub(indent.width()).max(20);
+            wrap_words(words, room)
+                .iter()
+                .map(|piece| format!("{indent}{piece}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    lines.join("\n")
+}
+
 /// `text`'s words in lines of at most `room` columns (a longer word on a line of its own).
 fn wrap_words(text: &str, room: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
@@ -86,6 +112,24 @@ fn wrap_words(text: &str, room: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_line_breaks_between_words_and_keeps_its_indent() {
+        let message =
+            "Error: the context length is 5000 tokens. However, your messages resulted in 6308";
+        assert_eq!(
+            wrap_at_words(message, 41),
+            "Error: the context length is 5000\ntokens. However, your messages resulted\nin 6308"
+        );
+        assert_eq!(
+            wrap_at_words(&format!("short\n    {message}"), 41),
+            "short\n    Error: the context length is 5000\n    tokens. However, your messages\n    resulted in 6308"
+        );
+        // A line that fits, and a word wider than the room, are left as they are.
+        let path = format!("see {}", "x".repeat(50));
+        assert_eq!(wrap_at_words(&path, 41), format!("see\n{}", "x".repeat(50)));
+        assert_eq!(wrap_at_words("fits", 41), "fits");
+    }
 
     const HELP: &str = "Commands:
   /compact [focus]          summarize older messages now (optional focus for the summary; /c too)

@@ -603,6 +603,12 @@ impl Drop for Tmux {
     }
 }
 
+/// The screen's words one space apart: a message the chat broke between words to fit the
+/// terminal reads whole, wherever the break fell.
+pub(crate) fn words(screen: &str) -> String {
+    screen.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Whether tmux is missing: the test is then skipped, and says so on stderr. In CI a skipped
 /// terminal test would pass without having run, so there it fails instead.
 pub(crate) fn tmux_missing() -> bool {

@@ -212,6 +212,42 @@ fn a_switched_model_is_asked_for_replies_as_long_as_it_allows() {
     assert_eq!(switches, 1);
 }
 
+/// QA r97: `/model mock/codr`, a typo of the one configured model, was taken: the session
+/// recorded a switch and requests went out for a model the provider does not have. An id neither
+/// configured nor known is refused with the nearest known ones, and nothing is recorded.
+#[test]
+fn a_model_id_neither_configured_nor_known_is_refused_with_the_nearest() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("From the test model.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("/model mock/test-modle");
+    let screen = tmux.wait_for("Unknown model `mock/test-modle`");
+    assert!(
+        screen.contains("did you mean `mock/test-model`?"),
+        "{screen}"
+    );
+    assert!(screen.contains("`/model` alone"), "{screen}");
+    assert!(!screen.contains("Model: mock/test-modle"), "{screen}");
+    tmux.wait_idle(2);
+    tmux.line("hi");
+    tmux.wait_for("From the test model.");
+    assert_eq!(world.chat_requests()[0]["model"], json!("test-model"));
+    tmux.line("/quit");
+    drop(tmux);
+    let file = world.session_files().remove(0);
+    assert!(
+        !world
+            .entries(&file)
+            .iter()
+            .any(|entry| entry["type"] == "model_change"),
+        "no switch is recorded"
+    );
+}
+
 /// Found by a chat sweep: going back to a prompt that attached files (Esc Esc, `/fork`, `/tree`)
 /// put the attached files' text back on the input line, so sending it attached each file twice,
 /// the first copy stale. The prompt comes back as typed; its files are attached afresh.

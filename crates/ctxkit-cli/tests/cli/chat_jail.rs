@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::chat::{Tmux, World, chat_command, chat_command_homes, text, tmux_missing, tool_call};
+use crate::chat::{
+    Tmux, World, chat_command, chat_command_homes, text, tmux_missing, tool_call, words,
+};
 
 const MAIN_RS: &str = "fn main() {\n    println!(\"hello\");\n}\n";
 
@@ -113,13 +115,13 @@ fn a_session_append_past_the_file_size_limit_is_reported_and_the_chat_goes_on() 
     let tmux = start_limited(&world, "", &status);
     tmux.wait_idle(1);
     tmux.line("write big");
-    let screen = tmux.wait_for("File too large");
+    let screen = tmux.wait_for("(os error 27)");
     let error = screen
         .lines()
         .find(|line| line.contains("cannot append to"))
         .unwrap_or_else(|| panic!("{screen}"));
     assert_eq!(
-        screen.matches("File too large").count(),
+        words(&screen).matches("File too large").count(),
         1,
         "said once: {screen}"
     );
@@ -221,7 +223,7 @@ fn the_users_credentials_are_refused_without_a_question() {
         assert!(screen.contains(&line), "{call}: {screen}");
     }
     assert_eq!(
-        screen
+        words(&screen)
             .matches("the user's credentials are never opened by tools")
             .count(),
         5,
@@ -290,7 +292,7 @@ fn a_search_of_the_users_credentials_is_refused_and_a_wider_one_says_what_it_ski
         );
     }
     assert_eq!(
-        screen
+        words(&screen)
             .matches("the user's credentials are never opened by tools, even with approval")
             .count(),
         3,
@@ -333,7 +335,7 @@ fn a_refusal_names_the_tool_called_and_keeps_its_reason() {
     let screen = tmux.wait_for("done");
     assert!(screen.contains("`edit .git/aaaa"), "{screen}");
     assert!(
-        screen.contains(
+        words(&screen).contains(
             "is guarded (git config and hooks, ctxkit's project folder, hook scripts, the session \
              file, packages) and the user did not approve the write"
         ),

@@ -144,3 +144,44 @@ fn a_rate_limited_request_says_so_on_the_spinner_line_then_answers() {
     );
     tmux.wait_idle(2);
 }
+
+/// QA r97: the line saying a request did not fit showed the provider's raw 400 JSON body, cut at
+/// 160 characters, and the terminal broke it at its last column, inside a number (`50` / `00`).
+/// It gives the provider's message as other errors do, its lines broken between words.
+#[test]
+fn the_overflow_line_gives_the_providers_message_broken_between_words() {
+    if tmux_missing() {
+        return;
+    }
+    let world = crate::chat::World::new(16_000, json!({}));
+    let message = "This model's maximum context length is 5000 tokens. However, your messages \
+                   resulted in 6308 tokens. Please reduce the length of the messages.";
+    for _ in 0..4 {
+        world.answer(
+            wiremock::ResponseTemplate::new(400).set_body_json(json!({"error": {
+            "message": message, "type": "invalid_request_error", "param": "messages",
+            "code": "context_length_exceeded"}})),
+        );
+    }
+    let tmux = world.start("--yes");
+    tmux.resize(80, 40);
+    tmux.wait_idle(1);
+    tmux.line("hello");
+    tmux.wait_for("The request did not fit");
+    let screen = tmux.wait_idle(2);
+    let start = screen.find("The request did not fit").unwrap();
+    let shown: Vec<&str> = screen[start..].lines().take(4).collect();
+    assert!(!screen.contains(r#"{"error""#), "{screen}");
+    // Every break between two of its lines falls between words: the message reads back whole
+    // with the lines joined by spaces.
+    let joined = shown.join(" ");
+    let expected = format!(
+        "The request did not fit the model's context window: Provider `mock` returned HTTP 400: \
+         {message}"
+    );
+    assert!(joined.starts_with(&expected), "{screen}");
+    assert!(
+        shown.iter().all(|line| line.chars().count() < 80),
+        "{screen}"
+    );
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::chat::{Tmux, World, text, tmux_missing, tool_call};
+use crate::chat::{Tmux, World, text, tmux_missing, tool_call, words};
 
 /// Every `parentId` of `entries` names an entry before it.
 fn assert_parents_present(entries: &[Value]) {
@@ -93,7 +93,7 @@ fn a_deleted_session_file_is_noticed_and_the_session_written_afresh() {
     tmux.line("two");
     let screen = tmux.wait_for("Write the session afresh to a new file and go on? [y]es / [n]o:");
     assert!(
-        screen.contains("was deleted since the session last wrote it; nothing was written"),
+        words(&screen).contains("was deleted since the session last wrote it; nothing was written"),
         "{screen}"
     );
     tmux.answer("n");

@@ -211,15 +211,21 @@ impl Reader {
         event: &sse::Event,
         sink: &mut DeltaSink<'_>,
     ) -> Result<bool, StreamError> {
-        if event.data.trim() == "[DONE]" {
+        let text = event.data.trim();
+        if text.is_empty() {
+            // An empty `data:` line: a keep-alive some servers send, nothing of the reply.
+            return Ok(false);
+        }
+        if text == "[DONE]" {
             // Chat Completions' last line; no other format ends with it.
             return Ok(match self {
                 Self::OpenAiChat(state) => state.done(),
                 Self::Anthropic(_) | Self::OpenAiResponses(_) | Self::Gemini(_) => false,
             });
         }
-        let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
-            return Ok(false);
+        let data = match serde_json::from_str::<Value>(text) {
+            Ok(data) => data,
+            Err(error) => return unparsable(event, &error),
         };
         match self {
             Self::Anthropic(state) => state.event(assembly, &data, sink),
@@ -252,6 +258,31 @@ impl Reader {
             Self::OpenAiResponses(state) => state.missing_end(),
             Self::Gemini(state) => state.missing_end(assembly),
         }
+    }
+}
+
+/// An event whose data is not JSON. A ping is a keep-alive whatever it carries (Anthropic's SDK
+/// skips it unread) and an `error` event's text is the provider's message; any other event was
+/// part of the reply, so skipping it would keep a reply with a piece missing (a word, a fragment
+/// of a call's arguments) as complete: the stream ends there, cut short, as Pi's SDKs end it.
+fn unparsable(event: &sse::Event, error: &serde_json::Error) -> Result<bool, StreamError> {
+    match event.name.as_deref() {
+        Some("ping") => Ok(false),
+        Some("error") => Err(StreamError(event.data.trim().to_owned())),
+        Some(_) | None => Err(StreamError(format!(
+            "The stream sent an event that is not valid JSON ({error}), so the reply is cut short: `{}`",
+            excerpt(event.data.trim())
+        ))),
+    }
+}
+
+/// The start of an event's data, on one line, for an error message.
+fn excerpt(data: &str) -> String {
+    const LONGEST: usize = 120;
+    let line = data.replace(['\n', '\r'], " ");
+    match line.char_indices().nth(LONGEST) {
+        Some((end, _)) => format!("{}…", line.get(..end).unwrap_or_default()),
+        None => line,
     }
 }
 

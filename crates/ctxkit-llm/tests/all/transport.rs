@@ -113,6 +113,37 @@ async fn an_error_after_its_retries_says_how_often_and_how_long_it_was_tried() {
     }
 }
 
+/// QA r97: a `Retry-After` above the cap showed the raw JSON body and "the allowed 60s". The
+/// error gives the provider's message as other HTTP errors do, and names the setting that allows a
+/// longer wait; the failed reply a chat stores says the same.
+#[tokio::test]
+async fn a_retry_after_above_the_cap_gives_the_message_and_names_the_setting() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "90")
+                .set_body_string(
+                    r#"{"error": {"message": "Rate limit reached", "type": "server_error"}}"#,
+                ),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client("openai/gpt-4o", &server);
+    let sent = crate::chat::request(vec![crate::chat::user("hi")]);
+    let error = client
+        .chat(&sent, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    let expected = "Provider `openai` returned HTTP 429: Rate limit reached; it asked to retry \
+        after 90 s, more than the 5 s `retry.provider.maxRetryDelayMs` allows (raise it, or 0 for \
+        no cap, to wait that long)";
+    assert_eq!(error.to_string(), expected);
+    let reply = client.failed_reply(&error);
+    assert_eq!(reply.error_message.as_deref(), Some(expected));
+}
+
 #[tokio::test]
 async fn other_client_errors_are_not_retried() {
     let server = MockServer::start().await;

@@ -1,7 +1,9 @@
 //! `/model` with no argument: the models that can be asked now, in the picker, the current one
 //! selected, as Pi 1.6's model selector; Enter switches to the one picked. Offered: the models
 //! of a provider whose key is set, the user's own `llm.models`, and the current model's provider's.
-//! Off a terminal, the list is printed for `/model <provider/id>`.
+//! Off a terminal, the list is printed for `/model <provider/id>`. `/model <provider/id>` takes a
+//! model of the table (built in, or the user's `llm.models`) only: a typo is refused with the
+//! nearest known ids rather than recorded and sent (QA r97).
 
 use anyhow::Result;
 use ctxkit_llm::{LlmOptions, ModelLimits, ModelTable};
@@ -26,6 +28,14 @@ impl Chat {
         // The model in use again records no switch.
         if let Some(spec) = spec.filter(|spec| *spec != self.client.config().display_name()) {
             let client = model_client(&self.llm_options, Some(&spec))?;
+            let config = client.config();
+            if known_models(&self.llm_options)
+                .find(&config.provider, &config.model)
+                .is_none()
+            {
+                self.refuse_unknown(&spec);
+                return Ok(());
+            }
             let client = self.bound(client, &self.thread_session);
             let client = std::sync::Arc::new(client);
             self.agent.switch_model(client.clone()).await?;
@@ -46,6 +56,23 @@ impl Chat {
             self.client.config().display_name()
         ));
         Ok(())
+    }
+
+    /// Says that `spec` is no model of the table, with the nearest ones: nothing is switched.
+    fn refuse_unknown(&self, spec: &str) {
+        let nearest = nearest_models(&known_models(&self.llm_options), spec);
+        let guess = match nearest.as_slice() {
+            [] => String::new(),
+            [one] => format!("; did you mean `{one}`?"),
+            several => format!("; did you mean one of `{}`?", several.join("`, `")),
+        };
+        self.ui.error(&format!(
+            "Unknown model `{spec}`: neither in `llm.models` nor a known model{guess}"
+        ));
+        self.ui.notice(
+            "hint: `/model` alone picks among the models that can be asked (`ctxkit models` lists \
+             every known one); to use another id of a provider, add it to `llm.models`, then `/reload`",
+        );
     }
 
     /// The model picked among those offered; `None` when the user stayed. Off a terminal, the
@@ -86,10 +113,7 @@ pub(super) fn offered_models(
     keyed: &[String],
     current_provider: &str,
 ) -> Vec<Offered> {
-    let mut table = ModelTable::builtin();
-    for model in &options.models {
-        table.insert(model.clone());
-    }
+    let table = known_models(options);
     let declared = |model: &ModelLimits| {
         options
             .models
@@ -109,6 +133,38 @@ pub(super) fn offered_models(
     offered.sort_by(|a, b| a.spec.cmp(&b.spec));
     offered.dedup_by(|a, b| a.spec == b.spec);
     offered
+}
+
+/// The known models: the built-in table and the user's `llm.models`.
+fn known_models(options: &LlmOptions) -> ModelTable {
+    let mut table = ModelTable::builtin();
+    for model in &options.models {
+        table.insert(model.clone());
+    }
+    table
+}
+
+/// The known models nearest to `spec` by edit distance (`provider/id`, or the id alone when
+/// `spec` names no provider), at most three, nearest first; none when none is a plausible typo.
+fn nearest_models(table: &ModelTable, spec: &str) -> Vec<String> {
+    const MOST: usize = 3;
+    let wanted = spec.to_lowercase();
+    let mut near: Vec<(usize, String)> = table
+        .iter()
+        .map(|model| {
+            let full = format!("{}/{}", model.provider, model.id);
+            let compared = if wanted.contains('/') {
+                full.to_lowercase()
+            } else {
+                model.id.to_lowercase()
+            };
+            (strsim::damerau_levenshtein(&wanted, &compared), full)
+        })
+        .filter(|(distance, _)| *distance <= (wanted.len() / 4).max(2))
+        .collect();
+    near.sort();
+    near.dedup_by(|a, b| a.1 == b.1);
+    near.into_iter().take(MOST).map(|(_, full)| full).collect()
 }
 
 /// The picker over `offered`, on `current`: the `provider/id` picked; `None` when the user left
@@ -147,6 +203,25 @@ pub(super) fn pick_model(offered: &[Offered], current: &str) -> std::io::Result<
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nearest_models_are_plausible_typos_nearest_first() {
+        let mut options = LlmOptions::default();
+        for id in ["coder", "coder-large", "writer"] {
+            options.models.push(ModelLimits {
+                provider: "mock".into(),
+                id: id.into(),
+                context_window: 16_000,
+                max_output: 2_048,
+                reasoning: false,
+                images: false,
+            });
+        }
+        let table = known_models(&options);
+        assert_eq!(nearest_models(&table, "mock/codr"), ["mock/coder"]);
+        assert_eq!(nearest_models(&table, "codr"), ["mock/coder"]);
+        assert!(nearest_models(&table, "mock/something-else").is_empty());
+    }
 
     #[test]
     fn offered_are_the_keyed_providers_models_the_users_own_and_the_current_providers() {

@@ -1,5 +1,5 @@
 //! Lines the chat adds to the conversation: the compaction's result (the share of the context it
-//! saved, the files its summary tracks) and `custom_message` entries whose `display` flag asks
+//! saved, the files its summary tracks), the hints after a compaction that failed, and `custom_message` entries whose `display` flag asks
 //! for them (Pi's rule: shown when `display` is true, never sent differently for it).
 
 use ctxkit_engine::CompactionEnd;
@@ -14,6 +14,21 @@ const CUSTOM_LINES: usize = 12;
 /// Said under each compaction: a compaction hides messages from the model, it deletes nothing.
 pub const ORIGINALS_KEPT: &str =
     "The replaced messages stay in the session: the model can `recall` them, and /tree shows them.";
+
+/// After the `truncate` fallback dropped messages: they are still in the session, and a summary can
+/// still be written once the model answers.
+pub const FALLBACK_HINT: &str = "hint: the dropped messages are still in the session: `/undo-compact` \
+     brings them back, then `/compact` summarizes them once the model answers";
+
+/// After an overflow recovery gave up: what it wrote before stays, and the cause is often the
+/// model's window.
+pub const OVERFLOW_HINT: &str = "hint: the provider still refuses the request as too long; compactions \
+     this recovery wrote are in the session (/compactions lists them, /undo-compact undoes the last); \
+     check the model's contextWindow (`ctxkit models`) or switch models with /model";
+
+/// After a summary failed and nothing was written (`compaction.fallback` is `error`, the default).
+pub const FAILED_SUMMARY_HINT: &str = "hint: run `/compact` to try again, or `/model` to switch models; \
+     with `compaction.fallback` set to `truncate` a failed summary drops the oldest messages instead";
 
 /// `Compacted: 52000 → 9000 tokens (83% saved) · files tracked: 4 read, 2 modified`; both numbers
 /// on the status line's scale (`CompactionEnd::tokens_before`), so the status line under it shows

@@ -256,11 +256,26 @@ impl Ui {
     }
 
     pub fn error(&self, text: &str) {
-        self.styled_line(&self.paint(Role::Error, text));
+        self.message(Role::Error, text);
     }
 
     pub fn notice(&self, text: &str) {
-        self.styled_line(&self.paint(Role::Notice, text));
+        self.message(Role::Notice, text);
+    }
+
+    /// A message of ctxkit's own, in the colour of `role`: on a terminal its lines are broken
+    /// between words to fit (the terminal would break them at its last column, mid-word).
+    fn message(&self, role: Role, text: &str) {
+        let text = if self.markdown.renders() {
+            crate::render::wrap_at_words(text, terminal_width())
+        } else {
+            text.to_owned()
+        };
+        let lines: Vec<String> = text
+            .split('\n')
+            .map(|line| self.paint(role, line))
+            .collect();
+        self.styled_line(&lines.join("\n"));
     }
 
     /// Shows a spinner line with `message` (replacing any running one); Esc interrupts while it runs.
@@ -425,32 +440,17 @@ impl Ui {
                 "The summary failed, so the oldest messages were dropped without one{retry}: {}",
                 one_line(error, 300)
             ));
-            self.notice(FALLBACK_HINT);
+            self.notice(super::notes::FALLBACK_HINT);
         } else if failed.reason == ctxkit_engine::CompactionReason::Overflow {
             // Earlier compactions of the same recovery may have been written: not "nothing".
             self.error(&one_line(error, 400));
-            self.notice(OVERFLOW_HINT);
+            self.notice(super::notes::OVERFLOW_HINT);
         } else {
             self.error(&format!("{} (nothing was written)", one_line(error, 400)));
-            self.notice(FAILED_SUMMARY_HINT);
+            self.notice(super::notes::FAILED_SUMMARY_HINT);
         }
     }
 }
-
-/// After the `truncate` fallback dropped messages: they are still in the session, and a summary can
-/// still be written once the model answers.
-const FALLBACK_HINT: &str = "hint: the dropped messages are still in the session: `/undo-compact` \
-     brings them back, then `/compact` summarizes them once the model answers";
-
-/// After an overflow recovery gave up: what it wrote before stays, and the cause is often the
-/// model's window.
-const OVERFLOW_HINT: &str = "hint: the provider still refuses the request as too long; compactions \
-     this recovery wrote are in the session (/compactions lists them, /undo-compact undoes the last); \
-     check the model's contextWindow (`ctxkit models`) or switch models with /model";
-
-/// After a summary failed and nothing was written (`compaction.fallback` is `error`, the default).
-const FAILED_SUMMARY_HINT: &str = "hint: run `/compact` to try again, or `/model` to switch models; \
-     with `compaction.fallback` set to `truncate` a failed summary drops the oldest messages instead";
 
 /// Shown for a reply with no text, reasoning or tool call (only blanks, or nothing at all).
 /// Renders an engine's events in a task; [`EventView::flush`] waits until every event emitted so

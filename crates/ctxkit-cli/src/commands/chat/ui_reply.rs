@@ -77,9 +77,10 @@ impl Ui {
         }
         match reply.stop_reason.as_deref() {
             Some("aborted") => self.notice("Interrupted"),
+            // The provider's message, as other errors give it (QA r97: not its raw JSON body).
             Some("error") if overflow => self.notice(&format!(
                 "The request did not fit the model's context window: {}",
-                one_line(error, 160)
+                one_line(&failure_of(reply.provider.as_deref(), error).message, 400)
             )),
             Some("error") => self.failure(reply.provider.as_deref(), error),
             Some("length") if has_tool_calls(reply) => self.notice(
@@ -93,16 +94,10 @@ impl Ui {
     /// A failed call: the provider's message on one line (not its raw status and JSON body, which
     /// the session keeps), and what to check when it refused the credentials.
     fn failure(&self, provider: Option<&str>, error: &str) {
-        let failure = match provider {
-            Some(provider) => ctxkit_llm::reply_failure(provider, error),
-            None => ctxkit_llm::ReplyFailure {
-                message: error.to_owned(),
-                hint: None,
-            },
-        };
+        let failure = failure_of(provider, error);
         self.error(&format!("Error: {}", one_line(&failure.message, 400)));
         if let Some(hint) = failure.hint {
-            self.info(&format!("hint: {hint}"));
+            self.message(Role::Info, &format!("hint: {hint}"));
         }
     }
 
@@ -154,6 +149,18 @@ impl Ui {
             self.paint(Role::ToolTitle, &format!("→ {}", call.name)),
             crate::render::terminal_safe(&one_line(&summary, 200))
         )
+    }
+}
+
+/// A failed reply's error as a person reads it: an HTTP error's stored `<status> <body>` as the
+/// provider's message (`ctxkit_llm::reply_failure`), other text as it is.
+fn failure_of(provider: Option<&str>, error: &str) -> ctxkit_llm::ReplyFailure {
+    match provider {
+        Some(provider) => ctxkit_llm::reply_failure(provider, error),
+        None => ctxkit_llm::ReplyFailure {
+            message: error.to_owned(),
+            hint: None,
+        },
     }
 }
 
