@@ -162,7 +162,8 @@ fn input_line_behavior() -> Behavior {
     }
 }
 
-pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
+/// The input line's editor, its key bindings and what they report.
+fn input_terminal(chat: &Chat) -> Result<(Terminal, KeyRequests, super::rewind::DoubleEscape)> {
     let config = Config::builder()
         .completion_type(CompletionType::List)
         .behavior(input_line_behavior())
@@ -179,11 +180,16 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let large = LargeInput::default();
     super::input::bind_keys(&mut editor, &key_requests, &large);
     let double_escape = super::rewind::bind_double_escape(&mut editor, &large);
-    let mut terminal = Terminal {
+    let terminal = Terminal {
         editor,
         large,
         ui: chat.ui.clone(),
     };
+    Ok((terminal, key_requests, double_escape))
+}
+
+pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
+    let (mut terminal, key_requests, double_escape) = input_terminal(chat)?;
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
     // terminal is in raw mode and Ctrl-C is a key the editor reads.
