@@ -333,7 +333,7 @@ fn a_refusal_names_the_tool_called_and_keeps_its_reason() {
     tmux.wait_for("ctxkit guards it");
     tmux.answer("n");
     let screen = tmux.wait_for("done");
-    assert!(screen.contains("`edit .git/aaaa"), "{screen}");
+    assert!(words(&screen).contains("`edit .git/aaaa"), "{screen}");
     assert!(
         words(&screen).contains(
             "is guarded (git config and hooks, ctxkit's project folder, hook scripts, the session \
