@@ -86,7 +86,7 @@ impl From<CompactionError> for EngineError {
         match error {
             CompactionError::Session(source) => Self::Session(source),
             CompactionError::Cancelled => Self::Cancelled,
-            CompactionError::Summarizer { message } => Self::Summarization(message),
+            CompactionError::Summarizer { message, .. } => Self::Summarization(message),
             CompactionError::EntryNotFound { id } => Self::EntryNotFound(id),
             error @ CompactionError::InvalidEntry { .. } => Self::Compaction(error),
         }
