@@ -25,9 +25,13 @@ pub enum CompactionError {
     #[error("entry `{id}` not found")]
     EntryNotFound { id: String },
 
-    /// The summarizer failed; nothing was written.
+    /// The summarizer failed; nothing was written. `kind` says whether a fresh summary prompt
+    /// in place of a continued conversation might succeed.
     #[error("summarization failed: {message}")]
-    Summarizer { message: String },
+    Summarizer {
+        message: String,
+        kind: ctxkit_summarizer::FailureKind,
+    },
 
     /// The run was cancelled; nothing was written.
     #[error("compaction cancelled")]

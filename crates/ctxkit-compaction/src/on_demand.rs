@@ -71,6 +71,7 @@ pub async fn compact_on_demand(
     if let Some(call) = open_tool_call(&span.messages) {
         return Err(CompactionError::Summarizer {
             message: format!("the cut would leave the tool call `{call}` without its result"),
+            kind: ctxkit_summarizer::FailureKind::Request,
         });
     }
     if cancel.is_cancelled() {
@@ -82,6 +83,7 @@ pub async fn compact_on_demand(
         Either::Left((Err(error), _)) => {
             return Err(CompactionError::Summarizer {
                 message: error.message,
+                kind: error.kind,
             });
         }
         Either::Right(((), _)) => return Err(CompactionError::Cancelled),
@@ -94,6 +96,7 @@ pub async fn compact_on_demand(
             message: format!(
                 "the provider's summary (about {tokens} tokens) is empty or larger than the reserve of {room} tokens"
             ),
+            kind: ctxkit_summarizer::FailureKind::Request,
         });
     }
     let lists = preparation.file_operations.lists();

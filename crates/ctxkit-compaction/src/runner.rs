@@ -3,7 +3,9 @@
 //! the file blocks. Cancellable; returns a result for the caller to append (nothing is written here).
 
 use ctxkit_protocol::Usage;
-use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse, SummarySpan};
+use ctxkit_summarizer::{
+    FailureKind, Summarizer, SummaryPurpose, SummaryRequest, SummaryResponse, SummarySpan,
+};
 use ctxkit_tokens::estimate_text_tokens;
 use futures::future::{Either, select};
 use serde_json::{Value, json};
@@ -304,6 +306,7 @@ async fn run_in_mode(
         Either::Left((Ok(response), _)) if response.text.trim().is_empty() => {
             Err(CompactionError::Summarizer {
                 message: format!("{} returned an empty summary", summarizer.name()),
+                kind: FailureKind::Request,
             })
         }
         // Every summary a summarizer writes (history, turn prefix, branch; in the background or
@@ -314,6 +317,7 @@ async fn run_in_mode(
         }),
         Either::Left((Err(error), _)) => Err(CompactionError::Summarizer {
             message: error.message,
+            kind: error.kind,
         }),
         Either::Right(((), _)) => Err(CompactionError::Cancelled),
     }
@@ -471,11 +475,15 @@ pub async fn compact(
         cancel,
     };
     // A continued conversation the model answered with something else than a summary (a tool
-    // call, nothing, a refusal) is asked again as a fresh summary prompt.
+    // call, nothing, a refusal, an answer that does not parse) is asked again as a fresh summary
+    // prompt. A provider failing whatever it is sent (a 5xx, a 429, the network, after the
+    // client's retries) is not: the fresh prompt went through the same retries again, and the
+    // error said half the attempts and half the time (round 97).
     let (mode, written) = match run.summarize(&continued).await {
-        Err(CompactionError::Summarizer { message })
-            if matches!(continued, RequestMode::Continue(_)) =>
-        {
+        Err(CompactionError::Summarizer {
+            message,
+            kind: FailureKind::Request,
+        }) if matches!(continued, RequestMode::Continue(_)) => {
             let fresh = RequestMode::FreshBecause(format!(
                 "the request continuing the conversation failed: {message}"
             ));

@@ -15,8 +15,13 @@ pub struct ContextStatus {
     /// The reference's context tokens, or, when `estimated`, ctxkit's estimate of the messages the
     /// next request sends (without the system prompt and tools).
     pub tokens: u64,
-    /// The window of the model in use.
+    /// The window in force: the model's, or the provider's real limit once an overflow error
+    /// stated one below it (the threshold and recovery plan with that limit, so the figure is
+    /// read against it too).
     pub context_window: u64,
+    /// The model's configured window (`contextWindow`): `context_window` unless the provider
+    /// stated a lower limit.
+    pub configured_window: u64,
     /// No reply since the latest compaction (or ever) reports usage: `tokens` is an estimate.
     pub estimated: bool,
 }
@@ -96,7 +101,8 @@ fn context_status(state: &mut State) -> Result<Option<ContextStatus>> {
     };
     Ok(Some(ContextStatus {
         tokens,
-        context_window: usage.context_window,
+        context_window: state.limit_window(),
+        configured_window: usage.context_window,
         estimated,
     }))
 }

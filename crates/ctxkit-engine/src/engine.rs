@@ -204,6 +204,7 @@ impl Engine {
                     thinking_level,
                     overflow_attempts: 0,
                     overflow_cut: None,
+                    overflow_written: 0,
                     over_count: 1.0,
                     accepted_max: 0,
                     limit_below_window: false,
@@ -383,6 +384,7 @@ impl Engine {
         if clears_recovery {
             state.overflow_attempts = 0;
             state.overflow_cut = None;
+            state.overflow_written = 0;
         }
         if let Some(reply) = compacted {
             crate::provider_compaction::record(&mut state, &id, &reply)?;

@@ -23,12 +23,21 @@ pub enum EngineError {
     #[error("Nothing to compact (session too small)")]
     NothingToCompact,
 
-    /// A reply overflowed the window and compaction cannot make room: everything before the current
-    /// turn is compacted already, and the turn alone does not fit.
-    #[error("{}", unrecoverable_text(*turn_tokens, *context_window))]
+    /// A reply overflowed the window and compaction cannot make room: no compaction leaves a
+    /// context that fits (`after_compaction`), or there is nothing left to compact and the turn
+    /// alone does not fit.
+    #[error("{}", unrecoverable_text(self))]
     OverflowUnrecoverable {
+        /// ctxkit's estimate of the current turn (from the last user message on).
         turn_tokens: u64,
+        /// The smallest context a compaction could leave (kept messages, room for its summary,
+        /// system prompt and tools, in the provider's count); `None` when nothing is left to
+        /// compact.
+        after_compaction: Option<u64>,
+        /// The window in force: the provider's stated limit when it is below the model's.
         context_window: u64,
+        /// The model's configured window (`contextWindow`).
+        configured_window: u64,
     },
 
     /// A compaction or branch summary was cancelled by the caller or a hook.
@@ -77,7 +86,7 @@ impl From<CompactionError> for EngineError {
         match error {
             CompactionError::Session(source) => Self::Session(source),
             CompactionError::Cancelled => Self::Cancelled,
-            CompactionError::Summarizer { message } => Self::Summarization(message),
+            CompactionError::Summarizer { message, .. } => Self::Summarization(message),
             CompactionError::EntryNotFound { id } => Self::EntryNotFound(id),
             error @ CompactionError::InvalidEntry { .. } => Self::Compaction(error),
         }
@@ -94,17 +103,45 @@ impl EngineError {
 /// Engine results.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
-/// Why an overflow cannot be recovered. A turn under half the window that still does not fit says
-/// more about the provider's limit than about the turn (the message blamed a turn of 6 tokens).
-fn unrecoverable_text(turn_tokens: u64, context_window: u64) -> String {
-    if turn_tokens.saturating_mul(2) <= context_window {
-        format!(
-            "Context overflow: the provider refused the request although the current turn is about {turn_tokens} tokens of the model's {context_window}-token context window, and there is nothing older left to compact; its real limit is smaller: set the model's `contextWindow` to it, or switch models"
-        )
+/// The window a message names: the model's, or the provider's stated limit with the configured
+/// window beside it (`the provider's 5000-token limit (16000 configured)`).
+pub(crate) fn window_phrase(context_window: u64, configured_window: u64) -> String {
+    if context_window < configured_window {
+        format!("the provider's {context_window}-token limit ({configured_window} configured)")
     } else {
-        format!(
-            "Context overflow: the current turn alone (about {turn_tokens} tokens) does not fit the model's context window ({context_window} tokens) and there is nothing older left to compact; send a shorter message, or switch to a model with a larger window"
-        )
+        format!("the model's {context_window}-token context window")
+    }
+}
+
+/// Why an overflow cannot be recovered. A turn under half the window that still does not fit says
+/// more about the provider's limit than about the turn (the message blamed a turn of 6 tokens);
+/// once the provider stated its limit, the message names it.
+fn unrecoverable_text(error: &EngineError) -> String {
+    let EngineError::OverflowUnrecoverable {
+        turn_tokens,
+        after_compaction,
+        context_window,
+        configured_window,
+    } = *error
+    else {
+        return String::new();
+    };
+    let window = window_phrase(context_window, configured_window);
+    let stated = context_window < configured_window;
+    let turn_is_large = turn_tokens.saturating_mul(2) > context_window;
+    match (after_compaction, turn_is_large) {
+        (Some(after), true) => format!(
+            "Context overflow: the current turn alone (about {turn_tokens} tokens) does not fit {window}: the smallest compaction would still leave about {after} tokens; send a shorter message, or switch to a model with a larger window"
+        ),
+        (Some(after), false) => format!(
+            "Context overflow: even the smallest compaction would leave about {after} tokens (the kept messages, the summary, the system prompt and tools), too many for {window} with room for the reply; switch to a model with a larger window"
+        ),
+        (None, false) if !stated => format!(
+            "Context overflow: the provider refused the request although the current turn is about {turn_tokens} tokens of {window}, and there is nothing older left to compact; its real limit is smaller: set the model's `contextWindow` to it, or switch models"
+        ),
+        (None, _) => format!(
+            "Context overflow: the current turn alone (about {turn_tokens} tokens) does not fit {window} and there is nothing older left to compact; send a shorter message, or switch to a model with a larger window"
+        ),
     }
 }
 
@@ -112,23 +149,56 @@ fn unrecoverable_text(turn_tokens: u64, context_window: u64) -> String {
 mod tests {
     use super::*;
 
+    fn unrecoverable(turn_tokens: u64, context_window: u64) -> EngineError {
+        EngineError::OverflowUnrecoverable {
+            turn_tokens,
+            after_compaction: None,
+            context_window,
+            configured_window: context_window,
+        }
+    }
+
     #[test]
     fn an_unrecoverable_overflow_blames_the_turn_only_when_it_is_large() {
-        let large = EngineError::OverflowUnrecoverable {
-            turn_tokens: 150_000,
-            context_window: 200_000,
-        };
+        let large = unrecoverable(150_000, 200_000);
         assert!(
             large
                 .to_string()
                 .contains("the current turn alone (about 150000 tokens)")
         );
-        let small = EngineError::OverflowUnrecoverable {
-            turn_tokens: 6,
-            context_window: 8_000,
-        };
-        let text = small.to_string();
+        let text = unrecoverable(6, 8_000).to_string();
         assert!(text.contains("its real limit is smaller"), "{text}");
         assert!(!text.contains("send a shorter message"), "{text}");
+    }
+
+    /// Round 97: the provider had stated 5,000 and the message named the configured 16,000,
+    /// asking the user to set `contextWindow` to a limit it did not give.
+    #[test]
+    fn an_unrecoverable_overflow_names_the_limit_the_provider_stated() {
+        let text = EngineError::OverflowUnrecoverable {
+            turn_tokens: 4_038,
+            after_compaction: None,
+            context_window: 5_000,
+            configured_window: 16_000,
+        }
+        .to_string();
+        assert!(
+            text.contains("the provider's 5000-token limit (16000 configured)"),
+            "{text}"
+        );
+        assert!(!text.contains("16000-token"), "{text}");
+        assert!(
+            !text.contains("set the model's `contextWindow` to it"),
+            "{text}"
+        );
+        let text = EngineError::OverflowUnrecoverable {
+            turn_tokens: 1_000,
+            after_compaction: Some(5_200),
+            context_window: 5_000,
+            configured_window: 16_000,
+        }
+        .to_string();
+        assert!(text.contains("would leave about 5200 tokens"), "{text}");
+        assert!(!text.contains("nothing older left"), "{text}");
     }
 }

@@ -293,10 +293,13 @@ fn summary_allowance(plan: &Preparation, reserve: u64, window: u64) -> u64 {
     }
 }
 
-/// What the context after a compaction may hold, in provider tokens: the window minus the reply's
-/// room (the window's own reserve, at most a quarter of the window); once the provider refused a
-/// request under the window, no more than the largest request it accepted (but at least half of
-/// that). `None` when the window is unknown.
+/// What the context after a compaction may hold, in provider tokens: the window in force (the
+/// provider's stated limit, when it gave one below the model's window) minus the reply's room (the
+/// window's own reserve, at most a quarter of the window); once the provider refused a request
+/// under the window without stating its limit, no more than the largest request it accepted (but
+/// at least half of that). A stated limit is planned with as it is: capped by the largest request
+/// accepted, a turn of small requests refused at its first large one left no plan that fits.
+/// `None` when the window is unknown.
 fn fit_target(state: &State) -> Option<u64> {
     let window = state.context_window();
     if window == 0 {
@@ -308,11 +311,13 @@ fn fit_target(state: &State) -> Option<u64> {
         .min(window / 4)
         .max(state.output_reserve());
     let target = ctxkit_tokens::compaction_threshold(window, room);
-    Some(if state.limit_below_window {
-        target.min(state.accepted_max.max(target / 2))
-    } else {
-        target
-    })
+    Some(
+        if state.limit_below_window && state.limit_tokens.is_none() {
+            target.min(state.accepted_max.max(target / 2))
+        } else {
+            target
+        },
+    )
 }
 
 /// The plan of the next overflow compaction of a streak, and where it cuts: the largest keep whose
@@ -339,7 +344,7 @@ pub(crate) fn overflow_plan(state: &State) -> Result<(Preparation, EntryIndex)> 
             continue;
         }
         let kept = measure.kept_tokens(first_kept);
-        let after = kept + summary_allowance(&plan, reserve, state.context_window()) + overhead;
+        let after = kept + summary_allowance(&plan, reserve, state.limit_window()) + overhead;
         let counted = (after as f64 * state.over_count).ceil() as u64;
         tracing::debug!(
             budget,
@@ -358,7 +363,9 @@ pub(crate) fn overflow_plan(state: &State) -> Result<(Preparation, EntryIndex)> 
         }
     }
     Err(EngineError::OverflowUnrecoverable {
-        turn_tokens: smallest.unwrap_or_else(|| measure.sent_tokens(measure.turn_start())),
-        context_window: state.context_window(),
+        turn_tokens: measure.sent_tokens(measure.turn_start()),
+        after_compaction: smallest,
+        context_window: state.limit_window(),
+        configured_window: state.context_window(),
     })
 }

@@ -23,6 +23,10 @@ pub(crate) struct State {
     /// Where the previous overflow compaction of the streak cut (its first kept entry): the next
     /// one cuts later. Reset with `overflow_attempts`.
     pub(crate) overflow_cut: Option<ctxkit_session::EntryIndex>,
+    /// Overflow compactions of the streak that were written: a recovery that gives up says what
+    /// it left in the session (it claimed compactions it never wrote). Reset with
+    /// `overflow_attempts`.
+    pub(crate) overflow_written: u32,
     /// The provider's over-count: the largest ratio seen between what the provider counted (a
     /// reply's usage) and ctxkit's estimate of the request; 1 until seen. Overflow recovery plans
     /// with it as a margin. This and the next two are reset when the model changes.
@@ -159,14 +163,16 @@ impl State {
         }
     }
 
-    /// The compaction budgets for the current model and its window. Under
+    /// The compaction budgets for the current model and the window requests must fit (the
+    /// provider's stated limit once it showed one below the model's window: the budgets follow it
+    /// as they would a window configured that small, so a summary is sized for it). Under
     /// `compaction.thresholdTokens`, which is read against the provider's count, the keep budget is
     /// read in that count too: divided by the over-count learned so far. Kept in ctxkit's estimate
     /// it left the context closer to the threshold the more the provider counts, and at a ratio of
     /// 3 each compaction bought only a few requests (docs/simulator.md, twenty-seventh round).
     pub(crate) fn planning(&self) -> ctxkit_compaction::CompactionSettings {
         let config = self.compaction_config();
-        let mut planning = config.planning(self.context_window());
+        let mut planning = config.planning(self.limit_window());
         if config.threshold_tokens > 0 && self.over_count > 1.0 {
             planning.keep_recent_tokens =
                 (planning.keep_recent_tokens as f64 / self.over_count) as u64;
@@ -174,7 +180,8 @@ impl State {
         planning
     }
 
-    /// The window's own reserve for the current model: what `planning` reserves when
+    /// The window's own reserve for the current model (in the window requests must fit, see
+    /// [`State::limit_window`]): what `planning` reserves when
     /// `compaction.thresholdTokens` does not fold a threshold into it, and at least the reply's
     /// room. The threshold says when to compact; how long a summary runs and how much room a reply
     /// needs are the window's.
@@ -183,7 +190,7 @@ impl State {
             threshold_tokens: 0,
             ..self.compaction_config().into_owned()
         }
-        .planning(self.context_window())
+        .planning(self.limit_window())
         .reserve_tokens
         .max(self.output_reserve())
     }

@@ -432,6 +432,7 @@ impl Engine {
         }
         state.overflow_attempts = 0;
         state.overflow_cut = None;
+        state.overflow_written = 0;
         state.messages.clear();
         state.last_request = None;
         Ok(ForkOutcome {

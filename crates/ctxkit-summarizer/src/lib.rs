@@ -130,6 +130,38 @@ pub struct OnDemandCompaction {
 #[error("{message}")]
 pub struct SummarizerError {
     pub message: String,
+    /// Whether another form of the request might succeed where this one failed.
+    pub kind: FailureKind,
+}
+
+/// What a failed summary request says about asking again in another form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The failure may belong to this request (a refusal, an unreadable or unusable answer): a
+    /// fresh summary prompt in place of a continued conversation may succeed.
+    Request,
+    /// The provider failed whatever it was sent (a 5xx, a 429, a network failure or a timeout,
+    /// after the retries the client makes): another form of the request would go through the
+    /// same retries and fail the same way (round 97: `/compact` retried twice over, 29 s).
+    Provider,
+}
+
+impl SummarizerError {
+    /// A failure that may belong to the request ([`FailureKind::Request`]).
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            kind: FailureKind::Request,
+        }
+    }
+
+    /// A failure of the provider whatever it is sent ([`FailureKind::Provider`]).
+    pub fn of_provider(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            kind: FailureKind::Provider,
+        }
+    }
 }
 
 /// Something that writes summaries.
@@ -188,6 +220,6 @@ pub trait Summarizer: Send + Sync {
     ) -> BoxFuture<'_, Result<OnDemandCompaction, SummarizerError>> {
         let _ = (span, cancel);
         let message = format!("{} cannot compact on demand", self.name());
-        Box::pin(async move { Err(SummarizerError { message }) })
+        Box::pin(async move { Err(SummarizerError::new(message)) })
     }
 }

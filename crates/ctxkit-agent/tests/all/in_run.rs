@@ -344,6 +344,6 @@ async fn a_provider_refusing_below_any_planned_size_costs_one_compaction_not_six
     let stopped = ends
         .iter()
         .filter_map(|end| end.error.as_deref())
-        .find(|error| error.contains("smaller than this model's context window (8192 tokens)"));
+        .find(|error| error.contains("smaller than the model's 8192-token context window"));
     assert!(stopped.is_some(), "{ends:?}");
 }

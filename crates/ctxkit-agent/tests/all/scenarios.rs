@@ -208,9 +208,9 @@ impl ctxkit_summarizer::Summarizer for Hanging {
     {
         Box::pin(async move {
             cancel.cancelled().await;
-            Err(ctxkit_summarizer::SummarizerError {
-                message: "cancelled".to_owned(),
-            })
+            Err(ctxkit_summarizer::SummarizerError::new(
+                "cancelled".to_owned(),
+            ))
         })
     }
 }

@@ -112,7 +112,7 @@ fn overflow() -> ResponseTemplate {
 }
 
 /// A provider's refusal of a request as too long for its `window`.
-fn overflow_of(window: u64) -> ResponseTemplate {
+pub(crate) fn overflow_of(window: u64) -> ResponseTemplate {
     let message = format!(
         "This model's maximum context length is {window} tokens. However, your messages resulted in {} tokens. Please reduce the length of the messages.",
         window + 928

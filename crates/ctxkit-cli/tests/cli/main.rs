@@ -256,6 +256,7 @@ mod chat_reload;
 mod chat_retry;
 mod chat_rewind;
 mod chat_session_commands;
+mod chat_stated_limit;
 mod chat_status;
 mod chat_stream;
 mod chat_theme;

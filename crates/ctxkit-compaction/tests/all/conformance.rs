@@ -137,9 +137,7 @@ impl Summarizer for Fake {
         let fail = self.fail;
         Box::pin(async move {
             if fail {
-                return Err(SummarizerError {
-                    message: "fake failure".into(),
-                });
+                return Err(SummarizerError::new("fake failure"));
             }
             let text = match request.purpose {
                 SummaryPurpose::History => "SUMMARY-HISTORY\nhistory line 2",

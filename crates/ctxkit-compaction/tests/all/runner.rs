@@ -29,8 +29,9 @@ struct Recording {
     continues: Option<(String, String)>,
     /// The conversation each request continued, `None` for a fresh one.
     continued: Mutex<Vec<Option<ConversationPrefix>>>,
-    /// Continued requests are answered with something else than a summary.
-    fails_continuing: bool,
+    /// Continued requests fail with this kind of failure: something else than a summary
+    /// (`Request`), or a provider failing whatever it is sent (`Provider`).
+    fails_continuing: Option<ctxkit_summarizer::FailureKind>,
 }
 
 impl Recording {
@@ -41,7 +42,7 @@ impl Recording {
             hang: false,
             continues: None,
             continued: Mutex::new(Vec::new()),
-            fails_continuing: false,
+            fails_continuing: None,
         }
     }
 }
@@ -92,12 +93,20 @@ impl Summarizer for Recording {
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         self.continued.lock().unwrap().push(Some(prefix));
-        if self.fails_continuing {
-            return Box::pin(async {
-                Err(SummarizerError {
-                    message: "the summarizer tried to call a tool".to_owned(),
-                })
-            });
+        match self.fails_continuing {
+            Some(ctxkit_summarizer::FailureKind::Request) => {
+                return Box::pin(async {
+                    Err(SummarizerError::new("the summarizer tried to call a tool"))
+                });
+            }
+            Some(ctxkit_summarizer::FailureKind::Provider) => {
+                return Box::pin(async {
+                    Err(SummarizerError::of_provider(
+                        "Provider `mock` returned HTTP 500: summary backend down; tried 4 times over 14.1 s",
+                    ))
+                });
+            }
+            None => {}
         }
         self.summarize(request, cancel)
     }
@@ -416,6 +425,13 @@ async fn run_with(
     summarizer: &Recording,
     cache_prefix: CachePrefix,
 ) -> ctxkit_compaction::CompactionResult {
+    try_run_with(summarizer, cache_prefix).await.unwrap()
+}
+
+async fn try_run_with(
+    summarizer: &Recording,
+    cache_prefix: CachePrefix,
+) -> Result<ctxkit_compaction::CompactionResult, ctxkit_compaction::CompactionError> {
     let session = split_turn_session();
     let preparation = prepare_compaction(&session, None, small_keep())
         .unwrap()
@@ -433,7 +449,6 @@ async fn run_with(
         &CancellationToken::new(),
     )
     .await
-    .unwrap()
 }
 
 /// [`run_with`] continuing [`conversation`] in a window of `context_window` tokens.
@@ -496,7 +511,7 @@ async fn cache_prefix_requests_carry_the_conversation_and_name_the_span() {
 async fn a_continued_request_answered_without_a_summary_is_asked_again_fresh() {
     let mut summarizer = Recording::new(1);
     summarizer.continues = Some(("anthropic".into(), "claude-x".into()));
-    summarizer.fails_continuing = true;
+    summarizer.fails_continuing = Some(ctxkit_summarizer::FailureKind::Request);
     let result = run_continuing(&summarizer, 200_000).await;
     assert!(result.summary.starts_with("HISTORY"), "{}", result.summary);
     assert_eq!(result.details["cachePrefix"]["used"], false);
@@ -510,6 +525,30 @@ async fn a_continued_request_answered_without_a_summary_is_asked_again_fresh() {
     assert_eq!(summarizer.continued.lock().unwrap().len(), 1);
     let requests = summarizer.requests.lock().unwrap().clone();
     assert!(requests[0].user_text.starts_with("<conversation>"));
+}
+
+/// Round 97: a summary model answering 500 was asked with the continued conversation (4 attempts),
+/// then with a fresh prompt (4 more): 29 s, and the error gave the second series' count and time.
+#[tokio::test]
+async fn a_provider_failing_the_continued_request_is_not_asked_again_fresh() {
+    let mut summarizer = Recording::new(1);
+    summarizer.continues = Some(("anthropic".into(), "claude-x".into()));
+    summarizer.fails_continuing = Some(ctxkit_summarizer::FailureKind::Provider);
+    let error = try_run_with(
+        &summarizer,
+        CachePrefix::Conversation {
+            prefix: conversation(),
+            context_window: 200_000,
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("tried 4 times over 14.1 s"),
+        "{error}"
+    );
+    assert_eq!(summarizer.continued.lock().unwrap().len(), 1);
+    assert!(summarizer.requests.lock().unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -24,9 +24,10 @@ pub const RECOVERY_EXHAUSTED: &str = "Context overflow recovery failed after rep
 
 /// Reported when the provider refuses a request no larger than recovery planned for: its limit is
 /// smaller than the model's window as configured, and another compaction would not help.
-fn limit_disagrees(tokens: u64, window: u64) -> String {
+fn limit_disagrees(tokens: u64, context_window: u64, configured_window: u64) -> String {
+    let window = crate::error::window_phrase(context_window, configured_window);
     format!(
-        "Context overflow recovery stopped: the provider refused the request again at about {tokens} tokens, after a compaction that planned for its limit, so its limit is smaller than this model's context window ({window} tokens). Set the model's `contextWindow` to the provider's real limit, or switch models."
+        "Context overflow recovery stopped: the provider refused the request again at about {tokens} tokens, after a compaction that planned for its limit, so its limit is smaller than {window}. Set the model's `contextWindow` to the provider's real limit, or switch models."
     )
 }
 
@@ -175,10 +176,9 @@ impl Engine {
                     return skip(Decision::Skip(SkipReason::OverflowHandled));
                 }
                 if let Some(tokens) = crate::recovery::refused_within_plan(&state) {
-                    let window = state.context_window();
-                    return Ok(self
-                        .recovery_given_up(limit_disagrees(tokens, window))
-                        .await);
+                    let message =
+                        limit_disagrees(tokens, state.limit_window(), state.context_window());
+                    return Ok(self.recovery_given_up(message).await);
                 }
                 let error_text = transcript
                     .iter()
@@ -223,6 +223,9 @@ impl Engine {
         {
             Ok(end) | Err((end, _)) => end,
         };
+        if reason == CompactionReason::Overflow && end.entry_id.is_some() {
+            state.overflow_written += 1;
+        }
         Ok(CheckReport {
             decision,
             retry: end.will_retry,

@@ -64,6 +64,18 @@ struct Written {
     advice: Option<String>,
 }
 
+/// What a failed overflow recovery leaves in the session: the compactions of its streak written
+/// before the one that failed (nothing is said when there were none).
+fn written_before(written: u32) -> String {
+    match written {
+        0 => String::new(),
+        1 => "; the compaction this recovery wrote before stays in the session".to_owned(),
+        count => {
+            format!("; the {count} compactions this recovery wrote before stay in the session")
+        }
+    }
+}
+
 impl Engine {
     pub(super) async fn run_locked(
         &self,
@@ -129,7 +141,10 @@ impl Engine {
                         CompactionReason::Threshold,
                     ) => empty_end(reason),
                     (_, CompactionReason::Overflow) => CompactionEnd {
-                        error: Some(format!("Context overflow recovery failed: {error}")),
+                        error: Some(format!(
+                            "Context overflow recovery failed: {error}{}",
+                            written_before(state.overflow_written)
+                        )),
                         ..empty_end(reason)
                     },
                     (_, CompactionReason::Threshold) => CompactionEnd {

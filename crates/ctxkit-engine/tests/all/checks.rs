@@ -529,6 +529,7 @@ async fn context_status_estimates_where_no_reply_reports_usage() {
         ctxkit_engine::ContextStatus {
             tokens: ctxkit_tokens::estimate_tokens(&prompt),
             context_window: 100_000,
+            configured_window: 100_000,
             estimated: true,
         }
     );

@@ -16,5 +16,6 @@ mod pins_scopes;
 mod provider_compaction;
 mod recall_attacks;
 mod recorded_cwd;
+mod stated_limit;
 mod summary_keys;
 mod view;

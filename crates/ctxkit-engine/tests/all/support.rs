@@ -95,13 +95,11 @@ impl Summarizer for Scripted {
             let text = match answer {
                 Answer::Text(text) => text,
                 Answer::Fail(message) => {
-                    return Err(SummarizerError {
-                        message: message.to_owned(),
-                    });
+                    return Err(SummarizerError::new(message.to_owned()));
                 }
                 Answer::Hang => {
                     tokio::select! {
-                        () = cancel.cancelled() => return Err(SummarizerError { message: "aborted".into() }),
+                        () = cancel.cancelled() => return Err(SummarizerError::new("aborted")),
                         () = self.release.notified() => "RELEASED",
                     }
                 }
@@ -136,9 +134,7 @@ impl Summarizer for Scripted {
         self.on_demand_spans.lock().unwrap().push(span);
         let answer = (*self.on_demand.lock().unwrap()).unwrap_or(Err("not scripted"));
         Box::pin(async move {
-            let summary = answer.map_err(|message| SummarizerError {
-                message: message.to_owned(),
-            })?;
+            let summary = answer.map_err(|message| SummarizerError::new(message.to_owned()))?;
             Ok(ctxkit_summarizer::OnDemandCompaction {
                 summary: summary.to_owned(),
                 block: json!({"type": "compaction", "content": summary, "encrypted_content": "sig"}),

@@ -278,9 +278,12 @@ impl Summarizer for ModelClient {
     }
 }
 
-/// A provider error as the compaction crate sees it: its message.
+/// A provider error as the compaction crate sees it: its message, and whether the provider failed
+/// whatever it was sent (an error the client retries, returned once its retries ran out).
 fn summarizer_error(error: LlmError) -> SummarizerError {
-    SummarizerError {
-        message: error.to_string(),
+    if error.is_retryable() {
+        SummarizerError::of_provider(error.to_string())
+    } else {
+        SummarizerError::new(error.to_string())
     }
 }

@@ -58,11 +58,7 @@ impl Summarizer for Failing {
         _request: SummaryRequest,
         _cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
-        Box::pin(async {
-            Err(SummarizerError {
-                message: "overloaded".to_owned(),
-            })
-        })
+        Box::pin(async { Err(SummarizerError::new("overloaded".to_owned())) })
     }
 }
 
@@ -128,9 +124,7 @@ impl Summarizer for UntilCancelled {
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         Box::pin(async move {
             cancel.cancelled().await;
-            Err(SummarizerError {
-                message: "cancelled".to_owned(),
-            })
+            Err(SummarizerError::new("cancelled".to_owned()))
         })
     }
 }

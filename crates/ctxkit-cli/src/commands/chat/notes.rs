@@ -20,11 +20,11 @@ pub const ORIGINALS_KEPT: &str =
 pub const FALLBACK_HINT: &str = "hint: the dropped messages are still in the session: `/undo-compact` \
      brings them back, then `/compact` summarizes them once the model answers";
 
-/// After an overflow recovery gave up: what it wrote before stays, and the cause is often the
-/// model's window.
-pub const OVERFLOW_HINT: &str = "hint: the provider still refuses the request as too long; compactions \
-     this recovery wrote are in the session (/compactions lists them, /undo-compact undoes the last); \
-     check the model's contextWindow (`ctxkit models`) or switch models with /model";
+/// After an overflow recovery gave up: the error says which compactions it wrote before (they
+/// stay), and the cause is often the model's window.
+pub const OVERFLOW_HINT: &str = "hint: the provider still refuses the request as too long; check the \
+     model's contextWindow (`ctxkit models`) or switch models with /model; /compactions lists the \
+     branch's compactions, /undo-compact undoes the last";
 
 /// After a summary failed and nothing was written (`compaction.fallback` is `error`, the default).
 pub const FAILED_SUMMARY_HINT: &str = "hint: run `/compact` to try again, or `/model` to switch models; \

@@ -203,6 +203,19 @@ impl Chat {
             counted(counts.tool_calls, "tool call"),
             counted(counts.tool_results, "tool result")
         ));
+        // The window in force, as the status line reads it (the provider's stated limit once it
+        // gave one).
+        if let Ok(Some(figure)) = self.context_figure().await {
+            let configured = figure
+                .configured_shown()
+                .map_or_else(String::new, |configured| format!(" ({configured})"));
+            lines.push(format!(
+                "Context: {} / {} tokens, {}{configured}",
+                figure.tokens_shown(),
+                figure.window,
+                figure.percent_shown()
+            ));
+        }
         lines.extend(token_lines(&spend));
         lines.push("Cost".to_owned());
         for line in crate::commands::spend::breakdown_lines(&spend) {

@@ -267,13 +267,16 @@ impl Chat {
                 } else {
                     ""
                 };
+                let configured = figure
+                    .configured_shown()
+                    .map_or_else(String::new, |configured| format!(", {configured}"));
                 self.ui.line(&format!(
-                    "Context [{}{}] {} / {} tokens ({:.0}%{estimated})",
+                    "Context [{}{}] {} / {} tokens ({}{configured}{estimated})",
                     "█".repeat(filled),
                     "░".repeat(WIDTH - filled),
                     figure.tokens_shown(),
                     figure.window,
-                    figure.percent
+                    figure.percent_shown()
                 ));
             }
             None => self

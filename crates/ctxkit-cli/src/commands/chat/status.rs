@@ -69,7 +69,11 @@ impl Chat {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Figure {
     pub tokens: u64,
+    /// The window in force: the provider's stated limit once it showed one below the model's
+    /// window (compactions fire against it, so the gauge reads against it too).
     pub window: u64,
+    /// The model's configured window (`contextWindow`).
+    pub configured: u64,
     pub percent: f64,
     pub estimated: bool,
 }
@@ -85,6 +89,7 @@ impl Figure {
         Self {
             tokens,
             window: status.context_window,
+            configured: status.configured_window,
             percent: tokens as f64 / status.context_window.max(1) as f64 * 100.0,
             estimated: status.estimated,
         }
@@ -96,13 +101,32 @@ impl Figure {
         format!("{mark}{}", self.tokens)
     }
 
+    /// `12%`, or `50% of the provider's limit` when the window in force is the limit the
+    /// provider stated (round 97: the gauge read 28% of the configured window while compactions
+    /// fired near the stated limit).
+    pub(super) fn percent_shown(&self) -> String {
+        if self.window < self.configured {
+            format!("{:.0}% of the provider's limit", self.percent)
+        } else {
+            format!("{:.0}%", self.percent)
+        }
+    }
+
+    /// `16000 configured` beside a stated limit in force; `None` when the window is the model's.
+    pub(super) fn configured_shown(&self) -> Option<String> {
+        (self.window < self.configured).then(|| format!("{} configured", self.configured))
+    }
+
     /// `context 12000/100000 tokens, 12%` (`~12000` for an estimate).
     fn fragment(&self) -> String {
+        let configured = self
+            .configured_shown()
+            .map_or_else(String::new, |configured| format!(" ({configured})"));
         format!(
-            "context {}/{} tokens, {:.0}%",
+            "context {}/{} tokens, {}{configured}",
             self.tokens_shown(),
             self.window,
-            self.percent
+            self.percent_shown()
         )
     }
 }
@@ -147,6 +171,7 @@ mod tests {
         let counted = ContextStatus {
             tokens: 12_000,
             context_window: 100_000,
+            configured_window: 100_000,
             estimated: false,
         };
         assert_eq!(
@@ -160,6 +185,20 @@ mod tests {
         assert_eq!(
             Figure::of(&estimated, 3_000).fragment(),
             "context ~15000/100000 tokens, 15%"
+        );
+    }
+
+    #[test]
+    fn a_limit_the_provider_stated_is_the_window_shown() {
+        let limited = ContextStatus {
+            tokens: 4_542,
+            context_window: 9_000,
+            configured_window: 16_000,
+            estimated: false,
+        };
+        assert_eq!(
+            Figure::of(&limited, 0).fragment(),
+            "context 4542/9000 tokens, 50% of the provider's limit (16000 configured)"
         );
     }
 
