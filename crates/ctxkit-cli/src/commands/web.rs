@@ -188,8 +188,19 @@ pub(crate) fn write_page(
         ))
         .context(format!("cannot write into `{}`", dir.display()))
     })?;
-    write(temporary.as_file_mut())
-        .with_context(|| format!("cannot write `{}`", output.display()))?;
+    // Only a failed write is said as one: a session that cannot be read is the reader's error.
+    write(temporary.as_file_mut()).map_err(|error| match error {
+        WebError::Write { .. } => {
+            anyhow::Error::new(error).context(format!("cannot write `{}`", output.display()))
+        }
+        other @ (WebError::Session(_)
+        | WebError::Compaction(_)
+        | WebError::Pattern { .. }
+        | WebError::UnknownEntry { .. }
+        | WebError::ContextTooLong { .. }
+        | WebError::Serve { .. }
+        | WebError::Reload { .. }) => anyhow::Error::new(other),
+    })?;
     let bytes = temporary
         .as_file()
         .metadata()
