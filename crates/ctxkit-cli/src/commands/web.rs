@@ -160,8 +160,9 @@ pub fn export(
     writeln!(out, "{}", output.display())?;
     let entries = session.entries().len();
     let compactions = stats.map_or(0, |stats| stats.compactions);
+    // Through the terminal-safe layer: the path is the user's, and may hold escape sequences.
     writeln!(
-        std::io::stderr().lock(),
+        crate::redact::stderr(),
         "Exported {}, {} ({bytes} bytes) to `{}`",
         crate::render::counted(entries, "entry"),
         crate::render::counted(compactions, "compaction"),
@@ -340,8 +341,9 @@ pub fn view(
         let (bound, server) = serve_view(address, config, stop).await?;
         writeln!(out, "http://{bound}/?token={token}")?;
         out.flush()?;
+        // A database session's id comes from a header someone else wrote: shown as text.
         writeln!(
-            std::io::stderr().lock(),
+            crate::redact::stderr(),
             "Serving `{shown}` on loopback, following it as it grows; Ctrl-C stops"
         )?;
         server.await;

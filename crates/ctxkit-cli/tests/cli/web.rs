@@ -22,6 +22,8 @@ mod live;
 mod markdown;
 #[path = "web/refusals.rs"]
 mod refusals;
+#[path = "web/terminal.rs"]
+mod terminal;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
