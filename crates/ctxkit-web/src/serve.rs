@@ -231,23 +231,18 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&decoded).into_owned()
 }
 
-/// Whether the `Host` header names this server on loopback.
-fn loopback_host(request: &Request<Incoming>, address: SocketAddr) -> bool {
-    let Some(host) = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|host| host.to_str().ok())
-    else {
+/// Whether `host`, the request's `Host` header, names this server on loopback.
+fn loopback_host(host: Option<&str>, address: SocketAddr) -> bool {
+    let Some(host) = host else {
         return false;
     };
     let port = address.port();
-    [
-        format!("127.0.0.1:{port}"),
-        format!("localhost:{port}"),
-        format!("[::1]:{port}"),
-    ]
-    .iter()
-    .any(|allowed| allowed == host)
+    // A browser leaves the scheme's default port out of `Host` (`view --port 80`).
+    let (name, given_port) = match host.rsplit_once(':') {
+        Some((name, given)) if !given.contains(']') => (name, given.parse::<u16>().ok()),
+        Some(_) | None => (host, (port == 80).then_some(80)),
+    };
+    given_port == Some(port) && ["127.0.0.1", "localhost", "[::1]"].contains(&name)
 }
 
 fn reply(
@@ -309,7 +304,11 @@ fn error_page(message: &str) -> Response<Chunks> {
 }
 
 async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chunks> {
-    if !loopback_host(&request, state.address) {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok());
+    if !loopback_host(host, state.address) {
         return error_reply(StatusCode::FORBIDDEN, "not a loopback host");
     }
     let query = request.uri().query().unwrap_or("");
@@ -318,8 +317,9 @@ async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chu
     if !token_ok {
         return error_reply(StatusCode::FORBIDDEN, "missing or wrong token");
     }
-    if request.method() != hyper::Method::GET {
-        return error_reply(StatusCode::METHOD_NOT_ALLOWED, "only GET");
+    // HEAD is answered as GET: hyper sends the headers of the answer and leaves its body out.
+    if request.method() != hyper::Method::GET && request.method() != hyper::Method::HEAD {
+        return error_reply(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
     }
     let path = request.uri().path().to_owned();
     let state = Arc::clone(state);
@@ -654,5 +654,48 @@ mod tests {
             matches!(&refused, WebError::ContextTooLong { id, messages: 6 } if id == "00000006"),
             "{refused:?}"
         );
+    }
+
+    /// `view --port 80`: a browser sends `Host: 127.0.0.1` without the scheme's default port,
+    /// and the printed URL was always refused.
+    #[test]
+    fn the_default_port_may_be_left_out_of_the_host() {
+        let on_80: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        let on_8080: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        for host in ["127.0.0.1", "localhost", "[::1]", "127.0.0.1:80"] {
+            assert!(loopback_host(Some(host), on_80), "{host}");
+        }
+        assert!(!loopback_host(Some("127.0.0.1"), on_8080));
+        assert!(!loopback_host(Some("evil.example"), on_80));
+        assert!(!loopback_host(Some("127.0.0.1:81"), on_80));
+        assert!(!loopback_host(None, on_80));
+    }
+
+    /// `view` answered `HEAD` with 405 "only GET": it answers as to GET, without a body.
+    #[tokio::test]
+    async fn head_is_answered_as_get_without_a_body() {
+        use tokio::io::AsyncWriteExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 1);
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let mut state = state(&path);
+        state.address = address;
+        let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let shutdown = async move {
+            let _ = stopped.await;
+        };
+        tokio::spawn(serve_within(
+            Acceptor::new(listener, ConnectionLimits::new(2)),
+            Arc::new(state),
+            shutdown,
+        ));
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        let request =
+            format!("HEAD /?token=t HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_to_close(&mut stream).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\n"), "a body was sent: {answer}");
     }
 }
