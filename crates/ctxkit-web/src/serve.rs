@@ -30,8 +30,9 @@ use crate::stream::{ScriptSafe, write_page_data};
 /// What `ctxkit view` serves.
 #[derive(Clone)]
 pub struct ViewConfig {
-    /// The file whose changes the page follows.
-    pub watched: PathBuf,
+    /// The files whose changes the page follows: the session file, or a database and its
+    /// write-ahead log for a session inside one (`opencode.db#<id>` names no file).
+    pub watched: Vec<PathBuf>,
     pub loader: SessionLoader,
     pub options: PageOptions,
     /// The secret every request carries (`?token=`).
@@ -113,8 +114,17 @@ struct State {
     rebuild: Mutex<()>,
 }
 
-/// The watched file's version: its size and modification time (changes on every append).
-fn version_of(path: &PathBuf) -> String {
+/// The watched files' version: each one's size and modification time (changes on every append);
+/// "missing" when none is there.
+fn version_of(paths: &[PathBuf]) -> String {
+    let versions: Vec<String> = paths.iter().map(|path| file_version(path)).collect();
+    if versions.iter().all(|version| version == "missing") {
+        return "missing".to_owned();
+    }
+    versions.join("+")
+}
+
+fn file_version(path: &std::path::Path) -> String {
     match std::fs::metadata(path) {
         Ok(metadata) => {
             let modified = metadata
@@ -400,6 +410,10 @@ fn page_data(state: &State) -> Result<PageData, WebError> {
     let session = (state.config.loader)()?;
     let mut options = state.config.options.clone();
     options.contexts = ContextPolicy::OnDemand;
+    // The session's name as the file says now (`ctxkit name` renames it while the view runs).
+    if let Some(name) = session.session_name() {
+        options.title = name;
+    }
     let title = options
         .renderer(session.entries().len())
         .short(&options.title);
@@ -477,7 +491,7 @@ mod tests {
     }
 
     fn state(path: &std::path::Path) -> State {
-        let watched = path.to_owned();
+        let watched = vec![path.to_owned()];
         let loaded = path.to_owned();
         let loader: SessionLoader =
             Arc::new(move || Ok(OpenedSession::new(Session::open(&loaded)?)));
@@ -507,7 +521,7 @@ mod tests {
         let mut options = state.config.options.clone();
         options.contexts = ContextPolicy::OnDemand;
         let mut value = crate::build_page_data(&session, &options).unwrap();
-        let version = version_of(&path);
+        let version = version_of(std::slice::from_ref(&path));
         value
             .as_object_mut()
             .unwrap()
@@ -697,5 +711,44 @@ mod tests {
         let answer = read_to_close(&mut stream).await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
         assert!(answer.ends_with("\r\n\r\n"), "a body was sent: {answer}");
+    }
+
+    /// `view opencode.db#<id>` watched the name `opencode.db#<id>`, no file: its version was
+    /// always "missing", so the page never followed and a reload showed the cached start. The
+    /// version follows every watched file (the database and its write-ahead log).
+    #[test]
+    fn the_version_follows_each_watched_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("opencode.db");
+        let log = dir.path().join("opencode.db-wal");
+        std::fs::write(&database, b"one").unwrap();
+        let watched = vec![database.clone(), log.clone()];
+        let first = version_of(&watched);
+        std::fs::write(&log, b"a page").unwrap();
+        let logged = version_of(&watched);
+        assert_ne!(first, logged);
+        std::fs::write(&database, b"checkpointed").unwrap();
+        std::fs::remove_file(&log).unwrap();
+        assert_ne!(version_of(&watched), logged);
+        assert_ne!(version_of(&watched), "missing");
+    }
+
+    /// After `ctxkit name FILE NEW` the tab kept the name the view started with, even on a
+    /// fresh load: the title is the session's name as the file now says.
+    #[test]
+    fn the_title_follows_a_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 1);
+        let state = state(&path);
+        assert_eq!(page_data(&state).unwrap().title, "a <title>");
+        let info = json!({"type": "session_info", "id": "0000abcd", "parentId": "00000002",
+                          "timestamp": "2026-01-01T00:00:00.000Z", "name": "renamed"});
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(&format!("{info}\n"));
+        std::fs::write(&path, text).unwrap();
+        let page = page_data(&state).unwrap();
+        assert_eq!(page.title, "renamed");
+        let data: serde_json::Value = serde_json::from_slice(&page.data).unwrap();
+        assert_eq!(data["title"], json!("renamed"));
     }
 }

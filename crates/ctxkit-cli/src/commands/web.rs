@@ -145,6 +145,15 @@ pub fn export(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let file = args.file.as_deref().context("name the session to export")?;
+    // A page is a file to open in a browser (and stdout here is text, made safe for a terminal):
+    // `-` would otherwise make a file of that name.
+    if output == Path::new("-") {
+        return Err(crate::usage::UsageError {
+            message: "`-o -`: the page is written to a file, not to standard output".to_owned(),
+            hint: "name the page's file: `-o session.html`".to_owned(),
+        }
+        .into());
+    }
     refuse_to_replace(output)?;
     let scratch = ctxkit_session::private_temporary_folder("export")
         .context("cannot create a private temporary directory")?;
@@ -322,7 +331,7 @@ pub fn view(
         })
     };
     let config = ViewConfig {
-        watched: file.clone(),
+        watched: watched_files(&file),
         loader,
         options,
         token: new_token(),
@@ -350,6 +359,23 @@ pub fn view(
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(Outcome::Success)
+}
+
+/// The files `view` follows for `file`: the file itself, or for a session inside OpenCode's
+/// database (`opencode.db#<id>`, no file of that name) the database and its write-ahead log,
+/// where SQLite writes first.
+fn watched_files(file: &Path) -> Vec<PathBuf> {
+    if file.exists() || !ctxkit_import::is_opencode_path(file) {
+        return vec![file.to_owned()];
+    }
+    let text = file.to_string_lossy();
+    let Some((database, _)) = text.rsplit_once('#') else {
+        return vec![file.to_owned()];
+    };
+    vec![
+        PathBuf::from(database),
+        PathBuf::from(format!("{database}-wal")),
+    ]
 }
 
 /// How often `view` asks the database whether a session grew.
