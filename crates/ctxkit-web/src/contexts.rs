@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use ctxkit_protocol::{AgentMessage, ContentBlock};
-use ctxkit_session::{ContextMessageKind, EntryIndex, Session, build_context};
+use ctxkit_session::{ContextMessage, ContextMessageKind, EntryIndex, Session, build_context};
 use ctxkit_settings::TransformSettings;
 use ctxkit_transform::{sent_form, transform_measured};
 use serde_json::{Map, Value, json};
@@ -140,7 +140,9 @@ impl View {
         if context.messages.len() > max_messages {
             return Ok(None);
         }
-        let input = parsed.get(session, &context.messages)?;
+        // What could be read: a message of the wrong type is left out, as the page says.
+        let (sources, input): (Vec<ContextMessage>, Vec<_>) =
+            parsed.get(session, &context.messages)?.into_iter().unzip();
         // The pruning rule weighs the cache of the model the view was sent to, as the engine does.
         let cache = context.model.as_ref().and_then(|model| {
             ctxkit_models::model_cache_terms(model.provider.as_deref()?, model.model_id.as_deref()?)
@@ -149,8 +151,7 @@ impl View {
         let output = transform_measured(&input, &settings, context_window);
         let input: Vec<&AgentMessage> = input.iter().map(|message| message.message()).collect();
         let matched = matched(input.len(), &output.origins);
-        let messages = context
-            .messages
+        let messages = sources
             .iter()
             .zip(&input)
             .zip(&matched)

@@ -33,7 +33,8 @@ pub enum WebError {
     /// page was to go when the caller writes it atomically.
     #[error("cannot write the page: {source}")]
     Write { source: std::io::Error },
-    /// Reloading the session for the live view failed: the page keeps the last good data.
-    #[error("cannot reload `{path}`: {reason}")]
+    /// Reading (or, for the live view, reloading) the session failed: the page keeps the last
+    /// good data. Said as a read: the first read of `export` and `view` fails with it too.
+    #[error("cannot read `{path}`: {reason}")]
     Reload { path: PathBuf, reason: String },
 }

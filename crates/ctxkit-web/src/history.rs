@@ -6,12 +6,15 @@ use std::collections::HashMap;
 
 use ctxkit_compaction::UNDO_COMPACTION_TYPE;
 use ctxkit_protocol::AgentMessage;
-use ctxkit_session::{EntryIndex, FreeModels, Session, build_context, entry_messages};
+use ctxkit_session::{
+    ContextMessage, EntryIndex, FreeModels, Session, build_context, entry_messages,
+};
 use ctxkit_tokens::estimate_tokens;
 use serde_json::{Value, json};
 
 use crate::blocks::{Renderer, usage_of};
 use crate::error::WebError;
+use crate::parsed::readable_messages;
 
 /// Compactions a session names in `ctxkit.undo-compaction` entries: compaction id → the marker's
 /// entry index.
@@ -112,9 +115,15 @@ fn continuation(children: &[Vec<EntryIndex>], position: EntryIndex) -> Vec<Entry
 /// `ctxkit compactions` reports it.
 fn tokens_after(session: &Session, position: EntryIndex) -> Result<u64, WebError> {
     let context = build_context(session.index(), Some(position));
-    Ok(session
-        .messages(&context.messages)?
+    readable_estimate(session, &context.messages)
+}
+
+/// The estimated tokens of the messages that can be read (a message of the wrong type is left
+/// out, as from the page's contexts).
+fn readable_estimate(session: &Session, messages: &[ContextMessage]) -> Result<u64, WebError> {
+    Ok(readable_messages(session, messages)?
         .iter()
+        .flatten()
         .map(estimate_tokens)
         .sum())
 }
@@ -367,11 +376,7 @@ pub(crate) fn timeline(
         match entry.type_name() {
             "compaction" => {
                 let context = build_context(index, Some(position));
-                estimate = session
-                    .messages(&context.messages)?
-                    .iter()
-                    .map(estimate_tokens)
-                    .sum();
+                estimate = readable_estimate(session, &context.messages)?;
                 let compaction = marker("compaction");
                 timeline.markers.push(compaction);
                 continue;
@@ -400,18 +405,21 @@ pub(crate) fn timeline(
             timeline.turns.push((position, Totals::default()));
         }
         if entry.role() == Some("assistant") {
-            let message = session.message(&ctxkit_session::ContextMessage::new(
+            let stored = ctxkit_session::ContextMessage::new(
                 position,
                 ctxkit_session::ContextMessageKind::Stored,
-            ))?;
-            request_point(
-                &message,
-                position,
-                estimate,
-                &mut timeline,
-                &mut last_model,
-                free,
             );
+            // A reply of the wrong type is no point on the chart (the page lists it as damage).
+            if let Some(message) = readable_messages(session, &[stored])?.pop().flatten() {
+                request_point(
+                    &message,
+                    position,
+                    estimate,
+                    &mut timeline,
+                    &mut last_model,
+                    free,
+                );
+            }
         }
         estimate += entry_estimate(session, position);
     }

@@ -109,7 +109,9 @@ pub(crate) fn entry_record(
         return Value::Null;
     };
     let mut record = Map::new();
-    record.insert("id".to_owned(), json!(renderer.short(entry.id())));
+    // Ids are ctxkit's own (or an import's), not content: the page and the view look entries up
+    // by them, so they are never redacted nor cut.
+    record.insert("id".to_owned(), json!(entry.id()));
     record.insert("p".to_owned(), json!(index.parent(position)));
     record.insert("ty".to_owned(), json!(renderer.short(entry.type_name())));
     record.insert("ts".to_owned(), json!(renderer.short(entry.timestamp())));
@@ -143,6 +145,8 @@ pub(crate) fn entry_record(
             for field in ["tokensBefore", "firstKeptEntryId", "fromId", "fromHook"] {
                 if let Some(field_value) = value.get(field) {
                     let shown = match field_value {
+                        // The entry ids a compaction names, as the entries' own are shown.
+                        Value::String(text) if field.ends_with("Id") => json!(text),
                         Value::String(text) => json!(renderer.short(text)),
                         other @ (Value::Null
                         | Value::Bool(_)

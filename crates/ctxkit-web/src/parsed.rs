@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use ctxkit_session::{ContextMessage, Session};
+use ctxkit_protocol::AgentMessage;
+use ctxkit_session::{ContextMessage, Session, SessionError};
 use ctxkit_transform::MeasuredMessage;
 
 use crate::error::WebError;
@@ -40,13 +41,15 @@ impl ParsedMessages {
         self.batches.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The typed forms of `messages`, in order: those parsed for this batch or the last shared,
-    /// the others parsed now (on all cores, as [`Session::messages`] reads them) and kept.
+    /// The typed forms of `messages` that can be read, in order, each with its message: those
+    /// parsed for this batch or the last shared, the others parsed now (on all cores, as
+    /// [`Session::messages`] reads them) and kept. A message whose entry has a field of the wrong
+    /// type is left out (the page lists it among the file's problems).
     pub(crate) fn get(
         &self,
         session: &Session,
         messages: &[ContextMessage],
-    ) -> Result<Vec<Arc<MeasuredMessage>>, WebError> {
+    ) -> Result<Vec<(ContextMessage, Arc<MeasuredMessage>)>, WebError> {
         let known: Vec<Option<Arc<MeasuredMessage>>> = {
             let mut batches = self.lock();
             messages
@@ -60,23 +63,29 @@ impl ParsedMessages {
             .filter(|(_, known)| known.is_none())
             .map(|(message, _)| *message)
             .collect();
-        let mut fresh = session
-            .messages(&missing)?
+        let mut fresh = readable_messages(session, &missing)?
             .into_iter()
-            .map(|message| Arc::new(MeasuredMessage::new(message)));
+            .map(|message| message.map(|message| Arc::new(MeasuredMessage::new(message))));
         let mut batches = self.lock();
         let mut all = Vec::with_capacity(messages.len());
         for (message, known) in messages.iter().zip(known) {
-            let Some(found) = known.or_else(|| fresh.next()) else {
-                return Err(WebError::UnknownEntry {
-                    id: format!("#{}", message.entry),
-                });
+            let found = match known {
+                Some(found) => found,
+                None => match fresh.next() {
+                    Some(Some(found)) => found,
+                    Some(None) => continue,
+                    None => {
+                        return Err(WebError::UnknownEntry {
+                            id: format!("#{}", message.entry),
+                        });
+                    }
+                },
             };
             batches
                 .current
                 .entry(*message)
                 .or_insert_with(|| Arc::clone(&found));
-            all.push(found);
+            all.push((*message, found));
         }
         Ok(all)
     }
@@ -85,6 +94,27 @@ impl ParsedMessages {
     pub(crate) fn next_batch(&self) {
         let mut batches = self.lock();
         batches.previous = std::mem::take(&mut batches.current);
+    }
+}
+
+/// The typed forms of `messages`, in order; `None` for a message whose entry has a field of the
+/// wrong type (other commands read past such an entry too: `ctxkit check` reports it). A line
+/// that can no longer be read back is still an error.
+pub(crate) fn readable_messages(
+    session: &Session,
+    messages: &[ContextMessage],
+) -> Result<Vec<Option<AgentMessage>>, WebError> {
+    match session.messages(messages) {
+        Ok(all) => Ok(all.into_iter().map(Some).collect()),
+        Err(SessionError::InvalidEntry { .. }) => messages
+            .iter()
+            .map(|message| match session.message(message) {
+                Ok(read) => Ok(Some(read)),
+                Err(SessionError::InvalidEntry { .. }) => Ok(None),
+                Err(error) => Err(error.into()),
+            })
+            .collect(),
+        Err(error) => Err(error.into()),
     }
 }
 
@@ -117,7 +147,12 @@ mod tests {
         let first = parsed.get(&session, &context.messages).unwrap();
         let again = parsed.get(&session, &context.messages).unwrap();
         assert_eq!(first.len(), context.messages.len());
-        assert!(first.iter().zip(&again).all(|(a, b)| Arc::ptr_eq(a, b)));
+        assert!(
+            first
+                .iter()
+                .zip(&again)
+                .all(|((_, a), (_, b))| Arc::ptr_eq(a, b))
+        );
         assert_eq!(parsed.lock().current.len(), context.messages.len());
         // Two batches later what no view used is let go; a message used again is kept.
         parsed.next_batch();
@@ -126,6 +161,10 @@ mod tests {
         assert_eq!(parsed.lock().previous.len(), 5);
         assert!(parsed.lock().current.is_empty());
         let kept = parsed.get(&session, &context.messages[..5]).unwrap();
-        assert!(kept.iter().zip(&first).all(|(a, b)| Arc::ptr_eq(a, b)));
+        assert!(
+            kept.iter()
+                .zip(&first)
+                .all(|((_, a), (_, b))| Arc::ptr_eq(a, b))
+        );
     }
 }

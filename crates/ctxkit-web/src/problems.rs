@@ -3,7 +3,8 @@
 //! fixed words, never what the line held. The page says at the top that the file is damaged, and
 //! beside the entries and the contexts it affects.
 
-use ctxkit_session::{Diagnostic, DiagnosticKind, Session};
+use ctxkit_session::{Diagnostic, DiagnosticKind, Session, SessionError};
+use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 /// Most problems a page lists (a file of a million broken lines has a million); `problemCount`
@@ -64,30 +65,83 @@ fn entry_at_line(session: &Session, line: usize) -> Option<usize> {
         .ok()
 }
 
-fn record(session: &Session, problem: &Diagnostic) -> Value {
-    let (kind, words) = kind_and_words(&problem.kind);
-    let mut record = Map::new();
-    record.insert("line".to_owned(), json!(problem.line));
-    record.insert("kind".to_owned(), json!(kind));
-    record.insert("text".to_owned(), json!(words));
-    record.insert("damage".to_owned(), json!(problem.kind.is_damage()));
-    if let Some(position) = problem.line.and_then(|line| entry_at_line(session, line)) {
-        record.insert("e".to_owned(), json!(position));
+/// A problem as the page lists it: its line, its kind's name and words, whether it is damage.
+struct Problem {
+    line: Option<usize>,
+    kind: &'static str,
+    words: String,
+    damage: bool,
+}
+
+impl Problem {
+    fn of(diagnostic: &Diagnostic) -> Self {
+        let (kind, words) = kind_and_words(&diagnostic.kind);
+        Self {
+            line: diagnostic.line,
+            kind,
+            words,
+            damage: diagnostic.kind.is_damage(),
+        }
     }
-    Value::Object(record)
+
+    /// An entry whose head was read but whose whole line does not parse as its type (a tool
+    /// call whose id is a number): what `ctxkit check` calls a field of the wrong type. Serde's
+    /// words are not shown: they can quote the field's value.
+    fn wrong_type(line: usize) -> Self {
+        Self {
+            line: Some(line),
+            kind: "wrongType",
+            words: "an entry with a field of the wrong type: shown as written, and left out of \
+                    what the model saw"
+                .to_owned(),
+            damage: true,
+        }
+    }
+
+    fn record(&self, session: &Session) -> Value {
+        let mut record = Map::new();
+        record.insert("line".to_owned(), json!(self.line));
+        record.insert("kind".to_owned(), json!(self.kind));
+        record.insert("text".to_owned(), json!(self.words));
+        record.insert("damage".to_owned(), json!(self.damage));
+        if let Some(position) = self.line.and_then(|line| entry_at_line(session, line)) {
+            record.insert("e".to_owned(), json!(position));
+        }
+        Value::Object(record)
+    }
+}
+
+/// The lines of the entries that do not parse as their type (read on all cores: every entry's
+/// whole line is parsed once). A line that can no longer be read back is not counted here: the
+/// page's reads of it fail on their own.
+fn wrong_type_lines(session: &Session) -> Vec<usize> {
+    session
+        .entries()
+        .par_iter()
+        .with_min_len(64)
+        .filter_map(|entry| match entry.parse() {
+            Err(SessionError::InvalidEntry { line, .. }) => Some(line),
+            Ok(_) | Err(_) => None,
+        })
+        .collect()
 }
 
 /// The first [`MAX_PAGE_PROBLEMS`] problems of `session`, in file order, and how many it has.
 pub(crate) fn problems(session: &Session) -> (Value, usize) {
-    let all = session.diagnostics();
-    let mut shown: Vec<&Diagnostic> = all.iter().collect();
-    shown.sort_by_key(|problem| problem.line);
-    shown.truncate(MAX_PAGE_PROBLEMS);
-    let records = shown
-        .into_iter()
-        .map(|problem| record(session, problem))
+    let mut all: Vec<Problem> = session.diagnostics().iter().map(Problem::of).collect();
+    all.extend(
+        wrong_type_lines(session)
+            .into_iter()
+            .map(Problem::wrong_type),
+    );
+    all.sort_by_key(|problem| problem.line);
+    let count = all.len();
+    let records = all
+        .iter()
+        .take(MAX_PAGE_PROBLEMS)
+        .map(|problem| problem.record(session))
         .collect();
-    (Value::Array(records), all.len())
+    (Value::Array(records), count)
 }
 
 #[cfg(test)]
@@ -130,5 +184,54 @@ mod tests {
         );
         let text = list.to_string();
         assert!(!text.contains("SECRET") && !text.contains("a1"), "{text}");
+    }
+
+    /// One entry with a field of the wrong type (a tool call whose id is a number, a compaction
+    /// whose summary is a number): `export` refused the whole session and a live view stopped for
+    /// good. The page is built from what could be read and names the lines.
+    #[test]
+    fn entries_of_the_wrong_type_are_damage_and_the_page_is_still_built() {
+        let text = concat!(
+            r#"{"type":"session","version":3,"id":"w","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}"#,
+            "\n",
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"first","timestamp":1}}"#,
+            "\n",
+            r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":1,"name":"bash","arguments":{"command":"ls"}}],"stopReason":"toolUse","timestamp":2}}"#,
+            "\n",
+            r#"{"type":"compaction","id":"c1","parentId":"a1","timestamp":"2026-01-01T00:00:00.000Z","summary":7,"firstKeptEntryId":"u1","tokensBefore":10}"#,
+            "\n",
+            r#"{"type":"message","id":"u2","parentId":"c1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"second","timestamp":3}}"#,
+            "\n",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let session = Session::open(&path).unwrap();
+        let redactor = crate::Redactor::new(Vec::new(), &[]).unwrap();
+        let options = crate::PageOptions::new("w", redactor);
+        let data = crate::build_page_data(&session, &options).unwrap();
+        assert_eq!(data["entries"].as_array().unwrap().len(), 4);
+        let problems = data["problems"].as_array().unwrap();
+        let wrong: Vec<_> = problems
+            .iter()
+            .filter(|problem| problem["kind"] == json!("wrongType"))
+            .collect();
+        assert_eq!(wrong.len(), 2, "{problems:?}");
+        assert_eq!(wrong[0]["line"], json!(3));
+        assert_eq!(wrong[0]["e"], json!(1));
+        assert_eq!(wrong[0]["damage"], json!(true));
+        assert_eq!(wrong[1]["line"], json!(4));
+        assert_eq!(data["problemCount"], json!(2));
+        // What the model saw at the last entry: what could be read.
+        let context = crate::context_data(&session, "u2", &options).unwrap();
+        assert!(context["messages"].as_array().is_some(), "{context}");
+        let at_reply = crate::context_data(&session, "a1", &options).unwrap();
+        let entries: Vec<_> = at_reply["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|message| message["e"].clone())
+            .collect();
+        assert_eq!(entries, vec![json!(0)], "{at_reply}");
     }
 }

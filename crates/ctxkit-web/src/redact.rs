@@ -27,10 +27,20 @@ impl Redactor {
     pub fn new(secrets: Vec<String>, patterns: &[String]) -> Result<Self, WebError> {
         let mut compiled = Vec::new();
         for pattern in patterns {
-            compiled.push(Regex::new(pattern).map_err(|error| WebError::Pattern {
+            let regex = Regex::new(pattern).map_err(|error| WebError::Pattern {
                 pattern: pattern.clone(),
                 reason: one_line_reason(&error),
-            })?);
+            })?;
+            // Such a pattern would put the mark between every two characters of every string.
+            if regex.is_match("") {
+                return Err(WebError::Pattern {
+                    pattern: pattern.clone(),
+                    reason: "it matches the empty string, so it would redact between every two \
+                             characters"
+                        .to_owned(),
+                });
+            }
+            compiled.push(regex);
         }
         let url_password = Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+):[^\s/@]+@")
             .map_err(|error| WebError::Pattern {
@@ -154,5 +164,20 @@ mod tests {
         let redactor = Redactor::new(Vec::new(), &[]).unwrap();
         assert_eq!(redactor.clip("ééééé", 3), ("ééé".to_owned(), Some(5)));
         assert_eq!(redactor.clip("abc", 3), ("abc".to_owned(), None));
+    }
+
+    /// `--redact 'x*'` (or `''`) put `<redacted>` between every character of every string: a
+    /// pattern that matches the empty string is refused as an invalid one is, saying why.
+    #[test]
+    fn a_pattern_that_matches_nothing_at_all_is_refused() {
+        for pattern in ["", "x*", "a|", "(?:)"] {
+            let refused = Redactor::new(Vec::new(), &[pattern.to_owned()]).unwrap_err();
+            let said = refused.to_string();
+            assert!(
+                said.contains("matches the empty string"),
+                "{pattern:?}: {said}"
+            );
+        }
+        assert!(Redactor::new(Vec::new(), &["x+".to_owned()]).is_ok());
     }
 }

@@ -30,8 +30,9 @@ use crate::stream::{ScriptSafe, write_page_data};
 /// What `ctxkit view` serves.
 #[derive(Clone)]
 pub struct ViewConfig {
-    /// The file whose changes the page follows.
-    pub watched: PathBuf,
+    /// The files whose changes the page follows: the session file, or a database and its
+    /// write-ahead log for a session inside one (`opencode.db#<id>` names no file).
+    pub watched: Vec<PathBuf>,
     pub loader: SessionLoader,
     pub options: PageOptions,
     /// The secret every request carries (`?token=`).
@@ -113,8 +114,17 @@ struct State {
     rebuild: Mutex<()>,
 }
 
-/// The watched file's version: its size and modification time (changes on every append).
-fn version_of(path: &PathBuf) -> String {
+/// The watched files' version: each one's size and modification time (changes on every append);
+/// "missing" when none is there.
+fn version_of(paths: &[PathBuf]) -> String {
+    let versions: Vec<String> = paths.iter().map(|path| file_version(path)).collect();
+    if versions.iter().all(|version| version == "missing") {
+        return "missing".to_owned();
+    }
+    versions.join("+")
+}
+
+fn file_version(path: &std::path::Path) -> String {
     match std::fs::metadata(path) {
         Ok(metadata) => {
             let modified = metadata
@@ -231,23 +241,18 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&decoded).into_owned()
 }
 
-/// Whether the `Host` header names this server on loopback.
-fn loopback_host(request: &Request<Incoming>, address: SocketAddr) -> bool {
-    let Some(host) = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|host| host.to_str().ok())
-    else {
+/// Whether `host`, the request's `Host` header, names this server on loopback.
+fn loopback_host(host: Option<&str>, address: SocketAddr) -> bool {
+    let Some(host) = host else {
         return false;
     };
     let port = address.port();
-    [
-        format!("127.0.0.1:{port}"),
-        format!("localhost:{port}"),
-        format!("[::1]:{port}"),
-    ]
-    .iter()
-    .any(|allowed| allowed == host)
+    // A browser leaves the scheme's default port out of `Host` (`view --port 80`).
+    let (name, given_port) = match host.rsplit_once(':') {
+        Some((name, given)) if !given.contains(']') => (name, given.parse::<u16>().ok()),
+        Some(_) | None => (host, (port == 80).then_some(80)),
+    };
+    given_port == Some(port) && ["127.0.0.1", "localhost", "[::1]"].contains(&name)
 }
 
 fn reply(
@@ -309,7 +314,11 @@ fn error_page(message: &str) -> Response<Chunks> {
 }
 
 async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chunks> {
-    if !loopback_host(&request, state.address) {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok());
+    if !loopback_host(host, state.address) {
         return error_reply(StatusCode::FORBIDDEN, "not a loopback host");
     }
     let query = request.uri().query().unwrap_or("");
@@ -318,8 +327,9 @@ async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chu
     if !token_ok {
         return error_reply(StatusCode::FORBIDDEN, "missing or wrong token");
     }
-    if request.method() != hyper::Method::GET {
-        return error_reply(StatusCode::METHOD_NOT_ALLOWED, "only GET");
+    // HEAD is answered as GET: hyper sends the headers of the answer and leaves its body out.
+    if request.method() != hyper::Method::GET && request.method() != hyper::Method::HEAD {
+        return error_reply(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
     }
     let path = request.uri().path().to_owned();
     let state = Arc::clone(state);
@@ -400,6 +410,10 @@ fn page_data(state: &State) -> Result<PageData, WebError> {
     let session = (state.config.loader)()?;
     let mut options = state.config.options.clone();
     options.contexts = ContextPolicy::OnDemand;
+    // The session's name as the file says now (`ctxkit name` renames it while the view runs).
+    if let Some(name) = session.session_name() {
+        options.title = name;
+    }
     let title = options
         .renderer(session.entries().len())
         .short(&options.title);
@@ -477,7 +491,7 @@ mod tests {
     }
 
     fn state(path: &std::path::Path) -> State {
-        let watched = path.to_owned();
+        let watched = vec![path.to_owned()];
         let loaded = path.to_owned();
         let loader: SessionLoader =
             Arc::new(move || Ok(OpenedSession::new(Session::open(&loaded)?)));
@@ -507,7 +521,7 @@ mod tests {
         let mut options = state.config.options.clone();
         options.contexts = ContextPolicy::OnDemand;
         let mut value = crate::build_page_data(&session, &options).unwrap();
-        let version = version_of(&path);
+        let version = version_of(std::slice::from_ref(&path));
         value
             .as_object_mut()
             .unwrap()
@@ -654,5 +668,87 @@ mod tests {
             matches!(&refused, WebError::ContextTooLong { id, messages: 6 } if id == "00000006"),
             "{refused:?}"
         );
+    }
+
+    /// `view --port 80`: a browser sends `Host: 127.0.0.1` without the scheme's default port,
+    /// and the printed URL was always refused.
+    #[test]
+    fn the_default_port_may_be_left_out_of_the_host() {
+        let on_80: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        let on_8080: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        for host in ["127.0.0.1", "localhost", "[::1]", "127.0.0.1:80"] {
+            assert!(loopback_host(Some(host), on_80), "{host}");
+        }
+        assert!(!loopback_host(Some("127.0.0.1"), on_8080));
+        assert!(!loopback_host(Some("evil.example"), on_80));
+        assert!(!loopback_host(Some("127.0.0.1:81"), on_80));
+        assert!(!loopback_host(None, on_80));
+    }
+
+    /// `view` answered `HEAD` with 405 "only GET": it answers as to GET, without a body.
+    #[tokio::test]
+    async fn head_is_answered_as_get_without_a_body() {
+        use tokio::io::AsyncWriteExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 1);
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let mut state = state(&path);
+        state.address = address;
+        let (_stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let shutdown = async move {
+            let _ = stopped.await;
+        };
+        tokio::spawn(serve_within(
+            Acceptor::new(listener, ConnectionLimits::new(2)),
+            Arc::new(state),
+            shutdown,
+        ));
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        let request =
+            format!("HEAD /?token=t HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_to_close(&mut stream).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\n"), "a body was sent: {answer}");
+    }
+
+    /// `view opencode.db#<id>` watched the name `opencode.db#<id>`, no file: its version was
+    /// always "missing", so the page never followed and a reload showed the cached start. The
+    /// version follows every watched file (the database and its write-ahead log).
+    #[test]
+    fn the_version_follows_each_watched_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("opencode.db");
+        let log = dir.path().join("opencode.db-wal");
+        std::fs::write(&database, b"one").unwrap();
+        let watched = vec![database.clone(), log.clone()];
+        let first = version_of(&watched);
+        std::fs::write(&log, b"a page").unwrap();
+        let logged = version_of(&watched);
+        assert_ne!(first, logged);
+        std::fs::write(&database, b"checkpointed").unwrap();
+        std::fs::remove_file(&log).unwrap();
+        assert_ne!(version_of(&watched), logged);
+        assert_ne!(version_of(&watched), "missing");
+    }
+
+    /// After `ctxkit name FILE NEW` the tab kept the name the view started with, even on a
+    /// fresh load: the title is the session's name as the file now says.
+    #[test]
+    fn the_title_follows_a_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 1);
+        let state = state(&path);
+        assert_eq!(page_data(&state).unwrap().title, "a <title>");
+        let info = json!({"type": "session_info", "id": "0000abcd", "parentId": "00000002",
+                          "timestamp": "2026-01-01T00:00:00.000Z", "name": "renamed"});
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(&format!("{info}\n"));
+        std::fs::write(&path, text).unwrap();
+        let page = page_data(&state).unwrap();
+        assert_eq!(page.title, "renamed");
+        let data: serde_json::Value = serde_json::from_slice(&page.data).unwrap();
+        assert_eq!(data["title"], json!("renamed"));
     }
 }

@@ -341,4 +341,29 @@ mod tests {
             );
         }
     }
+
+    /// `--redact '[0-9]{6,}'` rewrote entry ids (`df<redacted>`): the view asked for the
+    /// context of an id that does not exist and deep links collided; an id over 200 characters
+    /// was cut alike. Ids are ctxkit's own (or an import's), not content: the text still is.
+    #[test]
+    fn ids_are_never_redacted_or_cut_and_the_text_still_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = "7".repeat(300);
+        let text = format!(
+            "{}\n{}\n{}\n",
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}"#,
+            r#"{"type":"message","id":"df238776","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"call 5551234567","timestamp":1}}"#,
+            json!({"type": "message", "id": long, "parentId": "df238776", "timestamp": "2026-01-01T00:00:00.000Z",
+                   "message": {"role": "user", "content": "again", "timestamp": 2}}),
+        );
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let session = Session::open(&path).unwrap();
+        let redactor = crate::Redactor::new(Vec::new(), &["[0-9]{6,}".to_owned()]).unwrap();
+        let data = crate::build_page_data(&session, &PageOptions::new("t", redactor)).unwrap();
+        assert_eq!(data["entries"][0]["id"], json!("df238776"));
+        assert_eq!(data["entries"][1]["id"], json!(long));
+        let shown = data["entries"][0].to_string();
+        assert!(!shown.contains("5551234567"), "{shown}");
+    }
 }

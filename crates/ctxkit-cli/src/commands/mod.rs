@@ -402,7 +402,7 @@ fn warn_of_damage(
     for problem in session.diagnostics() {
         if let ctxkit_session::DiagnosticKind::NewerVersion { version } = problem.kind {
             writeln!(
-                std::io::stderr().lock(),
+                crate::redact::stderr(),
                 "note: `{}` was written by a newer version (session format v{version}); showing \
                  what this ctxkit can read, and it will not write to it",
                 file.display()

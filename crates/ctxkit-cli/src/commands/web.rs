@@ -145,6 +145,15 @@ pub fn export(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let file = args.file.as_deref().context("name the session to export")?;
+    // A page is a file to open in a browser (and stdout here is text, made safe for a terminal):
+    // `-` would otherwise make a file of that name.
+    if output == Path::new("-") {
+        return Err(crate::usage::UsageError {
+            message: "`-o -`: the page is written to a file, not to standard output".to_owned(),
+            hint: "name the page's file: `-o session.html`".to_owned(),
+        }
+        .into());
+    }
     refuse_to_replace(output)?;
     let scratch = ctxkit_session::private_temporary_folder("export")
         .context("cannot create a private temporary directory")?;
@@ -160,8 +169,9 @@ pub fn export(
     writeln!(out, "{}", output.display())?;
     let entries = session.entries().len();
     let compactions = stats.map_or(0, |stats| stats.compactions);
+    // Through the terminal-safe layer: the path is the user's, and may hold escape sequences.
     writeln!(
-        std::io::stderr().lock(),
+        crate::redact::stderr(),
         "Exported {}, {} ({bytes} bytes) to `{}`",
         crate::render::counted(entries, "entry"),
         crate::render::counted(compactions, "compaction"),
@@ -188,8 +198,19 @@ pub(crate) fn write_page(
         ))
         .context(format!("cannot write into `{}`", dir.display()))
     })?;
-    write(temporary.as_file_mut())
-        .with_context(|| format!("cannot write `{}`", output.display()))?;
+    // Only a failed write is said as one: a session that cannot be read is the reader's error.
+    write(temporary.as_file_mut()).map_err(|error| match error {
+        WebError::Write { .. } => {
+            anyhow::Error::new(error).context(format!("cannot write `{}`", output.display()))
+        }
+        other @ (WebError::Session(_)
+        | WebError::Compaction(_)
+        | WebError::Pattern { .. }
+        | WebError::UnknownEntry { .. }
+        | WebError::ContextTooLong { .. }
+        | WebError::Serve { .. }
+        | WebError::Reload { .. }) => anyhow::Error::new(other),
+    })?;
     let bytes = temporary
         .as_file()
         .metadata()
@@ -310,7 +331,7 @@ pub fn view(
         })
     };
     let config = ViewConfig {
-        watched: file.clone(),
+        watched: watched_files(&file),
         loader,
         options,
         token: new_token(),
@@ -329,14 +350,32 @@ pub fn view(
         let (bound, server) = serve_view(address, config, stop).await?;
         writeln!(out, "http://{bound}/?token={token}")?;
         out.flush()?;
+        // A database session's id comes from a header someone else wrote: shown as text.
         writeln!(
-            std::io::stderr().lock(),
+            crate::redact::stderr(),
             "Serving `{shown}` on loopback, following it as it grows; Ctrl-C stops"
         )?;
         server.await;
         Ok::<_, anyhow::Error>(())
     })?;
     Ok(Outcome::Success)
+}
+
+/// The files `view` follows for `file`: the file itself, or for a session inside OpenCode's
+/// database (`opencode.db#<id>`, no file of that name) the database and its write-ahead log,
+/// where SQLite writes first.
+fn watched_files(file: &Path) -> Vec<PathBuf> {
+    if file.exists() || !ctxkit_import::is_opencode_path(file) {
+        return vec![file.to_owned()];
+    }
+    let text = file.to_string_lossy();
+    let Some((database, _)) = text.rsplit_once('#') else {
+        return vec![file.to_owned()];
+    };
+    vec![
+        PathBuf::from(database),
+        PathBuf::from(format!("{database}-wal")),
+    ]
 }
 
 /// How often `view` asks the database whether a session grew.

@@ -10,6 +10,8 @@
 
 #[path = "web/chart.rs"]
 mod chart;
+#[path = "web/damage.rs"]
+mod damage;
 #[path = "web/fixture.rs"]
 mod fixture;
 #[path = "web/fragment.rs"]
@@ -20,6 +22,8 @@ mod live;
 mod markdown;
 #[path = "web/refusals.rs"]
 mod refusals;
+#[path = "web/terminal.rs"]
+mod terminal;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -517,21 +521,26 @@ fn a_browser_follows_the_session_in_view() {
 
 /// The status code of a GET with the given `Host` header.
 fn http_status(base: &str, path: &str, host: &str) -> u16 {
+    http_answer(base, "GET", path, host)
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The whole answer (status line, headers, body) to one request of `method` with `host`.
+fn http_answer(base: &str, method: &str, path: &str, host: &str) -> String {
     use std::io::{Read, Write};
     let address = &base["http://".len()..];
     let mut stream = std::net::TcpStream::connect(address).unwrap();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     response
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0)
 }
 
 /// `ctxkit serve --stdio` as a child: one request line in, its answer out (events skipped).

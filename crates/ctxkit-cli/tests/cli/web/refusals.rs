@@ -69,3 +69,24 @@ fn export_and_view_refuse_a_fifo_at_once_as_info_does() {
     }
     assert!(!page.exists());
 }
+
+/// `export -o -` wrote a file named `-`: a page is a file to open, so `-` is refused, saying how
+/// to name one, and no file `-` is left.
+#[test]
+fn export_refuses_a_dash_for_its_page() {
+    let home = tempfile::tempdir().unwrap();
+    let session = home.path().join("s.jsonl");
+    std::fs::write(
+        &session,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/tmp\"}\n",
+    )
+    .unwrap();
+    let output = super::ctxkit(
+        home.path(),
+        &["export", session.to_str().unwrap(), "-o", "-"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("-o session.html"), "{stderr}");
+    assert!(!home.path().join("-").exists());
+}
