@@ -261,6 +261,7 @@ mod chat_theme;
 mod chat_thinking;
 mod chat_tools_attacks;
 mod chat_watch;
+mod context_edits;
 mod edges;
 mod exit_codes;
 mod hostile;

@@ -9,3 +9,4 @@ mod migration;
 mod properties;
 mod reliability;
 mod store;
+mod tool_pairs;
