@@ -290,6 +290,7 @@ mod small_windows;
 mod store;
 mod store_mistakes;
 mod store_sessions;
+mod tool_spend;
 mod trust;
 mod undo_and_branch;
 mod web;
