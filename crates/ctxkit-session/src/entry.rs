@@ -55,6 +55,9 @@ pub(crate) enum EntryMeta {
         /// An assistant message indexed from its first fields: its provider and model (after its
         /// content) are read from the line when asked for (`StoredEntry::assistant_model`).
         model_unread: bool,
+        /// A tool result whose line may hold `usage` (Pi 1.6: the cost of the tool's own model
+        /// calls): spend reads only those back, not every tool result.
+        may_hold_usage: bool,
     },
     ThinkingLevelChange {
         level: Option<Box<str>>,
@@ -489,6 +492,17 @@ impl StoredEntry {
             line: 0,
             ..self.clone()
         }
+    }
+
+    /// Whether this is a tool result whose line may record `usage` (Pi 1.6), known from the index.
+    pub(crate) fn may_hold_tool_usage(&self) -> bool {
+        matches!(
+            self.meta,
+            EntryMeta::Message {
+                may_hold_usage: true,
+                ..
+            }
+        )
     }
 
     pub(crate) fn is_assistant_message(&self) -> bool {

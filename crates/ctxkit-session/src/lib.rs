@@ -111,7 +111,9 @@ pub use private::{
 pub use process::{current_user_id, is_running};
 pub use records::ContextForm;
 pub use regular::{MAX_SESSION_BYTES, open_session_file};
-pub use session::{LeafSelector, NewCompaction, Session, SummarySource};
+pub use session::{
+    ContextEditWritten, LeafSelector, NewCompaction, OrphanedToolResult, Session, SummarySource,
+};
 pub use spend::{FreeModels, SessionSpend, SpendPart, session_spend};
 pub use storage::Durability;
 pub use system::current_system_message;

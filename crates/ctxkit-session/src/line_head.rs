@@ -31,7 +31,7 @@ impl<'a> LineHead<'a> {
         {
             return Err(HeadError::Json(crate::scan::TOO_DEEP.to_owned()));
         }
-        Self::from_fields(head)
+        Self::from_fields(head).map(|head| mark_usage(head, raw))
     }
 
     /// Reads the head of `raw` from its first fields when they say all the index needs (see
@@ -50,7 +50,7 @@ impl<'a> LineHead<'a> {
                     ..MessageHead::default()
                 }),
             };
-            return Ok((head, false));
+            return Ok((mark_usage(head, raw), false));
         }
         Self::read_prefix_with_parser(raw)
     }
@@ -60,7 +60,7 @@ impl<'a> LineHead<'a> {
         Self::not_an_object(raw)?;
         let (head, complete) =
             read_head_prefix(raw).map_err(|error| HeadError::Json(error.to_string()))?;
-        Ok((Self::from_fields(head)?, complete))
+        Ok((mark_usage(Self::from_fields(head)?, raw), complete))
     }
 
     fn not_an_object(raw: &str) -> Result<(), HeadError> {
@@ -125,7 +125,25 @@ fn message_meta(message: MessageHead<'_>) -> EntryMeta {
         provider: intern(message.provider.0.filter(|_| sets_model)),
         model: intern(message.model.0.filter(|_| sets_model)),
         model_unread: sets_model && message.stopped,
+        may_hold_usage: false,
     }
+}
+
+/// Sets [`EntryMeta::Message`]'s `may_hold_usage` of a tool result from its whole line: it holds
+/// the key `"usage"`, or a `\u` escape (which could spell that key; only costs a read).
+fn mark_usage<'a>(mut head: LineHead<'a>, raw: &str) -> LineHead<'a> {
+    if let EntryMeta::Message {
+        role: Some(role),
+        may_hold_usage,
+        ..
+    } = &mut head.meta
+        && &**role == "toolResult"
+    {
+        let bytes = raw.as_bytes();
+        *may_hold_usage = memchr::memmem::find(bytes, b"\"usage\"").is_some()
+            || memchr::memmem::find(bytes, b"\\u").is_some();
+    }
+    head
 }
 
 /// Why a line could not be indexed.

@@ -87,13 +87,14 @@ fn migrate_v1_to_v2(values: &mut [Option<Value>], changed: &mut [bool], lines: &
         );
         previous_id = Some(id.clone());
         if object.get("type").and_then(Value::as_str) == Some("compaction")
-            && let Some(index) = object.get("firstKeptEntryIndex").and_then(Value::as_u64)
+            && let Some(index) = object.get("firstKeptEntryIndex").and_then(Value::as_f64)
         {
-            let target = usize::try_from(index)
-                .ok()
-                .and_then(|index| assigned_ids.get(index))
-                .cloned()
-                .flatten();
+            // Pi indexes an array with the number as JSON.parse reads it: `3.0` is 3; a fraction,
+            // a negative or an index past the end names nothing (and the index goes all the same).
+            let target =
+                (index.fract() == 0.0 && index >= 0.0 && index < assigned_ids.len() as f64)
+                    .then(|| assigned_ids.get(index as usize).cloned().flatten())
+                    .flatten();
             if let Some(target) = target {
                 object.insert("firstKeptEntryId".to_owned(), Value::String(target));
             }
@@ -152,6 +153,29 @@ mod tests {
         assert_eq!(values[1]["message"]["role"], "custom");
         assert_eq!(values[2]["firstKeptEntryId"], values[1]["id"]);
         assert!(values[2].get("firstKeptEntryIndex").is_none());
+        // Written by another language's JSON (`3.0`), the index is the same number (Pi's
+        // `JSON.parse`); a fraction names nothing, and goes as Pi drops it.
+        for (written, names_one) in [("2.0", true), ("2e0", true), ("1.5", false), ("-1", false)] {
+            let mut body = lines(&[
+                r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}"#,
+                r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"b"}}"#,
+                &format!(
+                    r#"{{"type":"compaction","timestamp":"t","summary":"s","firstKeptEntryIndex":{written},"tokensBefore":5}}"#
+                ),
+            ]);
+            migrate_lines(&mut body, 1.0);
+            let values: Vec<Value> = body
+                .iter()
+                .map(|line| serde_json::from_str(line.text.as_str()).unwrap())
+                .collect();
+            let expected = if names_one {
+                values[1]["id"].clone()
+            } else {
+                Value::Null
+            };
+            assert_eq!(values[2]["firstKeptEntryId"], expected, "{written}");
+            assert!(values[2].get("firstKeptEntryIndex").is_none(), "{written}");
+        }
         let mut again = lines(&[
             r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}"#,
             r#"{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}"#,

@@ -1,6 +1,7 @@
 //! What a session cost: every model call the file records, priced as it was recorded (`usage.cost`,
-//! dollars), in three parts — the conversation's requests, summaries (compactions and branch
-//! summaries) and cache warming — with the share of the requests' input read from the prompt cache.
+//! dollars), in parts — the conversation's requests, tools' own model calls (Pi 1.6's `usage` on a
+//! tool result: a subagent, code execution), summaries (compactions and branch summaries) and cache
+//! warming — with the share of the requests' input read from the prompt cache.
 //! Every branch counts: money spent on a branch left behind was still spent.
 
 use std::collections::HashSet;
@@ -120,6 +121,9 @@ impl SpendPart {
 pub struct SessionSpend {
     /// The conversation's requests (assistant replies).
     pub requests: SpendPart,
+    /// The model calls tools made while they ran, as their results record them (Pi 1.6's `usage`
+    /// on a tool result, which Pi counts under "Tools/summaries"); one record counts as one call.
+    pub tools: SpendPart,
     /// Compaction and branch summaries (the calls their entries record).
     pub summaries: SpendPart,
     /// Prompt-cache refreshes (`usage` entries of kind `cache_warm`).
@@ -135,6 +139,7 @@ impl SessionSpend {
     /// Dollars over every part.
     pub fn total_dollars(&self) -> f64 {
         self.requests.dollars
+            + self.tools.dollars
             + self.summaries.dollars
             + self.cache_warming.dollars
             + self.other.dollars
@@ -174,9 +179,10 @@ impl SessionSpend {
         })
     }
 
-    fn parts(&self) -> [&SpendPart; 4] {
+    fn parts(&self) -> [&SpendPart; 5] {
         [
             &self.requests,
+            &self.tools,
             &self.summaries,
             &self.cache_warming,
             &self.other,
@@ -185,7 +191,7 @@ impl SessionSpend {
 
     /// Model calls over every part.
     pub fn total_calls(&self) -> u64 {
-        self.requests.calls + self.summaries.calls + self.cache_warming.calls + self.other.calls
+        self.parts().iter().map(|part| part.calls).sum()
     }
 }
 
@@ -216,6 +222,9 @@ pub fn session_spend(entries: &[StoredEntry], free: &FreeModels) -> SessionSpend
                     replied_at.extend(reply.timestamp);
                     let caller = (reply.provider.as_deref(), reply.model.as_deref());
                     spend.requests.add(usage, caller, free);
+                }
+                if let AgentMessage::ToolResult(result) = message.as_ref() {
+                    add_tool_usage(&mut spend.tools, result, &mut counted, free);
                 }
             }
             EntryKind::Compaction(compaction) => {
@@ -264,11 +273,42 @@ pub fn session_spend(entries: &[StoredEntry], free: &FreeModels) -> SessionSpend
 }
 
 /// What identifies one paid call among copies of its entry: a reply's own time (milliseconds) and
-/// token counts, or a branch summary's text and recorded usage.
+/// token counts, a tool result's time, call id and token counts, or a branch summary's text and
+/// recorded usage.
 #[derive(PartialEq, Eq, Hash)]
 enum CallKey {
     Reply(i64, [u64; 4]),
+    Tool(i64, String, [u64; 4]),
     Summary(String, String),
+}
+
+/// A tool result's `usage` (Pi 1.6): the tool's own model calls, counted as one call. A record of
+/// nothing (no tokens, no cost: a copy's, zeroed as a copied reply's is) counts nothing, as Pi's
+/// breakdown leaves it out; a copy ctxkit made before it zeroed them counts once.
+fn add_tool_usage(
+    part: &mut SpendPart,
+    result: &ctxkit_protocol::ToolResultMessage,
+    counted: &mut HashSet<CallKey>,
+    free: &FreeModels,
+) {
+    let Some(usage) = result
+        .extra
+        .get("usage")
+        .filter(|usage| usage.is_object())
+        .and_then(|usage| serde_json::from_value::<Usage>(usage.clone()).ok())
+    else {
+        return;
+    };
+    let dollars = usage.cost.as_ref().map_or(0.0, |cost| cost.total);
+    if usage.part_tokens() == 0 && dollars == 0.0 {
+        return;
+    }
+    let key = result
+        .timestamp
+        .map(|at| CallKey::Tool(at, result.tool_call_id.clone(), usage_key(&usage)));
+    if key.is_none_or(|key| counted.insert(key)) {
+        part.add(&usage, (None, None), free);
+    }
 }
 
 fn usage_key(usage: &Usage) -> [u64; 4] {
@@ -390,16 +430,11 @@ fn add_entry_usage(part: &mut SpendPart, usage: Option<&Value>, free: &FreeModel
 /// most of a file's bytes) are not read back and parsed.
 fn may_record_a_call(entry: &StoredEntry) -> bool {
     match entry.type_name() {
+        // A tool result is read only when its line may record `usage` (known from the index).
+        "message" if entry.role() == Some("toolResult") => entry.may_hold_tool_usage(),
         "message" => !matches!(
             entry.role(),
-            Some(
-                "user"
-                    | "toolResult"
-                    | "bashExecution"
-                    | "custom"
-                    | "branchSummary"
-                    | "compactionSummary"
-            )
+            Some("user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary")
         ),
         "thinking_level_change"
         | "model_change"

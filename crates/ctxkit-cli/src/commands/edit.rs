@@ -10,6 +10,7 @@ use ctxkit_session::{Session, default_session_dir};
 
 use super::{Locations, note_rewrite};
 use crate::Outcome;
+use crate::render::counted;
 
 pub fn fork(file: &Path, at: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
     let path = fork_file(file, at)?;
@@ -113,7 +114,7 @@ pub fn name(file: &Path, text: &str, out: &mut dyn Write) -> Result<Outcome> {
 }
 
 /// Appends a context edit of `id`: `replacement` shown instead of its content, or (`None`) the
-/// message left out of later contexts.
+/// message left out of later contexts. A reply's tool results go with its calls, as in Pi 1.6.0.
 pub fn edit_context(
     file: &Path,
     id: &str,
@@ -123,11 +124,22 @@ pub fn edit_context(
     let mut session = Session::open(file)?;
     note_rewrite(&session, file)?;
     let content = replacement.map(|text| MessageContent::Text(text.to_owned()));
-    let edit = session.append_context_edit(id, content)?;
+    let written = session.append_context_edit_with_results(id, content)?;
     session.flush_pending()?;
+    let edit = &written.edit;
     match replacement {
         Some(_) => writeln!(out, "Edited {id} in later contexts ({edit})")?,
         None => writeln!(out, "Left {id} out of later contexts ({edit})")?,
+    }
+    let results = &written.results_left_out;
+    if !results.is_empty() {
+        writeln!(
+            out,
+            "Also left out {} answering its calls, as Pi 1.6.0 does (a provider rejects a \
+             tool result whose call is gone): {}",
+            counted(results.len(), "tool result"),
+            results.join(", ")
+        )?;
     }
     Ok(Outcome::Success)
 }

@@ -389,6 +389,26 @@ fn write_format_note(out: &mut dyn Write, file: &Path, version: Option<u64>) -> 
     Ok(())
 }
 
+/// Warnings are no problems (the file reads, and the exit code says so), but each names its line.
+fn write_warnings(
+    out: &mut dyn Write,
+    file: &Path,
+    warnings: &[super::check_warnings::Warning],
+) -> Result<()> {
+    for warning in warnings {
+        match warning.line {
+            Some(line) => writeln!(
+                out,
+                "{}:{line}: warning: {}",
+                file.display(),
+                warning.message
+            )?,
+            None => writeln!(out, "{}: warning: {}", file.display(), warning.message)?,
+        }
+    }
+    Ok(())
+}
+
 /// More than one root is no problem (Pi starts one when the user edits the first message, imports
 /// keep subagent runs as their own chains), but a history cut off before an import looks the same:
 /// say so. (With problems, each missing parent or cycle already names the root it made.)
@@ -428,9 +448,11 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     // An old format is no problem (the file reads fine), but worth saying.
     let mut format_version = None;
     let mut roots = 0;
+    let mut warnings = Vec::new();
     let problems: Vec<(Option<usize>, String)> = match Session::open(file) {
         Ok(session) => {
             roots = session.tree().iter().filter(|node| node.depth == 0).count();
+            warnings = super::check_warnings::orphaned_results(&session, file);
             let mut problems: Vec<(Option<usize>, String)> = session
                 .diagnostics()
                 .iter()
@@ -461,17 +483,24 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
             .iter()
             .map(|(line, message)| json!({"line": line, "message": message}))
             .collect();
+        let warning_records: Vec<_> = warnings
+            .iter()
+            .map(|warning| json!({"line": warning.line, "message": warning.message}))
+            .collect();
         print_json(
             out,
             &json!({"path": file.display().to_string(), "problems": records,
+                    "warnings": warning_records,
                     "formatVersion": format_version, "roots": roots}),
         )?;
     } else if problems.is_empty() {
         write_format_note(out, file, format_version)?;
         write_roots_note(out, file, roots)?;
+        write_warnings(out, file, &warnings)?;
         writeln!(out, "{}: no problems found", file.display())?;
     } else {
         write_format_note(out, file, format_version)?;
+        write_warnings(out, file, &warnings)?;
         for (line, message) in &problems {
             match line {
                 Some(line) => writeln!(out, "{}:{line}: {message}", file.display())?,

@@ -2,6 +2,7 @@
 //! [`Outcome`]; errors go back to `main`, which reports them.
 
 mod chat;
+mod check_warnings;
 pub(crate) mod checkpoints;
 pub(crate) mod compaction;
 mod config;

@@ -1,5 +1,6 @@
 //! What a session cost, as `ctxkit info`, the chat's `/cost` and its status line show it: dollars
-//! as recorded with each model call, split into requests, summaries and cache warming, and the share
+//! as recorded with each model call, split into requests, tools' own calls (Pi 1.6's `usage` on a
+//! tool result), summaries and cache warming, and the share
 //! of the requests' input read from the prompt cache. A call of unknown price (a model with no
 //! price known to ctxkit records $0 although it used tokens) is never shown as free: the spend
 //! says "price unknown" with the tokens used, and `llm.models[].cost` prices the model. A model
@@ -134,6 +135,7 @@ pub(crate) fn breakdown_lines(spend: &SessionSpend) -> Vec<String> {
     let mut lines = vec![total];
     let parts = [
         ("requests", &spend.requests),
+        ("tools", &spend.tools),
         ("summaries", &spend.summaries),
         ("cache warming", &spend.cache_warming),
         ("other", &spend.other),
@@ -231,6 +233,7 @@ pub(crate) fn spend_json(spend: &SessionSpend) -> serde_json::Value {
         "calls": spend.counted_calls(),
         "unpricedCalls": spend.unpriced_calls(),
         "requests": part(&spend.requests),
+        "tools": part(&spend.tools),
         "summaries": part(&spend.summaries),
         "cacheWarming": part(&spend.cache_warming),
         "other": part(&spend.other),

@@ -4,7 +4,8 @@
 //! copies. A copied reply's usage keeps its shape with every count zero: it measured the context its
 //! original was sent in, which the copy is not part of (after an undo the restored context holds
 //! what the compaction had summarized), so it must not stand for the copy's context; what the call
-//! cost is counted on the original (`spend`).
+//! cost is counted on the original (`spend`). So is a copied tool result's (Pi 1.6's `usage` of the
+//! tool's own model calls).
 
 use std::collections::HashMap;
 
@@ -61,7 +62,13 @@ impl Session {
             }
             if let Some(usage) = object
                 .get_mut("message")
-                .filter(|message| message.get("role").and_then(Value::as_str) == Some("assistant"))
+                .filter(|message| {
+                    // A tool result's usage (Pi 1.6) was paid for once too.
+                    matches!(
+                        message.get("role").and_then(Value::as_str),
+                        Some("assistant" | "toolResult")
+                    )
+                })
                 .and_then(|message| message.get_mut("usage"))
             {
                 zero_counts(usage);

@@ -8,6 +8,9 @@ mod copies;
 mod entry_copies;
 mod leaf;
 mod messages;
+mod tool_pairs;
+
+pub use tool_pairs::{ContextEditWritten, OrphanedToolResult};
 
 use branched::rechain_without_labels;
 use copies::absolute_display;

@@ -8,4 +8,6 @@ mod file_watch;
 mod migration;
 mod properties;
 mod reliability;
+mod spend;
 mod store;
+mod tool_pairs;

@@ -1,0 +1,110 @@
+//! `edit-context` of a reply that made tool calls, and `check` of the shape an edit of the reply
+//! alone leaves: a tool result whose call is gone, which Pi 1.6.0 sends and providers reject.
+
+use crate::Run;
+
+/// good-tool-results.jsonl: the reply `9402520c` calls t1, t2 and t3; their results are
+/// `e8dfa2b3`, `58af2c2a` and `acbd604b`.
+const REPLY: &str = "9402520c";
+const RESULTS: [&str; 3] = ["e8dfa2b3", "58af2c2a", "acbd604b"];
+
+/// The roles of the LLM view at the leaf.
+fn llm_roles(run: &Run, path: &str) -> Vec<String> {
+    let output = run.ctxkit(&["context", path, "--llm", "--json"]);
+    let (_, json) = output.split_once('\n').unwrap();
+    let context: serde_json::Value = serde_json::from_str(json).unwrap();
+    context["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["role"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The `targetId`s of the file's context edits, in file order.
+fn edit_targets(path: &str) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|entry| entry["type"] == "context_edit")
+        .map(|entry| entry["targetId"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn editing_a_reply_with_tool_calls_leaves_out_their_results_too() {
+    for edit in [vec!["--replace", "I read them."], vec!["--omit"]] {
+        let run = Run::new();
+        let file = run.copy("good-tool-results.jsonl");
+        let path = file.to_str().unwrap();
+        let mut args = vec!["edit-context", path, REPLY];
+        args.extend(&edit);
+        let output = run.ctxkit(&args);
+        assert!(output.starts_with("exit: 0"), "{output}");
+        assert!(output.contains("3 tool results"), "{output}");
+        // One edit per message, the reply's first, as Pi 1.6.0 writes them.
+        assert_eq!(
+            edit_targets(path),
+            [REPLY, RESULTS[0], RESULTS[1], RESULTS[2]]
+        );
+        assert!(
+            !llm_roles(&run, path)
+                .iter()
+                .any(|role| role == "toolResult"),
+            "{edit:?}"
+        );
+        let check = run.ctxkit(&["check", path]);
+        assert!(!check.contains("warning"), "{check}");
+    }
+}
+
+#[test]
+fn check_warns_of_a_tool_result_whose_call_an_edit_took_out() {
+    let run = Run::new();
+    let file = run.copy("good-tool-results.jsonl");
+    let path = file.to_str().unwrap();
+    // The shape 0.87.1's recovery left: the reply hidden alone.
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    let leaf = text.lines().last().unwrap();
+    let leaf: serde_json::Value = serde_json::from_str(leaf).unwrap();
+    text.push_str(&format!(
+        "{{\"type\":\"context_edit\",\"id\":\"e0000001\",\"parentId\":\"{}\",\"timestamp\":\"2030-01-01T00:00:00.000Z\",\"targetId\":\"{REPLY}\",\"replacement\":null}}\n",
+        leaf["id"].as_str().unwrap()
+    ));
+    std::fs::write(&file, &text).unwrap();
+    // Pi 1.6.0 keeps the orphans in the context; so does the LLM view.
+    assert_eq!(
+        llm_roles(&run, path)
+            .iter()
+            .filter(|role| *role == "toolResult")
+            .count(),
+        3
+    );
+    let check = run.ctxkit(&["check", path]);
+    assert!(check.starts_with("exit: 0"), "{check}");
+    assert!(
+        check.contains(&format!(
+            "warning: the tool result {} answers the call t1, which no earlier reply in the context holds",
+            RESULTS[0]
+        )),
+        "{check}"
+    );
+    assert!(
+        check.contains(&format!(
+            "ctxkit edit-context [HOME]/good-tool-results.jsonl {} --omit",
+            RESULTS[2]
+        )),
+        "{check}"
+    );
+    let json = run.ctxkit(&["check", path, "--json"]);
+    let (_, json) = json.split_once('\n').unwrap();
+    let record: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(record["problems"], serde_json::json!([]));
+    assert_eq!(record["warnings"].as_array().unwrap().len(), 3, "{record}");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        text,
+        "check writes nothing"
+    );
+}

@@ -1,0 +1,148 @@
+//! Keeping tool calls and their results together in edited contexts. A provider rejects a tool
+//! result whose call is not in an earlier reply; Pi 1.6.0 never repairs that shape when it builds a
+//! request, so an edit that takes calls out of a reply must take their results out too.
+
+use std::collections::HashSet;
+
+use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
+
+use super::Session;
+use crate::context::ContextMessage;
+use crate::error::Result;
+
+/// A tool result in the context at the leaf whose call no earlier reply in that context holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrphanedToolResult {
+    /// The id of the tool result's entry.
+    pub entry_id: String,
+    /// The file line of that entry.
+    pub line: usize,
+    /// The call id the result answers.
+    pub tool_call_id: String,
+}
+
+/// What [`Session::append_context_edit_with_results`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextEditWritten {
+    /// The id of the target's edit.
+    pub edit: String,
+    /// The ids of the tool results left out with it (each by an edit of its own), in context order.
+    pub results_left_out: Vec<String>,
+}
+
+impl Session {
+    /// Appends a context edit of `target_id` as [`Session::append_context_edit`] does and, when the
+    /// target is a reply in the context whose tool calls the edit takes out (all of them for a hide,
+    /// those missing from the replacement otherwise), a hide edit of each tool result answering one
+    /// of those calls, up to the next reply. This is what Pi 1.6.0 writes when it leaves a reply out
+    /// (one hide edit per message, the reply's first), so the file stays continuable in Pi.
+    pub fn append_context_edit_with_results(
+        &mut self,
+        target_id: &str,
+        replacement: Option<MessageContent>,
+    ) -> Result<ContextEditWritten> {
+        let kept_calls: HashSet<String> = replacement
+            .as_ref()
+            .map(|content| call_ids(&content.blocks()).cloned().collect())
+            .unwrap_or_default();
+        let results = self.results_of_dropped_calls(target_id, &kept_calls)?;
+        let edit = self.append_context_edit(target_id, replacement)?;
+        for result in &results {
+            self.append_context_edit(result, None)?;
+        }
+        Ok(ContextEditWritten {
+            edit,
+            results_left_out: results,
+        })
+    }
+
+    /// The entry ids of the tool results (after `target_id` in the context at the leaf, before the
+    /// next reply) that answer a call of the reply `target_id` other than `kept_calls`.
+    fn results_of_dropped_calls(
+        &self,
+        target_id: &str,
+        kept_calls: &HashSet<String>,
+    ) -> Result<Vec<String>> {
+        let context = self.build_context();
+        let Some(start) = context
+            .messages
+            .iter()
+            .position(|message| self.index.get(message.entry).map(|e| e.id()) == Some(target_id))
+        else {
+            return Ok(Vec::new());
+        };
+        let AgentMessage::Assistant(reply) = self.message(&context.messages[start])? else {
+            return Ok(Vec::new());
+        };
+        let dropped: HashSet<&str> = call_ids(&reply.content)
+            .filter(|id| !kept_calls.contains(*id))
+            .map(|id| id.as_str())
+            .collect();
+        let mut results = Vec::new();
+        for message in &context.messages[start + 1..] {
+            match self.role_of(message) {
+                Some("assistant") => break,
+                Some("toolResult") => {}
+                _ => continue,
+            }
+            if let AgentMessage::ToolResult(result) = self.message(message)?
+                && dropped.contains(result.tool_call_id.as_str())
+                && let Some(entry) = self.index.get(message.entry)
+            {
+                results.push(entry.id().to_owned());
+            }
+        }
+        Ok(results)
+    }
+
+    /// The tool results in the context at the leaf whose call is in no earlier reply of it (in the
+    /// order of the context): the shape 0.87.1's recovery and earlier context edits left. Pi 1.6.0
+    /// keeps them in the context and sends them; providers reject such a request.
+    pub fn orphaned_tool_results(&self) -> Result<Vec<OrphanedToolResult>> {
+        let context = self.build_context();
+        let mut calls: HashSet<String> = HashSet::new();
+        let mut orphans = Vec::new();
+        for message in &context.messages {
+            // Only replies and tool results are read whole: a check of a long session stays quick.
+            match self.message_if_paired(message)? {
+                Some(AgentMessage::Assistant(reply)) => {
+                    calls.extend(call_ids(&reply.content).cloned());
+                }
+                Some(AgentMessage::ToolResult(result)) if !calls.contains(&result.tool_call_id) => {
+                    if let Some(entry) = self.index.get(message.entry) {
+                        orphans.push(OrphanedToolResult {
+                            entry_id: entry.id().to_owned(),
+                            line: entry.line(),
+                            tool_call_id: result.tool_call_id,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(orphans)
+    }
+
+    /// The typed message of a reply or tool result; `None` for other messages (not read).
+    fn message_if_paired(&self, message: &ContextMessage) -> Result<Option<AgentMessage>> {
+        match self.role_of(message) {
+            Some("assistant" | "toolResult") => self.message(message).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// The role of a stored message (from the entry's head; edits never change a role).
+    fn role_of(&self, message: &ContextMessage) -> Option<&str> {
+        if message.kind != crate::ContextMessageKind::Stored {
+            return None;
+        }
+        self.index.get(message.entry).and_then(|entry| entry.role())
+    }
+}
+
+fn call_ids(blocks: &[ContentBlock]) -> impl Iterator<Item = &String> {
+    blocks
+        .iter()
+        .filter_map(ContentBlock::as_tool_call)
+        .map(|call| &call.id)
+}
