@@ -92,18 +92,26 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
         runtime.block_on(leaf_stayed(&engine, old_leaf.as_deref()))
     };
     if stayed {
+        // Before a user message, the leaf stands on its parent: said so, and its text given
+        // again, as the move that put it there gave it (a tester's second run said the leaf was
+        // at the message, which is not on the branch, and gave no text).
+        let landing = match &outcome.editor_text {
+            Some(_) => outcome.new_leaf_id.clone(),
+            None => Some(args.to.to_owned()),
+        };
         if args.json {
             print_json(
                 out,
-                &json!({"targetId": args.to, "movedTo": args.to, "leafId": old_leaf,
-                        "editorText": null, "summaryEntryId": null, "summary": null,
-                        "leftBehind": 0}),
+                &json!({"targetId": args.to, "movedTo": landing, "leafId": old_leaf,
+                        "editorText": outcome.editor_text, "summaryEntryId": null,
+                        "summary": null, "leftBehind": 0}),
             )?;
         } else {
-            writeln!(
+            stayed_note(
+                args.to,
+                landing.as_deref(),
+                outcome.editor_text.as_deref(),
                 out,
-                "The leaf is already at {}; nothing was written",
-                args.to
             )?;
         }
         return Ok(Outcome::Success);
@@ -123,6 +131,33 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
         moved.print(args.summarize, out)?;
     }
     Ok(Outcome::Success)
+}
+
+/// What `branch --to TARGET` says when the leaf already stands there (at TARGET, or before it when
+/// it is a user message, whose text comes again).
+fn stayed_note(
+    target: &str,
+    landing: Option<&str>,
+    editor_text: Option<&str>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let Some(text) = editor_text else {
+        writeln!(out, "The leaf is already at {target}; nothing was written")?;
+        return Ok(());
+    };
+    let place = landing.unwrap_or("the start of the session");
+    writeln!(
+        out,
+        "The leaf is already before the message {target} (at {place}); nothing was written"
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "The next prompt replaces the message {target}; its text, to send again or edit:"
+    )?;
+    writeln!(out)?;
+    writeln!(out, "{text}")?;
+    Ok(())
 }
 
 /// Whether the leaf, moved from `old_leaf`, stays where it was: the same entry, or the one a

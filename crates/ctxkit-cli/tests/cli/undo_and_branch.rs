@@ -248,3 +248,31 @@ fn branch_to_the_leaf_itself_writes_nothing() {
     assert!(json.contains(&format!("\"leafId\": \"{leaf}\"")), "{json}");
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }
+
+/// A tester's report: `branch --to <a user message>` run again said "The leaf is already at
+/// <the message>" (the leaf stands on its parent; the message is not on the branch) and gave no
+/// text to send again, which the first run gave.
+#[test]
+fn branch_to_a_user_message_again_says_the_leaf_is_before_it_and_gives_its_text() {
+    let run = Run::new();
+    let file = demo(&run, "again.jsonl");
+    let first = run.ctxkit(&["branch", &file, "--to", "082a0069"]);
+    assert!(
+        first.contains("Wire the POST /reservations endpoint."),
+        "{first}"
+    );
+    let before = std::fs::read(&file).unwrap();
+    let again = run.ctxkit(&["branch", &file, "--to", "082a0069"]);
+    assert!(
+        again.contains("The leaf is already before the message 082a0069 (at ")
+            && again.contains("nothing was written")
+            && again.contains("Wire the POST /reservations endpoint."),
+        "{again}"
+    );
+    let json = run.ctxkit(&["branch", &file, "--to", "082a0069", "--json"]);
+    assert!(
+        json.contains("\"editorText\": \"Wire the POST /reservations endpoint.\""),
+        "{json}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
