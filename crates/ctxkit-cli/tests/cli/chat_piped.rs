@@ -495,3 +495,31 @@ async fn a_piped_chat_whose_session_cannot_be_written_exits_4() {
         "{output}"
     );
 }
+
+/// A tester's report: `ctxkit chat --session old.jsonl` rewrote a v1 file as v3 without a word,
+/// where every writing command says it does (pi-compatibility.md, divergence 13).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_on_an_older_format_says_its_first_write_rewrites_it() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../conformance/corpus/legacy-v1-version1.jsonl");
+    let file = run.home.path().join("old.jsonl");
+    std::fs::copy(corpus, &file).unwrap();
+    let output = chat_with(
+        &run,
+        &server,
+        "hi\n",
+        &["--session", file.to_str().unwrap()],
+    );
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(
+        output.contains("is in session format v1; the chat's first write rewrites it as v3"),
+        "{output}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.lines().next().unwrap().contains("\"version\":3"),
+        "{text}"
+    );
+}

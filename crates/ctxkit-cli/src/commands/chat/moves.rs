@@ -137,7 +137,11 @@ impl Chat {
             return Ok(false);
         }
         let session = Session::open(std::path::Path::new(&info.path))?;
+        let old_format = super::session_file::old_format_note(&session);
         self.install(session).await?;
+        if let Some(note) = old_format {
+            self.ui.notice(&note);
+        }
         self.restore_recorded(false).await;
         self.banner(super::banner::Banner::Switched).await;
         Ok(true)

@@ -47,6 +47,9 @@ pub async fn build(
     if nothing_to_continue {
         ui.notice("No earlier session in this folder to continue: starting a new one");
     }
+    if let Some(note) = super::session_file::old_format_note(&session) {
+        ui.notice(&note);
+    }
     let recorded = super::thinking::recorded(&session);
     let (client, keyed_model) = chat_client(
         environment,
