@@ -304,6 +304,7 @@ pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>
     )?;
     let ids: Vec<&str> = to_copy.iter().map(|(id, _)| id.as_str()).collect();
     let copies = session.append_copies(&ids)?;
+    carry_labels_set_elsewhere(session, &ids, &copies)?;
     let carried = to_copy
         .into_iter()
         .zip(copies)
@@ -320,6 +321,25 @@ pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>
         carried,
         not_carried,
     }))
+}
+
+/// A label set on a copied entry from another branch (its label entry is not on the path, so it was
+/// not copied) names the copy too: the restored path showed the entry without it (a tester's
+/// `important`, set while the leaf was on a side branch).
+fn carry_labels_set_elsewhere(
+    session: &mut Session,
+    originals: &[&str],
+    copies: &[String],
+) -> Result<(), CompactionError> {
+    for (original, copy) in originals.iter().zip(copies) {
+        let Some(label) = session.label(original).map(str::to_owned) else {
+            continue;
+        };
+        if session.label(copy) != Some(label.as_str()) {
+            session.append_label_change(copy, Some(&label))?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether an entry's `data` or `details` says it was appended because of this compaction.

@@ -408,3 +408,44 @@ fn a_damaged_message_leaves_the_compactions_listed() {
     assert_eq!(records[0].unreadable_entry_ids, ["m2"]);
     assert!(records[0].tokens_after > 0);
 }
+
+/// A tester's report: a label set on a kept message while the leaf was on a side branch (its label
+/// entry is on that branch, so it was not copied) was missing from the message's copy after the
+/// undo. The copy gets the label.
+#[tokio::test]
+async fn undo_carries_a_label_set_from_another_branch() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join("s.jsonl");
+    let mut session = persisted(&split_turn_session(), &path);
+    let settings = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 100,
+        keep_recent_tokens: 300,
+    };
+    compact_once(&mut session, settings).await;
+    let answer = session.append_message(user("the answer to keep")).unwrap();
+    // Elsewhere: a side question off the first entry, where the label is set.
+    let first = session.branch_path(None)[0].id().to_owned();
+    session.branch(&first).unwrap();
+    session.append_message(user("a side question")).unwrap();
+    session
+        .append_label_change(&answer, Some("important"))
+        .unwrap();
+    session.branch(&answer).unwrap();
+
+    let undo = undo_last_compaction(&mut session).unwrap().unwrap();
+    let copy = undo
+        .carried
+        .iter()
+        .find(|entry| entry.original_id == answer)
+        .map(|entry| entry.copy_id.clone())
+        .unwrap();
+    for session in [session, Session::open(&path).unwrap()] {
+        assert_eq!(session.label(&copy), Some("important"));
+        let on_path = session
+            .branch_path(None)
+            .iter()
+            .any(|entry| entry.id() == copy);
+        assert!(on_path, "the copy is on the restored path");
+    }
+}
