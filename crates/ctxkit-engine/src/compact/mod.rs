@@ -260,15 +260,8 @@ impl Engine {
         let mut state = self.lock().await;
         if self.inner.cancel_requests.load(Ordering::SeqCst) != requests {
             // Cancelled while waiting for the turn or a compaction in flight.
-            let end = CompactionEnd {
-                aborted: true,
-                ..empty_end(CompactionReason::Manual)
-            };
-            self.inner.bus.emit(EngineEvent::CompactionStart {
-                reason: CompactionReason::Manual,
-            });
-            self.emit_end(&end).await;
-            return Err(EngineError::Cancelled);
+            drop(state);
+            return self.compact_cancelled().await;
         }
         let focus = focus.filter(|text| !text.trim().is_empty());
         // Nothing to summarize: said by the result alone, no compaction starts (no events).
@@ -282,6 +275,21 @@ impl Engine {
         )
         .await
         .map_err(|(_, error)| error)
+    }
+
+    /// A manual compaction cancelled before it started (a server's `compact.cancel` read after
+    /// the `compact` it follows, before that one ran): its start and its aborted end are emitted,
+    /// as for one cancelled while it waited, and nothing is written. Always `Err(Cancelled)`.
+    pub async fn compact_cancelled(&self) -> Result<CompactionEnd> {
+        let end = CompactionEnd {
+            aborted: true,
+            ..empty_end(CompactionReason::Manual)
+        };
+        self.inner.bus.emit(EngineEvent::CompactionStart {
+            reason: CompactionReason::Manual,
+        });
+        self.emit_end(&end).await;
+        Err(EngineError::Cancelled)
     }
 
     /// Cancels the running compaction, if any; nothing is written.
