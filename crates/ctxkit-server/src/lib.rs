@@ -338,24 +338,13 @@ where
                 () = worker_shared.out.room() => {}
                 _ = stop.wait_for(|stop| *stop == stop::Stop::Everything) => {}
             }
-            // On a database store a writer whose lease was taken over runs nothing.
-            let outcome = match mirror::before_request(&worker_shared, &request.method).await {
-                Ok(()) => {
-                    // Each request on its own task: a panic fails that request, not every later one.
-                    set_running(&worker_shared, Some(request.method.clone()));
-                    worker_shared.compact_cancels_before_running.store(
-                        request.compact_cancels_before,
-                        std::sync::atomic::Ordering::SeqCst,
-                    );
-                    let outcome =
-                        stop::run_request(&worker_shared, request.method, request.params).await;
-                    set_running(&worker_shared, None);
-                    // On a database store the entries it appended are committed before it is
-                    // answered.
-                    mirror::after_request(&worker_shared, outcome).await
-                }
-                Err(refused) => Err(refused),
-            };
+            let outcome = run_queued(
+                &worker_shared,
+                request.method,
+                request.params,
+                request.compact_cancels_before,
+            )
+            .await;
             request.reply.send(&worker_shared.out, outcome);
             // Its share of the queue's budget is given back once it has run.
             drop(request.held);
@@ -404,6 +393,26 @@ where
         Ok(result) => result,
         Err(error) => Err(std::io::Error::other(error)),
     }
+}
+
+/// Runs a request that waited its turn, its `compact.cancel`s read before it given.
+async fn run_queued(
+    shared: &Arc<Shared>,
+    method: String,
+    params: Value,
+    compact_cancels_before: u64,
+) -> Result<Answer, MethodError> {
+    // On a database store a writer whose lease was taken over runs nothing.
+    mirror::before_request(shared, &method).await?;
+    // Each request on its own task: a panic fails that request, not every later one.
+    set_running(shared, Some(method.clone()));
+    shared
+        .compact_cancels_before_running
+        .store(compact_cancels_before, std::sync::atomic::Ordering::SeqCst);
+    let outcome = stop::run_request(shared, method, params).await;
+    set_running(shared, None);
+    // On a database store the entries it appended are committed before it is answered.
+    mirror::after_request(shared, outcome).await
 }
 
 fn set_running(shared: &Shared, method: Option<String>) {
