@@ -64,6 +64,9 @@ pub(crate) struct Inner {
     /// Where hooks run and the file context is read (`EngineOptions::project`).
     pub(crate) project: ProjectDir,
     pub(crate) compacting: AtomicBool,
+    /// The session's facts while a compaction or branch summary runs (`Running`), read without
+    /// the state's lock it holds.
+    pub(crate) facts_while_running: Mutex<Option<crate::facts::SessionFacts>>,
     /// Counts `cancel_compaction` calls, so a manual compaction still waiting for the turn or the
     /// lock can tell it was cancelled before it started.
     pub(crate) cancel_requests: AtomicU64,
@@ -159,13 +162,18 @@ pub(crate) struct Running<'a> {
 }
 
 impl<'a> Running<'a> {
+    /// Marks the run of `session` (held by the caller, so nothing else writes it meanwhile).
     pub(crate) fn start(
         inner: &'a Inner,
         slot: &'a Mutex<Option<CancellationToken>>,
         cancel: &CancellationToken,
+        session: &Session,
     ) -> Self {
         if let Ok(mut slot) = slot.lock() {
             *slot = Some(cancel.clone());
+        }
+        if let Ok(mut facts) = inner.facts_while_running.lock() {
+            *facts = Some(crate::facts::SessionFacts::of(session));
         }
         inner.compacting.store(true, Ordering::SeqCst);
         Self { inner, slot }
@@ -178,6 +186,9 @@ impl Drop for Running<'_> {
             *slot = None;
         }
         self.inner.compacting.store(false, Ordering::SeqCst);
+        if let Ok(mut facts) = self.inner.facts_while_running.lock() {
+            *facts = None;
+        }
     }
 }
 
@@ -221,6 +232,7 @@ impl Engine {
                 hooks,
                 project,
                 compacting: AtomicBool::new(false),
+                facts_while_running: Mutex::new(None),
                 cancel_requests: AtomicU64::new(0),
                 compaction_cancel: Mutex::new(None),
                 branch_summary_cancel: Mutex::new(None),

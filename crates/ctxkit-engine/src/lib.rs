@@ -86,6 +86,7 @@ mod context_status;
 mod engine;
 mod error;
 mod events;
+mod facts;
 mod fallback;
 mod hooks;
 mod hot;
@@ -96,6 +97,7 @@ mod planning;
 mod project;
 mod provider_compaction;
 mod recall;
+mod recall_answer;
 mod recovery;
 mod scope;
 mod settings;
@@ -117,6 +119,7 @@ pub use error::{EngineError, Result};
 pub use events::{
     CompactionEnd, CompactionFailed, CompactionReason, ContextUsage, EngineEvent, EventSink,
 };
+pub use facts::SessionFacts;
 pub use hooks::{
     AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
     BeforeTree, BeforeTreeResult, FileOpsView, ForkPosition, HookCompaction, HookError, HookFuture,
@@ -126,6 +129,7 @@ pub use pins::{PIN_ENTRY_TYPE, Pin};
 pub use planning::{CompactionPlan, NoCompaction};
 pub use project::ProjectDir;
 pub use recall::SUMMARIZED_REFERENCE;
+pub use recall_answer::Recalled;
 pub use recovery::MAX_OVER_COUNT;
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{CompactionBudgets, EngineSettings, durability};

@@ -146,8 +146,12 @@ impl Engine {
                 };
                 // Cancellable with `cancel_branch_summary`, and shown as running.
                 let cancel = CancellationToken::new();
-                let running =
-                    Running::start(&self.inner, &self.inner.branch_summary_cancel, &cancel);
+                let running = Running::start(
+                    &self.inner,
+                    &self.inner.branch_summary_cancel,
+                    &cancel,
+                    &state.session,
+                );
                 let summarizer = self.summarizer();
                 let written = summarize_branch(
                     &state.session,

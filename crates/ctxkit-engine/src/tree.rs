@@ -163,7 +163,12 @@ impl Engine {
             return Err(EngineError::EntryNotFound(target_id.to_owned()));
         }
         let cancel = CancellationToken::new();
-        let running = Running::start(&self.inner, &self.inner.branch_summary_cancel, &cancel);
+        let running = Running::start(
+            &self.inner,
+            &self.inner.branch_summary_cancel,
+            &cancel,
+            &state.session,
+        );
         let outcome = self
             .navigate_locked(&mut state, target_id, old_leaf, options, &cancel)
             .await;

@@ -21,6 +21,7 @@ mod provider_edits;
 mod records;
 mod shown;
 mod tagged;
+mod tool_pairing;
 
 pub use content::{
     ContentBlock, ImageContent, MessageContent, TextContent, ThinkingContent, ToolCall,
@@ -49,6 +50,7 @@ pub use provider_compaction::{
 pub use provider_edits::{PROVIDER_EDITS_FIELD, ProviderContextEdit};
 pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
 pub use shown::{UNSAFE_TO_SHOW, is_unsafe_to_show};
+pub use tool_pairing::{OpenCall, OpenToolCalls};
 
 /// A JSON object with its keys in file order.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

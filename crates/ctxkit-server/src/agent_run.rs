@@ -183,11 +183,12 @@ fn check_run(params: &RunParams) -> Result<(), MethodError> {
     Ok(())
 }
 
-/// Sends the loop's events as `agent_event` notifications.
-struct Notifier(crate::outgoing::Outgoing);
+/// Sends the loop's events as `agent_event` notifications, and follows what the run is doing.
+struct Notifier(crate::outgoing::Outgoing, crate::activity::Tracker);
 
 impl AgentObserver for Notifier {
     fn event<'a>(&'a self, event: AgentEvent) -> BoxFuture<'a, ()> {
+        self.1.agent_event(&event);
         let params = match event {
             // The engine's own events (compactions) are forwarded as `event` notifications.
             AgentEvent::Checked(_) => None,
@@ -317,7 +318,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         agent.allow_outside(Access::Read);
         agent.allow_outside(Access::Write);
     }
-    let notifier = Notifier(shared.out.clone());
+    let notifier = Notifier(shared.out.clone(), shared.activity.clone());
     let outcome = match params.approve {
         ApprovePolicy::None => agent.prompt(params.text, &mut DenyAll, &notifier).await,
         ApprovePolicy::All => agent.prompt(params.text, &mut ApproveAll, &notifier).await,

@@ -218,6 +218,9 @@ pub(crate) struct Request {
     pub(crate) params: Value,
     /// The bytes of its text (its share of the request queue's budget).
     pub(crate) length: usize,
+    /// The `compact.cancel`s read before it (`Shared::compact_cancels`, set as it is read): one
+    /// read after a `compact` cancels it even when it has not started yet.
+    pub(crate) compact_cancels_before: u64,
 }
 
 /// The requests of one line, in order: none when the line is blank or was answered with an error
@@ -259,6 +262,7 @@ pub(crate) fn read_line(out: &Outgoing, line: input::Line, limit: usize) -> Vec<
                 method,
                 params,
                 length: line.len(),
+                compact_cancels_before: 0,
             }],
             Err((id, error)) => {
                 Reply::Line(id).send(out, Err(error));
@@ -293,6 +297,7 @@ pub(crate) fn read_line(out: &Outgoing, line: input::Line, limit: usize) -> Vec<
                 method,
                 params,
                 length: member.get().len(),
+                compact_cancels_before: 0,
             }),
             Err((id, error)) => batch.add(index, &id, Err(error)),
         }

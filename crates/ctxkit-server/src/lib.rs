@@ -62,6 +62,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod access;
+mod activity;
 mod agent_run;
 mod budget;
 mod drain;
@@ -76,6 +77,7 @@ mod pages;
 mod params;
 mod projects;
 mod queue;
+mod recall;
 mod session_methods;
 mod socket;
 mod steer;
@@ -185,6 +187,12 @@ pub(crate) struct Shared {
     pub(crate) out: outgoing::Outgoing,
     /// The method of the request running now (a `compact` arriving during `agent.run` stops it).
     pub(crate) running: std::sync::Mutex<Option<String>>,
+    /// What the running request is doing (named when it is abandoned).
+    pub(crate) activity: activity::Tracker,
+    /// The `compact.cancel`s read so far, and those read before the running request: a `compact`
+    /// read before a `compact.cancel` is cancelled even when it had not started.
+    pub(crate) compact_cancels: std::sync::atomic::AtomicU64,
+    pub(crate) compact_cancels_before_running: std::sync::atomic::AtomicU64,
     /// Tells the running request to stop (`agent.cancel`, `shutdown`, the client's end).
     pub(crate) stop: tokio::sync::watch::Sender<stop::Stop>,
     /// A listening server's phase (`None` on stdio): once it drains, the input ends because the
@@ -287,6 +295,9 @@ where
         owner,
         mirror: tokio::sync::Mutex::new(None),
         running: std::sync::Mutex::new(None),
+        activity: activity::Tracker::default(),
+        compact_cancels: std::sync::atomic::AtomicU64::new(0),
+        compact_cancels_before_running: std::sync::atomic::AtomicU64::new(0),
         engine: RwLock::new(None),
         out,
         stop: tokio::sync::watch::Sender::new(stop::Stop::Nothing),
@@ -327,20 +338,13 @@ where
                 () = worker_shared.out.room() => {}
                 _ = stop.wait_for(|stop| *stop == stop::Stop::Everything) => {}
             }
-            // On a database store a writer whose lease was taken over runs nothing.
-            let outcome = match mirror::before_request(&worker_shared, &request.method).await {
-                Ok(()) => {
-                    // Each request on its own task: a panic fails that request, not every later one.
-                    set_running(&worker_shared, Some(request.method.clone()));
-                    let outcome =
-                        stop::run_request(&worker_shared, request.method, request.params).await;
-                    set_running(&worker_shared, None);
-                    // On a database store the entries it appended are committed before it is
-                    // answered.
-                    mirror::after_request(&worker_shared, outcome).await
-                }
-                Err(refused) => Err(refused),
-            };
+            let outcome = run_queued(
+                &worker_shared,
+                request.method,
+                request.params,
+                request.compact_cancels_before,
+            )
+            .await;
             request.reply.send(&worker_shared.out, outcome);
             // Its share of the queue's budget is given back once it has run.
             drop(request.held);
@@ -391,10 +395,31 @@ where
     }
 }
 
+/// Runs a request that waited its turn, its `compact.cancel`s read before it given.
+async fn run_queued(
+    shared: &Arc<Shared>,
+    method: String,
+    params: Value,
+    compact_cancels_before: u64,
+) -> Result<Answer, MethodError> {
+    // On a database store a writer whose lease was taken over runs nothing.
+    mirror::before_request(shared, &method).await?;
+    // Each request on its own task: a panic fails that request, not every later one.
+    set_running(shared, Some(method.clone()));
+    shared
+        .compact_cancels_before_running
+        .store(compact_cancels_before, std::sync::atomic::Ordering::SeqCst);
+    let outcome = stop::run_request(shared, method, params).await;
+    set_running(shared, None);
+    // On a database store the entries it appended are committed before it is answered.
+    mirror::after_request(shared, outcome).await
+}
+
 fn set_running(shared: &Shared, method: Option<String>) {
     if let Ok(mut running) = shared.running.lock() {
         *running = method;
     }
+    shared.activity.set(activity::Activity::Other);
 }
 
 /// A method's result: built as a `Value`, or already JSON text (`view.get`, written straight from
@@ -417,7 +442,9 @@ impl serde::Serialize for Answer {
 /// written before its answer.
 pub(crate) fn forward_events(shared: &Arc<Shared>, engine: &Engine) {
     let out = shared.out.clone();
+    let activity = shared.activity.clone();
     engine.add_sink(Box::new(move |event| {
+        activity.engine_event(event);
         let Ok(params) = serde_json::to_value(wire::Event::from(event.clone())) else {
             return true;
         };

@@ -398,7 +398,12 @@ fn header_has(request: &Request<Incoming>, name: header::HeaderName, word: &str)
 
 fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Connection) -> Reply {
     if !authorized(state, &request, &connection) {
+        let presented = request.headers().contains_key(header::AUTHORIZATION);
         let why = match (state.token.is_some(), connection.this_user) {
+            (true, _) if presented => {
+                "the bearer token is wrong: it is not this server's token (`CTXKIT_SERVER_TOKEN`, \
+                 setting `server.token`)"
+            }
             (true, _) => "a bearer token is required (`Authorization: Bearer …`)",
             (false, false) => {
                 "this server has no token and takes connections only from the user who started \

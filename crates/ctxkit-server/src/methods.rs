@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use ctxkit_session::Session;
 use serde::Deserialize;
@@ -26,6 +27,7 @@ const CONTEXT_METHODS: &[&str] = &[
     "compact",
     "compact.cancel",
     "pruned.fetch",
+    "recall",
 ];
 /// The methods handled by [`tree_method`].
 const TREE_METHODS: &[&str] = &[
@@ -216,19 +218,20 @@ pub(crate) async fn install(
 
 async fn session_info(engine: &Engine) -> Value {
     let compacting = engine.is_compacting();
-    engine
-        .with_session(|session| {
-            json!({
-                "session_id": session.id(),
-                "session_file": session.path().map(|path| path.display().to_string()),
-                "cwd": session.cwd(),
-                "leaf_id": session.leaf_id(),
-                "entries": session.entries().len(),
-                "name": session.session_name(),
-                "is_compacting": compacting,
-            })
-        })
-        .await
+    info_json(&engine.facts().await, compacting)
+}
+
+/// `session.info`'s answer.
+pub(crate) fn info_json(facts: &ctxkit_engine::SessionFacts, compacting: bool) -> Value {
+    json!({
+        "session_id": facts.session_id,
+        "session_file": facts.session_file.as_ref().map(|path| path.display().to_string()),
+        "cwd": facts.cwd,
+        "leaf_id": facts.leaf_id,
+        "entries": facts.entries,
+        "name": facts.name,
+        "is_compacting": compacting,
+    })
 }
 
 pub(crate) async fn dispatch(
@@ -378,12 +381,18 @@ async fn context_method(
         ),
         "compact" => {
             let params: FocusParams = params(raw)?;
+            let engine = engine(shared).await?;
+            // A `compact.cancel` read after this request (pipelined right behind it, or sent
+            // while it waited its turn) cancels it, as it would a running one.
+            let cancelled = shared.compact_cancels.load(Ordering::SeqCst)
+                != shared.compact_cancels_before_running.load(Ordering::SeqCst);
+            let compacted = if cancelled {
+                engine.compact_cancelled().await
+            } else {
+                engine.compact(params.focus).await
+            };
             to_json(wire::CompactionResult::from(
-                engine(shared)
-                    .await?
-                    .compact(params.focus)
-                    .await
-                    .map_err(engine_error)?,
+                compacted.map_err(engine_error)?,
             ))
         }
         "compact.cancel" => {
@@ -408,6 +417,7 @@ async fn context_method(
                 }),
             }
         }
+        "recall" => crate::recall::recall(shared, raw).await,
         other => Err(MethodError::new(
             codes::METHOD_NOT_FOUND,
             format!("unknown method `{other}` (see `initialize` for the list)"),

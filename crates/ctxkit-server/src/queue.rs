@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use ctxkit_engine::InterruptCause;
 use serde_json::Value;
@@ -30,6 +31,8 @@ pub(crate) struct Queued {
     pub(crate) method: String,
     pub(crate) params: Value,
     pub(crate) held: Option<Shares>,
+    /// The `compact.cancel`s read before it.
+    pub(crate) compact_cancels_before: u64,
 }
 
 /// A queued request's shares: of its client's queue, and of the server's budget or, for a small
@@ -45,6 +48,7 @@ fn queued(request: Incoming, held: Option<Shares>) -> Queued {
         method: request.method,
         params: request.params,
         held,
+        compact_cancels_before: request.compact_cancels_before,
     }
 }
 
@@ -114,7 +118,7 @@ pub(crate) async fn dispatch_requests(
                 }
             }
             incoming = lines.recv(), if reading && waiting.len() < WAITING => {
-                let Some(request) = incoming else {
+                let Some(mut request) = incoming else {
                     // The client's end (stdin closed, SIGTERM, a dropped WebSocket) ends the server
                     // as `shutdown` does; a drain lets the requests read finish.
                     if client_left(shared) {
@@ -125,6 +129,7 @@ pub(crate) async fn dispatch_requests(
                     reading = false;
                     continue;
                 };
+                request.compact_cancels_before = shared.compact_cancels.load(Ordering::SeqCst);
                 match request.method.as_str() {
                     "shutdown" => {
                         stop_everything(shared, InterruptCause::ServerStopping).await;
@@ -138,6 +143,17 @@ pub(crate) async fn dispatch_requests(
                     | "agent.follow_up"
                     | "initialize" => {
                         answer_at_once(shared, request).await;
+                    }
+                    // Read-only, and asked to see whether a compaction runs: while one holds the
+                    // session, answered at once from what it found (it writes nothing until it
+                    // ends), not after it with `is_compacting: false`.
+                    "session.info" => {
+                        let bare = params::none(&request.method, &request.params).is_ok();
+                        if bare && let Some(answer) = info_while_compacting(shared).await {
+                            request.reply.send(&shared.out, Ok(answer));
+                        } else {
+                            waiting.push_back(request);
+                        }
                     }
                     // A manual compaction sent during a run stops the run first, then compacts
                     // (the reference's `compact()` aborts the running turn).
@@ -254,7 +270,23 @@ async fn interrupt_run(shared: &Shared, cause: ctxkit_engine::InterruptCause) {
     }
 }
 
+/// `session.info`'s answer while a compaction or branch summary runs; `None` when none does (the
+/// request then waits its turn, as every other does).
+async fn info_while_compacting(shared: &Shared) -> Option<crate::Answer> {
+    let facts = shared
+        .engine
+        .read()
+        .await
+        .as_ref()?
+        .facts_while_compacting()?;
+    Some(crate::Answer::Value(methods::info_json(&facts, true)))
+}
+
 async fn answer_at_once(shared: &Arc<Shared>, request: Incoming) {
+    // Counted before it runs: a `compact` read before it is cancelled when it starts.
+    if request.method == "compact.cancel" {
+        shared.compact_cancels.fetch_add(1, Ordering::SeqCst);
+    }
     let outcome = methods::dispatch(shared, &request.method, request.params).await;
     if request.method == "agent.cancel" && outcome.is_ok() {
         shared.stop.send_replace(stop::Stop::Agent);

@@ -1,8 +1,8 @@
 //! Requests that do not stop when told to. `agent.cancel` and `shutdown` interrupt the running
 //! request; a request that has not ended [`ABANDON_AFTER`] later (a tool blocked in a call that
 //! cannot be interrupted, such as a read of a FIFO) is abandoned: its task is aborted, the client
-//! gets an error saying so, naming what held it for that method (a tool call, a hook, a summary
-//! request), and later requests run. A tool's own thread cannot be killed: it is left to
+//! gets an error saying so, naming what held it (`activity`: the tool call, the compaction, the
+//! model request it was in), and later requests run. A tool's own thread cannot be killed: it is left to
 //! end by itself.
 
 use std::sync::Arc;
@@ -97,7 +97,11 @@ pub(crate) async fn run_request(
                     "`{method}` did not stop within {} ms of being cancelled and was abandoned: \
                      {}",
                     ABANDON_AFTER.as_millis(),
-                    held_by(&method)
+                    crate::activity::held_by(
+                        &method,
+                        &shared.activity.get(),
+                        compaction_hooks(shared)
+                    )
                 ),
                 kind: Some("abandoned"),
             })
@@ -109,7 +113,8 @@ pub(crate) async fn run_request(
 const TOLD_AGAIN_EVERY: Duration = Duration::from_millis(25);
 
 /// Waits for a request told to stop. When everything stops (`shutdown`, the client's end), the
-/// engine's compaction and branch summary are cancelled again and again until it ends: the one
+/// engine's compaction and branch summary are cancelled again and again until it ends, and so is
+/// the compaction of an `agent.run` told to stop by `agent.cancel`: the one
 /// cancellation sent when the stop came finds nothing to cancel if the request had not yet started
 /// its compaction (a `compact` read just before the input ended), which would then run to its
 /// end and be abandoned.
@@ -124,12 +129,19 @@ async fn stopping(
             joined = &mut *task => return joined,
             _ = again.tick() => {
                 // Never waits: a request holding the engine for writing is not one that compacts.
-                if stop == Stop::Everything
-                    && let Ok(engine) = shared.engine.try_read()
+                if let Ok(engine) = shared.engine.try_read()
                     && let Some(engine) = engine.as_ref()
                 {
-                    engine.cancel_compaction();
-                    engine.cancel_branch_summary();
+                    match stop {
+                        Stop::Everything => {
+                            engine.cancel_compaction();
+                            engine.cancel_branch_summary();
+                        }
+                        // `agent.cancel`: the run's own compaction (before the prompt, between
+                        // turns) stops too; the prompt not sent is given back (`not_sent`).
+                        Stop::Agent => engine.cancel_compaction(),
+                        Stop::Nothing => {}
+                    }
                 }
             }
         }
@@ -157,34 +169,9 @@ fn stopped_before_it_started(
     }
 }
 
-/// Why a request may not have stopped, named for the method: only `agent.run` calls tools (whose
-/// threads cannot be killed); the compaction checks wait on `before_compact` hooks and summaries,
-/// navigation on `before_tree` hooks and branch summaries, forks on `before_fork` hooks (a hook's
-/// process group is killed when the request is abandoned).
-fn held_by(method: &str) -> &'static str {
-    match method {
-        "agent.run" => "a tool call that cannot be interrupted may still be running",
-        "compact" | "check.before_prompt" | "check.after_run" => {
-            "its `before_compact` hook or summary request did not end in time (a hook is killed \
-             with it)"
-        }
-        "tree.navigate" => {
-            "its `before_tree` hook or branch summary did not end in time (a hook is killed with it)"
-        }
-        "fork" | "clone" => "its `before_fork` hook did not end in time and was killed",
-        _ => "it did not end in time",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::held_by;
-
-    #[test]
-    fn an_abandoned_compaction_names_its_hook_not_a_tool_call() {
-        assert!(held_by("compact").contains("hook"));
-        assert!(!held_by("compact").contains("tool call"));
-        assert!(held_by("agent.run").contains("tool call"));
-        assert!(held_by("tree.navigate").contains("before_tree"));
-    }
+/// Whether a `before_compact` command hook is configured (one with no events receives them all).
+fn compaction_hooks(shared: &Shared) -> bool {
+    shared.config.settings.hooks.iter().any(|hook| {
+        hook.events.is_empty() || hook.events.iter().any(|event| event == "before_compact")
+    })
 }

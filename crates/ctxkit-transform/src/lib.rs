@@ -418,8 +418,10 @@ mod tests {
     }
 
     #[test]
-    fn orphans_left_by_the_window_are_repaired() {
-        // The call of `late` is old, its result sits in the kept tail behind a user message.
+    fn a_result_out_of_place_is_repaired_before_the_window() {
+        // The result of `late` sits behind a user message: it answers no open call (the rule
+        // ctxkit's requests follow), so it and its call are repaired away first, and the window,
+        // which never parts a call from its results, then has nothing left to drop.
         let mut messages = vec![
             user("task"),
             assistant(vec![text(&"x".repeat(4000)), call("late")]),
@@ -432,11 +434,11 @@ mod tests {
             ..plain()
         };
         let output = transform_context(&messages, &settings, 100);
-        assert_eq!(output.report.messages_dropped_by_window, 1);
-        assert_eq!(output.report.orphans_repaired, 1);
+        assert_eq!(output.report.messages_dropped_by_window, 0);
+        assert_eq!(output.report.orphans_repaired, 2);
         assert_eq!(
             roles(&output.messages),
-            vec!["user", "user", "user", "user", "user"]
+            vec!["user", "assistant", "user", "user", "user", "user"]
         );
     }
 

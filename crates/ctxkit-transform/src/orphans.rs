@@ -2,8 +2,10 @@
 //! so after every layer the view is made consistent again.
 //!
 //! Rules, in order:
-//! 1. A tool result is kept only if an assistant `toolCall` block with its `toolCallId` comes earlier
-//!    in the view; otherwise the result is dropped.
+//! 1. A tool result is kept only if it answers a call still open (`ctxkit_protocol::OpenToolCalls`,
+//!    the rule ctxkit's own requests follow): a call of the assistant message it follows, with only
+//!    tool results between them, not answered yet. A second result of a call (a client's retry
+//!    appended it again), and a result after a user message or a plain reply, are dropped.
 //! 2. A tool call is kept only if a kept tool result with its id is in the view; otherwise the block
 //!    is removed, and the assistant message is dropped if that leaves it with no content (an
 //!    assistant that was empty to begin with is left alone).
@@ -11,7 +13,7 @@
 //!    after it is a tool result (or there is none) — the turn is still running and its results are
 //!    not produced yet.
 
-use ctxkit_protocol::{AgentMessage, ContentBlock};
+use ctxkit_protocol::{AgentMessage, ContentBlock, OpenToolCalls};
 
 use crate::view::{IdSet, Slot, assistant_with_content, block_chars};
 
@@ -84,21 +86,22 @@ fn plan<T>(items: &[T], message: impl Fn(&T) -> &AgentMessage) -> RepairPlan {
         return RepairPlan::default();
     }
     let mut calls_seen = IdSet::default();
+    let mut open = OpenToolCalls::default();
     let mut answered = IdSet::default();
     let mut plan = RepairPlan::default();
     for (position, item) in items.iter().enumerate() {
         match message(item) {
             AgentMessage::Assistant(assistant) => {
-                for call in assistant
-                    .content
-                    .iter()
-                    .filter_map(ContentBlock::as_tool_call)
-                {
-                    calls_seen.insert(call.id.as_str());
-                }
+                calls_seen.extend(
+                    assistant
+                        .content
+                        .iter()
+                        .filter_map(|block| Some(block.as_tool_call()?.id.as_str())),
+                );
+                open.assistant(assistant);
             }
             AgentMessage::ToolResult(result) => {
-                if calls_seen.contains(result.tool_call_id.as_str()) {
+                if open.answer(&result.tool_call_id) {
                     answered.insert(result.tool_call_id.as_str());
                 } else {
                     plan.repairs.push((position, Repair::Drop));
@@ -110,7 +113,9 @@ fn plan<T>(items: &[T], message: impl Fn(&T) -> &AgentMessage) -> RepairPlan {
             | AgentMessage::Custom(_)
             | AgentMessage::BranchSummary(_)
             | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => {}
+            | AgentMessage::Unknown(_) => {
+                open.close();
+            }
         }
     }
     if calls_seen.len() == answered.len() {
@@ -191,7 +196,8 @@ pub(crate) fn repair_slots(slots: &mut Vec<Slot<'_>>) -> usize {
 }
 
 /// Makes the tool calls and tool results of `messages` consistent, as providers require: a tool
-/// result without an assistant `toolCall` of its id earlier in the list is dropped; a tool call with
+/// result that answers no open call (rule 1 above: its call's assistant message right before it,
+/// that call not answered yet) is dropped; a tool call with
 /// no result in the list is removed from its assistant message, which is dropped if that leaves it
 /// empty. The calls of the last assistant message are pending, and kept, when only tool results (or
 /// nothing) follow it. Returns the repaired list and the number of orphans (results dropped plus
@@ -273,6 +279,44 @@ mod tests {
             .map(|&i| messages[i].clone())
             .collect();
         assert_eq!(repaired, expected);
+    }
+
+    /// What a client's retry leaves: the same result appended twice, and once more after a plain
+    /// reply. Each call is answered once, right after its assistant message, as ctxkit's own
+    /// requests send it (OpenAI refuses the others with a 400).
+    #[test]
+    fn repeated_and_misplaced_results_are_dropped() {
+        let messages = vec![
+            user("task"),
+            assistant(vec![call("a")]),
+            tool_result("a", "A"),
+            tool_result("a", "A again"),
+            assistant(vec![text("done")]),
+            tool_result("a", "A once more"),
+        ];
+        let (repaired, orphans) = repair(messages.clone());
+        assert_eq!(orphans, 2);
+        assert_eq!(
+            repaired,
+            messages[..3]
+                .iter()
+                .chain(&messages[4..5])
+                .cloned()
+                .collect::<Vec<_>>()
+        );
+        // A result after a user message answers nothing: its call is left unanswered and removed.
+        let messages = vec![
+            user("task"),
+            assistant(vec![text("t"), call("a")]),
+            user("interrupt"),
+            tool_result("a", "late"),
+        ];
+        let (repaired, orphans) = repair(messages);
+        assert_eq!(orphans, 2);
+        assert_eq!(
+            repaired,
+            vec![user("task"), assistant(vec![text("t")]), user("interrupt")]
+        );
     }
 
     #[test]

@@ -261,21 +261,17 @@ impl Engine {
         let requests = self.inner.cancel_requests.load(Ordering::SeqCst);
         self.stop_turn().await;
         let mut state = self.lock().await;
-        if self.inner.cancel_requests.load(Ordering::SeqCst) != requests {
-            // Cancelled while waiting for the turn or a compaction in flight.
-            let end = CompactionEnd {
-                aborted: true,
-                ..empty_end(CompactionReason::Manual)
-            };
-            self.inner.bus.emit(EngineEvent::CompactionStart {
-                reason: CompactionReason::Manual,
-            });
-            self.emit_end(&end).await;
-            return Err(EngineError::Cancelled);
-        }
         let focus = focus.filter(|text| !text.trim().is_empty());
         // Nothing to summarize: said by the result alone, no compaction starts (no events).
         let plan = crate::planning::plan_for(&mut state, CompactionReason::Manual)?;
+        // Checked once planned, right before the run takes its cancellation: a cancel while it
+        // waited for the turn, a compaction in flight or its planning (a first exact token count
+        // takes a while) found no compaction to cancel. QA r97: a `compact.cancel` pipelined right
+        // behind its `compact` came during the planning and was lost.
+        if self.inner.cancel_requests.load(Ordering::SeqCst) != requests {
+            drop(state);
+            return self.compact_cancelled().await;
+        }
         self.run_locked(
             &mut state,
             CompactionReason::Manual,
@@ -285,6 +281,21 @@ impl Engine {
         )
         .await
         .map_err(|(_, error)| error)
+    }
+
+    /// A manual compaction cancelled before it started (a server's `compact.cancel` read after
+    /// the `compact` it follows, before that one ran): its start and its aborted end are emitted,
+    /// as for one cancelled while it waited, and nothing is written. Always `Err(Cancelled)`.
+    pub async fn compact_cancelled(&self) -> Result<CompactionEnd> {
+        let end = CompactionEnd {
+            aborted: true,
+            ..empty_end(CompactionReason::Manual)
+        };
+        self.inner.bus.emit(EngineEvent::CompactionStart {
+            reason: CompactionReason::Manual,
+        });
+        self.emit_end(&end).await;
+        Err(EngineError::Cancelled)
     }
 
     /// Cancels the running compaction, if any; nothing is written.

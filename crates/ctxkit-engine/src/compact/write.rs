@@ -86,7 +86,12 @@ impl Engine {
         retry_allowed: bool,
     ) -> std::result::Result<CompactionEnd, (CompactionEnd, EngineError)> {
         let cancel = CancellationToken::new();
-        let running = Running::start(&self.inner, &self.inner.compaction_cancel, &cancel);
+        let running = Running::start(
+            &self.inner,
+            &self.inner.compaction_cancel,
+            &cancel,
+            &state.session,
+        );
         self.inner.bus.emit(EngineEvent::CompactionStart { reason });
         let outcome = self
             .write_compaction(state, reason, plan, focus, &cancel)

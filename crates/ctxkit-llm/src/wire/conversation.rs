@@ -1,11 +1,14 @@
 //! The model's view flattened for the wire: user turns, replies and tool results in the order a
-//! provider accepts them. Failed replies are left out; a tool result whose call is not in the
-//! latest reply is dropped; a call left without a result (an interrupted turn) is answered with
+//! provider accepts them. Failed replies are left out; a tool result that answers no open call of
+//! the latest reply is dropped (`ctxkit_protocol::OpenToolCalls`, the rule the model's view follows
+//! too); a call left without a result (an interrupted turn) is answered with
 //! [`NO_RESULT`], since every provider refuses an unanswered call. Pure: no I/O.
 
 use std::borrow::Cow;
 
-use ctxkit_protocol::{AgentMessage, AssistantMessage, ContentBlock, MessageContent};
+use ctxkit_protocol::{
+    AgentMessage, AssistantMessage, ContentBlock, MessageContent, OpenCall, OpenToolCalls,
+};
 
 /// The text sent for a tool call that has no result in the conversation.
 pub(crate) const NO_RESULT: &str = "No result provided";
@@ -30,31 +33,25 @@ pub(crate) enum Turn<'a> {
     },
 }
 
-/// A pending call: its id and tool name.
-type Pending<'a> = (&'a str, &'a str);
-
 pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
     let mut out = Vec::new();
-    let mut pending: Vec<Pending<'_>> = Vec::new();
+    let mut pending = OpenToolCalls::default();
     for message in messages {
         match message {
             AgentMessage::User(user) => {
-                close_pending(&mut out, &mut pending);
+                answer_unanswered(&mut out, pending.close());
                 out.push(Turn::User(parts(&user.content)));
             }
             AgentMessage::Assistant(reply) => {
                 if reply.is_aborted_or_error() {
                     continue;
                 }
-                close_pending(&mut out, &mut pending);
+                answer_unanswered(&mut out, pending.assistant(reply));
                 // A reply that is only the provider's compaction (paused after it) still goes back.
                 let mut useful = reply.provider_compaction().is_some();
                 for block in &reply.content {
                     match block {
-                        ContentBlock::ToolCall(call) => {
-                            pending.push((call.id.as_str(), call.name.as_str()));
-                            useful = true;
-                        }
+                        ContentBlock::ToolCall(_) => useful = true,
                         ContentBlock::Text(text) => useful |= !text.text.is_empty(),
                         ContentBlock::Thinking(thinking) => {
                             useful |= !thinking.thinking.is_empty()
@@ -68,13 +65,9 @@ pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
                 }
             }
             AgentMessage::ToolResult(result) => {
-                let Some(position) = pending
-                    .iter()
-                    .position(|(id, _)| *id == result.tool_call_id)
-                else {
+                if !pending.answer(&result.tool_call_id) {
                     continue;
-                };
-                pending.remove(position);
+                }
                 out.push(Turn::ToolResult {
                     id: &result.tool_call_id,
                     name: &result.tool_name,
@@ -83,17 +76,17 @@ pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
                 });
             }
             AgentMessage::Custom(custom) => {
-                close_pending(&mut out, &mut pending);
+                answer_unanswered(&mut out, pending.close());
                 out.push(Turn::User(parts(&custom.content)));
             }
             AgentMessage::BranchSummary(summary) => {
-                close_pending(&mut out, &mut pending);
+                answer_unanswered(&mut out, pending.close());
                 out.push(Turn::User(vec![Part::Text(Cow::Borrowed(
                     &summary.summary,
                 ))]));
             }
             AgentMessage::CompactionSummary(summary) => {
-                close_pending(&mut out, &mut pending);
+                answer_unanswered(&mut out, pending.close());
                 out.push(Turn::User(vec![Part::Text(Cow::Borrowed(
                     &summary.summary,
                 ))]));
@@ -102,19 +95,20 @@ pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
                 if bash.exclude_from_context == Some(true) {
                     continue;
                 }
-                close_pending(&mut out, &mut pending);
+                answer_unanswered(&mut out, pending.close());
                 let text = format!("Ran `{}`\n{}", bash.command, bash.output);
                 out.push(Turn::User(vec![Part::Text(Cow::Owned(text))]));
             }
             AgentMessage::Unknown(_) => {}
         }
     }
-    close_pending(&mut out, &mut pending);
+    answer_unanswered(&mut out, pending.close());
     out
 }
 
-fn close_pending<'a>(out: &mut Vec<Turn<'a>>, pending: &mut Vec<Pending<'a>>) {
-    for (id, name) in pending.drain(..) {
+/// Answers with [`NO_RESULT`] the calls that closed without a result.
+fn answer_unanswered<'a>(out: &mut Vec<Turn<'a>>, closed: Vec<OpenCall<'a>>) {
+    for (id, name) in closed {
         out.push(Turn::ToolResult {
             id,
             name,

@@ -322,6 +322,14 @@ async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
             .contains("did not stop within 1000 ms of being cancelled"),
         "{ended}"
     );
+    // It names what held it: the tool call it was in.
+    assert!(
+        ended["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("its `stuck` tool call cannot be interrupted"),
+        "{ended}"
+    );
     // The server goes on.
     let init = client.call("initialize", Value::Null).await;
     assert_eq!(init["result"]["server"], "ctxkit");
@@ -815,4 +823,60 @@ async fn agent_steer_and_follow_up_reach_the_running_run_in_pis_order() {
     assert_eq!((count("steered"), count("follow_up")), (2, 1), "{events:?}");
     let empty = client.call("agent.steer", json!({"text": " "})).await;
     assert_eq!(empty["error"]["code"], -32602, "{empty}");
+}
+
+/// QA r97 (01b): `agent.cancel` during the compaction `agent.run` does before the prompt ended in
+/// `abandoned` after a second, blaming "a tool call that cannot be interrupted" although none ran,
+/// and the prompt was lost. The cancel now stops that compaction: the run answers `not_sent` with
+/// its text, and the compaction ends aborted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_cancel_stops_the_compaction_before_the_prompt_and_gives_the_prompt_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = ModelInfo {
+        provider: crate::support::PROVIDER.to_owned(),
+        id: crate::support::MODEL.to_owned(),
+        context_window: 8_192,
+        cache: None,
+    };
+    // Never asked: the prompt is not sent.
+    let model = ScriptedModel::new(info, |_, _| unreachable!());
+    let mut client = crate::server::start_summarizing(
+        dir.path(),
+        Some(agent_config(Arc::new(Fixed(model)))),
+        Arc::new(crate::support::UntilCancelled),
+    );
+    client
+        .call(
+            "session.create",
+            json!({"cwd": dir.path().display().to_string()}),
+        )
+        .await;
+    // The last reply used 9,000 tokens of an 8,192-token window: the next prompt compacts first.
+    client
+        .append_turns(&[("first", 100), ("second", 9_000)])
+        .await;
+    let run = client
+        .send("agent.run", json!({"text": "the prompt"}))
+        .await;
+    while !client
+        .notifications
+        .iter()
+        .any(|message| message["params"]["type"] == "compaction_start")
+    {
+        client.poll(Duration::from_millis(20)).await;
+    }
+    let cancel = client.call("agent.cancel", Value::Null).await;
+    assert_eq!(cancel["result"], json!({}), "{cancel}");
+    let ended = client.answer(run).await;
+    assert_eq!(
+        ended["result"],
+        json!({"outcome": "not_sent", "text": "the prompt"}),
+        "{ended}"
+    );
+    let end = client
+        .notifications
+        .iter()
+        .find(|message| message["params"]["type"] == "compaction_end")
+        .unwrap();
+    assert_eq!(end["params"]["aborted"], true, "{end}");
 }

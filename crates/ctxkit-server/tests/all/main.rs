@@ -4,11 +4,14 @@
 
 mod agent;
 mod attacks;
+mod compaction_control;
 mod failed_open;
 mod origin;
 mod outage;
 mod protocol_doc;
+mod recall;
 mod recorded_cwd;
+mod refusals;
 mod run_params;
 mod server;
 mod stale_writer;

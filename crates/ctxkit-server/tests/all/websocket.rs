@@ -207,6 +207,14 @@ async fn the_token_is_required_once_set() {
         .await
         .unwrap_err();
     assert!(wrong.contains("401"), "{wrong}");
+    // The refusals say which: a token missing, or a wrong one (QA r97: both read "required").
+    assert!(
+        refusal(address, None)
+            .await
+            .contains("a bearer token is required")
+    );
+    let wrong = refusal(address, Some("s3cret-tokeN")).await;
+    assert!(wrong.contains("the bearer token is wrong"), "{wrong}");
     let mut socket = connect(address, &[("authorization", "Bearer s3cret-token")])
         .await
         .unwrap();
@@ -700,4 +708,24 @@ async fn what_a_gone_client_queued_is_not_run() {
     call(&mut second, 1, "session.open", json!({"path": file})).await;
     let appended = call(&mut second, 2, "message.append", user("two")).await;
     assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+}
+
+/// The body of the answer to a WebSocket upgrade presenting `token`, read as it is sent.
+async fn refusal(address: SocketAddr, token: Option<&str>) -> String {
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let authorization = token.map_or(String::new(), |token| {
+        format!("Authorization: Bearer {token}\r\n")
+    });
+    let request = format!(
+        "GET /rpc HTTP/1.1\r\nHost: {address}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+         {authorization}Connection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_string(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    answer
 }
