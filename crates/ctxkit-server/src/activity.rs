@@ -59,7 +59,9 @@ impl Tracker {
         match event {
             AgentEvent::ModelCall => self.set(Activity::ModelRequest),
             AgentEvent::ToolStart { call } => self.set(Activity::Tool(call.name.clone())),
-            AgentEvent::Reply { .. } | AgentEvent::ToolEnd { .. } => self.set(Activity::Other),
+            AgentEvent::Reply { .. }
+            | AgentEvent::ToolEnd { .. }
+            | AgentEvent::CompactionCancelled(_) => self.set(Activity::Other),
             AgentEvent::Checked(_)
             | AgentEvent::Delta(_)
             | AgentEvent::Retry
