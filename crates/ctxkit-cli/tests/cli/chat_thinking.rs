@@ -407,7 +407,7 @@ fn settings_list_steps_a_value_saves_it_and_applies_hidden_thinking_at_once() {
     let stepped = |line: &str| line.starts_with('›') && line.contains("Hide thinking");
     assert!(screen.lines().any(stepped), "{screen}");
     tmux.keys(&["Escape"]);
-    tmux.wait_for("hideThinkingBlock set to true");
+    tmux.wait_for("hideThinkingBlock set to true (applies at once)");
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(saved["hideThinkingBlock"], json!(true));
     tmux.line("plan it");

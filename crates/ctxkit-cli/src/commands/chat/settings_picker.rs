@@ -19,6 +19,19 @@ struct Offered {
     live: bool,
 }
 
+impl Offered {
+    /// When a change of the setting applies.
+    fn applies(&self) -> &'static str {
+        if self.live {
+            "at once"
+        } else if super::reload::reload_applies(self.key) {
+            "after /reload, or in the next chat"
+        } else {
+            "from the next chat"
+        }
+    }
+}
+
 const BOOLEANS: &[&str] = &["true", "false"];
 
 /// The settings the chat acts on that take one of a few values (Pi's selector's, where ctxkit has
@@ -173,13 +186,7 @@ impl Chat {
             let detail = |index: usize| {
                 OFFERED.get(index).map_or_else(String::new, |offered| {
                     let description = ctxkit_settings::description_of(offered.key).unwrap_or("");
-                    let when = if offered.live {
-                        "at once"
-                    } else if super::reload::reload_applies(offered.key) {
-                        "after /reload, or in the next chat"
-                    } else {
-                        "from the next chat"
-                    };
+                    let when = offered.applies();
                     format!("`{}`: {description} (a change applies {when})", offered.key)
                 })
             };
@@ -229,7 +236,13 @@ impl Chat {
                     offered.key
                 ));
             } else {
-                self.ui.line(&format!("{} set to {next}", offered.key));
+                // When it applies, as the list said: "set" alone read as done for a change
+                // that waits for `/reload` (QA r97).
+                self.ui.line(&format!(
+                    "{} set to {next} (applies {})",
+                    offered.key,
+                    offered.applies()
+                ));
             }
         }
     }
@@ -238,6 +251,22 @@ impl Chat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_says_when_it_applies() {
+        let applies = |key: &str| {
+            OFFERED
+                .iter()
+                .find(|offered| offered.key == key)
+                .map(Offered::applies)
+        };
+        assert_eq!(
+            applies("compaction.enabled"),
+            Some("after /reload, or in the next chat")
+        );
+        assert_eq!(applies("hideThinkingBlock"), Some("at once"));
+        assert_eq!(applies("quietStartup"), Some("from the next chat"));
+    }
 
     #[test]
     fn enter_steps_to_the_next_value_and_wraps() {
