@@ -399,22 +399,27 @@ fn header_has(request: &Request<Incoming>, name: header::HeaderName, word: &str)
 fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Connection) -> Reply {
     if !authorized(state, &request, &connection) {
         let presented = request.headers().contains_key(header::AUTHORIZATION);
+        let own_origin = connection.local.map_or_else(
+            || "`http://ADDRESS:PORT`".to_owned(),
+            |local| format!("`http://{local}`"),
+        );
         let why = match (state.token.is_some(), connection.this_user) {
-            (true, _) if presented => {
-                "the bearer token is wrong: it is not this server's token (`CTXKIT_SERVER_TOKEN`, \
-                 setting `server.token`)"
-            }
-            (true, _) => "a bearer token is required (`Authorization: Bearer …`)",
-            (false, false) => {
-                "this server has no token and takes connections only from the user who started \
-                 it; start it with a token (`CTXKIT_SERVER_TOKEN`, setting `server.token`) to \
-                 share it"
-            }
-            (false, true) => {
-                "a web page (a request with an `Origin` other than this server's own address, \
-                 `http://HOST:PORT` as the client connected to it) may use this server only with \
-                 its token; this one has none (`CTXKIT_SERVER_TOKEN`, setting `server.token`)"
-            }
+            (true, _) if presented => "the bearer token is wrong: it is not this server's token \
+                 (`CTXKIT_SERVER_TOKEN`, setting `server.token`)"
+                .to_owned(),
+            (true, _) => "a bearer token is required (`Authorization: Bearer …`)".to_owned(),
+            (false, false) => "this server has no token and takes connections only from the user \
+                 who started it; start it with a token (`CTXKIT_SERVER_TOKEN`, setting \
+                 `server.token`) to share it"
+                .to_owned(),
+            // A client that connected to `localhost` sends `Origin: http://localhost:PORT`, a
+            // name, which any page's DNS could make: it is told the address to connect to.
+            (false, true) => format!(
+                "a request with an `Origin` other than this server's own address, {own_origin}, \
+                 (a web page, or a client that connected by a name such as `localhost`: connect \
+                 to the address instead) may use this server only with its token; this one has \
+                 none (`CTXKIT_SERVER_TOKEN`, setting `server.token`)"
+            ),
         };
         let mut refused = reply(StatusCode::UNAUTHORIZED, json!({"error": why}));
         // Asked for only when there is one to present.

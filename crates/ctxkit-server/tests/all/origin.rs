@@ -69,3 +69,36 @@ async fn any_origin_is_taken_with_the_token() {
     let init = call(&mut socket, 1, "initialize", serde_json::Value::Null).await;
     assert_eq!(init["result"]["server"], "ctxkit", "{init}");
 }
+
+/// A tester's client connected to `ws://localhost:PORT` (`--listen`'s own hint names
+/// `localhost:8477`) and was refused with "the Origin must be this server's own address … as the
+/// client connected to it", which it was. The refusal names the address to connect to.
+#[tokio::test]
+async fn a_client_that_connected_by_name_is_told_the_address() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), None).await;
+    let port = address.port();
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let request = format!(
+        "GET /rpc HTTP/1.1\r\nHost: localhost:{port}\r\nOrigin: http://localhost:{port}\r\n\
+         Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_string(&mut answer),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(
+        answer.contains(&format!(
+            "this server's own address, `http://127.0.0.1:{port}`"
+        )) && answer.contains("connect to the address instead"),
+        "{answer}"
+    );
+}
