@@ -442,10 +442,7 @@ pub(crate) fn note_rewrite(
         file,
         "writing after what could be read (unreadable lines are kept as they are)",
     )?;
-    if let Some(version) = session
-        .migrated_from()
-        .filter(|_| session.needs_migration())
-    {
+    if let Some(version) = older_format(session) {
         writeln!(
             crate::redact::stderr(),
             "note: `{}` is in session format v{version}; this write rewrites it as v3 (entry ids as \
@@ -454,6 +451,13 @@ pub(crate) fn note_rewrite(
         )?;
     }
     Ok(())
+}
+
+/// The format version of a session in an older format, which its next write rewrites as v3.
+pub(crate) fn older_format(session: &ctxkit_session::Session) -> Option<u64> {
+    session
+        .migrated_from()
+        .filter(|_| session.needs_migration())
 }
 
 /// Writes `value` as pretty JSON and a newline.

@@ -150,6 +150,11 @@ fn stayed_note(
         out,
         "The leaf is already before the message {target} (at {place}); nothing was written"
     )?;
+    write_text_to_send_again(target, text, out)
+}
+
+/// The text of the user message `target` the leaf now stands before, to send again or edit.
+fn write_text_to_send_again(target: &str, text: &str, out: &mut dyn Write) -> Result<()> {
     writeln!(out)?;
     writeln!(
         out,
@@ -280,14 +285,7 @@ impl Moved<'_> {
             writeln!(out, "{summary}")?;
         }
         if let Some(text) = &self.outcome.editor_text {
-            writeln!(out)?;
-            writeln!(
-                out,
-                "The next prompt replaces the message {}; its text, to send again or edit:",
-                self.target
-            )?;
-            writeln!(out)?;
-            writeln!(out, "{text}")?;
+            write_text_to_send_again(self.target, text, out)?;
         }
         Ok(())
     }

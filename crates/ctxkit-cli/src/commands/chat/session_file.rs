@@ -165,9 +165,7 @@ impl Chat {
 /// A session in an older format (v1, v2) is rewritten as v3 by the chat's first write, as every
 /// writing command says it is (a tester's `chat --session old.jsonl` rewrote one without a word).
 pub(super) fn old_format_note(session: &ctxkit_session::Session) -> Option<String> {
-    let version = session
-        .migrated_from()
-        .filter(|_| session.needs_migration())?;
+    let version = crate::commands::older_format(session)?;
     let file = session.path()?;
     Some(format!(
         "`{}` is in session format v{version}; the chat's first write rewrites it as v3 (entry ids \
