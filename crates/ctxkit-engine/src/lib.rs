@@ -102,6 +102,7 @@ mod recovery;
 mod scope;
 mod settings;
 mod state;
+mod summarized;
 mod tree;
 mod verbs;
 mod view;

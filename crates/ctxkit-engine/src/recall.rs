@@ -4,14 +4,15 @@
 //! result, and a tool call whose long arguments were cut (`transforms.pruneToolCalls`), both by the
 //! id in their marker.
 //!
-//! Recall reads the current branch only, each message as its context shows it: a message a
+//! Recall reads the current branch, each message as its context shows it: a message a
 //! `context_edit` replaced reads as its replacement, one it omitted is not read (a key the user
-//! pasted and edited out, a result holding injected text, never comes back), and nothing on another
-//! branch (a forgotten span, an abandoned branch) is read.
+//! pasted and edited out, a result holding injected text, never comes back). Another branch is read
+//! only where a branch summary on the current branch stands for it (`summarized.rs`): the branch it
+//! left behind, as that branch's context showed it; an abandoned branch nothing summarized stays
+//! unread.
 
-use ctxkit_compaction::list_compactions;
 use ctxkit_protocol::{AgentMessage, ContentBlock, ToolCall};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use ctxkit_session::{
     ContextMessage, ContextMessageKind, EditEffect, EntryIndex, Session, SessionError, edits_among,
@@ -35,53 +36,6 @@ pub(crate) fn summary_pointer() -> String {
         "\n\n(The original messages behind this summary stay in the session: call `recall` with \
          reference `{SUMMARIZED_REFERENCE}` and a `query` of the words to find.)"
     )
-}
-
-impl Engine {
-    /// The messages the compactions on the current branch replaced, oldest first, each headed by
-    /// its entry id and role. With `query`, only the messages holding one of its words (any case),
-    /// and of those only the lines around the words. `None` when nothing on the branch was
-    /// compacted; an empty string when nothing matches.
-    pub async fn fetch_summarized(&self, query: Option<&str>) -> Result<Option<String>> {
-        let state = self.lock().await;
-        let session = &state.session;
-        let compactions = list_compactions(session, None)?;
-        if compactions.is_empty() {
-            return Ok(None);
-        }
-        let words = query_words(query.unwrap_or_default());
-        let covered: HashSet<&str> = compactions
-            .iter()
-            .flat_map(|record| &record.covered_entry_ids)
-            .map(String::as_str)
-            .collect();
-        let branch = Branch::of(session);
-        let mut parts = Vec::new();
-        for &position in &branch.path {
-            let Some(id) = session.index().get(position).map(|entry| entry.id()) else {
-                continue;
-            };
-            if !covered.contains(id) {
-                continue;
-            }
-            let Some(Ok(message)) = branch.message(position) else {
-                continue;
-            };
-            let Some((role, text)) = message_text(&message) else {
-                continue;
-            };
-            let text = if words.is_empty() {
-                text
-            } else {
-                match matching_lines(&text, &words) {
-                    Some(lines) => lines,
-                    None => continue,
-                }
-            };
-            parts.push(format!("[entry {id}] {role}:\n{text}"));
-        }
-        Ok(Some(parts.join("\n\n")))
-    }
 }
 
 impl Engine {
@@ -111,16 +65,21 @@ impl Engine {
     }
 }
 
-/// The current branch of a session and the context edits on it: what recall may read.
-struct Branch<'a> {
-    session: &'a Session,
-    path: Vec<EntryIndex>,
+/// A branch of a session and the context edits on it: what recall may read.
+pub(crate) struct Branch<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) path: Vec<EntryIndex>,
     edits: HashMap<Box<str>, EditEffect>,
 }
 
 impl<'a> Branch<'a> {
-    fn of(session: &'a Session) -> Self {
-        let path = session.leaf_path().into_owned();
+    /// The current branch: root to leaf.
+    pub(crate) fn of(session: &'a Session) -> Self {
+        Self::along(session, session.leaf_path().into_owned())
+    }
+
+    /// The branch from the root to the last entry of `path`, which is that entry's path.
+    pub(crate) fn along(session: &'a Session, path: Vec<EntryIndex>) -> Self {
         let edits = edits_among(session.index(), &path);
         Self {
             session,
@@ -131,7 +90,10 @@ impl<'a> Branch<'a> {
 
     /// The message of the `message` entry at `position` (one of `path`'s) as the branch's context
     /// shows it (its last edit applied); `None` when it is not a message or was edited out.
-    fn message(&self, position: EntryIndex) -> Option<ctxkit_session::Result<AgentMessage>> {
+    pub(crate) fn message(
+        &self,
+        position: EntryIndex,
+    ) -> Option<ctxkit_session::Result<AgentMessage>> {
         let entry = self.session.index().get(position)?;
         match self.edits.get(entry.id()) {
             None => entry.parse_message(),
@@ -211,7 +173,7 @@ fn call_text(call: &ToolCall) -> String {
 }
 
 /// The query's words, lowercased; words of one character are left out.
-fn query_words(query: &str) -> Vec<String> {
+pub(crate) fn query_words(query: &str) -> Vec<String> {
     query
         .split(|character: char| character.is_whitespace() || character == ',')
         .map(|word| word.trim_matches(|c: char| "\"'`()[]{}".contains(c)))
@@ -222,7 +184,7 @@ fn query_words(query: &str) -> Vec<String> {
 
 /// A message's role and its whole text (tool results uncut, tool calls with their arguments);
 /// `None` for messages with nothing to read.
-fn message_text(message: &AgentMessage) -> Option<(&'static str, String)> {
+pub(crate) fn message_text(message: &AgentMessage) -> Option<(&'static str, String)> {
     let (role, text) = match message {
         AgentMessage::User(user) => ("user", content_text(&user.content)),
         AgentMessage::ToolResult(result) => ("tool result", content_text(&result.content)),
@@ -254,7 +216,7 @@ fn assistant_text(content: &[ContentBlock]) -> String {
 
 /// The lines of `text` that hold one of `words`, with [`CONTEXT_LINES`] around each, gaps marked
 /// `…`; `None` when no line does.
-fn matching_lines(text: &str, words: &[String]) -> Option<String> {
+pub(crate) fn matching_lines(text: &str, words: &[String]) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let hits: Vec<usize> = lines
         .iter()

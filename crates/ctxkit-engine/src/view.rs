@@ -83,8 +83,9 @@ fn assemble_view<'a, M: Borrow<AgentMessage> + 'a>(
             }
             AgentMessage::BranchSummary(summary) if summary_as_system => {
                 system.push(format!(
-                    "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
-                    summary.summary
+                    "{BRANCH_SUMMARY_PREFIX}{}{}{BRANCH_SUMMARY_SUFFIX}",
+                    summary.summary,
+                    crate::recall::summary_pointer()
                 ));
                 false
             }
@@ -170,7 +171,7 @@ fn without_images(message: &mut AgentMessage) {
 
 /// A message in the provider form (the reference's `convertToLlm`), moving the roles that pass
 /// through unchanged instead of copying them. A compaction summary keeps its on-demand block (see
-/// `on_demand`) for the request builders.
+/// `on_demand`) for the request builders; both kinds of summary say where their originals are.
 pub(crate) fn provider_message(message: AgentMessage) -> Option<AgentMessage> {
     match &message {
         AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
@@ -194,10 +195,15 @@ pub(crate) fn provider_message(message: AgentMessage) -> Option<AgentMessage> {
             }
             Some(converted)
         }
-        AgentMessage::BashExecution(_)
-        | AgentMessage::Custom(_)
-        | AgentMessage::BranchSummary(_)
-        | AgentMessage::Unknown(_) => to_llm_message(&message),
+        AgentMessage::BranchSummary(summary) => {
+            // The branch it left behind stays in the session too.
+            let mut pointed = summary.clone();
+            pointed.summary.push_str(&crate::recall::summary_pointer());
+            to_llm_message(&AgentMessage::BranchSummary(pointed))
+        }
+        AgentMessage::BashExecution(_) | AgentMessage::Custom(_) | AgentMessage::Unknown(_) => {
+            to_llm_message(&message)
+        }
     }
 }
 

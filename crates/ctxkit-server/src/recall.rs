@@ -1,10 +1,13 @@
 //! `recall`: what the built-in `recall` tool answers, for a client that runs its own loop. The
 //! view it sends its model tells the model to call `recall` (a summary names
 //! `ctxkit://summarized`, a pruned result `ctxkit://tool-result/<id>`), so such a client offers its
-//! model a `recall` tool of the same schema and answers each call with this method.
+//! model a `recall` tool of the same schema and answers each call with this method. The answer is
+//! bounded as the built-in tool's output is (its first lines, within `max_bytes`), so a recall of
+//! everything summarized never sends the model a whole session.
 
 use std::sync::Arc;
 
+use ctxkit_agent::tools::limit::{self, Keep};
 use ctxkit_engine::Recalled;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -12,27 +15,80 @@ use serde_json::{Value, json};
 use crate::methods::{engine, params};
 use crate::{MethodError, Shared};
 
-/// The tool's arguments, as the model writes them.
+/// The least `max_bytes` a client may ask for: below it a single message's head says nothing.
+const MIN_BYTES: usize = 1024;
+
+/// The tool's arguments, as the model writes them, and the client's bound.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RecallParams {
     reference: String,
     #[serde(default)]
     query: Option<String>,
+    /// The most bytes of text to answer with (the built-in tool's limit when absent).
+    #[serde(default)]
+    max_bytes: Option<usize>,
 }
 
-/// `recall {reference, query?}` → `{text, is_error}`: the tool result to send back, an error
-/// result (`is_error`) when nothing was found, worded as the tool words it.
+/// `recall {reference, query?, max_bytes?}` → `{text, is_error, truncated}`: the tool result to
+/// send back, an error result (`is_error`) when nothing was found, worded as the tool words it.
 pub(crate) async fn recall(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
     let params: RecallParams = params(raw)?;
     let engine = engine(shared).await?;
+    let max_bytes = params.max_bytes.unwrap_or(limit::MAX_BYTES).max(MIN_BYTES);
     Ok(
         match engine
             .recall(&params.reference, params.query.as_deref())
             .await
         {
-            Recalled::Found(text) => json!({"text": text, "is_error": false}),
-            Recalled::Missing(message) => json!({"text": message, "is_error": true}),
+            Recalled::Found(text) => bounded_answer(&text, max_bytes),
+            Recalled::Missing(message) => {
+                json!({"text": message, "is_error": true, "truncated": false})
+            }
         },
     )
+}
+
+/// `text` within the tool output's line limit and `max_bytes`, its first lines kept, with a last
+/// line saying what was left out and how to ask for less.
+fn bounded_answer(text: &str, max_bytes: usize) -> Value {
+    let bounded = limit::bound_within(text, Keep::Head, max_bytes);
+    let Some(cut) = bounded.cut else {
+        return json!({"text": bounded.text, "is_error": false, "truncated": false});
+    };
+    let text = format!(
+        "{}\n\n[recall: showing the first {} of {} lines ({} of {} bytes); give a `query` of \
+         fewer or rarer words to read only the parts that hold them]",
+        bounded.text, cut.shown_lines, cut.total_lines, cut.shown_bytes, cut.total_bytes
+    );
+    json!({"text": text, "is_error": false, "truncated": true})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_answer_keeps_its_head_and_says_how_to_ask_for_less() {
+        let text = (0..400)
+            .map(|line| format!("line {line} of the span"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let answer = bounded_answer(&text, 1024);
+        let shown = answer["text"].as_str().unwrap();
+        assert_eq!(answer["truncated"], true);
+        assert!(shown.starts_with("line 0 of the span\n"), "{shown}");
+        assert!(shown.len() < 1024 + 200, "{}", shown.len());
+        assert!(shown.contains("of 400 lines"), "{shown}");
+        assert!(
+            shown.ends_with("read only the parts that hold them]"),
+            "{shown}"
+        );
+
+        let short = bounded_answer("one line", 1024);
+        assert_eq!(
+            short,
+            json!({"text": "one line", "is_error": false, "truncated": false})
+        );
+    }
 }

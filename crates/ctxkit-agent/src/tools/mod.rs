@@ -347,8 +347,8 @@ impl TypedTool for Recall {
         "Fetch what the context shows shortened: the full text of an earlier tool result (its marker \
          ends with `full output: ctxkit://tool-result/<id>`), the whole arguments of an earlier \
          tool call (`full call: ctxkit://tool-call/<id>`), or, with reference \
-         `ctxkit://summarized`, the original messages behind a compaction summary (give a `query` \
-         of words to find to get only the parts that hold them). Output is limited like the other tools."
+         `ctxkit://summarized`, the original messages behind a compaction or branch summary (give a \
+         `query` of words to find to get only the parts that hold them). Output is limited like the other tools."
     }
 
     fn parameters(&self) -> Value {

@@ -15,6 +15,7 @@ mod on_demand;
 mod pins_scopes;
 mod provider_compaction;
 mod recall_attacks;
+mod recall_branches;
 mod recorded_cwd;
 mod stated_limit;
 mod summary_keys;

@@ -84,7 +84,8 @@ async fn an_own_loop_client_answers_the_recall_its_view_asks_for() {
         .await;
     assert_eq!(
         result["result"],
-        json!({"text": "config\nthe server listens on port 8431\nend", "is_error": false})
+        json!({"text": "config\nthe server listens on port 8431\nend", "is_error": false,
+            "truncated": false})
     );
     let call = client
         .call("recall", json!({"reference": "ctxkit://tool-call/call_0"}))
@@ -111,8 +112,25 @@ async fn an_own_loop_client_answers_the_recall_its_view_asks_for() {
     let unknown = client.call("recall", json!({"reference": "nope"})).await;
     assert_eq!(
         unknown["result"],
-        json!({"text": "No tool result `nope` in this session", "is_error": true})
+        json!({"text": "No tool result `nope` in this session", "is_error": true,
+            "truncated": false})
     );
+    // A client may bound the answer tighter than the tool's limit; the cut says how to ask for less.
+    let long: String = (0..300)
+        .map(|line| format!("row {line} of the table\n"))
+        .collect();
+    append_tool_turn(&mut client, "call_1", &long).await;
+    let bounded = client
+        .call(
+            "recall",
+            json!({"reference": "ctxkit://tool-result/call_1", "max_bytes": 2048}),
+        )
+        .await;
+    assert_eq!(bounded["result"]["truncated"], true, "{bounded}");
+    let text = bounded["result"]["text"].as_str().unwrap();
+    assert!(text.starts_with("row 0 of the table\n"), "{text}");
+    assert!(text.len() < 2048 + 200, "{}", text.len());
+    assert!(text.contains("give a `query`"), "{text}");
 }
 
 /// The schema `docs/protocol.md` tells an own-loop client to offer is the built-in tool's.

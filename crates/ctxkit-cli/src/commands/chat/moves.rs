@@ -65,7 +65,8 @@ impl Chat {
         let leaf = outcome.new_leaf_id.as_deref().unwrap_or("the start");
         match &outcome.summary_entry_id {
             Some(summary) => self.ui.line(&format!(
-                "Moved back; the branch left behind is summarized in {summary}, the new leaf"
+                "Moved back; the branch left behind is summarized in {summary}, the new leaf. \
+                 Its messages stay in the session: the model can `recall` them."
             )),
             None if outcome.nothing_to_summarize => self.ui.line(&format!(
                 "Moved to {leaf}; nothing left behind to summarize, so no summary was written"

@@ -1,0 +1,84 @@
+//! `recall` of a branch summary's originals: the branch it left behind is read back, as that
+//! branch's context showed it; an abandoned branch nothing summarized stays unread.
+
+use ctxkit_engine::Recalled;
+
+use crate::support::*;
+
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+fn user(id: &str, parent: &str, second: u32, text: &str) -> String {
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:{second:02}.000Z","message":{{"role":"user","content":"{text}","timestamp":{second}}}}}"#
+    )
+}
+
+fn reply(id: &str, parent: &str, second: u32, text: &str) -> String {
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2025-01-01T00:00:{second:02}.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"api":"x","provider":"x","model":"x","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":{second}}}}}"#
+    )
+}
+
+/// u1 → a1, then a branch u2 → a2 → u3 (a pasted key, edited out of that branch's context) → e3,
+/// left for u4 under a1; `summary` decides whether a branch summary (of the branch left at e3)
+/// sits between a1 and u4.
+fn session_with_a_branch_left(dir: &std::path::Path, summary: bool) -> ctxkit_session::Session {
+    let mut lines = vec![
+        HEADER.to_owned(),
+        user("u1", "null", 1, "find the bird"),
+        reply("a1", "u1", 2, "looking"),
+        user("u2", "\"a1\"", 3, "try the east shore"),
+        reply("a2", "u2", 4, "found a PELICAN at port 4471"),
+        user("u3", "\"a2\"", 5, "my key is sk-LEFT-0007"),
+        r#"{"type":"context_edit","id":"e3","parentId":"u3","timestamp":"2025-01-01T00:00:06.000Z","targetId":"u3","replacement":null}"#.to_owned(),
+    ];
+    let parent = if summary {
+        lines.push(r#"{"type":"branch_summary","id":"b1","parentId":"a1","timestamp":"2025-01-01T00:00:07.000Z","fromId":"e3","summary":"The east shore was searched."}"#.to_owned());
+        "\"b1\""
+    } else {
+        "\"a1\""
+    };
+    lines.push(user("u4", parent, 8, "now the west shore"));
+    let path = dir.join("branches.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    ctxkit_session::Session::open(&path).unwrap()
+}
+
+#[tokio::test]
+async fn a_branch_summary_s_originals_come_back_through_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let harness = Harness::with_session(session_with_a_branch_left(dir.path(), true));
+    let engine = &harness.engine;
+
+    let Recalled::Found(found) = engine.recall("ctxkit://summarized", Some("pelican")).await else {
+        panic!("nothing recalled");
+    };
+    assert_eq!(
+        found,
+        "[entry a2 (on the branch left behind)] assistant:\nfound a PELICAN at port 4471"
+    );
+    // Everything the branch held past where the two part, and nothing before it (u1 and a1 are
+    // still in the context) nor what that branch's context had edited out.
+    let whole = engine.fetch_summarized(None).await.unwrap().unwrap();
+    assert!(whole.contains("[entry u2 (on the branch left behind)] user:\ntry the east shore"));
+    assert!(!whole.contains("find the bird"), "{whole}");
+    assert!(!whole.contains("sk-LEFT-0007"), "{whole}");
+    // The view tells the model so.
+    let view = serde_json::to_string(&engine.model_view().await.unwrap().messages).unwrap();
+    assert!(view.contains("The east shore was searched."), "{view}");
+    assert!(view.contains("ctxkit://summarized"), "{view}");
+}
+
+#[tokio::test]
+async fn a_branch_left_without_a_summary_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let harness = Harness::with_session(session_with_a_branch_left(dir.path(), false));
+    assert_eq!(
+        harness
+            .engine
+            .recall("ctxkit://summarized", Some("pelican"))
+            .await,
+        Recalled::Missing("Nothing on this branch was summarized".to_owned())
+    );
+}
