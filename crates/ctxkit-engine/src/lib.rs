@@ -134,5 +134,6 @@ pub use recall_answer::Recalled;
 pub use recovery::MAX_OVER_COUNT;
 pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
 pub use settings::{CompactionBudgets, EngineSettings, durability};
+pub use summarized::{Originals, SummarizedRange};
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};
 pub use view::{IMAGE_BLOCKED, ModelView, build_view};

@@ -6,6 +6,7 @@ use ctxkit_transform::{TOOL_CALL_REFERENCE_PREFIX, TOOL_RESULT_REFERENCE_PREFIX}
 
 use crate::engine::Engine;
 use crate::recall::SUMMARIZED_REFERENCE;
+use crate::summarized::{Originals, SummarizedRange};
 
 /// What `recall` answers the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,20 +21,16 @@ pub enum Recalled {
 impl Engine {
     /// `recall {reference, query?}`: `ctxkit://tool-result/<id>` (or the bare id) reads a tool
     /// result back, `ctxkit://tool-call/<id>` a call's arguments, and [`SUMMARIZED_REFERENCE`] the
-    /// messages behind the summaries (with `query`, only the parts holding its words).
+    /// messages behind the summaries: all of them, `…/<id>` one, `…/<id>..<id>` a range (with
+    /// `query`, only the parts holding its words).
     pub async fn recall(&self, reference: &str, query: Option<&str>) -> Recalled {
         let reference = reference.trim();
         let read_error = |error| Recalled::Missing(format!("Cannot read the session: {error}"));
-        if reference.starts_with(SUMMARIZED_REFERENCE) {
-            return match self.fetch_summarized(query).await {
+        if let Some(tail) = reference.strip_prefix(SUMMARIZED_REFERENCE) {
+            let range = SummarizedRange::parse(tail);
+            return match self.fetch_originals(range, query).await {
                 Err(error) => read_error(error),
-                Ok(None) => Recalled::Missing("Nothing on this branch was summarized".to_owned()),
-                Ok(Some(text)) if text.is_empty() => Recalled::Missing(format!(
-                    "No summarized message holds any of `{}`; try other words, or no query for \
-                     all of them",
-                    query.unwrap_or_default()
-                )),
-                Ok(Some(text)) => Recalled::Found(text),
+                Ok(originals) => summarized_answer(originals, range, query),
             };
         }
         let (fetched, what, id) = match reference.strip_prefix(TOOL_CALL_REFERENCE_PREFIX) {
@@ -54,5 +51,40 @@ impl Engine {
             Ok(None) => Recalled::Missing(format!("No {what} `{id}` in this session")),
             Ok(Some(text)) => Recalled::Found(text),
         }
+    }
+}
+
+/// The answer for the messages behind the summaries. When parts show only the lines around the
+/// query's words, the answer ends with how to read one whole.
+fn summarized_answer(
+    originals: Originals,
+    range: SummarizedRange<'_>,
+    query: Option<&str>,
+) -> Recalled {
+    let query = query.map(str::trim).filter(|query| !query.is_empty());
+    match originals {
+        Originals::NoSummary => {
+            Recalled::Missing("Nothing on this branch was summarized".to_owned())
+        }
+        Originals::NotSummarized(id) => Recalled::Missing(format!(
+            "`{id}` is not one of the summarized messages; recall `{SUMMARIZED_REFERENCE}` with a \
+             `query` to find their entry ids"
+        )),
+        Originals::Found { text, .. } if text.is_empty() => {
+            let scope = match range {
+                SummarizedRange::All => "summarized message",
+                SummarizedRange::Entry(_) | SummarizedRange::Between(..) => "message of that range",
+            };
+            Recalled::Missing(format!(
+                "No {scope} holds any of `{}`; try other words, or no query for all of them",
+                query.unwrap_or_default()
+            ))
+        }
+        Originals::Found { text, cut: true } => Recalled::Found(format!(
+            "{text}\n\n(Only the lines around the words are shown; recall \
+             `{SUMMARIZED_REFERENCE}/<entry id>` for one message whole, or \
+             `{SUMMARIZED_REFERENCE}/<first id>..<last id>` for a range.)"
+        )),
+        Originals::Found { text, cut: false } => Recalled::Found(text),
     }
 }

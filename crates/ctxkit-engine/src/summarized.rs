@@ -19,6 +19,45 @@ use crate::recall::{Branch, matching_lines, message_text, query_words};
 /// for a branch of its own).
 const MAX_NESTING: usize = 8;
 
+/// Which of the summarized messages `recall` reads: all of them, one entry's, or those from one
+/// entry through another (in the branch's order; either end may come first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummarizedRange<'a> {
+    All,
+    Entry(&'a str),
+    Between(&'a str, &'a str),
+}
+
+impl<'a> SummarizedRange<'a> {
+    /// The range a reference's tail names: nothing (all), `<id>`, or `<id>..<id>`.
+    pub fn parse(tail: &'a str) -> Self {
+        let tail = tail
+            .trim()
+            .trim_start_matches('/')
+            .trim_end_matches(']')
+            .trim();
+        if tail.is_empty() {
+            return Self::All;
+        }
+        match tail.split_once("..") {
+            Some((first, last)) => Self::Between(first.trim(), last.trim().trim_start_matches('.')),
+            None => Self::Entry(tail),
+        }
+    }
+}
+
+/// What `recall` finds behind the summaries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Originals {
+    /// No summary on the branch stands for anything.
+    NoSummary,
+    /// The range names an id that is not one of the summarized messages.
+    NotSummarized(String),
+    /// The messages read (empty when the query matched none); `cut` when some show only the
+    /// lines around the query's words.
+    Found { text: String, cut: bool },
+}
+
 impl Engine {
     /// The messages the summaries on the current branch stand for, in the order of the branch
     /// (a branch left behind where its summary sits), each headed by its entry id and role. With
@@ -26,6 +65,21 @@ impl Engine {
     /// around the words. `None` when no summary on the branch stands for anything; an empty string
     /// when nothing matches.
     pub async fn fetch_summarized(&self, query: Option<&str>) -> Result<Option<String>> {
+        Ok(
+            match self.fetch_originals(SummarizedRange::All, query).await? {
+                Originals::Found { text, .. } => Some(text),
+                Originals::NoSummary | Originals::NotSummarized(_) => None,
+            },
+        )
+    }
+
+    /// The summarized messages `range` selects, as [`fetch_summarized`](Self::fetch_summarized)
+    /// reads them.
+    pub async fn fetch_originals(
+        &self,
+        range: SummarizedRange<'_>,
+        query: Option<&str>,
+    ) -> Result<Originals> {
         let state = self.lock().await;
         let session = &state.session;
         let compactions = list_compactions(session, None)?;
@@ -35,21 +89,93 @@ impl Engine {
             .map(String::as_str)
             .collect();
         let mut reader = Reader {
-            words: query_words(query.unwrap_or_default()),
-            parts: Vec::new(),
-            summaries: 0,
+            originals: Vec::new(),
+            summaries: usize::from(!covered.is_empty()),
         };
         let branch = Branch::of(session);
-        reader.summaries += usize::from(!covered.is_empty());
         reader.read(&branch, &branch.path, &covered, 0);
-        Ok((reader.summaries > 0).then(|| reader.parts.join("\n\n")))
+        if reader.summaries == 0 {
+            return Ok(Originals::NoSummary);
+        }
+        let selected = match select(&reader.originals, range) {
+            Ok(selected) => selected,
+            Err(id) => return Ok(Originals::NotSummarized(id.to_owned())),
+        };
+        let words = query_words(query.unwrap_or_default());
+        let mut cut = false;
+        let mut parts = Vec::new();
+        for (part, part_cut) in selected
+            .iter()
+            .filter_map(|original| original.shown(&words))
+        {
+            cut |= part_cut;
+            parts.push(part);
+        }
+        Ok(Originals::Found {
+            text: parts.join("\n\n"),
+            cut,
+        })
     }
 }
 
-/// What `fetch_summarized` gathers as it walks a branch.
+/// One message behind a summary.
+struct Original {
+    id: String,
+    left_behind: bool,
+    role: &'static str,
+    text: String,
+}
+
+impl Original {
+    /// The message headed by its id and role: whole, or the lines around `words`' (`None` when it
+    /// holds none of them), and whether lines were left out.
+    fn shown(&self, words: &[String]) -> Option<(String, bool)> {
+        let (text, cut) = if words.is_empty() {
+            (self.text.clone(), false)
+        } else {
+            let lines = matching_lines(&self.text, words)?;
+            let cut = lines != self.text.lines().collect::<Vec<_>>().join("\n");
+            (lines, cut)
+        };
+        let place = if self.left_behind {
+            " (on the branch left behind)"
+        } else {
+            ""
+        };
+        Some((
+            format!("[entry {}{place}] {}:\n{text}", self.id, self.role),
+            cut,
+        ))
+    }
+}
+
+/// The originals `range` selects; `Err` with an id that is none of theirs.
+fn select<'o, 'r>(
+    originals: &'o [Original],
+    range: SummarizedRange<'r>,
+) -> std::result::Result<&'o [Original], &'r str> {
+    let find = |id: &'r str| {
+        originals
+            .iter()
+            .position(|original| original.id == id)
+            .ok_or(id)
+    };
+    Ok(match range {
+        SummarizedRange::All => originals,
+        SummarizedRange::Entry(id) => {
+            let at = find(id)?;
+            &originals[at..=at]
+        }
+        SummarizedRange::Between(first, last) => {
+            let (first, last) = (find(first)?, find(last)?);
+            &originals[first.min(last)..=first.max(last)]
+        }
+    })
+}
+
+/// What `fetch_originals` gathers as it walks a branch.
 struct Reader {
-    words: Vec<String>,
-    parts: Vec<String>,
+    originals: Vec<Original>,
     /// Summaries found that stand for something.
     summaries: usize,
 }
@@ -74,7 +200,7 @@ impl Reader {
                 continue;
             }
             if covered.contains(entry.id()) {
-                self.push(branch, position, "");
+                self.push(branch, position, false);
             }
         }
     }
@@ -116,14 +242,13 @@ impl Reader {
             if stored.type_name() == "branch_summary" && nesting + 1 < MAX_NESTING {
                 self.read_left_behind(session, &left.path, entry, nesting + 1);
             } else if stored.type_name() == "message" {
-                self.push(&left, entry, " (on the branch left behind)");
+                self.push(&left, entry, true);
             }
         }
     }
 
-    /// Adds the message at `position` of `branch` (the lines around the query's words, when there
-    /// is a query).
-    fn push(&mut self, branch: &Branch<'_>, position: EntryIndex, where_: &str) {
+    /// Adds the message at `position` of `branch`.
+    fn push(&mut self, branch: &Branch<'_>, position: EntryIndex, left_behind: bool) {
         let Some(id) = branch.session.index().get(position).map(|entry| entry.id()) else {
             return;
         };
@@ -133,16 +258,12 @@ impl Reader {
         let Some((role, text)) = message_text(&message) else {
             return;
         };
-        let text = if self.words.is_empty() {
-            text
-        } else {
-            match matching_lines(&text, &self.words) {
-                Some(lines) => lines,
-                None => return,
-            }
-        };
-        self.parts
-            .push(format!("[entry {id}{where_}] {role}:\n{text}"));
+        self.originals.push(Original {
+            id: id.to_owned(),
+            left_behind,
+            role,
+            text,
+        });
     }
 }
 
@@ -153,4 +274,27 @@ fn left_leaf(session: &Session, position: EntryIndex) -> Option<EntryIndex> {
         return None;
     };
     session.index().position(&summary.from_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_s_tail_names_all_one_entry_or_a_range() {
+        assert_eq!(SummarizedRange::parse(""), SummarizedRange::All);
+        assert_eq!(SummarizedRange::parse("/"), SummarizedRange::All);
+        assert_eq!(
+            SummarizedRange::parse("/5b1c0a2e]"),
+            SummarizedRange::Entry("5b1c0a2e")
+        );
+        assert_eq!(
+            SummarizedRange::parse("/5b1c0a2e..9f55f9b9"),
+            SummarizedRange::Between("5b1c0a2e", "9f55f9b9")
+        );
+        assert_eq!(
+            SummarizedRange::parse("/ a .. b "),
+            SummarizedRange::Between("a", "b")
+        );
+    }
 }

@@ -82,3 +82,71 @@ async fn a_branch_left_without_a_summary_is_not_read() {
         Recalled::Missing("Nothing on this branch was summarized".to_owned())
     );
 }
+
+/// u1 (ten lines, one naming the port) → a1 → u2, compacted up to u2.
+fn compacted_session(dir: &std::path::Path) -> ctxkit_session::Session {
+    let notes =
+        "notes:\\nalpha\\nbeta\\ngamma\\ndelta\\nthe PORT is 8431\\nepsilon\\nzeta\\neta\\ntheta";
+    let lines = [
+        HEADER.to_owned(),
+        user("u1", "null", 1, notes),
+        reply("a1", "u1", 2, "noted"),
+        user("u2", "\"a1\"", 3, "carry on"),
+        r#"{"type":"compaction","id":"k1","parentId":"u2","timestamp":"2025-01-01T00:00:04.000Z","summary":"notes were taken","firstKeptEntryId":"u2","tokensBefore":100}"#.to_owned(),
+    ];
+    let path = dir.join("compacted.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    ctxkit_session::Session::open(&path).unwrap()
+}
+
+#[tokio::test]
+async fn a_summarized_message_comes_back_whole_by_its_entry_id_or_in_a_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let harness = Harness::with_session(compacted_session(dir.path()));
+    let engine = &harness.engine;
+    let recall = |reference: &'static str, query: Option<&'static str>| async move {
+        engine.recall(reference, query).await
+    };
+
+    // A query shows the lines around its words, and says how to read the message whole.
+    let Recalled::Found(found) = recall("ctxkit://summarized", Some("port")).await else {
+        panic!("nothing recalled");
+    };
+    assert!(
+        found.starts_with("[entry u1] user:\n…\ngamma\ndelta\nthe PORT is 8431\nepsilon\nzeta\n…"),
+        "{found}"
+    );
+    assert!(
+        found.contains("`ctxkit://summarized/<entry id>`"),
+        "{found}"
+    );
+    // By its id, whole (no hint: nothing was left out).
+    let Recalled::Found(whole) = recall("ctxkit://summarized/u1", None).await else {
+        panic!("u1 not recalled");
+    };
+    assert!(
+        whole.starts_with("[entry u1] user:\nnotes:\nalpha\n"),
+        "{whole}"
+    );
+    assert!(whole.ends_with("eta\ntheta"), "{whole}");
+    // A range, either way round; the kept message u2 is not summarized.
+    let Recalled::Found(range) = recall("ctxkit://summarized/a1..u1", None).await else {
+        panic!("range not recalled");
+    };
+    assert!(range.starts_with("[entry u1] user:"), "{range}");
+    assert!(range.ends_with("[entry a1] assistant:\nnoted"), "{range}");
+    let Recalled::Missing(missing) = recall("ctxkit://summarized/u2", None).await else {
+        panic!("a kept message was recalled as summarized");
+    };
+    assert!(
+        missing.starts_with("`u2` is not one of the summarized messages"),
+        "{missing}"
+    );
+    let Recalled::Missing(none) = recall("ctxkit://summarized/a1", Some("port")).await else {
+        panic!("a1 does not name the port");
+    };
+    assert!(
+        none.starts_with("No message of that range holds any of `port`"),
+        "{none}"
+    );
+}
