@@ -14,6 +14,7 @@ use ctxkit_session::{EntryIndex, Session};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::recall::{Branch, matching_lines, message_text, query_words};
+use crate::scope::FORGOTTEN_DETAIL;
 
 /// How deep branch summaries on a branch left behind are followed (each such branch summary stands
 /// for a branch of its own).
@@ -268,11 +269,20 @@ impl Reader {
 }
 
 /// The leaf the branch summary at `position` left (`fromId`), when it is an entry of the session.
+/// `None` for the summary of a span the user had forgotten (`Engine::forget`): the user took it out
+/// of the model's reach, and a recall must not bring it back.
 fn left_leaf(session: &Session, position: EntryIndex) -> Option<EntryIndex> {
     let entry = session.index().get(position)?.parse().ok()?;
     let EntryKind::BranchSummary(summary) = entry.kind else {
         return None;
     };
+    let forgotten = summary
+        .details
+        .as_ref()
+        .is_some_and(|details| details.get(FORGOTTEN_DETAIL).is_some());
+    if forgotten {
+        return None;
+    }
     session.index().position(&summary.from_id)
 }
 

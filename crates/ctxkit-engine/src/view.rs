@@ -82,10 +82,14 @@ fn assemble_view<'a, M: Borrow<AgentMessage> + 'a>(
                 false
             }
             AgentMessage::BranchSummary(summary) if summary_as_system => {
-                system.push(format!(
-                    "{BRANCH_SUMMARY_PREFIX}{}{}{BRANCH_SUMMARY_SUFFIX}",
-                    summary.summary,
+                let pointer = if is_forgotten(&summary.summary) {
+                    String::new()
+                } else {
                     crate::recall::summary_pointer()
+                };
+                system.push(format!(
+                    "{BRANCH_SUMMARY_PREFIX}{}{pointer}{BRANCH_SUMMARY_SUFFIX}",
+                    summary.summary
                 ));
                 false
             }
@@ -195,16 +199,23 @@ pub(crate) fn provider_message(message: AgentMessage) -> Option<AgentMessage> {
             }
             Some(converted)
         }
-        AgentMessage::BranchSummary(summary) => {
+        AgentMessage::BranchSummary(summary) if !is_forgotten(&summary.summary) => {
             // The branch it left behind stays in the session too.
             let mut pointed = summary.clone();
             pointed.summary.push_str(&crate::recall::summary_pointer());
             to_llm_message(&AgentMessage::BranchSummary(pointed))
         }
-        AgentMessage::BashExecution(_) | AgentMessage::Custom(_) | AgentMessage::Unknown(_) => {
-            to_llm_message(&message)
-        }
+        AgentMessage::BashExecution(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::Unknown(_) => to_llm_message(&message),
     }
+}
+
+/// Whether a branch summary stands for a span the user had forgotten (`Engine::forget`), which
+/// `recall` does not read back, so its summary names no originals.
+fn is_forgotten(summary: &str) -> bool {
+    summary.starts_with(crate::scope::FORGOTTEN_PREAMBLE)
 }
 
 /// The note telling the model how full its context is, when `transforms.budgetNote` is on and the

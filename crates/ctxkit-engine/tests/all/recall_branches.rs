@@ -150,3 +150,28 @@ async fn a_summarized_message_comes_back_whole_by_its_entry_id_or_in_a_range() {
         "{none}"
     );
 }
+
+#[tokio::test]
+async fn a_forgotten_span_stays_forgotten() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("keep this", 100).await;
+    let (detour, detour_end) = harness.turn("a detour about SECRET-TOPIC", 100).await;
+    harness.turn("after the detour", 100).await;
+    harness
+        .engine
+        .forget(&detour, Some(&detour_end), Some("a detour".to_owned()))
+        .await
+        .unwrap();
+    let recalled = harness
+        .engine
+        .recall("ctxkit://summarized", Some("SECRET-TOPIC"))
+        .await;
+    assert_eq!(
+        recalled,
+        Recalled::Missing("Nothing on this branch was summarized".to_owned())
+    );
+    // Its summary does not point the model at originals it cannot have.
+    let view = serde_json::to_string(&harness.engine.model_view().await.unwrap().messages).unwrap();
+    assert!(view.contains("a detour"), "{view}");
+    assert!(!view.contains("ctxkit://summarized"), "{view}");
+}
