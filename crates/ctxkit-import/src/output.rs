@@ -37,6 +37,15 @@ pub enum WriteOutcome {
     },
 }
 
+/// Whether an entry only names the session or labels an entry (`session_info`, `label`): read
+/// from anywhere in the file, never a turn of the conversation.
+fn names_or_labels(entry: &serde_json::Value) -> bool {
+    matches!(
+        entry.get("type").and_then(serde_json::Value::as_str),
+        Some("session_info" | "label")
+    )
+}
+
 /// The `customType` of the entry that keeps a re-imported session on its continued branch.
 const KEEP_BRANCH_CUSTOM_TYPE: &str = "ctxkit.reimport";
 
@@ -117,7 +126,9 @@ impl ImportedSession {
             .filter_map(|line| {
                 let value: serde_json::Value = serde_json::from_str(line).ok()?;
                 let id = value.get("id")?.as_str()?.to_owned();
-                last_id = Some(id.clone());
+                if !names_or_labels(&value) {
+                    last_id = Some(id.clone());
+                }
                 Some((id, line))
             })
             .collect();
@@ -140,7 +151,8 @@ impl ImportedSession {
         }
         // The session's leaf is its last entry: when the user continued the import, the new
         // records would take the leaf off the continued turns. An entry after them, on the
-        // continued branch, keeps it there.
+        // continued branch, keeps it there. A name or a label the user gave the session continues
+        // nothing, so the new records go on from the import's end.
         let continued_at = last_id
             .filter(|id| !moved_to.contains(id) && !entries.iter().any(|entry| &entry.id == id));
         if let Some(leaf) = &continued_at {

@@ -123,10 +123,9 @@ pub(super) fn convert_session(raw: RawSession) -> Result<ImportedSession, Import
     if let Some(title) = str_of(&info, "title").filter(|title| !title.is_empty()) {
         let mut extra = JsonObject::new();
         extra.insert("opencodeSession".to_owned(), Value::Object(info.clone()));
-        let kind = EntryKind::SessionInfo(SessionInfoEntry {
-            name: Some(title.to_owned()),
-            extra,
-        });
+        // OpenCode's placeholder is no name: the listing shows the first message instead.
+        let name = (!is_placeholder_title(title)).then(|| title.to_owned());
+        let kind = EntryKind::SessionInfo(SessionInfoEntry { name, extra });
         chain.push(0, &format!("{session_id}:session"), &start, kind);
     }
     let walk = Walk::open(&info, rows)?;
@@ -379,5 +378,41 @@ fn assistant(chain: &mut Chain, ordinal: usize, message: &RawMessage, time: &str
                 EntryKind::Message(Box::new(result)),
             );
         }
+    }
+}
+
+/// Whether `title` is the one OpenCode gives a session before it has one (`New session - ` or
+/// `Child session - ` and the creation time, `2026-07-30T14:04:55.689Z`), which OpenCode itself
+/// treats as no title.
+fn is_placeholder_title(title: &str) -> bool {
+    let Some(time) = ["New session - ", "Child session - "]
+        .iter()
+        .find_map(|prefix| title.strip_prefix(prefix))
+    else {
+        return false;
+    };
+    const SHAPE: &[u8] = b"dddd-dd-ddTdd:dd:dd.dddZ";
+    time.len() == SHAPE.len()
+        && time.bytes().zip(SHAPE).all(|(byte, &shape)| match shape {
+            b'd' => byte.is_ascii_digit(),
+            other => byte == other,
+        })
+}
+
+#[cfg(test)]
+mod placeholder_tests {
+    use super::is_placeholder_title;
+
+    #[test]
+    fn opencode_s_placeholder_titles_are_no_name() {
+        assert!(is_placeholder_title(
+            "New session - 2026-07-30T14:04:55.689Z"
+        ));
+        assert!(is_placeholder_title(
+            "Child session - 2025-01-02T03:04:05.006Z"
+        ));
+        assert!(!is_placeholder_title("New session - fix the parser"));
+        assert!(!is_placeholder_title("New session - 2026-07-30T14:04:55Z"));
+        assert!(!is_placeholder_title("Fix the parser"));
     }
 }

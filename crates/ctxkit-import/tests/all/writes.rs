@@ -157,6 +157,45 @@ fn a_reimport_after_continuing_keeps_the_session_on_the_continued_branch() {
     }
 }
 
+/// QA r98: naming or labelling an imported session made a later re-import take it for continued,
+/// so the grown transcript's new turns went on a side branch and left the context. A name or a
+/// label continues nothing: the new records go on from the import's end, and both stay.
+#[test]
+fn a_reimport_after_naming_or_labelling_goes_on_from_the_import_s_end() {
+    let temp = tempfile::tempdir().unwrap();
+    for (name, generate, seed) in FIXTURES {
+        let full = generate(*seed);
+        let lines: Vec<&str> = full.lines().collect();
+        let source = temp.path().join(name);
+        std::fs::write(&source, lines[..lines.len() - 3].join("\n") + "\n").unwrap();
+        let out = temp.path().join(format!("out-{name}"));
+        import_file(&source, None).unwrap().write_to(&out).unwrap();
+        let mut session = ctxkit_session::Session::open(&out).unwrap();
+        let labelled = session.leaf_id().unwrap().to_owned();
+        session.append_session_info("merge conflict fix").unwrap();
+        session
+            .append_label_change(&labelled, Some("start"))
+            .unwrap();
+        drop(session);
+        std::fs::write(&source, &full).unwrap();
+        let later = import_file(&source, None).unwrap();
+        let outcome = later.write_to(&out).unwrap();
+        assert!(
+            matches!(outcome, WriteOutcome::Appended(_)),
+            "{name}: {outcome:?}"
+        );
+        let fresh = temp.path().join(format!("fresh-{name}"));
+        later.write_to(&fresh).unwrap();
+        assert_eq!(context_of(&out), context_of(&fresh), "{name}");
+        let session = ctxkit_session::Session::open(&out).unwrap();
+        assert_eq!(
+            session.session_name().as_deref(),
+            Some("merge conflict fix")
+        );
+        assert_eq!(session.label(&labelled), Some("start"), "{name}");
+    }
+}
+
 /// The context of a session file, message by message.
 fn context_of(path: &std::path::Path) -> Vec<String> {
     let session = ctxkit_session::Session::open(path).unwrap();
