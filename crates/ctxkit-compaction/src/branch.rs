@@ -2,8 +2,8 @@
 //! leaf back to the common ancestor) is summarized so its context is not lost. Collection and budgeted
 //! preparation are pure; generation goes through a [`Summarizer`].
 
-use ctxkit_protocol::EntryKind;
-use std::collections::HashMap;
+use ctxkit_protocol::{ContentBlock, EntryKind};
+use std::collections::{HashMap, HashSet};
 
 use ctxkit_session::{ContextMessage, ContextMessageKind, EditEffect, EntryIndex, Session};
 use ctxkit_summarizer::{Summarizer, SummaryPurpose, SummaryRequest};
@@ -67,6 +67,11 @@ pub fn collect_branch_entries(
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreparedBranch {
     pub messages: Vec<SourcedMessage>,
+    /// The results of the calls among `messages`, which the request's text leaves out (as Pi's
+    /// does: a model reads what a call did from the replies after it) and its structure keeps, so
+    /// the offline summarizer, which reads calls and their outcomes, does not take a finished call
+    /// for one still running.
+    pub tool_results: Vec<SourcedMessage>,
     pub file_operations: FileOperations,
     pub total_tokens: u64,
 }
@@ -168,11 +173,65 @@ pub fn prepare_branch_entries(
         total_tokens += tokens;
     }
     messages.reverse();
+    let tool_results = results_of_calls(session, entries, &edits, &messages)?;
     Ok(PreparedBranch {
         messages,
+        tool_results,
         file_operations,
         total_tokens,
     })
+}
+
+/// The tool results among `entries` (as the context edits among them leave them) that answer a
+/// call of one of `messages`, in order.
+fn results_of_calls(
+    session: &Session,
+    entries: &[EntryIndex],
+    edits: &HashMap<Box<str>, EditEffect>,
+    messages: &[SourcedMessage],
+) -> Result<Vec<SourcedMessage>, CompactionError> {
+    let calls: HashSet<&str> = messages
+        .iter()
+        .filter_map(|message| message.message.as_assistant())
+        .flat_map(|reply| reply.content.iter().filter_map(ContentBlock::as_tool_call))
+        .map(|call| call.id.as_str())
+        .collect();
+    let mut results = Vec::new();
+    for &position in entries {
+        let Some(entry) = session.index().get(position) else {
+            continue;
+        };
+        if entry.type_name() != "message" || entry.role() != Some("toolResult") {
+            continue;
+        }
+        let mut source = ContextMessage::new(position, ContextMessageKind::Stored);
+        match edits.get(entry.id()) {
+            None => {}
+            Some(EditEffect::Omit) => continue,
+            Some(&EditEffect::Replace(edit)) => source.edit = Some(edit),
+        }
+        let message = session.message(&source)?;
+        let answers_a_call = message
+            .as_tool_result()
+            .is_some_and(|result| calls.contains(result.tool_call_id.as_str()));
+        if answers_a_call {
+            results.push(SourcedMessage { source, message });
+        }
+    }
+    Ok(results)
+}
+
+/// The branch's messages with their calls' results, in the branch's order: what the request's
+/// structure holds.
+fn with_results(prepared: &PreparedBranch) -> Vec<SourcedMessage> {
+    let mut merged: Vec<SourcedMessage> = prepared
+        .messages
+        .iter()
+        .chain(&prepared.tool_results)
+        .cloned()
+        .collect();
+    merged.sort_by_key(|message| message.source.entry);
+    merged
 }
 
 /// How a user's instructions combine with the built-in branch prompt.
@@ -240,7 +299,12 @@ pub fn branch_request(
             },
             // What Pi 0.87 asked of a model for a branch summary.
             room_tokens: Some(4_096),
-            ..crate::runner::source(&prepared.messages, None, None, &prepared.file_operations)
+            ..crate::runner::source(
+                &with_results(prepared),
+                None,
+                None,
+                &prepared.file_operations,
+            )
         },
     }
 }

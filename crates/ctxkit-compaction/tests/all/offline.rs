@@ -129,3 +129,55 @@ async fn offline_summaries_are_deterministic() {
     .unwrap();
     assert_eq!(first.summary, second.summary);
 }
+
+/// QA r98: a branch summary's request leaves tool results out of its text (as Pi's does), and the
+/// offline summarizer, which read only that, wrote every call of the branch as "no result yet". The
+/// request's structure now carries the results; its text is unchanged.
+#[tokio::test]
+async fn an_offline_branch_summary_knows_what_the_branch_s_calls_did() {
+    let session = demo();
+    let first_prompt = session
+        .branch_path(None)
+        .iter()
+        .find(|entry| entry.role() == Some("user"))
+        .map(|entry| entry.id().to_owned())
+        .unwrap();
+    let leaf = session.leaf_id().unwrap().to_owned();
+    let branch =
+        ctxkit_compaction::collect_branch_entries(&session, Some(&leaf), Some(&first_prompt));
+    let summary = ctxkit_compaction::summarize_branch(
+        &session,
+        &branch.entries,
+        &OfflineSummarizer::default(),
+        &Prompts::default(),
+        &ctxkit_compaction::BranchSummaryOptions::default(),
+        &CancellationToken::new(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(
+        !summary.summary.contains("no result yet"),
+        "{}",
+        summary.summary
+    );
+    assert!(
+        summary.summary.contains("passed after"),
+        "{}",
+        summary.summary
+    );
+    // What a model is sent: no tool result, as Pi sends it.
+    assert!(
+        !summary.request.user_text.contains("[Tool result]"),
+        "{}",
+        summary.request.user_text
+    );
+    assert!(
+        summary
+            .request
+            .source
+            .messages
+            .iter()
+            .any(|message| message.as_tool_result().is_some())
+    );
+}
