@@ -15,6 +15,7 @@ mod env;
 mod error;
 mod json;
 mod kind;
+mod protected;
 mod settings;
 mod tree;
 mod trust;
@@ -30,6 +31,7 @@ pub use env::{
 pub use error::{FileRefusal, SettingsError, SettingsScope};
 pub use json::string_items;
 pub use kind::ResourceKind;
+pub use protected::{ProtectedResource, project_agent_skill_dirs, protected_resources};
 pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys};
 pub use settings::{
     Document, HeldEntry, HeldReason, KeyPath, SettingEntry, SettingLookup, SettingOrigin,

@@ -31,7 +31,8 @@ pub struct ProjectTrust {
     /// The project directory (canonical when it exists).
     pub project: PathBuf,
     /// The project settings that wait for trust (not marked `x-project` in the tree), one per
-    /// dotted key in document order; empty when there are none.
+    /// dotted key in document order, then the project's resources that wait for trust
+    /// (`protected_resources`, as `place (effect)` without a value); empty when there are none.
     pub held: Vec<HeldSetting>,
     /// The fingerprint of the held settings.
     pub fingerprint: Option<String>,
@@ -48,6 +49,8 @@ pub struct HeldSetting {
     pub value: Option<SettingValue>,
     /// Whether ctxkit reads the key (a key it does not know is held too: another tool may).
     pub known: bool,
+    /// A resource of the project that waits for trust (`protected_resources`), not a setting.
+    pub resource: bool,
 }
 
 /// A command hook of the settings files, as `ctxkit resources` lists it.
@@ -191,12 +194,20 @@ fn held_settings(held: &Value, keys: Vec<String>) -> Vec<HeldSetting> {
                 .try_fold(held, |value, segment| value.get(segment))
                 .map(|value| SettingValue::new(value.clone()).redacted(&key));
             let known = check_known_key(&key).is_ok();
-            HeldSetting { key, value, known }
+            HeldSetting {
+                key,
+                value,
+                known,
+                resource: false,
+            }
         })
         .collect()
 }
 
-/// The trust state of the project settings.
+/// The trust state of the project's settings and of its resources that wait for trust
+/// (`protected_resources`: its `SYSTEM.md`, skills, prompt templates…). Those resources are held as
+/// entries of `held` and their places are part of the fingerprint, so a pull that adds one waits
+/// for trust again.
 pub fn project_trust(
     environment: &Environment,
     settings: &SettingsManager,
@@ -204,7 +215,8 @@ pub fn project_trust(
     let project = project_key(environment);
     let hooks = hooks_in(settings, SettingsScope::Project);
     let split = settings.split_project();
-    if split.held.is_empty() {
+    let resources = crate::protected::protected_resources(environment, settings);
+    if split.held.is_empty() && resources.is_empty() {
         return Ok(ProjectTrust {
             project,
             held: Vec::new(),
@@ -214,7 +226,17 @@ pub fn project_trust(
     }
     let shown_keys = split.shown_keys();
     let held = Value::Object(split.held);
-    let print = pinned_fingerprint(&held, hooks, &project);
+    let print = if resources.is_empty() {
+        // As recorded before resources were held: a project without any keeps its trust.
+        pinned_fingerprint(&held, hooks, &project)
+    } else {
+        let places: Vec<&str> = resources
+            .iter()
+            .map(|resource| resource.place.as_str())
+            .collect();
+        let covered = serde_json::json!({ "settings": held, "resources": places });
+        pinned_fingerprint(&covered, hooks, &project)
+    };
     let recorded = store::read(&trust_path(environment), Reach::Anywhere)?;
     let entry = recorded
         .get(PROJECTS_KEY)
@@ -224,13 +246,21 @@ pub fn project_trust(
             .and_then(|entry| entry.get(key))
             .and_then(Value::as_str)
     };
-    let legacy_hooks_only = split.held_keys == ["hooks"]
+    let legacy_hooks_only = resources.is_empty()
+        && split.held_keys == ["hooks"]
         && split.held_entries.is_empty()
         && hooks.map(fingerprint).as_deref() == recorded_print(LEGACY_HOOKS_KEY);
     let trusted = recorded_print(SETTINGS_KEY) == Some(print.as_str()) || legacy_hooks_only;
+    let mut held = held_settings(&held, shown_keys);
+    held.extend(resources.into_iter().map(|resource| HeldSetting {
+        key: format!("{} ({})", resource.place, resource.effect),
+        value: None,
+        known: true,
+        resource: true,
+    }));
     Ok(ProjectTrust {
         project,
-        held: held_settings(&held, shown_keys),
+        held,
         fingerprint: Some(print),
         trusted,
     })
@@ -458,7 +488,16 @@ mod tests {
         assert!(settings.held_project_keys().is_empty());
         let trust = project_trust(&environment, &settings).unwrap();
         let keys: Vec<&str> = trust.held.iter().map(|held| held.key.as_str()).collect();
-        assert_eq!(keys, ["packages", "skills"]);
+        // The settings held, then the resources their entries bring, which wait for trust too.
+        assert_eq!(
+            keys,
+            [
+                "packages",
+                "skills",
+                ".ctxkit/settings.json packages (skills and prompt templates)",
+                ".ctxkit/settings.json skills (skills and prompt templates)"
+            ]
+        );
 
         set_project_trust(&environment, &settings, false).unwrap();
         let settings = SettingsManager::load(&environment);

@@ -347,14 +347,13 @@ impl TypedTool for Recall {
         "Fetch what the context shows shortened: the full text of an earlier tool result (its marker \
          ends with `full output: ctxkit://tool-result/<id>`), the whole arguments of an earlier \
          tool call (`full call: ctxkit://tool-call/<id>`), or, with reference \
-         `ctxkit://summarized`, the original messages behind a summary (a `query` of words gives \
-         only the parts holding them; `/<entry id>` one whole, `/<id>..<id>` a range). Output is \
-         limited like the other tools."
+         `ctxkit://summarized`, the original messages behind a summary (give a `query` \
+         of words to find to get only the parts that hold them). Output is limited like the other tools."
     }
 
     fn parameters(&self) -> Value {
         json!({"type": "object", "properties": {
-            "reference": {"type": "string", "description": "The marker's ctxkit://tool-result/<id> or ctxkit://tool-call/<id>, a result's id, or ctxkit://summarized[/<entry id> or /<id>..<id>]"},
+            "reference": {"type": "string", "description": "The marker's ctxkit://tool-result/<id> or ctxkit://tool-call/<id>, a result's id, or ctxkit://summarized"},
             "query": {"type": "string", "description": "With ctxkit://summarized: words to find in the summarized messages"}
         }, "required": ["reference"]})
     }

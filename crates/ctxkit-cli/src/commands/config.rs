@@ -35,6 +35,9 @@ pub fn held_settings_warning(
             project.display()
         ));
     }
+    if let Some(resources) = held_resources_warning(environment, settings) {
+        lines.push(resources);
+    }
     let user_only = settings.project_user_only_keys();
     if !user_only.is_empty() {
         let keys: Vec<String> = user_only.iter().map(|key| format!("`{key}`")).collect();
@@ -59,6 +62,27 @@ pub fn held_settings_warning(
         lines.push(hint);
     }
     (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// The warning naming the project's resources that wait for trust (its `SYSTEM.md`, skills,
+/// prompt templates…); `None` when the project is trusted or has none.
+fn held_resources_warning(environment: &Environment, settings: &SettingsManager) -> Option<String> {
+    if settings.project_trusted() {
+        return None;
+    }
+    let resources = ctxkit_settings::protected_resources(environment, settings);
+    if resources.is_empty() {
+        return None;
+    }
+    let places: Vec<String> = resources
+        .iter()
+        .map(|resource| format!("`{}` ({})", resource.place, resource.effect))
+        .collect();
+    Some(format!(
+        "warning: not loaded: {}: this project is not trusted\n\
+         hint: read them, then run `ctxkit trust` to load them",
+        places.join(", ")
+    ))
 }
 
 /// The hint after the warnings about entries reaching outside an untrusted project: trust it, or

@@ -266,8 +266,9 @@ pub fn trust(
         return Ok(Outcome::Success);
     }
     let lines = held_setting_lines(&pending.held);
+    let what = what_waits(&pending);
     if decision == TrustDecision::Ask {
-        writeln!(out, "The settings of `{project}` that need trust:")?;
+        writeln!(out, "The {what} of `{project}` that need trust:")?;
         for line in &lines {
             writeln!(out, "  {line}")?;
         }
@@ -280,12 +281,22 @@ pub fn trust(
     ctxkit_settings::set_project_trust(environment, settings, false)?;
     writeln!(
         out,
-        "Trusted the settings of `{project}`; these apply from now on:"
+        "Trusted the {what} of `{project}`; these apply from now on:"
     )?;
     for line in &lines {
         writeln!(out, "  {line}")?;
     }
     Ok(Outcome::Success)
+}
+
+/// What of a project waits for trust, as the trust messages name it: its settings, and its
+/// resources when some wait too (`ctxkit_settings::protected_resources`).
+pub(crate) fn what_waits(pending: &ctxkit_settings::ProjectTrust) -> &'static str {
+    if pending.held.iter().any(|held| held.resource) {
+        "settings and resources"
+    } else {
+        "settings"
+    }
 }
 
 /// The lines showing each held key: the key, its value (API keys, header values and URL

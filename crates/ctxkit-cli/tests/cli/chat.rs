@@ -231,6 +231,19 @@ impl World {
         std::fs::write(folder.join("settings.json"), settings.to_string()).unwrap();
     }
 
+    /// Trusts the project as it is now (`ctxkit trust --yes`): its skills, prompt templates and
+    /// `SYSTEM.md` load only then.
+    pub(crate) fn trust_project(&self) {
+        let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+            .args(["trust", "--yes"])
+            .current_dir(&self.project)
+            .env("CTXKIT_HOME", self.home.path())
+            .env("HOME", self.home.path())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+    }
+
     /// Changes the user's settings file with `edit` (over the JSON the world wrote).
     pub(crate) fn edit_settings(&self, edit: impl FnOnce(&mut Value)) {
         let file = self.home.path().join("settings.json");
@@ -1099,6 +1112,7 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
         json!({"command": "rm -rf build"}),
     ));
     world.answer(long("Fine, not running it", 800));
+    world.trust_project();
     let tmux = world.start("");
     tmux.wait_idle(1);
 

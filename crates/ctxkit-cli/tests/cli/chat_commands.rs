@@ -24,6 +24,7 @@ fn tab_after_a_slash_completes_commands_skills_and_templates() {
         "---\nname: greet\ndescription: Greets people\n---\nSay hello warmly.\n",
     )
     .unwrap();
+    world.trust_project();
     let tmux = world.start("");
     tmux.wait_idle(1);
     // One match: completed with a space after it.

@@ -141,6 +141,9 @@ fn furnished() -> World {
 #[test]
 fn resources_human_and_json() {
     let world = furnished();
+    // The project's prompt templates load once it is trusted (`prompt_assembles…` shows them
+    // waiting).
+    world.ctxkit(&["trust", "--yes"]);
     snapshot!(world.ctxkit(&["resources"]));
     snapshot!(world.ctxkit(&["resources", "--json"]));
 }

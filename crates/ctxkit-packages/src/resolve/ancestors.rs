@@ -7,15 +7,8 @@ use crate::diagnostics::ResourceDiagnostic;
 use ctxkit_jail::LocalUsers;
 use ctxkit_settings::Environment;
 
-/// Nearest ancestor of `start` (inclusive) holding a `.git` entry.
-fn git_root(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .find(|directory| directory.join(".git").exists())
-        .map(Path::to_path_buf)
-}
-
-/// `<d>/.agents/skills` for d = cwd up to the git root (or filesystem root), nearest first. Above
+/// `<d>/.agents/skills` for d = cwd up to the git root (or filesystem root), nearest first
+/// (`ctxkit_settings::project_agent_skill_dirs`, which the trust of the project lists too). Above
 /// cwd, a folder another local user owns (`.agents` or `.agents/skills`, or where a link of theirs
 /// leads) is skipped with a warning into `diagnostics`: on a shared machine anyone may create
 /// `/tmp/.agents/skills`.
@@ -24,34 +17,29 @@ pub(super) fn ancestor_agent_skill_dirs(
     users: &LocalUsers,
     diagnostics: &mut Vec<ResourceDiagnostic>,
 ) -> Vec<PathBuf> {
-    let stop = git_root(&environment.cwd);
-    let home_skills = environment.home.join(".agents/skills");
     let mut out = Vec::new();
-    for directory in environment.cwd.ancestors() {
-        let candidate = directory.join(".agents/skills");
-        if candidate != home_skills && candidate.is_dir() {
-            let owner = (directory != environment.cwd)
-                .then(|| {
-                    let agents = directory.join(".agents");
-                    users
-                        .other_owner(&agents)
-                        .or_else(|| users.other_owner(&candidate))
-                })
-                .flatten();
-            match owner {
-                Some(uid) => diagnostics.push(ResourceDiagnostic::warning(
-                    format!(
-                        "Skipped skills folder: `{}` belongs to another user (uid {uid}); above \
-                         the project only yours and root's are read",
-                        candidate.display()
-                    ),
-                    &candidate,
-                )),
-                None => out.push(candidate),
-            }
-        }
-        if stop.as_deref() == Some(directory) {
-            break;
+    for candidate in ctxkit_settings::project_agent_skill_dirs(environment) {
+        let Some(directory) = candidate.parent().and_then(Path::parent) else {
+            continue;
+        };
+        let owner = (directory != environment.cwd)
+            .then(|| {
+                let agents = directory.join(".agents");
+                users
+                    .other_owner(&agents)
+                    .or_else(|| users.other_owner(&candidate))
+            })
+            .flatten();
+        match owner {
+            Some(uid) => diagnostics.push(ResourceDiagnostic::warning(
+                format!(
+                    "Skipped skills folder: `{}` belongs to another user (uid {uid}); above \
+                     the project only yours and root's are read",
+                    candidate.display()
+                ),
+                &candidate,
+            )),
+            None => out.push(candidate),
         }
     }
     out

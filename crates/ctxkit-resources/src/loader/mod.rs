@@ -174,11 +174,14 @@ pub fn load_resources(
             loaded.paths.record(&resource.path, &resource.metadata);
         }
     }
+    // An untrusted project's skills, prompt templates and system-prompt files wait for trust
+    // (`ctxkit_settings::protected_resources`, as Pi 1.6 keeps them).
+    let project_trusted = settings.project_trusted();
     let configured = |kind: ResourceKind, disabled: bool| {
         if disabled {
             Vec::new()
         } else {
-            enabled_paths(&resolved, kind)
+            enabled_paths(&resolved, kind, project_trusted)
         }
     };
     let switches = options.switches;
@@ -186,7 +189,7 @@ pub fn load_resources(
     // Extensions.
     let extension_paths = merge_paths(
         &[
-            enabled_paths(&cli, ResourceKind::Extensions),
+            enabled_paths(&cli, ResourceKind::Extensions, true),
             configured(ResourceKind::Extensions, switches.no_extensions),
         ],
         environment,
@@ -209,7 +212,7 @@ pub fn load_resources(
     // Skills, prompts, themes.
     loaded.paths.skills = merge_paths(
         &[
-            enabled_paths(&cli, ResourceKind::Skills),
+            enabled_paths(&cli, ResourceKind::Skills, true),
             configured(ResourceKind::Skills, switches.no_skills),
             cli_paths(&options.skill_paths, environment),
         ],
@@ -217,7 +220,7 @@ pub fn load_resources(
     );
     loaded.paths.prompts = merge_paths(
         &[
-            enabled_paths(&cli, ResourceKind::Prompts),
+            enabled_paths(&cli, ResourceKind::Prompts, true),
             configured(ResourceKind::Prompts, switches.no_prompt_templates),
             cli_paths(&options.prompt_template_paths, environment),
         ],
@@ -225,7 +228,7 @@ pub fn load_resources(
     );
     loaded.paths.themes = merge_paths(
         &[
-            enabled_paths(&cli, ResourceKind::Themes),
+            enabled_paths(&cli, ResourceKind::Themes, true),
             configured(ResourceKind::Themes, switches.no_themes),
             cli_paths(&options.theme_paths, environment),
         ],
@@ -242,28 +245,25 @@ pub fn load_resources(
         loaded.context_files = files;
         loaded.context_diagnostics.extend(diagnostics);
     }
-    let base_value = options.system_prompt.clone().or_else(|| {
-        find_prompt_file(
-            &environment.project_dir(),
-            &environment.agent_dir(),
-            "SYSTEM.md",
-        )
-        .map(|path| path.display().to_string())
-    });
+    let prompt_file = |name: &str| {
+        let found = if project_trusted {
+            find_prompt_file(&environment.project_dir(), &environment.agent_dir(), name)
+        } else {
+            find_prompt_file(&environment.agent_dir(), &environment.agent_dir(), name)
+        };
+        found.map(|path| path.display().to_string())
+    };
+    let base_value = options
+        .system_prompt
+        .clone()
+        .or_else(|| prompt_file("SYSTEM.md"));
     if let Some(value) = base_value {
         let (text, diagnostic) = resolve_prompt_value(&value, &environment.cwd);
         loaded.context_diagnostics.extend(diagnostic);
         loaded.system_prompt = text;
     }
     let append_values: Vec<String> = if options.append_system_prompt.is_empty() {
-        find_prompt_file(
-            &environment.project_dir(),
-            &environment.agent_dir(),
-            "APPEND_SYSTEM.md",
-        )
-        .map(|path| path.display().to_string())
-        .into_iter()
-        .collect()
+        prompt_file("APPEND_SYSTEM.md").into_iter().collect()
     } else {
         options.append_system_prompt.clone()
     };

@@ -36,11 +36,22 @@ pub(super) fn merge_paths(lists: &[Vec<PathBuf>], environment: &Environment) -> 
     out
 }
 
-pub(super) fn enabled_paths(resolved: &ResolvedResources, kind: ResourceKind) -> Vec<PathBuf> {
+/// The enabled paths of `kind`; a project's skills and prompt templates only when the project is
+/// trusted (`ctxkit_settings::protected_resources`).
+pub(super) fn enabled_paths(
+    resolved: &ResolvedResources,
+    kind: ResourceKind,
+    project_trusted: bool,
+) -> Vec<PathBuf> {
+    let waits_for_trust = |scope: SourceScope| {
+        !project_trusted
+            && scope == SourceScope::Project
+            && matches!(kind, ResourceKind::Skills | ResourceKind::Prompts)
+    };
     resolved
         .of(kind)
         .iter()
-        .filter(|resource| resource.enabled)
+        .filter(|resource| resource.enabled && !waits_for_trust(resource.metadata.scope))
         .map(|resource| resource.path.clone())
         .collect()
 }

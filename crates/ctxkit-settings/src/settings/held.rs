@@ -47,6 +47,21 @@ impl SettingsManager {
         self.split_project().held_entries
     }
 
+    /// Which of `keys` the project's document gives a non-empty array (read whether or not the
+    /// project is trusted).
+    pub(crate) fn project_resource_keys<'k>(&self, keys: &[&'k str]) -> Vec<&'k str> {
+        keys.iter()
+            .copied()
+            .filter(|key| {
+                self.project
+                    .document
+                    .get(*key)
+                    .and_then(serde_json::Value::as_array)
+                    .is_some_and(|items| !items.is_empty())
+            })
+            .collect()
+    }
+
     /// The dotted keys of the project document read from the user's own settings alone
     /// (`x-user-only`), which never apply from a project, trusted or not.
     pub fn project_user_only_keys(&self) -> Vec<String> {

@@ -40,8 +40,9 @@ impl Chat {
         } else {
             "not trusted"
         };
+        let what = crate::commands::resources::what_waits(&pending);
         self.ui.line(&format!(
-            "The settings of `{project}` that need trust ({state}):"
+            "The {what} of `{project}` that need trust ({state}):"
         ));
         for line in &lines {
             self.ui.line(&format!("  {line}"));
@@ -55,7 +56,7 @@ impl Chat {
         }
         ctxkit_settings::set_project_trust(&self.environment, &settings, false)?;
         self.ui.line(&format!(
-            "Trusted the settings of `{project}`: they apply from the next `/reload` or chat \
+            "Trusted the {what} of `{project}`: they apply from the next `/reload` or chat \
              (this one was started without them)"
         ));
         Ok(())
