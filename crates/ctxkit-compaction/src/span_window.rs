@@ -19,7 +19,8 @@ use crate::prepare::SourcedMessage;
 /// messages fill a million-token window).
 pub const SPAN_WINDOW_MESSAGES: usize = 50_000;
 /// Most estimated tokens (chars/4) the structured span carries: twice the largest context window
-/// a model offers today.
+/// a model offers today (a first message longer than `HEAD_TOKENS` counts as `HEAD_TOKENS`, see
+/// `window_bounds`).
 pub const SPAN_WINDOW_TOKENS: u64 = 2_000_000;
 /// What a cut window keeps of the span's beginning: at most this many messages…
 const HEAD_MESSAGES: usize = 200;
@@ -47,7 +48,11 @@ pub(crate) struct SpanUnit {
 
 /// Where the window of a span of `units` cuts it: its head is `..head`, its tail `tail..`; `None`
 /// when the span fits whole. The head is the first units up to its bounds (the first one always),
-/// the tail the latest in what the head leaves of the bounds (the last one always).
+/// the tail the latest in what the head leaves of the bounds (the last one always). A head over
+/// its bounds (one first message longer than they are) weighs as its bounds: the model's fit cuts
+/// that message's oldest part from the request's text (`ctxkit-llm`'s `summary_fit`), so the
+/// span's later messages are not left out for it, where weighing it whole left out everything
+/// between it and the last message.
 pub(crate) fn window_bounds(units: &[SpanUnit]) -> Option<(usize, usize)> {
     let (messages, tokens) = units
         .iter()
@@ -73,6 +78,7 @@ pub(crate) fn window_bounds(units: &[SpanUnit]) -> Option<(usize, usize)> {
         (head_messages, head_tokens) = next;
         head += 1;
     }
+    let head_tokens = head_tokens.min(HEAD_TOKENS);
     let mut tail = units.len();
     let (mut tail_messages, mut tail_tokens) = (0usize, 0u64);
     while tail > head {
@@ -90,7 +96,8 @@ pub(crate) fn window_bounds(units: &[SpanUnit]) -> Option<(usize, usize)> {
         (tail_messages, tail_tokens) = next;
         tail -= 1;
     }
-    Some((head, tail))
+    // Nothing left between head and tail: the span is carried whole after all.
+    (tail > head).then_some((head, tail))
 }
 
 /// The window of `messages` the structured span carries, and how many messages it leaves out
@@ -297,6 +304,36 @@ mod tests {
         assert!(text_of(&kept[1]).starts_with('7'));
         let total: u64 = kept.iter().map(estimate_tokens).sum();
         assert!(total <= SPAN_WINDOW_TOKENS, "{total}");
+    }
+
+    #[test]
+    fn a_first_message_longer_than_the_bounds_leaves_the_later_small_ones_in() {
+        // One message over the whole bound, then a reply, a read call and its result: the model's
+        // fit cuts the big message's oldest part; the small later ones stay whole.
+        let huge = SpanUnit {
+            messages: 1,
+            tokens: SPAN_WINDOW_TOKENS + 250_000,
+        };
+        let small = SpanUnit {
+            messages: 1,
+            tokens: 10,
+        };
+        assert_eq!(window_bounds(&[huge, small, small, small]), None);
+        let span: Vec<SourcedMessage> = std::iter::once("y".repeat(9_000_000))
+            .chain(["a reply", "a read call", "its result"].map(str::to_owned))
+            .map(|text| user(&text))
+            .collect();
+        let (kept, omitted) = span_window(&span);
+        assert_eq!(omitted, 0);
+        assert_eq!(text_of(&kept[1]), "a reply");
+        assert_eq!(text_of(&kept[3]), "its result");
+        // With more after it than the bound carries, the latest of those are kept up to the bound
+        // less the head's share.
+        let mut units = vec![huge];
+        units.extend(vec![small; SPAN_WINDOW_MESSAGES + 10]);
+        let (head, tail) = window_bounds(&units).unwrap();
+        assert_eq!(head, 1);
+        assert_eq!(units.len() - tail, SPAN_WINDOW_MESSAGES - 1);
     }
 
     #[test]

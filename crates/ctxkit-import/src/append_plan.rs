@@ -6,7 +6,10 @@
 //! entries that followed the reply go under the completed one, as copies when the file already
 //! holds them under the partial one (or under the error result the earlier import added for a call
 //! whose result was not written yet). The last appended entry is the leaf, so the context runs
-//! through the completed reply and the partial one is a branch nobody continues.
+//! through the completed reply and the partial one is a branch nobody continues. A tool result the
+//! earlier import wrote as interrupted (OpenCode stores a call while its tool runs, so an import
+//! of a live session often catches one running) is completed the same way: the finished result
+//! goes beside the interrupted one.
 
 use std::collections::{HashMap, HashSet};
 
@@ -14,6 +17,7 @@ use ctxkit_protocol::SessionEntry;
 use serde_json::Value;
 
 use crate::error::ImportError;
+use crate::opencode::INTERRUPTED_TOOL;
 
 /// The lines to append and what they hold.
 #[derive(Debug, Default)]
@@ -81,7 +85,9 @@ pub(crate) fn plan_append<'line>(
             continue;
         }
         let caught_half_written = old.is_some_and(|old| {
-            completes(old, &line) || hung_under_a_dropped_entry(old, &line, &import_ids)
+            completes(old, &line)
+                || finishes_a_tool(old, &line)
+                || hung_under_a_dropped_entry(old, &line, &import_ids)
         });
         if !under_completed && !caught_half_written {
             return Err(NotAppendable::Differs {
@@ -167,6 +173,36 @@ fn completes(old: &str, new: &str) -> bool {
             .iter()
             .zip(&new_blocks)
             .all(|(old, new)| old == new)
+}
+
+/// Whether `new` is the result of the call `old` answered with the interruption note because its
+/// tool still ran: both results of the same call under the same parent, `old` that note alone.
+fn finishes_a_tool(old: &str, new: &str) -> bool {
+    let (Ok(old), Ok(new)) = (
+        serde_json::from_str::<Value>(old),
+        serde_json::from_str::<Value>(new),
+    ) else {
+        return false;
+    };
+    let result_of = |entry: &Value| {
+        let message = entry.get("message")?;
+        (entry.get("type")?.as_str()? == "message"
+            && message.get("role")?.as_str()? == "toolResult")
+            .then(|| {
+                (
+                    message.get("toolCallId").cloned(),
+                    message.get("toolName").cloned(),
+                )
+            })
+    };
+    let interrupted = old.pointer("/message/isError") == Some(&Value::Bool(true))
+        && old.pointer("/message/content")
+            == Some(&serde_json::json!([{"type": "text", "text": INTERRUPTED_TOOL}]));
+    let call = result_of(&old);
+    interrupted
+        && call.is_some()
+        && call == result_of(&new)
+        && old.get("parentId") == new.get("parentId")
 }
 
 /// Whether `new` is `old` hung under another parent because the file's parent of it is an entry

@@ -20,9 +20,10 @@ pub enum WriteOutcome {
     UpToDate,
     /// The file was an earlier import of the same session; this many new entries were appended.
     Appended(usize),
-    /// The file was an earlier import that caught replies half-written (`completed`: their ids in
-    /// the file); each completed reply was appended beside its partial one, with what followed it,
-    /// so the session continues from the completed reply and the partial one stays as a branch.
+    /// The file was an earlier import that caught replies half-written or tool results of tools
+    /// still running (`completed`: their ids in the file); each completed entry was appended beside
+    /// its partial one, with what followed it, so the session continues from the completed one and
+    /// the partial one stays as a branch.
     AppendedCompleted {
         appended: usize,
         completed: Vec<String>,

@@ -158,9 +158,9 @@ fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) 
             };
             writeln!(
                 stderr,
-                "The earlier import caught {} half-written ({}): {appended_again} \
-                 (`ctxkit tree` shows both)",
-                counted(completed.len(), "reply"),
+                "The earlier import caught {} unfinished, a reply being written or a tool \
+                 running ({}): {appended_again} (`ctxkit tree` shows both)",
+                counted(completed.len(), "entry"),
                 ids.join(", "),
             )?;
             format!("Appended {}:", counted(appended, "new entry"))

@@ -22,6 +22,12 @@ fn assert_parents_present(entries: &[Value]) {
     }
 }
 
+/// The header of a session file.
+fn header(file: &Path) -> Value {
+    let text = std::fs::read_to_string(file).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
+}
+
 #[test]
 fn keys_typed_while_a_tool_runs_come_back_and_esc_interrupts_it() {
     if tmux_missing() {
@@ -112,6 +118,15 @@ fn a_deleted_session_file_is_noticed_and_the_session_written_afresh() {
     let files = world.session_files();
     assert_eq!(files.len(), 1, "{files:?}");
     let entries = world.entries(&files[0]);
+    // A deleted file is not named as the parent; the chat says it is gone.
+    assert_eq!(header(&files[0])["parentSession"], Value::Null);
+    let unwrapped: String = tmux.screen().split_whitespace().collect();
+    let said = format!(
+        "Wrotethesessionafreshto{}({}isnolongerthere);",
+        files[0].display(),
+        file.display()
+    );
+    assert!(unwrapped.contains(&said), "{}", tmux.screen());
     let texts: Vec<String> = entries
         .iter()
         .filter(|entry| entry["type"] == "message")
@@ -177,6 +192,18 @@ fn a_session_file_cut_short_by_another_program_is_never_appended_to() {
         .collect();
     assert_eq!(fresh.len(), 1);
     let entries = world.entries(&fresh[0]);
+    // The new file names the cut one as its parent, as a fork does, and the chat names both.
+    assert_eq!(
+        header(&fresh[0])["parentSession"].as_str(),
+        Some(file.display().to_string().as_str())
+    );
+    let unwrapped: String = tmux.screen().split_whitespace().collect();
+    let said = format!(
+        "Wrotethesessionafreshto{},anewsessionwhoseparentis{};",
+        fresh[0].display(),
+        file.display()
+    );
+    assert!(unwrapped.contains(&said), "{}", tmux.screen());
     assert_eq!(
         entries
             .iter()

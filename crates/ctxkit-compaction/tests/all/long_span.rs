@@ -126,3 +126,67 @@ fn a_span_within_the_bounds_is_planned_whole() {
     assert_eq!(plan.history_len(), plan.messages_to_summarize.len());
     assert!(plan.messages_to_summarize.len() > 1_980);
 }
+
+/// A split turn whose prefix starts with one message longer than a request carries, then a reply,
+/// a `read` call and its result (the tester's repro 07): the prefix is planned whole, so the
+/// request's text holds the small messages after the big one, and the model's fit cuts the big
+/// one's oldest part rather than the read.
+#[test]
+fn a_turn_prefix_starting_with_a_huge_message_keeps_its_later_small_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let assistant = |content: serde_json::Value, stop: &str| {
+        json!({"role": "assistant", "content": content, "provider": "p", "model": "m",
+            "stopReason": stop, "timestamp": 1})
+    };
+    let messages = [
+        json!({"role": "user", "content": "first", "timestamp": 1}),
+        assistant(json!([{"type": "text", "text": "a2"}]), "stop"),
+        json!({"role": "user", "content": [{"type": "text", "text": "y".repeat(9_000_000)}],
+            "timestamp": 1}),
+        assistant(
+            json!([{"type": "text", "text": "Let me look at f.txt"}]),
+            "stop",
+        ),
+        assistant(
+            json!([{"type": "toolCall", "id": "t", "name": "read", "arguments": {"path": "f.txt"}}]),
+            "toolUse",
+        ),
+        json!({"role": "toolResult", "toolCallId": "t", "toolName": "read",
+            "content": [{"type": "text", "text": "r"}], "isError": false, "timestamp": 1}),
+        assistant(json!([{"type": "text", "text": "a7"}]), "stop"),
+    ];
+    let mut text = json!({"type": "session", "version": 3, "id": "huge-prefix",
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"})
+    .to_string();
+    text.push('\n');
+    for (index, message) in messages.iter().enumerate() {
+        let parent = (index > 0).then(|| format!("e{index}"));
+        let line = json!({"type": "message", "id": format!("e{}", index + 1), "parentId": parent,
+            "timestamp": "2026-01-01T00:00:00.000Z", "message": message});
+        writeln!(text, "{line}").unwrap();
+    }
+    let path = dir.path().join("huge.jsonl");
+    std::fs::write(&path, text).unwrap();
+    let session = Session::open(&path).unwrap();
+    let settings = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 16_384,
+        keep_recent_tokens: 1,
+    };
+    let plan = prepare_compaction(&session, None, settings)
+        .unwrap()
+        .unwrap();
+    assert!(plan.is_split_turn);
+    assert_eq!(plan.turn_prefix_gap, None);
+    assert_eq!(plan.turn_prefix_len(), 4);
+    let request = ctxkit_compaction::turn_prefix_request(
+        &plan,
+        &Prompts::default(),
+        &OfflineSummarizer::default(),
+        &CompactOptions::default(),
+    );
+    assert!(!request.user_text.contains("messages left out here"));
+    assert!(request.user_text.contains("Let me look at f.txt"));
+    assert!(request.user_text.contains("read(path=\"f.txt\")"));
+    assert!(plan.file_operations.read.contains("f.txt"));
+}

@@ -14,7 +14,7 @@ use crate::report::IssueKind;
 /// What OpenCode sends for a tool result whose output it cleared after a compaction.
 pub(super) const CLEARED_OUTPUT: &str = "[Old tool result content cleared]";
 /// What OpenCode sends for a tool call that never finished.
-pub(super) const INTERRUPTED_TOOL: &str = "[Tool execution was interrupted]";
+pub(crate) const INTERRUPTED_TOOL: &str = "[Tool execution was interrupted]";
 
 /// The part types OpenCode 1.x and 2.x write (the `Part` union of `message-v2.ts`).
 const PART_TYPES: &[&str] = &[

@@ -15,6 +15,8 @@ mod timeline;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
+pub(crate) use blocks::INTERRUPTED_TOOL;
+
 use crate::ImportedSession;
 use crate::error::ImportError;
 

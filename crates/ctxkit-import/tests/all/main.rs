@@ -14,6 +14,7 @@ mod injected;
 mod leaf_path;
 mod opencode;
 mod opencode_next;
+mod opencode_reimport;
 mod record_kinds;
 mod refusals;
 mod shapes;

@@ -50,8 +50,17 @@ fn refused_then_written_afresh(mut session: Session, path: &Path, expected: File
         .map(|entry| entry.id().to_owned())
         .collect();
 
+    let parent_before = session.header().parent_session.clone();
     let fresh = session.write_afresh().unwrap().unwrap();
     assert_ne!(fresh, path);
+    // The new file names the old one as its parent while a file is at its path (appended to, cut,
+    // replaced), as a fork does: listings link the two. A file gone from its path is not named.
+    let expected_parent = if path.is_file() {
+        Some(path.display().to_string())
+    } else {
+        parent_before
+    };
+    assert_eq!(session.header().parent_session, expected_parent);
     session.check_file().unwrap();
     session.append_message(user("after")).unwrap();
     let reopened = Session::open(&fresh).unwrap();
@@ -72,6 +81,7 @@ fn refused_then_written_afresh(mut session: Session, path: &Path, expected: File
         reopened.diagnostics()
     );
     assert_ne!(reopened.id(), "", "a header");
+    assert_eq!(reopened.header().parent_session, expected_parent);
 }
 
 #[test]
@@ -150,6 +160,23 @@ fn an_append_onto_a_file_another_program_extended_is_refused() {
         found: length + 18,
     };
     refused_then_written_afresh(session, &path, expected);
+}
+
+#[test]
+fn a_fork_written_afresh_after_its_file_was_deleted_keeps_naming_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/p", dir.path());
+    session.new_session(Some("/s/original.jsonl".to_owned()));
+    session.append_message(user("q")).unwrap();
+    session.append_message(assistant("a")).unwrap();
+    let path = session.path().unwrap().to_owned();
+    std::fs::remove_file(&path).unwrap();
+    let fresh = session.write_afresh().unwrap().unwrap();
+    let reopened = Session::open(&fresh).unwrap();
+    assert_eq!(
+        reopened.header().parent_session.as_deref(),
+        Some("/s/original.jsonl")
+    );
 }
 
 #[test]

@@ -101,9 +101,9 @@ impl Chat {
                         appended,
                         completed,
                     } => format!(
-                        "imported before, {} caught half-written: {} appended, the completed \
-                         reply beside the partial one",
-                        counted(completed.len(), "reply"),
+                        "imported before, {} caught unfinished: {} appended, each completed \
+                         one beside its partial one",
+                        counted(completed.len(), "entry"),
                         counted(appended, "new entry")
                     ),
                     WriteOutcome::AppendedBeside { appended, .. } => format!(

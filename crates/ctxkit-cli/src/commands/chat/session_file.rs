@@ -4,6 +4,8 @@
 //! time), so nothing held in memory is lost and nothing is appended onto a file another program
 //! rewrote. Also remembers the session used last, for `--continue`.
 
+use std::path::Path;
+
 use anyhow::Result;
 use ctxkit_session::{Session, SessionError, record_last_used_session};
 
@@ -75,15 +77,39 @@ impl Chat {
     }
 
     /// `/save`: writes the whole session to a new file in this directory's sessions folder and
-    /// continues there.
+    /// continues there. Says both files: the new one names the old one as its parent session
+    /// while the old one is still at its path (what another program appended stays there).
     pub async fn save_afresh(&mut self) -> Result<()> {
+        let old_file = self
+            .engine
+            .with_session(|session| session.path().map(std::path::Path::to_owned))
+            .await;
         let written = self.engine.write_afresh().await?;
-        match written {
-            Some(path) => self.ui.line(&format!(
+        let parent = self
+            .engine
+            .with_session(|session| session.header().parent_session.clone())
+            .await;
+        match (written, old_file) {
+            (Some(path), Some(old_file)) => {
+                let linked = parent.is_some_and(|parent| {
+                    std::path::absolute(&old_file).is_ok_and(|old| Path::new(&parent) == old)
+                });
+                let old = old_file.display();
+                let relation = if linked {
+                    format!(", a new session whose parent is {old};")
+                } else {
+                    format!(" ({old} is no longer there);")
+                };
+                self.ui.line(&format!(
+                    "Wrote the session afresh to {}{relation} the chat goes on there",
+                    path.display()
+                ));
+            }
+            (Some(path), None) => self.ui.line(&format!(
                 "Wrote the session afresh to {}; the chat goes on there",
                 path.display()
             )),
-            None => self
+            (None, _) => self
                 .ui
                 .line("The session is in memory (--no-session); there is no file to write"),
         }
