@@ -82,7 +82,8 @@
     // beside "2 compactions").
     document.getElementById("tab-compactions").textContent = "Compactions (" + D.compactions.length + ")";
   }
-  function render(initial) {
+  // `place`: the selected entry's `placeKey` under the data before this one (live view).
+  function render(initial, place) {
     const previous = selected;
     renderProblems();
     buildTree();
@@ -93,6 +94,7 @@
     const leaf = D.leaf === null ? 0 : D.leaf;
     if (initial) { if (!fromHash()) select(leaf, true); }
     else if (following || previous < 0 || previous >= D.entries.length) select(leaf, true);
+    else if (place !== null && place === placeKey(previous)) stayAt(previous);
     else select(previous, false);
     status();
   }
@@ -116,10 +118,15 @@
         if (v.version === failedVersion) return;
         return fetch("/api/data" + q).then(answerOf).then((data) => {
           const wasFollowing = following || selected === D.leaf;
-          D = data; contextCache.clear();
+          // Someone reading an older entry keeps their place while the agent appends: the
+          // panels were drawn anew on every append (scrolled back, blocks closed, the context
+          // fetched again).
+          const place = wasFollowing ? null : placeKey(selected);
+          D = data;
+          keepValidContexts();
           following = wasFollowing;
           liveProblem = null;
-          render(false);
+          render(false, place);
         }, (error) => {
           if (error.fromServer) failedVersion = v.version;
           return Promise.reject(error);

@@ -49,6 +49,8 @@ async function main() {
     else if (mode === "inflight") await inflight(page);
     else if (mode === "recover") await recover(page);
     else if (mode === "chart") await chart(page);
+    else if (mode === "keepplace") await keepPlace(page);
+    else if (mode === "stepping") await stepping(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -362,6 +364,66 @@ async function recover(page) {
     const status = await page.locator("#status").textContent();
     check(status.includes("live") && !status.includes(step.says), "the status back to normal: " + status);
   }
+}
+
+// A reader of an older entry (expect.older), not following the leaf, scrolls both panels and opens
+// the thinking blocks; the agent appends a turn. The panels jumped back (the raw entries to the
+// selected card, the context to its top), every block closed, and the context was fetched again.
+// Now all stay as the reader left them; a reader who follows the leaf (l) still follows it.
+async function keepPlace(page) {
+  const asked = [];
+  page.on("request", (request) => {
+    const target = new URL(request.url());
+    if (target.pathname === "/api/context") asked.push(target.searchParams.get("id"));
+  });
+  await page.evaluate((id) => { location.hash = "#" + id; }, expect.older);
+  await until(page, () => document.querySelector("#context .ctx-msg") !== null, 15000);
+  const place = () => page.evaluate(() => ({
+    raw: document.getElementById("raw").scrollTop,
+    context: document.getElementById("context").scrollTop,
+    opened: document.querySelectorAll("details.thinking[open]").length,
+    heading: document.querySelector("#context > h2").textContent,
+  }));
+  await page.evaluate(() => {
+    document.getElementById("raw").scrollTop = 300;
+    document.getElementById("context").scrollTop = 200;
+    for (const block of document.querySelectorAll("details.thinking")) block.open = true;
+  });
+  const before = await place();
+  check(before.raw > 0 && before.context > 0 && before.opened > 0, "scrolled, blocks opened: " + JSON.stringify(before));
+  const fetched = asked.length;
+  console.log("APPEND kept-place-marker");
+  await page.waitForSelector("#tree .row >> text=kept-place-marker", { timeout: 30000 });
+  await sleep(300);
+  const after = await place();
+  check(JSON.stringify(after) === JSON.stringify(before), "the place kept: " + JSON.stringify(before) + " → " + JSON.stringify(after));
+  check(asked.length === fetched, "the context not fetched again: " + JSON.stringify(asked.slice(fetched)));
+  await page.keyboard.press("l");
+  console.log("APPEND followed-marker");
+  await until(page, () => {
+    const card = document.querySelector("#raw .card.sel");
+    return card !== null && card.textContent.includes("followed-marker reply");
+  }, 30000);
+}
+
+// A reader stepping up through entries (k, eight times) while each context takes the server a
+// while: the page cancels the context it no longer shows, so the server is left one to build (all
+// eight were built), and the entry it stopped at shows its context.
+async function stepping(page) {
+  await until(page, () => document.querySelector("#context .ctx-msg") !== null, 15000);
+  const cancelled = [];
+  page.on("requestfailed", (request) => { if (new URL(request.url()).pathname === "/api/context") cancelled.push(request.url()); });
+  await page.route((url) => url.pathname === "/api/context", async (route) => {
+    await sleep(400);
+    try { await route.continue(); } catch (_) { /* cancelled by the page meanwhile */ }
+  });
+  for (let step = 0; step < 8; step++) { await page.keyboard.press("k"); await sleep(30); }
+  const stopped = await page.locator("#tree .row.sel").getAttribute("data-entry");
+  await until(page, (at) => {
+    const card = document.querySelector("#context .ctx-msg:last-child");
+    return card !== null && card.dataset.entry === at;
+  }, 15000, stopped);
+  check(cancelled.length >= 7, "the superseded contexts cancelled: " + cancelled.length + " of 8");
 }
 
 main().catch((error) => { console.error(error.message); process.exit(1); });
