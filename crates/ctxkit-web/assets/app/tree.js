@@ -35,7 +35,7 @@
       let node = tree.rows.get(pos);
       if (!node) {
         node = el("div", "row");
-        node.addEventListener("click", () => select(tree.list[pos][0], false));
+        node.addEventListener("click", () => { select(tree.list[pos][0], false); showEntryPane(); });
         tree.spacer.append(node);
         tree.rows.set(pos, node);
       }

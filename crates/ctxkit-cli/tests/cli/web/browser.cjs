@@ -50,6 +50,7 @@ async function main() {
     else if (mode === "recover") await recover(page);
     else if (mode === "chart") await chart(page);
     else if (mode === "keepplace") await keepPlace(page);
+    else if (mode === "narrow") await narrow(page);
     else if (mode === "stepping") await stepping(page);
     else await measure(page);
   } finally {
@@ -424,6 +425,47 @@ async function stepping(page) {
     return card !== null && card.dataset.entry === at;
   }, 15000, stopped);
   check(cancelled.length >= 7, "the superseded contexts cancelled: " + cancelled.length + " of 8");
+}
+
+// The page at a phone's width (375 px): nothing wider than the screen (the header ran to 505 px,
+// three columns of 240, 68 and 68 px); the conversation's columns are panes, one at a time across
+// the whole width; a tap on a row of the tree shows its entry. Back to a wide window, three columns.
+async function narrow(page) {
+  await page.setViewportSize({ width: 375, height: 740 });
+  const fits = async (what) => {
+    const sizes = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      body: document.body.scrollWidth,
+      header: Math.max(...[...document.querySelectorAll("#top > *")].map((part) => part.getBoundingClientRect().right)),
+      screen: innerWidth,
+    }));
+    check(sizes.page <= sizes.screen && sizes.body <= sizes.screen && sizes.header <= sizes.screen, what + ": wider than the screen: " + JSON.stringify(sizes));
+  };
+  const columns = () => page.evaluate(() => [...document.querySelectorAll(".cols > .col")]
+    .map((column) => Math.round(column.getBoundingClientRect().width)).filter((width) => width > 0));
+  await fits("the conversation");
+  for (const pane of ["tree", "context", "raw"]) {
+    await page.click('#panes button[data-pane="' + pane + '"]');
+    const shown = await columns();
+    check(shown.length === 1 && shown[0] >= 360, pane + ": one pane across the screen: " + JSON.stringify(shown));
+    await fits(pane);
+  }
+  await page.screenshot({ path: path.join(shots, "narrow-raw.png") });
+  await page.click('#panes button[data-pane="tree"]');
+  const row = page.locator("#tree .row").nth(3);
+  const tapped = await row.getAttribute("data-entry");
+  await row.click();
+  check(await page.locator("#raw").isVisible(), "a tapped row shows the raw entries");
+  check(await page.locator("#raw .card.sel").getAttribute("data-entry") === tapped, "the tapped entry selected");
+  for (const tab of ["compactions", "usage"]) {
+    await page.click('#tabs button[data-tab="' + tab + '"]');
+    await fits(tab);
+    await page.screenshot({ path: path.join(shots, "narrow-" + tab + ".png") });
+  }
+  await page.click('#tabs button[data-tab="conversation"]');
+  await page.setViewportSize({ width: 1500, height: 950 });
+  check((await columns()).length === 3, "three columns in a wide window");
+  console.log("screenshots: " + path.join(shots, "narrow-raw.png"));
 }
 
 main().catch((error) => { console.error(error.message); process.exit(1); });
