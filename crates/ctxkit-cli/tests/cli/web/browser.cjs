@@ -215,7 +215,11 @@ async function markdown(page) {
   check(await reply.locator("li code", { hasText: "src/main.rs" }).count() === 1, "inline code");
   check(await reply.locator("table th").count() === 2 && await reply.locator("table td").count() === 2, "its table");
   const links = await reply.locator("a").evaluateAll((as) => as.map((a) => [a.getAttribute("href"), a.rel, a.textContent]));
-  check(JSON.stringify(links) === JSON.stringify([["https://example.com/docs", "noopener noreferrer", "the docs"], ["https://example.com/chart.png", "noopener noreferrer", "a chart"]]), "only the web links are links: " + JSON.stringify(links));
+  check(JSON.stringify(links) === JSON.stringify([["https://example.com/docs", "noopener noreferrer", "the docs"], ["https://example.com/chart.png", "noopener noreferrer", "a chart"],
+    ["https://example.com/bare", "noopener noreferrer", "https://example.com/bare"]]), "only the web links are links, a bare address too: " + JSON.stringify(links));
+  const aligned = await reply.locator("table td").evaluateAll((cells) => cells.map((cell) => getComputedStyle(cell).textAlign));
+  check(JSON.stringify(aligned) === JSON.stringify(["left", "right"]), "the columns aligned as the table says: " + JSON.stringify(aligned));
+  check(await reply.locator("p sup").textContent() === "n" && (await reply.locator(".footnote").textContent()) === "nThe note.", "the footnote's mark and its note");
   const words = await reply.textContent();
   check(words.includes("this (javascript:alert(4))") && words.includes("image: a chart"), "the other link and the image written out: " + words);
   check(words.includes("<img src=x onerror=alert(5)>") && words.includes("<script>alert(6)</script>"), "raw HTML as text");
