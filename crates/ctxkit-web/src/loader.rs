@@ -37,14 +37,6 @@ impl OpenedSession {
         }
     }
 
-    /// A session read from `copy`, a private file made for it alone and removed with it.
-    pub fn reading_private_copy(session: Session, copy: PathBuf) -> Self {
-        Self {
-            session,
-            copy: Some(Arc::new(RemovedOnDrop(copy))),
-        }
-    }
-
     fn reading_shared_copy(copy: Arc<RemovedOnDrop>) -> Result<Self, WebError> {
         Ok(Self {
             session: Session::open(&copy.0)?,
@@ -130,23 +122,6 @@ impl Drop for RemovedOnDrop {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_copy_is_removed_with_the_session_read_from_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let copy = dir.path().join("imported-1.jsonl");
-        std::fs::write(
-            &copy,
-            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
-        )
-        .unwrap();
-        let opened =
-            OpenedSession::reading_private_copy(Session::open(&copy).unwrap(), copy.clone());
-        assert_eq!(opened.entries().len(), 0);
-        assert!(copy.exists());
-        drop(opened);
-        assert!(!copy.exists());
-    }
 
     fn header() -> &'static str {
         "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n"
