@@ -32,7 +32,7 @@ mod stream;
 mod tool_calls;
 
 pub use error::WebError;
-pub use loader::{OpenedSession, SessionLoader};
+pub use loader::{ImportCache, OpenedSession, SessionLoader};
 pub use model::{
     ContextPolicy, MAX_CLIP_CHARS, MAX_PRECOMPUTED_CONTEXT_RECORDS, MIN_CLIP_CHARS, PageOptions,
     build_page_data, context_data, context_data_within,
@@ -40,6 +40,7 @@ pub use model::{
 pub use page::{PageMode, content_security_policy, export_page, render_page, script_safe_json};
 pub use redact::{REDACTED, Redactor};
 pub use serve::{
-    MAX_VIEW_CONTEXT_MESSAGES, VIEW_CONNECTION_LIMIT, ViewConfig, new_token, serve_view,
+    MAX_CONTEXT_BUILDS, MAX_VIEW_CONTEXT_MESSAGES, VIEW_CONNECTION_LIMIT, ViewConfig, new_token,
+    serve_view, watched_version,
 };
 pub use stream::{MAX_PRECOMPUTED_CONTEXT_BYTES, MAX_PRECOMPUTED_CONTEXT_MESSAGES, PageStats};

@@ -2,13 +2,15 @@
 //! builds with `createElement` and text nodes, never as HTML. So nothing a message holds can become
 //! markup: raw HTML in it is shown as the text it is, a link goes only to `http`, `https` or
 //! `mailto` (another target is written out beside the link's words), and an image is a link to its
-//! address, never fetched.
+//! address, never fetched. A bare web address in text is a link too (GitHub's rule: trailing
+//! punctuation and an unmatched closing parenthesis are not part of it); a table cell carries its
+//! column's alignment; a footnote's reference is a `sup` and its definition a `footnote` node.
 //!
 //! A node is a JSON string (text) or an array: its tag, an optional object of attributes, then its
 //! children. A code block is `["pre", {"lang": …}, …]` whose children are strings and, in a
 //! language `ctxkit-highlight` knows, `[token, text]` pairs ([`token_code`]).
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use serde_json::{Map, Value, json};
 
 use ctxkit_highlight::SyntaxToken;
@@ -36,8 +38,10 @@ pub(crate) fn token_code(token: SyntaxToken) -> &'static str {
 
 /// `text`'s markdown as the page's nodes (the top-level blocks).
 pub(crate) fn tree(text: &str) -> Value {
-    let options =
-        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_FOOTNOTES;
     let mut builder = Builder {
         stack: vec![Open::default()],
         ..Builder::default()
@@ -70,6 +74,11 @@ struct Builder {
     /// thousands of flat quotes cost no more than one). Its length is the tree's depth.
     drawn: Vec<usize>,
     in_table_head: bool,
+    /// The alignment of each column of the table being read, and the next cell's column.
+    alignments: Vec<Alignment>,
+    column: usize,
+    /// Links (and images) open around the text: a web address in their words is not linked again.
+    in_links: usize,
 }
 
 impl Builder {
@@ -81,7 +90,7 @@ impl Builder {
             Event::Code(code) => self.push(json!(["code", code.as_ref()])),
             Event::Html(html) | Event::InlineHtml(html) => self.text(&html),
             Event::InlineMath(math) | Event::DisplayMath(math) => self.text(&math),
-            Event::FootnoteReference(name) => self.text(&format!("[^{name}]")),
+            Event::FootnoteReference(name) => self.push(json!(["sup", name.as_ref()])),
             Event::SoftBreak => self.text("\n"),
             Event::HardBreak => self.push(json!(["br"])),
             Event::Rule => self.push(json!(["hr"])),
@@ -112,23 +121,48 @@ impl Builder {
             }
             Tag::List(None) => Some("ul"),
             Tag::Item => Some("li"),
-            Tag::Table(_) => Some("table"),
+            Tag::Table(alignments) => {
+                self.alignments = alignments;
+                Some("table")
+            }
             Tag::TableHead => {
                 self.in_table_head = true;
+                self.column = 0;
                 Some("tr")
             }
-            Tag::TableRow => Some("tr"),
-            Tag::TableCell => Some(if self.in_table_head { "th" } else { "td" }),
+            Tag::TableRow => {
+                self.column = 0;
+                Some("tr")
+            }
+            Tag::TableCell => {
+                if let Some(align) = self
+                    .alignments
+                    .get(self.column)
+                    .and_then(|a| align_name(*a))
+                {
+                    open.attributes.insert("align".to_owned(), json!(align));
+                }
+                self.column += 1;
+                Some(if self.in_table_head { "th" } else { "td" })
+            }
             Tag::Emphasis => Some("em"),
             Tag::Strong => Some("strong"),
             Tag::Strikethrough => Some("del"),
-            Tag::Link { dest_url, .. } => self.link(&mut open, &dest_url),
-            Tag::Image { dest_url, .. } => {
-                self.text("image: ");
+            Tag::Link { dest_url, .. } => {
+                self.in_links += 1;
                 self.link(&mut open, &dest_url)
             }
-            Tag::FootnoteDefinition(_)
-            | Tag::DefinitionList
+            Tag::Image { dest_url, .. } => {
+                self.text("image: ");
+                self.in_links += 1;
+                self.link(&mut open, &dest_url)
+            }
+            Tag::FootnoteDefinition(name) => {
+                open.attributes
+                    .insert("name".to_owned(), json!(name.as_ref()));
+                Some("footnote")
+            }
+            Tag::DefinitionList
             | Tag::DefinitionListTitle
             | Tag::DefinitionListDefinition
             | Tag::Superscript
@@ -161,6 +195,7 @@ impl Builder {
         if end == TagEnd::TableHead {
             self.in_table_head = false;
         }
+        let closes_link = matches!(end, TagEnd::Link | TagEnd::Image);
         if self.stack.len() <= 1 {
             return;
         }
@@ -175,6 +210,13 @@ impl Builder {
             if !language.is_empty() {
                 open.attributes.insert("lang".to_owned(), json!(language));
             }
+        }
+        // Its text is whole once it closes (the parser hands it over in pieces).
+        if open.tag.is_some_and(|tag| tag != "pre") && self.in_links == 0 {
+            open.children = linked_addresses(std::mem::take(&mut open.children));
+        }
+        if closes_link {
+            self.in_links = self.in_links.saturating_sub(1);
         }
         match open.tag {
             Some(tag) => {
@@ -269,6 +311,84 @@ fn heading(level: HeadingLevel) -> &'static str {
         HeadingLevel::H5 => "h5",
         HeadingLevel::H6 => "h6",
     }
+}
+
+fn align_name(alignment: Alignment) -> Option<&'static str> {
+    match alignment {
+        Alignment::None => None,
+        Alignment::Left => Some("left"),
+        Alignment::Center => Some("center"),
+        Alignment::Right => Some("right"),
+    }
+}
+
+/// `children` with each web address in their text made a link (`https://…`, `http://…`, as GitHub
+/// finds them in text: not after a letter or digit, not its trailing punctuation, nor a closing
+/// parenthesis it does not open).
+fn linked_addresses(children: Vec<Value>) -> Vec<Value> {
+    let mut linked = Vec::with_capacity(children.len());
+    for child in children {
+        let Value::String(text) = child else {
+            linked.push(child);
+            continue;
+        };
+        let mut rest = text.as_str();
+        while let Some((start, end)) = next_address(rest) {
+            push_text(&mut linked, &rest[..start]);
+            let address = &rest[start..end];
+            linked.push(json!(["a", {"href": address}, address]));
+            rest = &rest[end..];
+        }
+        push_text(&mut linked, rest);
+    }
+    linked
+}
+
+/// Where the first web address in `text` starts and ends.
+fn next_address(text: &str) -> Option<(usize, usize)> {
+    let lower = text.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(found) = lower[from..].find("http") {
+        let start = from + found;
+        from = start + 4;
+        let after_word = text[..start]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric);
+        let scheme = ["https://", "http://"]
+            .into_iter()
+            .find(|scheme| lower[start..].starts_with(scheme));
+        let (Some(scheme), false) = (scheme, after_word) else {
+            continue;
+        };
+        let length = text[start..]
+            .find(|c: char| c.is_whitespace() || c.is_control() || c == '<' || c == '>')
+            .unwrap_or(text.len() - start);
+        let address = trimmed_address(&text[start..start + length]);
+        if address.len() > scheme.len() {
+            return Some((start, start + address.len()));
+        }
+    }
+    None
+}
+
+/// An address without what follows it in a sentence: trailing punctuation, and closing
+/// parentheses beyond those it opens.
+fn trimmed_address(mut address: &str) -> &str {
+    // Counted once: an address ending in thousands of parentheses is trimmed in linear time.
+    let opened = address.matches('(').count();
+    let mut closed = address.matches(')').count();
+    while let Some(last) = address.chars().next_back() {
+        let unmatched = last == ')' && closed > opened;
+        if !unmatched && !"?!.,:;*_~'\"".contains(last) {
+            break;
+        }
+        if last == ')' {
+            closed -= 1;
+        }
+        address = &address[..address.len() - last.len_utf8()];
+    }
+    address
 }
 
 /// Whether the page links to `address`: the web and mail only (no `javascript:`, no `file:`, no

@@ -76,6 +76,11 @@ pub const VIEW_CONNECTION_LIMIT: usize = 64;
 /// how long it is and that `ctxkit context` prints it.
 pub const MAX_VIEW_CONTEXT_MESSAGES: usize = 100_000;
 
+/// Contexts the view builds at once; later requests wait their turn. Each build holds the whole
+/// session read again: 16 clicks in a row on a 65 MB transcript built 16 at once and took the view
+/// past a gigabyte.
+pub const MAX_CONTEXT_BUILDS: usize = 2;
+
 /// A response body sent as its chunks, in order (the page: the template's parts around the
 /// shared data document).
 struct Chunks(std::collections::VecDeque<Bytes>);
@@ -112,11 +117,14 @@ struct State {
     cache: Mutex<Cache>,
     /// Held while the data is built: one rebuild at a time (see [`page_data`]).
     rebuild: Mutex<()>,
+    /// A permit per context being built ([`MAX_CONTEXT_BUILDS`]).
+    context_builds: tokio::sync::Semaphore,
 }
 
 /// The watched files' version: each one's size and modification time (changes on every append);
-/// "missing" when none is there.
-fn version_of(paths: &[PathBuf]) -> String {
+/// "missing" when none is there. The page polls it, and a loader keys what it imported by it
+/// ([`crate::ImportCache`]).
+pub fn watched_version(paths: &[PathBuf]) -> String {
     let versions: Vec<String> = paths.iter().map(|path| file_version(path)).collect();
     if versions.iter().all(|version| version == "missing") {
         return "missing".to_owned();
@@ -161,6 +169,7 @@ pub async fn serve_view(
         address: bound,
         cache: Mutex::new(Cache::default()),
         rebuild: Mutex::new(()),
+        context_builds: tokio::sync::Semaphore::new(MAX_CONTEXT_BUILDS),
     });
     let limits = ConnectionLimits::new(VIEW_CONNECTION_LIMIT);
     Ok((
@@ -334,7 +343,13 @@ async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chu
     let path = request.uri().path().to_owned();
     let state = Arc::clone(state);
     let id = query_value(query, "id");
-    let answer = tokio::task::spawn_blocking(move || route(&state, &path, id.as_deref())).await;
+    // A context waits for a permit before it is built (the semaphore is never closed).
+    let _permit = match path.as_str() {
+        "/api/context" => state.context_builds.acquire().await.ok(),
+        _ => None,
+    };
+    let shared = Arc::clone(&state);
+    let answer = tokio::task::spawn_blocking(move || route(&shared, &path, id.as_deref())).await;
     answer.unwrap_or_else(|_| error_reply(StatusCode::INTERNAL_SERVER_ERROR, "the request failed"))
 }
 
@@ -347,7 +362,7 @@ fn route(state: &State, path: &str, id: Option<&str>) -> Response<Chunks> {
         "/api/version" => reply(
             StatusCode::OK,
             "application/json",
-            json!({"version": version_of(&state.config.watched)}).to_string(),
+            json!({"version": watched_version(&state.config.watched)}).to_string(),
         ),
         "/api/data" => match page_data(state) {
             Ok(page) => reply(StatusCode::OK, "application/json", page.data),
@@ -391,7 +406,7 @@ fn route(state: &State, path: &str, id: Option<&str>) -> Response<Chunks> {
 /// document is written an entry at a time into one buffer, escaped on the way, never held as a
 /// tree of values.
 fn page_data(state: &State) -> Result<PageData, WebError> {
-    if let Some(page) = cached(state, &version_of(&state.config.watched)) {
+    if let Some(page) = cached(state, &watched_version(&state.config.watched)) {
         return Ok(page);
     }
     // One rebuild at a time: a request that comes while one runs waits for it and takes its data
@@ -399,7 +414,7 @@ fn page_data(state: &State) -> Result<PageData, WebError> {
     // and every request that came meanwhile built the same data again, eight at once). The
     // version is read again once it is this request's turn.
     let _rebuilding = state.rebuild.lock().unwrap_or_else(PoisonError::into_inner);
-    let version = version_of(&state.config.watched);
+    let version = watched_version(&state.config.watched);
     if let Some(page) = cached(state, &version) {
         return Ok(page);
     }
@@ -506,7 +521,60 @@ mod tests {
             address: "127.0.0.1:1".parse().unwrap(),
             cache: Mutex::new(Cache::default()),
             rebuild: Mutex::new(()),
+            context_builds: tokio::sync::Semaphore::new(MAX_CONTEXT_BUILDS),
         }
+    }
+
+    /// Starts `state` on a new loopback port and returns the address.
+    async fn serve_state(mut state: State) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        state.address = address;
+        let limits = ConnectionLimits::new(VIEW_CONNECTION_LIMIT);
+        tokio::spawn(serve_within(
+            Acceptor::new(listener, limits),
+            Arc::new(state),
+            std::future::pending(),
+        ));
+        address
+    }
+
+    /// 16 clicks in a row on an imported 65 MB transcript built 16 contexts at once (the view
+    /// went past a gigabyte): at most [`MAX_CONTEXT_BUILDS`] are built at once, and every
+    /// request is answered.
+    #[tokio::test]
+    async fn contexts_are_built_a_few_at_a_time() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use tokio::io::AsyncWriteExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 3);
+        let mut state = state(&path);
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let (loaded, counted, highest) = (path.clone(), Arc::clone(&running), Arc::clone(&most));
+        state.config.loader = Arc::new(move || {
+            let now = counted.fetch_add(1, Ordering::SeqCst) + 1;
+            highest.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            counted.fetch_sub(1, Ordering::SeqCst);
+            Ok(OpenedSession::new(Session::open(&loaded)?))
+        });
+        let address = serve_state(state).await;
+        let asks = (0..8).map(|_| async move {
+            let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+            let request = format!(
+                "GET /api/context?token=t&id=00000002 HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+            );
+            stream.write_all(request.as_bytes()).await.unwrap();
+            read_to_close(&mut stream).await
+        });
+        let tasks: Vec<_> = asks.map(tokio::spawn).collect();
+        for task in tasks {
+            let answer = task.await.unwrap();
+            assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        }
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= MAX_CONTEXT_BUILDS, "{most} built at once");
     }
 
     #[test]
@@ -521,7 +589,7 @@ mod tests {
         let mut options = state.config.options.clone();
         options.contexts = ContextPolicy::OnDemand;
         let mut value = crate::build_page_data(&session, &options).unwrap();
-        let version = version_of(std::slice::from_ref(&path));
+        let version = watched_version(std::slice::from_ref(&path));
         value
             .as_object_mut()
             .unwrap()
@@ -723,14 +791,14 @@ mod tests {
         let log = dir.path().join("opencode.db-wal");
         std::fs::write(&database, b"one").unwrap();
         let watched = vec![database.clone(), log.clone()];
-        let first = version_of(&watched);
+        let first = watched_version(&watched);
         std::fs::write(&log, b"a page").unwrap();
-        let logged = version_of(&watched);
+        let logged = watched_version(&watched);
         assert_ne!(first, logged);
         std::fs::write(&database, b"checkpointed").unwrap();
         std::fs::remove_file(&log).unwrap();
-        assert_ne!(version_of(&watched), logged);
-        assert_ne!(version_of(&watched), "missing");
+        assert_ne!(watched_version(&watched), logged);
+        assert_ne!(watched_version(&watched), "missing");
     }
 
     /// After `ctxkit name FILE NEW` the tab kept the name the view started with, even on a

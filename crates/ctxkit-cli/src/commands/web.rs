@@ -12,8 +12,8 @@ use anyhow::{Context as _, Result};
 use ctxkit_import::{SourceFormat, import_file};
 use ctxkit_session::{Session, SessionError};
 use ctxkit_web::{
-    OpenedSession, PageOptions, Redactor, SessionLoader, ViewConfig, WebError, export_page,
-    new_token, serve_view,
+    ImportCache, OpenedSession, PageOptions, Redactor, SessionLoader, ViewConfig, WebError,
+    export_page, new_token, serve_view, watched_version,
 };
 
 use super::Locations;
@@ -45,16 +45,31 @@ fn is_session_file(file: &Path) -> Result<bool, WebError> {
     Ok(first.contains("\"type\":\"session\"") || first.contains("\"type\": \"session\""))
 }
 
-/// Opens a session of any format ctxkit reads; another agent's session is converted into a new
-/// file under `scratch` (the returned session reads its lines from there, and removes it when it
-/// is dropped). The file is looked at first whatever `from` says, so a FIFO is refused alike with
-/// `--from`.
-fn open_any(
-    file: &Path,
-    from: &str,
-    scratch: &Path,
-    serial: u64,
-) -> Result<OpenedSession, WebError> {
+/// Where another agent's sessions are imported to: the private folder, a serial that names each
+/// copy (a new version of the source is imported while a request still reads the older copy), and
+/// the copy of the source's last version ([`ImportCache`]: imported once, however many requests
+/// read it).
+struct Imports {
+    scratch: PathBuf,
+    serial: AtomicU64,
+    cache: ImportCache,
+}
+
+impl Imports {
+    fn new(scratch: &Path) -> Self {
+        Self {
+            scratch: scratch.to_owned(),
+            serial: AtomicU64::new(0),
+            cache: ImportCache::new(),
+        }
+    }
+}
+
+/// Opens a session of any format ctxkit reads; another agent's session is converted into a file
+/// under `imports`' folder once per version of its files (the returned session reads its lines
+/// from there; the copy is removed when no session reads it and a newer one replaced it). The file
+/// is looked at first whatever `from` says, so a FIFO is refused alike with `--from`.
+fn open_any(file: &Path, from: &str, imports: &Imports) -> Result<OpenedSession, WebError> {
     let reload_error = |reason: String| WebError::Reload {
         path: file.to_owned(),
         reason,
@@ -67,20 +82,21 @@ fn open_any(
         "auto" => None,
         name => Some(name.parse::<SourceFormat>().map_err(reload_error)?),
     };
-    let imported = import_file(file, format).map_err(|error| reload_error(error.to_string()))?;
-    // A name of its own: the view's requests run at once, each with its copy.
-    let target = scratch.join(format!("imported-{serial}.jsonl"));
-    let opened = imported
-        .write_to(&target)
-        .map_err(|error| reload_error(error.to_string()))
-        .and_then(|_| Ok(Session::open(&target)?));
-    match opened {
-        Ok(session) => Ok(OpenedSession::reading_private_copy(session, target)),
-        Err(error) => {
-            let _ = std::fs::remove_file(&target);
-            Err(error)
+    // Read before the import: a change made during it is imported again by the next request.
+    let version = watched_version(&watched_files(file));
+    imports.cache.open(version, || {
+        let imported =
+            import_file(file, format).map_err(|error| reload_error(error.to_string()))?;
+        let serial = imports.serial.fetch_add(1, Ordering::SeqCst);
+        let target = imports.scratch.join(format!("imported-{serial}.jsonl"));
+        match imported.write_to(&target) {
+            Ok(_) => Ok(target),
+            Err(error) => {
+                let _ = std::fs::remove_file(&target);
+                Err(reload_error(error.to_string()))
+            }
         }
-    }
+    })
 }
 
 /// The page options the flags and settings give: the secrets tool output hides redacted (the
@@ -157,7 +173,7 @@ pub fn export(
     refuse_to_replace(output)?;
     let scratch = ctxkit_session::private_temporary_folder("export")
         .context("cannot create a private temporary directory")?;
-    let session = open_any(file, &args.from, scratch.path(), 0)?;
+    let session = open_any(file, &args.from, &Imports::new(scratch.path()))?;
     super::report_damage(&session, file)?;
     let options = page_options(process, locations, args, &session, title_of(&session, file))?;
     // Written as a stream: a session of a million entries is never held as one document.
@@ -302,10 +318,8 @@ pub fn view(
         }
     };
     super::refuse_folder(&file)?;
-    let scratch = Arc::new(
-        ctxkit_session::private_temporary_folder("view")
-            .context("cannot create a private temporary directory")?,
-    );
+    let scratch = ctxkit_session::private_temporary_folder("view")
+        .context("cannot create a private temporary directory")?;
     // A session of a database store (`--store postgres://…`, an id that is no file): a copy that
     // follows the database, which the page follows as it follows a file.
     let mut shown = file.display().to_string();
@@ -317,19 +331,20 @@ pub fn view(
         }
         Some(_) | None => file,
     };
-    let serial = Arc::new(AtomicU64::new(0));
-    let first = open_any(&file, &args.from, scratch.path(), 0)?;
-    super::report_damage(&first, &file)?;
-    let options = page_options(process, locations, args, &first, title_of(&first, &file))?;
-    drop(first);
     let loader: SessionLoader = {
         let file = file.clone();
         let from = args.from.clone();
-        Arc::new(move || {
-            let next = serial.fetch_add(1, Ordering::SeqCst) + 1;
-            open_any(&file, &from, scratch.path(), next)
-        })
+        // The folder outlives the server and its loader (dropped as this function returns), so
+        // the copies in it are removed before it.
+        let imports = Imports::new(scratch.path());
+        Arc::new(move || open_any(&file, &from, &imports))
     };
+    // The page's data and every context read one copy of the source's version: the import made
+    // for this first read serves the page too.
+    let first = loader()?;
+    super::report_damage(&first, &file)?;
+    let options = page_options(process, locations, args, &first, title_of(&first, &file))?;
+    drop(first);
     let config = ViewConfig {
         watched: watched_files(&file),
         loader,

@@ -181,11 +181,14 @@ fn imported_copies(folder: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `view` of a Claude Code session imports it anew for every request (the page's data, each
-/// context built on demand); 90 context requests 30 at a time left 55 copies (184 MB) in the
-/// private folder until the view exited. Each copy is now removed as its request ends.
+/// `view` of a Claude Code session imported it anew for every request (the page's data, each
+/// context built on demand): 90 context requests 30 at a time left 55 copies (184 MB) in the
+/// private folder until the view exited, and 16 clicks on a 65 MB transcript took the view past a
+/// gigabyte. It is now imported once per version of the source: the page's data and every context
+/// read the one copy made as the view started, and a change of the source makes one more, which
+/// replaces it.
 #[test]
-fn view_removes_an_imported_copy_when_its_request_ends() {
+fn view_imports_a_transcript_once_per_version() {
     let run = Run::new();
     let temporary = tempfile::tempdir().unwrap();
     let source = run.home.path().join("claude.jsonl");
@@ -216,13 +219,21 @@ fn view_removes_an_imported_copy_when_its_request_ends() {
             assert!(answer.contains("\"messages\""), "{answer}");
         }
     }
+    assert_eq!(imported_copies(&folder), [folder.join("imported-0.jsonl")]);
+    // The source changes: the next request imports it again, and the older copy goes.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .append(true)
+        .open(&source)
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    for id in &ids[..2] {
+        let answer = get(&url, &format!("/api/context?id={id}"));
+        assert!(answer.contains("\"messages\""), "{answer}");
+    }
     let left = imported_copies(&folder);
     view.kill().unwrap();
     view.wait().unwrap();
-    assert!(
-        left.is_empty(),
-        "{} copies left, e.g. {:?}",
-        left.len(),
-        left.first()
-    );
+    assert_eq!(left, [folder.join("imported-1.jsonl")]);
 }

@@ -16,6 +16,8 @@ mod damage;
 mod fixture;
 #[path = "web/fragment.rs"]
 mod fragment;
+#[path = "web/layout.rs"]
+mod layout;
 #[path = "web/live.rs"]
 mod live;
 #[path = "web/markdown.rs"]

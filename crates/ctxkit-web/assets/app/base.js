@@ -6,6 +6,9 @@
   let following = true; // the selection follows the leaf (live view)
   let onPath = new Set();
   let orderPos = []; // entry index -> position in D.order
+  // The contexts fetched from the view, by entry: { context, path } with the path (`pathKey`) it
+  // was built on. A context stays good while its path is the same (an agent appending to another
+  // branch, or after it, changes nothing on it), and is fetched again only once the path changed.
   const contextCache = new Map();
   const params = new URLSearchParams(location.search);
   const token = params.get("token");

@@ -49,7 +49,7 @@
   }
   function jump(i, label) {
     const a = el("a", null, label || entry(i).id);
-    a.addEventListener("click", (ev) => { ev.preventDefault(); select(i, true); showTab("conversation"); });
+    a.addEventListener("click", (ev) => { ev.preventDefault(); select(i, true); showTab("conversation"); showEntryPane(); });
     return a;
   }
   function entryCard(i, extraClass) {

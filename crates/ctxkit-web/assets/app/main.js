@@ -5,6 +5,16 @@
     for (const b of document.querySelectorAll("#tabs button")) b.classList.toggle("on", b.dataset.tab === name);
     if (name === "conversation") drawTree();
   }
+  // Under 760 px the conversation's three columns are panes, one shown at a time (a phone had
+  // three columns of 240, 68 and 68 px, words broken letter by letter).
+  const NARROW = window.matchMedia("(max-width: 760px)");
+  function showPane(name) {
+    document.querySelector("#view-conversation .cols").dataset.pane = name;
+    for (const b of document.querySelectorAll("#panes button")) b.classList.toggle("on", b.dataset.pane === name);
+    if (name === "tree") drawTree();
+  }
+  // An entry chosen from a list (the tree, a link, a search hit): on a narrow screen its card.
+  function showEntryPane() { if (NARROW.matches) showPane("raw"); }
   function move(delta) {
     const pos = orderPos[selected] === undefined ? 0 : orderPos[selected] + delta;
     const clamped = Math.max(0, Math.min(D.order.length - 1, pos));
@@ -59,7 +69,14 @@
     const raw = el("div", "col"); raw.id = "raw";
     const ctx = el("div", "col"); ctx.id = "context";
     const strip = el("div", null); strip.id = "chart-strip";
-    const conv = el("section", "view", strip, el("div", "cols", left, raw, ctx)); conv.id = "view-conversation";
+    const panes = el("nav", null); panes.id = "panes";
+    for (const [name, label] of [["tree", "Tree"], ["raw", "Raw entries"], ["context", "What the model saw"]]) {
+      const b = el("button", null, label);
+      b.dataset.pane = name;
+      b.addEventListener("click", () => showPane(name));
+      panes.append(b);
+    }
+    const conv = el("section", "view", strip, panes, el("div", "cols", left, raw, ctx)); conv.id = "view-conversation";
     const comps = el("section", "view", el("div", "scroll", el("div", null))); comps.id = "view-compactions";
     comps.firstChild.firstChild.id = "compactions";
     const usage = el("section", "view", el("div", "scroll", el("div", null))); usage.id = "view-usage";
@@ -82,7 +99,8 @@
     // beside "2 compactions").
     document.getElementById("tab-compactions").textContent = "Compactions (" + D.compactions.length + ")";
   }
-  function render(initial) {
+  // `place`: the selected entry's `placeKey` under the data before this one (live view).
+  function render(initial, place) {
     const previous = selected;
     renderProblems();
     buildTree();
@@ -93,6 +111,7 @@
     const leaf = D.leaf === null ? 0 : D.leaf;
     if (initial) { if (!fromHash()) select(leaf, true); }
     else if (following || previous < 0 || previous >= D.entries.length) select(leaf, true);
+    else if (place !== null && place === placeKey(previous)) stayAt(previous);
     else select(previous, false);
     status();
   }
@@ -116,10 +135,15 @@
         if (v.version === failedVersion) return;
         return fetch("/api/data" + q).then(answerOf).then((data) => {
           const wasFollowing = following || selected === D.leaf;
-          D = data; contextCache.clear();
+          // Someone reading an older entry keeps their place while the agent appends: the
+          // panels were drawn anew on every append (scrolled back, blocks closed, the context
+          // fetched again).
+          const place = wasFollowing ? null : placeKey(selected);
+          D = data;
+          keepValidContexts();
           following = wasFollowing;
           liveProblem = null;
-          render(false);
+          render(false, place);
         }, (error) => {
           if (error.fromServer) failedVersion = v.version;
           return Promise.reject(error);
@@ -144,6 +168,7 @@
     window.addEventListener("hashchange", fromHash);
     window.addEventListener("resize", () => { drawChart(); drawTree(); });
     showTab("conversation");
+    showPane("raw");
     render(true);
     document.body.dataset.ready = "true";
     poll();

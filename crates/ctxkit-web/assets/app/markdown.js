@@ -3,7 +3,8 @@
 // ...children]); only the tags listed here are made, any other draws its children alone, and a
 // link goes only to http, https or mailto.
   const MD_TAGS = new Set(["p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote",
-    "code", "em", "strong", "del", "a", "hr", "br", "table", "tr", "th", "td"]);
+    "code", "em", "strong", "del", "a", "hr", "br", "table", "tr", "th", "td", "sup"]);
+  const MD_ALIGN = new Set(["left", "center", "right"]);
   // A syntax token's letter by its number in a read result's runs (SyntaxToken::ALL's order).
   const HL = ["", "c", "k", "f", "v", "s", "n", "t", "o", "p", "i", "d"];
   const MD_MAX_DEPTH = 40;
@@ -22,6 +23,8 @@
     const [tag, ...rest] = node;
     const attributes = isAttributes(rest[0]) ? rest.shift() : {};
     if (tag === "pre") return codeBlock(attributes.lang, rest);
+    // A footnote's definition: its name, then its blocks.
+    if (tag === "footnote") return mdChildren(el("div", "footnote", el("sup", null, String(attributes.name))), rest, depth);
     if (!MD_TAGS.has(tag)) return mdChildren(document.createDocumentFragment(), rest, depth);
     const made = document.createElement(tag);
     if (tag === "a" && typeof attributes.href === "string" && /^(https?:\/\/|mailto:)/i.test(attributes.href)) {
@@ -30,6 +33,7 @@
       made.target = "_blank";
     }
     if (tag === "ol" && Number.isSafeInteger(attributes.start)) made.start = attributes.start;
+    if ((tag === "th" || tag === "td") && MD_ALIGN.has(attributes.align)) made.className = "align-" + attributes.align;
     return mdChildren(made, rest, depth);
   }
   // A fenced block: its pieces, strings and [letter, text] pairs of a known language.

@@ -15,7 +15,7 @@
       for (const i of next) {
         const item = el("div", "item", el("span", "who", who(entry(i)) + " "), line(entry(i)));
         item.dataset.entry = String(i);
-        item.addEventListener("click", () => { select(i, true); showTab("conversation"); });
+        item.addEventListener("click", () => { select(i, true); showTab("conversation"); showEntryPane(); });
         more.before(item);
       }
       shown += next.length;
@@ -107,7 +107,7 @@
       const before = (from > 0 ? "…" : "") + visible(s.slice(from, at)).replace(/\s+/g, " ");
       const item = el("div", "item search-hit", el("span", "who", who(entry(i)) + " "),
         before, el("mark", null, s.slice(at, at + query.length)), visible(s.slice(at + query.length, at + query.length + 80)).replace(/\s+/g, " "));
-      item.addEventListener("click", () => { select(i, true); showTab("conversation"); });
+      item.addEventListener("click", () => { select(i, true); showTab("conversation"); showEntryPane(); });
       box.append(item);
     }
     showTab("conversation");

@@ -35,7 +35,7 @@
       let node = tree.rows.get(pos);
       if (!node) {
         node = el("div", "row");
-        node.addEventListener("click", () => select(tree.list[pos][0], false));
+        node.addEventListener("click", () => { select(tree.list[pos][0], false); showEntryPane(); });
         tree.spacer.append(node);
         tree.rows.set(pos, node);
       }
@@ -75,6 +75,24 @@
     while (at !== null && at !== undefined && at >= 0 && guard++ < 5000000) { path.push(at); at = entry(at).p; }
     return path.reverse();
   }
+  // The path to `i` as indices and ids: the same key under two versions of the data means the
+  // same entries lead to `i`, so the model saw the same there.
+  function pathKey(i) { return pathTo(i).map((p) => p + ":" + entry(p).id).join(" "); }
+  function cachedContext(i) {
+    const cached = contextCache.get(i);
+    return cached && cached.path === pathKey(i) ? cached.context : null;
+  }
+  // After new data came: the contexts whose path changed (or whose entry is gone) are let go.
+  function keepValidContexts() {
+    for (const [i, cached] of contextCache) if (i >= D.entries.length || cached.path !== pathKey(i)) contextCache.delete(i);
+  }
+  // What the raw entries and the model's view at `i` are drawn from: the path's entries as the
+  // data has them, which is the leaf, and where the file is damaged. Equal under two versions of
+  // the data, the panels need not be drawn again (nor lose their scroll and opened blocks).
+  function placeKey(i) {
+    if (i < 0 || i >= D.entries.length) return null;
+    return JSON.stringify(pathTo(i).map((p) => [p, entry(p), p === D.leaf, problemsAt(p)]));
+  }
   function renderRaw(i) {
     const box = document.getElementById("raw");
     const path = pathTo(i);
@@ -98,6 +116,10 @@
     for (let k = path.length - 1; k >= 0; k--) if (D.contexts[String(path[k])]) return path[k];
     return null;
   }
+  // The context being fetched ({ i, controller }): choosing another entry cancels it, so the
+  // server builds only the one the reader stopped at (stepping through 16 entries of a large
+  // imported session had the server build all 16).
+  let contextAsked = null;
   function renderContext(i) {
     const box = document.getElementById("context");
     box.replaceChildren(heading("What the model saw at ", entry(i).id));
@@ -105,14 +127,23 @@
       box.append(el("div", "err damage-here", "The session file is damaged on this path: at ", jump(p.e),
         " (file line " + fmt(p.line) + "): " + p.text + ". What the model saw here is built from what could be read."));
     }
-    const ctx = D.contexts[String(i)] || contextCache.get(i);
+    const ctx = D.contexts[String(i)] || cachedContext(i);
     if (ctx) { box.append(contextView(ctx)); return; }
     if (D.contextsOnDemand && token) {
       box.append(el("div", "note", "building the context…"));
-      fetch("/api/context?token=" + encodeURIComponent(token) + "&id=" + encodeURIComponent(entry(i).id))
+      if (contextAsked && contextAsked.i === i) return; // its answer draws it
+      if (contextAsked) contextAsked.controller.abort();
+      const asked = { i: i, controller: new AbortController() };
+      contextAsked = asked;
+      const answered = () => { if (contextAsked === asked) contextAsked = null; };
+      const path = pathKey(i);
+      fetch("/api/context?token=" + encodeURIComponent(token) + "&id=" + encodeURIComponent(entry(i).id), { signal: asked.controller.signal })
         .then(answerOf)
-        .then((c) => { contextCache.set(i, c); if (selected === i) renderContext(i); })
-        .catch((err) => { box.append(el("div", "err", "cannot build the context: " + err.message)); });
+        .then((c) => { answered(); contextCache.set(i, { context: c, path: path }); if (selected === i) renderContext(i); })
+        .catch((err) => {
+          answered();
+          if (err.name !== "AbortError" && selected === i) box.append(el("div", "err", "cannot build the context: " + err.message));
+        });
       return;
     }
     const near = nearestPrecomputed(i);
@@ -181,6 +212,15 @@
     renderRaw(i);
     renderContext(i);
     if (reveal !== false) revealRow(i); else drawTree();
+    drawChartSelection();
+  }
+  // The live view's new data leaves the reader at `i`, whose panels show what they showed: they
+  // stay as the reader left them (scrolled, blocks opened), and only the tree and the chart follow.
+  function stayAt(i) {
+    selected = i;
+    following = false;
+    onPath = new Set(pathTo(i));
+    drawTree();
     drawChartSelection();
   }
   function indexOfId(id) {

@@ -159,3 +159,17 @@ fn deep_quotes_full_of_inline_nodes_are_built_in_linear_time() {
         text.len()
     );
 }
+
+/// An address of a few characters followed by 200,000 closing parentheses (none of them its own)
+/// is trimmed in linear time, and links only the address.
+#[test]
+fn an_address_ending_in_many_parentheses_is_trimmed_quickly() {
+    let text = format!("https://a.example{}", ")".repeat(200_000));
+    let started = std::time::Instant::now();
+    let shown = tree(&text);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    assert_eq!(
+        shown[0][1],
+        json!(["a", {"href": "https://a.example"}, "https://a.example"])
+    );
+}

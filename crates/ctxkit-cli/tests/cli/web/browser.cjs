@@ -49,6 +49,9 @@ async function main() {
     else if (mode === "inflight") await inflight(page);
     else if (mode === "recover") await recover(page);
     else if (mode === "chart") await chart(page);
+    else if (mode === "keepplace") await keepPlace(page);
+    else if (mode === "narrow") await narrow(page);
+    else if (mode === "stepping") await stepping(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -212,7 +215,11 @@ async function markdown(page) {
   check(await reply.locator("li code", { hasText: "src/main.rs" }).count() === 1, "inline code");
   check(await reply.locator("table th").count() === 2 && await reply.locator("table td").count() === 2, "its table");
   const links = await reply.locator("a").evaluateAll((as) => as.map((a) => [a.getAttribute("href"), a.rel, a.textContent]));
-  check(JSON.stringify(links) === JSON.stringify([["https://example.com/docs", "noopener noreferrer", "the docs"], ["https://example.com/chart.png", "noopener noreferrer", "a chart"]]), "only the web links are links: " + JSON.stringify(links));
+  check(JSON.stringify(links) === JSON.stringify([["https://example.com/docs", "noopener noreferrer", "the docs"], ["https://example.com/chart.png", "noopener noreferrer", "a chart"],
+    ["https://example.com/bare", "noopener noreferrer", "https://example.com/bare"]]), "only the web links are links, a bare address too: " + JSON.stringify(links));
+  const aligned = await reply.locator("table td").evaluateAll((cells) => cells.map((cell) => getComputedStyle(cell).textAlign));
+  check(JSON.stringify(aligned) === JSON.stringify(["left", "right"]), "the columns aligned as the table says: " + JSON.stringify(aligned));
+  check(await reply.locator("p sup").textContent() === "n" && (await reply.locator(".footnote").textContent()) === "nThe note.", "the footnote's mark and its note");
   const words = await reply.textContent();
   check(words.includes("this (javascript:alert(4))") && words.includes("image: a chart"), "the other link and the image written out: " + words);
   check(words.includes("<img src=x onerror=alert(5)>") && words.includes("<script>alert(6)</script>"), "raw HTML as text");
@@ -362,6 +369,107 @@ async function recover(page) {
     const status = await page.locator("#status").textContent();
     check(status.includes("live") && !status.includes(step.says), "the status back to normal: " + status);
   }
+}
+
+// A reader of an older entry (expect.older), not following the leaf, scrolls both panels and opens
+// the thinking blocks; the agent appends a turn. The panels jumped back (the raw entries to the
+// selected card, the context to its top), every block closed, and the context was fetched again.
+// Now all stay as the reader left them; a reader who follows the leaf (l) still follows it.
+async function keepPlace(page) {
+  const asked = [];
+  page.on("request", (request) => {
+    const target = new URL(request.url());
+    if (target.pathname === "/api/context") asked.push(target.searchParams.get("id"));
+  });
+  await page.evaluate((id) => { location.hash = "#" + id; }, expect.older);
+  await until(page, () => document.querySelector("#context .ctx-msg") !== null, 15000);
+  const place = () => page.evaluate(() => ({
+    raw: document.getElementById("raw").scrollTop,
+    context: document.getElementById("context").scrollTop,
+    opened: document.querySelectorAll("details.thinking[open]").length,
+    heading: document.querySelector("#context > h2").textContent,
+  }));
+  await page.evaluate(() => {
+    document.getElementById("raw").scrollTop = 300;
+    document.getElementById("context").scrollTop = 200;
+    for (const block of document.querySelectorAll("details.thinking")) block.open = true;
+  });
+  const before = await place();
+  check(before.raw > 0 && before.context > 0 && before.opened > 0, "scrolled, blocks opened: " + JSON.stringify(before));
+  const fetched = asked.length;
+  console.log("APPEND kept-place-marker");
+  await page.waitForSelector("#tree .row >> text=kept-place-marker", { timeout: 30000 });
+  await sleep(300);
+  const after = await place();
+  check(JSON.stringify(after) === JSON.stringify(before), "the place kept: " + JSON.stringify(before) + " → " + JSON.stringify(after));
+  check(asked.length === fetched, "the context not fetched again: " + JSON.stringify(asked.slice(fetched)));
+  await page.keyboard.press("l");
+  console.log("APPEND followed-marker");
+  await until(page, () => {
+    const card = document.querySelector("#raw .card.sel");
+    return card !== null && card.textContent.includes("followed-marker reply");
+  }, 30000);
+}
+
+// A reader stepping up through entries (k, eight times) while each context takes the server a
+// while: the page cancels the context it no longer shows, so the server is left one to build (all
+// eight were built), and the entry it stopped at shows its context.
+async function stepping(page) {
+  await until(page, () => document.querySelector("#context .ctx-msg") !== null, 15000);
+  const cancelled = [];
+  page.on("requestfailed", (request) => { if (new URL(request.url()).pathname === "/api/context") cancelled.push(request.url()); });
+  await page.route((url) => url.pathname === "/api/context", async (route) => {
+    await sleep(400);
+    try { await route.continue(); } catch (_) { /* cancelled by the page meanwhile */ }
+  });
+  for (let step = 0; step < 8; step++) { await page.keyboard.press("k"); await sleep(30); }
+  const stopped = await page.locator("#tree .row.sel").getAttribute("data-entry");
+  await until(page, (at) => {
+    const card = document.querySelector("#context .ctx-msg:last-child");
+    return card !== null && card.dataset.entry === at;
+  }, 15000, stopped);
+  check(cancelled.length >= 7, "the superseded contexts cancelled: " + cancelled.length + " of 8");
+}
+
+// The page at a phone's width (375 px): nothing wider than the screen (the header ran to 505 px,
+// three columns of 240, 68 and 68 px); the conversation's columns are panes, one at a time across
+// the whole width; a tap on a row of the tree shows its entry. Back to a wide window, three columns.
+async function narrow(page) {
+  await page.setViewportSize({ width: 375, height: 740 });
+  const fits = async (what) => {
+    const sizes = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      body: document.body.scrollWidth,
+      header: Math.max(...[...document.querySelectorAll("#top > *")].map((part) => part.getBoundingClientRect().right)),
+      screen: innerWidth,
+    }));
+    check(sizes.page <= sizes.screen && sizes.body <= sizes.screen && sizes.header <= sizes.screen, what + ": wider than the screen: " + JSON.stringify(sizes));
+  };
+  const columns = () => page.evaluate(() => [...document.querySelectorAll(".cols > .col")]
+    .map((column) => Math.round(column.getBoundingClientRect().width)).filter((width) => width > 0));
+  await fits("the conversation");
+  for (const pane of ["tree", "context", "raw"]) {
+    await page.click('#panes button[data-pane="' + pane + '"]');
+    const shown = await columns();
+    check(shown.length === 1 && shown[0] >= 360, pane + ": one pane across the screen: " + JSON.stringify(shown));
+    await fits(pane);
+  }
+  await page.screenshot({ path: path.join(shots, "narrow-raw.png") });
+  await page.click('#panes button[data-pane="tree"]');
+  const row = page.locator("#tree .row").nth(3);
+  const tapped = await row.getAttribute("data-entry");
+  await row.click();
+  check(await page.locator("#raw").isVisible(), "a tapped row shows the raw entries");
+  check(await page.locator("#raw .card.sel").getAttribute("data-entry") === tapped, "the tapped entry selected");
+  for (const tab of ["compactions", "usage"]) {
+    await page.click('#tabs button[data-tab="' + tab + '"]');
+    await fits(tab);
+    await page.screenshot({ path: path.join(shots, "narrow-" + tab + ".png") });
+  }
+  await page.click('#tabs button[data-tab="conversation"]');
+  await page.setViewportSize({ width: 1500, height: 950 });
+  check((await columns()).length === 3, "three columns in a wide window");
+  console.log("screenshots: " + path.join(shots, "narrow-raw.png"));
 }
 
 main().catch((error) => { console.error(error.message); process.exit(1); });

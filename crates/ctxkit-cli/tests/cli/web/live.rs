@@ -119,3 +119,37 @@ fn the_view_says_the_file_is_gone_or_empty_and_recovers_when_it_is_back() {
         _ => {}
     });
 }
+
+/// A reader of an older entry, not following the leaf, lost their place on every append: both
+/// panels jumped back, every opened block closed, and the entry's context was fetched again. Now
+/// the panels stay as they were and the context is not asked again; a reader who follows the leaf
+/// still follows it.
+#[test]
+fn a_reader_of_an_older_entry_keeps_their_place_while_the_agent_appends() {
+    let Some(tools) = browser_tools() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let (file, demo) = write_demo(home.path());
+    let (view, url) = start_view(home.path(), file.to_str().unwrap(), None);
+    let _view = KillOnDrop(view);
+    let shots = screenshot_dir(home.path());
+    let expect = json!({"older": demo.before_second});
+    let mut leaf = demo.leaf.clone();
+    drive_in_browser(&tools, "keepplace", &url, &shots, expect, |line| {
+        if let Some(marker) = line.strip_prefix("APPEND ") {
+            leaf = append_turn(&file, &leaf, marker);
+        }
+    });
+}
+
+/// Stepping through 16 entries of a large imported session had the server build 16 contexts: the
+/// page now cancels the context it no longer shows.
+#[test]
+fn stepping_through_entries_cancels_the_contexts_left_behind() {
+    let Some(tools) = browser_tools() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let (file, _) = write_demo(home.path());
+    let (view, url) = start_view(home.path(), file.to_str().unwrap(), None);
+    let _view = KillOnDrop(view);
+    let shots = screenshot_dir(home.path());
+    drive_in_browser(&tools, "stepping", &url, &shots, json!({}), |_| {});
+}

@@ -8,8 +8,9 @@ use serde_json::json;
 use super::{browser_tools, check_in_browser, export, fixture::jsonl, page_data, screenshot_dir};
 
 const REPLY: &str = "## Plan\n\n1. read `src/main.rs`\n2. fix **the parser**\n\n\
-| step | state |\n|---|---|\n| read | done |\n\n\
+| step | state |\n|---|--:|\n| read | done |\n\n\
 See [the docs](https://example.com/docs), [this](javascript:alert(4)) and ![a chart](https://example.com/chart.png).\n\n\
+Also https://example.com/bare.[^n]\n\n[^n]: The note.\n\n\
 ```rust\nfn main() {\n    let answer = 42; // the answer\n}\n```\n\n\
 <img src=x onerror=alert(5)> <script>alert(6)</script>";
 
