@@ -27,6 +27,7 @@ mod call_ids;
 mod cancelled_compaction;
 mod forked_outputs;
 mod model_call;
+mod prompt_room;
 mod steering;
 mod tool_calls;
 mod user_bash;
@@ -379,22 +380,17 @@ impl Agent {
             timestamp: Some(now_ms()),
             extra: JsonObject::new(),
         });
-        if aborted {
-            let pending = std::slice::from_ref(&message);
-            let next = self
-                .after_cancelled_compaction(&guard.cancel_token(), pending, observer)
-                .await?;
-            match next {
-                AfterCancelledCompaction::GoesOn => {}
-                AfterCancelledCompaction::Interrupted
-                | AfterCancelledCompaction::DoesNotFit { .. } => {
-                    return Ok(PromptOutcome::NotSent(text));
-                }
-            }
-        }
+        let goes = self
+            .prompt_goes(&message, aborted, &guard.cancel_token(), observer)
+            .await?;
         drop(guard);
+        match goes {
+            prompt_room::PromptGoes::Out => {}
+            prompt_room::PromptGoes::NotSent => return Ok(PromptOutcome::NotSent(text)),
+        }
         self.engine.append(message).await?;
-        self.run(approver, observer).await
+        // The first request's output room was checked with the prompt.
+        self.run_turns(approver, observer, true).await
     }
 
     /// Runs turns on the session as it is (after a user message, or to continue after an
@@ -404,10 +400,22 @@ impl Agent {
         approver: &mut dyn Approver,
         observer: &dyn AgentObserver,
     ) -> Result<PromptOutcome, EngineError> {
+        self.run_turns(approver, observer, false).await
+    }
+
+    /// [`Self::run`]; `room_checked` when its first request's output room was checked already
+    /// (with the prompt, before it was stored).
+    async fn run_turns(
+        &mut self,
+        approver: &mut dyn Approver,
+        observer: &dyn AgentObserver,
+        mut room_checked: bool,
+    ) -> Result<PromptOutcome, EngineError> {
         loop {
             let guard = self.engine.begin_turn();
             let cancel = guard.cancel_token();
-            let end = self.turn(&cancel, approver, observer).await;
+            let end = self.turn(&cancel, room_checked, approver, observer).await;
+            room_checked = false;
             drop(guard);
             if let Some(warmer) = &self.warmer {
                 warmer.settled();
@@ -448,13 +456,14 @@ impl Agent {
     async fn turn(
         &mut self,
         cancel: &CancellationToken,
+        room_checked: bool,
         approver: &mut dyn Approver,
         observer: &dyn AgentObserver,
     ) -> Result<TurnEnd, EngineError> {
         // What was sent before the run started goes with its first request.
         self.deliver_steering(observer).await?;
         // Whether the request about to be built already had a compaction for its output room.
-        let mut made_room = false;
+        let mut made_room = room_checked;
         loop {
             let request = self.build_request().await?;
             // A request whose reply would get less room than its floor compacts first (once). The
