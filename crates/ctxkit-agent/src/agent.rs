@@ -97,6 +97,31 @@ impl std::fmt::Debug for Agent {
     }
 }
 
+/// The model as the engine is told it: its configured window, and the limit the provider stated
+/// below it, when one was learned (a surface's agents come and go, serve's one a run: a model told
+/// with the stated limit as its window would lose the configured one, which the engine's
+/// `context_usage` reports beside the limit in force).
+fn engine_model(model: &dyn ChatModel) -> (ctxkit_engine::ModelInfo, Option<u64>) {
+    let mut info = model.info();
+    let stated = info.context_window;
+    match model.configured_window() {
+        Some(configured) if stated > 0 && stated < configured => {
+            info.context_window = configured;
+            (info, Some(stated))
+        }
+        Some(_) | None => (info, None),
+    }
+}
+
+/// Tells `engine` the model it works with ([`engine_model`]).
+async fn tell_engine(engine: &Engine, model: &dyn ChatModel) {
+    let (info, stated_limit) = engine_model(model);
+    engine.set_model(Some(info)).await;
+    if let Some(limit) = stated_limit {
+        engine.note_stated_limit(limit).await;
+    }
+}
+
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
@@ -109,7 +134,7 @@ impl Agent {
         tools: ToolRegistry,
         options: AgentOptions,
     ) -> Self {
-        engine.set_model(Some(model.info())).await;
+        tell_engine(&engine, model.as_ref()).await;
         let workspace = Arc::new(Workspace::new(&options.cwd));
         Self {
             engine,
@@ -175,7 +200,7 @@ impl Agent {
 
     /// Works on another engine (another session) from now on.
     pub async fn set_engine(&mut self, engine: Engine) {
-        engine.set_model(Some(self.model.info())).await;
+        tell_engine(&engine, self.model.as_ref()).await;
         self.engine = engine;
         self.call_ids.reset();
     }
@@ -186,7 +211,7 @@ impl Agent {
 
     /// Talks to another model from now on; the engine measures against its window.
     pub async fn set_model(&mut self, model: Arc<dyn ChatModel>) {
-        self.engine.set_model(Some(model.info())).await;
+        tell_engine(&self.engine, model.as_ref()).await;
         self.model = model;
     }
 
@@ -194,7 +219,11 @@ impl Agent {
     /// `model_change` entry, as Pi's `/model` does): the user's switch, where
     /// [`Agent::set_model`] is a surface's own. Nothing changes when the entry cannot be written.
     pub async fn switch_model(&mut self, model: Arc<dyn ChatModel>) -> Result<String, EngineError> {
-        let id = self.engine.switch_model(model.info()).await?;
+        let (info, stated_limit) = engine_model(model.as_ref());
+        let id = self.engine.switch_model(info).await?;
+        if let Some(limit) = stated_limit {
+            self.engine.note_stated_limit(limit).await;
+        }
         self.model = model;
         Ok(id)
     }
