@@ -8,6 +8,9 @@
 //
 // The token defaults to $CTXKIT_SERVER_TOKEN. The session id is printed first: pass it to
 // --session (on this instance or another one sharing the database) to continue the session.
+// It exits 0 only when every prompt was answered and the server answered the final `shutdown`;
+// a run that ended otherwise (interrupted by a stopping server, failed, not sent) or a connection
+// closed before its answer exits 1.
 
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
@@ -43,6 +46,8 @@ const headers = options.token ? { Authorization: `Bearer ${options.token}` } : {
 const socket = new WebSocket(options.url, { headers });
 const waiting = new Map();
 let nextId = 0;
+// Set once the final `shutdown` is answered: a close after it is the expected end.
+let finished = false;
 
 function call(method, params = {}) {
   nextId += 1;
@@ -75,6 +80,14 @@ socket.on("message", (data) => {
     show(message);
   }
 });
+// A server that stops (SIGHUP, SIGTERM) closes the connection with calls unanswered: their promises
+// would never settle and Node would exit 0 with nothing left to run.
+socket.on("close", (code, reason) => {
+  if (finished) return;
+  const why = reason?.toString() || `close code ${code}`;
+  console.error(`error: the connection closed before the server answered (${why})`);
+  process.exit(1);
+});
 socket.on("error", (error) => {
   console.error(`error: ${options.url}: ${error.message}`);
   process.exit(1);
@@ -102,11 +115,20 @@ socket.on("open", async () => {
     process.exit(1);
   }
   console.log(`session: ${opened.result.session_id} (${opened.result.entries} entries)`);
+  let completed = true;
   for (const text of prompts) {
     const answer = await call("agent.run", { text, approve: "none" });
     const outcome = answer.result ?? answer.error;
     console.log(`[${JSON.stringify(text)}: ${JSON.stringify(outcome)}]`);
+    if (answer.result?.outcome !== "answered") {
+      // The later prompts would follow a turn that did not complete.
+      console.error(`error: the run of ${JSON.stringify(text)} did not complete`);
+      completed = false;
+      break;
+    }
   }
   await call("shutdown");
+  finished = true;
   socket.close();
+  process.exitCode = completed ? 0 : 1;
 });

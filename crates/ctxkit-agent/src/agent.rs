@@ -1,40 +1,36 @@
-//! The agent loop over the engine: `before_prompt` → append the user message → turns of { model
-//! view → model → append the reply → approve and run its tool calls → append their results →
-//! `after_tool_batch` (a threshold compaction before the next model call) } → `after_run`, and
-//! again without a new user message while the engine says `retry` (it compacted after an overflow,
-//! wherever in the turn the overflow happened).
+//! The agent: an engine (the session), a model, tools and options, with what a surface sets on it
+//! (the workspace, approvals, the model and its limits). The loop itself is in `turn`; what it
+//! tells its caller in `events`.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ctxkit_engine::{CheckReport, Engine, EngineError};
-use ctxkit_llm::{ChatDelta, ReasoningLevel, RetryNotice};
-use ctxkit_protocol::{
-    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, ToolCall, UserMessage,
-};
-use futures::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
+use ctxkit_engine::{Engine, EngineError};
+use ctxkit_llm::ReasoningLevel;
 
-use crate::approve::Approver;
 use crate::model::ChatModel;
-use crate::tool::{ToolOutcome, ToolRegistry};
+use crate::tool::ToolRegistry;
 use crate::warming::CacheWarmer;
 use crate::workspace::{Access, Workspace};
 
 mod call_ids;
 mod cancelled_compaction;
+mod events;
 mod forked_outputs;
 mod model_call;
+mod prompt_room;
 mod steering;
 mod tool_calls;
+mod turn;
 mod user_bash;
 
 pub use cancelled_compaction::AfterCancelledCompaction;
+pub use events::{AgentEvent, AgentObserver, IgnoreEvents, PromptOutcome};
 pub use steering::Steering;
 
-use model_call::RoomCheck;
+use turn::TurnEnd;
 
 /// How an agent runs, apart from its engine, model and tools.
 #[derive(Debug, Clone)]
@@ -60,91 +56,6 @@ pub struct AgentOptions {
     /// cut to about a quarter of a small model's window (`tools::limit::output_bytes_for_window`:
     /// 8 KB for an 8,000-token model, which a 50 KB output would overflow).
     pub max_tool_output_bytes: Option<usize>,
-}
-
-/// What the loop is doing, for a UI or a protocol client.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AgentEvent {
-    /// An engine check ran (before the prompt, after a tool batch, after a run): its compaction
-    /// events have been emitted on the engine's bus.
-    Checked(CheckReport),
-    /// A model request is about to be sent.
-    ModelCall,
-    /// Part of the reply as it streams in (the whole reply follows as [`AgentEvent::Reply`]).
-    Delta(ChatDelta),
-    /// The model's reply, as stored; `overflow` when it is a context-overflow error.
-    Reply {
-        reply: AssistantMessage,
-        overflow: bool,
-    },
-    ToolStart {
-        call: ToolCall,
-    },
-    ToolEnd {
-        call: ToolCall,
-        outcome: ToolOutcome,
-    },
-    /// The engine compacted after an overflow; the turn runs again without a new user message.
-    Retry,
-    /// The model request failed before its reply started (a 429, a 5xx, a network error, a
-    /// timeout) and is sent again after `notice.delay`.
-    ProviderRetry(RetryNotice),
-    /// A message the user typed while the agent worked is sent with the next model call (it is
-    /// stored as a user message right after this event); `follow_up` when it waited for the model
-    /// to stop (`Steering::take_follow_ups`).
-    Steered {
-        text: String,
-        follow_up: bool,
-    },
-    /// The user cancelled an automatic compaction (before the prompt, between two model calls):
-    /// what the run does now (its engine events, the cancel among them, came first).
-    CompactionCancelled(AfterCancelledCompaction),
-}
-
-/// Receives the loop's events in order; the loop waits for each.
-pub trait AgentObserver: Send + Sync {
-    fn event<'a>(&'a self, event: AgentEvent) -> BoxFuture<'a, ()>;
-}
-
-/// An observer that ignores everything.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct IgnoreEvents;
-
-impl AgentObserver for IgnoreEvents {
-    fn event<'a>(&'a self, _event: AgentEvent) -> BoxFuture<'a, ()> {
-        Box::pin(async {})
-    }
-}
-
-/// How a prompt (or a continued run) ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PromptOutcome {
-    /// The model ended its turn.
-    Answered,
-    /// The user interrupted the model or a tool.
-    Interrupted,
-    /// The compaction before the prompt was cancelled and the prompt could not go out without it
-    /// (the user stopped the run too, or it does not fit the window), so it was not stored: its
-    /// text is given back.
-    NotSent(String),
-    /// The turn ended without an answer; the one-line reason (a provider error, an overflow that
-    /// compaction could not fix). Everything up to here is stored.
-    Failed(String),
-}
-
-/// How one turn ended.
-enum TurnEnd {
-    /// The model stopped without calling tools.
-    Stopped,
-    Interrupted,
-    /// The last reply was an error (maybe an overflow, which `after_run` recovers).
-    Error(String),
-    /// The user cancelled the compaction between two model calls and stopped the run too: it
-    /// stops without another check (which would compact again).
-    CompactionCancelled,
-    /// The user cancelled the compaction between two model calls and the next request does not
-    /// fit without it: the run stops without another check; the reason.
-    DoesNotFit(String),
 }
 
 /// An agent: an engine (the session), a model, tools and options.
@@ -186,6 +97,31 @@ impl std::fmt::Debug for Agent {
     }
 }
 
+/// The model as the engine is told it: its configured window, and the limit the provider stated
+/// below it, when one was learned (a surface's agents come and go, serve's one a run: a model told
+/// with the stated limit as its window would lose the configured one, which the engine's
+/// `context_usage` reports beside the limit in force).
+fn engine_model(model: &dyn ChatModel) -> (ctxkit_engine::ModelInfo, Option<u64>) {
+    let mut info = model.info();
+    let stated = info.context_window;
+    match model.configured_window() {
+        Some(configured) if stated > 0 && stated < configured => {
+            info.context_window = configured;
+            (info, Some(stated))
+        }
+        Some(_) | None => (info, None),
+    }
+}
+
+/// Tells `engine` the model it works with ([`engine_model`]).
+async fn tell_engine(engine: &Engine, model: &dyn ChatModel) {
+    let (info, stated_limit) = engine_model(model);
+    engine.set_model(Some(info)).await;
+    if let Some(limit) = stated_limit {
+        engine.note_stated_limit(limit).await;
+    }
+}
+
 fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
@@ -198,7 +134,7 @@ impl Agent {
         tools: ToolRegistry,
         options: AgentOptions,
     ) -> Self {
-        engine.set_model(Some(model.info())).await;
+        tell_engine(&engine, model.as_ref()).await;
         let workspace = Arc::new(Workspace::new(&options.cwd));
         Self {
             engine,
@@ -264,7 +200,7 @@ impl Agent {
 
     /// Works on another engine (another session) from now on.
     pub async fn set_engine(&mut self, engine: Engine) {
-        engine.set_model(Some(self.model.info())).await;
+        tell_engine(&engine, self.model.as_ref()).await;
         self.engine = engine;
         self.call_ids.reset();
     }
@@ -275,7 +211,7 @@ impl Agent {
 
     /// Talks to another model from now on; the engine measures against its window.
     pub async fn set_model(&mut self, model: Arc<dyn ChatModel>) {
-        self.engine.set_model(Some(model.info())).await;
+        tell_engine(&self.engine, model.as_ref()).await;
         self.model = model;
     }
 
@@ -283,7 +219,11 @@ impl Agent {
     /// `model_change` entry, as Pi's `/model` does): the user's switch, where
     /// [`Agent::set_model`] is a surface's own. Nothing changes when the entry cannot be written.
     pub async fn switch_model(&mut self, model: Arc<dyn ChatModel>) -> Result<String, EngineError> {
-        let id = self.engine.switch_model(model.info()).await?;
+        let (info, stated_limit) = engine_model(model.as_ref());
+        let id = self.engine.switch_model(info).await?;
+        if let Some(limit) = stated_limit {
+            self.engine.note_stated_limit(limit).await;
+        }
         self.model = model;
         Ok(id)
     }
@@ -341,212 +281,5 @@ impl Agent {
     /// `chat.confirmBash` turned on by `/reload`).
     pub fn ask_again(&mut self, tool: &str) {
         self.always_allowed.remove(tool);
-    }
-
-    /// Sends one user prompt and runs the agent until the model ends its turn.
-    pub async fn prompt(
-        &mut self,
-        text: String,
-        approver: &mut dyn Approver,
-        observer: &dyn AgentObserver,
-    ) -> Result<PromptOutcome, EngineError> {
-        self.prompt_content(vec![ContentBlock::text(text)], approver, observer)
-            .await
-    }
-
-    /// [`Self::prompt`] with a prompt of several blocks (text and images: files the user
-    /// attached). A prompt not sent gives back the text of its text blocks.
-    pub async fn prompt_content(
-        &mut self,
-        content: Vec<ContentBlock>,
-        approver: &mut dyn Approver,
-        observer: &dyn AgentObserver,
-    ) -> Result<PromptOutcome, EngineError> {
-        // A new prompt ends the warming between runs: its own requests start their own.
-        if let Some(warmer) = &self.warmer {
-            warmer.cancel();
-        }
-        // A turn from the start: the user's interrupt while the compaction before the prompt is
-        // being cancelled (Esc twice) stops the prompt too.
-        let guard = self.engine.begin_turn();
-        let report = self.engine.before_prompt().await?;
-        let aborted = report.compaction.as_ref().is_some_and(|end| end.aborted);
-        observer.event(AgentEvent::Checked(report)).await;
-        let text: Vec<&str> = content.iter().filter_map(ContentBlock::as_text).collect();
-        let text = text.join("\n");
-        let message = AgentMessage::User(UserMessage {
-            content: MessageContent::Blocks(content),
-            timestamp: Some(now_ms()),
-            extra: JsonObject::new(),
-        });
-        if aborted {
-            let pending = std::slice::from_ref(&message);
-            let next = self
-                .after_cancelled_compaction(&guard.cancel_token(), pending, observer)
-                .await?;
-            match next {
-                AfterCancelledCompaction::GoesOn => {}
-                AfterCancelledCompaction::Interrupted
-                | AfterCancelledCompaction::DoesNotFit { .. } => {
-                    return Ok(PromptOutcome::NotSent(text));
-                }
-            }
-        }
-        drop(guard);
-        self.engine.append(message).await?;
-        self.run(approver, observer).await
-    }
-
-    /// Runs turns on the session as it is (after a user message, or to continue after an
-    /// interruption) until the model ends its turn or the engine gives up.
-    pub async fn run(
-        &mut self,
-        approver: &mut dyn Approver,
-        observer: &dyn AgentObserver,
-    ) -> Result<PromptOutcome, EngineError> {
-        loop {
-            let guard = self.engine.begin_turn();
-            let cancel = guard.cancel_token();
-            let end = self.turn(&cancel, approver, observer).await;
-            drop(guard);
-            if let Some(warmer) = &self.warmer {
-                warmer.settled();
-            }
-            let end = end?;
-            match end {
-                TurnEnd::CompactionCancelled => return Ok(PromptOutcome::Interrupted),
-                TurnEnd::DoesNotFit(reason) => return Ok(PromptOutcome::Failed(reason)),
-                TurnEnd::Stopped | TurnEnd::Interrupted | TurnEnd::Error(_) => {}
-            }
-            let report = self.engine.after_run().await?;
-            let retry = report.retry;
-            let cancelled = report.compaction.as_ref().is_some_and(|end| end.aborted);
-            let failure = report
-                .compaction
-                .as_ref()
-                .and_then(|end| end.error.clone())
-                .filter(|_| !retry);
-            observer.event(AgentEvent::Checked(report)).await;
-            if retry {
-                observer.event(AgentEvent::Retry).await;
-                continue;
-            }
-            return Ok(match end {
-                // A cancelled compaction after the answer leaves the answer as it was.
-                TurnEnd::Stopped => PromptOutcome::Answered,
-                TurnEnd::Interrupted => PromptOutcome::Interrupted,
-                // The user cancelled the compaction that would have let the turn go on.
-                TurnEnd::Error(_) if cancelled => PromptOutcome::Interrupted,
-                TurnEnd::Error(error) => PromptOutcome::Failed(failure.unwrap_or(error)),
-                TurnEnd::CompactionCancelled => PromptOutcome::Interrupted,
-                TurnEnd::DoesNotFit(reason) => PromptOutcome::Failed(reason),
-            });
-        }
-    }
-
-    /// Model calls and tool runs until the model stops calling tools or the user interrupts.
-    async fn turn(
-        &mut self,
-        cancel: &CancellationToken,
-        approver: &mut dyn Approver,
-        observer: &dyn AgentObserver,
-    ) -> Result<TurnEnd, EngineError> {
-        // What was sent before the run started goes with its first request.
-        self.deliver_steering(observer).await?;
-        // Whether the request about to be built already had a compaction for its output room.
-        let mut made_room = false;
-        loop {
-            let request = self.build_request().await?;
-            // A request whose reply would get less room than its floor compacts first (once). The
-            // request (the whole view) is let go before the compaction runs, which reads the same
-            // messages from the session: a view of a million messages is not held beside it.
-            if !made_room {
-                made_room = true;
-                if let Some(tokens) = self.output_shortfall(&request) {
-                    drop(request);
-                    match self.make_output_room(tokens, observer).await? {
-                        RoomCheck::Cancelled => {
-                            if let Some(end) = self.go_on_uncompacted(cancel, observer).await? {
-                                return Ok(end);
-                            }
-                            continue;
-                        }
-                        // Built again: from the compacted view, or as it was when nothing could
-                        // be compacted (and then sent without a second check).
-                        RoomCheck::Enough | RoomCheck::Compacted => continue,
-                    }
-                }
-            }
-            made_room = false;
-            observer.event(AgentEvent::ModelCall).await;
-            if let Some(warmer) = &self.warmer {
-                let leaf = self
-                    .engine
-                    .with_session(|session| session.leaf_id().map(str::to_owned))
-                    .await;
-                warmer.start(&self.engine, &self.model, &request, leaf);
-            }
-            let started = std::time::Instant::now();
-            let mut reply = self.call_model(&request, cancel, observer).await;
-            self.call_ids.make_unique(&self.engine, &mut reply).await;
-            tracing::debug!(
-                messages = request.messages.len(),
-                stop_reason = reply.stop_reason.as_deref().unwrap_or(""),
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "model call"
-            );
-            model_call::log_provider_context_changes(&reply);
-            let overflow = ctxkit_engine::overflowed(&reply, &self.model.info());
-            // Before the reply is appended: the engine notes where the session stood.
-            self.record_request(request).await;
-            let calls = tool_calls::calls_of(&reply);
-            let asks_for_tools = reply.asks_for_tools();
-            let stop_reason = reply.stop_reason.clone();
-            let error = reply.error_message.clone();
-            observer
-                .event(AgentEvent::Reply {
-                    reply: reply.clone(),
-                    overflow,
-                })
-                .await;
-            self.engine.append(AgentMessage::Assistant(reply)).await?;
-            match stop_reason.as_deref() {
-                Some("aborted") => return Ok(TurnEnd::Interrupted),
-                Some("error") => {
-                    return Ok(TurnEnd::Error(
-                        error.unwrap_or_else(|| "The model request failed".to_owned()),
-                    ));
-                }
-                Some(_) | None => {}
-            }
-            if cancel.is_cancelled() {
-                return Ok(TurnEnd::Interrupted);
-            }
-            if !asks_for_tools {
-                // What was typed during the reply, then the follow-ups, go on with the run.
-                if self.deliver_at_stop(observer).await? {
-                    continue;
-                }
-                return Ok(TurnEnd::Stopped);
-            }
-            self.run_batch(calls, cancel, approver, observer).await?;
-            // An interrupted batch ends the run: no check before a model call that will not come.
-            if cancel.is_cancelled() {
-                return Ok(TurnEnd::Interrupted);
-            }
-            // The next model call carries the results: compact first when they push the context
-            // over the threshold (a failed compaction is reported and the run goes on).
-            let report = self.engine.after_tool_batch().await?;
-            let cancelled = report.compaction.as_ref().is_some_and(|end| end.aborted);
-            observer.event(AgentEvent::Checked(report)).await;
-            if cancelled {
-                if let Some(end) = self.go_on_uncompacted(cancel, observer).await? {
-                    return Ok(end);
-                }
-                // The request goes out as it is: no compaction for its output room either.
-                made_room = true;
-            }
-            self.deliver_steering(observer).await?;
-        }
     }
 }

@@ -34,6 +34,13 @@ pub trait ChatModel: Send + Sync {
         self.chat(request, cancel)
     }
 
+    /// The model's configured window (`contextWindow`) when [`ChatModel::info`] gives a lower one,
+    /// the limit the provider stated in an overflow error; `None` (the default) when the model
+    /// does not say. The engine plans with the stated limit and reports both.
+    fn configured_window(&self) -> Option<u64> {
+        None
+    }
+
     /// The output room `request` would go out with and its floor; `None` (the default) when the
     /// model does not say. The agent compacts first when the room is under the floor.
     fn output_room(&self, request: &ChatRequest) -> Option<OutputRoom> {
@@ -108,6 +115,10 @@ impl ChatModel for ModelClient {
 
     fn output_room(&self, request: &ChatRequest) -> Option<OutputRoom> {
         ModelClient::output_room(self, request)
+    }
+
+    fn configured_window(&self) -> Option<u64> {
+        self.context_window()
     }
 
     fn prompt_cache(&self, request: &ChatRequest) -> Option<PromptCache> {

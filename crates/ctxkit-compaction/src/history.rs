@@ -361,6 +361,8 @@ pub enum LoopGuard {
         tokens_after: u64,
         threshold: u64,
         kept_tokens: u64,
+        /// `compaction.keepRecentTokens` in force: advice never says to lower a budget of 0.
+        keep_recent_tokens: u64,
     },
     /// No context window is known, so there is no threshold to check against.
     Unknown { tokens_after: u64 },
@@ -374,6 +376,18 @@ impl LoopGuard {
                 tokens_after,
                 threshold,
                 kept_tokens,
+                keep_recent_tokens: 0,
+            } => Some(format!(
+                "the context is still {tokens_after} tokens after compacting (threshold {threshold}); \
+                 `compaction.keepRecentTokens` is already 0, and the summary and what must stay (about \
+                 {kept_tokens} tokens besides it) do not fit under the threshold: lower \
+                 `compaction.reserveTokens`, or use a model with a larger context window"
+            )),
+            Self::StillOver {
+                tokens_after,
+                threshold,
+                kept_tokens,
+                keep_recent_tokens: _,
             } => Some(format!(
                 "the context is still {tokens_after} tokens after compacting (threshold {threshold}); the kept \
                  recent messages alone take about {kept_tokens}: lower `compaction.keepRecentTokens`, or use a \
@@ -421,5 +435,6 @@ pub fn check_after_compaction(
         tokens_after,
         threshold,
         kept_tokens: tokens_after.saturating_sub(summary_tokens),
+        keep_recent_tokens: settings.keep_recent_tokens,
     })
 }

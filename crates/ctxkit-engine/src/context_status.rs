@@ -101,8 +101,8 @@ fn context_status(state: &mut State) -> Result<Option<ContextStatus>> {
     };
     Ok(Some(ContextStatus {
         tokens,
-        context_window: state.limit_window(),
-        configured_window: usage.context_window,
+        context_window: usage.context_window,
+        configured_window: usage.configured_window,
         estimated,
     }))
 }

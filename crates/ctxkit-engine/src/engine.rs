@@ -298,6 +298,13 @@ impl Engine {
         self.lock().await.replace_model(model);
     }
 
+    /// Plans with `limit`, a limit the provider stated below the model's window (learned by the
+    /// model client, from an overflow error of a request the engine did not see: a summary's, or
+    /// an earlier agent's), as with one stated in an overflow the engine recovers.
+    pub async fn note_stated_limit(&self, limit: u64) {
+        self.lock().await.note_stated_limit(limit);
+    }
+
     /// The conversation's model.
     pub async fn model(&self) -> Option<ModelInfo> {
         self.lock().await.model.clone()

@@ -111,7 +111,16 @@ impl CompactionFailed {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ContextUsage {
     pub tokens: Option<u64>,
+    /// The window in force: the model's, or the provider's real limit once it stated one below it
+    /// (compactions fire against it, so the context is read against it too).
     pub context_window: u64,
+    /// The model's configured window (`contextWindow`): `context_window` unless the provider
+    /// stated a lower limit.
+    pub configured_window: u64,
+    /// `context_window` is the limit the provider stated in an overflow error (below
+    /// `configured_window`).
+    pub limit_learned: bool,
+    /// `tokens` as a percentage of `context_window`.
     pub percent: Option<f64>,
 }
 

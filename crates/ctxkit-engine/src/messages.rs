@@ -142,14 +142,12 @@ pub(crate) fn latest_compaction_ms(session: &Session) -> Option<i64> {
 
 /// Context usage from the messages cache: entries never change, so a message is parsed once.
 pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
-    let Some(window) = state
-        .model
-        .as_ref()
-        .map(|model| model.context_window)
-        .filter(|window| *window > 0)
-    else {
+    let configured_window = state.context_window();
+    if configured_window == 0 {
         return Ok(None);
-    };
+    }
+    // The provider's stated limit when below the window, as the threshold plans with it.
+    let window = state.limit_window();
     let session = &state.session;
     if let Some((compaction, _)) = session.latest_compaction() {
         let path = session.leaf_path();
@@ -169,6 +167,8 @@ pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
             return Ok(Some(ContextUsage {
                 tokens: None,
                 context_window: window,
+                configured_window,
+                limit_learned: window < configured_window,
                 percent: None,
             }));
         }
@@ -177,6 +177,8 @@ pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
     Ok(Some(ContextUsage {
         tokens: Some(tokens),
         context_window: window,
+        configured_window,
+        limit_learned: window < configured_window,
         percent: Some(tokens as f64 / window as f64 * 100.0),
     }))
 }

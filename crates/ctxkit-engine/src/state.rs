@@ -95,6 +95,16 @@ impl State {
         );
     }
 
+    /// Plans with `limit` from now on when it is below the window (the lowest one stated wins).
+    pub(crate) fn note_stated_limit(&mut self, limit: u64) {
+        let window = self.context_window();
+        if limit == 0 || (window > 0 && limit >= window) {
+            return;
+        }
+        self.limit_tokens = Some(self.limit_tokens.map_or(limit, |known| known.min(limit)));
+        self.limit_below_window = true;
+    }
+
     /// The model's context window, 0 when unknown.
     pub(crate) fn context_window(&self) -> u64 {
         self.model.as_ref().map_or(0, |model| model.context_window)

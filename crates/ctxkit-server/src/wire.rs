@@ -167,7 +167,11 @@ impl From<CompactionFailed> for CompactionFailure {
 #[derive(Debug, Serialize)]
 pub(crate) struct Usage {
     tokens: Option<u64>,
+    /// The window in force: the provider's stated limit when it is below the configured one.
     context_window: u64,
+    configured_window: u64,
+    /// `context_window` is the limit the provider stated in an overflow error.
+    limit_learned: bool,
     percent: Option<f64>,
 }
 
@@ -176,6 +180,8 @@ impl From<ContextUsage> for Usage {
         Self {
             tokens: usage.tokens,
             context_window: usage.context_window,
+            configured_window: usage.configured_window,
+            limit_learned: usage.limit_learned,
             percent: usage.percent,
         }
     }

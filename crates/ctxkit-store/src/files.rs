@@ -255,6 +255,17 @@ impl DirectoryStore {
         })
     }
 
+    /// Removes the session `id` and its lease file, as far as it can (a creation that failed).
+    fn remove_blocking(&self, id: &str) {
+        let Ok(path) = self.find(id) else { return };
+        let mut lease = path.clone().into_os_string();
+        lease.push(".lease");
+        for removed in [PathBuf::from(lease), path] {
+            // Best effort: the caller reports the failure that made the creation fail.
+            let _ = std::fs::remove_file(removed);
+        }
+    }
+
     fn update_lease(&self, lease: &Lease, update: impl FnOnce(&mut LeaseRecord)) -> Result<()> {
         let path = self.find(&lease.session_id)?;
         let mut locked = LockedLease::open(&path)?;
@@ -426,6 +437,20 @@ impl SessionStore for DirectoryStore {
             let mut lines = crate::lines::JsonlLines::open(&path)?;
             let (header, _) = lines.header()?;
             store.import_blocking(&header, || lines.next_entry())
+        })
+        .await
+    }
+
+    async fn create(&self, lines: &SessionLines, owner: &str, ttl: Duration) -> Result<Lease> {
+        let (store, lines, owner) = (self.clone(), lines.clone(), owner.to_owned());
+        blocking(move || {
+            let mut entries = lines.entries.iter().enumerate();
+            let stored = store.import_blocking(&lines.header, || next_checked(&mut entries))?;
+            // A file cannot be written with its lease in one step: one that cannot be leased is
+            // removed again.
+            store
+                .acquire_blocking(&stored.id, &owner, ttl)
+                .inspect_err(|_| store.remove_blocking(&stored.id))
         })
         .await
     }

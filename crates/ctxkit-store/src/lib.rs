@@ -73,6 +73,10 @@ impl SessionStore for AnyStore {
         dispatch!(self, store => store.import_file(path).await)
     }
 
+    async fn create(&self, lines: &SessionLines, owner: &str, ttl: Duration) -> Result<Lease> {
+        dispatch!(self, store => store.create(lines, owner, ttl).await)
+    }
+
     async fn export(&self, id: &str) -> Result<SessionLines> {
         dispatch!(self, store => store.export(id).await)
     }

@@ -81,6 +81,16 @@ pub trait SessionStore: Send + Sync {
         path: &std::path::Path,
     ) -> impl Future<Output = Result<StoredSession>> + Send;
 
+    /// Stores a new session as [`SessionStore::import`] does, with `owner` its writer for `ttl`
+    /// from the start, in one step: a session is never stored without its creator's lease (no
+    /// other writer can take it in between), and nothing is stored when either fails.
+    fn create(
+        &self,
+        lines: &SessionLines,
+        owner: &str,
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Lease>> + Send;
+
     /// The session's JSONL, byte for byte the lines stored, in order.
     fn export(&self, id: &str) -> impl Future<Output = Result<SessionLines>> + Send;
 

@@ -15,6 +15,7 @@ mod call_ids;
 mod cut_off;
 mod in_run;
 mod pi_edits;
+mod prompt_room;
 mod scenarios;
 mod stalled_provider;
 mod support;

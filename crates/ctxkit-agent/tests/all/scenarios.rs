@@ -11,7 +11,7 @@ use crate::support::*;
 
 /// A coding model: `READ a b` reads the files in one reply (parallel calls), `STEPS a b` reads
 /// them one call per reply; a finished turn is answered with a long text (so history grows).
-fn coder() -> Arc<Behaviour> {
+pub fn coder() -> Arc<Behaviour> {
     Arc::new(|model: &ScriptedModel, request: &ChatRequest, input: u64| {
         let user_text = request
             .messages
@@ -80,7 +80,7 @@ async fn assert_recovered(world: &World, prompts: &[String]) {
     assert_eq!(&world.user_texts().await, prompts);
 }
 
-async fn history(world: &mut World, turns: usize) -> Vec<String> {
+pub async fn history(world: &mut World, turns: usize) -> Vec<String> {
     let mut prompts = Vec::new();
     for turn in 0..turns {
         let prompt = format!("question {turn}");
@@ -189,7 +189,7 @@ async fn threshold_compaction_runs_after_a_turn_and_the_next_prompt_goes_on() {
 }
 
 /// Blocks every summary until cancelled.
-struct Hanging;
+pub struct Hanging;
 
 impl ctxkit_summarizer::Summarizer for Hanging {
     fn name(&self) -> String {

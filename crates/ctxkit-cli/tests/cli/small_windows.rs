@@ -78,6 +78,8 @@ fn write_settings(home: &Path, format: Format, url: &str, window: usize, extra: 
 struct Run {
     answered: usize,
     counts: Counts,
+    /// The server's `event` notifications' parameters, in order.
+    events: Vec<Value>,
 }
 
 /// Runs the task against `endpoint` with a configured window of `window`.
@@ -112,7 +114,17 @@ fn run(endpoint: Endpoint, window: usize, extra: &Value) -> Run {
     assert_eq!(done["result"], json!({}));
     assert!(serve.child.wait().unwrap().success());
     let counts = std::mem::take(&mut *counts.lock().unwrap());
-    Run { answered, counts }
+    let events = serve
+        .notifications
+        .iter()
+        .filter(|message| message["method"] == "event")
+        .map(|message| message["params"].clone())
+        .collect();
+    Run {
+        answered,
+        counts,
+        events,
+    }
 }
 
 fn report(label: &str, run: &Run) {
@@ -211,6 +223,58 @@ fn small_windows_answer_every_prompt_over_gemini() {
     assert_small_windows(Format::Gemini);
 }
 
+/// QA r97 (serve): after the provider stated a limit below the configured window, the
+/// `context_usage` event still read the context against the configured window, where the chat's
+/// status line reads it against the limit in force (compactions fire against it).
+#[test]
+fn context_usage_reads_against_the_limit_the_provider_stated() {
+    let endpoint = Endpoint {
+        format: Format::Chat,
+        limit: 10_000,
+        floor: MAX_OUTPUT,
+        refuse_betas: false,
+    };
+    let run = run(endpoint, 16_384, &json!({}));
+    assert_eq!(
+        run.counts.refused, 1,
+        "the provider stated its limit: {run:?}"
+    );
+    let usage: Vec<&Value> = run
+        .events
+        .iter()
+        .filter(|event| event["type"] == "context_usage")
+        .collect();
+    // The refused request's recovery compaction (the first, `tokens` unknown after it) is read
+    // against the stated limit, and so is everything after it.
+    let recovery = usage
+        .iter()
+        .position(|event| event["tokens"].is_null())
+        .expect("a compaction");
+    for event in &usage[recovery..] {
+        assert_eq!(
+            (
+                &event["context_window"],
+                &event["configured_window"],
+                &event["limit_learned"]
+            ),
+            (&json!(10_000), &json!(16_384), &json!(true)),
+            "{event}"
+        );
+    }
+    // Before the refusal the configured window was in force, and said so.
+    let first = usage.first().unwrap();
+    assert_eq!(
+        (&first["context_window"], &first["limit_learned"]),
+        (&json!(16_384), &json!(false)),
+        "{first}"
+    );
+    let last = usage.last().unwrap();
+    if let Some(percent) = last["percent"].as_f64() {
+        let tokens = last["tokens"].as_f64().unwrap();
+        assert!((percent - tokens / 100.0).abs() < 0.01, "{last}");
+    }
+}
+
 #[test]
 fn an_endpoint_refusing_each_beta_is_asked_once_per_beta() {
     let endpoint = Endpoint {
@@ -304,6 +368,7 @@ fn chat_with_a_16k_local_model_works_through_a_long_task() {
     let run = Run {
         answered: PROMPTS,
         counts,
+        events: Vec::new(),
     };
     report("chat (tmux) with a 16k model", &run);
     assert!(!screen.contains("output token limit"), "{screen}");

@@ -95,6 +95,28 @@ async fn compactions_are_listed_with_what_they_cover_and_can_be_undone() {
     )
     .unwrap();
     assert!(tight.advice().unwrap().contains("keepRecentTokens"));
+    // QA r97 (sec): with `keepRecentTokens` already 0 the advice said to lower it.
+    let keep_none = CompactionSettings {
+        keep_recent_tokens: 0,
+        ..settings
+    };
+    let advice = check_after_compaction(
+        &session,
+        &compaction_id,
+        record.tokens_after + 1000,
+        &keep_none,
+    )
+    .unwrap()
+    .advice()
+    .unwrap();
+    assert!(
+        !advice.contains("lower `compaction.keepRecentTokens`"),
+        "{advice}"
+    );
+    assert!(
+        advice.contains("`compaction.keepRecentTokens` is already 0"),
+        "{advice}"
+    );
     let LoopGuard::StillOver {
         tokens_after,
         kept_tokens,

@@ -102,6 +102,12 @@ async fn a_stated_limit_below_the_window_is_recovered_by_a_split_turn_within_it(
     assert_eq!(end.reason, CompactionReason::Overflow);
     assert!(end.error.is_none(), "{:?}", end.error);
     assert!(report.retry && end.will_retry, "{report:?}");
+    // serve's `context_usage` (event and method) reads against the limit in force too.
+    let usage = harness.engine.context_usage().await.unwrap().unwrap();
+    assert_eq!(
+        (usage.context_window, usage.configured_window),
+        (5_000, 16_000)
+    );
     assert_eq!(harness.compactions().await, 1);
     // A status line reads the context against the limit in force, the configured window beside it.
     let status = harness.engine.context_status().await.unwrap().unwrap();

@@ -108,11 +108,11 @@ pub(crate) async fn create(
     let bytes = std::fs::read(&path)
         .map_err(|error| copy_error("cannot read the session's copy", error))?;
     let lines = SessionLines::parse(&path.display().to_string(), &bytes).map_err(store_error)?;
-    binding.store.import(&lines).await.map_err(store_error)?;
+    // Stored and leased in one step: a failure between the two left an empty session behind.
     let acquired = Instant::now();
     let lease = binding
         .store
-        .acquire(session.id(), owner, binding.lease)
+        .create(&lines, owner, binding.lease)
         .await
         .map_err(store_error)?;
     let copy = PrivateCopy {

@@ -185,6 +185,8 @@ fn one_event_of_each_kind() -> Vec<EngineEvent> {
         EngineEvent::ContextUsage(ContextUsage {
             tokens: None,
             context_window: 1,
+            configured_window: 1,
+            limit_learned: false,
             percent: None,
         }),
         EngineEvent::HookError {

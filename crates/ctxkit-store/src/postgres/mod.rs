@@ -221,6 +221,19 @@ impl SessionStore for PostgresStore {
         self.import_from(&header, || lines.next_entry()).await
     }
 
+    async fn create(&self, lines: &SessionLines, owner: &str, ttl: Duration) -> Result<Lease> {
+        let mut entries = lines.entries.iter().enumerate();
+        let lease = writes::NewLease { owner, ttl };
+        let stored = self
+            .import_leased(&lines.header, Some(lease), || next_checked(&mut entries))
+            .await?;
+        Ok(Lease {
+            session_id: stored.id,
+            owner: owner.to_owned(),
+            token: writes::CREATED_LEASE_TOKEN,
+        })
+    }
+
     async fn export(&self, id: &str) -> Result<SessionLines> {
         let mut client = self.client().await?;
         // One snapshot for the header and the entries.

@@ -146,6 +146,16 @@ const IMPORT_BATCH_LINES: usize = 10_000;
 /// …and bytes of lines at most: an import holds one batch, not the session.
 const IMPORT_BATCH_BYTES: usize = 16 << 20;
 
+/// The lease a session is created with ([`crate::SessionStore::create`]).
+pub(super) struct NewLease<'a> {
+    pub owner: &'a str,
+    pub ttl: Duration,
+}
+
+/// The token of a lease a session was created with: the first one granted (the column starts
+/// at 0, and each grant adds one).
+pub(super) const CREATED_LEASE_TOKEN: i64 = 1;
+
 impl PostgresStore {
     /// Stores a new session, `header_line` then the entry lines `next_entry` gives (checked by
     /// it, with their facts), in batches inside one transaction: a refused line or a failed insert
@@ -153,6 +163,17 @@ impl PostgresStore {
     pub(super) async fn import_from<S: AsRef<str>>(
         &self,
         header_line: &str,
+        next_entry: impl FnMut() -> Result<Option<(S, EntryFacts)>> + Send,
+    ) -> Result<StoredSession> {
+        self.import_leased(header_line, None, next_entry).await
+    }
+
+    /// [`Self::import_from`], the session's row written with `lease` when there is one: in the
+    /// same transaction, so a session is never stored without its creator's lease.
+    pub(super) async fn import_leased<S: AsRef<str>>(
+        &self,
+        header_line: &str,
+        lease: Option<NewLease<'_>>,
         mut next_entry: impl FnMut() -> Result<Option<(S, EntryFacts)>> + Send,
     ) -> Result<StoredSession> {
         let header = header_facts(header_line).map_err(|reason| StoreError::InvalidSession {
@@ -162,16 +183,28 @@ impl PostgresStore {
         let created_ms = ctxkit_session::parse_timestamp_ms(&header.timestamp).unwrap_or(0);
         let mut client = self.client().await?;
         let transaction = client.transaction().within_bulk("begin the import").await?;
+        let (owner, token, ttl) = match &lease {
+            Some(lease) => (Some(lease.owner), CREATED_LEASE_TOKEN, millis(lease.ttl)),
+            None => (None, 0, 0),
+        };
         let inserted = transaction
             .execute(
-                "INSERT INTO ctxkit_sessions (id, cwd, created, header, modified_ms)
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                "INSERT INTO ctxkit_sessions
+                     (id, cwd, created, header, modified_ms, lease_owner, lease_token, lease_expires)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7,
+                         CASE WHEN $6::text IS NULL THEN NULL
+                              ELSE clock_timestamp() + make_interval(secs => $8::bigint / 1000.0)
+                         END)
+                 ON CONFLICT (id) DO NOTHING",
                 &[
                     &header.id,
                     &header.cwd,
                     &header.timestamp,
                     &header_line,
                     &created_ms,
+                    &owner,
+                    &token,
+                    &ttl,
                 ],
             )
             .within_bulk("insert the session")

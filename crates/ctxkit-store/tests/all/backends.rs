@@ -89,6 +89,7 @@ on_both_backends!(
     the_tree_labels_leaf_and_compactions_are_the_files,
     appends_land_in_order_and_are_acknowledged,
     a_second_writer_is_refused,
+    a_created_session_is_its_creators_from_the_start,
     a_dead_writer_is_taken_over_and_fenced,
     a_released_lease_is_free_at_once,
     a_writer_takes_its_own_lease_again,

@@ -343,6 +343,53 @@ pub async fn a_second_writer_is_refused(store: &impl SessionStore) {
         .unwrap();
 }
 
+/// A created session is its creator's from the start, in the same step as it is stored: serve's
+/// `session.create` stored the header, then took the lease; a failure between the two (or another
+/// instance's `session.open` by id) left an empty session behind, or leased to someone else.
+pub async fn a_created_session_is_its_creators_from_the_start(store: &impl SessionStore) {
+    let id = uuid::Uuid::new_v4().to_string();
+    let header = json!({
+        "type": "session", "version": 3, "id": id,
+        "timestamp": "2025-11-20T10:00:00.000Z", "cwd": project()
+    })
+    .to_string();
+    let lines = SessionLines {
+        header,
+        entries: Vec::new(),
+    };
+    let lease = store.create(&lines, "instance-1", LONG).await.unwrap();
+    assert_eq!(lease.session_id, id);
+    assert!(matches!(
+        store.acquire(&id, "instance-2", LONG).await,
+        Err(StoreError::SessionInUse { .. })
+    ));
+    store
+        .append(&lease, &[entry_line("x", None, "first")], LONG)
+        .await
+        .unwrap();
+    assert_eq!(store.export(&id).await.unwrap().entries.len(), 1);
+    // An id taken stores nothing and leases nothing.
+    assert!(matches!(
+        store.create(&lines, "instance-3", LONG).await,
+        Err(StoreError::Exists { .. })
+    ));
+    store.release(&lease).await.unwrap();
+    // A bad line stores nothing: the id is free for a good creation.
+    let bad = SessionLines {
+        header: lines.header.replace(&id, &uuid::Uuid::new_v4().to_string()),
+        entries: vec!["not json".to_owned()],
+    };
+    let bad_id = serde_json::from_str::<serde_json::Value>(&bad.header).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(store.create(&bad, "instance-1", LONG).await.is_err());
+    assert!(matches!(
+        store.resolve(&bad_id).await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
 pub async fn a_dead_writer_is_taken_over_and_fenced(store: &impl SessionStore) {
     let id = small_session(store, &project(), 1).await;
     let dead = store

@@ -38,6 +38,13 @@ pub fn compaction_line(before: u64, after: u64, end: &CompactionEnd) -> String {
     if before > 0 && after <= before {
         let saved = (before - after) as f64 * 100.0 / before as f64;
         line.push_str(&format!(" ({saved:.0}% saved)"));
+    } else if after > before {
+        // A summary of a few short messages (a tiny threshold) can be longer than they were: the
+        // line must not read as room made.
+        line.push_str(&format!(
+            " (the context grew by {}: the summary is longer than what it replaced)",
+            after - before
+        ));
     }
     if end.files_read + end.files_modified > 0 {
         line.push_str(&format!(
@@ -95,6 +102,24 @@ mod tests {
         assert_eq!(
             compaction_line(100, 100, &end),
             "Compacted: 100 → 100 tokens (0% saved)"
+        );
+    }
+
+    /// QA r97 (sec): a compaction under a 1-token threshold and `keepRecentTokens: 0` grew the
+    /// context, and the line said `Compacted: 112 → 908 tokens` as if it had made room.
+    #[test]
+    fn a_compaction_that_grew_the_context_says_so() {
+        let end: CompactionEnd = serde_json::from_value(serde_json::json!({
+            "reason": "threshold", "aborted": false, "will_retry": false, "tokens_before": 112,
+            "tokens_after": 908, "first_kept_entry_id": null, "entry_id": "e1",
+            "from_hook": false, "fallback": false, "error": null, "advice": null,
+            "files_read": 0, "files_modified": 0
+        }))
+        .unwrap();
+        assert_eq!(
+            compaction_line(112, 908, &end),
+            "Compacted: 112 → 908 tokens (the context grew by 796: the summary is longer than \
+             what it replaced)"
         );
     }
 }
