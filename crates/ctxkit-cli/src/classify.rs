@@ -397,7 +397,7 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
             2,
             Some("installing needs the network: unset `CTXKIT_OFFLINE` and drop `--offline`".to_owned()),
         ),
-        PackageError::NotInstalled { source_text } => {
+        PackageError::NotInstalled { source_text, .. } => {
             (3, Some(format!("run `ctxkit install {source_text}`")))
         }
         PackageError::InvalidNpmCommand => (

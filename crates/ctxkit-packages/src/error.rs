@@ -127,11 +127,17 @@ pub enum PackageError {
         source_text: String,
     },
     /// A configured npm or git package is not installed and the resolver was told not to
-    /// install it ([`crate::MissingPackages::Report`]); `ctxkit install` fixes it.
-    #[error("Package `{source_text}` is not installed")]
+    /// install it ([`crate::MissingPackages::Report`]); `ctxkit update` (or starting a chat)
+    /// installs it.
+    #[error(
+        "Package `{source_text}` is not installed in `{}`: `ctxkit update` installs it",
+        path.display()
+    )]
     NotInstalled {
         /// The source as written in settings.
         source_text: String,
+        /// Where it would be installed.
+        path: std::path::PathBuf,
     },
     /// `npmCommand` is set but its first element is empty.
     #[error("Invalid npmCommand: first array entry must be a non-empty command")]

@@ -74,6 +74,15 @@ impl PackageFolders {
         }
     }
 
+    /// Refuses a folder that does not lie beneath its root (a symlink on the way leads out of
+    /// it): git is about to fetch into it and reset what is there.
+    pub(crate) fn check_beneath(&self, path: &Path) -> Result<(), PackageError> {
+        self.jail_for(path)?
+            .read_dir(&ctxkit_jail::lexical(path))
+            .map(|_| ())
+            .map_err(|error| jail_refusal(path, &error))
+    }
+
     /// Refuses an npm project folder (`--prefix root`) that npm would reach out of its scope's
     /// folder through: npm follows links, so the folder itself, its `node_modules` (and the
     /// scope folder of `package`, `@scope/name[@version]`), its `package.json` and `package-lock.json` must

@@ -28,7 +28,7 @@ fn extension_repo(world: &World) -> std::path::PathBuf {
 }
 
 /// Installing a git source in the project clones it, checks out the ref and installs its npm
-/// dependencies; installing it again runs nothing.
+/// dependencies; installing it again only fetches the ref.
 #[test]
 fn project_git_install_clones_checks_out_and_installs_dependencies() {
     let world = World::new();
@@ -67,12 +67,29 @@ fn project_git_install_clones_checks_out_and_installs_dependencies() {
         ]
     );
 
-    // An existing checkout runs no command.
+    // Installing it again fetches the ref only; the checkout is there already (Pi 1.6's
+    // `installGit`).
     recorder.clear();
     manager
-        .install("git:github.com/test/extension@v2", SourceScope::Project)
+        .install("git:github.com/test/extension@v1", SourceScope::Project)
         .unwrap();
-    assert!(recorder.lines(&world).is_empty());
+    assert_eq!(
+        recorder.lines(&world),
+        vec![
+            "git fetch --no-tags origin v1",
+            "git rev-parse HEAD",
+            "git rev-parse FETCH_HEAD^{commit}",
+        ]
+    );
+    // A ref the remote lacks is git's error; the checkout stays as it was.
+    let error = manager
+        .install("git:github.com/test/extension@v2", SourceScope::Project)
+        .unwrap_err();
+    assert!(
+        matches!(error, PackageError::CommandFailed { .. }),
+        "{error}"
+    );
+    assert!(!checkout.join("after.txt").exists());
 }
 
 /// With `npmCommand` set, a git package's dependencies are installed through it, without
@@ -270,6 +287,78 @@ fn git_update_fetches_the_tracked_branch_and_resets_to_it() {
     );
 }
 
+/// QA r98: `install git:x@v1` over an installed `git:x` said `Installed` and changed nothing. As
+/// Pi 1.6 (`installGit`, `addSourceToSettings`), it fetches the ref and resets the checkout to it,
+/// and the settings entry of the same repository takes the new source (an object entry keeps its
+/// filters); the same source again changes nothing; unpinned again, it follows the remote branch.
+#[test]
+fn installing_another_ref_moves_the_checkout_and_replaces_the_entry() {
+    let world = World::new();
+    let repo = extension_repo(&world);
+    let first = head(&world, &repo);
+    tool(&world, &repo, "git", &["tag", "v1"]);
+    let second = commit(
+        &world,
+        &repo,
+        &[("pi-extensions/index.ts", "export default 2;\n")],
+        "two",
+    );
+    tool(&world, &repo, "git", &["tag", "v2"]);
+    let (manager, _, checkout) = installed_user_checkout(&world);
+    let settings_file = world.agent().join("settings.json");
+    assert_eq!(head(&world, &checkout), second);
+
+    let pinned = "git:github.com/test/extension@v1";
+    assert!(
+        manager
+            .install_and_persist(pinned, SettingsScope::Global)
+            .unwrap()
+    );
+    assert_eq!(head(&world, &checkout), first);
+    assert_eq!(
+        read(checkout.join("pi-extensions/index.ts")),
+        "export default 1;\n"
+    );
+    assert_eq!(
+        json_file(&settings_file)["packages"],
+        serde_json::json!([pinned])
+    );
+
+    write(
+        &settings_file,
+        r#"{"packages":[{"source":"git:github.com/test/extension@v1","skills":[]}]}"#,
+    );
+    let other = "git:github.com/test/extension@v2";
+    assert!(
+        manager
+            .install_and_persist(other, SettingsScope::Global)
+            .unwrap()
+    );
+    assert_eq!(head(&world, &checkout), second);
+    assert_eq!(
+        json_file(&settings_file)["packages"],
+        serde_json::json!([{"source": other, "skills": []}])
+    );
+    assert!(
+        !manager
+            .install_and_persist(other, SettingsScope::Global)
+            .unwrap()
+    );
+
+    let third = commit(&world, &repo, &[("c.txt", "c")], "three");
+    let unpinned = "git:github.com/test/extension";
+    assert!(
+        manager
+            .install_and_persist(unpinned, SettingsScope::Global)
+            .unwrap()
+    );
+    assert_eq!(head(&world, &checkout), third);
+    assert_eq!(
+        json_file(&settings_file)["packages"],
+        serde_json::json!([{"source": unpinned, "skills": []}])
+    );
+}
+
 /// After the remote history is rewritten, or with a detached HEAD, an update still lands on the
 /// remote's commit.
 #[test]
@@ -299,7 +388,8 @@ fn git_update_follows_rewritten_history_and_detached_heads() {
     assert_eq!(head(&world, &checkout), latest);
 }
 
-/// A git package pinned to a commit stays at that commit on update.
+/// A git package pinned to a commit stays at that commit on update, and a missing one is installed
+/// there.
 #[test]
 fn a_git_package_pinned_to_a_commit_is_never_updated() {
     let world = World::new();
@@ -315,10 +405,13 @@ fn a_git_package_pinned_to_a_commit_is_never_updated() {
     let settings = SettingsManager::load(&world.env);
     manager.update(&settings, None).unwrap();
     assert!(recorder.lines(&world).is_empty());
-    assert_eq!(
-        head(&world, &world.agent().join("git/github.com/test/extension")),
-        pinned
-    );
+    let checkout = world.agent().join("git/github.com/test/extension");
+    assert_eq!(head(&world, &checkout), pinned);
+
+    // Missing (settings copied from another machine), it is installed at its pin.
+    std::fs::remove_dir_all(&checkout).unwrap();
+    manager.update(&settings, None).unwrap();
+    assert_eq!(head(&world, &checkout), pinned);
 }
 
 /// `update <source>` updates the configured package with the same identity, and names a close
@@ -519,5 +612,38 @@ fn a_package_folder_symlinked_out_of_the_project_is_neither_removed_nor_written(
         "{installed:?}"
     );
     assert!(!outside.join("test").exists(), "nothing was cloned outside");
-    drop(repo);
+
+    // A checkout of the same repository out there is not moved to another ref (installing over
+    // a checkout resets it), nor updated.
+    std::fs::create_dir_all(&outside).unwrap();
+    tool(
+        &world,
+        &outside,
+        "git",
+        &[
+            "clone",
+            "-q",
+            "https://github.com/test/extension",
+            "test/extension",
+        ],
+    );
+    let theirs = head(&world, &outside.join("test/extension"));
+    commit(&world, &repo, &[("new.txt", "new")], "newer");
+    let installed = manager.install("git:github.com/test/extension", SourceScope::Project);
+    assert!(
+        matches!(installed, Err(PackageError::Refused { .. })),
+        "{installed:?}"
+    );
+    write(
+        world.project().join("settings.json"),
+        r#"{"packages":["git:github.com/test/extension"]}"#,
+    );
+    let mut settings = SettingsManager::load(&world.env);
+    settings.set_project_trusted(true);
+    let updated = manager.update(&settings, None);
+    assert!(
+        matches!(updated, Err(PackageError::Refused { .. })),
+        "{updated:?}"
+    );
+    assert_eq!(head(&world, &outside.join("test/extension")), theirs);
 }

@@ -84,10 +84,11 @@ fn installed(directory: &Path, version: &str) {
     );
 }
 
-/// Installing an `npm:` source in the user scope runs `npm install -g` with the exact spec (then
-/// `npm root -g`, to check the package is there), and records the source in the user's settings.
+/// Installing an `npm:` source in the user scope runs `npm install <spec> --prefix <ctxkit
+/// home>/npm` (Pi 1.6's own npm folder, not npm's global prefix, which a normal user cannot write
+/// to), and records the source in the user's settings.
 #[test]
-fn installing_an_npm_package_globally_runs_npm_and_records_it() {
+fn installing_a_user_npm_package_runs_npm_in_ctxkits_home_and_records_it() {
     let world = World::new();
     let recorder = scripted(&world, &[]);
     let progress = Progress::default();
@@ -99,8 +100,14 @@ fn installing_an_npm_package_globally_runs_npm_and_records_it() {
     );
     assert_eq!(
         recorder.lines(&world),
-        vec!["npm install -g @s/p@1.0.0", "npm root -g"]
+        vec!["npm install @s/p@1.0.0 --prefix [ROOT]/home/.ctxkit/npm"]
     );
+    let root = world.agent().join("npm");
+    assert_eq!(
+        read(root.join("package.json")),
+        "{\n  \"name\": \"ctxkit-extensions\",\n  \"private\": true\n}"
+    );
+    assert_eq!(read(root.join(".gitignore")), "*\n!.gitignore\n");
     assert_eq!(
         json_file(world.agent().join("settings.json"))["packages"],
         serde_json::json!(["npm:@s/p@1.0.0"])
@@ -129,10 +136,7 @@ fn the_npm_command_setting_prefixes_every_npm_call() {
         .unwrap();
     assert_eq!(
         recorder.lines(&world),
-        vec![
-            "mise exec node@20 -- npm install -g @scope/pkg",
-            "mise exec node@20 -- npm root -g"
-        ]
+        vec!["mise exec node@20 -- npm install @scope/pkg --prefix [ROOT]/home/.ctxkit/npm"]
     );
     write(
         world.agent().join("settings.json"),
@@ -172,7 +176,8 @@ fn a_project_npm_install_creates_a_private_npm_project() {
     );
 }
 
-/// `npm root -g` runs once and is cached; a different `npmCommand` looks it up again.
+/// A user package not in ctxkit's npm folder is looked for where the old layout (`npm install
+/// -g`) put it: `npm root -g` runs once and is cached; a different `npmCommand` looks it up again.
 #[test]
 fn the_global_npm_root_is_looked_up_once_per_npm_command() {
     let world = World::new();
@@ -245,21 +250,31 @@ fn local_sources_are_stored_relative_to_the_settings_file() {
     );
 }
 
-/// Adding a source whose identity is already configured (another version of the same package)
-/// changes nothing.
+/// Adding a source whose identity is already configured replaces that entry when the source
+/// differs (another version of the same package, as Pi 1.6), and changes nothing when it is the
+/// same.
 #[test]
-fn a_source_with_a_configured_identity_is_not_added_twice() {
+fn a_source_with_a_configured_identity_replaces_its_entry() {
     let world = World::new();
-    let text = "{\n    \"packages\": [\"npm:foo@1\"]\n}\n";
+    let text = "{\n    \"packages\": [\"npm:bar\", \"npm:foo@1\"]\n}\n";
     write(world.agent().join("settings.json"), text);
     let recorder = scripted(&world, &[]);
     let manager = scripted_manager(&world, &recorder);
     assert!(
         !manager
-            .add_source_to_settings("npm:foo@2", SettingsScope::Global)
+            .add_source_to_settings("npm:foo@1", SettingsScope::Global)
             .unwrap()
     );
     assert_eq!(read(world.agent().join("settings.json")), text);
+    assert!(
+        manager
+            .add_source_to_settings("npm:foo@2", SettingsScope::Global)
+            .unwrap()
+    );
+    assert_eq!(
+        json_file(world.agent().join("settings.json"))["packages"],
+        serde_json::json!(["npm:bar", "npm:foo@2"])
+    );
     // Nothing to remove: the project directory is not even created.
     assert!(
         !manager
@@ -270,17 +285,21 @@ fn a_source_with_a_configured_identity_is_not_added_twice() {
 }
 
 /// Updating asks npm for the latest version of each installed, unpinned npm package and installs
-/// the outdated and missing ones, one npm call per scope; pinned, git and local packages are left
-/// alone.
+/// the outdated and missing ones (a missing pinned one at its version, as Pi 1.6), one npm call
+/// per scope; installed pinned and local packages are left alone.
 #[test]
 fn npm_update_installs_only_outdated_packages_batched_per_scope() {
     let world = World::new();
-    installed(&world.root.join("global/node_modules/a"), "1.0.0");
-    installed(&world.root.join("global/node_modules/b"), "2.0.0");
+    installed(&world.agent().join("npm/node_modules/a"), "1.0.0");
+    installed(&world.agent().join("npm/node_modules/b"), "2.0.0");
+    installed(&world.agent().join("npm/node_modules/f"), "2.0.0");
+    // Installed with the old layout (`npm install -g`): installed again in ctxkit's npm folder,
+    // as Pi 1.6 does.
+    installed(&world.root.join("global/node_modules/e"), "2.0.0");
     std::fs::create_dir_all(world.cwd().join("local")).unwrap();
     write(
         world.agent().join("settings.json"),
-        r#"{"packages":["npm:a","npm:b","npm:c@1.0.0","git:github.com/x/y@v1","./local"]}"#,
+        r#"{"packages":["npm:a","npm:b","npm:c@1.0.0","npm:f@2.0.0","./local","npm:e"]}"#,
     );
     write(
         world.project().join("settings.json"),
@@ -295,17 +314,18 @@ fn npm_update_installs_only_outdated_packages_batched_per_scope() {
     assert_eq!(
         recorder.lines(&world),
         vec![
-            "npm root -g",
             "npm view a version --json",
             "npm view b version --json",
-            "npm install -g a@latest",
+            // Where an older ctxkit put a missing pinned package (`npm install -g`).
+            "npm root -g",
+            "npm install a@latest c@1.0.0 e@latest --prefix [ROOT]/home/.ctxkit/npm",
             "npm install d@latest --prefix [ROOT]/work/proj/.ctxkit/npm",
         ]
     );
     let UpdateOutcome::Checked { updated, .. } = outcome else {
         panic!("{outcome:?}");
     };
-    assert_eq!(updated, vec!["npm:a", "npm:d"]);
+    assert_eq!(updated, vec!["npm:a", "npm:c@1.0.0", "npm:e", "npm:d"]);
 }
 
 /// Resolving reinstalls a package whose configured version is not exactly the installed one
@@ -315,12 +335,18 @@ fn an_npm_package_is_reinstalled_unless_its_pin_is_the_installed_version() {
     let cases = [
         ("npm:x@1.0.0", None),
         ("npm:x", None),
-        ("npm:x@1.0.1", Some("npm install -g x@1.0.1")),
-        ("npm:x@^1.0.0", Some("npm install -g x@^1.0.0")),
+        (
+            "npm:x@1.0.1",
+            Some("npm install x@1.0.1 --prefix [ROOT]/home/.ctxkit/npm"),
+        ),
+        (
+            "npm:x@^1.0.0",
+            Some("npm install x@^1.0.0 --prefix [ROOT]/home/.ctxkit/npm"),
+        ),
     ];
     for (source, expected) in cases {
         let world = World::new();
-        installed(&world.root.join("global/node_modules/x"), "1.0.0");
+        installed(&world.agent().join("npm/node_modules/x"), "1.0.0");
         write(
             world.agent().join("settings.json"),
             &format!(r#"{{"packages":["{source}"]}}"#),
@@ -350,13 +376,14 @@ fn real_npm_installs_tarballs_in_every_scope() {
     let source = format!("npm:demo-pkg@file:{}", tarball.display());
     let (manager, recorder, _) = real_manager(&world);
 
-    // User scope: global prefix inside the world.
+    // User scope: ctxkit's own npm folder, nothing in npm's global prefix.
     assert!(
         manager
             .install_and_persist(&source, SettingsScope::Global)
             .unwrap()
     );
-    let global = npm_global_prefix(&world).join("lib/node_modules/demo-pkg");
+    assert!(!npm_global_prefix(&world).join("lib/node_modules").exists());
+    let global = world.agent().join("npm/node_modules/demo-pkg");
     assert_eq!(
         manager.installed_path(&source, SourceScope::User),
         Some(global.clone())
@@ -414,7 +441,7 @@ fn real_npm_installs_tarballs_in_every_scope() {
             .starts_with(world.root.join("tmp/ctxkit-extensions/npm"))
     );
 
-    // Remove from the user scope: npm uninstall -g, settings entry gone.
+    // Remove from the user scope: npm uninstall in ctxkit's npm folder, settings entry gone.
     assert!(
         manager
             .remove_and_persist("npm:demo-pkg", SettingsScope::Global)
@@ -469,12 +496,19 @@ fn report_mode_lists_missing_packages_without_running_installs() {
         .with_missing_packages(ctxkit_packages::MissingPackages::Report);
     let settings = SettingsManager::load(&world.env);
     let resolved = resolve_configured(&world.env, &settings, &manager);
-    let messages: Vec<String> = resolved.diagnostics.iter().map(|d| d.message()).collect();
+    let root = world.root.display().to_string();
+    let messages: Vec<String> = resolved
+        .diagnostics
+        .iter()
+        .map(|d| d.message().replace(&root, "R"))
+        .collect();
     assert_eq!(
         messages,
         vec![
-            "Package `npm:absent` is not installed",
-            "Package `git:github.com/x/absent` is not installed",
+            "Package `npm:absent` is not installed in `R/home/.ctxkit/npm/node_modules/absent`: \
+             `ctxkit update` installs it",
+            "Package `git:github.com/x/absent` is not installed in \
+             `R/home/.ctxkit/git/github.com/x/absent`: `ctxkit update` installs it",
         ]
     );
     assert_eq!(recorder.lines(&world), vec!["npm root -g"]);
@@ -507,7 +541,7 @@ fn an_npm_install_that_installs_nothing_is_an_error() {
             .to_string()
             .replace(&world.root.display().to_string(), "R");
         let folder = match scope {
-            SettingsScope::Global => "R/global/node_modules",
+            SettingsScope::Global => "R/home/.ctxkit/npm/node_modules",
             SettingsScope::Project => "R/work/proj/.ctxkit/npm/node_modules",
         };
         assert_eq!(
@@ -531,4 +565,43 @@ fn an_npm_install_that_installs_nothing_is_an_error() {
         matches!(error, PackageError::NothingInstalled { .. }),
         "{error}"
     );
+}
+
+/// Before Pi 1.6's layout, ctxkit installed user npm packages with `npm install -g`: such a
+/// package is still found and loaded (as Pi 1.6 finds its own old installs), and removing it
+/// uninstalls it from npm's global folder.
+#[test]
+fn a_user_package_installed_with_the_old_global_layout_is_found_and_removed() {
+    let world = World::new();
+    let tarball = make_tarball(
+        &world,
+        "old-pkg",
+        "1.0.0",
+        &[("skills/old/SKILL.md", &skill("old"))],
+    );
+    let spec = format!("old-pkg@file:{}", tarball.display());
+    crate::common::packages::tool(&world, &world.root, "npm", &["install", "-g", &spec]);
+    let legacy = npm_global_prefix(&world).join("lib/node_modules/old-pkg");
+    assert!(legacy.join("package.json").exists());
+    write(
+        world.agent().join("settings.json"),
+        r#"{"packages":["npm:old-pkg"]}"#,
+    );
+    let (manager, recorder, _) = real_manager(&world);
+    assert_eq!(
+        manager.installed_path("npm:old-pkg", SourceScope::User),
+        Some(legacy.clone())
+    );
+    let settings = SettingsManager::load(&world.env);
+    let resolved = resolve_configured(&world.env, &settings, &manager);
+    assert_eq!(resolved.skills.len(), 1, "{resolved:?}");
+    assert!(resolved.skills[0].path.starts_with(&legacy));
+    assert_eq!(recorder.lines(&world), vec!["npm root -g"]);
+    assert!(
+        manager
+            .remove_and_persist("npm:old-pkg", SettingsScope::Global)
+            .unwrap()
+    );
+    assert!(!legacy.exists());
+    assert!(!world.agent().join("npm").exists());
 }

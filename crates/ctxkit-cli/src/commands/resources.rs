@@ -1,13 +1,14 @@
 //! `ctxkit resources` (everything the resource loader found, with origin and diagnostics) and
 //! `ctxkit prompt` (the assembled system prompt). Neither installs packages: missing ones are
-//! reported.
+//! reported. The chat's loading ([`load_installing`]) installs them, as Pi 1.6's startup does.
 
 use std::io::{BufRead as _, Write};
 use std::path::Path;
 
 use anyhow::Result;
 use ctxkit_packages::{
-    MissingPackages, PackageManager, PathMetadata, ResourceDiagnostic, SourceOrigin, SourceScope,
+    MissingPackages, PackageManager, PathMetadata, ProgressEvent, ProgressReporter, ProgressStage,
+    ResourceDiagnostic, SourceOrigin, SourceScope,
 };
 use ctxkit_resources::{
     LoadedResources, LoaderOptions, LoaderOverrides, SystemPromptParts, assemble_system_prompt,
@@ -40,6 +41,53 @@ pub(super) fn load_in(environment: &Environment, settings: &SettingsManager) -> 
         &LoaderOptions::default(),
         &LoaderOverrides::default(),
     )
+}
+
+/// Says each install a resolve starts (`Installing git:…...`) through its function.
+struct InstallNotices<Announce>(Announce);
+
+impl<Announce: Fn(&str) + Send + Sync> ProgressReporter for InstallNotices<Announce> {
+    fn report(&self, event: &ProgressEvent) {
+        match &event.stage {
+            ProgressStage::Start { message } => {
+                (self.0)(&ctxkit_secrets::redact_credentials(message));
+            }
+            ProgressStage::Complete | ProgressStage::Error { .. } => {}
+        }
+    }
+}
+
+/// What the resource loader finds, installing each configured npm and git package that is
+/// missing (Pi 1.6 does so at every start and `/reload`; one that fails is a resource problem,
+/// tried again next time), each announced through `announce` before it runs. Only entries the
+/// settings apply are seen: an untrusted project's npm and git packages are held back until
+/// `ctxkit trust`, so nothing of such a project is installed here.
+pub(super) fn load_installing(
+    environment: &Environment,
+    settings: &SettingsManager,
+    announce: impl Fn(&str) + Send + Sync + 'static,
+) -> LoadedResources {
+    let manager = PackageManager::new(environment.clone(), settings)
+        .with_missing_packages(MissingPackages::Install)
+        .with_reporter(InstallNotices(announce));
+    load_resources(
+        environment,
+        settings,
+        &manager,
+        &LoaderOptions::default(),
+        &LoaderOverrides::default(),
+    )
+}
+
+/// [`load_installing`] for a chat's start: the installs are said on stderr.
+pub(super) fn load_for_chat(
+    process: &ProcessSettings<'_>,
+) -> Result<(LoadedResources, std::path::PathBuf)> {
+    let environment = process.environment()?;
+    let loaded = load_installing(environment, process.settings()?, |line| {
+        let _ = writeln!(crate::redact::stderr(), "{line}");
+    });
+    Ok((loaded, environment.cwd.clone()))
 }
 
 /// The most resource problems a chat or server names at startup; `ctxkit resources` lists all.

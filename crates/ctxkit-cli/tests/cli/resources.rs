@@ -426,12 +426,15 @@ fn config_set_writes_through_a_symlink_and_keeps_numbers_as_written() {
 /// QA: `ctxkit chat` said at startup only what went wrong with context files; a refused skill
 /// symlink, a name collision and a missing project package were silent there (`ctxkit resources`
 /// showed them). The chat and the server name every resource problem once, at most eight lines.
+/// (The chat tries to install the missing package, through an `npmCommand` that fails here
+/// without the network; the server names it.)
 #[test]
 fn chat_and_serve_name_the_resource_problems_at_startup() {
     let world = World::new();
     world.write(
         "home/settings.json",
         &serde_json::json!({
+            "npmCommand": ["false"],
             "defaultProvider": "mock", "defaultModel": "mock/m",
             "llm": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1",
                     "apiKey": "sk-unused", "models": [{"provider": "mock", "id": "m",
@@ -458,15 +461,22 @@ fn chat_and_serve_name_the_resource_problems_at_startup() {
     // An untrusted project's npm package waits for trust; trusted, it is one not installed yet.
     assert!(world.ctxkit(&["trust", "--yes"]).starts_with("exit: 0"));
     let expected = [
-        "error: Package `npm:not-installed-yet` is not installed (`[ROOT]/proj/.ctxkit`)",
         "warning: `[ROOT]/proj/.ctxkit/skills/linked/SKILL.md` leads out of",
         "collision: skill \"dup\": `[ROOT]/home/skills/dup/SKILL.md` is hidden by \
          `[ROOT]/proj/.ctxkit/skills/dup/SKILL.md`",
     ];
-    for args in [&["chat", "--no-session"][..], &["serve", "--stdio"]] {
+    let chat_failure = "error: Package `npm:not-installed-yet` could not be loaded: `false install \
+                        not-installed-yet --prefix [ROOT]/proj/.ctxkit/npm` failed with code 1";
+    let serve_missing = "error: Package `npm:not-installed-yet` is not installed in \
+                         `[ROOT]/proj/.ctxkit/npm/node_modules/not-installed-yet`: `ctxkit update` \
+                         installs it (`[ROOT]/proj/.ctxkit`)";
+    for (args, package_line) in [
+        (&["chat", "--no-session"][..], chat_failure),
+        (&["serve", "--stdio"], serve_missing),
+    ] {
         let output = world.ctxkit(args);
         assert!(output.starts_with("exit: 0"), "{output}");
-        for line in expected {
+        for line in expected.into_iter().chain([package_line]) {
             assert_eq!(output.matches(line).count(), 1, "{line}\n{output}");
         }
     }
@@ -498,4 +508,65 @@ fn a_missing_local_package_is_a_diagnostic() {
         ),
         "{listing}"
     );
+}
+
+/// QA r98: a package listed in the settings but not installed (settings copied from another
+/// machine) stayed out of the chat, named only as "not installed", with no hint. As Pi 1.6, the
+/// chat installs it at startup and says so; an untrusted project's git package still waits for
+/// trust; `ctxkit resources` installs nothing and names the missing folder and `ctxkit update`.
+#[test]
+fn chat_installs_a_missing_configured_package_at_startup() {
+    let world = World::new();
+    world.write("repo/skills/gits/SKILL.md", &skill("gits", "From git"));
+    let repo = world.root.join("repo");
+    git(&world, &repo, &["init", "-q", "-b", "main"]);
+    git(&world, &repo, &["add", "-A"]);
+    git(&world, &repo, &["commit", "-q", "-m", "init"]);
+    let source = format!("git:file://{}", repo.display());
+    world.write(
+        "home/settings.json",
+        &serde_json::json!({
+            "packages": [source],
+            "defaultProvider": "mock", "defaultModel": "mock/m",
+            "llm": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1",
+                    "apiKey": "sk-unused", "models": [{"provider": "mock", "id": "m",
+                    "contextWindow": 100000, "maxOutput": 2048}]}
+        })
+        .to_string(),
+    );
+    world.write(
+        "proj/.ctxkit/settings.json",
+        r#"{"packages":["git:github.com/acme/held"]}"#,
+    );
+    let relative = repo.strip_prefix("/").unwrap();
+    let checkout = world.home().join("git/file").join(relative);
+    let shown = checkout
+        .display()
+        .to_string()
+        .replace(&world.root.display().to_string(), "[ROOT]");
+
+    let listing = world.ctxkit(&["resources"]);
+    assert!(
+        listing.contains(&format!(
+            "Package `git:file://[ROOT]/repo` is not installed in `{shown}`: `ctxkit update` \
+             installs it"
+        )),
+        "{listing}"
+    );
+    assert!(!checkout.exists(), "listing installs nothing");
+
+    let output = world.ctxkit(&["chat", "--no-session"]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(
+        output.contains("Installing git:file://[ROOT]/repo..."),
+        "{output}"
+    );
+    assert!(!output.contains("not installed"), "{output}");
+    assert!(checkout.join("skills/gits/SKILL.md").exists(), "{output}");
+    assert!(
+        !world.project().join(".ctxkit/git").exists(),
+        "an untrusted project's package waits for trust"
+    );
+    let prompt = world.ctxkit(&["prompt"]);
+    assert!(prompt.contains("<name>gits</name>"), "{prompt}");
 }

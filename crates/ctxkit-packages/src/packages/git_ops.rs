@@ -219,8 +219,10 @@ impl PackageManager {
         Ok(())
     }
 
-    /// Clones into the scope's checkout path unless it already exists (then nothing runs, even
-    /// when the ref differs), checks out the ref, installs npm dependencies.
+    /// Clones into the scope's checkout path, checks out the ref, installs npm dependencies. An
+    /// existing checkout is moved instead, as Pi 1.6's `installGit` does: to the source's ref
+    /// ([`Self::reset_to_ref`]), or with none to its remote branch ([`Self::update_git`]), so
+    /// `install git:x@v1` over an installed `git:x` gives the model v1.
     pub(crate) fn install_git(
         &self,
         source: &GitSource,
@@ -228,7 +230,11 @@ impl PackageManager {
     ) -> Result<(), PackageError> {
         let target = self.git_install_path(source, scope);
         if target.exists() {
-            return Ok(());
+            self.folders().check_beneath(&target)?;
+            return match &source.git_ref {
+                Some(reference) => self.reset_to_ref(&target, source, reference).map(|_| ()),
+                None => self.update_git(source, scope).map(|_| ()),
+            };
         }
         if let Some(root) = self.git_install_root(scope) {
             ensure_gitignore(&self.folders(), &root)?;
@@ -328,6 +334,7 @@ impl PackageManager {
             self.install_git(source, scope)?;
             return Ok(true);
         }
+        self.folders().check_beneath(&checkout)?;
         let target = self.update_target(&checkout, source)?;
         self.git_run(
             &checkout,
@@ -348,6 +355,31 @@ impl PackageManager {
         self.git_run(&checkout, source, &["reset", "--hard", target.reference])?;
         self.git_run(&checkout, source, &["clean", "-fdx"])?;
         self.install_git_dependencies(&checkout)?;
+        Ok(true)
+    }
+
+    /// Fetches only `reference` from origin and, when HEAD is not its commit, hard-resets the
+    /// checkout to it, cleans untracked files and reinstalls npm dependencies (Pi 1.6's
+    /// `ensureGitRef`). Returns whether the checkout changed.
+    fn reset_to_ref(
+        &self,
+        checkout: &Path,
+        source: &GitSource,
+        reference: &str,
+    ) -> Result<bool, PackageError> {
+        self.git_run(
+            checkout,
+            source,
+            &["fetch", "--no-tags", "origin", reference],
+        )?;
+        let local = self.git_capture(checkout, source, &["rev-parse", "HEAD"])?;
+        let target = self.git_capture(checkout, source, &["rev-parse", "FETCH_HEAD^{commit}"])?;
+        if local == target {
+            return Ok(false);
+        }
+        self.git_run(checkout, source, &["reset", "--hard", &target])?;
+        self.git_run(checkout, source, &["clean", "-fdx"])?;
+        self.install_git_dependencies(checkout)?;
         Ok(true)
     }
 

@@ -61,6 +61,7 @@ impl PackageManager {
         PackageFolders::new([
             self.environment.cwd.clone(),
             self.environment.agent_dir().join("git"),
+            self.environment.agent_dir().join("npm"),
             self.environment.temp_dir.join(TEMPORARY_INSTALL_DIR_NAME),
         ])
     }
@@ -134,32 +135,45 @@ impl PackageManager {
         Ok(root)
     }
 
-    /// The npm install root: the global prefix (user), `<cwd>/.ctxkit/npm` (project), or the
-    /// hashed temporary directory.
-    pub(crate) fn npm_install_root(&self, scope: SourceScope) -> Result<PathBuf, PackageError> {
+    /// The npm install root, a private npm project: `<ctxkit home>/npm` (user, as Pi 1.6's
+    /// `<agent dir>/npm`: npm's global prefix is often not the user's to write),
+    /// `<cwd>/.ctxkit/npm` (project), or the hashed temporary directory.
+    pub(crate) fn npm_install_root(&self, scope: SourceScope) -> PathBuf {
         match scope {
-            SourceScope::User => {
-                let root = self.global_npm_root()?;
-                Ok(root.parent().map_or(root.clone(), Path::to_path_buf))
-            }
-            SourceScope::Project => Ok(self.environment.project_dir().join("npm")),
-            SourceScope::Temporary => Ok(self.temporary_dir("npm", "")),
+            SourceScope::User => self.environment.agent_dir().join("npm"),
+            SourceScope::Project => self.environment.project_dir().join("npm"),
+            SourceScope::Temporary => self.temporary_dir("npm", ""),
         }
     }
 
-    /// Where an npm package is (or would be) installed in `scope`.
-    pub(crate) fn npm_install_path(
+    /// Where ctxkit installs an npm package in `scope`: `<install root>/node_modules/<name>`.
+    pub(crate) fn managed_npm_install_path(&self, npm: &NpmSource, scope: SourceScope) -> PathBuf {
+        self.npm_install_root(scope)
+            .join("node_modules")
+            .join(&npm.name)
+    }
+
+    /// Where an npm package of the user scope was installed by the old layout (`npm install
+    /// -g`), when it is there and not in ctxkit's own npm folder.
+    pub(crate) fn legacy_npm_install_path(
         &self,
         npm: &NpmSource,
         scope: SourceScope,
-    ) -> Result<PathBuf, PackageError> {
-        match scope {
-            SourceScope::User => Ok(self.global_npm_root()?.join(&npm.name)),
-            SourceScope::Project | SourceScope::Temporary => Ok(self
-                .npm_install_root(scope)?
-                .join("node_modules")
-                .join(&npm.name)),
+    ) -> Option<PathBuf> {
+        if scope != SourceScope::User || self.managed_npm_install_path(npm, scope).exists() {
+            return None;
         }
+        // No npm to ask means no old install to find.
+        let legacy = self.global_npm_root().ok()?.join(&npm.name);
+        legacy.exists().then_some(legacy)
+    }
+
+    /// Where an npm package is (or would be) installed in `scope`: ctxkit's own folder, or for
+    /// the user scope npm's global folder when an old install is there only (as Pi 1.6 keeps
+    /// loading its own `-g` installs).
+    pub(crate) fn npm_install_path(&self, npm: &NpmSource, scope: SourceScope) -> PathBuf {
+        self.legacy_npm_install_path(npm, scope)
+            .unwrap_or_else(|| self.managed_npm_install_path(npm, scope))
     }
 
     /// Where a git package is (or would be) checked out in `scope`.

@@ -60,7 +60,8 @@ pub struct PackageManager {
     runner: Box<dyn CommandRunner>,
     reporter: Box<dyn ProgressReporter>,
     missing: MissingPackages,
-    /// `npm root -g`, cached together with the npm argv that produced it.
+    /// `npm root -g` (where the old layout installed user packages), cached together with the
+    /// npm argv that produced it.
     global_npm_root: Mutex<Option<(Vec<String>, PathBuf)>>,
 }
 
@@ -153,7 +154,8 @@ impl PackageManager {
     }
 
     /// Installs `source` in `scope` (npm install, git clone, or checks a local path
-    /// exists, resolved against cwd). An existing git checkout is left as it is. In offline mode
+    /// exists, resolved against cwd). An existing git checkout is moved to the source's ref, or
+    /// to its remote branch when it has none (as Pi 1.6). In offline mode
     /// an npm or git source is refused ([`PackageError::Offline`]): installing it needs the
     /// network.
     pub fn install(&self, source: &str, scope: SourceScope) -> Result<(), PackageError> {
@@ -190,8 +192,8 @@ impl PackageManager {
         }
     }
 
-    /// Installs, then records the source in the scope's settings unless an entry with
-    /// the same identity is already there. Returns whether the settings changed.
+    /// Installs, then records the source in the scope's settings (replacing the entry of the same
+    /// package when its version or ref differs). Returns whether the settings changed.
     pub fn install_and_persist(
         &self,
         source: &str,
@@ -228,7 +230,7 @@ impl PackageManager {
     pub fn installed_path(&self, source: &str, scope: SourceScope) -> Option<PathBuf> {
         let parsed = PackageSource::parse(source).ok()?;
         let path = match &parsed {
-            PackageSource::Npm(npm) => self.npm_install_path(npm, scope).ok()?,
+            PackageSource::Npm(npm) => self.npm_install_path(npm, scope),
             PackageSource::Git(git) => self.git_install_path(git, scope),
             PackageSource::Local { .. } => {
                 parsed.local_path(&self.scope_base(scope), &self.environment.home)?
@@ -266,12 +268,13 @@ impl PackageProvider for PackageManager {
         scope: SourceScope,
     ) -> Result<Option<PathBuf>, PackageError> {
         let offline = self.environment.is_offline();
-        let not_installed = || PackageError::NotInstalled {
+        let not_installed = |path: &std::path::Path| PackageError::NotInstalled {
             source_text: source_text.to_owned(),
+            path: path.to_path_buf(),
         };
         match source {
             PackageSource::Npm(npm) => {
-                let path = self.npm_install_path(npm, scope)?;
+                let path = self.npm_install_path(npm, scope);
                 let exists = path.exists();
                 let needs_install = !exists
                     || (npm.is_pinned() && locations::installed_npm_version(&path) != npm.version);
@@ -286,7 +289,7 @@ impl PackageProvider for PackageManager {
                             })?;
                         }
                         // A pinned version mismatch is used as installed.
-                        MissingPackages::Report if !exists => return Err(not_installed()),
+                        MissingPackages::Report if !exists => return Err(not_installed(&path)),
                         MissingPackages::Report => {}
                     }
                 }
@@ -299,7 +302,7 @@ impl PackageProvider for PackageManager {
                     (false, MissingPackages::Install | MissingPackages::Report) if offline => {
                         return Ok(None);
                     }
-                    (false, MissingPackages::Report) => return Err(not_installed()),
+                    (false, MissingPackages::Report) => return Err(not_installed(&path)),
                     (false, MissingPackages::Install) => {
                         self.with_progress(ProgressAction::Install, source_text, || {
                             self.install_git(git, scope)

@@ -13,8 +13,8 @@ use crate::source::NpmSource;
 pub(crate) const NETWORK_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl PackageManager {
-    /// `npm install -g <spec>` (user) or `npm install <spec> --prefix <root>` (project,
-    /// temporary; the private npm project is created first).
+    /// `npm install <spec> --prefix <root>` into the scope's private npm project (created first;
+    /// for the user scope `<ctxkit home>/npm`, as Pi 1.6).
     /// npm exiting 0 is not enough: the package's folder must be there afterwards.
     pub(crate) fn install_npm(
         &self,
@@ -33,7 +33,7 @@ impl PackageManager {
         npm: &NpmSource,
         scope: SourceScope,
     ) -> Result<(), PackageError> {
-        let path = self.npm_install_path(npm, scope)?;
+        let path = self.managed_npm_install_path(npm, scope);
         if path.exists() {
             Ok(())
         } else {
@@ -50,50 +50,45 @@ impl PackageManager {
         specs: &[&str],
         scope: SourceScope,
     ) -> Result<(), PackageError> {
-        let command = match scope {
-            SourceScope::User => {
-                let mut args = vec!["install", "-g"];
-                args.extend_from_slice(specs);
-                self.npm_command_line(&args)?
-            }
-            SourceScope::Project | SourceScope::Temporary => {
-                let root = self.npm_install_root(scope)?;
-                let folders = self.folders();
-                ensure_npm_project(&folders, &root)?;
-                for spec in specs {
-                    folders.check_npm_root(&root, spec)?;
-                }
-                let root_text = root.to_string_lossy().into_owned();
-                let mut args = vec!["install"];
-                args.extend_from_slice(specs);
-                args.extend(["--prefix", root_text.as_str()]);
-                self.npm_command_line(&args)?
-            }
-        };
-        self.runner.run(&command)?;
+        let root = self.npm_install_root(scope);
+        let folders = self.folders();
+        ensure_npm_project(&folders, &root)?;
+        for spec in specs {
+            folders.check_npm_root(&root, spec)?;
+        }
+        let root_text = root.to_string_lossy().into_owned();
+        let mut args = vec!["install"];
+        args.extend_from_slice(specs);
+        args.extend(["--prefix", root_text.as_str()]);
+        self.runner.run(&self.npm_command_line(&args)?)?;
         Ok(())
     }
 
-    /// `npm uninstall -g <name>` or `npm uninstall <name> --prefix <root>` (skipped when the
-    /// project or temporary root does not exist).
+    /// `npm uninstall <name> --prefix <root>` (skipped when the root does not exist), or
+    /// `npm uninstall -g <name>` for a user package found only where the old layout installed it:
+    /// removing it is how a user of that layout gets rid of it.
     pub(crate) fn uninstall_npm(
         &self,
         npm: &NpmSource,
         scope: SourceScope,
     ) -> Result<(), PackageError> {
-        let command = match scope {
-            SourceScope::User => self.npm_command_line(&["uninstall", "-g", &npm.name])?,
-            SourceScope::Project | SourceScope::Temporary => {
-                let root = self.npm_install_root(scope)?;
-                if !root.exists() {
-                    return Ok(());
-                }
-                self.folders().check_npm_root(&root, &npm.name)?;
-                let root_text = root.to_string_lossy().into_owned();
-                self.npm_command_line(&["uninstall", &npm.name, "--prefix", &root_text])?
-            }
-        };
-        self.runner.run(&command)?;
+        if self.legacy_npm_install_path(npm, scope).is_some() {
+            self.runner
+                .run(&self.npm_command_line(&["uninstall", "-g", &npm.name])?)?;
+            return Ok(());
+        }
+        let root = self.npm_install_root(scope);
+        if !root.exists() {
+            return Ok(());
+        }
+        self.folders().check_npm_root(&root, &npm.name)?;
+        let root_text = root.to_string_lossy().into_owned();
+        self.runner.run(&self.npm_command_line(&[
+            "uninstall",
+            &npm.name,
+            "--prefix",
+            &root_text,
+        ])?)?;
         Ok(())
     }
 

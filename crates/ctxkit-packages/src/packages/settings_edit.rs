@@ -37,8 +37,9 @@ impl PackageManager {
         }
     }
 
-    /// Appends `source` to the scope's `packages` unless an entry with the same identity is
-    /// there (then nothing is written and `false` returned, even if the version differs).
+    /// Records `source` in the scope's `packages`: an entry with the same identity takes it as
+    /// its source (another version or ref of the package, as Pi 1.6), else it is appended.
+    /// Returns `false`, writing nothing, when that entry's source is `source` already.
     pub fn add_source_to_settings(
         &self,
         source: &str,

@@ -79,9 +79,10 @@ impl PackageManager {
     }
 
     /// Updates every configured package, or only those with the identity of
-    /// `source` (error `No matching package found …` when none has it). Local and pinned
-    /// packages are skipped; npm packages are updated when not installed or behind the
-    /// registry, in one `@latest` install per scope; git checkouts follow their remote.
+    /// `source` (error `No matching package found …` when none has it). Local packages, and
+    /// pinned ones that are installed, are skipped; npm packages are updated when not installed
+    /// (a pinned one at its version) or behind the registry, in one install per scope; git
+    /// checkouts follow their remote (a missing pinned one is cloned at its ref).
     /// Offline mode returns at once. Every selected package is attempted; the first failure is
     /// returned after the others ran.
     pub fn update(
@@ -128,7 +129,22 @@ impl PackageManager {
                         unchanged.push(entry.source.clone());
                     }
                 }
-                Ok(PackageSource::Git(git)) if !git.is_pinned() => git_updates.push((entry, git)),
+                // A missing pinned package is installed at its pin, as Pi 1.6's update does.
+                Ok(PackageSource::Npm(npm))
+                    if !self
+                        .npm_install_path(&npm, source_scope(entry.scope))
+                        .exists() =>
+                {
+                    npm_updates.push((entry, npm));
+                }
+                Ok(PackageSource::Git(git))
+                    if !git.is_pinned()
+                        || !self
+                            .git_install_path(&git, source_scope(entry.scope))
+                            .exists() =>
+                {
+                    git_updates.push((entry, git));
+                }
                 Ok(PackageSource::Npm(_) | PackageSource::Git(_) | PackageSource::Local { .. })
                 | Err(_) => unchanged.push(entry.source.clone()),
             }
@@ -149,7 +165,13 @@ impl PackageManager {
             };
             let specs: Vec<String> = batch
                 .iter()
-                .map(|(_, npm)| format!("{}@latest", npm.name))
+                .map(|(_, npm)| {
+                    if npm.is_pinned() {
+                        npm.spec.clone()
+                    } else {
+                        format!("{}@latest", npm.name)
+                    }
+                })
                 .collect();
             let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
             match self.with_progress(ProgressAction::Update, &label, || {
@@ -191,12 +213,11 @@ impl PackageManager {
             .find(|held| self.entry_identity(&held.entry, SettingsScope::Project) == identity)
     }
 
-    /// Not installed (or no readable version) → yes; else compare with `npm view`; a failed
-    /// query → yes.
+    /// Not installed in ctxkit's own npm folder (or no readable version) → yes, so an install of
+    /// the old `-g` layout is installed again there, as Pi 1.6 does; else compare with
+    /// `npm view`; a failed query → yes.
     fn npm_needs_update(&self, npm: &NpmSource, scope: SourceScope) -> bool {
-        let Ok(path) = self.npm_install_path(npm, scope) else {
-            return true;
-        };
+        let path = self.managed_npm_install_path(npm, scope);
         let Some(installed) = super::locations::installed_npm_version(&path) else {
             return true;
         };

@@ -31,9 +31,12 @@ fn scope_file(environment: &Environment, scope: SettingsScope) -> (PathBuf, Reac
     (path, Reach::of(environment, scope))
 }
 
-/// Appends `stored` to the `packages` of the settings file of `scope` unless an entry whose source
-/// `same` accepts is there already (then nothing is written and `false` returned). A `packages`
-/// that is not an array is an error naming the file and key, and the file is left alone.
+/// Records `stored` in the `packages` of the settings file of `scope`, as Pi 1.6's
+/// `addSourceToSettings`: the first entry whose source `same` accepts (the same package) takes
+/// `stored` as its source (an object entry keeps its filters), unless its source is `stored`
+/// already (then nothing is written and `false` returned); with no such entry `stored` is
+/// appended. A `packages` that is not an array is an error naming the file and key, and the file
+/// is left alone.
 pub fn add_package_source(
     environment: &Environment,
     scope: SettingsScope,
@@ -50,11 +53,24 @@ pub fn add_package_source(
             not_an_array = true;
             return false;
         };
-        if items.iter().filter_map(entry_source).any(&same) {
-            return false;
+        let matching = items
+            .iter_mut()
+            .find(|entry| entry_source(entry).is_some_and(&same));
+        match matching {
+            Some(entry) if entry_source(entry) == Some(stored) => false,
+            Some(Value::Object(object)) => {
+                object.insert("source".to_owned(), Value::from(stored));
+                true
+            }
+            Some(entry) => {
+                *entry = Value::from(stored);
+                true
+            }
+            None => {
+                items.push(Value::from(stored));
+                true
+            }
         }
-        items.push(Value::from(stored));
-        true
     })?;
     if not_an_array {
         return Err(SettingsError::InvalidValue {

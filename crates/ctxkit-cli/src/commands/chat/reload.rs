@@ -7,7 +7,7 @@ use anyhow::Result;
 use ctxkit_resources::LoadedResources;
 
 use super::Chat;
-use crate::commands::resources::{diagnostics, load_in, system_prompt};
+use crate::commands::resources::{diagnostics, load_installing, system_prompt};
 use crate::commands::settings::settings_of_project;
 use crate::render::counted;
 
@@ -222,7 +222,8 @@ impl Chat {
                 self.ui.notice(line);
             }
         }
-        let loaded = load_in(&self.environment, &settings);
+        let ui = self.ui.clone();
+        let loaded = load_installing(&self.environment, &settings, move |line| ui.notice(line));
         let problems = diagnostics(&loaded);
         for problem in problems.iter().take(SHOWN_PROBLEMS) {
             self.ui.notice(&problem.to_string());

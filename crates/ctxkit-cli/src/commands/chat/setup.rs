@@ -28,7 +28,7 @@ pub async fn build(
     let environment = process.environment()?;
     let settings = process.settings()?;
     let llm_options = summary_setup::llm_options(settings)?;
-    let (loaded, cwd) = resources::load(process)?;
+    let (loaded, cwd) = resources::load_for_chat(process)?;
     resources::warn_of_resources(&loaded)?;
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
