@@ -96,3 +96,39 @@ async fn a_default_tools_name_ctxkit_has_no_tool_for_is_warned_about() {
         "{output}"
     );
 }
+
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// Defect 6: with a byte-order mark, the settings stopped the chat, the skill was dropped and the
+/// prompt template's raw frontmatter went to the model as the user's message.
+#[tokio::test(flavor = "multi_thread")]
+async fn files_saved_with_a_byte_order_mark_read_as_without_one() {
+    let server = answering_server().await;
+    let run = Run::new();
+    let with_bom = |text: &str| [BOM, text.as_bytes()].concat();
+    write(
+        &run,
+        "settings.json",
+        &with_bom(r#"{"defaultTools": ["read"]}"#),
+    );
+    write(
+        &run,
+        "skills/bom/SKILL.md",
+        &with_bom("---\nname: bom\ndescription: BOM skill.\n---\nbody\n"),
+    );
+    write(
+        &run,
+        "prompts/bp.md",
+        &with_bom("---\ndescription: bom prompt\n---\nReview $1\n"),
+    );
+    write(&run, "AGENTS.md", &with_bom("Team rules."));
+    let (output, body) = chat(&run, &server, "/bp x\n").await;
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(!output.contains("description is required"), "{output}");
+    assert_eq!(tool_names(&body), ["read", "recall"], "the settings apply");
+    let sent = body.to_string();
+    assert!(sent.contains("<name>bom</name>"), "{sent}");
+    assert!(sent.contains("Review x"), "{sent}");
+    assert!(!sent.contains("description: bom prompt"), "{sent}");
+    assert!(!sent.contains('\u{feff}'), "{sent}");
+}
