@@ -132,3 +132,17 @@ async fn files_saved_with_a_byte_order_mark_read_as_without_one() {
     assert!(!sent.contains("description: bom prompt"), "{sent}");
     assert!(!sent.contains('\u{feff}'), "{sent}");
 }
+
+/// Defect 7: a local `AGENTS.override.md` lost to the committed `AGENTS.md` of its folder.
+#[tokio::test(flavor = "multi_thread")]
+async fn agents_override_replaces_the_agents_file_of_its_folder() {
+    let server = answering_server().await;
+    let run = Run::new();
+    write(&run, "AGENTS.md", b"Team rules: use npm.");
+    write(&run, "AGENTS.override.md", b"My local override: use pnpm.");
+    let (output, body) = chat(&run, &server, "hi\n").await;
+    assert!(output.starts_with("exit: 0"), "{output}");
+    let sent = body.to_string();
+    assert!(sent.contains("My local override: use pnpm."), "{sent}");
+    assert!(!sent.contains("Team rules"), "{sent}");
+}
