@@ -86,6 +86,7 @@ mod names;
 mod resolve;
 pub mod testing;
 mod tool;
+mod tool_selection;
 pub mod tools;
 mod warming;
 mod workspace;
@@ -98,6 +99,7 @@ pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use limits::WorkspaceLimits;
 pub use model::ChatModel;
 pub use tool::{Tool, ToolContext, ToolOutcome, ToolRegistry, TypedTool};
+pub use tool_selection::{ToolSelection, UnknownTool, select_coding_tools};
 pub use warming::{CacheWarmer, CacheWarming, PromptCache};
 pub use workspace::{Access, Place, Refusal, Workspace, resolve as resolve_path};
 

@@ -376,10 +376,15 @@ impl Jail {
 
 /// The text of the file at `path` (at most `max` bytes of UTF-8), opened beneath the folder that
 /// holds it: a symlink out of that folder, and ctxkit's own places and credentials, are refused.
-/// For resource files (context files, prompts, skills, themes) found by listing a folder.
+/// For resource files (context files, prompts, skills, themes, package manifests) found by
+/// listing a folder: the one place they are read, so a leading byte-order mark, which editors on
+/// Windows write, is dropped here for all of them, as Pi 1.6 drops it (`stripBom`). Left in, it
+/// hid a skill's frontmatter, and a prompt template's went to the model as the user's message.
 pub fn read_in_folder(path: &Path, max: u64) -> Result<String, JailError> {
     let (folder, name) = split_folder(path)?;
-    Jail::open(folder)?.read_to_string(Path::new(name), max)
+    Jail::open(folder)?
+        .read_to_string(Path::new(name), max)
+        .map(without_byte_order_mark)
 }
 
 /// [`read_in_folder`] of a file found in a folder above the project, where another local user may
@@ -397,7 +402,17 @@ pub fn read_in_folder_owned(
         });
     }
     let (folder, name) = split_folder(path)?;
-    Jail::open(folder)?.read_to_string_owned(Path::new(name), max, users)
+    Jail::open(folder)?
+        .read_to_string_owned(Path::new(name), max, users)
+        .map(without_byte_order_mark)
+}
+
+/// `text` without a leading UTF-8 byte-order mark.
+fn without_byte_order_mark(text: String) -> String {
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    }
 }
 
 /// The folder holding `path` (`.` for a bare name) and its name.

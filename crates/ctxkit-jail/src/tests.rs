@@ -320,3 +320,21 @@ fn a_hard_link_to_a_denied_file_is_refused_by_any_name() {
         "PRIVATE KEY"
     );
 }
+
+/// QA r98: resource files saved with a byte-order mark (skills, prompt templates, context files,
+/// themes) are read without it, as Pi 1.6 reads them; a mark inside the text stays.
+#[test]
+fn resource_reads_drop_a_leading_byte_order_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("SKILL.md");
+    std::fs::write(&file, "\u{feff}---\nname: x\n---\n\u{feff}").unwrap();
+    assert_eq!(
+        read_in_folder(&file, 100).unwrap(),
+        "---\nname: x\n---\n\u{feff}"
+    );
+    let own = LocalUsers::of_process();
+    assert_eq!(
+        read_in_folder_owned(&file, 100, &own).unwrap(),
+        "---\nname: x\n---\n\u{feff}"
+    );
+}

@@ -1,4 +1,4 @@
-//! Context files (`AGENTS.md` / `CLAUDE.md`), `SYSTEM.md` / `APPEND_SYSTEM.md`, and the
+//! Context files (`AGENTS.md` / `CLAUDE.md`, or an `AGENTS.override.md` in their place), `SYSTEM.md` / `APPEND_SYSTEM.md`, and the
 //! assembly of the system prompt from them plus the skills block.
 
 use std::path::{Path, PathBuf};
@@ -7,7 +7,15 @@ use ctxkit_jail::LocalUsers;
 use ctxkit_packages::ResourceDiagnostic;
 use ctxkit_settings::resolve_against;
 
-const CONTEXT_FILE_NAMES: [&str; 4] = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
+/// A folder's context file is the first of these it holds (Pi 1.6's order): a local
+/// `AGENTS.override.md` replaces the `AGENTS.md` or `CLAUDE.md` beside it, and only that one.
+const CONTEXT_FILE_NAMES: [&str; 5] = [
+    "AGENTS.override.md",
+    "AGENTS.md",
+    "AGENTS.MD",
+    "CLAUDE.md",
+    "CLAUDE.MD",
+];
 
 /// A context file injected into the system prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,6 +216,28 @@ pub fn migrate_legacy_directories(agent_dir: &Path, project_dir: &Path) -> Vec<R
 mod tests {
     use super::*;
     use ctxkit_jail::testing::owned_by_another_user;
+
+    /// QA r98: an `AGENTS.override.md` was ignored. It replaces the context file of its own folder
+    /// (the agent dir's too), never those of the folders above.
+    #[test]
+    fn an_override_replaces_the_context_file_of_its_folder_only() {
+        let world = tempfile::tempdir().unwrap();
+        let agent = world.path().join("agent");
+        let cwd = world.path().join("project/sub");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        let parent = world.path().join("project");
+        std::fs::write(agent.join("AGENTS.md"), "user").unwrap();
+        std::fs::write(agent.join("AGENTS.override.md"), "user override").unwrap();
+        std::fs::write(parent.join("AGENTS.md"), "team").unwrap();
+        std::fs::write(cwd.join("CLAUDE.md"), "sub").unwrap();
+        std::fs::write(cwd.join("AGENTS.override.md"), "sub override").unwrap();
+        let (files, diagnostics) = discover_as(&agent, &cwd, &LocalUsers::of_process());
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let contents: Vec<&str> = files.iter().map(|file| file.content.as_str()).collect();
+        assert_eq!(contents, ["user override", "team", "sub override"]);
+        assert_eq!(files[2].path, cwd.join("AGENTS.override.md"));
+    }
 
     /// QA: another local user's `/tmp/AGENTS.md` reached the system prompt of anyone working
     /// under `/tmp` (Pi reads every ancestor). It is skipped with a warning; the project's own

@@ -47,13 +47,10 @@ fn utf16_len(text: &str) -> usize {
     text.encode_utf16().count()
 }
 
-fn validate_name(name: &str, parent: &str) -> Vec<String> {
+/// The Agent Skills rules Pi 1.6 checks. A name that differs from its folder's is not among them:
+/// Pi "neither requires nor warns" about it, and a standalone `skills/x.md` has no folder of its own.
+fn validate_name(name: &str) -> Vec<String> {
     let mut errors = Vec::new();
-    if name != parent {
-        errors.push(format!(
-            "name \"{name}\" does not match parent directory \"{parent}\""
-        ));
-    }
     let length = utf16_len(name);
     if length > MAX_NAME_LENGTH {
         errors.push(format!(
@@ -140,19 +137,12 @@ pub fn load_skill_file(path: &Path) -> (Option<Skill>, Vec<ResourceDiagnostic>) 
         }
         Some(_) => {}
     }
-    let name_field = parsed.field("name");
-    let name = if is_truthy(name_field) {
-        match name_field {
-            Some(Value::String(text)) => text.clone(),
-            Some(_) | None => {
-                diagnostics.push(ResourceDiagnostic::warning("name must be a string", path));
-                return (None, diagnostics);
-            }
-        }
-    } else {
-        parent_name.clone()
+    // As Pi 1.6: a name that is not a non-empty string (`name: 123`) gives way to the folder's.
+    let name = match parsed.field("name") {
+        Some(Value::String(text)) if !text.is_empty() => text.clone(),
+        _ => parent_name,
     };
-    for message in validate_name(&name, &parent_name) {
+    for message in validate_name(&name) {
         diagnostics.push(ResourceDiagnostic::warning(message, path));
     }
     let Some(description) = description.filter(|text| !text.trim().is_empty()) else {

@@ -83,8 +83,9 @@ pub struct AgentConfig {
     pub pass_env: Vec<String>,
     /// Images `read` returns are fitted to 2000 × 2000 pixels and 4.5 MB (`images.autoResize`).
     pub auto_resize_images: bool,
-    /// The tools of a run (`ToolRegistry::coding` in ctxkit; tests add their own).
-    pub tools: fn() -> ToolRegistry,
+    /// The tools of a run, a copy each (what the server's `defaultTools` selects in ctxkit; tests
+    /// add their own).
+    pub tools: ToolRegistry,
     /// ctxkit's home, which no tool may read or write (`None`: `CTXKIT_HOME`, else `~/.ctxkit`);
     /// the server's sessions directory is protected too.
     pub home: Option<PathBuf>,
@@ -286,7 +287,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     let mut agent = Agent::new(
         engine,
         model,
-        (config.tools)(),
+        config.tools.clone(),
         AgentOptions {
             system_prompt,
             max_tokens: params.max_tokens,

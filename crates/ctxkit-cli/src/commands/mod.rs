@@ -6,6 +6,7 @@ mod check_warnings;
 pub(crate) mod checkpoints;
 pub(crate) mod compaction;
 mod config;
+mod default_tools;
 mod edit;
 mod engine_run;
 mod import;

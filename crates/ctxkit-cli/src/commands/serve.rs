@@ -181,7 +181,7 @@ fn server_config(
         shell: super::settings::shell_of(typed),
         pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
         auto_resize_images: typed.images.auto_resize,
-        tools: ctxkit_agent::ToolRegistry::coding,
+        tools: super::default_tools::coding_tools(typed)?,
         home: Some(boundary.home),
         readable_paths: boundary.readable_paths,
         secrets: boundary.secrets,

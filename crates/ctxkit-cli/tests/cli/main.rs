@@ -251,6 +251,7 @@ mod chat_habits;
 mod chat_highlight;
 mod chat_images;
 mod chat_jail;
+mod chat_pi_resources;
 mod chat_piped;
 mod chat_reload;
 mod chat_retry;

@@ -57,7 +57,7 @@ pub(crate) fn agent_config(models: Arc<dyn ModelSource>) -> AgentConfig {
         shell: Default::default(),
         pass_env: Vec::new(),
         auto_resize_images: true,
-        tools: ToolRegistry::coding,
+        tools: ToolRegistry::coding(),
         home: None,
         readable_paths: Vec::new(),
         secrets: Vec::new(),
@@ -285,7 +285,7 @@ async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
         replies.calls(&[("call_1", "stuck", json!({}))], 100)
     });
     let agent = AgentConfig {
-        tools: stuck_tools,
+        tools: stuck_tools(),
         ..agent_config(Arc::new(Fixed(model)))
     };
     let mut client = start_with(dir.path(), Some(agent));

@@ -84,7 +84,7 @@ pub(crate) fn agent(model: Slow) -> AgentConfig {
         shell: Default::default(),
         pass_env: Vec::new(),
         auto_resize_images: true,
-        tools: ToolRegistry::new,
+        tools: ToolRegistry::new(),
         home: None,
         readable_paths: Vec::new(),
         secrets: Vec::new(),

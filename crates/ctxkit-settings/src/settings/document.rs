@@ -107,9 +107,19 @@ fn remove_segments(object: &mut Document, segments: &[String]) -> bool {
 /// (`provider` and `id`), an override's entry replacing the base's of the same model. A project
 /// that declared its own model replaced the user's whole list, and the user's default model was
 /// then unknown.
+///
+/// And Pi's own, `defaultTools` (its `mergeDefaultTools`): an override list of only `+name` and
+/// `-name` entries is appended to the base list, so it changes the selection the base makes.
 pub fn merge_documents(base: &Document, overrides: &Document) -> Document {
     let mut result = base.clone();
     merge_into(&mut result, overrides);
+    if let (Some(Value::Array(base_tools)), Some(Value::Array(override_tools))) =
+        (base.get("defaultTools"), overrides.get("defaultTools"))
+        && override_tools.iter().all(is_tool_modifier)
+    {
+        let tools = base_tools.iter().chain(override_tools).cloned().collect();
+        result.insert("defaultTools".to_owned(), Value::Array(tools));
+    }
     let models = |document: &Document| {
         document
             .get("llm")
@@ -126,6 +136,13 @@ pub fn merge_documents(base: &Document, overrides: &Document) -> Document {
         );
     }
     result
+}
+
+/// A `defaultTools` entry that changes a selection (`+name`, `-name`) rather than naming a tool.
+fn is_tool_modifier(entry: &Value) -> bool {
+    entry
+        .as_str()
+        .is_some_and(|text| text.starts_with(['+', '-']))
 }
 
 /// `base`'s models not named in `overrides`, then `overrides`' (a model is its `provider` and
@@ -272,6 +289,22 @@ mod tests {
             json!({"compaction": {"modelOverrides": {
                 "a/x": {"reserveTokens": 1000, "keepRecentTokens": 2000}, "b/y": 3
             }}})
+        );
+    }
+
+    #[test]
+    fn a_project_list_of_only_modifiers_changes_the_users_default_tools() {
+        let global = doc(json!({"defaultTools": ["read", "bash"]}));
+        let project = doc(json!({"defaultTools": ["-bash", "+grep"]}));
+        assert_eq!(
+            Value::Object(merge_documents(&global, &project))["defaultTools"],
+            json!(["read", "bash", "-bash", "+grep"])
+        );
+        let project = doc(json!({"defaultTools": ["ls", "-bash"]}));
+        assert_eq!(
+            Value::Object(merge_documents(&global, &project))["defaultTools"],
+            json!(["ls", "-bash"]),
+            "a plain name replaces"
         );
     }
 

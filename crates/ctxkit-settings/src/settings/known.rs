@@ -40,14 +40,13 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
 /// it, holds them, and they are no typo. Pi's settings manager (the `Settings` interface of
 /// `settings-manager.ts`, and the keys its older versions wrote: `/work/shared/spec/resources.md`
 /// SM-5 migrates `queueMode`, `websockets`, `retry.maxDelayMs` and the object form of `skills`).
-const PI_KEYS_NOT_READ: [&str; 25] = [
+const PI_KEYS_NOT_READ: [&str; 30] = [
     "modelThinkingLevels",
     "showCacheMissNotices",
     "externalEditor",
     "defaultProjectTrust",
     "enableAnalytics",
     "trackingId",
-    "defaultTools",
     "outputPad",
     "httpProxy",
     "httpIdleTimeoutMs",
@@ -67,6 +66,15 @@ const PI_KEYS_NOT_READ: [&str; 25] = [
     "queueMode",
     // `/share` always makes a secret gist: Radius is Pi's own service.
     "sessionShareDestination",
+    // Pi 1.6's schema (`schemas/settings.schema.json`): `$schema` is what Pi's docs tell users to
+    // add for their editor; the rest are its self-update, codemode tool, full-screen scrolling,
+    // extension changelogs and telemetry id (QA r98: warned about on every command).
+    "$schema",
+    "selfUpdateCommand",
+    "codemode",
+    "fullscreenWheelScrollLines",
+    "extensionChangelogVersions",
+    "deviceId",
 ];
 
 /// Whether the dotted `key` (or a section it lies in) is one of Pi's settings that ctxkit does
@@ -146,6 +154,9 @@ mod tests {
             "terminal.hyperlinks",
             "retry.maxAgentDelayMs",
             "outputPad",
+            "$schema",
+            "codemode.mode",
+            "deviceId",
         ] {
             assert!(is_pi_key_not_read(key), "{key}");
             assert!(check_known_key(key).is_err(), "{key}");

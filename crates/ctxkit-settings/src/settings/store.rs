@@ -41,8 +41,10 @@ pub fn read_with_text(
     }
 }
 
-/// Parses settings text (migrated); blank text is an empty document.
+/// Parses settings text (migrated); blank text is an empty document. A leading byte-order mark,
+/// which editors on Windows write, is read past, as Pi 1.6 reads it (`stripBom`).
 pub fn parse(path: &Path, text: &str) -> Result<Document, SettingsError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Ok(Document::new());
     }
@@ -53,13 +55,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Document, SettingsError> {
             path: path.to_path_buf(),
             line: error.line(),
             column: error.column(),
-            message: if text.starts_with('\u{feff}') && error.line() == 1 && error.column() <= 1 {
-                // An editor's byte-order mark: invisible, so the position alone says nothing.
-                "the file starts with a byte-order mark (BOM); save it as UTF-8 without one"
-                    .to_owned()
-            } else {
-                strip_position(&error.to_string())
-            },
+            message: strip_position(&error.to_string()),
         })?;
     match value {
         serde_json::Value::Object(mut object) => {
@@ -214,11 +210,20 @@ mod tests {
         );
     }
 
-    /// QA (2026-12-05): a BOM gave "line 1, column 1: expected value", naming nothing visible.
+    /// QA r98: a BOM stopped the chat (exit 3) where Pi 1.6 reads the file.
     #[test]
-    fn a_byte_order_mark_is_named() {
-        let error = parse(Path::new("/x/settings.json"), "\u{feff}{}").unwrap_err();
-        assert!(error.to_string().contains("byte-order mark"), "{error}");
+    fn a_byte_order_mark_is_read_past() {
+        let document = parse(
+            Path::new("/x/settings.json"),
+            "\u{feff}{\"theme\": \"light\"}",
+        )
+        .unwrap();
+        assert_eq!(document.get("theme"), Some(&serde_json::json!("light")));
+        assert!(
+            parse(Path::new("/x/settings.json"), "\u{feff}")
+                .unwrap()
+                .is_empty()
+        );
     }
 
     /// Issue 33, item 14: `config set` on a symlinked `settings.json` replaced the link with a

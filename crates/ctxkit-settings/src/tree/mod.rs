@@ -133,6 +133,12 @@ pub struct Settings {
     /// declared in `llm.models`) are stepped to; a pattern naming none is said when Ctrl-P is
     /// pressed. Unset, Ctrl-P steps through every model `/model` offers.
     pub enabled_models: Option<Vec<String>>,
+    /// The tools the model is offered (Pi 1.6): plain names replace the default selection (every
+    /// tool: `read`, `write`, `edit`, `bash`, `ls`, `grep`, `find`), then `+name` adds a tool and
+    /// `-name` removes one, in list order; a project's list of only `+name`/`-name` entries changes
+    /// the user's selection. `recall` is offered unless `-recall` removes it. A name ctxkit has no
+    /// tool for is warned about when the chat or server starts, and skipped. Read at startup.
+    pub default_tools: Option<Vec<String>>,
     /// What Esc twice at the chat's empty input line does: `tree` rewinds to an earlier prompt
     /// of the branch (the files the agent changed too), `fork` opens `/fork`'s list, `none` nothing.
     #[schemars(extend("x-project" = true, "enum" = ["fork", "tree", "none"]))]
@@ -229,6 +235,7 @@ impl Default for Settings {
             terminal: TerminalConfig::default(),
             images: ImagesConfig::default(),
             enabled_models: None,
+            default_tools: None,
             double_escape_action: "tree".to_owned(),
             tree_filter_mode: "default".to_owned(),
             thinking_budgets: ThinkingBudgets::default(),

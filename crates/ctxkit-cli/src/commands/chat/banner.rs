@@ -7,8 +7,9 @@ use ctxkit_protocol::AgentMessage;
 use super::Chat;
 use crate::render::one_line;
 
-/// `Instructions from AGENTS.md, ../CLAUDE.md`: the context files the model is given, each
-/// relative to `cwd` when below it; `None` when there is none.
+/// `Instructions from ../AGENTS.md, CLAUDE.md`: the context files the model is given, each
+/// relative to `cwd` when in it, below it or in a folder above it (`../`), else whole (the ctxkit
+/// home's); `None` when there is none.
 fn context_files_line(
     files: &[ctxkit_resources::ContextFile],
     cwd: &std::path::Path,
@@ -18,12 +19,24 @@ fn context_files_line(
     }
     let names: Vec<String> = files
         .iter()
-        .map(|file| {
-            let shown = file.path.strip_prefix(cwd).unwrap_or(&file.path);
-            crate::render::terminal_safe(&shown.display().to_string()).into_owned()
-        })
+        .map(|file| crate::render::terminal_safe(&shown_path(&file.path, cwd)).into_owned())
         .collect();
     Some(format!("Instructions from {}", names.join(", ")))
+}
+
+/// `path` as the banner names it. A file above `cwd` is `../AGENTS.md`, not its whole path: beside
+/// a whole path, a bare `CLAUDE.md` read as that path's neighbour (QA r98).
+fn shown_path(path: &std::path::Path, cwd: &std::path::Path) -> String {
+    if let Ok(below) = path.strip_prefix(cwd) {
+        return below.display().to_string();
+    }
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return path.display().to_string();
+    };
+    match cwd.ancestors().position(|ancestor| ancestor == folder) {
+        Some(levels) => format!("{}{}", "../".repeat(levels), name.to_string_lossy()),
+        None => path.display().to_string(),
+    }
 }
 
 /// When the banner is shown.
@@ -175,5 +188,28 @@ impl Chat {
                 AgentMessage::Unknown(_) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn files_above_the_working_folder_are_named_from_it() {
+        let file = |path: &str| ctxkit_resources::ContextFile {
+            path: PathBuf::from(path),
+            content: String::new(),
+        };
+        let files = [
+            file("/home/me/.ctxkit/AGENTS.md"),
+            file("/work/proj/AGENTS.md"),
+            file("/work/proj/sub/CLAUDE.md"),
+        ];
+        assert_eq!(
+            context_files_line(&files, Path::new("/work/proj/sub")).unwrap(),
+            "Instructions from /home/me/.ctxkit/AGENTS.md, ../AGENTS.md, CLAUDE.md"
+        );
     }
 }

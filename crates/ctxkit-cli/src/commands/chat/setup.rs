@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use anyhow::Result;
-use ctxkit_agent::{Agent, AgentOptions, ChatModel, ToolRegistry};
+use ctxkit_agent::{Agent, AgentOptions, ChatModel};
 use ctxkit_session::{Session, default_session_dir};
 
 use super::interrupts::Interrupts;
@@ -30,6 +30,7 @@ pub async fn build(
     let llm_options = summary_setup::llm_options(settings)?;
     let (loaded, cwd) = resources::load_for_chat(process)?;
     resources::warn_of_resources(&loaded)?;
+    let tools = crate::commands::default_tools::coding_tools(settings.settings())?;
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
     let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
@@ -104,7 +105,7 @@ pub async fn build(
     let mut agent = Agent::new(
         engine.clone(),
         Arc::clone(&client) as Arc<dyn ChatModel>,
-        ToolRegistry::coding(),
+        tools,
         agent_options(typed, system_prompt, output_limit(&client), reasoning, &cwd),
     )
     .await;
