@@ -22,7 +22,8 @@ pub(super) fn orphaned_results(session: &Session, file: &Path) -> Vec<Warning> {
             line: Some(orphan.line),
             message: format!(
                 "the tool result {entry} answers the call {call}, which no earlier reply in the \
-                 context holds (an edit left the reply out or took its calls away); Pi sends it as \
+                 context holds (an edit that left the reply out or took its calls away, or an entry \
+                 whose parent is missing, leaves this shape); Pi sends it as \
                  it is and providers reject the request; leave it out with `ctxkit edit-context {file} \
                  {entry} --omit`",
                 entry = orphan.entry_id,

@@ -170,6 +170,7 @@ pub fn export(
         }
         .into());
     }
+    refuse_other_formats(output)?;
     refuse_to_replace(output)?;
     let scratch = ctxkit_session::private_temporary_folder("export")
         .context("cannot create a private temporary directory")?;
@@ -194,6 +195,33 @@ pub fn export(
         output.display()
     )?;
     Ok(Outcome::Success)
+}
+
+/// Refuses an output named for another format: the page is HTML, and `-o copy.jsonl` wrote one
+/// under a session file's name (the chat's `/export copy.jsonl` copies the session; QA r98).
+fn refuse_other_formats(output: &Path) -> Result<()> {
+    let extension = output
+        .extension()
+        .map(|extension| extension.to_string_lossy().to_lowercase());
+    let hint = match extension.as_deref() {
+        Some("jsonl" | "json") => {
+            "to copy the session, `cp` it (or `ctxkit import FILE --out COPY.jsonl` for another \
+             agent's), or name the page `.html`"
+        }
+        Some("md" | "markdown" | "txt") => {
+            "`ctxkit export` writes a web page; name it `.html` (`ctxkit context FILE` prints the \
+             conversation as text)"
+        }
+        _ => return Ok(()),
+    };
+    Err(crate::usage::UsageError {
+        message: format!(
+            "`-o {}`: `ctxkit export` writes a web page (HTML), not that format",
+            output.display()
+        ),
+        hint: hint.to_owned(),
+    }
+    .into())
 }
 
 /// Writes the page atomically (a temporary file beside it, then a rename): a failed export never

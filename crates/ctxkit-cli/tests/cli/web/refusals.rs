@@ -90,3 +90,37 @@ fn export_refuses_a_dash_for_its_page() {
     assert!(stderr.contains("-o session.html"), "{stderr}");
     assert!(!home.path().join("-").exists());
 }
+
+/// QA r98: `export -o copy.jsonl` wrote a web page under a session file's name (the chat's
+/// `/export copy.jsonl` copies the session). A name for another format is refused, saying what to
+/// do instead, and nothing is written.
+#[test]
+fn export_refuses_a_name_for_another_format() {
+    let home = tempfile::tempdir().unwrap();
+    let session = home.path().join("s.jsonl");
+    std::fs::write(
+        &session,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/tmp\"}\n",
+    )
+    .unwrap();
+    for (name, hint) in [
+        ("copy.jsonl", "to copy the session"),
+        ("notes.md", "ctxkit context FILE"),
+    ] {
+        let page = home.path().join(name);
+        let output = super::ctxkit(
+            home.path(),
+            &[
+                "export",
+                session.to_str().unwrap(),
+                "-o",
+                page.to_str().unwrap(),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("writes a web page (HTML)"), "{stderr}");
+        assert!(stderr.contains(hint), "{stderr}");
+        assert!(!page.exists(), "{name}");
+    }
+}
