@@ -430,8 +430,8 @@ fn a_browser_shows_the_exported_page() {
     export(home.path(), &file, &[]);
     let shots = screenshot_dir(home.path());
     let url = format!("file://{}", home.path().join("page.html").display());
-    let expect =
-        json!({"coveredByFirst": demo.covered_by_first, "beforeSecond": demo.before_second});
+    let expect = json!({"coveredByFirst": demo.covered_by_first, "beforeSecond": demo.before_second,
+            "branchSummary": demo.branch_summary});
     let stdout = check_in_browser(&tools, "export", &url, &shots, expect);
     assert!(stdout.contains("OK"));
 }

@@ -47,6 +47,17 @@
     if (u) body.append(el("div", "note", u));
     return body;
   }
+  // Where a branch summary's originals are: the branch it left behind stays in the session, and
+  // the model reads it back with `recall`, except a span the user removed (`forget`).
+  function leftBehindNote(e) {
+    const from = e.fromId ? indexOfId(e.fromId) : -1;
+    const text = (e.blocks && e.blocks[0] && e.blocks[0].t) || "";
+    const forgotten = text.startsWith("A span of this conversation was removed on request.");
+    return el("div", "note left-behind", "Summarizes the branch left at ",
+      from >= 0 ? jump(from) : (e.fromId || "the start"),
+      forgotten ? "; its entries stay in the session, kept from the model (removed on request)."
+        : "; its entries stay in the session, and the model can read them back with recall.");
+  }
   function jump(i, label) {
     const a = el("a", null, label || entry(i).id);
     a.addEventListener("click", (ev) => { ev.preventDefault(); select(i, true); showTab("conversation"); showEntryPane(); });
@@ -63,6 +74,7 @@
       el("span", null, e.ts));
     if (e.ty === "compaction") head.append(el("span", "badge bad", "compaction · " + fmt(e.tokensBefore) + " tokens before"));
     const body = entryBody(e);
+    if (e.ty === "branch_summary") body.prepend(leftBehindNote(e));
     for (const p of problemsAt(i)) {
       head.append(el("span", "badge bad damaged", "damaged"));
       body.prepend(el("div", "err", "file line " + fmt(p.line) + ": " + p.text));

@@ -107,6 +107,11 @@ async function exported(page) {
   await page.press("#search", "Enter");
   const snippet = await page.locator("#results .search-hit").first().evaluate((hit) => hit.childNodes[1].textContent);
   check(/^…(line|\d+|of|c05:|ok) /.test(snippet), "the snippet starts at a word: " + JSON.stringify(snippet));
+  // A branch summary says where the branch it left behind is.
+  await page.evaluate((id) => { location.hash = "#" + id; }, expect.branchSummary);
+  await page.waitForFunction(() => document.querySelector("#raw .card.sel.branch_summary") !== null);
+  const leftBehind = await page.locator("#raw .card.sel .left-behind").innerText();
+  check(leftBehind.includes("stay in the session") && leftBehind.includes("recall"), "the branch summary says its branch stays: " + leftBehind);
   // The compactions beside what they replaced.
   await page.click('#tabs button[data-tab="compactions"]');
   const cards = page.locator(".compaction-card");

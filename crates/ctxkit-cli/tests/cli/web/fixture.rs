@@ -92,6 +92,7 @@ pub struct DemoSession {
     pub second_compaction: String,
     pub covered_by_first: usize,
     pub before_second: String,
+    pub branch_summary: String,
     pub leaf: String,
 }
 
@@ -151,7 +152,7 @@ pub fn demo_session() -> DemoSession {
         "gpt-5",
     );
     demo.parent = Some(fork_point.clone());
-    demo.push(json!({"type": "branch_summary", "fromId": fork_point, "summary": "Tried the other approach: it fails."}));
+    let branch_summary = demo.push(json!({"type": "branch_summary", "fromId": fork_point, "summary": "Tried the other approach: it fails."}));
     demo.push(json!({"type": "label", "targetId": first_user, "label": "start"}));
     for turn in 14..=22 {
         demo.tool_turn(
@@ -176,6 +177,7 @@ pub fn demo_session() -> DemoSession {
         second_compaction,
         covered_by_first,
         before_second,
+        branch_summary,
         leaf,
     }
 }
