@@ -288,7 +288,10 @@ pub fn revoke_trust(
              will not apply until it is trusted again"
         )
     } else {
-        format!("Revoked: the settings of `{project}` that need trust no longer apply")
+        format!(
+            "Revoked: the {} of `{project}` that need trust no longer apply",
+            what_waits(pending)
+        )
     })
 }
 
@@ -387,7 +390,7 @@ fn confirm_on_terminal(question: &str) -> Result<bool> {
     if !stdin.is_terminal() {
         anyhow::bail!(
             "`ctxkit trust` asks before trusting, and there is no terminal to ask on; run it in a \
-             terminal, or pass `--yes` to trust the settings shown above"
+             terminal, or pass `--yes` to trust what is shown above"
         );
     }
     let mut stderr = std::io::stderr().lock();
