@@ -85,6 +85,31 @@ fn held_resources_warning(environment: &Environment, settings: &SettingsManager)
     ))
 }
 
+/// The keys of the object `key` holds now in `scope` that setting it to the object `text` drops
+/// (`config set compaction '{"enabled":false}'` replaced the whole object, silently; QA r98).
+fn keys_an_object_drops(
+    settings: &SettingsManager,
+    scope: SettingsScope,
+    key: &str,
+    text: &str,
+) -> Vec<String> {
+    let Ok(Value::Object(new)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let old = settings
+        .get_in(scope, key)
+        .ok()
+        .flatten()
+        .and_then(|value| serde_json::from_str::<Value>(&value.to_string()).ok());
+    let Some(Value::Object(old)) = old else {
+        return Vec::new();
+    };
+    old.keys()
+        .filter(|name| !new.contains_key(*name))
+        .map(|name| format!("`{key}.{name}`"))
+        .collect()
+}
+
 /// The hint after the warnings about entries reaching outside an untrusted project: trust it, or
 /// name them in the user's own settings.
 fn outside_entries_hint(environment: &Environment, entries: &[HeldEntry]) -> Option<String> {
@@ -262,11 +287,20 @@ pub fn config(
             if key == STORE_URL {
                 ctxkit_store::StoreUrl::parse(&value)?;
             }
+            let dropped = keys_an_object_drops(&settings, scope, &key, &value);
             let warnings = settings.set_from_text(scope, &key, &value)?;
             warn(&warnings)?;
             settings.flush()?;
             let path = settings.path(scope).map(|path| path.display().to_string());
             writeln!(out, "Set `{key}` in `{}`", path.unwrap_or_default())?;
+            if !dropped.is_empty() {
+                writeln!(
+                    crate::redact::stderr(),
+                    "note: `{key}` was set whole, so {} it held went; `ctxkit config set \
+                     {key}.KEY VALUE` sets one key and keeps the others",
+                    dropped.join(", ")
+                )?;
+            }
             Ok(Outcome::Success)
         }
         ConfigAction::Unset { key, project } => {

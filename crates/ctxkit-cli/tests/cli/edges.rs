@@ -51,6 +51,28 @@ fn config_unset_keeps_siblings_of_the_removed_key() {
     assert_eq!(file, json!({}), "the emptied `compaction` goes too");
 }
 
+/// QA r98: `config set compaction '{"enabled":false}'` replaced the whole object and dropped
+/// `reserveTokens` without a word; it still does what was asked, and says what went.
+#[test]
+fn setting_a_whole_object_names_the_keys_it_dropped() {
+    let run = Run::new();
+    run.ctxkit(&["config", "set", "compaction.reserveTokens", "5000"]);
+    let set = run.ctxkit(&["config", "set", "compaction", r#"{"enabled":false}"#]);
+    assert!(
+        set.contains(
+            "note: `compaction` was set whole, so `compaction.reserveTokens` it held went"
+        ),
+        "{set}"
+    );
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(run.home.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(file["compaction"], json!({"enabled": false}));
+    let again = run.ctxkit(&["config", "set", "compaction", r#"{"enabled":true}"#]);
+    assert!(!again.contains("note:"), "{again}");
+}
+
 #[test]
 fn a_model_entry_without_max_output_is_accepted_with_a_default() {
     let run = Run::new();
