@@ -174,10 +174,36 @@ pub fn list(process: &ProcessSettings<'_>, json: bool, out: &mut dyn Write) -> R
         print_json(out, &records)?;
         return Ok(Outcome::Success);
     }
-    if packages.is_empty() {
+    let waiting: Vec<String> = settings
+        .held_project_entries()
+        .into_iter()
+        .filter(|held| held.key == "packages")
+        .map(|held| format!("  {} ({})", held.entry, held.reason.describe()))
+        .collect();
+    if packages.is_empty() && waiting.is_empty() {
         writeln!(out, "No packages installed.")?;
         return Ok(Outcome::Success);
     }
+    list_by_scope(&packages, settings.project_trusted(), out)?;
+    if !waiting.is_empty() {
+        if !packages.is_empty() {
+            writeln!(out)?;
+        }
+        writeln!(out, "Project packages waiting for `ctxkit trust`:")?;
+        for line in waiting {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+/// The configured packages under a heading per scope; an untrusted project's with a note that
+/// what they bring waits for trust.
+fn list_by_scope(
+    packages: &[ctxkit_packages::ConfiguredPackage],
+    project_trusted: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
     let mut first = true;
     for (scope, title) in [
         (SettingsScope::Global, "User packages:"),
@@ -195,6 +221,13 @@ pub fn list(process: &ProcessSettings<'_>, json: bool, out: &mut dyn Write) -> R
         }
         first = false;
         writeln!(out, "{title}")?;
+        if scope == SettingsScope::Project && !project_trusted {
+            writeln!(
+                out,
+                "  (this project is not trusted: their skills and prompt templates load after \
+                 `ctxkit trust`)"
+            )?;
+        }
         for package in in_scope {
             let filtered = if package.filtered { " (filtered)" } else { "" };
             writeln!(out, "  {}{filtered}", package.source)?;
@@ -203,5 +236,5 @@ pub fn list(process: &ProcessSettings<'_>, json: bool, out: &mut dyn Write) -> R
             }
         }
     }
-    Ok(Outcome::Success)
+    Ok(())
 }

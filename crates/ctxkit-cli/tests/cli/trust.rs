@@ -332,6 +332,13 @@ fn an_untrusted_project_reaches_no_local_repository_or_package_outside_it() {
         "proj/.ctxkit/settings.json",
         &json!({"packages": [source, "../../outside-pkg"]}).to_string(),
     );
+    // `list` names what waits (it said "No packages installed."; QA r98).
+    let list = world.ctxkit(&["list"]);
+    assert!(
+        list.contains("Project packages waiting for `ctxkit trust`:"),
+        "{list}"
+    );
+    assert!(list.contains("../../outside-pkg ("), "{list}");
     let update = world.ctxkit(&["update"]);
     assert!(update.starts_with("exit: 0"), "{update}");
     assert!(
