@@ -32,6 +32,7 @@ mod summary_setup;
 mod themes_in_use;
 mod tokens;
 mod tool_boundary;
+mod trust;
 mod undo;
 mod web;
 
@@ -329,11 +330,7 @@ fn trust(
     yes: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    resources::trust(
-        process,
-        resources::TrustDecision::from_flags(revoke, yes),
-        out,
-    )
+    trust::trust(process, trust::TrustDecision::from_flags(revoke, yes), out)
 }
 
 /// Opens a session for a read-only command and, when loading found problems, says so on stderr in

@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use super::Chat;
 use super::agent::Ask;
-use crate::commands::resources::held_setting_lines;
 use crate::commands::settings::settings_of_project;
+use crate::commands::trust::held_setting_lines;
 
 impl Chat {
     /// `/trust [revoke]`.
@@ -23,7 +23,7 @@ impl Chat {
         let project = pending.project.display().to_string();
         if revoke {
             let revoked =
-                crate::commands::resources::revoke_trust(&self.environment, &settings, &pending)?;
+                crate::commands::trust::revoke_trust(&self.environment, &settings, &pending)?;
             self.ui
                 .line(&format!("{revoked} (from the next `/reload` or chat)"));
             return Ok(());
@@ -40,7 +40,7 @@ impl Chat {
         } else {
             "not trusted"
         };
-        let what = crate::commands::resources::what_waits(&pending);
+        let what = crate::commands::trust::what_waits(&pending);
         self.ui.line(&format!(
             "The {what} of `{project}` that need trust ({state}):"
         ));
