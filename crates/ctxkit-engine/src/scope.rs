@@ -26,9 +26,12 @@ pub const SCOPE_RESULT_TYPE: &str = "ctxkit.scope-result";
 pub const FORGOTTEN_PREAMBLE: &str =
     "A span of this conversation was removed on request. Summary of what it contained:\n\n";
 
-/// The key of a forgotten span's branch summary `details` (`{"forgotten": {from, to}}`): `recall`
-/// never reads such a span back.
-pub(crate) const FORGOTTEN_DETAIL: &str = "forgotten";
+/// Whether a branch summary stands for a span the user had forgotten ([`Engine::forget`] puts
+/// [`FORGOTTEN_PREAMBLE`] before every such summary, given or written): `recall` never reads such a
+/// span back, and the view's summary names no originals.
+pub(crate) fn is_forgotten(summary: &str) -> bool {
+    summary.starts_with(FORGOTTEN_PREAMBLE)
+}
 
 /// A sub-task running in its own in-memory engine.
 #[derive(Debug)]
@@ -177,7 +180,7 @@ impl Engine {
                 (summary, written)
             }
         };
-        let mut details = json!({ FORGOTTEN_DETAIL: { "from": from_id, "to": path[end].0 } });
+        let mut details = json!({ "forgotten": { "from": from_id, "to": path[end].0 } });
         // The summary call's model and usage, as a compaction records them (`ctxkit info`).
         if let (Some(written), Some(object)) = (&written, details.as_object_mut())
             && let Some(recorded) = written.details().as_object()

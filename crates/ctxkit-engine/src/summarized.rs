@@ -14,7 +14,7 @@ use ctxkit_session::{EntryIndex, Session};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::recall::{Branch, matching_lines, message_text, query_words};
-use crate::scope::FORGOTTEN_DETAIL;
+use crate::scope::is_forgotten;
 
 /// How deep branch summaries on a branch left behind are followed (each such branch summary stands
 /// for a branch of its own).
@@ -90,27 +90,30 @@ impl Engine {
             .map(String::as_str)
             .collect();
         let mut reader = Reader {
+            session,
+            branches: vec![Branch::of(session)],
             originals: Vec::new(),
             summaries: usize::from(!covered.is_empty()),
         };
-        let branch = Branch::of(session);
-        reader.read(&branch, &branch.path, &covered, 0);
+        let path = reader.branches[0].path.clone();
+        reader.read(0, &path, &covered, 0);
         if reader.summaries == 0 {
             return Ok(Originals::NoSummary);
         }
-        let selected = match select(&reader.originals, range) {
+        let selected = match reader.select(range) {
             Ok(selected) => selected,
             Err(id) => return Ok(Originals::NotSummarized(id.to_owned())),
         };
+        // Only the messages selected are read, one at a time: the summarized part of a long
+        // session can be far larger than what one recall returns.
         let words = query_words(query.unwrap_or_default());
         let mut cut = false;
         let mut parts = Vec::new();
-        for (part, part_cut) in selected
-            .iter()
-            .filter_map(|original| original.shown(&words))
-        {
-            cut |= part_cut;
-            parts.push(part);
+        for original in selected {
+            if let Some((part, part_cut)) = reader.shown(original, &words) {
+                cut |= part_cut;
+                parts.push(part);
+            }
         }
         Ok(Originals::Found {
             text: parts.join("\n\n"),
@@ -119,111 +122,125 @@ impl Engine {
     }
 }
 
-/// One message behind a summary.
+/// One message behind a summary: where it is, not yet read.
+#[derive(Clone, Copy)]
 struct Original {
-    id: String,
+    /// Which of the reader's branches reads it (its context edits apply).
+    branch: usize,
+    position: EntryIndex,
     left_behind: bool,
-    role: &'static str,
-    text: String,
 }
 
-impl Original {
-    /// The message headed by its id and role: whole, or the lines around `words`' (`None` when it
-    /// holds none of them), and whether lines were left out.
-    fn shown(&self, words: &[String]) -> Option<(String, bool)> {
-        let (text, cut) = if words.is_empty() {
-            (self.text.clone(), false)
-        } else {
-            let lines = matching_lines(&self.text, words)?;
-            let cut = lines != self.text.lines().collect::<Vec<_>>().join("\n");
-            (lines, cut)
-        };
-        let place = if self.left_behind {
-            " (on the branch left behind)"
-        } else {
-            ""
-        };
-        Some((
-            format!("[entry {}{place}] {}:\n{text}", self.id, self.role),
-            cut,
-        ))
-    }
-}
-
-/// The originals `range` selects; `Err` with an id that is none of theirs.
-fn select<'o, 'r>(
-    originals: &'o [Original],
-    range: SummarizedRange<'r>,
-) -> std::result::Result<&'o [Original], &'r str> {
-    let find = |id: &'r str| {
-        originals
-            .iter()
-            .position(|original| original.id == id)
-            .ok_or(id)
-    };
-    Ok(match range {
-        SummarizedRange::All => originals,
-        SummarizedRange::Entry(id) => {
-            let at = find(id)?;
-            &originals[at..=at]
-        }
-        SummarizedRange::Between(first, last) => {
-            let (first, last) = (find(first)?, find(last)?);
-            &originals[first.min(last)..=first.max(last)]
-        }
-    })
-}
-
-/// What `fetch_originals` gathers as it walks a branch.
-struct Reader {
+/// What `fetch_originals` gathers as it walks a branch: the branches it reads (the current one
+/// first, then each one a branch summary left behind) and the messages behind the summaries.
+struct Reader<'s> {
+    session: &'s Session,
+    branches: Vec<Branch<'s>>,
     originals: Vec<Original>,
     /// Summaries found that stand for something.
     summaries: usize,
 }
 
-impl Reader {
-    /// Reads `positions` (entries of `branch`, in order): each one `covered` names, and at each
-    /// branch summary the branch it left behind.
+impl<'s> Reader<'s> {
+    fn id(&self, original: &Original) -> Option<&'s str> {
+        self.session
+            .index()
+            .get(original.position)
+            .map(|entry| entry.id())
+    }
+
+    /// The originals `range` selects; `Err` with an id that is none of theirs.
+    fn select<'r>(&self, range: SummarizedRange<'r>) -> std::result::Result<&[Original], &'r str> {
+        let find = |id: &'r str| {
+            self.originals
+                .iter()
+                .position(|original| self.id(original) == Some(id))
+                .ok_or(id)
+        };
+        Ok(match range {
+            SummarizedRange::All => &self.originals,
+            SummarizedRange::Entry(id) => {
+                let at = find(id)?;
+                &self.originals[at..=at]
+            }
+            SummarizedRange::Between(first, last) => {
+                let (first, last) = (find(first)?, find(last)?);
+                &self.originals[first.min(last)..=first.max(last)]
+            }
+        })
+    }
+
+    /// The message headed by its id and role: whole, or the lines around `words`' (`None` when it
+    /// cannot be read, has no text, or holds none of them), and whether lines were left out.
+    fn shown(&self, original: &Original, words: &[String]) -> Option<(String, bool)> {
+        let id = self.id(original)?;
+        let Some(Ok(message)) = self
+            .branches
+            .get(original.branch)?
+            .message(original.position)
+        else {
+            return None;
+        };
+        let (role, text) = message_text(&message)?;
+        let (text, cut) = if words.is_empty() {
+            (text, false)
+        } else {
+            let lines = matching_lines(&text, words)?;
+            let cut = lines != text.lines().collect::<Vec<_>>().join("\n");
+            (lines, cut)
+        };
+        let place = if original.left_behind {
+            " (on the branch left behind)"
+        } else {
+            ""
+        };
+        Some((format!("[entry {id}{place}] {role}:\n{text}"), cut))
+    }
+
+    /// Reads `positions` (entries of branch `branch`, in order): each message `covered` names, and
+    /// at each branch summary the branch it left behind.
     fn read(
         &mut self,
-        branch: &Branch<'_>,
+        branch: usize,
         positions: &[EntryIndex],
         covered: &HashSet<&str>,
         nesting: usize,
     ) {
-        let session = branch.session;
+        let left_behind = branch > 0;
         for &position in positions {
-            let Some(entry) = session.index().get(position) else {
+            let Some(entry) = self.session.index().get(position) else {
                 continue;
             };
-            if entry.type_name() == "branch_summary" && nesting < MAX_NESTING {
-                self.read_left_behind(session, &branch.path, position, nesting);
-                continue;
-            }
-            if covered.contains(entry.id()) {
-                self.push(branch, position, false);
+            if entry.type_name() == "branch_summary" {
+                if nesting < MAX_NESTING {
+                    self.read_left_behind(branch, position, nesting);
+                }
+            } else if entry.type_name() == "message"
+                && (left_behind || covered.contains(entry.id()))
+            {
+                self.originals.push(Original {
+                    branch,
+                    position,
+                    left_behind,
+                });
             }
         }
     }
 
-    /// The branch the summary at `position` (on `path`) left behind: the entries on the path to
-    /// its `fromId` that are not on `path` before the summary.
-    fn read_left_behind(
-        &mut self,
-        session: &Session,
-        path: &[EntryIndex],
-        position: EntryIndex,
-        nesting: usize,
-    ) {
-        let Some(from) = left_leaf(session, position) else {
+    /// The branch the summary at `position` (on branch `branch`) left behind: the entries on the
+    /// path to its `fromId` that are not on that branch before the summary. Every message of it,
+    /// compacted there or not: the summary stood for all of it.
+    fn read_left_behind(&mut self, branch: usize, position: EntryIndex, nesting: usize) {
+        let Some(from) = left_leaf(self.session, position) else {
             return;
         };
-        let before: HashSet<EntryIndex> = path
+        let before: HashSet<EntryIndex> = self.branches[branch]
+            .path
             .iter()
             .copied()
             .take_while(|&p| p != position)
             .collect();
-        let left_path = session.index().path_to(from);
+        let left_path = self.session.index().path_to(from);
         let segment: Vec<EntryIndex> = left_path
             .iter()
             .copied()
@@ -233,38 +250,9 @@ impl Reader {
             return;
         }
         self.summaries += 1;
-        // Every message of the branch left behind, compacted there or not: the summary stood for
-        // all of it.
-        let left = Branch::along(session, left_path);
-        for &entry in &segment {
-            let Some(stored) = session.index().get(entry) else {
-                continue;
-            };
-            if stored.type_name() == "branch_summary" && nesting + 1 < MAX_NESTING {
-                self.read_left_behind(session, &left.path, entry, nesting + 1);
-            } else if stored.type_name() == "message" {
-                self.push(&left, entry, true);
-            }
-        }
-    }
-
-    /// Adds the message at `position` of `branch`.
-    fn push(&mut self, branch: &Branch<'_>, position: EntryIndex, left_behind: bool) {
-        let Some(id) = branch.session.index().get(position).map(|entry| entry.id()) else {
-            return;
-        };
-        let Some(Ok(message)) = branch.message(position) else {
-            return;
-        };
-        let Some((role, text)) = message_text(&message) else {
-            return;
-        };
-        self.originals.push(Original {
-            id: id.to_owned(),
-            left_behind,
-            role,
-            text,
-        });
+        self.branches.push(Branch::along(self.session, left_path));
+        let left = self.branches.len() - 1;
+        self.read(left, &segment, &HashSet::new(), nesting + 1);
     }
 }
 
@@ -276,11 +264,7 @@ fn left_leaf(session: &Session, position: EntryIndex) -> Option<EntryIndex> {
     let EntryKind::BranchSummary(summary) = entry.kind else {
         return None;
     };
-    let forgotten = summary
-        .details
-        .as_ref()
-        .is_some_and(|details| details.get(FORGOTTEN_DETAIL).is_some());
-    if forgotten {
+    if is_forgotten(&summary.summary) {
         return None;
     }
     session.index().position(&summary.from_id)
