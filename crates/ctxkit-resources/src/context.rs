@@ -136,10 +136,11 @@ pub fn resolve_prompt_value(
     }
 }
 
-/// The first existing file among `<cwd>/.ctxkit/<name>` and `<agent dir>/<name>`.
-pub fn find_prompt_file(project_dir: &Path, agent_dir: &Path, name: &str) -> Option<PathBuf> {
-    [project_dir.join(name), agent_dir.join(name)]
-        .into_iter()
+/// The first existing file `<dir>/<name>` of `dirs`, in order (the project's `.ctxkit` when it is
+/// trusted, then ctxkit's home).
+pub fn find_prompt_file(dirs: &[&Path], name: &str) -> Option<PathBuf> {
+    dirs.iter()
+        .map(|dir| dir.join(name))
         .find(|path| path.is_file())
 }
 

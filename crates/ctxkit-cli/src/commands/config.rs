@@ -100,7 +100,7 @@ fn keys_an_object_drops(
         .get_in(scope, key)
         .ok()
         .flatten()
-        .and_then(|value| serde_json::from_str::<Value>(&value.to_string()).ok());
+        .and_then(|value| serde_json::to_value(value).ok());
     let Some(Value::Object(old)) = old else {
         return Vec::new();
     };

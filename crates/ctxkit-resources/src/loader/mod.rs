@@ -245,14 +245,14 @@ pub fn load_resources(
         loaded.context_files = files;
         loaded.context_diagnostics.extend(diagnostics);
     }
-    let prompt_file = |name: &str| {
-        let found = if project_trusted {
-            find_prompt_file(&environment.project_dir(), &environment.agent_dir(), name)
-        } else {
-            find_prompt_file(&environment.agent_dir(), &environment.agent_dir(), name)
-        };
-        found.map(|path| path.display().to_string())
+    let (project_dir, agent_dir) = (environment.project_dir(), environment.agent_dir());
+    let prompt_dirs: &[&Path] = if project_trusted {
+        &[&project_dir, &agent_dir]
+    } else {
+        &[&agent_dir]
     };
+    let prompt_file =
+        |name: &str| find_prompt_file(prompt_dirs, name).map(|path| path.display().to_string());
     let base_value = options
         .system_prompt
         .clone()
