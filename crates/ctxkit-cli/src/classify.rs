@@ -448,7 +448,8 @@ fn not_loaded_hint(error: &SettingsError) -> String {
             "fix `{}` by hand, or check it with `ctxkit config list`",
             path.display()
         ),
-        SettingsError::NotLoaded { source } => not_loaded_hint(source),
+        SettingsError::NotLoaded { source }
+        | SettingsError::InvalidValues { first: source, .. } => not_loaded_hint(source),
         SettingsError::Credentials { path, .. } => credentials_hint(path),
         SettingsError::UnknownKey { .. } | SettingsError::InvalidKey { .. } => {
             "fix the settings file by hand, or check it with `ctxkit config list`".to_owned()
@@ -493,6 +494,7 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
     match error {
         SettingsError::Read { .. } | SettingsError::Write { .. } => (4, None),
         SettingsError::NotLoaded { source } => (3, Some(not_loaded_hint(source))),
+        SettingsError::InvalidValues { first, .. } => classify_settings(first),
         SettingsError::Credentials { path, .. } => (3, Some(credentials_hint(path))),
         SettingsError::Parse { path, .. }
         | SettingsError::NotAnObject { path }

@@ -129,6 +129,15 @@ pub enum SettingsError {
         /// The offending value, as JSON.
         found: String,
     },
+    /// More than one value is wrong: the first in full and where the others are, so that one
+    /// run names every value to fix (the chat named the first only; QA r98).
+    #[error("{first}; also invalid: {}", others.join(", "))]
+    InvalidValues {
+        /// The first wrong value, an [`SettingsError::InvalidValue`].
+        first: Box<SettingsError>,
+        /// Each other wrong value as `` `key` in `file` at line N ``.
+        others: Vec<String>,
+    },
     /// A key ctxkit does not know. Returned by [`crate::check_known_key`] (`ctxkit config set`
     /// without `--force`); nothing is written. `suggestion` is the known key it most likely meant.
     #[error("Unknown setting `{key}`{}", suggestion.as_ref().map(|known| format!("; did you mean `{known}`?")).unwrap_or_default())]

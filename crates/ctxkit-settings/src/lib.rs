@@ -45,7 +45,7 @@ pub use tree::{
     ContextStrategy, DurabilityMode, FallbackPolicy, ImagesConfig, LlmConfig, LlmTimeouts,
     MAX_TOKEN_BUDGET, MarkdownConfig, ModelPrices, OpenAiResponsesCompactionConfig,
     OpenAiResponsesConfig, PackageSetting, PinnedConfig, PinnedScript, PriceTier,
-    ProviderRetryConfig, RECOMMENDED_DIGEST_CHARS, RECOMMENDED_DIGEST_NAMES,
+    ProviderRetryConfig, QuietStartup, RECOMMENDED_DIGEST_CHARS, RECOMMENDED_DIGEST_NAMES,
     RECOMMENDED_THRESHOLD_TOKENS, RetryConfig, ServerConfig, SessionConfig, Settings, StoreConfig,
     SummaryProvider, SummaryRole, TerminalConfig, ThinkingBudgets, TransformSettings, UserModel,
     WarningsConfig, model_override_key,

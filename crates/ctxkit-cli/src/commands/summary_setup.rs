@@ -245,13 +245,14 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
     })
 }
 
-/// A settings file that could not be loaded, or the first invalid value (of any key), as an error
-/// naming its file (and line and column, or key): the typed readers would quietly use defaults (or
-/// fail naming neither), without the user's hooks, budgets or retries.
+/// A settings file that could not be loaded, or its invalid values (of any key), as an error
+/// naming the first one's file (and line and column, or key) and where the others are: the typed
+/// readers would quietly use defaults (or fail naming neither), without the user's hooks, budgets
+/// or retries.
 pub(crate) fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Result<()> {
     settings.check_loaded()?;
-    for diagnostic in settings.diagnostics() {
-        if let ctxkit_settings::SettingsDiagnostic::InvalidValue {
+    let mut invalid = settings.diagnostics().into_iter().filter_map(|diagnostic| {
+        let ctxkit_settings::SettingsDiagnostic::InvalidValue {
             path,
             line,
             key,
@@ -259,18 +260,38 @@ pub(crate) fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManage
             found,
             ..
         } = diagnostic
-        {
-            return Err(ctxkit_settings::SettingsError::InvalidValue {
-                path,
-                line,
-                key,
-                expected,
-                found,
-            }
-            .into());
-        }
+        else {
+            return None;
+        };
+        Some((path, line, key, expected, found))
+    });
+    let Some((path, line, key, expected, found)) = invalid.next() else {
+        return Ok(());
+    };
+    let first = ctxkit_settings::SettingsError::InvalidValue {
+        path,
+        line,
+        key,
+        expected,
+        found,
+    };
+    // Each other one as `key` in `file` at line N.
+    let others: Vec<String> = invalid
+        .map(|(path, line, key, ..)| {
+            let line = line
+                .map(|line| format!(" at line {line}"))
+                .unwrap_or_default();
+            format!("`{key}` in `{}`{line}", path.display())
+        })
+        .collect();
+    if others.is_empty() {
+        return Err(first.into());
     }
-    Ok(())
+    Err(ctxkit_settings::SettingsError::InvalidValues {
+        first: Box::new(first),
+        others,
+    }
+    .into())
 }
 
 /// An `llm.models` entry's `cost`: a price left out is 0, a tier's rate left out the base one.

@@ -181,6 +181,33 @@ async fn quiet_startup_hides_the_banner() {
     assert!(output.contains("all good"), "{output}");
 }
 
+/// QA r98: Pi 1.6's `quietStartup: "header"` (keep the header, hide the loaded resources)
+/// stopped the chat with exit 3 ("expected a boolean"). The header stays; the line naming the
+/// instruction files goes.
+#[tokio::test(flavor = "multi_thread")]
+async fn quiet_startup_header_keeps_the_header_only() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    std::fs::write(run.home.path().join("AGENTS.md"), "Answer in French.\n").unwrap();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        r#"{"quietStartup": "header"}"#,
+    )
+    .unwrap();
+    let output = piped_chat(&run, &server, "hi\n", &[]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    for kept in [
+        "ctxkit chat · openai/gpt-5-mini",
+        "Session:",
+        "/help lists commands",
+        "all good",
+    ] {
+        assert!(output.contains(kept), "{kept}: {output}");
+    }
+    assert!(!output.contains("Instructions from"), "{output}");
+    assert!(!output.contains("warning"), "{output}");
+}
+
 /// Loose end: `ctxkit chat` said nothing of an unknown key (`config list` warned of it) and ran
 /// with the default of a wrong-typed value outside a few sections (`retry.enabled: "yes"`). An
 /// unknown key is one warning line, once however many turns run, with the key it most likely
@@ -250,6 +277,42 @@ async fn a_wrong_typed_value_of_any_key_stops_chat_and_compact() {
         }
         std::fs::remove_file(&file).unwrap();
     }
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+/// QA r98: with two wrong values the chat named the first; fixed, it stopped again on the second.
+/// The one error line names every wrong value, the first in full.
+#[tokio::test(flavor = "multi_thread")]
+async fn every_wrong_value_is_named_at_once() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        "{\n  \"retry\": {\"enabled\": \"yes\"},\n  \"images\": {\"blockImages\": 1},\n  \"hideThinkingBlock\": \"no\"\n}\n",
+    )
+    .unwrap();
+    let output = tokio::task::block_in_place(|| {
+        run.ctxkit_with_input(
+            &["chat", "--no-session", "--model", "openai/gpt-5-mini"],
+            &[("OPENAI_API_KEY", OPENAI_KEY)],
+            "hi\n",
+        )
+    });
+    assert!(output.starts_with("exit: 3"), "{output}");
+    let stderr = output.split_once("--- stderr\n").unwrap().1;
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{output}");
+    assert!(
+        lines[0].starts_with("error: Invalid value for `retry.enabled` in `")
+            && lines[0].contains("; also invalid: `images.blockImages` in `")
+            && lines[0].contains("settings.json` at line 3, `hideThinkingBlock` in `")
+            && lines[0].ends_with("settings.json` at line 4"),
+        "{output}"
+    );
+    assert!(
+        lines[1].starts_with("hint: `ctxkit config list`"),
+        "{output}"
+    );
     assert!(server.received_requests().await.unwrap().is_empty());
 }
 

@@ -12,6 +12,8 @@ use serde_json::Value;
 pub enum ValueKind {
     /// `true` / `false`.
     Bool,
+    /// `true`, `false` or one of these words (`quietStartup`: `"header"`).
+    BoolOr(Vec<String>),
     /// A whole number within `min..=max`.
     Integer {
         /// Smallest accepted value.
@@ -98,6 +100,7 @@ fn field_from(key: &str, property: &Value) -> Field {
     let default = match kind {
         ValueKind::Object(_) => None,
         ValueKind::Bool
+        | ValueKind::BoolOr(_)
         | ValueKind::Integer { .. }
         | ValueKind::String
         | ValueKind::Enum(_)
@@ -186,6 +189,20 @@ fn kind_of(property: &Value) -> ValueKind {
         Some("models") => return ValueKind::ModelList,
         Some("hooks") => return ValueKind::HookList,
         Some("stringMap") => return ValueKind::StringMap,
+        Some("boolOr") => {
+            let words = property
+                .get("x-words")
+                .and_then(Value::as_array)
+                .map(|words| {
+                    words
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            return ValueKind::BoolOr(words);
+        }
         Some("modelBudgets") => {
             let entry = property
                 .get("additionalProperties")
@@ -341,6 +358,7 @@ pub fn leaves() -> Vec<(String, &'static Field)> {
             match &field.kind {
                 ValueKind::Object(children) => walk(&key, children, out),
                 ValueKind::Bool
+                | ValueKind::BoolOr(_)
                 | ValueKind::Integer { .. }
                 | ValueKind::String
                 | ValueKind::Enum(_)
@@ -401,6 +419,10 @@ fn recommended_value(segments: &[&str]) -> Option<Value> {
 fn accepts(kind: &ValueKind) -> String {
     match kind {
         ValueKind::Bool => "boolean".to_owned(),
+        ValueKind::BoolOr(words) => {
+            let words: Vec<String> = words.iter().map(|word| format!("`{word}`")).collect();
+            format!("boolean, {}", words.join(", "))
+        }
         ValueKind::Integer { min, max } if *max == i64::MAX => format!("integer ≥ {min}"),
         ValueKind::Integer { min, max } => format!("integer {min}–{max}"),
         ValueKind::String => "string".to_owned(),

@@ -46,6 +46,13 @@ pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut Chec
                 violation("a boolean (`true` or `false`)".to_owned());
             }
         }
+        ValueKind::BoolOr(words) => {
+            let is_word = |text: &str| words.iter().any(|word| word == text);
+            if !(value.is_boolean() || value.as_str().is_some_and(is_word)) {
+                let words: Vec<String> = words.iter().map(|word| format!("\"{word}\"")).collect();
+                violation(format!("`true`, `false` or {}", words.join(", ")));
+            }
+        }
         ValueKind::Integer { min, max } => {
             let in_range = value
                 .as_i64()
@@ -206,6 +213,7 @@ pub fn parse_raw_value(kind: Option<&ValueKind>, raw: &str) -> Value {
         Some(ValueKind::String | ValueKind::Enum(_)) => Value::from(raw),
         Some(
             ValueKind::Bool
+            | ValueKind::BoolOr(_)
             | ValueKind::Integer { .. }
             | ValueKind::StringList
             | ValueKind::PackageList
@@ -236,6 +244,33 @@ mod tests {
             .map(|violation| violation.key.as_str())
             .collect();
         assert_eq!(keys, vec!["theme", "compaction.enabled", "packages[2]"]);
+    }
+
+    /// Pi 1.6 takes `quietStartup` as a boolean or `"header"`; the check named `"header"` a
+    /// wrong value, which stopped the chat (QA r98).
+    #[test]
+    fn quiet_startup_takes_a_boolean_or_header() {
+        for accepted in [json!(true), json!(false), json!("header")] {
+            let document = json!({ "quietStartup": accepted });
+            let report = check_document(document.as_object().unwrap());
+            assert_eq!(report, CheckReport::default(), "{accepted}");
+        }
+        let report = check_document(json!({"quietStartup": "footer"}).as_object().unwrap());
+        assert_eq!(report.violations.len(), 1);
+        assert_eq!(
+            report.violations[0].expected,
+            "`true`, `false` or \"header\""
+        );
+        let kind = lookup(&["quietStartup".to_owned()]).map(|field| &field.kind);
+        assert_eq!(parse_raw_value(kind, "header"), json!("header"));
+        assert_eq!(parse_raw_value(kind, "true"), json!(true));
+        let typed: crate::Settings =
+            serde_json::from_value(json!({"quietStartup": "header"})).unwrap();
+        assert_eq!(typed.quiet_startup, crate::QuietStartup::Header);
+        assert_eq!(
+            serde_json::to_value(typed.quiet_startup).unwrap(),
+            json!("header")
+        );
     }
 
     #[test]

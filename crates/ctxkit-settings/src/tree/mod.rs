@@ -29,8 +29,8 @@ pub use llm::{
 };
 pub use sections::{
     BranchSummaryConfig, ChatConfig, ImagesConfig, MarkdownConfig, PackageSetting, PinnedConfig,
-    ProviderRetryConfig, RetryConfig, ServerConfig, StoreConfig, TerminalConfig, ThinkingBudgets,
-    WarningsConfig,
+    ProviderRetryConfig, QuietStartup, RetryConfig, ServerConfig, StoreConfig, TerminalConfig,
+    ThinkingBudgets, WarningsConfig,
 };
 pub use transforms::TransformSettings;
 
@@ -89,9 +89,11 @@ pub struct Settings {
     /// default: `/bin/bash`, else `bash` on `PATH`, else `sh`, as Pi finds it. A path that does not
     /// exist fails each command with one line saying so.
     pub shell_path: Option<String>,
-    /// Start the chat without its banner (model, session, instruction files, help line).
+    /// Start the chat without its banner (`true`: model, session, instruction files, help line)
+    /// or, with `"header"`, without only the line naming the instruction files (Pi 1.6 keeps its
+    /// header and hides the loaded resources).
     #[schemars(extend("x-project" = true))]
-    pub quiet_startup: bool,
+    pub quiet_startup: QuietStartup,
     /// A line run before every command of the `bash` tool and `!cmd` (`shopt -s
     /// expand_aliases`, `source ~/.bash_aliases`), as Pi runs it.
     pub shell_command_prefix: Option<String>,
@@ -221,7 +223,7 @@ impl Default for Settings {
             retry: RetryConfig::default(),
             hide_thinking_block: false,
             shell_path: None,
-            quiet_startup: false,
+            quiet_startup: QuietStartup::Off,
             shell_command_prefix: None,
             npm_command: None,
             collapse_changelog: false,

@@ -356,3 +356,70 @@ impl PackageSetting {
         }
     }
 }
+
+/// `quietStartup`, as Pi 1.6 takes it: `false`, `true` (no banner at all) or `"header"` (the
+/// banner's header stays: the model, the session and the key hints; the list of loaded
+/// instruction files goes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QuietStartup {
+    /// The whole banner.
+    #[default]
+    Off,
+    /// No banner.
+    All,
+    /// The banner without the loaded resources.
+    Header,
+}
+
+impl QuietStartup {
+    /// The word `quietStartup` takes for [`QuietStartup::Header`].
+    const HEADER: &'static str = "header";
+}
+
+impl Serialize for QuietStartup {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Off => serializer.serialize_bool(false),
+            Self::All => serializer.serialize_bool(true),
+            Self::Header => serializer.serialize_str(Self::HEADER),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for QuietStartup {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Flag(bool),
+            Word(String),
+        }
+        match Either::deserialize(deserializer)? {
+            Either::Flag(false) => Ok(Self::Off),
+            Either::Flag(true) => Ok(Self::All),
+            Either::Word(word) if word == Self::HEADER => Ok(Self::Header),
+            Either::Word(word) => Err(serde::de::Error::custom(format!(
+                "expected `true`, `false` or \"header\", found {word:?}"
+            ))),
+        }
+    }
+}
+
+impl JsonSchema for QuietStartup {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "QuietStartup".into()
+    }
+
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [{"type": "boolean"}, {"const": Self::HEADER}],
+            "default": false,
+            "x-check": "boolOr",
+            "x-words": [Self::HEADER],
+        })
+    }
+}

@@ -52,9 +52,13 @@ impl Chat {
     /// The first lines: model, session, instruction files, how to get help; for a continued
     /// session, where it stands. At startup with `quietStartup` (Pi's `true`: no startup output)
     /// only a continued session's conversation, a warning about its directory and the status line
-    /// are shown.
+    /// are shown; with `"header"` (Pi's header without the loaded resources) all but the line
+    /// naming the instruction files.
     pub async fn banner(&self, when: Banner) {
-        let quiet = when == Banner::Startup && self.quiet_startup;
+        use ctxkit_settings::QuietStartup;
+        let startup = when == Banner::Startup;
+        let quiet = startup && self.quiet_startup == QuietStartup::All;
+        let resources_shown = !(startup && self.quiet_startup == QuietStartup::Header);
         let line = |text: &str| {
             if !quiet {
                 self.ui.line(text);
@@ -107,7 +111,9 @@ impl Chat {
         if quiet {
             return;
         }
-        if let Some(files) = context_files_line(&self.resources.context_files, &self.cwd) {
+        if resources_shown
+            && let Some(files) = context_files_line(&self.resources.context_files, &self.cwd)
+        {
             self.ui.info(&files);
         }
         self.ui

@@ -135,8 +135,8 @@ struct Chat {
     /// `--resume`: the session list is shown before the first prompt.
     resume_at_start: bool,
     /// `quietStartup`: the banner is not shown when the chat starts (a continued session's
-    /// conversation and status still are).
-    quiet_startup: bool,
+    /// conversation and status still are), or only its header (`"header"`).
+    quiet_startup: ctxkit_settings::QuietStartup,
     /// No model was configured: the default model of the provider whose key is set.
     keyed_model: Option<crate::commands::summary_setup::KeyedModel>,
     /// A database session's private copy, and how the screen names it instead.

@@ -94,7 +94,7 @@ const OFFERED: &[Offered] = &[
     Offered {
         key: "quietStartup",
         label: "Quiet startup",
-        values: BOOLEANS,
+        values: &["true", "header", "false"],
         live: false,
     },
     Offered {
