@@ -90,6 +90,7 @@ mod facts;
 mod fallback;
 mod hooks;
 mod hot;
+mod line_excerpt;
 mod messages;
 mod on_demand;
 mod pins;

@@ -215,34 +215,39 @@ fn assistant_text(content: &[ContentBlock]) -> String {
 }
 
 /// The lines of `text` that hold one of `words`, with [`CONTEXT_LINES`] around each, gaps marked
-/// `…`; `None` when no line does.
+/// `…`; `None` when no line does. A long line shows only the parts around the words (its head,
+/// when it is a line around): see [`crate::line_excerpt`].
 pub(crate) fn matching_lines(text: &str, words: &[String]) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
+    let holds_a_word = |line: &str| {
+        let line = line.to_lowercase();
+        words.iter().any(|word| line.contains(word.as_str()))
+    };
     let hits: Vec<usize> = lines
         .iter()
         .enumerate()
-        .filter(|(_, line)| {
-            let line = line.to_lowercase();
-            words.iter().any(|word| line.contains(word.as_str()))
-        })
+        .filter(|(_, line)| holds_a_word(line))
         .map(|(number, _)| number)
         .collect();
     if hits.is_empty() {
         return None;
     }
-    let mut shown = Vec::new();
+    let mut shown: Vec<std::borrow::Cow<'_, str>> = Vec::new();
     let mut next = 0;
     for hit in hits {
         let start = hit.saturating_sub(CONTEXT_LINES).max(next);
         let end = (hit + CONTEXT_LINES + 1).min(lines.len());
         if start > next || (next == 0 && start > 0) {
-            shown.push("…");
+            shown.push("…".into());
         }
-        shown.extend(&lines[start..end]);
+        for line in &lines[start..end] {
+            let found = if holds_a_word(line) { words } else { &[] };
+            shown.push(crate::line_excerpt::shown_line(line, found));
+        }
         next = next.max(end);
     }
     if next < lines.len() {
-        shown.push("…");
+        shown.push("…".into());
     }
     Some(shown.join("\n"))
 }

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use ctxkit_agent::tools::limit::{self, Keep};
+use ctxkit_agent::tools::limit;
 use ctxkit_engine::Recalled;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -52,14 +52,20 @@ pub(crate) async fn recall(shared: &Arc<Shared>, raw: Value) -> Result<Value, Me
 /// `text` within the tool output's line limit and `max_bytes`, its first lines kept, with a last
 /// line saying what was left out and how to ask for less.
 fn bounded_answer(text: &str, max_bytes: usize) -> Value {
-    let bounded = limit::bound_within(text, Keep::Head, max_bytes);
+    let bounded = limit::bound_head_cutting_lines(text, max_bytes);
     let Some(cut) = bounded.cut else {
         return json!({"text": bounded.text, "is_error": false, "truncated": false});
     };
+    // Every line shown, the last one cut (a long line read back is cut, not left out).
+    let lines = if cut.shown_lines == cut.total_lines {
+        format!("all {} lines, the last one cut", cut.total_lines)
+    } else {
+        format!("the first {} of {} lines", cut.shown_lines, cut.total_lines)
+    };
     let text = format!(
-        "{}\n\n[recall: showing the first {} of {} lines ({} of {} bytes); give a `query` of \
-         fewer or rarer words to read only the parts that hold them]",
-        bounded.text, cut.shown_lines, cut.total_lines, cut.shown_bytes, cut.total_bytes
+        "{}\n\n[recall: showing {lines} ({} of {} bytes); give a `query` of fewer or rarer \
+         words to read only the parts that hold them]",
+        bounded.text, cut.shown_bytes, cut.total_bytes
     );
     json!({"text": text, "is_error": false, "truncated": true})
 }
@@ -89,6 +95,19 @@ mod tests {
         assert_eq!(
             short,
             json!({"text": "one line", "is_error": false, "truncated": false})
+        );
+    }
+    /// QA r99: a summarized message of one 86 KB line answered its header alone.
+    #[test]
+    fn a_long_line_after_a_header_is_cut_not_left_out() {
+        let text = format!("[entry 0fc3d957] user:\n{}", "x".repeat(86_000));
+        let answer = bounded_answer(&text, 2_000);
+        let shown = answer["text"].as_str().unwrap();
+        assert_eq!(answer["truncated"], true);
+        assert!(shown.starts_with("[entry 0fc3d957] user:\nxxxx"), "{shown}");
+        assert!(
+            shown.contains("showing all 2 lines, the last one cut (2000 of 86023 bytes)"),
+            "{shown}"
         );
     }
 }

@@ -42,12 +42,28 @@ pub struct Bounded {
 /// `text` within [`MAX_LINES`] and [`MAX_BYTES`], keeping whole lines from `keep`'s end (a single
 /// line longer than the byte limit is cut at a character boundary).
 pub fn bound(text: &str, keep: Keep) -> Bounded {
-    bound_with(text, keep, MAX_LINES, MAX_BYTES)
+    bound_with(text, keep, MAX_LINES, MAX_BYTES, Lines::Whole)
 }
 
 /// `text` within [`MAX_LINES`] and `max_bytes` (see [`output_bytes_for_window`]).
 pub fn bound_within(text: &str, keep: Keep, max_bytes: usize) -> Bounded {
-    bound_with(text, keep, MAX_LINES, max_bytes)
+    bound_with(text, keep, MAX_LINES, max_bytes, Lines::Whole)
+}
+
+/// `text`'s head within [`MAX_LINES`] and `max_bytes`, the line that does not fit cut to the room
+/// left. For text read back (`recall`), which has no offset to read on from: kept whole, a long
+/// line after a short one (a pasted JSON response after its message's header) showed nothing.
+pub fn bound_head_cutting_lines(text: &str, max_bytes: usize) -> Bounded {
+    bound_with(text, Keep::Head, MAX_LINES, max_bytes, Lines::CutTheLast)
+}
+
+/// Whether the line that does not fit is left out or cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lines {
+    /// Only whole lines, as Pi's tools keep them (a line over the whole limit alone is cut).
+    Whole,
+    /// The line that does not fit is cut to the room left.
+    CutTheLast,
 }
 
 /// The least a tool's output is cut to, whatever the window.
@@ -67,7 +83,13 @@ pub fn output_bytes_for_window(context_window: u64) -> usize {
         .clamp(MIN_OUTPUT_BYTES, MAX_BYTES)
 }
 
-fn bound_with(text: &str, keep: Keep, max_lines: usize, max_bytes: usize) -> Bounded {
+fn bound_with(
+    text: &str,
+    keep: Keep,
+    max_lines: usize,
+    max_bytes: usize,
+    lines_kept: Lines,
+) -> Bounded {
     let lines: Vec<&str> = text.split('\n').collect();
     if lines.len() <= max_lines && text.len() <= max_bytes {
         return Bounded {
@@ -86,6 +108,12 @@ fn bound_with(text: &str, keep: Keep, max_lines: usize, max_bytes: usize) -> Bou
         if kept.len() == max_lines || bytes + cost > max_bytes {
             if kept.is_empty() {
                 kept.push(cut_line(line, max_bytes, keep));
+            } else if lines_kept == Lines::CutTheLast && kept.len() < max_lines {
+                let room = max_bytes.saturating_sub(bytes + 1);
+                let part = cut_line(line, room, keep);
+                if !part.is_empty() {
+                    kept.push(part);
+                }
             }
             break;
         }
@@ -242,23 +270,42 @@ mod tests {
     #[test]
     fn line_limits_keep_the_head_or_the_tail() {
         let text: String = (1..=10).map(|n| format!("line {n}\n")).collect();
-        let head = bound_with(&text, Keep::Head, 3, 1000);
+        let head = bound_with(&text, Keep::Head, 3, 1000, Lines::Whole);
         assert_eq!(head.text, "line 1\nline 2\nline 3");
         let cut = head.cut.unwrap();
         assert_eq!((cut.total_lines, cut.shown_lines), (11, 3));
-        let tail = bound_with(text.trim_end(), Keep::Tail, 3, 1000);
+        let tail = bound_with(text.trim_end(), Keep::Tail, 3, 1000, Lines::Whole);
         assert_eq!(tail.text, "line 8\nline 9\nline 10");
     }
 
     #[test]
     fn byte_limits_keep_whole_lines_and_cut_a_single_long_line_on_a_boundary() {
-        let bounded = bound_with("aaaa\nbbbb\ncccc", Keep::Head, 100, 9);
+        let bounded = bound_with("aaaa\nbbbb\ncccc", Keep::Head, 100, 9, Lines::Whole);
         assert_eq!(bounded.text, "aaaa\nbbbb");
         let wide = "ééééé"; // 10 bytes
-        let head = bound_with(wide, Keep::Head, 100, 5);
+        let head = bound_with(wide, Keep::Head, 100, 5, Lines::Whole);
         assert_eq!(head.text, "éé");
-        let tail = bound_with(wide, Keep::Tail, 100, 5);
+        let tail = bound_with(wide, Keep::Tail, 100, 5, Lines::Whole);
         assert_eq!(tail.text, "éé");
+    }
+
+    /// QA r99: a summarized message of one 86 KB line, read back after its header, showed the
+    /// header alone. Read back, the line that does not fit is cut to the room left.
+    #[test]
+    fn text_read_back_cuts_the_line_that_does_not_fit() {
+        let text = format!("[entry 1] user:\n{}\nlast", "z".repeat(100));
+        let whole = bound_within(&text, Keep::Head, 40);
+        assert_eq!(whole.text, "[entry 1] user:");
+        let read_back = bound_head_cutting_lines(&text, 40);
+        assert_eq!(
+            read_back.text,
+            format!("[entry 1] user:\n{}", "z".repeat(24))
+        );
+        assert_eq!(read_back.text.len(), 40);
+        let cut = read_back.cut.unwrap();
+        assert_eq!((cut.shown_lines, cut.total_lines), (2, 3));
+        let fits = bound_head_cutting_lines("short\ntext", 40);
+        assert_eq!((fits.text.as_str(), fits.cut), ("short\ntext", None));
     }
 
     #[test]

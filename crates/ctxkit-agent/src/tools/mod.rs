@@ -419,9 +419,21 @@ fn bounded_outcome(
     context: &ToolContext,
     is_error: bool,
 ) -> ToolOutcome {
+    let bound = |text: &str| limit::bound_within(text, keep, context.max_output_bytes);
+    outcome_within(text, bound, call_id, context, is_error)
+}
+
+/// `text` redacted, then within the limits `bound` keeps, the full text saved when it cut.
+fn outcome_within(
+    text: &str,
+    bound: impl Fn(&str) -> limit::Bounded,
+    call_id: &str,
+    context: &ToolContext,
+    is_error: bool,
+) -> ToolOutcome {
     // Secrets never reach the model, nor the saved full output.
     let text = &context.workspace.redact(text);
-    let bounded = limit::bound_within(text, keep, context.max_output_bytes);
+    let bounded = bound(text);
     let Some(cut) = bounded.cut else {
         return ToolOutcome {
             is_error,

@@ -7,8 +7,7 @@
 use ctxkit_engine::Recalled;
 use serde::Deserialize;
 
-use super::limit::Keep;
-use super::{ToolContext, ToolOutcome, bounded_outcome};
+use super::{ToolContext, ToolOutcome, limit, outcome_within};
 
 /// The arguments of `recall`.
 #[derive(Debug, Deserialize)]
@@ -23,7 +22,8 @@ pub struct RecallArguments {
 }
 
 /// `recall {reference, query?}`: the engine's answer (`Engine::recall`, which the server's `recall`
-/// method gives too), bounded as every tool's output is.
+/// method gives too), bounded as every tool's output is, but for the line that does not fit,
+/// which is cut rather than left out: recall has no offset to read on from.
 pub fn recall(
     arguments: RecallArguments,
     context: &ToolContext,
@@ -35,7 +35,11 @@ pub fn recall(
     let handle = tokio::runtime::Handle::try_current()
         .map_err(|_| "recall must run inside the agent's runtime".to_owned())?;
     match handle.block_on(engine.recall(&arguments.reference, arguments.query.as_deref())) {
-        Recalled::Found(text) => Ok(bounded_outcome(&text, Keep::Head, call_id, context, false)),
+        Recalled::Found(text) => {
+            let bound =
+                |text: &str| limit::bound_head_cutting_lines(text, context.max_output_bytes);
+            Ok(outcome_within(&text, bound, call_id, context, false))
+        }
         Recalled::Missing(message) => Err(message),
     }
 }
