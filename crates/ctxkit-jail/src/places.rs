@@ -43,6 +43,21 @@ const CREDENTIALS: &[&str] = &[
     ".huggingface/token",
     ".gem/credentials",
     ".config/hub",
+    // More tools' passwords and tokens, read without a question from a chat started in the home
+    // (QA r99): MySQL's client, s3cmd, rclone, Yarn 2+, Bundler, Composer, ngrok, Gradle, Maven.
+    ".my.cnf",
+    ".mylogin.cnf",
+    ".s3cfg",
+    ".config/rclone/rclone.conf",
+    ".yarnrc.yml",
+    ".bundle/config",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
+    ".config/ngrok/ngrok.yml",
+    ".ngrok2/ngrok.yml",
+    ".gradle/gradle.properties",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
 ];
 
 /// The user's credential places (under `$HOME`), as named and resolved.
@@ -105,6 +120,16 @@ mod tests {
             ".config/github-copilot/hosts.json",
             ".vault-token",
             ".terraform.d/credentials.tfrc.json",
+            // QA r99, read and sent to the provider from a chat started in the home.
+            ".my.cnf",
+            ".s3cfg",
+            ".config/rclone/rclone.conf",
+            ".yarnrc.yml",
+            ".bundle/config",
+            ".composer/auth.json",
+            ".config/ngrok/ngrok.yml",
+            ".gradle/gradle.properties",
+            ".m2/settings.xml",
         ] {
             assert!(places.contains(&home.join(name)), "{name}");
         }

@@ -180,6 +180,11 @@ pub fn is_secret_variable(name: &str) -> bool {
         "PGPASSWORD",
         "MYSQL_PWD",
         "NPM_CONFIG__AUTH",
+        // Unlock a password manager's whole vault (Bitwarden), sign a Rails app's cookies, log in
+        // to every registry docker knows (QA r99).
+        "BW_SESSION",
+        "SECRET_KEY_BASE",
+        "DOCKER_AUTH_CONFIG",
         // A credential under a bare name.
         "AUTH",
         "CREDENTIALS",
@@ -211,11 +216,19 @@ pub fn is_secret_variable(name: &str) -> bool {
         "_WEBHOOK_URL",
         "_DSN",
         "_CONNECTION_STRING",
+        // A personal access token (`GITHUB_PAT`, `GITLAB_PAT`, `AZURE_DEVOPS_EXT_PAT`); a login
+        // (`BASIC_AUTH`); a session cookie (`SESSION_COOKIE`).
+        "_PAT",
+        "_AUTH",
+        "_COOKIE",
     ];
+    // A signed-in session of 1Password's CLI, one per account (`OP_SESSION_myteam`).
+    const PREFIXES: &[&str] = &["OP_SESSION_"];
     let upper = name.to_ascii_uppercase();
     EXACT.contains(&upper.as_str())
         || upper.contains("API_KEY")
         || SUFFIXES.iter().any(|suffix| upper.ends_with(suffix))
+        || PREFIXES.iter().any(|prefix| upper.starts_with(prefix))
 }
 
 /// Whether the environment variable `name` holding `value` is secret: by its name
@@ -277,6 +290,13 @@ mod tests {
             "SENTRY_DSN",
             "GPG_PASSPHRASE",
             "DB_PWD",
+            // QA r99: reached the model's `bash` through a script it wrote.
+            "BW_SESSION",
+            "DOCKER_AUTH_CONFIG",
+            "GITHUB_PAT",
+            "GITLAB_PAT",
+            "OP_SESSION_myteam",
+            "SECRET_KEY_BASE",
         ] {
             assert!(is_secret_variable(name), "{name}");
         }
@@ -291,6 +311,8 @@ mod tests {
             "OLDPWD",
             "KEYTIMEOUT",
             "GPG_TTY",
+            "XDG_SESSION_TYPE",
+            "DBUS_SESSION_BUS_ADDRESS",
         ] {
             assert!(!is_secret_variable(name), "{name}");
         }
