@@ -24,14 +24,24 @@ pub(crate) struct Fragments {
 }
 
 impl Fragments {
-    /// The fragments of `secrets`. A secret of [`FRAGMENT_BYTES`] or less is matched whole only
-    /// (by the caller); a secret with a non-ASCII character likewise (its windows could cut a
+    /// The fragments of `secrets` and of their base64 and hex spellings. A secret of
+    /// [`FRAGMENT_BYTES`] or less is matched whole only (by the caller), but for its spellings
+    /// longer than that; a secret with a non-ASCII character likewise (its windows could cut a
     /// character in two).
     pub(crate) fn new(secrets: &[&str]) -> Self {
-        let mut windows: Vec<Vec<u8>> = secrets
+        // Each secret, and its base64 and hex spellings (`encoded`), whose pieces are as much the
+        // secret as its own.
+        let spellings: Vec<String> = secrets
             .iter()
-            .filter(|secret| secret.len() > FRAGMENT_BYTES && secret.is_ascii())
-            .flat_map(|secret| secret.as_bytes().windows(FRAGMENT_BYTES))
+            .filter(|secret| secret.is_ascii())
+            .flat_map(|secret| {
+                std::iter::once((*secret).to_owned()).chain(crate::encoded::encoded_forms(secret))
+            })
+            .collect();
+        let mut windows: Vec<Vec<u8>> = spellings
+            .iter()
+            .filter(|spelling| spelling.len() > FRAGMENT_BYTES)
+            .flat_map(|spelling| spelling.as_bytes().windows(FRAGMENT_BYTES))
             .map(<[u8]>::to_vec)
             .collect();
         windows.sort_unstable();
@@ -150,6 +160,28 @@ mod tests {
             redact_fragments("password hunter2hunter2", &["hunter2hunter2"]),
             "password hunter2hunter2"
         );
+    }
+
+    /// QA r99: the key base64-encoded in a Kubernetes Secret, as docker's `auth` of `user:<key>`,
+    /// and in hex reached the session and the provider.
+    #[test]
+    fn a_key_in_base64_or_hex_is_redacted() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::STANDARD;
+        let secret = STANDARD.encode(KEY);
+        let text = format!("  OPENAI_API_KEY: {secret}\n");
+        let redacted = redact_fragments(&text, &[KEY]);
+        assert!(redacted.contains("<redacted>"), "{redacted}");
+        assert!(redacted.len() < text.len() - 40, "{redacted}");
+        let docker = STANDARD.encode(format!("user:{KEY}"));
+        let redacted = redact_fragments(&format!("{{\"auth\":\"{docker}\"}}"), &[KEY]);
+        assert!(redacted.starts_with("{\"auth\":\"dXNlcjp"), "{redacted}");
+        assert!(
+            redacted.contains("<redacted>") && redacted.len() < 40,
+            "{redacted}"
+        );
+        let hex: String = KEY.bytes().map(|byte| format!("{byte:02x}")).collect();
+        assert_eq!(redact_fragments(&hex, &[KEY]), "<redacted>");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+mod encoded;
 mod environment;
 mod fragments;
 mod scrub;
