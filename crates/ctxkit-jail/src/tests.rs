@@ -338,3 +338,21 @@ fn resource_reads_drop_a_leading_byte_order_mark() {
         "---\nname: x\n---\n\u{feff}"
     );
 }
+
+/// The denied places looked at for a path beneath the root are those beneath it or holding it
+/// (QA r99, for speed): a root inside a credential place still opens nothing, and a place denied
+/// after the first check is looked at too.
+#[test]
+fn places_near_the_root_are_all_that_can_deny_and_all_are_kept() {
+    let scene = scene();
+    std::fs::create_dir_all(scene.home.join(".ssh/inner")).unwrap();
+    std::fs::write(scene.home.join(".ssh/inner/config"), "Host x").unwrap();
+    let jail = jail_on(&scene.home.join(".ssh/inner"), &scene);
+    let error = jail.read(Path::new("config"), 1024).unwrap_err();
+    assert!(matches!(error, JailError::Denied { .. }), "{error}");
+    let mut jail = jail_on(&scene.project, &scene);
+    assert!(!jail.is_denied(Path::new("src/lib.rs")));
+    jail.deny(&scene.project.join("src"));
+    assert!(jail.is_denied(Path::new("src/lib.rs")));
+    assert!(jail.read(Path::new("src/lib.rs"), 1024).is_err());
+}
