@@ -88,6 +88,7 @@ mod error;
 mod events;
 mod facts;
 mod fallback;
+mod forget;
 mod hooks;
 mod hot;
 mod line_excerpt;
@@ -122,18 +123,19 @@ pub use events::{
     CompactionEnd, CompactionFailed, CompactionReason, ContextUsage, EngineEvent, EventSink,
 };
 pub use facts::SessionFacts;
+pub use forget::FORGOTTEN_PREAMBLE;
 pub use hooks::{
     AfterCompact, AfterTree, BeforeCompact, BeforeCompactResult, BeforeFork, BeforeForkResult,
     BeforeTree, BeforeTreeResult, FileOpsView, ForkPosition, HookCompaction, HookError, HookFuture,
     HookSet, HookSummary, Hooks, PreparationSettings, PreparationView,
 };
-pub use pins::{PIN_ENTRY_TYPE, Pin};
+pub use pins::Pin;
 pub use planning::{CompactionPlan, NoCompaction};
 pub use project::ProjectDir;
 pub use recall::SUMMARIZED_REFERENCE;
 pub use recall_answer::Recalled;
 pub use recovery::MAX_OVER_COUNT;
-pub use scope::{FORGOTTEN_PREAMBLE, SCOPE_RESULT_TYPE, Scope};
+pub use scope::{SCOPE_RESULT_TYPE, Scope};
 pub use settings::{CompactionBudgets, EngineSettings, durability};
 pub use summarized::{Originals, SummarizedRange};
 pub use tree::{ForgetOutcome, ForkOutcome, NavigateOptions, NavigateOutcome};

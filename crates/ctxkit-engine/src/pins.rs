@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use ctxkit_protocol::{
     AFTER_COMPACTION_KEY, AgentMessage, CustomMessage, EntryKind, JsonObject, MessageContent,
-    PINNED_MESSAGE_TYPE,
+    PIN_ENTRY_TYPE, PIN_ID_KEY, PINNED_MESSAGE_TYPE,
 };
 use ctxkit_session::parse_timestamp_ms;
 use ctxkit_tokens::utf16_len;
@@ -21,13 +21,11 @@ use crate::error::{EngineError, Result};
 use crate::messages::content_text;
 use crate::state::State;
 
-/// The custom entry type recording pins and unpins.
-pub const PIN_ENTRY_TYPE: &str = "ctxkit.pin";
-
 /// An active pin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pin {
-    /// The id of the entry that recorded it.
+    /// The pin's id: the id of the entry that first recorded it, kept when a forget or an undone
+    /// compaction appends the pin again ([`PIN_ID_KEY`]).
     pub id: String,
     pub text: String,
     /// The entry whose text was pinned, when an entry was.
@@ -38,11 +36,27 @@ fn estimate(text: &str) -> u64 {
     utf16_len(text).div_ceil(4) as u64
 }
 
-/// The pins active on the current branch, oldest first, with where each is visible on the path
-/// (index of the newest entry carrying its text).
-fn scan(state: &State) -> Vec<(Pin, Option<usize>)> {
+/// An active pin as the branch records it.
+struct Scanned {
+    pin: Pin,
+    /// The entry on the branch recording it: the pin's own, or a copy of it whose id the
+    /// references copied with it (an unpin, a pinned message) were renamed to.
+    entry_id: String,
+    /// Where its text is visible on the path: the index of the newest entry carrying it.
+    carrier: Option<usize>,
+}
+
+impl Scanned {
+    /// Whether `id`, as an unpin or a pinned message names a pin, names this one.
+    fn is_named(&self, id: &str) -> bool {
+        self.pin.id == id || self.entry_id == id
+    }
+}
+
+/// The pins active on the current branch, oldest first.
+fn scan(state: &State) -> Vec<Scanned> {
     let path = state.session.branch_path(None);
-    let mut pins: Vec<(Pin, Option<usize>)> = Vec::new();
+    let mut pins: Vec<Scanned> = Vec::new();
     for (position, entry) in path.iter().enumerate() {
         if !matches!(entry.type_name(), "custom" | "custom_message") {
             continue;
@@ -53,8 +67,8 @@ fn scan(state: &State) -> Vec<(Pin, Option<usize>)> {
                 let data = custom.data.unwrap_or(Value::Null);
                 match data.get("action").and_then(Value::as_str) {
                     Some("unpin") => {
-                        let target = data.get("pinId").and_then(Value::as_str).unwrap_or("");
-                        pins.retain(|(pin, _)| pin.id != target);
+                        let target = data.get(PIN_ID_KEY).and_then(Value::as_str).unwrap_or("");
+                        pins.retain(|scanned| !scanned.is_named(target));
                     }
                     _ => {
                         let source_entry_id = data
@@ -66,9 +80,13 @@ fn scan(state: &State) -> Vec<(Pin, Option<usize>)> {
                                 .iter()
                                 .rposition(|entry| entry.id() == source)
                         });
-                        pins.push((
-                            Pin {
-                                id: entry.id().to_owned(),
+                        let id = data
+                            .get(PIN_ID_KEY)
+                            .and_then(Value::as_str)
+                            .unwrap_or(entry.id());
+                        pins.push(Scanned {
+                            pin: Pin {
+                                id: id.to_owned(),
                                 text: data
                                     .get("text")
                                     .and_then(Value::as_str)
@@ -76,8 +94,9 @@ fn scan(state: &State) -> Vec<(Pin, Option<usize>)> {
                                     .to_owned(),
                                 source_entry_id,
                             },
+                            entry_id: entry.id().to_owned(),
                             carrier,
-                        ));
+                        });
                     }
                 }
             }
@@ -89,9 +108,9 @@ fn scan(state: &State) -> Vec<(Pin, Option<usize>)> {
                     .and_then(Value::as_array)
                     .map(|ids| ids.iter().filter_map(Value::as_str).collect())
                     .unwrap_or_default();
-                for (pin, carrier) in &mut pins {
-                    if carried.contains(&pin.id.as_str()) {
-                        *carrier = Some(position);
+                for scanned in &mut pins {
+                    if carried.iter().any(|id| scanned.is_named(id)) {
+                        scanned.carrier = Some(position);
                     }
                 }
             }
@@ -179,12 +198,13 @@ pub(crate) fn missing_from_context(state: &State) -> Option<AgentMessage> {
         .collect();
     let missing: Vec<&Pin> = scanned
         .iter()
-        .filter(|(_, carrier)| {
-            !carrier
+        .filter(|scanned| {
+            !scanned
+                .carrier
                 .and_then(|position| path.get(position))
                 .is_some_and(|entry| shown.contains(entry))
         })
-        .map(|(pin, _)| pin)
+        .map(|scanned| &scanned.pin)
         .collect();
     if missing.is_empty() {
         return None;
@@ -216,8 +236,8 @@ pub(crate) fn reinject_after_compaction(
     let scanned = scan(state);
     let lost: Vec<&Pin> = scanned
         .iter()
-        .filter(|(_, carrier)| !carrier.is_some_and(|position| position >= kept_from))
-        .map(|(pin, _)| pin)
+        .filter(|scanned| scanned.carrier.is_none_or(|position| position < kept_from))
+        .map(|scanned| &scanned.pin)
         .collect();
     if !lost.is_empty() {
         append_pinned_message(state, &lost, Some(compaction_id))?;
@@ -230,7 +250,7 @@ impl Engine {
     pub async fn pins(&self) -> Vec<Pin> {
         scan(&*self.lock().await)
             .into_iter()
-            .map(|(pin, _)| pin)
+            .map(|scanned| scanned.pin)
             .collect()
     }
 
@@ -301,15 +321,20 @@ impl Engine {
         Ok(pin)
     }
 
-    /// Removes a pin; text already in the context stays until a compaction removes it.
+    /// Removes a pin; text already in the context stays until a compaction removes it. `pin_id` is
+    /// the pin's id (or the id of the entry recording it on the branch, which a client listed
+    /// before the pin kept its id).
     pub async fn unpin(&self, pin_id: &str) -> Result<()> {
         let mut state = self.lock().await;
-        if !scan(&state).iter().any(|(pin, _)| pin.id == pin_id) {
+        let Some(pin) = scan(&state)
+            .into_iter()
+            .find(|scanned| scanned.is_named(pin_id))
+        else {
             return Err(EngineError::PinNotFound(pin_id.to_owned()));
-        }
+        };
         state.session.append_custom_entry(
             PIN_ENTRY_TYPE,
-            Some(json!({ "action": "unpin", "pinId": pin_id })),
+            Some(json!({ "action": "unpin", PIN_ID_KEY: pin.pin.id })),
         )?;
         Ok(())
     }
@@ -319,7 +344,7 @@ fn check_cap(state: &State, text: &str) -> Result<()> {
     let cap = state.settings.pinned.max_tokens;
     let tokens: u64 = scan(state)
         .iter()
-        .map(|(pin, _)| estimate(&pin.text))
+        .map(|scanned| estimate(&scanned.pin.text))
         .sum::<u64>()
         + estimate(text);
     if tokens > cap {

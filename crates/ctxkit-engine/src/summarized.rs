@@ -13,8 +13,8 @@ use ctxkit_session::{EntryIndex, Session};
 
 use crate::engine::Engine;
 use crate::error::Result;
+use crate::forget::is_forgotten;
 use crate::recall::{Branch, matching_lines, message_text, query_words};
-use crate::scope::is_forgotten;
 
 /// How deep branch summaries on a branch left behind are followed (each such branch summary stands
 /// for a branch of its own).

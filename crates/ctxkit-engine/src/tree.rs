@@ -90,12 +90,22 @@ pub struct ForkOutcome {
 }
 
 /// What forgetting a span did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForgetOutcome {
     pub summary_entry_id: String,
-    /// Messages after the span, appended again after the summary.
+    /// How many entries after the span were appended again after the summary (`carried`).
     pub reappended: usize,
     pub new_leaf_id: Option<String>,
+    /// The first entry forgotten: the span's first in branch order, or the reply whose call a
+    /// tool result in the span answers.
+    pub from_id: String,
+    /// The last entry of the span.
+    pub to_id: String,
+    /// The tool results after the span that answer a call in it, forgotten with their calls.
+    pub results_left_out: Vec<String>,
+    /// The entries after the span appended again, in order, each with its copy's id (what
+    /// `compaction.undo` reports too), so ids held from before the forget can be followed.
+    pub carried: Vec<ctxkit_compaction::CarriedEntry>,
 }
 
 /// Text of a user message or custom message entry, when the entry is one.

@@ -82,7 +82,7 @@ fn assemble_view<'a, M: Borrow<AgentMessage> + 'a>(
                 false
             }
             AgentMessage::BranchSummary(summary) if summary_as_system => {
-                let pointer = if crate::scope::is_forgotten(&summary.summary) {
+                let pointer = if crate::forget::is_forgotten(&summary.summary) {
                     String::new()
                 } else {
                     crate::recall::summary_pointer()
@@ -199,7 +199,7 @@ pub(crate) fn provider_message(message: AgentMessage) -> Option<AgentMessage> {
             }
             Some(converted)
         }
-        AgentMessage::BranchSummary(summary) if !crate::scope::is_forgotten(&summary.summary) => {
+        AgentMessage::BranchSummary(summary) if !crate::forget::is_forgotten(&summary.summary) => {
             // The branch it left behind stays in the session too.
             let mut pointed = summary.clone();
             pointed.summary.push_str(&crate::recall::summary_pointer());

@@ -42,7 +42,7 @@ pub use message::{
     CompactionSummaryMessage, CustomMessage, ToolResultMessage, Usage, UsageCost, UserMessage,
     parse_agent_message,
 };
-pub use pinned::{AFTER_COMPACTION_KEY, PINNED_MESSAGE_TYPE};
+pub use pinned::{AFTER_COMPACTION_KEY, PIN_ENTRY_TYPE, PIN_ID_KEY, PINNED_MESSAGE_TYPE};
 pub use provider_compaction::{
     ON_DEMAND_COMPACTION_FIELD, ON_DEMAND_MODE, PROVIDER_COMPACTION_DETAILS,
     PROVIDER_COMPACTION_FIELD,

@@ -292,6 +292,19 @@ pub(crate) struct Forgotten {
     summary_entry_id: String,
     reappended: usize,
     new_leaf_id: Option<String>,
+    from_id: String,
+    to_id: String,
+    results_left_out: Vec<String>,
+    carried: Vec<Carried>,
+}
+
+/// An entry appended again after a forgotten span, as `compaction.undo` lists its own.
+#[derive(Debug, Serialize)]
+struct Carried {
+    #[serde(rename = "type")]
+    entry_type: String,
+    id: String,
+    copy_id: String,
 }
 
 impl From<ForgetOutcome> for Forgotten {
@@ -300,6 +313,18 @@ impl From<ForgetOutcome> for Forgotten {
             summary_entry_id: outcome.summary_entry_id,
             reappended: outcome.reappended,
             new_leaf_id: outcome.new_leaf_id,
+            from_id: outcome.from_id,
+            to_id: outcome.to_id,
+            results_left_out: outcome.results_left_out,
+            carried: outcome
+                .carried
+                .into_iter()
+                .map(|entry| Carried {
+                    entry_type: entry.entry_type,
+                    id: entry.original_id,
+                    copy_id: entry.copy_id,
+                })
+                .collect(),
         }
     }
 }

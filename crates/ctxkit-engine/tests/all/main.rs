@@ -8,6 +8,7 @@ mod background;
 mod cache_prefix;
 mod checks;
 mod failed;
+mod forget;
 mod hooks;
 mod manual;
 mod navigation;

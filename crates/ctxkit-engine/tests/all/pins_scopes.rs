@@ -214,7 +214,7 @@ async fn forgetting_keeps_later_pins_and_labels_and_refuses_spans_before_a_compa
         .forget(&detour, Some(&detour_end), Some("gone".to_owned()))
         .await
         .unwrap();
-    // The pin made after the span is still active (recorded again, so under a new id, and it can
+    // The pin made after the span is still active (recorded again, under its own id, and it can
     // be unpinned), and the label followed its entry.
     let pins = harness.engine.pins().await;
     assert_eq!(pins.len(), 1, "{pins:?}");

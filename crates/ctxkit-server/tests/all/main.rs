@@ -6,6 +6,7 @@ mod agent;
 mod attacks;
 mod compaction_control;
 mod failed_open;
+mod forget;
 mod origin;
 mod outage;
 mod protocol_doc;

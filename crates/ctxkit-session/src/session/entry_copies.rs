@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use ctxkit_protocol::{PIN_ENTRY_TYPE, PIN_ID_KEY};
 use serde_json::{Map, Value};
 
 use super::Session;
@@ -22,7 +23,9 @@ impl Session {
     /// and `timestamp`. A reference to an entry copied before it names that copy instead: a
     /// `targetId` (a context edit, a label), and any string of a `custom` entry's `data` or of a
     /// `custom_message`'s `details` that is exactly such an id (extension state naming entries, such
-    /// as pins). The originals stay where they are. Returns the copies' ids, in order.
+    /// as pins). A pin (`ctxkit.pin`) keeps its id: its copy's `data` names the id it was first
+    /// recorded under ([`ctxkit_protocol::PIN_ID_KEY`]). The originals stay where they are. Returns
+    /// the copies' ids, in order.
     pub fn append_copies(&mut self, ids: &[&str]) -> Result<Vec<String>> {
         let mut parent_id = self.leaf_id().map(str::to_owned);
         let mut copies: HashMap<String, String> = HashMap::with_capacity(ids.len());
@@ -60,6 +63,7 @@ impl Session {
             if let Some(state) = state_field.and_then(|field| object.get_mut(field)) {
                 name_copies(state, &copies);
             }
+            keep_pin_id(&mut object, original);
             if let Some(usage) = object
                 .get_mut("message")
                 .filter(|message| {
@@ -84,6 +88,26 @@ impl Session {
         self.append_chain(batch)?;
         Ok(new_ids)
     }
+}
+
+/// Writes into the copy `object` of the pin entry `original` the id the pin is known by (the one its
+/// original already names, else the original's own), so a client that kept the id a pin was given,
+/// and the model that sees it in `<pinned id>`, still name it after the pin is appended again. An
+/// unpin already names its pin under the same key; other entries are left as they are.
+fn keep_pin_id(object: &mut Map<String, Value>, original: &str) {
+    if object.get("type").and_then(Value::as_str) != Some("custom")
+        || object.get("customType").and_then(Value::as_str) != Some(PIN_ENTRY_TYPE)
+    {
+        return;
+    }
+    let Some(Value::Object(data)) = object.get_mut("data") else {
+        return;
+    };
+    if data.get("action").and_then(Value::as_str) == Some("unpin") {
+        return;
+    }
+    data.entry(PIN_ID_KEY)
+        .or_insert_with(|| Value::String(original.to_owned()));
 }
 
 /// Sets every number of `value` (a reply's usage: token counts, the cost's parts) to zero.
@@ -135,6 +159,41 @@ mod tests {
 
     fn user(text: &str) -> ctxkit_protocol::AgentMessage {
         serde_json::from_value(json!({"role": "user", "content": text, "timestamp": 1})).unwrap()
+    }
+
+    fn custom_data(session: &Session, id: &str) -> serde_json::Value {
+        let EntryKind::Custom(custom) = session.entry(id).unwrap().parse().unwrap().kind else {
+            panic!("not a custom entry");
+        };
+        custom.data.unwrap()
+    }
+
+    /// A tester's `pin.remove` with the id `pin.add` returned failed after a forget or an undo,
+    /// and the model's `<pinned id>` named a pin that no longer existed: the copy took a new id.
+    #[test]
+    fn a_copied_pin_keeps_the_id_it_was_first_recorded_under() {
+        let mut session = Session::in_memory("/p");
+        let root = session.append_message(user("root")).unwrap();
+        let pin = session
+            .append_custom_entry("ctxkit.pin", Some(json!({"action": "pin", "text": "tabs"})))
+            .unwrap();
+        let unpin = session
+            .append_custom_entry("ctxkit.pin", Some(json!({"action": "unpin", "pinId": pin})))
+            .unwrap();
+        session.branch(&root).unwrap();
+        let copies = session.append_copies(&[&pin, &unpin]).unwrap();
+        assert_eq!(
+            custom_data(&session, &copies[0]),
+            json!({"action": "pin", "text": "tabs", "pinId": pin})
+        );
+        assert_eq!(
+            custom_data(&session, &copies[1]),
+            json!({"action": "unpin", "pinId": copies[0]}),
+            "an unpin names the copy it removes, as before"
+        );
+        session.branch(&root).unwrap();
+        let again = session.append_copies(&[&copies[0]]).unwrap();
+        assert_eq!(custom_data(&session, &again[0])["pinId"], json!(pin));
     }
 
     #[test]
