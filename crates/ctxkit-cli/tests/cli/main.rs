@@ -252,6 +252,7 @@ mod chat_highlight;
 mod chat_images;
 mod chat_jail;
 mod chat_pi_resources;
+mod chat_pins;
 mod chat_piped;
 mod chat_reload;
 mod chat_retry;

@@ -66,7 +66,9 @@ Commands:
   /settings                 the chat's settings in a list: Enter steps one to its next value
   /thinking [level]         show or set the thinking level (off, minimal, low, medium, high,
                             xhigh) for a model that reasons
-  /pin <text>               keep text verbatim in context past every compaction (/pin lists)
+  /pin <text>               keep text verbatim in context past every compaction (/pin lists
+                            the pins with their ids)
+  /unpin <id>               remove a pin: no compaction adds its text back
   /skill:<name> [args]      run a skill
   /<template> [args]        expand a prompt template
   @<path>                   attach a file to the prompt (Tab completes project files, fuzzy)
@@ -211,13 +213,32 @@ impl Chat {
             "pin" => {
                 let pin = self.engine.pin_text(rest).await?;
                 self.ui.line(&format!(
-                    "Pinned {}: kept verbatim past every compaction",
-                    pin.id
+                    "Pinned {id}: kept verbatim past every compaction (/unpin {id} removes it)",
+                    id = pin.id
                 ));
             }
+            "unpin" => self.unpin(rest).await?,
             _ => return self.expand(name, rest, line),
         }
         Ok(Action::Continue)
+    }
+
+    /// `/unpin <id>`: serve's `pin.remove`. The text already sent stays in the context until a
+    /// compaction cuts it away (nothing is deleted from the session).
+    async fn unpin(&mut self, id: &str) -> Result<()> {
+        if id.is_empty() {
+            bail!("Usage: /unpin <id> (/pin lists the pins and their ids)");
+        }
+        match self.engine.unpin(id).await {
+            Ok(()) => self
+                .ui
+                .line(&format!("Unpinned {id}: no compaction adds its text back")),
+            Err(EngineError::PinNotFound(_)) => {
+                bail!("No pin `{id}` on this branch; /pin lists the pins and their ids")
+            }
+            Err(error) => return Err(error.into()),
+        }
+        Ok(())
     }
 
     /// `/skill:name args` and prompt templates.

@@ -11,7 +11,7 @@ use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
 
 /// The chat's commands and what each does, in the order they are offered.
-const BUILT_IN: [(&str, &str); 33] = [
+const BUILT_IN: [(&str, &str); 34] = [
     ("compact", "summarize older messages now (optional focus)"),
     ("context", "context usage and what a compaction would keep"),
     ("cost", "what this session spent"),
@@ -38,6 +38,7 @@ const BUILT_IN: [(&str, &str); 33] = [
     ("settings", "the chat's settings in a list"),
     ("thinking", "show or set the thinking level"),
     ("pin", "keep text verbatim past every compaction"),
+    ("unpin", "remove a pin (/pin lists their ids)"),
     ("edit", "write the prompt in $EDITOR"),
     (
         "reload",
