@@ -497,7 +497,17 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
         write_format_note(out, file, format_version)?;
         write_roots_note(out, file, roots)?;
         write_warnings(out, file, &warnings)?;
-        writeln!(out, "{}: no problems found", file.display())?;
+        // Warnings are no problems (the exit code stays 0), but a bare "no problems found" right
+        // under them read as if they did not count.
+        match warnings.len() {
+            0 => writeln!(out, "{}: no problems found", file.display())?,
+            count => writeln!(
+                out,
+                "{}: {} found, no problems; the file reads as it is",
+                file.display(),
+                counted(count, "warning")
+            )?,
+        }
     } else {
         write_format_note(out, file, format_version)?;
         write_warnings(out, file, &warnings)?;
@@ -507,11 +517,14 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
                 None => writeln!(out, "{}: {message}", file.display())?,
             }
         }
+        let warned = match warnings.len() {
+            0 => String::new(),
+            count => format!(" and {}", counted(count, "warning")),
+        };
         writeln!(
             out,
-            "{} problem{} found; the file was not modified",
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" }
+            "{}{warned} found; the file was not modified",
+            counted(problems.len(), "problem")
         )?;
     }
     Ok(if problems.is_empty() {

@@ -97,6 +97,14 @@ fn check_warns_of_a_tool_result_whose_call_an_edit_took_out() {
         )),
         "{check}"
     );
+    // A tester read "no problems found" right under the warnings: the last line counts them.
+    assert_eq!(
+        check.trim_end().lines().last(),
+        Some(
+            "[HOME]/good-tool-results.jsonl: 3 warnings found, no problems; the file reads as it is"
+        ),
+        "{check}"
+    );
     let json = run.ctxkit(&["check", path, "--json"]);
     let (_, json) = json.split_once('\n').unwrap();
     let record: serde_json::Value = serde_json::from_str(json).unwrap();
