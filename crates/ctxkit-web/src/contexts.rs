@@ -77,17 +77,18 @@ fn matched(inputs: usize, origins: &[usize]) -> Vec<Option<usize>> {
 /// The model's view at entry `at` as page data: one record per context message with the entry it
 /// came from, how, and what the transforms did to it (`changed`: the blocks sent instead;
 /// `dropped`: not sent), and the transforms' report; `None` when the context holds more than
-/// `max_messages` messages (its messages are not read then).
+/// `max_messages` messages (its messages are not read then). The messages are taken from `parsed`
+/// when another view holding them parsed them (`ctxkit view`'s builds of one version share them).
 pub(crate) fn context_record_within(
     session: &Session,
+    parsed: &ParsedMessages,
     at: EntryIndex,
     settings: &TransformSettings,
     context_window: u64,
     renderer: &Renderer<'_>,
     max_messages: usize,
 ) -> Result<Option<Value>, WebError> {
-    let parsed = ParsedMessages::default();
-    let view = View::build(session, &parsed, at, settings, context_window, max_messages)?;
+    let view = View::build(session, parsed, at, settings, context_window, max_messages)?;
     Ok(view.map(|view| view.record(renderer)))
 }
 

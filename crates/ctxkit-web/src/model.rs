@@ -11,6 +11,7 @@ use crate::blocks::Renderer;
 use crate::contexts::context_record_within;
 use crate::error::WebError;
 use crate::history::tips;
+use crate::parsed::ParsedMessages;
 use crate::redact::Redactor;
 
 /// Which contexts the page carries.
@@ -343,6 +344,19 @@ pub fn context_data_within(
     options: &PageOptions,
     max_messages: usize,
 ) -> Result<Value, WebError> {
+    let parsed = ParsedMessages::default();
+    context_data_sharing(session, &parsed, id, options, max_messages)
+}
+
+/// [`context_data_within`], taking the messages other views parsed from `parsed` and leaving
+/// those it parses there for them.
+pub(crate) fn context_data_sharing(
+    session: &Session,
+    parsed: &ParsedMessages,
+    id: &str,
+    options: &PageOptions,
+    max_messages: usize,
+) -> Result<Value, WebError> {
     let position = session
         .index()
         .position(id)
@@ -350,6 +364,7 @@ pub fn context_data_within(
     let renderer = options.renderer(session.entries().len());
     context_record_within(
         session,
+        parsed,
         position,
         &options.transform,
         options.context_window,

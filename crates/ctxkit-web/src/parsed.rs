@@ -1,7 +1,7 @@
 //! The session's context messages parsed once for the many views an exported page carries.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::{ContextMessage, Session, SessionError};
@@ -16,6 +16,9 @@ use crate::error::WebError;
 #[derive(Debug, Default)]
 pub(crate) struct ParsedMessages {
     batches: Mutex<Batches>,
+    /// Held while a view reads the messages it lacks, when views read one at a time
+    /// ([`ParsedMessages::one_reader_at_a_time`]).
+    reading: Option<Mutex<()>>,
 }
 
 #[derive(Debug, Default)]
@@ -37,6 +40,16 @@ impl Batches {
 }
 
 impl ParsedMessages {
+    /// Messages for views built at once that read them one view at a time: the second view waits
+    /// for the first's messages rather than reading the same ones beside it (two views of one
+    /// branch started together each held a copy of all its messages).
+    pub(crate) fn one_reader_at_a_time() -> Self {
+        Self {
+            batches: Mutex::default(),
+            reading: Some(Mutex::new(())),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Batches> {
         self.batches.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -50,6 +63,10 @@ impl ParsedMessages {
         session: &Session,
         messages: &[ContextMessage],
     ) -> Result<Vec<(ContextMessage, Arc<MeasuredMessage>)>, WebError> {
+        let _reading = self
+            .reading
+            .as_ref()
+            .map(|reading| reading.lock().unwrap_or_else(PoisonError::into_inner));
         let known: Vec<Option<Arc<MeasuredMessage>>> = {
             let mut batches = self.lock();
             messages
@@ -81,11 +98,10 @@ impl ParsedMessages {
                     }
                 },
             };
-            batches
-                .current
-                .entry(*message)
-                .or_insert_with(|| Arc::clone(&found));
-            all.push((*message, found));
+            // The copy kept is the one used: a view that parsed a message while another did
+            // the same lets its own copy go, so views built at once hold each message once.
+            let kept = batches.current.entry(*message).or_insert(found);
+            all.push((*message, Arc::clone(kept)));
         }
         Ok(all)
     }
@@ -94,6 +110,40 @@ impl ParsedMessages {
     pub(crate) fn next_batch(&self) {
         let mut batches = self.lock();
         batches.previous = std::mem::take(&mut batches.current);
+    }
+}
+
+/// The messages parsed by the contexts `ctxkit view` builds of one version of the session, shared
+/// while any of them runs: two builds at once on a 40,000-message session each read the 58 MB
+/// of messages (about 150 MB apiece). Held weakly, so the messages are let go with the last build
+/// that reads them; a newer version starts afresh.
+#[derive(Debug, Default)]
+pub(crate) struct SharedParsed {
+    last: Mutex<Option<(String, Weak<ParsedMessages>)>>,
+}
+
+impl SharedParsed {
+    /// The messages parsed for `version` by the builds still running, or a new set when none is.
+    pub(crate) fn for_version(&self, version: &str) -> Arc<ParsedMessages> {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((shared_version, shared)) = last.as_ref()
+            && shared_version == version
+            && let Some(shared) = shared.upgrade()
+        {
+            return shared;
+        }
+        let fresh = Arc::new(ParsedMessages::one_reader_at_a_time());
+        *last = Some((version.to_owned(), Arc::downgrade(&fresh)));
+        fresh
+    }
+
+    /// Whether a build asked for messages (a test's view of the builds that went on).
+    #[cfg(test)]
+    pub(crate) fn was_asked(&self) -> bool {
+        self.last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
     }
 }
 
@@ -166,5 +216,39 @@ mod tests {
                 .zip(&first)
                 .all(|((_, a), (_, b))| Arc::ptr_eq(a, b))
         );
+    }
+
+    /// Two contexts `ctxkit view` built at once on a 40,000-message session each read all its
+    /// messages (the view's peak went past 500 MB): views of one version built at once hold each
+    /// message once, and the messages go with the last build that reads them.
+    #[test]
+    fn views_built_at_once_hold_each_message_once() {
+        let session = crate::contexts::tests::long_run("openai", "gpt-5", 400);
+        let last = session.index().entries().len() - 1;
+        let context = build_context(session.index(), Some(last));
+        let shared = SharedParsed::default();
+        let start = std::sync::Barrier::new(2);
+        let (first, second) = std::thread::scope(|scope| {
+            let read = || {
+                let parsed = shared.for_version("1-100");
+                start.wait();
+                parsed.get(&session, &context.messages).unwrap()
+            };
+            let first = scope.spawn(read);
+            let second = scope.spawn(read);
+            (first.join().unwrap(), second.join().unwrap())
+        });
+        assert!(
+            first
+                .iter()
+                .zip(&second)
+                .all(|((_, a), (_, b))| Arc::ptr_eq(a, b))
+        );
+        let held = Arc::downgrade(&first[0].1);
+        drop((first, second));
+        assert!(held.upgrade().is_none(), "let go with the last build");
+        let parsed = shared.for_version("1-100");
+        assert!(parsed.lock().current.is_empty(), "read afresh");
+        assert!(!Arc::ptr_eq(&parsed, &shared.for_version("2-200")));
     }
 }

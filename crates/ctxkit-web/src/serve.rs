@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::UNIX_EPOCH;
 
@@ -23,8 +24,9 @@ use tokio::net::TcpListener;
 
 use crate::error::WebError;
 use crate::loader::SessionLoader;
-use crate::model::{ContextPolicy, PageOptions, context_data_within};
+use crate::model::{ContextPolicy, PageOptions, context_data_sharing};
 use crate::page::{PageMode, content_security_policy, live_page, script_safe_json};
+use crate::parsed::{ParsedMessages, SharedParsed};
 use crate::stream::{ScriptSafe, write_page_data};
 
 /// What `ctxkit view` serves.
@@ -76,9 +78,9 @@ pub const VIEW_CONNECTION_LIMIT: usize = 64;
 /// how long it is and that `ctxkit context` prints it.
 pub const MAX_VIEW_CONTEXT_MESSAGES: usize = 100_000;
 
-/// Contexts the view builds at once; later requests wait their turn. Each build holds the whole
-/// session read again: 16 clicks in a row on a 65 MB transcript built 16 at once and took the view
-/// past a gigabyte.
+/// Contexts the view builds at once; later requests wait their turn. Each build holds every message
+/// of its context (shared with the builds of the same version running beside it): 16 clicks in a
+/// row on a 65 MB transcript built 16 at once and took the view past a gigabyte.
 pub const MAX_CONTEXT_BUILDS: usize = 2;
 
 /// A response body sent as its chunks, in order (the page: the template's parts around the
@@ -118,7 +120,9 @@ struct State {
     /// Held while the data is built: one rebuild at a time (see [`page_data`]).
     rebuild: Mutex<()>,
     /// A permit per context being built ([`MAX_CONTEXT_BUILDS`]).
-    context_builds: tokio::sync::Semaphore,
+    context_builds: Arc<tokio::sync::Semaphore>,
+    /// The messages the running builds parsed.
+    parsed: SharedParsed,
 }
 
 /// The watched files' version: each one's size and modification time (changes on every append);
@@ -169,7 +173,8 @@ pub async fn serve_view(
         address: bound,
         cache: Mutex::new(Cache::default()),
         rebuild: Mutex::new(()),
-        context_builds: tokio::sync::Semaphore::new(MAX_CONTEXT_BUILDS),
+        context_builds: Arc::new(tokio::sync::Semaphore::new(MAX_CONTEXT_BUILDS)),
+        parsed: SharedParsed::default(),
     });
     let limits = ConnectionLimits::new(VIEW_CONNECTION_LIMIT);
     Ok((
@@ -341,19 +346,41 @@ async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chu
         return error_reply(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
     }
     let path = request.uri().path().to_owned();
-    let state = Arc::clone(state);
     let id = query_value(query, "id");
-    // A context waits for a permit before it is built (the semaphore is never closed).
-    let _permit = match path.as_str() {
-        "/api/context" => state.context_builds.acquire().await.ok(),
+    // A context waits for a permit before it is built (the semaphore is never closed); a request
+    // given up while it waits is dropped from the queue with this future. The permit goes with the
+    // build, so a build whose requester left still counts until it stops.
+    let permit = match path.as_str() {
+        "/api/context" => Arc::clone(&state.context_builds).acquire_owned().await.ok(),
         _ => None,
     };
-    let shared = Arc::clone(&state);
-    let answer = tokio::task::spawn_blocking(move || route(&shared, &path, id.as_deref())).await;
+    let requester = Requester::default();
+    let left = Arc::clone(&requester.left);
+    let shared = Arc::clone(state);
+    let answer = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        route(&shared, &path, id.as_deref(), &left)
+    })
+    .await;
+    drop(requester);
     answer.unwrap_or_else(|_| error_reply(StatusCode::INTERNAL_SERVER_ERROR, "the request failed"))
 }
 
-fn route(state: &State, path: &str, id: Option<&str>) -> Response<Chunks> {
+/// Says, once dropped, that the request's answer is no longer awaited: hyper drops a request's
+/// future when its client closes the connection (the page aborts the fetch of a context when
+/// the reader moves on), and the build it started stops at its next step.
+#[derive(Default)]
+struct Requester {
+    left: Arc<AtomicBool>,
+}
+
+impl Drop for Requester {
+    fn drop(&mut self) {
+        self.left.store(true, Ordering::SeqCst);
+    }
+}
+
+fn route(state: &State, path: &str, id: Option<&str>, left: &AtomicBool) -> Response<Chunks> {
     match path {
         "/" => match page_data(state).and_then(|page| live_page(&page.title, &page.data)) {
             Ok(chunks) => reply_chunks(StatusCode::OK, "text/html; charset=utf-8", chunks),
@@ -372,15 +399,12 @@ fn route(state: &State, path: &str, id: Option<&str>) -> Response<Chunks> {
             let Some(id) = id else {
                 return error_reply(StatusCode::BAD_REQUEST, "no `id`");
             };
-            match (state.config.loader)().and_then(|session| {
-                context_data_within(
-                    &session,
-                    id,
-                    &state.config.options,
-                    MAX_VIEW_CONTEXT_MESSAGES,
-                )
-            }) {
-                Ok(context) => reply(
+            match context_at(state, id, left) {
+                // Nobody reads this answer.
+                Ok(None) => {
+                    error_reply(StatusCode::SERVICE_UNAVAILABLE, "the request was given up")
+                }
+                Ok(Some(context)) => reply(
                     StatusCode::OK,
                     "application/json",
                     script_safe_json(&context),
@@ -400,6 +424,38 @@ fn route(state: &State, path: &str, id: Option<&str>) -> Response<Chunks> {
         }
         _ => error_reply(StatusCode::NOT_FOUND, "no such page"),
     }
+}
+
+/// The context at entry `id` of the session as it is now. Builds of one version of the file share
+/// the messages they parse ([`SharedParsed`]); a build that saw the file change while it opened it
+/// shares nothing (its entries may not be the version's). `None` when the requester left before
+/// the build read the context's messages (the session is read again for the next request anyway).
+fn context_at(
+    state: &State,
+    id: &str,
+    left: &AtomicBool,
+) -> Result<Option<serde_json::Value>, WebError> {
+    if left.load(Ordering::SeqCst) {
+        return Ok(None);
+    }
+    let version = watched_version(&state.config.watched);
+    let session = (state.config.loader)()?;
+    if left.load(Ordering::SeqCst) {
+        return Ok(None);
+    }
+    let parsed = if watched_version(&state.config.watched) == version {
+        state.parsed.for_version(&version)
+    } else {
+        Arc::new(ParsedMessages::default())
+    };
+    context_data_sharing(
+        &session,
+        &parsed,
+        id,
+        &state.config.options,
+        MAX_VIEW_CONTEXT_MESSAGES,
+    )
+    .map(Some)
 }
 
 /// The page data of the file as it is now (built again only when its version changed): the data
@@ -521,7 +577,8 @@ mod tests {
             address: "127.0.0.1:1".parse().unwrap(),
             cache: Mutex::new(Cache::default()),
             rebuild: Mutex::new(()),
-            context_builds: tokio::sync::Semaphore::new(MAX_CONTEXT_BUILDS),
+            context_builds: Arc::new(tokio::sync::Semaphore::new(MAX_CONTEXT_BUILDS)),
+            parsed: SharedParsed::default(),
         }
     }
 
@@ -575,6 +632,63 @@ mod tests {
         }
         let most = most.load(Ordering::SeqCst);
         assert!(most <= MAX_CONTEXT_BUILDS, "{most} built at once");
+    }
+
+    /// The page gives up the fetch of a context when the reader moves on, and the build went on
+    /// reading the whole session, holding one of the [`MAX_CONTEXT_BUILDS`] slots: a build whose
+    /// requester left stops before it reads the context's messages, and its slot is free again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_build_whose_requester_left_stops() {
+        use tokio::io::AsyncWriteExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 3);
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let mut state = state(&path);
+        state.address = address;
+        let (entered, loading) = std::sync::mpsc::channel::<()>();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let (entered, released) = (Mutex::new(entered), Mutex::new(released));
+        let loaded = path.clone();
+        state.config.loader = Arc::new(move || {
+            entered.lock().unwrap().send(()).unwrap();
+            released.lock().unwrap().recv().unwrap();
+            Ok(OpenedSession::new(Session::open(&loaded)?))
+        });
+        let state = Arc::new(state);
+        let limits = ConnectionLimits::new(VIEW_CONNECTION_LIMIT);
+        let served = Arc::clone(&state);
+        tokio::spawn(serve_within(
+            Acceptor::new(listener, limits),
+            served,
+            std::future::pending(),
+        ));
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        let request =
+            format!("GET /api/context?token=t&id=00000002 HTTP/1.1\r\nHost: {address}\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        tokio::task::spawn_blocking(move || loading.recv().unwrap())
+            .await
+            .unwrap();
+        drop(stream);
+        // The request's future and its connection hold the state: both let go once hyper saw
+        // the client leave (the test, the accepting loop and the build keep theirs).
+        wait_until(|| Arc::strong_count(&state) <= 3).await;
+        release.send(()).unwrap();
+        wait_until(|| state.context_builds.available_permits() == MAX_CONTEXT_BUILDS).await;
+        assert!(
+            !state.parsed.was_asked(),
+            "a build went on to read the messages"
+        );
+    }
+
+    /// Polls `done` until it holds (a generous deadline for a loaded machine).
+    async fn wait_until(done: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "waited 20 s");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     #[test]
@@ -704,7 +818,7 @@ mod tests {
         let state = state(&path);
         let moved = dir.path().join("moved.jsonl");
         std::fs::rename(&path, &moved).unwrap();
-        let missing = route(&state, "/", None);
+        let missing = route(&state, "/", None, &AtomicBool::new(false));
         assert_eq!(missing.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(
             missing.headers()[header::CONTENT_TYPE],
@@ -720,7 +834,10 @@ mod tests {
         assert!(body.contains("http-equiv=\"refresh\""), "{body}");
         assert!(body.contains("The session cannot be shown: "), "{body}");
         std::fs::rename(&moved, &path).unwrap();
-        assert_eq!(route(&state, "/", None).status(), StatusCode::OK);
+        assert_eq!(
+            route(&state, "/", None, &AtomicBool::new(false)).status(),
+            StatusCode::OK
+        );
     }
 
     #[test]
