@@ -244,7 +244,8 @@ fn print_with_subagents(sessions: &[SessionInfoRecord], out: &mut dyn Write) -> 
             continue;
         }
         let mut row = Vec::new();
-        super::sessions::print_session_rows(std::slice::from_ref(session), &mut row)?;
+        // Listed under its parent: the row names it by its place.
+        super::sessions::print_session_row(session, &mut row)?;
         for (index, line) in String::from_utf8_lossy(&row).lines().enumerate() {
             let prefix = if index == 0 { "  └ " } else { "    " };
             writeln!(out, "{prefix}{line}")?;

@@ -80,34 +80,45 @@ fn nothing_here(locations: &Locations, this_directory: bool) -> String {
 }
 
 /// One session a row: modified time, message count, name or first message, and its path below (with
-/// its creation time when that is later, the time the listing orders it by).
+/// its creation time when that is later, the time the listing orders it by), then the session it
+/// was made from, when its header names one (a fork, a clone, a session written afresh: `--json`
+/// had it and the text did not).
 pub(super) fn print_session_rows(
     sessions: &[SessionInfoRecord],
     out: &mut dyn Write,
 ) -> Result<()> {
     for session in sessions {
-        let title = one_line(
-            session
-                .name
-                .as_deref()
-                .unwrap_or_else(|| shown_first_message(session)),
-            60,
-        );
+        print_session_row(session, out)?;
+        if let Some(parent) = &session.parent_session_path {
+            writeln!(out, "    parent: {parent}")?;
+        }
+    }
+    Ok(())
+}
+
+/// A session's row and path, without its parent (a subagent listed under it).
+pub(super) fn print_session_row(session: &SessionInfoRecord, out: &mut dyn Write) -> Result<()> {
+    let title = one_line(
+        session
+            .name
+            .as_deref()
+            .unwrap_or_else(|| shown_first_message(session)),
+        60,
+    );
+    writeln!(
+        out,
+        "{}  {:>4} msgs  {}",
+        session.modified, session.message_count, title
+    )?;
+    if created_after_its_messages(session) {
+        // It lists by the later time (a fork made today of an old session lists first).
         writeln!(
             out,
-            "{}  {:>4} msgs  {}",
-            session.modified, session.message_count, title
+            "    {}  (created {}, from older messages)",
+            session.path, session.created
         )?;
-        if created_after_its_messages(session) {
-            // It lists by the later time (a fork made today of an old session lists first).
-            writeln!(
-                out,
-                "    {}  (created {}, from older messages)",
-                session.path, session.created
-            )?;
-        } else {
-            writeln!(out, "    {}", session.path)?;
-        }
+    } else {
+        writeln!(out, "    {}", session.path)?;
     }
     Ok(())
 }
@@ -173,6 +184,21 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.contains("fork.jsonl  (created 2026-01-02T00:00:00.000Z, from older messages)"),
+            "{text}"
+        );
+    }
+
+    /// `sessions --json` named a fork's parent and the text listing did not: it is the row's last
+    /// line.
+    #[test]
+    fn a_row_names_the_session_it_was_made_from() {
+        let mut fork = session("2025-03-17T08:00:00.000Z", "2025-03-17T09:00:00.000Z");
+        fork.parent_session_path = Some("/s/original.jsonl".to_owned());
+        let mut out = Vec::new();
+        print_session_rows(&[fork], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.ends_with("    /s/fork.jsonl\n    parent: /s/original.jsonl\n"),
             "{text}"
         );
     }
