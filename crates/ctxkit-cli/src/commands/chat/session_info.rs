@@ -191,9 +191,9 @@ impl Chat {
             (None, Some(file)) => file,
             (None, None) => "in memory (--no-session): not written anywhere".to_owned(),
         };
-        lines.push(format!("  File:    {file}"));
+        lines.extend(field_lines("File:", &file));
         lines.push(format!("  ID:      {}", identity.id));
-        lines.push(format!("  Folder:  {}", identity.cwd));
+        lines.extend(field_lines("Folder:", &identity.cwd));
         let counted = crate::render::counted;
         lines.push(format!(
             "Messages (every branch): {} in all, {} from the user, {}, {}, {}",
@@ -294,6 +294,20 @@ impl Chat {
 
 /// The replies' cost per model, when it says more than the total: more than one model answered,
 /// or the one that did is not the model in use now (as Pi's `/session`).
+/// Columns a `/session` line keeps within: a terminal's usual width.
+const SESSION_INFO_COLUMNS: usize = 80;
+
+/// A labelled line of `/session`; a value too long for its column (a session file's path is
+/// about 110 characters) goes on a line of its own below its label, where the terminal wraps
+/// only the path and a copy of it picks up no label.
+fn field_lines(label: &str, value: &str) -> Vec<String> {
+    let line = format!("  {label:<9}{value}");
+    if line.chars().count() <= SESSION_INFO_COLUMNS {
+        return vec![line];
+    }
+    vec![format!("  {label}"), format!("    {value}")]
+}
+
 fn model_lines(by_model: &BTreeMap<String, ModelUse>, current: &str) -> Vec<String> {
     let only_current = by_model.len() == 1 && by_model.contains_key(current);
     if by_model.is_empty() || only_current {
@@ -359,6 +373,21 @@ mod tests {
                        else { serde_json::json!([{"type": "text", "text": text}]) }
         }))
         .unwrap()
+    }
+
+    /// `/session` printed the file after its label, so that an 80-column terminal broke the
+    /// path in the middle of a word: a long value goes on its own line.
+    #[test]
+    fn a_long_path_goes_on_its_own_line() {
+        assert_eq!(field_lines("ID:", "abc"), ["  ID:      abc"]);
+        let path = format!(
+            "/home/someone/.ctxkit/sessions/--home-someone-project--/{}.jsonl",
+            "x".repeat(40)
+        );
+        assert_eq!(
+            field_lines("File:", &path),
+            ["  File:".to_owned(), format!("    {path}")]
+        );
     }
 
     #[test]
