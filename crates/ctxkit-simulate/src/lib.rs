@@ -286,7 +286,8 @@ fn override_read(
                     message: format!("`{key}` expects {expected}, found {found}"),
                 });
             }
-            ctxkit_settings::SettingsDiagnostic::UnknownKey { .. } => {}
+            ctxkit_settings::SettingsDiagnostic::UnknownKey { .. }
+            | ctxkit_settings::SettingsDiagnostic::IgnoredValue { .. } => {}
         }
     }
     Ok(read)

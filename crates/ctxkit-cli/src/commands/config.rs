@@ -359,7 +359,10 @@ fn get(
     let about_key: Vec<SettingsDiagnostic> = settings
         .diagnostics()
         .into_iter()
-        .filter(|diagnostic| diagnostic.is_error() && same_or_nested(diagnostic.key(), key))
+        .filter(|diagnostic| {
+            !matches!(diagnostic, SettingsDiagnostic::UnknownKey { .. })
+                && same_or_nested(diagnostic.key(), key)
+        })
         .collect();
     warn(&about_key)?;
     if value.is_none() {

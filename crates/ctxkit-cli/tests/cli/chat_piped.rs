@@ -280,6 +280,46 @@ async fn a_wrong_typed_value_of_any_key_stops_chat_and_compact() {
     assert!(server.received_requests().await.unwrap().is_empty());
 }
 
+/// QA r99: values Pi 1.6 runs with stopped the chat (exit 3): whole numbers written as floats,
+/// and out-of-range values of keys ctxkit does not act on (Pi clamps them). The first are read
+/// as the integers they are, the others only warned about.
+#[tokio::test(flavor = "multi_thread")]
+async fn values_pi_runs_with_do_not_stop_the_chat() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        r#"{"compaction": {"reserveTokens": 16384.0}, "thinkingBudgets": {"low": 2048.0},
+            "retry": {"maxRetries": 3.0}, "editorPaddingX": 5, "autocompleteMaxVisible": 30,
+            "terminal": {"imageWidthCells": 0}}"#,
+    )
+    .unwrap();
+    let base = format!("{}/v1", server.uri());
+    let output = tokio::task::block_in_place(|| {
+        run.ctxkit_with_input(
+            &["chat", "--no-session", "--model", "openai/gpt-5-mini"],
+            &[("OPENAI_API_KEY", OPENAI_KEY), ("OPENAI_BASE_URL", &base)],
+            "hi\n",
+        )
+    });
+    assert!(output.starts_with("exit: 0"), "{output}");
+    let stderr = output
+        .split_once("--- stderr\n")
+        .map_or("", |(_, stderr)| stderr);
+    for key in [
+        "editorPaddingX",
+        "autocompleteMaxVisible",
+        "terminal.imageWidthCells",
+    ] {
+        assert!(
+            stderr.contains(&format!("warning: Ignored value for `{key}` in `")),
+            "{output}"
+        );
+    }
+    assert!(!stderr.contains("reserveTokens"), "{output}");
+    assert!(!server.received_requests().await.unwrap().is_empty());
+}
+
 /// QA r98: with two wrong values the chat named the first; fixed, it stopped again on the second.
 /// The one error line names every wrong value, the first in full.
 #[tokio::test(flavor = "multi_thread")]

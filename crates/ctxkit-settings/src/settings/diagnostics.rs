@@ -1,6 +1,7 @@
 //! Problems found in a settings file that do not stop loading ([`SettingsDiagnostic`]). A wrong
-//! value, of any key, makes the commands that compact or run a model refuse to start; the listing
-//! commands show it and go on.
+//! value of a key ctxkit acts on makes the commands that compact or run a model refuse to start;
+//! one of a key it only checks (Pi's interface keys) is a warning, as Pi runs with it; the listing
+//! commands show both and go on.
 
 use std::path::PathBuf;
 
@@ -36,9 +37,60 @@ pub enum SettingsDiagnostic {
         /// The value found, as JSON.
         found: String,
     },
+    /// A wrong value of one of Pi's keys ctxkit checks but does not act on
+    /// (`known::PI_KEYS_NOT_ACTED_ON`: `editorPaddingX: 5`). Pi floors and clamps these in its
+    /// getters and runs, so this only warns: the typed tree keeps the default, nothing reads it.
+    IgnoredValue {
+        /// Which file.
+        scope: SettingsScope,
+        /// The file path (empty for in-memory settings).
+        path: PathBuf,
+        /// 1-based line where the key (or its nearest parent) is written, when it is.
+        line: Option<usize>,
+        /// The dotted key.
+        key: String,
+        /// What the schema accepts.
+        expected: String,
+        /// The value found, as JSON.
+        found: String,
+    },
 }
 
 impl SettingsDiagnostic {
+    /// The diagnostic of a wrong value at `key`: an error, or a warning for a key ctxkit does not
+    /// act on.
+    pub(crate) fn wrong_value(
+        scope: SettingsScope,
+        path: PathBuf,
+        line: Option<usize>,
+        violation: super::validate::Violation,
+    ) -> Self {
+        let super::validate::Violation {
+            key,
+            expected,
+            found,
+        } = violation;
+        if known::is_pi_key_not_acted_on(&key) {
+            Self::IgnoredValue {
+                scope,
+                path,
+                line,
+                key,
+                expected,
+                found,
+            }
+        } else {
+            Self::InvalidValue {
+                scope,
+                path,
+                line,
+                key,
+                expected,
+                found,
+            }
+        }
+    }
+
     /// One-line message in the house style.
     pub fn message(&self) -> String {
         match self {
@@ -67,20 +119,35 @@ impl SettingsDiagnostic {
                 path.display(),
                 at_line(*line),
             ),
+            Self::IgnoredValue {
+                path,
+                line,
+                key,
+                expected,
+                found,
+                ..
+            } => format!(
+                "Ignored value for `{key}` in `{}`{}: expected {expected}, found {found} (Pi's \
+                 key, not acted on by ctxkit)",
+                path.display(),
+                at_line(*line),
+            ),
         }
     }
 
     /// The dotted key the problem is about.
     pub fn key(&self) -> &str {
         match self {
-            Self::UnknownKey { key, .. } | Self::InvalidValue { key, .. } => key,
+            Self::UnknownKey { key, .. }
+            | Self::InvalidValue { key, .. }
+            | Self::IgnoredValue { key, .. } => key,
         }
     }
 
-    /// `true` for invalid values, `false` for unknown keys.
+    /// `true` for invalid values, `false` for unknown keys and ignored values.
     pub fn is_error(&self) -> bool {
         match self {
-            Self::UnknownKey { .. } => false,
+            Self::UnknownKey { .. } | Self::IgnoredValue { .. } => false,
             Self::InvalidValue { .. } => true,
         }
     }
@@ -110,7 +177,8 @@ mod tests {
                 .into_iter()
                 .filter_map(|diagnostic| match diagnostic {
                     SettingsDiagnostic::InvalidValue { key, .. } => Some(key),
-                    SettingsDiagnostic::UnknownKey { .. } => None,
+                    SettingsDiagnostic::UnknownKey { .. }
+                    | SettingsDiagnostic::IgnoredValue { .. } => None,
                 })
                 .collect()
         };
@@ -232,5 +300,39 @@ mod tests {
                 && messages[0].ends_with("did you mean `compaction`?"),
             "{messages:?}"
         );
+    }
+
+    /// Pi 1.6 runs with `editorPaddingX: 5`, `autocompleteMaxVisible: 30` and
+    /// `terminal.imageWidthCells: 0` (its getters clamp them); they stopped `chat` (QA r99). ctxkit
+    /// does not act on these keys: a warning, the default kept.
+    #[test]
+    fn a_wrong_value_of_a_key_not_acted_on_only_warns() {
+        let manager = SettingsManager::in_memory(
+            serde_json::json!({"editorPaddingX": 5, "autocompleteMaxVisible": 30,
+                "terminal": {"imageWidthCells": 0}, "retry": {"maxRetries": -1}})
+            .as_object()
+            .cloned()
+            .unwrap(),
+        );
+        let diagnostics = manager.diagnostics();
+        let errors: Vec<&str> = diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.is_error())
+            .map(SettingsDiagnostic::key)
+            .collect();
+        assert_eq!(errors, ["retry.maxRetries"]);
+        let ignored: Vec<String> = diagnostics
+            .iter()
+            .filter(|diagnostic| matches!(diagnostic, SettingsDiagnostic::IgnoredValue { .. }))
+            .map(SettingsDiagnostic::message)
+            .collect();
+        assert_eq!(ignored.len(), 3, "{ignored:?}");
+        assert_eq!(
+            ignored[0],
+            "Ignored value for `editorPaddingX` in ``: expected an integer from 0 to 3, found 5 \
+             (Pi's key, not acted on by ctxkit)"
+        );
+        assert_eq!(manager.settings().editor_padding_x, 0);
+        assert_eq!(manager.settings().terminal.image_width_cells, 60);
     }
 }

@@ -285,14 +285,13 @@ impl SettingsManager {
                 });
             }
             for violation in violations {
-                out.push(SettingsDiagnostic::InvalidValue {
-                    scope: state.scope,
-                    path: state.display_path(),
-                    line: state.line_of(&violation.key),
-                    key: violation.key,
-                    expected: violation.expected,
-                    found: violation.found,
-                });
+                let line = state.line_of(&violation.key);
+                out.push(SettingsDiagnostic::wrong_value(
+                    state.scope,
+                    state.display_path(),
+                    line,
+                    violation,
+                ));
             }
         }
         out

@@ -50,8 +50,7 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
     }
     if fields
         .get("contextWindow")
-        .and_then(Value::as_u64)
-        .is_none()
+        .is_none_or(|tokens| !is_count(tokens))
     {
         let found = fields.get("contextWindow").unwrap_or(&Value::Null);
         report.refuse(
@@ -64,7 +63,7 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
         let field_key = format!("{key}.{name}");
         match name.as_str() {
             "provider" | "id" | "contextWindow" | "name" => {}
-            "maxOutput" if field.as_u64().is_none() => {
+            "maxOutput" if !is_count(field) => {
                 report.refuse(&field_key, "an integer ≥ 0 (tokens)", field);
             }
             "reasoning" if !field.is_boolean() => {
@@ -90,6 +89,11 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
 }
 
 /// What a model takes, as Pi's models list it: `["text"]`, `["text", "image"]`.
+/// A count of tokens: a whole number ≥ 0, `32000.0` as well as `32000` (`numbers::whole_number`).
+fn is_count(value: &Value) -> bool {
+    super::numbers::whole_number(value).is_some_and(|count| count >= 0)
+}
+
 fn is_input_list(field: &Value) -> bool {
     field.as_array().is_some_and(|kinds| {
         kinds
@@ -139,8 +143,7 @@ fn check_tiers(key: &str, tiers: &Value, report: &mut CheckReport) {
         };
         if fields
             .get("inputTokensAbove")
-            .and_then(Value::as_u64)
-            .is_none()
+            .is_none_or(|tokens| !is_count(tokens))
         {
             let found = fields.get("inputTokensAbove").unwrap_or(&Value::Null);
             report.refuse(

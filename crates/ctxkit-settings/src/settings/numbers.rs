@@ -99,6 +99,49 @@ pub(crate) fn as_number(value: &serde_json::Value) -> serde_json::Value {
         .unwrap_or_else(|| value.clone())
 }
 
+/// The largest integer a double holds exactly (`Number.MAX_SAFE_INTEGER`).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// The whole number `value` is, written as an integer or not: `16384.0` and `1e4` are integers
+/// in JSON (JSON Schema's `"integer"`) and to Pi (`Number.isSafeInteger`), a file Python wrote
+/// holds them, and Pi runs with them. `16384.5`, and a double beyond 2^53, are not.
+pub(crate) fn whole_number(value: &serde_json::Value) -> Option<i64> {
+    let number = value.as_number()?;
+    if let Some(integer) = number.as_i64() {
+        return Some(integer);
+    }
+    if number.is_u64() {
+        return None;
+    }
+    let double = number.as_f64()?;
+    let exact = double.fract() == 0.0 && double.abs() <= MAX_SAFE_INTEGER;
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a safe integer, checked above"
+    )]
+    exact.then_some(double as i64)
+}
+
+/// `value` with every whole number written as a float (`16384.0`, `1e4`) written as the integer
+/// it is, at any depth: the typed tree's integer fields read it (serde takes no `16384.0` into a
+/// `u64`), and a float field reads an integer all the same.
+pub(crate) fn with_whole_numbers(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(ref number) if number.is_f64() => {
+            whole_number(&value).map_or(value, Value::from)
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(with_whole_numbers).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(key, field)| (key, with_whole_numbers(field)))
+                .collect(),
+        ),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => value,
+    }
+}
+
 /// An integer outside 64 bits, or a number with more significant digits than an `f64` keeps.
 fn is_lossy(literal: &str) -> bool {
     let is_integer = !literal.contains(['.', 'e', 'E']);
@@ -145,5 +188,21 @@ mod tests {
         assert!(printed.contains(r#""s":"1234567890123456789012345""#));
         let again: serde_json::Value = serde_json::from_str(&printed).unwrap();
         assert!(again["big"].is_number());
+    }
+
+    #[test]
+    fn whole_numbers_written_as_floats_are_integers() {
+        let number = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+        assert_eq!(whole_number(&number("16384.0")), Some(16_384));
+        assert_eq!(whole_number(&number("1e4")), Some(10_000));
+        assert_eq!(whole_number(&number("-3.0")), Some(-3));
+        assert_eq!(whole_number(&number("16384.5")), None);
+        assert_eq!(whole_number(&number("1e300")), None);
+        assert_eq!(whole_number(&number("18446744073709551615")), None);
+        assert_eq!(whole_number(&number("\"3\"")), None);
+        assert_eq!(
+            with_whole_numbers(number(r#"{"a": [2.0, 2.5], "b": {"c": 1e3}}"#)),
+            serde_json::json!({"a": [2, 2.5], "b": {"c": 1000}})
+        );
     }
 }

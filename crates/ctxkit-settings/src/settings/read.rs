@@ -23,7 +23,9 @@ pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
         if let Some(value) =
             document::get_path(source, &path).filter(|value| fits(&key, field, value))
         {
-            document::set_path(&mut valid, &path, value.clone());
+            // `16384.0` passed the check as the integer it is; serde reads it into a `u64` so.
+            let value = super::numbers::with_whole_numbers(value.clone());
+            document::set_path(&mut valid, &path, value);
         }
     }
     let strategy = valid

@@ -54,8 +54,7 @@ pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut Chec
             }
         }
         ValueKind::Integer { min, max } => {
-            let in_range = value
-                .as_i64()
+            let in_range = super::numbers::whole_number(value)
                 .is_some_and(|number| number >= *min && number <= *max);
             if !in_range {
                 if *max == i64::MAX {
@@ -108,9 +107,10 @@ pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut Chec
                             .as_array()
                             .is_some_and(|events| events.iter().all(Value::is_string))
                     })
-                    && hook
-                        .get("timeoutMs")
-                        .is_none_or(|timeout| timeout.as_u64().is_some())
+                    && hook.get("timeoutMs").is_none_or(|timeout| {
+                        super::numbers::whole_number(timeout)
+                            .is_some_and(|milliseconds| milliseconds >= 0)
+                    })
                     && hook.get("passEnv").is_none_or(|names| {
                         names
                             .as_array()
@@ -408,6 +408,36 @@ mod tests {
         assert!(report.unknown_keys.is_empty());
         assert_eq!(report.violations.len(), 1);
         assert_eq!(report.violations[0].key, "compaction.cachePrefix");
+    }
+
+    /// Pi 1.6 runs with `16384.0`, `3.0` and `1e4` (whole numbers to JSON and to
+    /// `Number.isSafeInteger`); they stopped `chat` and `serve` (QA r99). `16384.5` is no integer.
+    #[test]
+    fn whole_numbers_written_as_floats_are_integers() {
+        let document = json!({"compaction": {"reserveTokens": 16384.0, "keepRecentTokens": 1e4},
+            "thinkingBudgets": {"low": 2048.0}, "retry": {"maxRetries": 4.0},
+            "hooks": [{"command": ["true"], "timeoutMs": 5000.0}],
+            "llm": {"models": [{"provider": "p", "id": "m", "contextWindow": 32000.0, "maxOutput": 4096.0}]}});
+        let report = check_document(document.as_object().unwrap());
+        assert_eq!(report, CheckReport::default());
+        let report = check_document(
+            json!({"compaction": {"reserveTokens": 16384.5}})
+                .as_object()
+                .unwrap(),
+        );
+        assert_eq!(report.violations.len(), 1);
+        let manager = crate::SettingsManager::in_memory(document.as_object().cloned().unwrap());
+        let settings = manager.settings();
+        assert_eq!(settings.compaction.reserve_tokens, 16_384);
+        assert_eq!(settings.compaction.keep_recent_tokens, 10_000);
+        assert!(!settings.compaction.adaptive.reserve_tokens);
+        assert_eq!(settings.thinking_budgets.low, Some(2_048));
+        assert_eq!(settings.retry.max_retries, 4);
+        assert_eq!(settings.hooks[0].timeout_ms, 5_000);
+        assert_eq!(
+            settings.llm.models.as_ref().unwrap()[0].context_window,
+            32_000
+        );
     }
 
     #[test]
