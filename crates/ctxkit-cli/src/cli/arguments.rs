@@ -92,9 +92,12 @@ pub enum StoreAction {
 
 #[derive(Debug, Subcommand)]
 pub enum ConfigAction {
-    /// Print a setting's value (JSON); `--json` adds where it comes from.
+    /// Print a setting's value: a string as it is (as JSON when it would read as another value,
+    /// `"true"`, or as nothing), anything else as JSON; `--json` adds where it comes from.
     Get {
-        /// Dotted key, e.g. `compaction.reserveTokens`.
+        /// Dotted key, e.g. `compaction.reserveTokens`, `llm.headers.X-Team` or
+        /// `compaction.modelOverrides["openai/gpt-4.1"].reserveTokens` (the form `config list`
+        /// prints).
         key: String,
         /// Read the project settings file only.
         #[arg(long)]
@@ -105,7 +108,9 @@ pub enum ConfigAction {
     },
     /// Change a setting (strings as typed, other values as JSON).
     Set {
-        /// Dotted key, e.g. `compaction.reserveTokens`.
+        /// Dotted key, e.g. `compaction.reserveTokens`, `llm.headers.X-Team` or
+        /// `compaction.modelOverrides["openai/gpt-4.1"].reserveTokens` (the form `config list`
+        /// prints).
         key: String,
         /// The value, e.g. `8192`, `dark`, `["npm"]` (a negative number is a value too, and the
         /// setting's check says whether it is allowed).
@@ -121,7 +126,7 @@ pub enum ConfigAction {
     },
     /// Remove a setting from a settings file.
     Unset {
-        /// Dotted key.
+        /// Dotted key, as `config get` takes it.
         key: String,
         /// Edit the project settings file instead of the user one.
         #[arg(long)]

@@ -2,88 +2,19 @@
 //! and print their JSON schema.
 
 use std::io::Write;
-use std::path::Path;
 
 use anyhow::Result;
 use ctxkit_settings::{
-    Environment, HeldEntry, SettingOrigin, SettingValue, SettingsDiagnostic, SettingsManager,
-    SettingsScope,
+    KeyPath, SettingOrigin, SettingValue, SettingsDiagnostic, SettingsManager, SettingsScope,
 };
 use serde_json::{Value, json};
 
+pub use super::held_settings::held_settings_warning;
+use super::held_settings::note_held;
 use super::print_json;
 use super::settings::ProcessSettings;
 use crate::Outcome;
 use crate::cli::ConfigAction;
-
-/// The warnings (each with its hint line) naming the project settings an untrusted project may
-/// not change, those no project may change (`x-user-only`), and the entries of its
-/// `packages`/resource arrays that reach outside it; `None` when there are none.
-pub fn held_settings_warning(
-    environment: &Environment,
-    settings: &SettingsManager,
-) -> Option<String> {
-    let project = environment.project_settings_path();
-    let mut lines = Vec::new();
-    let held = settings.held_project_keys();
-    if !held.is_empty() {
-        let keys: Vec<String> = held.iter().map(|key| format!("`{key}`")).collect();
-        lines.push(format!(
-            "warning: ignored {} in `{}`: this project is not trusted\n\
-             hint: read the project's settings, then run `ctxkit trust` to apply them",
-            keys.join(", "),
-            project.display()
-        ));
-    }
-    if let Some(resources) = held_resources_warning(environment, settings) {
-        lines.push(resources);
-    }
-    let user_only = settings.project_user_only_keys();
-    if !user_only.is_empty() {
-        let keys: Vec<String> = user_only.iter().map(|key| format!("`{key}`")).collect();
-        lines.push(format!(
-            "warning: ignored {} in `{}`: read from your own settings only (`{}`), trusted or not",
-            keys.join(", "),
-            project.display(),
-            environment.global_settings_path().display()
-        ));
-    }
-    let entries = settings.held_project_entries();
-    for entry in &entries {
-        lines.push(format!(
-            "warning: ignored `{}` of `{}` in `{}`: {}, and the project is not trusted",
-            entry.entry,
-            entry.key,
-            project.display(),
-            entry.reason.describe()
-        ));
-    }
-    if let Some(hint) = outside_entries_hint(environment, &entries) {
-        lines.push(hint);
-    }
-    (!lines.is_empty()).then(|| lines.join("\n"))
-}
-
-/// The warning naming the project's resources that wait for trust (its `SYSTEM.md`, skills,
-/// prompt templates…); `None` when the project is trusted or has none.
-fn held_resources_warning(environment: &Environment, settings: &SettingsManager) -> Option<String> {
-    if settings.project_trusted() {
-        return None;
-    }
-    let resources = ctxkit_settings::protected_resources(environment, settings);
-    if resources.is_empty() {
-        return None;
-    }
-    let places: Vec<String> = resources
-        .iter()
-        .map(|resource| format!("`{}` ({})", resource.place, resource.effect))
-        .collect();
-    Some(format!(
-        "warning: not loaded: {}: this project is not trusted\n\
-         hint: read them, then run `ctxkit trust` to load them",
-        places.join(", ")
-    ))
-}
 
 /// The keys of the object `key` holds now in `scope` that setting it to the object `text` drops
 /// (`config set compaction '{"enabled":false}'` replaced the whole object, silently; QA r98).
@@ -108,40 +39,6 @@ fn keys_an_object_drops(
         .filter(|name| !new.contains_key(*name))
         .map(|name| format!("`{key}.{name}`"))
         .collect()
-}
-
-/// The hint after the warnings about entries reaching outside an untrusted project: trust it, or
-/// name them in the user's own settings.
-fn outside_entries_hint(environment: &Environment, entries: &[HeldEntry]) -> Option<String> {
-    let own = match entries {
-        [] => return None,
-        [HeldEntry { key, entry, .. }] if key == "packages" => {
-            // A local path is written relative to the project's `.ctxkit/`: named as it resolves,
-            // so the command works from wherever the user is (sweep 9: `../../pkg1` did not).
-            let local = entry.starts_with('.') || entry.starts_with('/');
-            let source = if local {
-                ctxkit_settings::resolve_against(&environment.project_dir(), Path::new(entry))
-                    .display()
-                    .to_string()
-            } else {
-                entry.clone()
-            };
-            format!("`ctxkit install {source}`")
-        }
-        [HeldEntry { key, .. }] => format!(
-            "list it under `{key}` in `{}`",
-            environment.global_settings_path().display()
-        ),
-        _ => format!(
-            "`{}`, or `ctxkit install SOURCE` for a package",
-            environment.global_settings_path().display()
-        ),
-    };
-    Some(format!(
-        "hint: read the project's settings, then run `ctxkit trust` to apply {them}, or add \
-         {them} to your own settings: {own}",
-        them = if entries.len() == 1 { "it" } else { "them" }
-    ))
 }
 
 /// The scope `--project` names; refused when this folder has no project settings of its own
@@ -259,9 +156,12 @@ pub fn config(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let store_override = StoreOverride::of(process.args());
-    let (_, mut settings) = process.into_parts()?;
+    let (environment, mut settings) = process.into_parts()?;
     match action {
-        ConfigAction::Get { key, project, json } => get(&settings, &key, project, json, out),
+        ConfigAction::Get { key, project, json } => {
+            let key = KeyPath::parse(&key)?.dotted();
+            get(&settings, &key, project, json, out)
+        }
         ConfigAction::Set {
             key,
             value,
@@ -271,11 +171,14 @@ pub fn config(
             if !force {
                 ctxkit_settings::check_known_key(&key)?;
             }
+            // The form `config list` prints, whichever the user typed (`a.b["c.d"]`, `a.b.c.d`).
+            let key_path = KeyPath::parse(&key)?;
+            let key = key_path.dotted();
             let scope = scope(project, &settings)?;
             // Project settings are usually committed: keys and URL credentials stay in the user's.
             let secret_key = ctxkit_settings::secret_keys()
                 .iter()
-                .any(|secret| key == *secret || key.starts_with(&format!("{secret}.")));
+                .any(|secret| is_at_or_below(&key_path, secret));
             if project && (secret_key || ctxkit_secrets::has_credentials(&value)) {
                 anyhow::bail!(
                     "`{key}` would put credentials into the project settings, which are usually \
@@ -301,9 +204,15 @@ pub fn config(
                     dropped.join(", ")
                 )?;
             }
+            if scope == SettingsScope::Project {
+                // Read again: whether the project is trusted depends on what its file now holds
+                // (a project without settings had nothing to trust).
+                note_held(&super::settings::settings_of_project(&environment), &key)?;
+            }
             Ok(Outcome::Success)
         }
         ConfigAction::Unset { key, project } => {
+            let key = KeyPath::parse(&key)?.dotted();
             let scope = scope(project, &settings)?;
             let removed = settings.unset(scope, &key)?;
             settings.flush()?;
@@ -383,8 +292,20 @@ fn get(
     Ok(Outcome::Success)
 }
 
+/// Whether `key` is the dotted key `outer` or lies below it (`llm.headers["X.Y"]` below
+/// `llm.headers`), compared name by name.
+fn is_at_or_below(key: &KeyPath, outer: &str) -> bool {
+    let outer: Vec<&str> = outer.split('.').collect();
+    key.segments().len() >= outer.len()
+        && key
+            .segments()
+            .iter()
+            .zip(&outer)
+            .all(|(name, outer)| name == outer)
+}
+
 /// Is one dotted key the other, or below it?
-fn same_or_nested(one: &str, other: &str) -> bool {
+pub(super) fn same_or_nested(one: &str, other: &str) -> bool {
     let below = |inner: &str, outer: &str| {
         inner
             .strip_prefix(outer)

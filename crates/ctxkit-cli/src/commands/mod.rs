@@ -9,6 +9,7 @@ mod config;
 mod default_tools;
 mod edit;
 mod engine_run;
+mod held_settings;
 mod import;
 mod inspect;
 pub(crate) mod login;

@@ -175,8 +175,9 @@ pub(crate) fn settings_with_errors(environment: &Environment) -> SettingsManager
 }
 
 /// The settings another project of the process sees (`serve`: a session's `cwd`, for its run's
-/// system prompt): read afresh each time, their problems logged, not printed (stderr is the
-/// server's, and the project is the session's, not the process's).
+/// system prompt), or this one's after a write (`config set --project`: whether it is trusted
+/// depends on what its file now holds): read afresh each time, their problems logged, not
+/// printed (stderr is the server's, and the project is the session's, not the process's).
 pub(super) fn settings_of_project(environment: &Environment) -> SettingsManager {
     let mut settings = SettingsManager::load(environment);
     for error in settings.drain_errors() {

@@ -265,6 +265,7 @@ mod chat_theme;
 mod chat_thinking;
 mod chat_tools_attacks;
 mod chat_watch;
+mod config_keys;
 mod context_edits;
 mod edges;
 mod exit_codes;

@@ -3,50 +3,14 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::SettingsError;
-
 /// A settings document: the top-level JSON object of a settings file, key order preserved.
 pub type Document = Map<String, Value>;
 
-/// A parsed dotted key such as `retry.provider.maxRetryDelayMs`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct KeyPath {
-    segments: Vec<String>,
-}
-
-impl KeyPath {
-    /// Parses a dotted key; every segment must be non-empty.
-    pub fn parse(key: &str) -> Result<Self, SettingsError> {
-        let segments: Vec<String> = key.split('.').map(str::to_owned).collect();
-        if key.trim().is_empty() || segments.iter().any(String::is_empty) {
-            return Err(SettingsError::InvalidKey {
-                key: key.to_owned(),
-                reason: "keys are dot-separated names, none of them empty".to_owned(),
-            });
-        }
-        Ok(Self { segments })
-    }
-
-    /// The segments, outermost first.
-    pub fn segments(&self) -> &[String] {
-        &self.segments
-    }
-
-    /// The dotted form.
-    pub fn dotted(&self) -> String {
-        self.segments.join(".")
-    }
-}
-
-impl std::fmt::Display for KeyPath {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str(&self.dotted())
-    }
-}
+pub use super::key_path::KeyPath;
 
 /// Value at a key path, if every step is an object holding the next key.
 pub fn get_path<'a>(document: &'a Document, path: &KeyPath) -> Option<&'a Value> {
-    let (first, rest) = path.segments.split_first()?;
+    let (first, rest) = path.segments().split_first()?;
     let mut current = document.get(first)?;
     for segment in rest {
         current = current.as_object()?.get(segment)?;
@@ -56,7 +20,7 @@ pub fn get_path<'a>(document: &'a Document, path: &KeyPath) -> Option<&'a Value>
 
 /// Sets the value at a key path, creating (or replacing non-object) intermediate objects.
 pub fn set_path(document: &mut Document, path: &KeyPath, value: Value) {
-    let Some((last, parents)) = path.segments.split_last() else {
+    let Some((last, parents)) = path.segments().split_last() else {
         return;
     };
     let mut current = document;
@@ -78,7 +42,7 @@ pub fn set_path(document: &mut Document, path: &KeyPath, value: Value) {
 /// Removes the value at a key path; returns whether something was removed. Objects the removal
 /// leaves empty are removed too (unsetting `a.b` leaves no `"a": {}` behind).
 pub fn remove_path(document: &mut Document, path: &KeyPath) -> bool {
-    remove_segments(document, &path.segments)
+    remove_segments(document, path.segments())
 }
 
 fn remove_segments(object: &mut Document, segments: &[String]) -> bool {

@@ -7,6 +7,7 @@ pub(crate) mod confine;
 mod diagnostics;
 pub(crate) mod document;
 mod held;
+mod key_path;
 mod known;
 mod locate;
 mod model_list;
@@ -404,7 +405,7 @@ impl SettingsManager {
             key: path.dotted(),
             value,
             origin,
-            known: field.is_some(),
+            known: key_path::kind_at(path.segments()).is_some(),
         })
     }
 

@@ -45,10 +45,14 @@ impl SettingValue {
         Self(Value::Null)
     }
 
-    /// Strings as they are, everything else as compact JSON (`config get`, `config list`).
+    /// Strings as they are, everything else as compact JSON (`config get`, `config list`). A
+    /// string that would not read as itself is quoted as JSON: a blank one or one with space
+    /// around it (four spaces showed as nothing), and one spelling another value (`"true"`
+    /// printed as the boolean would; QA r99).
     pub fn display_text(&self) -> String {
         match &self.0 {
-            Value::String(text) => text.clone(),
+            Value::String(text) if reads_as_itself(text) => text.clone(),
+            Value::String(_) => self.0.to_string(),
             Value::Null
             | Value::Bool(_)
             | Value::Number(_)
@@ -88,6 +92,12 @@ impl SettingValue {
             self.redacted(key)
         }
     }
+}
+
+/// Whether `text` printed bare reads as the string it is: not blank, no space around it, not the
+/// JSON of a number, a boolean, `null`, an array or an object.
+fn reads_as_itself(text: &str) -> bool {
+    !text.trim().is_empty() && text.trim() == text && serde_json::from_str::<Value>(text).is_err()
 }
 
 /// Compact JSON, strings quoted.
@@ -210,6 +220,17 @@ mod tests {
             MASK
         );
         assert_eq!(SettingValue::new(json!("light")).display_text(), "light");
+        // What would read as another value, or as nothing, is quoted (QA r99).
+        for (text, shown) in [
+            ("true", r#""true""#),
+            ("12", r#""12""#),
+            ("    ", r#""    ""#),
+            ("", r#""""#),
+            (" dark", r#"" dark""#),
+            ("a b", "a b"),
+        ] {
+            assert_eq!(SettingValue::new(json!(text)).display_text(), shown);
+        }
         assert_eq!(SettingValue::new(json!("light")).to_string(), "\"light\"");
         assert_eq!(SettingValue::new(json!([])).non_empty_array_text(), None);
         assert_eq!(

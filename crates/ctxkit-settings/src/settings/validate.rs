@@ -139,7 +139,12 @@ fn check_model_budgets(key: &str, budgets: &[Field], value: &Value, report: &mut
         return;
     };
     for (model, entry) in entries {
-        check_object(&format!("{key}[{model:?}]"), budgets, entry, report);
+        check_object(
+            &super::key_path::entry_key(key, model),
+            budgets,
+            entry,
+            report,
+        );
     }
 }
 
@@ -149,7 +154,7 @@ fn check_object(key: &str, fields: &[Field], value: &Value, report: &mut CheckRe
         return;
     };
     for (name, nested) in object {
-        let nested_key = format!("{key}.{name}");
+        let nested_key = super::key_path::child_key(key, name);
         match fields.iter().find(|field| field.key == *name) {
             Some(_) if nested.is_null() => {}
             Some(field) => check_value(&nested_key, &field.kind, nested, report),
@@ -199,22 +204,32 @@ pub fn check_document(document: &Map<String, Value>) -> CheckReport {
         match top_level().iter().find(|field| field.key == *key) {
             Some(_) if value.is_null() => {}
             Some(field) => check_value(key, &field.kind, value, &mut report),
-            None => report.unknown_keys.push(key.clone()),
+            None => report
+                .unknown_keys
+                .push(super::key_path::child_key("", key)),
         }
     }
     report
 }
 
 /// Interprets the text of `ctxkit config set KEY VALUE` for `kind`: strings and enums are taken
-/// verbatim, everything else (and unknown keys) is parsed as JSON, unknown keys falling back to
-/// a plain string when the text is not JSON.
+/// verbatim unless the text is a JSON string (`'"dark"'` is `dark`, not a name in quotes),
+/// everything else (and unknown keys) is parsed as JSON, unknown keys falling back to a plain
+/// string when the text is not JSON. A whole number typed as a float (`1e4`) is stored as the
+/// integer it is where the key takes one.
 pub fn parse_raw_value(kind: Option<&ValueKind>, raw: &str) -> Value {
+    let as_json = || serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw));
     match kind {
-        Some(ValueKind::String | ValueKind::Enum(_)) => Value::from(raw),
+        Some(ValueKind::String | ValueKind::Enum(_)) => {
+            match serde_json::from_str::<Value>(raw.trim()) {
+                Ok(Value::String(text)) if raw.trim().starts_with('"') => Value::String(text),
+                Ok(_) | Err(_) => Value::from(raw),
+            }
+        }
+        Some(ValueKind::Integer { .. }) => super::numbers::with_whole_numbers(as_json()),
         Some(
             ValueKind::Bool
             | ValueKind::BoolOr(_)
-            | ValueKind::Integer { .. }
             | ValueKind::StringList
             | ValueKind::PackageList
             | ValueKind::StringMap
@@ -223,7 +238,7 @@ pub fn parse_raw_value(kind: Option<&ValueKind>, raw: &str) -> Value {
             | ValueKind::ModelBudgets(_)
             | ValueKind::Object(_),
         )
-        | None => serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw)),
+        | None => as_json(),
     }
 }
 
@@ -451,6 +466,18 @@ mod tests {
             json!(false)
         );
         assert_eq!(parse_raw_value(None, "hello"), json!("hello"));
+        // A JSON string is the string it spells (QA r99: `"dark"` was stored with its quotes).
+        assert_eq!(
+            parse_raw_value(Some(&ValueKind::String), r#""dark""#),
+            json!("dark")
+        );
+        assert_eq!(
+            parse_raw_value(Some(&ValueKind::String), r#"say "hi""#),
+            json!(r#"say "hi""#)
+        );
+        let integer = ValueKind::Integer { min: 0, max: 10 };
+        assert_eq!(parse_raw_value(Some(&integer), "1e1"), json!(10));
+        assert_eq!(parse_raw_value(Some(&integer), "2.5"), json!(2.5));
         assert_eq!(parse_raw_value(None, "[1]"), json!([1]));
     }
 }

@@ -5,7 +5,8 @@
 use serde_json::Value;
 
 use super::{
-    KeyPath, ScopeState, SettingsDiagnostic, SettingsManager, document, schema, store, validate,
+    KeyPath, ScopeState, SettingsDiagnostic, SettingsManager, document, key_path, schema, store,
+    validate,
 };
 use crate::error::{SettingsError, SettingsScope};
 
@@ -22,10 +23,10 @@ impl SettingsManager {
         let path = KeyPath::parse(key)?;
         let state = self.state(scope);
         let mut warnings = Vec::new();
-        match schema::lookup(path.segments()) {
-            Some(field) => {
+        match key_path::kind_at(path.segments()) {
+            Some(kind) => {
                 let mut report = validate::CheckReport::default();
-                validate::check_value(&path.dotted(), &field.kind, &value, &mut report);
+                validate::check_value(&path.dotted(), &kind, &value, &mut report);
                 if let Some(violation) = report.violations.into_iter().next() {
                     return Err(SettingsError::InvalidValue {
                         path: state.display_path(),
@@ -73,18 +74,21 @@ impl SettingsManager {
         text: &str,
     ) -> Result<Vec<SettingsDiagnostic>, SettingsError> {
         let path = KeyPath::parse(key)?;
-        let kind = schema::lookup(path.segments()).map(|field| &field.kind);
-        let value = validate::parse_raw_value(kind, text);
+        let kind = key_path::kind_at(path.segments());
+        let value = validate::parse_raw_value(kind.as_ref(), text);
         self.set(scope, key, value)
     }
 
-    /// Removes a dotted key from one scope; returns whether it was present.
+    /// Removes a dotted key from one scope; returns whether it was present. A key that was not
+    /// set leaves the file as it is: nothing to write (as Pi writes only on a change).
     pub fn unset(&mut self, scope: SettingsScope, key: &str) -> Result<bool, SettingsError> {
         let path = KeyPath::parse(key)?;
         let state = self.state_mut(scope);
         let removed = document::remove_path(&mut state.document, &path);
-        Self::mark(state, path);
-        self.recompute();
+        if removed {
+            Self::mark(state, path);
+            self.recompute();
+        }
         Ok(removed)
     }
 
@@ -127,11 +131,15 @@ impl SettingsManager {
     }
 
     fn check_parent_is_open(&self, path: &KeyPath) -> Result<(), SettingsError> {
-        // An unknown key below a known scalar (e.g. `theme.x`) can never be valid.
+        // An unknown key below a known scalar (e.g. `theme.x`) can never be valid; one inside a
+        // model's entry of `compaction.modelOverrides` is kept, as in any object.
         let segments = path.segments();
         for length in 1..segments.len() {
-            if let Some(field) = schema::lookup(&segments[..length])
-                && !matches!(&field.kind, schema::ValueKind::Object(_))
+            if let Some(kind) = key_path::kind_at(&segments[..length])
+                && !matches!(
+                    kind,
+                    schema::ValueKind::Object(_) | schema::ValueKind::ModelBudgets(_)
+                )
             {
                 return Err(SettingsError::InvalidKey {
                     key: path.dotted(),

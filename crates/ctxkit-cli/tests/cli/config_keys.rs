@@ -1,0 +1,175 @@
+//! `ctxkit config` and the keys a user types (QA r99): one entry of a map setting set, read and
+//! removed in the form `config list` prints and in the dotted form; an unset that changes nothing
+//! writes nothing; a string shown so it reads as itself; a project value that waits for trust
+//! says so. Each runs the real binary in a temp world.
+
+use crate::resources::World;
+
+fn settings(world: &World) -> serde_json::Value {
+    let text = std::fs::read_to_string(world.home().join("settings.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The value and origin `config list` shows for `key`.
+fn listed_row<'a>(listed: &'a str, key: &str) -> &'a str {
+    listed
+        .lines()
+        .find_map(|line| line.strip_prefix(key).filter(|rest| rest.starts_with(' ')))
+        .map_or("", str::trim_start)
+}
+
+/// `config set llm.headers.X-Team` was refused ("`llm.headers` is not an object"), and a model id
+/// with a dot (`openai/gpt-4.1`) could not be addressed by any subcommand.
+#[test]
+fn one_entry_of_a_map_setting_is_set_read_and_removed() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        r#"{"llm": {"headers": {"X-Team": "abc"}}, "compaction": {"modelOverrides": {"anthropic/claude-x": {"reserveTokens": 100}, "openai/gpt-4.1": {"reserveTokens": 5000}}}}"#,
+    );
+    for args in [
+        &["config", "set", "llm.headers.X-Team", "def"][..],
+        &["config", "set", "llm.headers.X-Other", "xyz"],
+        &[
+            "config",
+            "set",
+            "compaction.modelOverrides.anthropic/claude-x.keepRecentTokens",
+            "5",
+        ],
+        &[
+            "config",
+            "set",
+            r#"compaction.modelOverrides["openai/gpt-4.1"].keepRecentTokens"#,
+            "7",
+        ],
+    ] {
+        let output = world.ctxkit(args);
+        assert!(output.starts_with("exit: 0\nSet `"), "{args:?}: {output}");
+    }
+    assert_eq!(
+        settings(&world),
+        serde_json::json!({"llm": {"headers": {"X-Team": "def", "X-Other": "xyz"}},
+            "compaction": {"modelOverrides": {
+                "anthropic/claude-x": {"reserveTokens": 100, "keepRecentTokens": 5},
+                "openai/gpt-4.1": {"reserveTokens": 5000, "keepRecentTokens": 7}}}})
+    );
+    for key in [
+        "compaction.modelOverrides.openai/gpt-4.1.reserveTokens",
+        r#"compaction.modelOverrides["openai/gpt-4.1"].reserveTokens"#,
+    ] {
+        assert_eq!(world.ctxkit(&["config", "get", key]), "exit: 0\n5000\n");
+    }
+    let output = world.ctxkit(&[
+        "config",
+        "set",
+        "compaction.modelOverrides.openai/gpt-4.1.reserveTokens",
+        "1.5",
+    ]);
+    assert!(output.starts_with("exit: 3"), "{output}");
+    let output = world.ctxkit(&[
+        "config",
+        "unset",
+        "compaction.modelOverrides.openai/gpt-4.1",
+    ]);
+    assert!(output.starts_with("exit: 0\nRemoved `"), "{output}");
+    assert_eq!(
+        settings(&world)["compaction"]["modelOverrides"],
+        serde_json::json!({"anthropic/claude-x": {"reserveTokens": 100, "keepRecentTokens": 5}})
+    );
+    // An unknown key inside a model's entry is listed with its value, in a form `get` reads.
+    world.write(
+        "home/settings.json",
+        r#"{"compaction": {"modelOverrides": {"openai/gpt-5": {"foo": 1}}}}"#,
+    );
+    let listed = world.ctxkit(&["config", "list"]);
+    assert_eq!(
+        listed_row(&listed, r#"compaction.modelOverrides["openai/gpt-5"].foo"#),
+        "1  (global, unknown key)"
+    );
+    let output = world.ctxkit(&[
+        "config",
+        "get",
+        r#"compaction.modelOverrides["openai/gpt-5"].foo"#,
+    ]);
+    assert!(output.starts_with("exit: 0\n1\n"), "{output}");
+}
+
+/// `config set compaction.reserveTokens 1e4` was refused (`found 10000.0`); it is the integer.
+#[test]
+fn a_whole_number_typed_as_a_float_is_stored_as_the_integer() {
+    let world = World::new();
+    let output = world.ctxkit(&["config", "set", "compaction.reserveTokens", "1e4"]);
+    assert!(output.starts_with("exit: 0\nSet `"), "{output}");
+    let text = std::fs::read_to_string(world.home().join("settings.json")).unwrap();
+    assert!(text.contains(r#""reserveTokens": 10000"#), "{text}");
+    assert_eq!(
+        world.ctxkit(&["config", "get", "compaction.reserveTokens"]),
+        "exit: 0\n10000\n"
+    );
+}
+
+/// `config unset` of a key that was not set re-indented the file and rewrote `1e3` and Pi's
+/// `websockets`; Pi writes only on a change.
+#[test]
+fn unsetting_a_key_that_is_not_set_leaves_the_file_as_it_is() {
+    let world = World::new();
+    let text = r#"{"retry": {"baseDelayMs": 1e3}, "price": 2.50, "websockets": true}"#;
+    world.write("home/settings.json", text);
+    let output = world.ctxkit(&["config", "unset", "steeringMode"]);
+    assert!(output.contains("`steeringMode` was not set in"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(world.home().join("settings.json")).unwrap(),
+        text
+    );
+}
+
+/// A string `"true"` printed as the boolean would, four spaces as nothing, and `'"dark"'` was
+/// stored with its quotes.
+#[test]
+fn strings_are_stored_and_shown_as_themselves() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        r#"{"llm": {"baseUrl": "true"}, "markdown": {"codeBlockIndent": "    "}}"#,
+    );
+    assert_eq!(
+        world.ctxkit(&["config", "get", "llm.baseUrl"]),
+        "exit: 0\n\"true\"\n"
+    );
+    let listed = world.ctxkit(&["config", "list"]);
+    assert_eq!(
+        listed_row(&listed, "markdown.codeBlockIndent"),
+        r#""    "  (global)"#
+    );
+    world.ctxkit(&["config", "set", "theme", r#""dark""#]);
+    assert_eq!(settings(&world)["theme"], "dark");
+}
+
+/// `config set --project` in an untrusted project said `Set …` only; the next command warned
+/// that the value is ignored.
+#[test]
+fn a_project_value_that_waits_for_trust_says_so() {
+    let world = World::new();
+    let output = world.ctxkit(&[
+        "config",
+        "set",
+        "--project",
+        "llm.baseUrl",
+        "http://x.invalid",
+    ]);
+    assert!(
+        output.contains(
+            "note: this project is not trusted, so `llm.baseUrl` does not apply until you run \
+             `ctxkit trust`"
+        ),
+        "{output}"
+    );
+    let output = world.ctxkit(&[
+        "config",
+        "set",
+        "--project",
+        "compaction.reserveTokens",
+        "100",
+    ]);
+    assert!(!output.contains("note:"), "{output}");
+}
