@@ -167,8 +167,8 @@ fn a_projects_settings_write_never_follows_a_committed_link_out() {
         "{}"
     );
     assert!(!world.root.join("user/created.json").exists());
-    // The earlier attempts locked the folder's own lock file: ctxkit's, left in place.
-    std::fs::remove_file(folder.join("settings.json.lock")).unwrap();
+    // The earlier attempts locked the folder's own lock file, and removed it when done.
+    assert!(!folder.join("settings.json.lock").exists());
     symlink(
         world.root.join("user/lock"),
         folder.join("settings.json.lock"),

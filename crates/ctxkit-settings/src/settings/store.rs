@@ -14,8 +14,8 @@ use crate::error::SettingsError;
 const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 const LOCK_RETRY_PAUSE: Duration = Duration::from_millis(10);
 
-/// The lock file guarding `settings_path`: `<settings.json>.lock`, left in place between runs
-/// (deleting a lock file that another process may be waiting on would break mutual exclusion).
+/// The lock file guarding `settings_path`: `<settings.json>.lock`, there only while a write holds
+/// it (the writer removes it before letting go; [`acquire`] says why that keeps writers apart).
 pub fn lock_path(settings_path: &Path) -> PathBuf {
     let mut name = settings_path.as_os_str().to_owned();
     name.push(".lock");
@@ -83,22 +83,32 @@ fn strip_position(message: &str) -> String {
 #[derive(Debug)]
 struct LockGuard {
     file: File,
+    path: PathBuf,
 }
 
 impl Drop for LockGuard {
     fn drop(&mut self) {
+        // Removed while still held, so no lock file stays in a project's `.ctxkit` (it showed in
+        // `git status`; QA r99). A writer waiting on this file finds it gone once it has the lock
+        // and locks a new one (`acquire`).
+        let _ = std::fs::remove_file(&self.path);
         // Closing the descriptor releases the lock as well; unlocking first is just prompt.
         let _ = self.file.unlock();
     }
 }
 
+/// Locks the lock file of `path`. A holder removes the file before it lets go, so a lock taken
+/// on a file no longer at the lock's path guards nothing: it is dropped and the file at the path
+/// (a new one) locked instead. Only a holder removes the file, so while one holds the file at the
+/// path, no other can hold another file there.
 fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
     let lock = lock_path(path);
-    let file = confine::open_lock(&lock)?;
     let started = Instant::now();
     loop {
+        let file = confine::open_lock(&lock)?;
         match file.try_lock() {
-            Ok(()) => return Ok(LockGuard { file }),
+            Ok(()) if is_at(&file, &lock) => return Ok(LockGuard { file, path: lock }),
+            Ok(()) => continue,
             Err(TryLockError::WouldBlock) => {
                 if started.elapsed() >= LOCK_TIMEOUT {
                     return Err(SettingsError::LockTimeout { path: lock });
@@ -112,6 +122,15 @@ fn acquire(path: &Path) -> Result<LockGuard, SettingsError> {
                 });
             }
         }
+    }
+}
+
+/// Whether the open `file` is the file at `path` now (not one a holder removed meanwhile).
+fn is_at(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        (Err(_), _) | (_, Err(_)) => false,
     }
 }
 
@@ -298,5 +317,29 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             "{\n  \"theme\": \"light\"\n}"
         );
+    }
+
+    /// QA r99: an empty `settings.json.lock` stayed in a project's `.ctxkit` for good. Writers
+    /// still exclude each other: every key of many concurrent writes is kept.
+    #[test]
+    fn the_lock_file_is_gone_after_a_write_and_writers_still_take_turns() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("settings.json");
+        let writers: Vec<_> = (0..16)
+            .map(|index| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    update(&path, Reach::Anywhere, |document| {
+                        document.insert(format!("key{index}"), serde_json::json!(index));
+                    })
+                    .unwrap();
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        assert_eq!(read(&path, Reach::Anywhere).unwrap().len(), 16);
+        assert!(!lock_path(&path).exists());
     }
 }
