@@ -8,6 +8,8 @@
 //
 // The token defaults to $CTXKIT_SERVER_TOKEN. The session id is printed first: pass it to
 // --session (on this instance or another one sharing the database) to continue the session.
+// --cwd (default: the folder it runs in) is the project the session is created in and every run
+// works in.
 // It exits 0 only when every prompt was answered and the server answered the final `shutdown`;
 // a run that ended otherwise (interrupted by a stopping server, failed, not sent) or a connection
 // closed before its answer exits 1.
@@ -117,7 +119,10 @@ socket.on("open", async () => {
   console.log(`session: ${opened.result.session_id} (${opened.result.entries} entries)`);
   let completed = true;
   for (const text of prompts) {
-    const answer = await call("agent.run", { text, approve: "none" });
+    // The project to work in, named on every run: a session opened by id records the directory
+    // it was created in, which the server does not take unless the client names it (QA r99: the
+    // failover of deployment.md's step 6 was refused, `unconfirmed_cwd`).
+    const answer = await call("agent.run", { text, approve: "none", cwd: options.cwd });
     const outcome = answer.result ?? answer.error;
     console.log(`[${JSON.stringify(text)}: ${JSON.stringify(outcome)}]`);
     if (answer.result?.outcome !== "answered") {
