@@ -28,6 +28,7 @@ mod spend;
 mod store;
 mod store_copy;
 mod store_fork;
+mod store_reimport;
 mod store_sync;
 mod summary_setup;
 mod themes_in_use;

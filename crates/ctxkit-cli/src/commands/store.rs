@@ -228,19 +228,8 @@ fn import_files(
 ) -> Result<Outcome> {
     let mut failures = Vec::new();
     for file in files {
-        let imported = importable(file).and_then(|()| {
-            runtime
-                .block_on(store.import_file(file))
-                .with_context(|| format!("cannot import `{}`", file.display()))
-        });
-        match imported {
-            Ok(stored) => writeln!(
-                out,
-                "Imported {} ({}) from {}",
-                stored.id,
-                crate::render::counted(stored.entries, "entry"),
-                file.display()
-            )?,
+        match import_file(runtime, store, file) {
+            Ok(line) => writeln!(out, "{line}")?,
             Err(error) => failures.push(crate::report_failure(&error)),
         }
     }
@@ -271,6 +260,43 @@ fn import_files(
     };
     writeln!(crate::redact::stderr(), "{summary}")?;
     Ok(Outcome::PartlyFailed { code })
+}
+
+/// Imports `file`, or, when its session is stored already, appends the entries it gained since
+/// (`ctxkit import` run again grows a file already stored); the line saying what was stored.
+fn import_file(runtime: &tokio::runtime::Runtime, store: &AnyStore, file: &Path) -> Result<String> {
+    importable(file)?;
+    let stored = match runtime.block_on(store.import_file(file)) {
+        Ok(stored) => stored,
+        Err(ctxkit_store::StoreError::Exists { .. }) => {
+            let appended = super::store_reimport::append_gained(runtime, store, file)
+                .with_context(|| format!("cannot import `{}`", file.display()))?;
+            return Ok(match appended.added {
+                0 => format!(
+                    "Nothing new in {}: the store holds all {} of {}",
+                    file.display(),
+                    crate::render::counted(appended.entries, "entry"),
+                    appended.id
+                ),
+                added => format!(
+                    "Appended {} to {} ({} now) from {}",
+                    crate::render::counted(added, "entry"),
+                    appended.id,
+                    appended.entries,
+                    file.display()
+                ),
+            });
+        }
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot import `{}`", file.display()));
+        }
+    };
+    Ok(format!(
+        "Imported {} ({}) from {}",
+        stored.id,
+        crate::render::counted(stored.entries, "entry"),
+        file.display()
+    ))
 }
 
 /// Refuses a session file the store cannot take as it is: one in an older format. Every line

@@ -213,7 +213,7 @@ impl Copy<'_> {
 }
 
 /// Who writes: this process, named so `session_in_use` tells the user which one.
-fn writer_name() -> String {
+pub(super) fn writer_name() -> String {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|name| name.trim().to_owned())
         .unwrap_or_else(|_| "localhost".to_owned());

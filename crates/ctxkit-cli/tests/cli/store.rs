@@ -103,10 +103,51 @@ fn a_session_in_the_database_reads_and_round_trips_as_its_file() {
         ));
         assert!(again.starts_with("exit: "), "{again}");
         assert!(!again.starts_with("exit: 0"), "{again}");
-        // Importing it twice is refused, and changes nothing.
+        // Importing it twice changes nothing.
         let twice = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
-        assert!(twice.contains("already in the store"), "{twice}");
+        assert!(twice.starts_with("exit: 0\nNothing new in "), "{twice}");
     }
+}
+
+/// QA r99: `ctxkit import` run again grows a file already stored, and says to `store import` it;
+/// the store refused the whole file as a session it had. What the file gained is appended; a
+/// file that does not continue the stored session (it went on in the store) is refused.
+#[test]
+fn importing_a_grown_file_again_appends_what_it_gained() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let (file, id) = fresh_copy(&run, "good-branches.jsonl");
+    let imported = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    assert!(imported.starts_with("exit: 0\nImported "), "{imported}");
+    for name in ["first name", "second name"] {
+        let named = run.ctxkit(&["name", path_text(&file), name]);
+        assert!(named.starts_with("exit: 0"), "{named}");
+    }
+    let again = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    assert!(
+        again.starts_with(&format!("exit: 0\nAppended 2 entries to {id} (")),
+        "{again}"
+    );
+    let exported = run.home.path().join("exported.jsonl");
+    let output = run.ctxkit(&with_store(
+        &url,
+        &["store", "export", &id, "-o", path_text(&exported)],
+    ));
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert_eq!(
+        std::fs::read(&exported).unwrap(),
+        std::fs::read(&file).unwrap()
+    );
+    // The session goes on in the store; the file goes on its own way: refused, nothing stored.
+    let stored_name = run.ctxkit(&with_store(&url, &["name", &id, "stored name"]));
+    assert!(stored_name.starts_with("exit: 0"), "{stored_name}");
+    let named = run.ctxkit(&["name", path_text(&file), "file name"]);
+    assert!(named.starts_with("exit: 0"), "{named}");
+    let diverged = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    assert!(!diverged.starts_with("exit: 0"), "{diverged}");
+    assert!(diverged.contains("does not continue it"), "{diverged}");
+    let listed = run.ctxkit(&with_store(&url, &["sessions", "--all", "--json"]));
+    assert!(!listed.contains("file name"), "{listed}");
 }
 
 #[test]
