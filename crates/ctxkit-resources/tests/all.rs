@@ -6,6 +6,7 @@
 mod common;
 mod content;
 mod loader;
+mod package_autoload;
 mod packages_git;
 mod packages_npm;
 mod project_links;

@@ -5,6 +5,7 @@ mod ancestors;
 mod confine;
 mod own_home;
 pub(crate) mod package_content;
+mod package_entries;
 pub(crate) mod patterns;
 pub(crate) mod walk;
 
@@ -23,6 +24,7 @@ use ctxkit_settings::SettingsManager;
 use ctxkit_settings::SettingsScope;
 use ctxkit_settings::{Environment, canonical_or_raw, expand_tilde_loose, resolve_against};
 use own_home::OwnHome;
+use package_entries::{Location, package_entries};
 use patterns::{apply_patterns, is_enabled_by_overrides, is_pattern};
 use walk::{
     EntryType, SkillScanMode, collect_direct_files, collect_extension_entries, collect_from_paths,
@@ -223,17 +225,19 @@ fn scope_base(environment: &Environment, scope: SourceScope) -> PathBuf {
     }
 }
 
-/// Resolves a package entry (string or filter object) into the accumulator.
+/// Resolves a package entry (string or filter object) of `scope`, found at `location`, into the
+/// accumulator.
 fn resolve_package(
     environment: &Environment,
     provider: &dyn PackageProvider,
     entry: &PackageSetting,
     scope: SourceScope,
+    location: &Location,
     accumulator: &mut Accumulator,
 ) {
-    let text = entry.source();
+    let text = location.source.as_str();
     let filter = entry.is_filtered().then_some(entry);
-    let base = scope_base(environment, scope);
+    let base = scope_base(environment, location.scope);
     let source = match PackageSource::parse(text) {
         Ok(source) => source,
         Err(error) => {
@@ -245,7 +249,7 @@ fn resolve_package(
         }
     };
     let mut metadata = PathMetadata {
-        source: text.to_owned(),
+        source: entry.source().to_owned(),
         scope,
         origin: SourceOrigin::Package,
         base_dir: None,
@@ -281,7 +285,7 @@ fn resolve_package(
             }
         }
         PackageSource::Npm(_) | PackageSource::Git(_) => {
-            match provider.package_root(&source, text, scope) {
+            match provider.package_root(&source, text, location.scope) {
                 Ok(Some(root)) => root,
                 Ok(None) => return,
                 Err(error) => {
@@ -439,20 +443,16 @@ pub fn resolve_configured(
     provider: &dyn PackageProvider,
 ) -> ResolvedResources {
     let mut accumulator = Accumulator::new(environment);
-    // 1. Packages: project first, then user; first entry per identity wins.
-    let mut seen_identities = HashSet::new();
-    for (settings_scope, scope) in [
-        (SettingsScope::Project, SourceScope::Project),
-        (SettingsScope::Global, SourceScope::User),
-    ] {
-        let base = scope_base(environment, scope);
-        for entry in settings.packages_in(settings_scope) {
-            let identity =
-                PackageSource::classify(entry.source()).identity(&base, &environment.home);
-            if seen_identities.insert(identity) {
-                resolve_package(environment, provider, &entry, scope, &mut accumulator);
-            }
-        }
+    // 1. Packages: project first, then user.
+    for (entry, scope, location) in package_entries(environment, settings) {
+        resolve_package(
+            environment,
+            provider,
+            &entry,
+            scope,
+            &location,
+            &mut accumulator,
+        );
     }
     // 2. Top-level settings arrays: project, then user.
     for kind in ResourceKind::ALL {
@@ -489,6 +489,10 @@ pub fn resolve_package_sources(
             provider,
             &PackageSetting::Source(source.clone()),
             scope,
+            &Location {
+                source: source.clone(),
+                scope,
+            },
             &mut accumulator,
         );
     }

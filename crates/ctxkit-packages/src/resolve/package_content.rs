@@ -10,7 +10,9 @@ use ctxkit_settings::PackageSetting;
 use crate::diagnostics::ResourceDiagnostic;
 
 use super::confine::Confinement;
-use super::patterns::{apply_patterns, has_glob, is_override_pattern};
+use super::patterns::{
+    apply_autoload_disabled_patterns, apply_patterns, has_glob, is_override_pattern,
+};
 use super::walk::{
     EntryType, collect_from_paths, collect_resource_files, entry_type, manifest_entries,
     read_manifest, sorted_entries,
@@ -129,6 +131,21 @@ fn convention_files(root: &Path, kind: ResourceKind) -> Option<Vec<PathBuf>> {
         .then(|| collect_resource_files(&directory, kind))
 }
 
+/// The files of a kind the patterns of a filter object choose among, as Pi 1.6's
+/// `collectManifestFiles`: the manifest's (after its own patterns) when it lists any, else the
+/// convention folder's.
+fn candidate_files(
+    manifest_kind: Option<Vec<String>>,
+    root: &Path,
+    kind: ResourceKind,
+    refused: &mut Vec<ResourceDiagnostic>,
+) -> Vec<PathBuf> {
+    match manifest_kind.filter(|entries| !entries.is_empty()) {
+        Some(entries) => manifest_files(&entries, root, kind, refused),
+        None => convention_files(root, kind).unwrap_or_default(),
+    }
+}
+
 fn all_enabled(files: Vec<PathBuf>) -> KindFiles {
     files.into_iter().map(|path| (path, true)).collect()
 }
@@ -157,15 +174,22 @@ fn unconfined_package_files(root: &Path, filter: Option<&PackageSetting>) -> Pac
                     .as_ref()
                     .and_then(|manifest| manifest_entries(manifest, kind));
                 let files = match filter.patterns(kind) {
+                    // Pi 1.6: with `autoload: false` only what the patterns name loads.
+                    patterns if filter.autoload_disabled() => {
+                        let patterns = patterns.unwrap_or_default();
+                        if patterns.is_empty() {
+                            Vec::new()
+                        } else {
+                            let candidates = candidate_files(manifest_kind, root, kind, refused);
+                            apply_autoload_disabled_patterns(&candidates, patterns, root)
+                        }
+                    }
                     None => match manifest_kind {
                         Some(entries) => all_enabled(manifest_files(&entries, root, kind, refused)),
                         None => all_enabled(convention_files(root, kind).unwrap_or_default()),
                     },
                     Some(patterns) => {
-                        let candidates = match manifest_kind.filter(|entries| !entries.is_empty()) {
-                            Some(entries) => manifest_files(&entries, root, kind, refused),
-                            None => convention_files(root, kind).unwrap_or_default(),
-                        };
+                        let candidates = candidate_files(manifest_kind, root, kind, refused);
                         if patterns.is_empty() {
                             candidates.into_iter().map(|path| (path, false)).collect()
                         } else {

@@ -169,6 +169,44 @@ pub(crate) fn apply_patterns(
     enabled
 }
 
+/// The files of a package entry with `autoload: false` that its patterns name, each with its
+/// enabled flag, as Pi 1.6's `applyAutoloadDisabledPatterns`: patterns apply in order and the
+/// last one naming a file decides (`+`/`-` exact paths, plain and `!` globs; `-` and `!`
+/// disable). A file no pattern names is left out, so the user's entry of the same package can
+/// still bring it.
+pub(crate) fn apply_autoload_disabled_patterns(
+    candidates: &[PathBuf],
+    patterns: &[String],
+    base: &Path,
+) -> Vec<(PathBuf, bool)> {
+    let forms: Vec<CandidateForms> = candidates
+        .iter()
+        .map(|candidate| candidate_forms(candidate, base))
+        .collect();
+    let mut named: Vec<(PathBuf, bool)> = Vec::new();
+    for pattern in patterns {
+        let enabled = !(pattern.starts_with('-') || pattern.starts_with('!'));
+        let matches: Box<dyn Fn(&CandidateForms) -> bool> =
+            if let Some(exact) = pattern.strip_prefix(['+', '-']) {
+                let exact = [normalize_exact(exact)];
+                Box::new(move |forms| matches_any_exact(forms, &exact))
+            } else {
+                let glob = [Glob::new(pattern.strip_prefix('!').unwrap_or(pattern))];
+                Box::new(move |forms| matches_any_glob(forms, &glob))
+            };
+        for (candidate, candidate_forms) in candidates.iter().zip(&forms) {
+            if !matches(candidate_forms) {
+                continue;
+            }
+            match named.iter_mut().find(|(path, _)| path == candidate) {
+                Some((_, flag)) => *flag = enabled,
+                None => named.push((candidate.clone(), enabled)),
+            }
+        }
+    }
+    named
+}
+
 /// Whether an auto-discovered file stays enabled under the override entries (`!`, `+`,
 /// `-`) of the same scope's settings array; plain entries are ignored here.
 pub(crate) fn is_enabled_by_overrides(path: &Path, entries: &[String], base: &Path) -> bool {
@@ -229,6 +267,29 @@ mod tests {
             apply_patterns(&files, &patterns, base),
             HashSet::from([files[2].clone()])
         );
+    }
+
+    #[test]
+    fn autoload_disabled_patterns_name_files_and_the_last_one_decides() {
+        let base = Path::new("/p");
+        let files: Vec<PathBuf> = ["/p/skills/a/SKILL.md", "/p/skills/b/SKILL.md", "/p/x.md"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        let patterns = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            apply_autoload_disabled_patterns(&files, &patterns(&["+skills/b/SKILL.md"]), base),
+            vec![(files[1].clone(), true)]
+        );
+        assert_eq!(
+            apply_autoload_disabled_patterns(&files, &patterns(&["skills/*", "-skills/a"]), base),
+            vec![(files[0].clone(), false), (files[1].clone(), true)]
+        );
+        assert_eq!(
+            apply_autoload_disabled_patterns(&files, &patterns(&["!x.md"]), base),
+            vec![(files[2].clone(), false)]
+        );
+        assert!(apply_autoload_disabled_patterns(&files, &[], base).is_empty());
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub enum ValueKind {
     Enum(Vec<String>),
     /// An array of strings.
     StringList,
-    /// The `packages` array: strings or `{source, extensions?, skills?, prompts?, themes?}`.
+    /// The `packages` array: strings or
+    /// `{source, extensions?, skills?, prompts?, themes?, autoload?}`.
     PackageList,
     /// An object whose values are all strings (`llm.headers`).
     StringMap,

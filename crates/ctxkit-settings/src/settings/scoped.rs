@@ -54,6 +54,7 @@ fn package_setting(item: &Value) -> Option<PackageSetting> {
                 skills: patterns(ResourceKind::Skills),
                 prompts: patterns(ResourceKind::Prompts),
                 themes: patterns(ResourceKind::Themes),
+                autoload: object.get("autoload").and_then(Value::as_bool),
             })
         }
         Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) => None,
@@ -91,6 +92,24 @@ mod tests {
             SettingsManager::in_memory(invalid).settings().cache_warming,
             "idle"
         );
+    }
+
+    /// Pi 1.6's `autoload` of a package object is read, and only a boolean is accepted.
+    #[test]
+    fn a_package_objects_autoload_is_read_and_checked() {
+        let document = json!({"packages": [{"source": "./p", "autoload": false, "skills": []}]});
+        let document = document.as_object().cloned().unwrap();
+        assert!(
+            super::super::validate::check_document(&document)
+                .violations
+                .is_empty()
+        );
+        let manager = SettingsManager::in_memory(document);
+        let entries = manager.packages_in(SettingsScope::Global);
+        assert!(entries[0].autoload_disabled());
+        let wrong = json!({"packages": [{"source": "./p", "autoload": "no"}]});
+        let report = super::super::validate::check_document(wrong.as_object().unwrap());
+        assert_eq!(report.violations[0].key, "packages[0]");
     }
 
     #[test]

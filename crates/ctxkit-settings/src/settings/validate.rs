@@ -174,6 +174,7 @@ fn check_packages(key: &str, value: &Value, report: &mut CheckReport) {
             Value::String(_) => true,
             Value::Object(object) => {
                 object.get("source").is_some_and(Value::is_string)
+                    && object.get("autoload").is_none_or(Value::is_boolean)
                     && ["extensions", "skills", "prompts", "themes"]
                         .iter()
                         .all(|kind| {
@@ -189,7 +190,7 @@ fn check_packages(key: &str, value: &Value, report: &mut CheckReport) {
         if !valid {
             report.refuse(
                 &item_key,
-                "a source string or {\"source\": …, \"extensions\"?: [..], \"skills\"?: [..], \"prompts\"?: [..], \"themes\"?: [..]}",
+                "a source string or {\"source\": …, \"extensions\"?: [..], \"skills\"?: [..], \"prompts\"?: [..], \"themes\"?: [..], \"autoload\"?: false}",
                 item,
             );
         }

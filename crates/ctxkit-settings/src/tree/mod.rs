@@ -105,7 +105,9 @@ pub struct Settings {
     /// Report installs (Pi's telemetry; ctxkit sends nothing).
     pub enable_install_telemetry: bool,
     /// Packages of skills, prompts, themes and extensions: a source string or
-    /// `{source, extensions?, skills?, prompts?, themes?}`.
+    /// `{source, extensions?, skills?, prompts?, themes?, autoload?}`; with `autoload: false` only
+    /// what the patterns name loads, and a project's such entry filters the user's entry of the
+    /// same package (Pi 1.6).
     #[schemars(extend("x-project" = true, "x-check" = "packages"))]
     pub packages: Vec<PackageSetting>,
     /// Extension paths.

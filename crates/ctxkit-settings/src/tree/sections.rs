@@ -319,6 +319,10 @@ pub enum PackageSetting {
         /// Theme patterns.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         themes: Option<Vec<String>>,
+        /// `false`: start empty and take only what the patterns name (Pi 1.6's `autoload`); a
+        /// project's such entry filters the user's entry of the same package.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        autoload: Option<bool>,
     },
 }
 
@@ -333,6 +337,18 @@ impl PackageSetting {
     /// Whether the entry is the object form: a source with the resources it picks.
     pub fn is_filtered(&self) -> bool {
         matches!(self, Self::Filtered { .. })
+    }
+
+    /// Whether the entry says `autoload: false`: only the resources its patterns name load, and
+    /// a kind without patterns loads nothing.
+    pub fn autoload_disabled(&self) -> bool {
+        matches!(
+            self,
+            Self::Filtered {
+                autoload: Some(false),
+                ..
+            }
+        )
     }
 
     /// The patterns of one kind: `None` takes every resource of that kind.
