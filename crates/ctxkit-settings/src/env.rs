@@ -122,8 +122,9 @@ impl Environment {
     }
 }
 
-/// Expands exactly `~` and a `~/` prefix (used for the ctxkit home and `sessionDir`).
-pub(crate) fn expand_tilde_strict(value: &str, home: &Path) -> PathBuf {
+/// Expands exactly `~` and a `~/` prefix, as Pi's `normalizePath` does (used for the ctxkit
+/// home, `sessionDir` and `shellPath`).
+pub fn expand_tilde_strict(value: &str, home: &Path) -> PathBuf {
     if value == "~" {
         home.to_path_buf()
     } else if let Some(rest) = value.strip_prefix("~/") {

@@ -25,8 +25,8 @@ pub use credentials::{
 };
 pub use env::{
     CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, HOME_DIR_NAME, PROJECT_DIR_NAME,
-    SETTINGS_FILE_NAME, canonical_or_raw, expand_tilde_loose, relative_path, resolve_against,
-    to_slash,
+    SETTINGS_FILE_NAME, canonical_or_raw, expand_tilde_loose, expand_tilde_strict, relative_path,
+    resolve_against, to_slash,
 };
 pub use error::{FileRefusal, SettingsError, SettingsScope};
 pub use json::string_items;

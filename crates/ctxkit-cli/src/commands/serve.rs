@@ -178,7 +178,7 @@ fn server_config(
         }),
         system_prompt: resources::system_prompt_per_project(environment),
         bash_timeout,
-        shell: super::settings::shell_of(typed),
+        shell: super::settings::shell_of(typed, environment),
         pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
         auto_resize_images: typed.images.auto_resize,
         tools: super::default_tools::coding_tools(typed)?,

@@ -224,10 +224,17 @@ fn load_settings(
 }
 
 /// The shell the `bash` tool and `!cmd` run (`shellPath`, `shellCommandPrefix`; never a
-/// project's own unless trusted, as every setting that runs code).
-pub(crate) fn shell_of(typed: &ctxkit_settings::Settings) -> ctxkit_agent::tools::Shell {
+/// project's own unless trusted, as every setting that runs code). A leading `~` of `shellPath`
+/// is the user's home, as Pi's `getShellPath` reads it.
+pub(crate) fn shell_of(
+    typed: &ctxkit_settings::Settings,
+    environment: &ctxkit_settings::Environment,
+) -> ctxkit_agent::tools::Shell {
     ctxkit_agent::tools::Shell {
-        path: typed.shell_path.as_ref().map(std::path::PathBuf::from),
+        path: typed
+            .shell_path
+            .as_deref()
+            .map(|path| ctxkit_settings::expand_tilde_strict(path, &environment.home)),
         command_prefix: typed.shell_command_prefix.clone(),
     }
 }

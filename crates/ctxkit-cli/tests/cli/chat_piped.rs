@@ -436,6 +436,38 @@ async fn the_users_shell_settings_apply_to_commands_and_an_untrusted_projects_do
     assert!(!marker.exists(), "{output}");
 }
 
+/// `shellPath` with a leading `~` names a shell in the user's home, as Pi's `normalizePath`
+/// reads it (QA 2026-12-06: `~/bin/mysh` was taken literally and every command failed).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shell_path_under_the_users_home_is_found() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let user_home = tempfile::tempdir().unwrap();
+    let shell = user_home.path().join("bin/mysh");
+    std::fs::create_dir_all(shell.parent().unwrap()).unwrap();
+    std::fs::write(&shell, "#!/bin/sh\necho MYSH-RAN\nexec /bin/sh \"$@\"\n").unwrap();
+    std::fs::set_permissions(&shell, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        json!({"shellPath": "~/bin/mysh"}).to_string(),
+    )
+    .unwrap();
+    let home = user_home.path().display().to_string();
+    let base = format!("{}/v1", server.uri());
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("HOME", home.as_str()),
+    ];
+    let args = ["chat", "--model", "openai/gpt-5-mini", "--no-session"];
+    let output =
+        tokio::task::block_in_place(|| run.ctxkit_with_input(&args, &variables, "!!echo ran\n"));
+    assert!(output.contains("MYSH-RAN"), "{output}");
+    assert!(output.contains("ran"), "{output}");
+    assert!(!output.contains("does not exist"), "{output}");
+}
+
 /// Found by a chat sweep: a piped chat read the answer to `bash`'s question from its input, so
 /// the next prompt was the answer (one starting with `y` approved the command) and was lost. No
 /// one can be asked: the call does not run, the chat says why, and the next prompt is sent.

@@ -86,8 +86,8 @@ pub struct Settings {
     #[schemars(extend("x-project" = true))]
     pub hide_thinking_block: bool,
     /// The shell the `bash` tool and the chat's `!cmd` run commands in (with `-c`), instead of the
-    /// default: `/bin/bash`, else `bash` on `PATH`, else `sh`, as Pi finds it. A path that does not
-    /// exist fails each command with one line saying so.
+    /// default: `/bin/bash`, else `bash` on `PATH`, else `sh`, as Pi finds it. A leading `~` is the
+    /// user's home. A path that does not exist fails each command with one line saying so.
     pub shell_path: Option<String>,
     /// Start the chat without its banner (`true`: model, session, instruction files, help line)
     /// or, with `"header"`, without only the line naming the instruction files (Pi 1.6 keeps its

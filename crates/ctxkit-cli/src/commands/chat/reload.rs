@@ -141,7 +141,7 @@ impl Chat {
         self.boundary = self.boundary.reloaded(&self.environment, settings);
         self.install_workspace();
         self.agent.set_shell(
-            crate::commands::settings::shell_of(typed),
+            crate::commands::settings::shell_of(typed, &self.environment),
             typed.chat.pass_env.clone().unwrap_or_default(),
         );
     }

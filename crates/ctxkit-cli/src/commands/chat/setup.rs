@@ -106,7 +106,14 @@ pub async fn build(
         engine.clone(),
         Arc::clone(&client) as Arc<dyn ChatModel>,
         tools,
-        agent_options(typed, system_prompt, output_limit(&client), reasoning, &cwd),
+        agent_options(
+            typed,
+            system_prompt,
+            output_limit(&client),
+            reasoning,
+            &cwd,
+            environment,
+        ),
     )
     .await;
     if !confirm_bash {
@@ -218,6 +225,7 @@ fn agent_options(
     max_tokens: Option<u64>,
     reasoning: Option<ctxkit_llm::ReasoningLevel>,
     cwd: &std::path::Path,
+    environment: &ctxkit_settings::Environment,
 ) -> AgentOptions {
     AgentOptions {
         system_prompt,
@@ -225,7 +233,7 @@ fn agent_options(
         reasoning,
         cwd: cwd.to_owned(),
         bash_timeout: std::time::Duration::from_secs(typed.chat.bash_timeout_seconds),
-        shell: crate::commands::settings::shell_of(typed),
+        shell: crate::commands::settings::shell_of(typed, environment),
         pass_env: typed.chat.pass_env.clone().unwrap_or_default(),
         auto_resize_images: typed.images.auto_resize,
         max_tool_output_bytes: None,
