@@ -18,8 +18,12 @@ pub struct RetryPolicy {
     pub max_retries: u32,
     /// The first delay, doubled on each retry (`retry.baseDelayMs`, 2 s).
     pub base_delay: Duration,
-    /// The longest wait; a provider asking for more fails at once. `None` waits as long as asked
-    /// (`retry.provider.maxRetryDelayMs`, 60 s; 0 there means `None`).
+    /// The longest of those doubled delays (`retry.maxAgentDelayMs`, 60 s), as Pi 1.6's
+    /// `retryDelayMs` caps its own backoff.
+    pub max_agent_delay: Duration,
+    /// The longest wait a provider may ask for (`Retry-After`); asking for more fails at once.
+    /// `None` waits as long as asked (`retry.provider.maxRetryDelayMs`, 60 s; 0 there means
+    /// `None`). It never lengthens or removes the cap on the backoff.
     pub max_delay: Option<Duration>,
 }
 
@@ -28,6 +32,7 @@ impl Default for RetryPolicy {
         Self {
             max_retries: 3,
             base_delay: Duration::from_secs(2),
+            max_agent_delay: Duration::from_secs(60),
             max_delay: Some(Duration::from_secs(60)),
         }
     }
@@ -43,11 +48,11 @@ impl RetryPolicy {
     }
 
     /// The backoff before retry `attempt` (1-based), without a `Retry-After`, capped at
-    /// `max_delay`.
+    /// `max_agent_delay`.
     pub fn backoff(&self, attempt: u32) -> Duration {
         let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
         let delay = self.base_delay.saturating_mul(factor);
-        self.max_delay.map_or(delay, |max| delay.min(max))
+        delay.min(self.max_agent_delay)
     }
 }
 
@@ -241,11 +246,22 @@ mod tests {
         assert_eq!(policy.backoff(2), Duration::from_secs(4));
         assert_eq!(policy.backoff(3), Duration::from_secs(8));
         assert_eq!(policy.backoff(10), Duration::from_secs(60));
-        let uncapped = RetryPolicy {
+        // The cap on server-requested delays neither removes nor moves the backoff's (QA
+        // 2026-12-06: `maxRetryDelayMs: 0` made a 90 s base wait 90 s, 180 s, …; Pi waits 60 s).
+        let no_server_cap = RetryPolicy {
+            base_delay: Duration::from_secs(90),
             max_delay: None,
             ..policy
         };
-        assert_eq!(uncapped.backoff(10), Duration::from_secs(1024));
+        assert_eq!(no_server_cap.backoff(1), Duration::from_secs(60));
+        assert_eq!(no_server_cap.backoff(8), Duration::from_secs(60));
+        let own_cap = RetryPolicy {
+            max_agent_delay: Duration::from_secs(10),
+            max_delay: Some(Duration::from_secs(600)),
+            ..policy
+        };
+        assert_eq!(own_cap.backoff(2), Duration::from_secs(4));
+        assert_eq!(own_cap.backoff(4), Duration::from_secs(10));
     }
 
     #[test]
@@ -338,6 +354,7 @@ mod tests {
         let policy = RetryPolicy {
             max_retries: 2,
             base_delay: Duration::from_millis(1),
+            max_agent_delay: Duration::from_secs(60),
             max_delay: None,
         };
         let mut calls = 0;
@@ -366,6 +383,7 @@ mod tests {
         let policy = RetryPolicy {
             max_retries: 2,
             base_delay: Duration::from_millis(1),
+            max_agent_delay: Duration::from_secs(60),
             max_delay: None,
         };
         let mut notices = Vec::new();

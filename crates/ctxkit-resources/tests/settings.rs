@@ -103,6 +103,7 @@ fn empty_settings_give_the_documented_defaults() {
         (true, 3, 2000)
     );
     assert_eq!(retry.provider.max_retry_delay_ms, 60000);
+    assert_eq!(retry.max_agent_delay_ms, 60000);
     assert_eq!(retry.provider.timeout_ms, None);
     assert_eq!(retry.provider.max_retries, None);
     assert_eq!(manager.settings().transport, "auto");

@@ -110,6 +110,7 @@ fn client(model: &str, server: &MockServer) -> ModelClient {
         retry: RetryPolicy {
             max_retries: 0,
             base_delay: Duration::from_millis(5),
+            max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(1)),
         },
         timeout: Some(Duration::from_secs(5)),

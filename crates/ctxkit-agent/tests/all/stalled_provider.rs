@@ -74,6 +74,7 @@ async fn agent_over(base_url: String, dir: &tempfile::TempDir) -> (ctxkit_agent:
         retry: RetryPolicy {
             max_retries: 2,
             base_delay: Duration::from_millis(5),
+            max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(5)),
         },
         timeouts: Timeouts {

@@ -79,6 +79,7 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
         retry: ctxkit_llm::RetryPolicy {
             max_retries,
             base_delay: std::time::Duration::from_millis(retry.base_delay_ms),
+            max_agent_delay: std::time::Duration::from_millis(retry.max_agent_delay_ms),
             max_delay: (retry.provider.max_retry_delay_ms != 0)
                 .then(|| std::time::Duration::from_millis(retry.provider.max_retry_delay_ms)),
         },

@@ -17,6 +17,7 @@ pub fn options(model: &str, server: &MockServer) -> LlmOptions {
         retry: RetryPolicy {
             max_retries: 2,
             base_delay: Duration::from_millis(5),
+            max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(5)),
         },
         timeout: Some(Duration::from_secs(5)),

@@ -84,6 +84,7 @@ fn client(base_url: String) -> ModelClient {
         retry: RetryPolicy {
             max_retries: 0,
             base_delay: Duration::from_millis(5),
+            max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(1)),
         },
         max_reply_bytes: Some(LIMIT),

@@ -33,6 +33,7 @@ fn local_options(base_url: String, retries: u32, timeouts: Timeouts) -> LlmOptio
         retry: RetryPolicy {
             max_retries: retries,
             base_delay: Duration::from_millis(5),
+            max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(5)),
         },
         timeouts,

@@ -283,7 +283,7 @@ mod tests {
         let manager = SettingsManager::in_memory(
             serde_json::json!({
                 "tuiMode": "fullscreen", "terminal": {"hyperlinks": true},
-                "retry": {"maxAgentDelayMs": 1}, "compacton": {}
+                "toolTimeoutMs": 1, "compacton": {}
             })
             .as_object()
             .cloned()

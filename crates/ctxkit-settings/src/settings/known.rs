@@ -40,7 +40,7 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
 /// it, holds them, and they are no typo. Pi's settings manager (the `Settings` interface of
 /// `settings-manager.ts`, and the keys its older versions wrote: `/work/shared/spec/resources.md`
 /// SM-5 migrates `queueMode`, `websockets`, `retry.maxDelayMs` and the object form of `skills`).
-const PI_KEYS_NOT_READ: [&str; 30] = [
+const PI_KEYS_NOT_READ: [&str; 29] = [
     "modelThinkingLevels",
     "showCacheMissNotices",
     "externalEditor",
@@ -56,7 +56,6 @@ const PI_KEYS_NOT_READ: [&str; 30] = [
     "fullscreenExitOutput",
     "fullscreenScrollbar",
     "fullscreenCopyOnSelect",
-    "retry.maxAgentDelayMs",
     "terminal.hyperlinks",
     "terminal.images",
     "terminal.trueColor",
@@ -152,7 +151,6 @@ mod tests {
         for key in [
             "tuiMode",
             "terminal.hyperlinks",
-            "retry.maxAgentDelayMs",
             "outputPad",
             "$schema",
             "codemode.mode",

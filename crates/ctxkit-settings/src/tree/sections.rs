@@ -48,6 +48,9 @@ pub struct RetryConfig {
     pub max_retries: u64,
     /// The delay before attempt n is this × 2^(n−1), in milliseconds.
     pub base_delay_ms: u64,
+    /// The longest of those delays, in milliseconds (Pi 1.6's cap on its own backoff; a delay the
+    /// server asks for is capped by `provider.maxRetryDelayMs` instead).
+    pub max_agent_delay_ms: u64,
     /// The provider client's own retries and limits.
     pub provider: ProviderRetryConfig,
 }
@@ -58,6 +61,7 @@ impl Default for RetryConfig {
             enabled: true,
             max_retries: 3,
             base_delay_ms: 2_000,
+            max_agent_delay_ms: 60_000,
             provider: ProviderRetryConfig::default(),
         }
     }
