@@ -111,6 +111,8 @@ pub struct LlmOptions {
     pub model_costs: Vec<ModelCost>,
     /// `thinkingBudgets`: reasoning tokens per level, in place of the formats' defaults.
     pub thinking_budgets: ThinkingBudgets,
+    /// The proxies the process's HTTP client sends through beside the environment's.
+    pub proxies: crate::http::Proxies,
 }
 
 /// `thinkingBudgets`: the reasoning tokens asked of Anthropic (`thinking.budget_tokens`) and

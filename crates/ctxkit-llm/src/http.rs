@@ -63,6 +63,42 @@ impl TimeoutPhase {
     }
 }
 
+/// Proxies given as configuration (`httpProxy`), beside those of the environment that reqwest
+/// reads itself: the caller decides which apply (Pi 1.6 applies `httpProxy` only where
+/// `HTTP_PROXY`/`HTTPS_PROXY` are unset) and passes `NO_PROXY` along.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Proxies {
+    /// The proxy of `http://` requests.
+    pub http: Option<String>,
+    /// The proxy of `https://` requests.
+    pub https: Option<String>,
+    /// Hosts reached directly (`NO_PROXY`'s syntax).
+    pub no_proxy: Option<String>,
+}
+
+impl Proxies {
+    fn add_to(&self, builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, LlmError> {
+        let no_proxy = || {
+            self.no_proxy
+                .as_deref()
+                .and_then(reqwest::NoProxy::from_string)
+        };
+        let invalid = |error: reqwest::Error| LlmError::Client {
+            message: format!("`httpProxy` is not a proxy URL: {}", error_chain(&error)),
+        };
+        let mut builder = builder;
+        if let Some(url) = &self.http {
+            let proxy = reqwest::Proxy::http(url).map_err(invalid)?;
+            builder = builder.proxy(proxy.no_proxy(no_proxy()));
+        }
+        if let Some(url) = &self.https {
+            let proxy = reqwest::Proxy::https(url).map_err(invalid)?;
+            builder = builder.proxy(proxy.no_proxy(no_proxy()));
+        }
+        Ok(builder)
+    }
+}
+
 /// The HTTP client (rustls, one connection pool) that model clients send through. Cheap to clone:
 /// clones share the pool. A process builds one and hands it to every [`crate::ModelClient`]
 /// ([`crate::ModelClient::with_http`]); only the connect limit is fixed here, the others are per
@@ -84,10 +120,17 @@ impl HttpClient {
     /// would go to whatever host a `Location` names. A 3xx answer is an error that names it
     /// ([`LlmError::Redirected`]; `docs/decisions.md`).
     pub fn new(connect: Duration) -> Result<Self, LlmError> {
-        let inner = reqwest::Client::builder()
+        Self::with_proxies(connect, &Proxies::default())
+    }
+
+    /// [`HttpClient::new`], sending through `proxies` too.
+    pub fn with_proxies(connect: Duration, proxies: &Proxies) -> Result<Self, LlmError> {
+        let builder = reqwest::Client::builder()
             .connect_timeout(connect)
             .pool_max_idle_per_host(1)
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(reqwest::redirect::Policy::none());
+        let inner = proxies
+            .add_to(builder)?
             .build()
             .map_err(|error| LlmError::Client {
                 message: error_chain(&error),

@@ -41,7 +41,7 @@ pub use config::{
 pub use error::{LlmError, Retried};
 pub use failure::{ReplyFailure, credentials_hint, reply_failure};
 pub use http::{
-    DEFAULT_CONNECT_SECONDS, DEFAULT_FIRST_BYTE_SECONDS, DEFAULT_IDLE_SECONDS, HttpClient,
+    DEFAULT_CONNECT_SECONDS, DEFAULT_FIRST_BYTE_SECONDS, DEFAULT_IDLE_SECONDS, HttpClient, Proxies,
     TimeoutPhase, Timeouts,
 };
 pub use models::{

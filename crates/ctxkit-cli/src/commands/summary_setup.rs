@@ -98,6 +98,7 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
         anthropic_message_threads: anthropic.supports_message_threads,
         max_reply_bytes: Some(llm.max_reply_bytes),
         model_costs: super::spend::configured_model_costs(settings),
+        proxies: crate::cli::proxies_with_setting(typed.http_proxy.as_deref()),
         thinking_budgets: ctxkit_llm::ThinkingBudgets {
             minimal: typed.thinking_budgets.minimal,
             low: typed.thinking_budgets.low,
@@ -183,12 +184,12 @@ pub fn saved_keys() -> Result<ctxkit_settings::SavedKeys> {
 /// summaries', branch summaries') sends through it, so they share one connection pool and a
 /// summary reuses the conversation's keep-alive connection (`docs/decisions.md`, "One HTTP client
 /// per process"). Built at first use, with that use's connect limit.
-fn shared_http(timeouts: &ctxkit_llm::Timeouts) -> Result<ctxkit_llm::HttpClient> {
+fn shared_http(options: &ctxkit_llm::LlmOptions) -> Result<ctxkit_llm::HttpClient> {
     static SHARED: std::sync::OnceLock<ctxkit_llm::HttpClient> = std::sync::OnceLock::new();
     if let Some(http) = SHARED.get() {
         return Ok(http.clone());
     }
-    let http = ctxkit_llm::HttpClient::new(timeouts.connect)?;
+    let http = ctxkit_llm::HttpClient::with_proxies(options.timeouts.connect, &options.proxies)?;
     Ok(SHARED.get_or_init(|| http).clone())
 }
 
@@ -210,8 +211,7 @@ pub(crate) fn choose_summarizer(
     let environment = llm_environment()?;
     match ctxkit_llm::resolve_model(&options, &environment, ctxkit_llm::ModelRole::Compaction)? {
         Some(config) => {
-            let client =
-                ctxkit_llm::ModelClient::with_http(config, shared_http(&options.timeouts)?)?;
+            let client = ctxkit_llm::ModelClient::with_http(config, shared_http(&options)?)?;
             let window = client.context_window();
             Ok((Box::new(client), window))
         }
@@ -481,7 +481,7 @@ pub fn model_client(
     };
     Ok(ctxkit_llm::ModelClient::with_http(
         config,
-        shared_http(&options.timeouts)?,
+        shared_http(&options)?,
     )?)
 }
 
@@ -625,7 +625,7 @@ mod tests {
         let other = super::model_client(&options, Some("ollama/qwen3-coder")).unwrap();
         let summaries = ctxkit_llm::ModelClient::with_http(
             chat.config().clone(),
-            super::shared_http(&options.timeouts).unwrap(),
+            super::shared_http(&options).unwrap(),
         )
         .unwrap();
         let request = ctxkit_llm::CompletionRequest {

@@ -233,3 +233,46 @@ async fn a_redirect_to_another_origin_is_shown_and_never_followed() {
     assert!(requests_at(&elsewhere).await.is_empty(), "{output}");
     assert_eq!(requests_at(&provider).await.len(), 1);
 }
+
+/// `ctxkit chat` with an unresolvable provider host, `settings` as the user's and `project` as
+/// an untrusted project's, and no proxy in the environment: the answer, or the error.
+fn chat_through_proxy_settings(settings: serde_json::Value, project: serde_json::Value) -> String {
+    let run = Run::new();
+    std::fs::write(run.home.path().join("settings.json"), settings.to_string()).unwrap();
+    let project_file = run.home.path().join(".ctxkit/settings.json");
+    std::fs::create_dir_all(project_file.parent().unwrap()).unwrap();
+    std::fs::write(project_file, project.to_string()).unwrap();
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", "http://llm.corp.invalid/v1"),
+        ("HTTP_PROXY", ""),
+        ("http_proxy", ""),
+        ("HTTPS_PROXY", ""),
+        ("https_proxy", ""),
+        ("ALL_PROXY", ""),
+        ("all_proxy", ""),
+    ];
+    let args = ["chat", "--no-session", "--model", "openai/gpt-5-mini"];
+    tokio::task::block_in_place(|| run.ctxkit_with_input(&args, &variables, "hi\n"))
+}
+
+/// The user's `httpProxy` carries model requests as `HTTP_PROXY`/`HTTPS_PROXY` would (Pi 1.6);
+/// an untrusted project's cannot send the conversation elsewhere (QA 2026-12-06: the setting
+/// was silently not used).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_users_http_proxy_carries_model_requests_and_a_projects_does_not() {
+    let proxy = answering_host().await;
+    let through = chat_through_proxy_settings(json!({"httpProxy": proxy.uri()}), json!({}));
+    assert!(through.contains("openai reply"), "{through}");
+    let requests = proxy.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 1, "{through}");
+    assert_eq!(requests[0].url.host_str(), Some("llm.corp.invalid"));
+    let no_retries = json!({"retry": {"maxRetries": 0}});
+    let project = chat_through_proxy_settings(no_retries, json!({"httpProxy": proxy.uri()}));
+    assert!(!project.contains("openai reply"), "{project}");
+    assert_eq!(
+        proxy.received_requests().await.unwrap().len(),
+        1,
+        "{project}"
+    );
+}

@@ -177,6 +177,12 @@ pub struct Settings {
     /// files side by side, ctxkit keeps a `--<path>--` folder per project inside it.
     #[schemars(extend("x-user-only" = true))]
     pub session_dir: Option<String>,
+    /// The proxy model requests go through, as `HTTP_PROXY` and `HTTPS_PROXY` (Pi 1.6): each
+    /// applies only when that variable is unset, and `NO_PROXY` still names the hosts reached
+    /// directly. Read from the user's own settings file only: it decides where the conversation
+    /// is sent.
+    #[schemars(extend("x-user-only" = true))]
+    pub http_proxy: Option<String>,
     /// The model provider: endpoint, key, headers, user models, provider-side options.
     pub llm: LlmConfig,
     /// `ctxkit chat`.
@@ -249,6 +255,7 @@ impl Default for Settings {
             markdown: MarkdownConfig::default(),
             warnings: WarningsConfig::default(),
             session_dir: None,
+            http_proxy: None,
             llm: LlmConfig::default(),
             chat: ChatConfig::default(),
             // Every key at its own default is the reference strategy; reading settings (even an

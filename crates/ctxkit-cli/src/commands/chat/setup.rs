@@ -102,18 +102,12 @@ pub async fn build(
     let (engine, events) = super::start_engine(&parts, client.info(), session, &ui, &interrupts)?;
     engine.set_thinking_level(thinking_level).await;
     let client = Arc::new(client);
+    let limit = output_limit(&client);
     let mut agent = Agent::new(
         engine.clone(),
         Arc::clone(&client) as Arc<dyn ChatModel>,
         tools,
-        agent_options(
-            typed,
-            system_prompt,
-            output_limit(&client),
-            reasoning,
-            &cwd,
-            environment,
-        ),
+        agent_options(typed, system_prompt, limit, reasoning, &cwd, environment),
     )
     .await;
     if !confirm_bash {
