@@ -50,18 +50,26 @@ impl Before {
     /// requests, estimated): before, the entry's `tokensBefore` when a reply's usage counted the
     /// context (the provider's count), else the estimate of the messages plus `overhead`; after,
     /// the estimate of its messages (`messages_after`) plus `overhead`, the figure the status line
-    /// shows next. Unknown (0: no request recorded, as in `ctxkit compact`), both sides are the
-    /// estimate of the messages alone, one scale rather than a provider's count against an
-    /// estimate.
+    /// shows next. Unknown (0: no request recorded), `unrecorded` says what stands for it.
     pub(crate) fn reported(
         &self,
         entry_before: u64,
         messages_after: u64,
         overhead: u64,
+        unrecorded: UnrecordedOverhead,
     ) -> (u64, u64) {
-        if overhead == 0 {
-            return (self.messages, messages_after);
-        }
+        let overhead = match (overhead, unrecorded) {
+            (0, UnrecordedOverhead::FromProviderCount) if self.counted => {
+                // The status line shows the provider's count, and after the compaction the
+                // caller's requests carry again what it counted beyond the messages' estimate.
+                entry_before.saturating_sub(self.messages)
+            }
+            // One scale rather than a provider's count against an estimate: the messages alone.
+            (0, UnrecordedOverhead::FromProviderCount | UnrecordedOverhead::Omitted) => {
+                return (self.messages, messages_after);
+            }
+            (known, _) => known,
+        };
         let before = if self.counted {
             entry_before
         } else {
@@ -71,6 +79,22 @@ impl Before {
     }
 }
 
+/// What a compaction's before → after counts for the system prompt and tools while no request is
+/// recorded ([`Engine::set_request_overhead`], [`Engine::record_model_request`]), which leaves
+/// their size unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnrecordedOverhead {
+    /// Nothing: both sides are ctxkit's estimate of the messages alone (`ctxkit compact`, which
+    /// shows no status line).
+    #[default]
+    Omitted,
+    /// What the provider counted beyond ctxkit's estimate of the messages, once a reply reported a
+    /// count: before is that count, as the caller's status line shows it, and after adds the same
+    /// part to the messages' estimate. For a caller whose requests ctxkit never sees (a `serve`
+    /// client's own loop); without a count, the messages alone.
+    FromProviderCount,
+}
+
 impl Engine {
     /// Sets the estimated tokens of the system prompt and tools every request carries, before
     /// any request is recorded ([`Engine::record_model_request`] replaces it with the last
@@ -78,6 +102,12 @@ impl Engine {
     /// ([`Engine::context_status`] plus this overhead).
     pub async fn set_request_overhead(&self, tokens: u64) {
         self.lock().await.request_overhead = tokens;
+    }
+
+    /// What a compaction counts for the system prompt and tools while no request is recorded
+    /// (`UnrecordedOverhead::Omitted` until set).
+    pub async fn set_unrecorded_overhead(&self, unrecorded: UnrecordedOverhead) {
+        self.lock().await.unrecorded_overhead = unrecorded;
     }
 
     /// The context figure for a status line; `None` without a model or window (as
@@ -145,7 +175,7 @@ pub(crate) fn sent_tokens(state: &mut State) -> Result<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::Before;
+    use super::{Before, UnrecordedOverhead};
 
     /// QA: the chat said `Compacted: 52000 → 9000 tokens` and its status line then `~11500`: the
     /// number after counted the messages alone, the status line adds the system prompt and tools.
@@ -156,14 +186,57 @@ mod tests {
             messages: 48_000,
         };
         // The provider counted 52000; the chat's system prompt and tools are 2500.
-        assert_eq!(counted.reported(52_000, 9_000, 2_500), (52_000, 11_500));
+        assert_eq!(
+            counted.reported(52_000, 9_000, 2_500, UnrecordedOverhead::Omitted),
+            (52_000, 11_500)
+        );
         // Without a request recorded (`ctxkit compact`), the messages' estimate on both sides.
-        assert_eq!(counted.reported(52_000, 9_000, 0), (48_000, 9_000));
+        assert_eq!(
+            counted.reported(52_000, 9_000, 0, UnrecordedOverhead::Omitted),
+            (48_000, 9_000)
+        );
         let estimated = Before {
             counted: false,
             messages: 48_000,
         };
-        assert_eq!(estimated.reported(47_000, 9_000, 2_500), (50_500, 11_500));
-        assert_eq!(estimated.reported(47_000, 9_000, 0), (48_000, 9_000));
+        assert_eq!(
+            estimated.reported(47_000, 9_000, 2_500, UnrecordedOverhead::Omitted),
+            (50_500, 11_500)
+        );
+        assert_eq!(
+            estimated.reported(47_000, 9_000, 0, UnrecordedOverhead::Omitted),
+            (48_000, 9_000)
+        );
+    }
+
+    /// QA (defect 5): a serve client's own loop saw `context.usage` 26416 (its replies' usage,
+    /// counting its own system prompt and tools) and `compaction.list` 26416, but the
+    /// `compaction_end` event said 20810, ctxkit's estimate of the messages alone.
+    #[test]
+    fn a_caller_whose_requests_are_unseen_gets_the_provider_s_scale() {
+        let counted = Before {
+            counted: true,
+            messages: 20_810,
+        };
+        let provider = UnrecordedOverhead::FromProviderCount;
+        // What the provider counted beyond the messages (5606) is sent again after.
+        assert_eq!(
+            counted.reported(26_416, 9_868, 0, provider),
+            (26_416, 15_474)
+        );
+        // A recorded request's overhead still wins.
+        assert_eq!(
+            counted.reported(26_416, 9_868, 6_000, provider),
+            (26_416, 15_868)
+        );
+        // Without a count, the messages alone, as the status line shows them.
+        let estimated = Before {
+            counted: false,
+            messages: 20_810,
+        };
+        assert_eq!(
+            estimated.reported(26_416, 9_868, 0, provider),
+            (20_810, 9_868)
+        );
     }
 }

@@ -222,6 +222,7 @@ impl Engine {
                     limit_tokens: None,
                     last_request_estimate: None,
                     request_overhead: 0,
+                    unrecorded_overhead: crate::context_status::UnrecordedOverhead::Omitted,
                     messages: HashMap::new(),
                     last_request: None,
                     cache_lifetime: ctxkit_transform::LifetimeLearner::default(),

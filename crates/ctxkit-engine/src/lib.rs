@@ -116,7 +116,7 @@ pub use check::{
 };
 pub use command_hooks::CommandHook;
 pub use compact::{CheckReport, MAX_OVERFLOW_ATTEMPTS, RECOVERY_EXHAUSTED};
-pub use context_status::ContextStatus;
+pub use context_status::{ContextStatus, UnrecordedOverhead};
 pub use engine::{Engine, EngineOptions, InterruptCause, TurnGuard};
 pub use error::{EngineError, Result};
 pub use events::{

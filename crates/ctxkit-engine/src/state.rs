@@ -43,6 +43,8 @@ pub(crate) struct State {
     /// The system prompt and tools of the last recorded request (estimated tokens): what every
     /// request carries besides the messages.
     pub(crate) request_overhead: u64,
+    /// What stands for `request_overhead` while it is unknown (0).
+    pub(crate) unrecorded_overhead: crate::context_status::UnrecordedOverhead,
     /// Context messages already read, by entry id, one slot per context-message kind: entries never
     /// change, so a message is parsed once however many model calls see it. Looked up by `&str`, so a
     /// call allocates nothing for the messages it has seen. Cleared when the session is replaced

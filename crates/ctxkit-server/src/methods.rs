@@ -208,6 +208,11 @@ pub(crate) async fn install(
             project: Some(project),
         },
     );
+    // A client's own loop sends its requests itself: its status line (`context.usage`) shows the
+    // provider's count, which holds the client's system prompt and tools.
+    engine
+        .set_unrecorded_overhead(ctxkit_engine::UnrecordedOverhead::FromProviderCount)
+        .await;
     forward_events(shared, &engine);
     let info = session_info(&engine).await;
     crate::agent_run::stop_warming(shared);

@@ -400,8 +400,12 @@ impl Engine {
         };
         // The messages the next request sends, as the status line counts them.
         let messages_after = crate::context_status::sent_tokens(state).unwrap_or(measured);
-        let (tokens_before, tokens_after) =
-            before.reported(entry_tokens_before, messages_after, state.request_overhead);
+        let (tokens_before, tokens_after) = before.reported(
+            entry_tokens_before,
+            messages_after,
+            state.request_overhead,
+            state.unrecorded_overhead,
+        );
         let after = AfterCompact {
             reason,
             entry_id: entry_id.clone(),

@@ -5,6 +5,7 @@
 mod agent;
 mod attacks;
 mod compaction_control;
+mod compaction_scale;
 mod failed_open;
 mod forget;
 mod origin;
