@@ -220,6 +220,7 @@ impl Engine {
                     accepted_max: 0,
                     limit_below_window: false,
                     limit_tokens: None,
+                    refused_count: None,
                     last_request_estimate: None,
                     request_overhead: 0,
                     unrecorded_overhead: crate::context_status::UnrecordedOverhead::Omitted,

@@ -38,6 +38,8 @@ pub enum EngineError {
         context_window: u64,
         /// The model's configured window (`contextWindow`).
         configured_window: u64,
+        /// What the provider counted of the last refused request, when its error said.
+        provider_counted: Option<u64>,
     },
 
     /// A compaction or branch summary was cancelled by the caller or a hook.
@@ -122,6 +124,7 @@ fn unrecoverable_text(error: &EngineError) -> String {
         after_compaction,
         context_window,
         configured_window,
+        provider_counted,
     } = *error
     else {
         return String::new();
@@ -139,9 +142,16 @@ fn unrecoverable_text(error: &EngineError) -> String {
         (None, false) if !stated => format!(
             "Context overflow: the provider refused the request although the current turn is about {turn_tokens} tokens of {window}, and there is nothing older left to compact; its real limit is smaller: set the model's `contextWindow` to it, or switch models"
         ),
-        (None, _) => format!(
-            "Context overflow: the current turn alone (about {turn_tokens} tokens) does not fit {window} and there is nothing older left to compact; send a shorter message, or switch to a model with a larger window"
-        ),
+        // The provider's own count, when it gave one: ctxkit's estimate of the turn may be far
+        // below the limit ("about 3004 tokens does not fit the 12000-token limit" read as false).
+        (None, _) => match provider_counted {
+            Some(counted) => format!(
+                "Context overflow: the provider counted {counted} tokens for the request, over {window}, and there is nothing older left to compact (ctxkit estimates the current turn at about {turn_tokens} tokens; the rest is what the request carries besides the messages, or the provider counts more); send a shorter message, or switch to a model with a larger window"
+            ),
+            None => format!(
+                "Context overflow: the current turn alone (about {turn_tokens} tokens) does not fit {window} and there is nothing older left to compact; send a shorter message, or switch to a model with a larger window"
+            ),
+        },
     }
 }
 
@@ -155,6 +165,7 @@ mod tests {
             after_compaction: None,
             context_window,
             configured_window: context_window,
+            provider_counted: None,
         }
     }
 
@@ -180,6 +191,7 @@ mod tests {
             after_compaction: None,
             context_window: 5_000,
             configured_window: 16_000,
+            provider_counted: None,
         }
         .to_string();
         assert!(
@@ -196,9 +208,31 @@ mod tests {
             after_compaction: Some(5_200),
             context_window: 5_000,
             configured_window: 16_000,
+            provider_counted: None,
         }
         .to_string();
         assert!(text.contains("would leave about 5200 tokens"), "{text}");
         assert!(!text.contains("nothing older left"), "{text}");
+    }
+
+    /// QA (smaller finding): the provider counted 14000 against its stated 12000 and the message
+    /// said "the current turn alone (about 3004 tokens) does not fit the provider's 12000-token
+    /// limit", which reads as 3004 > 12000.
+    #[test]
+    fn an_unrecoverable_overflow_names_the_provider_s_count() {
+        let text = EngineError::OverflowUnrecoverable {
+            turn_tokens: 3_004,
+            after_compaction: None,
+            context_window: 12_000,
+            configured_window: 16_000,
+            provider_counted: Some(14_000),
+        }
+        .to_string();
+        assert!(
+            text.contains("the provider counted 14000 tokens for the request, over the provider's 12000-token limit"),
+            "{text}"
+        );
+        assert!(text.contains("about 3004 tokens"), "{text}");
+        assert!(!text.contains("turn alone"), "{text}");
     }
 }

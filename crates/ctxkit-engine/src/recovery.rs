@@ -91,6 +91,9 @@ fn teaching_floor(state: &State) -> u64 {
 /// provider's real limit is below the window, and recovery plans for the largest request it
 /// accepted.
 pub(crate) fn learn_from_overflow(state: &mut State, error_text: Option<&str>) -> Result<()> {
+    // What this refusal counted, for a message that gives up (an earlier refusal's count is not
+    // this request's).
+    state.refused_count = error_text.and_then(ctxkit_overflow::stated_count);
     let window = state.context_window();
     if window == 0 {
         return Ok(());
@@ -367,5 +370,6 @@ pub(crate) fn overflow_plan(state: &State) -> Result<(Preparation, EntryIndex)> 
         after_compaction: smallest,
         context_window: state.limit_window(),
         configured_window: state.context_window(),
+        provider_counted: state.refused_count,
     })
 }

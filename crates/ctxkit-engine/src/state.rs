@@ -38,6 +38,8 @@ pub(crate) struct State {
     /// The provider's real limit, when below the window, as stated in its overflow error: the
     /// threshold, recovery and the output room plan with it.
     pub(crate) limit_tokens: Option<u64>,
+    /// What the provider counted of the last request it refused, when its error said.
+    pub(crate) refused_count: Option<u64>,
     /// ctxkit's estimate of the last model request recorded and not yet answered.
     pub(crate) last_request_estimate: Option<crate::recovery::RequestEstimate>,
     /// The system prompt and tools of the last recorded request (estimated tokens): what every
@@ -65,6 +67,7 @@ impl State {
             self.accepted_max = 0;
             self.limit_below_window = false;
             self.limit_tokens = None;
+            self.refused_count = None;
             self.last_request_estimate = None;
         }
         self.model = model;

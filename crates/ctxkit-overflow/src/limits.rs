@@ -87,8 +87,51 @@ const LIMIT_PATTERNS: &[&str] = &[
 /// Limits below this are not believed (a number that is not the window).
 const MIN_BELIEVED_LIMIT: u64 = 256;
 
-static LIMITS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    LIMIT_PATTERNS
+static LIMITS: LazyLock<Vec<Regex>> = LazyLock::new(|| compile(LIMIT_PATTERNS));
+
+/// The context limit an overflow error states, in tokens (input plus output), when its wording
+/// names one; `None` otherwise (OpenAI Responses' `exceeds the context window`, Ollama's
+/// `exceeded max context length by 100 tokens`).
+pub fn stated_limit(error_text: &str) -> Option<u64> {
+    first_count(&LIMITS, error_text)
+}
+
+/// Wordings that state what the provider counted of the refused request, each with the count as
+/// its first group (real texts are in the tests).
+const COUNT_PATTERNS: &[&str] = &[
+    // OpenAI: `However, your messages resulted in 8202 tokens.`
+    r"resulted in ([\d,]+) tokens",
+    // OpenAI (with a completion): `However, you requested 8202 tokens (7000 in the messages, …`.
+    r"you requested ([\d,]+) tokens",
+    // Anthropic: `prompt is too long: 213462 tokens > 200000 maximum`.
+    r"too long: ([\d,]+) tokens? >",
+    // Anthropic: `exceed context limit: 199759 + 8192 > 200000` (the input, then the output).
+    r"exceed context limit: ([\d,]+) \+",
+    // vLLM: `You passed 202753 input tokens`.
+    r"you passed ([\d,]+) input tokens",
+    // Gemini: `The input token count (1196265) exceeds …`.
+    r"input token count \(([\d,]+)\)",
+    // llama.cpp's server: `"n_prompt_tokens":14429`.
+    r#""n_prompt_tokens"\s*:\s*(\d+)"#,
+    // Mistral: `Prompt contains 40000 tokens`.
+    r"prompt contains ([\d,]+) tokens",
+    // llama-cpp-python: `Requested tokens (2285) exceed …`.
+    r"requested tokens \(([\d,]+)\)",
+    // Text Generation Inference: `Given: input (5000 tokens) is longer …`.
+    r"input \(([\d,]+) tokens\)",
+];
+
+static COUNTS: LazyLock<Vec<Regex>> = LazyLock::new(|| compile(COUNT_PATTERNS));
+
+/// What the provider counted of the request an overflow error refused, in tokens, when its
+/// wording says; `None` otherwise. A message about the refusal names it: ctxkit's estimate alone
+/// may be far below the limit the provider says the request went over.
+pub fn stated_count(error_text: &str) -> Option<u64> {
+    first_count(&COUNTS, error_text)
+}
+
+fn compile(patterns: &[&str]) -> Vec<Regex> {
+    patterns
         .iter()
         .filter_map(|pattern| {
             RegexBuilder::new(pattern)
@@ -97,13 +140,12 @@ static LIMITS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
                 .ok()
         })
         .collect()
-});
+}
 
-/// The context limit an overflow error states, in tokens (input plus output), when its wording
-/// names one; `None` otherwise (OpenAI Responses' `exceeds the context window`, Ollama's
-/// `exceeded max context length by 100 tokens`).
-pub fn stated_limit(error_text: &str) -> Option<u64> {
-    LIMITS.iter().find_map(|regex| {
+/// The number the first matching wording holds, at least `MIN_BELIEVED_LIMIT` (a smaller one is
+/// not a context's size).
+fn first_count(regexes: &[Regex], error_text: &str) -> Option<u64> {
+    regexes.iter().find_map(|regex| {
         let digits: String = regex
             .captures(error_text)?
             .get(1)?
@@ -114,7 +156,7 @@ pub fn stated_limit(error_text: &str) -> Option<u64> {
         digits
             .parse::<u64>()
             .ok()
-            .filter(|limit| *limit >= MIN_BELIEVED_LIMIT)
+            .filter(|count| *count >= MIN_BELIEVED_LIMIT)
     })
 }
 
@@ -125,6 +167,45 @@ mod tests {
     #[test]
     fn every_limit_pattern_compiles() {
         assert_eq!(LIMITS.len(), LIMIT_PATTERNS.len());
+        assert_eq!(COUNTS.len(), COUNT_PATTERNS.len());
+    }
+
+    #[test]
+    fn real_wordings_state_the_count() {
+        let cases: &[(&str, Option<u64>)] = &[
+            (
+                "This model's maximum context length is 12000 tokens. However, your messages resulted in 14000 tokens.",
+                Some(14_000),
+            ),
+            (
+                "This model's maximum context length is 8192 tokens. However, you requested 8202 tokens (7000 in the messages, 1202 in the completion).",
+                Some(8_202),
+            ),
+            (
+                "prompt is too long: 213462 tokens > 200000 maximum",
+                Some(213_462),
+            ),
+            (
+                "input length and `max_tokens` exceed context limit: 14000 + 2048 > 16384",
+                Some(14_000),
+            ),
+            (
+                "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575)",
+                Some(1_196_265),
+            ),
+            (
+                r#"{"type":"exceed_context_size_error","n_prompt_tokens":14429,"n_ctx":8192}"#,
+                Some(14_429),
+            ),
+            (
+                "Prompt contains 40000 tokens, too large for model with 32768 maximum context length",
+                Some(40_000),
+            ),
+            ("Your input exceeds the context window of this model", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(stated_count(text), *expected, "{text}");
+        }
     }
 
     #[test]

@@ -219,3 +219,30 @@ async fn a_stated_limit_is_not_capped_by_the_largest_request_accepted() {
     assert!(report.retry);
     assert_eq!(harness.compactions().await, 1);
 }
+
+/// QA (smaller finding): the provider counted 14000 against its stated 12000 for a turn ctxkit
+/// estimates at about 3000 tokens, and the message said the turn "(about 3004 tokens) does not
+/// fit the provider's 12000-token limit". It names the provider's count.
+#[tokio::test]
+async fn giving_up_names_what_the_provider_counted() {
+    let mut harness = Harness::with(
+        EngineSettings::recommended(),
+        Some(model(16_000)),
+        ctxkit_engine::HookSet::new(),
+        [],
+    );
+    let prompt = format!("final prompt {}", "big ".repeat(3_000));
+    harness.engine.append(user(&prompt)).await.unwrap();
+    let refusal = OVERFLOW_5000
+        .replace("5000 tokens", "12000 tokens")
+        .replace("6308 tokens", "14000 tokens");
+    harness.engine.append(error_reply(&refusal)).await.unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert!(!report.retry);
+    let error = compaction_end(&harness.drain()).error.unwrap();
+    assert!(
+        error.contains("the provider counted 14000 tokens for the request, over the provider's 12000-token limit"),
+        "{error}"
+    );
+    assert!(!error.contains("turn alone"), "{error}");
+}
