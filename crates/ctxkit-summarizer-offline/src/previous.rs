@@ -83,6 +83,55 @@ fn opened_block(line: &str) -> Option<&str> {
     plain.then_some(name)
 }
 
+/// Headings of context sections that are the summary's own context (no label needed).
+const CONTEXT_HEADINGS: &[&str] = &["critical context", "context needed to continue"];
+
+/// Headings of an offline summary's closing steps: the last of its own span, earlier ones now.
+const STEPS_HEADINGS: &[&str] = &["most recent steps", "last steps in full"];
+
+/// The label a carried item of a context section gets: none for the summary's own context
+/// (`## Critical Context`, a split turn's `## Context Needed to Continue`), `Earlier steps` for
+/// the steps an offline summary ended with (`Last Steps in Full` carried into a later summary
+/// named steps that are no longer the last), else the heading.
+fn context_label(title: &str) -> Option<String> {
+    let lower = title.to_lowercase();
+    if title.is_empty() || CONTEXT_HEADINGS.iter().any(|own| lower.contains(own)) {
+        None
+    } else if STEPS_HEADINGS.contains(&lower.as_str()) {
+        Some("Earlier steps".to_owned())
+    } else {
+        Some(title.to_owned())
+    }
+}
+
+/// The mark an offline summary puts on its latest request.
+const LATEST_MARK: &str = "**Latest:** ";
+/// The label an offline summary puts on the assistant's last report, and the one it carries as.
+const LAST_REPORT: &str = "Last report: ";
+const EARLIER_REPORT: &str = "Earlier report: ";
+
+/// An earlier item without the marks of what was latest in its own span: the new summary marks
+/// its own latest request and last report, and an update that kept the earlier marks showed the
+/// model three **Latest:** requests and two last reports.
+fn unmarked(slot: Slot, text: String) -> String {
+    match slot {
+        Slot::Goal => match text.strip_prefix(LATEST_MARK) {
+            Some(request) => request.to_owned(),
+            None => text,
+        },
+        Slot::Context => match text.strip_prefix(LAST_REPORT) {
+            Some(report) => format!("{EARLIER_REPORT}{report}"),
+            None => text,
+        },
+        Slot::Constraints
+        | Slot::Done
+        | Slot::InProgress
+        | Slot::Blocked
+        | Slot::Decisions
+        | Slot::NextSteps => text,
+    }
+}
+
 /// The items of an earlier summary, each with the slot its heading names; text before any
 /// heading is context.
 pub fn earlier_items(summary: &str) -> Vec<EarlierItem> {
@@ -124,9 +173,9 @@ pub fn earlier_items(summary: &str) -> Vec<EarlierItem> {
         }
         if let Some(title) = heading(line) {
             slot = slot_of(title);
-            let named_context = title.to_lowercase().contains("critical context");
-            label = (slot == Slot::Context && !title.is_empty() && !named_context)
-                .then(|| title.to_owned());
+            label = (slot == Slot::Context)
+                .then(|| context_label(title))
+                .flatten();
             continue;
         }
         let text = one_line(
@@ -142,7 +191,7 @@ pub fn earlier_items(summary: &str) -> Vec<EarlierItem> {
         }
         let text = match &label {
             Some(label) => format!("{label}: {text}"),
-            None => text,
+            None => unmarked(slot, text),
         };
         items.push(EarlierItem { slot, text });
     }
@@ -203,19 +252,16 @@ mod tests {
         assert_eq!(
             texts,
             [
-                (
-                    Slot::Goal,
-                    "**Latest:** Make the interval configurable.".to_owned()
-                ),
+                (Slot::Goal, "Make the interval configurable.".to_owned()),
                 (Slot::Done, "Changed: `src/lib.rs`".to_owned()),
                 (Slot::Context, "Names: `README.md`".to_owned()),
                 (
                     Slot::Context,
-                    "Most Recent Steps: `cargo build` → no result yet".to_owned()
+                    "Earlier steps: `cargo build` → no result yet".to_owned()
                 ),
                 (
                     Slot::Context,
-                    "Last Steps in Full: $ cargo test → (no result yet)".to_owned()
+                    "Earlier steps: $ cargo test → (no result yet)".to_owned()
                 ),
             ]
         );

@@ -697,3 +697,45 @@ fn a_chatty_span_does_not_push_out_what_the_earlier_summary_named() {
         "{summary}"
     );
 }
+
+/// QA (defect 6): an update of an offline summary, itself an update of a summary and a split
+/// turn's, marked three requests **Latest:** and had two `Last report:` lines: the earlier
+/// summaries' marks were carried with their items. Only the new span's latest request and last
+/// report keep them; the earlier ones are carried unmarked, or labelled earlier.
+#[test]
+fn an_update_marks_only_its_own_latest_request_and_last_report() {
+    let first = summarize_offline(&request(
+        messages(json!([
+            {"role": "user", "content": "task 9: fix bug BUG-0009 in src/mod9.rs"},
+            {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Fixed BUG-0009 in `src/mod9.rs`."}]},
+        ])),
+        None,
+        13_107,
+    ));
+    assert_eq!(first.matches("**Latest:**").count(), 1, "{first}");
+    assert!(first.contains("Last report: Fixed BUG-0009"), "{first}");
+    let update = summarize_offline(&request(
+        messages(json!([
+            {"role": "user", "content": "task 18: fix bug BUG-0018 in src/mod18.rs"},
+            {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Fixed BUG-0018 in `src/mod18.rs`."}]},
+        ])),
+        Some(&first),
+        13_107,
+    ));
+    assert_eq!(update.matches("**Latest:**").count(), 1, "{update}");
+    assert!(
+        update.contains("**Latest:** task 18: fix bug BUG-0018"),
+        "{update}"
+    );
+    assert!(
+        update.contains("- task 9: fix bug BUG-0009 in src/mod9.rs"),
+        "{update}"
+    );
+    assert_eq!(update.matches("Last report:").count(), 1, "{update}");
+    assert!(update.contains("Last report: Fixed BUG-0018"), "{update}");
+    assert!(
+        update.contains("Earlier report: Fixed BUG-0009"),
+        "{update}"
+    );
+    assert!(!update.contains("Last Steps in Full:"), "{update}");
+}
