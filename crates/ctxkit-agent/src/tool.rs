@@ -145,6 +145,12 @@ impl ToolOutcome {
             ..Self::ok(text)
         }
     }
+
+    /// Whether the call was not run because it needed an approval nobody could give: a UI that
+    /// already said so when it could not ask need not show the result too.
+    pub fn is_unanswered(&self) -> bool {
+        self.is_error && self.text == UNANSWERED
+    }
 }
 
 /// A tool the agent loop can run. `run` may block (it runs on the blocking pool) and must stop

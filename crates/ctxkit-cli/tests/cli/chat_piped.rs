@@ -505,6 +505,9 @@ async fn a_piped_chat_asks_nothing_of_its_prompts_and_runs_nothing_that_needs_as
         output.contains("Not run: the chat's input is not a terminal"),
         "{output}"
     );
+    // Said once: the call's result (written for the model) is not shown again (QA, defect list
+    // of the protocol tester: "Not run" twice in a row).
+    assert_eq!(output.matches("Not run").count(), 1, "{output}");
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests.len(), 3, "{output}");
     // The model is told nobody could be asked, not that the user said no (QA, 2026-12-05).

@@ -144,8 +144,12 @@ impl AgentObserver for Terminal<'_> {
                     if let Some(notice) = self.checkpoints.after(&call, &outcome) {
                         self.ui.notice(&notice);
                     }
-                    self.ui
-                        .tool_result(&outcome, &super::ui::result_shape(&call));
+                    // A call nobody could approve was reported when it could not be asked
+                    // (`NOT_ASKED`, with the ways to let it run); its result says it again.
+                    if !outcome.is_unanswered() {
+                        self.ui
+                            .tool_result(&outcome, &super::ui::result_shape(&call));
+                    }
                 }
                 // A line typed while the agent worked goes with the next model request.
                 AgentEvent::Steered { text, .. } => {
