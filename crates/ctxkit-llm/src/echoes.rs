@@ -23,9 +23,10 @@ const CREDENTIAL_HEADER_WORDS: &[&str] = &[
     "auth", "key", "token", "secret", "password", "cookie", "session",
 ];
 
-/// The credentials one client sends, to take out of what comes back.
+/// The credentials one client sends, to take out of what comes back, and the search for them
+/// prepared once (not for each string of each reply).
 #[derive(Clone, Default)]
-pub(crate) struct SentSecrets(Vec<String>);
+pub(crate) struct SentSecrets(Vec<String>, ctxkit_secrets::Redactor);
 
 impl std::fmt::Debug for SentSecrets {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -79,7 +80,8 @@ impl SentSecrets {
         // Longest first, so a whole value goes before a part of it.
         secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
         secrets.dedup();
-        Self(secrets)
+        let redactor = ctxkit_secrets::Redactor::new(secrets.iter().map(String::as_str));
+        Self(secrets, redactor)
     }
 
     /// The credentials, for [`ctxkit_secrets::redact`].
@@ -90,7 +92,7 @@ impl SentSecrets {
     /// `text` without the credentials (in any of the encodings [`ctxkit_secrets::redact_known`]
     /// knows).
     pub(crate) fn redact_text(&self, text: &str) -> String {
-        ctxkit_secrets::redact_known(text, self.0.iter().map(String::as_str))
+        self.1.redact_known(text)
     }
 
     /// Takes the credentials out of every string of the reply's content and extra fields.

@@ -16,7 +16,9 @@ pub const REDACTED: &str = "<redacted>";
 /// Redacts and limits the strings of a page. Built once per page.
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    secrets: Vec<String>,
+    /// The known secrets, prepared once: building the search for a secret's pieces (and their
+    /// base64 and hex spellings) for each string of a page took minutes on a long session.
+    secrets: ctxkit_secrets::Redactor,
     patterns: Vec<Regex>,
     url_password: Regex,
 }
@@ -48,7 +50,7 @@ impl Redactor {
                 reason: error.to_string(),
             })?;
         Ok(Self {
-            secrets,
+            secrets: ctxkit_secrets::Redactor::new(secrets.iter().map(String::as_str)),
             patterns: compiled,
             url_password,
         })
@@ -60,7 +62,7 @@ impl Redactor {
         // `user:password@`), with or without known secrets, then the keys of known shapes: a
         // page is made to be shared, so it leaves out what a summary leaves out
         // (`ctxkit_secrets::redact_for_keeping`) and more.
-        let mut cleaned = ctxkit_secrets::redact(text, self.secrets.iter().map(String::as_str));
+        let mut cleaned = self.secrets.redact(text);
         cleaned = ctxkit_secrets::redact_key_shapes(&cleaned).into_owned();
         for pattern in &self.patterns {
             if pattern.is_match(&cleaned) {
