@@ -19,6 +19,10 @@ use crate::Outcome;
 /// The index file inside a checkpoint folder.
 const INDEX: &str = "index.json";
 
+/// The most bytes an index may have (a snapshot's entry is about 300 bytes): a shipped folder's
+/// `index.json` that is a link to `/dev/zero` or a huge file is refused, not read without end.
+const MAX_INDEX_BYTES: u64 = 16 * 1024 * 1024;
+
 /// One file as it was before the agent first wrote it in a turn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
@@ -80,19 +84,19 @@ pub fn state_digest(bytes: Option<&[u8]>) -> String {
 }
 
 impl CheckpointStore {
-    /// The checkpoints of `session_file` (none yet when the folder does not exist).
+    /// The checkpoints of `session_file` (none yet when the folder does not exist). The folder may
+    /// have come with a shipped session, so its index is read as untrusted input: beneath the
+    /// folder (a link out of it is refused), a regular file only (a FIFO, a device refused at
+    /// once, never waited on) and at most [`MAX_INDEX_BYTES`].
     pub fn open(session_file: &Path) -> Result<Self> {
         let dir = checkpoint_dir(session_file);
         refuse_link(&dir)?;
         let index_file = dir.join(INDEX);
-        let index = match std::fs::read(&index_file) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .with_context(|| format!("cannot read `{}`", index_file.display()))?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Index::default(),
-            Err(error) => {
-                return Err(error)
-                    .with_context(|| format!("cannot read `{}`", index_file.display()));
-            }
+        let cannot_read = || format!("cannot read `{}`", index_file.display());
+        let index = match read_in_folder(&dir, INDEX, MAX_INDEX_BYTES) {
+            Ok(Some(bytes)) => serde_json::from_slice(&bytes).with_context(cannot_read)?,
+            Ok(None) => Index::default(),
+            Err(error) => return Err(error).with_context(cannot_read),
         };
         Ok(Self { dir, index })
     }
@@ -209,8 +213,10 @@ impl CheckpointStore {
         self.save()
     }
 
-    /// The bytes a snapshot kept (`None` for a file that did not exist).
-    pub fn read_blob(&self, snapshot: &Snapshot) -> Result<Option<Vec<u8>>> {
+    /// The bytes a snapshot kept (`None` for a file that did not exist), at most `max_bytes`. Read
+    /// as the index is: a snapshot that is a link out of the folder (to `~/.ssh/id_rsa`), a FIFO
+    /// or a device is refused, and one whose size is not the size the index records.
+    pub fn read_blob(&self, snapshot: &Snapshot, max_bytes: u64) -> Result<Option<Vec<u8>>> {
         let Some(blob) = &snapshot.blob else {
             return Ok(None);
         };
@@ -219,8 +225,21 @@ impl CheckpointStore {
             bail!("the checkpoint index names `{blob}`, not a snapshot file");
         }
         let file = self.dir.join(blob);
-        let bytes =
-            std::fs::read(&file).with_context(|| format!("cannot read `{}`", file.display()))?;
+        if snapshot.size > max_bytes {
+            bail!(
+                "`{}` is larger than chat.checkpointMaxBytes ({max_bytes})",
+                file.display()
+            );
+        }
+        let bytes = read_in_folder(&self.dir, blob, snapshot.size)
+            .with_context(|| format!("cannot read `{}`", file.display()))?
+            .with_context(|| format!("`{}` is missing", file.display()))?;
+        if bytes.len() as u64 != snapshot.size {
+            bail!(
+                "`{}` is not the size the checkpoint index records",
+                file.display()
+            );
+        }
         Ok(Some(bytes))
     }
 
@@ -262,6 +281,31 @@ fn refuse_link(dir: &Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The bytes of the file `name` in the checkpoint folder `dir` (`None` when the folder or the
+/// file does not exist), opened through a jail on the folder: a link leading out of it, ctxkit's
+/// own places and the user's credentials are refused, so are anything but a regular file and a
+/// file longer than `max`.
+fn read_in_folder(
+    dir: &Path,
+    name: &str,
+    max: u64,
+) -> Result<Option<Vec<u8>>, ctxkit_jail::JailError> {
+    let jail = match ctxkit_jail::Jail::open(dir) {
+        Ok(jail) => jail,
+        Err(error) if error.is_not_found() => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    match jail.read(Path::new(name), max) {
+        Ok((bytes, size)) if (bytes.len() as u64) < size => Err(ctxkit_jail::JailError::TooLarge {
+            path: dir.join(name),
+            max,
+        }),
+        Ok((bytes, _)) => Ok(Some(bytes)),
+        Err(error) if error.is_not_found() => Ok(None),
+        Err(error) => Err(error),
+    }
 }
 
 /// A file name of the folder itself: no separator, not hidden.
@@ -376,7 +420,7 @@ pub fn list(session_file: &Path, json: bool, out: &mut dyn Write) -> Result<Outc
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
@@ -442,7 +486,7 @@ mod tests {
         assert_eq!(reopened.snapshots().len(), 2);
         assert_eq!(reopened.total_bytes(), 6);
         assert_eq!(
-            reopened.read_blob(&reopened.snapshots()[0]).unwrap(),
+            reopened.read_blob(&reopened.snapshots()[0], 100).unwrap(),
             Some(b"before".to_vec())
         );
         assert_eq!(reopened.written(&file), Some(digest(b"after").as_str()));
@@ -465,6 +509,86 @@ mod tests {
         assert_eq!(blobs, 1, "the dropped snapshot's file is gone");
     }
 
+    /// A shipped folder whose `index.json` is a FIFO hung the chat at the model's first `write`
+    /// (Esc and Ctrl-C did nothing), and one linked to `/dev/zero` filled memory: both are refused
+    /// at once, as is a link out of the folder.
+    #[test]
+    fn an_index_that_is_a_fifo_a_device_or_a_link_out_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s.jsonl");
+        std::fs::write(&session, "{}\n").unwrap();
+        let folder = checkpoint_dir(&session);
+        std::fs::create_dir(&folder).unwrap();
+        let index = folder.join(INDEX);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&index)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert!(open_within_a_deadline(&session).is_err());
+        std::fs::remove_file(&index).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &index).unwrap();
+        assert!(open_within_a_deadline(&session).is_err());
+        std::fs::remove_file(&index).unwrap();
+        let elsewhere = dir.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, "{\"snapshots\": []}").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &index).unwrap();
+        assert!(open_within_a_deadline(&session).is_err());
+    }
+
+    /// [`CheckpointStore::open`] in a thread: an error (as text) when it failed, a panic when it
+    /// had not returned after a generous deadline (it hung).
+    fn open_within_a_deadline(session: &Path) -> Result<CheckpointStore, String> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let session = session.to_owned();
+        std::thread::spawn(move || {
+            let _ =
+                sender.send(CheckpointStore::open(&session).map_err(|error| format!("{error:#}")));
+        });
+        receiver
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("opening the checkpoints hung")
+    }
+
+    /// A shipped snapshot that is a link to the user's key (or to ctxkit's `auth.json`) was read
+    /// through `std::fs::read` and put into a project file by a rewind: a link out of the folder,
+    /// a FIFO and a snapshot longer than the index says are refused.
+    #[test]
+    fn a_snapshot_is_read_only_as_a_regular_file_of_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s.jsonl");
+        std::fs::write(&session, "{}\n").unwrap();
+        let mut store = CheckpointStore::open(&session).unwrap();
+        let project_file = dir.path().join("project/notes.txt");
+        store
+            .add("u1", &project_file, Some(b"my notes"), &[], 100)
+            .unwrap();
+        let mut snapshot = store.snapshots()[0].clone();
+        let blob = store.dir().join(snapshot.blob.as_deref().unwrap());
+        assert_eq!(
+            store.read_blob(&snapshot, 100).unwrap(),
+            Some(b"my notes".to_vec())
+        );
+        let key = dir.path().join("id_rsa");
+        std::fs::write(&key, "PRIVATE KEY").unwrap();
+        std::fs::remove_file(&blob).unwrap();
+        std::os::unix::fs::symlink(&key, &blob).unwrap();
+        snapshot.size = 11;
+        let error = format!("{:#}", store.read_blob(&snapshot, 100).unwrap_err());
+        assert!(error.contains("cannot read"), "{error}");
+        std::fs::remove_file(&blob).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&blob)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert!(store.read_blob(&snapshot, 100).is_err());
+        std::fs::remove_file(&blob).unwrap();
+        std::fs::write(&blob, "my notes and more").unwrap();
+        snapshot.size = 8;
+        assert!(store.read_blob(&snapshot, 100).is_err());
+    }
+
     #[test]
     fn an_index_pointing_elsewhere_is_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -479,6 +603,6 @@ mod tests {
             size: 1,
             time: String::new(),
         };
-        assert!(store.read_blob(&snapshot).is_err());
+        assert!(store.read_blob(&snapshot, 100).is_err());
     }
 }

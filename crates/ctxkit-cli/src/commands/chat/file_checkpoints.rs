@@ -77,6 +77,11 @@ impl FileCheckpoints {
         self.workspace = workspace;
     }
 
+    /// The bound of the session's snapshots, which also bounds the read of one.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
     pub fn workspace(&self) -> &Workspace {
         &self.workspace
     }

@@ -389,7 +389,7 @@ impl Chat {
     ) -> Restored {
         let path = snapshot.path.clone();
         let shown = self.shown(&path);
-        let wanted = match store.read_blob(snapshot) {
+        let wanted = match store.read_blob(snapshot, self.checkpoints.max_bytes()) {
             Ok(bytes) => bytes,
             Err(error) => return Restored::Failed(path, format!("{error:#}")),
         };
