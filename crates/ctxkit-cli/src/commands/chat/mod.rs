@@ -31,6 +31,7 @@ mod progress;
 mod question;
 mod reload;
 mod repl;
+mod restore;
 mod rewind;
 mod scoped_models_picker;
 mod session_file;

@@ -1,13 +1,13 @@
 //! Rewind: Esc twice at an empty input line lists the earlier prompts of the branch; choosing one
 //! moves the leaf to before it (a new branch from there; nothing is deleted) with its text back on
 //! the input line to edit, and offers to put back the files the agent's `write` and `edit` calls
-//! changed since (the snapshots of `commands::checkpoints`): a file the agent created is removed,
-//! with the folders its write created once they are empty; a file changed since the agent wrote
-//! it is named and asked about, never overwritten silently.
+//! changed since (the snapshots of `commands::checkpoints`, put back by `restore`): a file the
+//! agent created is removed, with the folders its write created once they are empty; a file
+//! changed since the agent wrote it is named and asked about, never overwritten silently.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -25,7 +25,6 @@ use super::Chat;
 use super::agent::Ask;
 use super::picker::{List, Picked, pick};
 use super::slash::Action;
-use crate::commands::checkpoints::{CheckpointStore, Snapshot, state_digest};
 use crate::render::one_line;
 
 /// Two Esc at an empty input line this close together are a double Esc (Pi's window).
@@ -204,14 +203,6 @@ fn calls_since(session: &Session, id: &str) -> Vec<ctxkit_protocol::ToolCall> {
         .collect()
 }
 
-/// What happened to one file.
-enum Restored {
-    Written(PathBuf),
-    Removed(PathBuf),
-    Kept(PathBuf),
-    Failed(PathBuf, String),
-}
-
 impl Chat {
     /// Esc twice: choose an earlier prompt, go back to before it, maybe restore files.
     pub async fn rewind(&mut self, ask: &mut dyn Ask) -> Result<Action> {
@@ -279,182 +270,6 @@ impl Chat {
         Ok(Action::Edit(
             outcome.editor_text.unwrap_or_else(|| text(chosen)),
         ))
-    }
-
-    /// Lists the files written since the prompt and restores them if the user says so.
-    fn offer_restore(
-        &self,
-        session_file: &Path,
-        turns: &[String],
-        calls: &[ctxkit_protocol::ToolCall],
-        ask: &mut dyn Ask,
-    ) -> Result<()> {
-        let mut store = CheckpointStore::open(session_file)?;
-        let snapshots = store.earliest_since(turns);
-        self.name_unrestorable(calls, &snapshots);
-        if snapshots.is_empty() {
-            return Ok(());
-        }
-        self.ui
-            .line("The agent changed these files since that prompt:");
-        for snapshot in &snapshots {
-            let what = if snapshot.existed {
-                "put back as it was"
-            } else {
-                "the agent created it; a restore removes it"
-            };
-            self.ui
-                .line(&format!("  {}  ({what})", self.shown(&snapshot.path)));
-        }
-        let question = format!("Restore {} file(s)? [y]es / [n]o: ", snapshots.len());
-        if ask.ask_key(&question, "yn") != Some('y') {
-            self.ui.info("Files left as they are");
-            return Ok(());
-        }
-        let mut done = Vec::new();
-        let mut folders = Vec::new();
-        for snapshot in &snapshots {
-            let restored = self.restore_one(&mut store, snapshot, ask);
-            if matches!(restored, Restored::Removed(_)) {
-                folders.extend(snapshot.created_folders.iter().cloned());
-            }
-            done.push(restored);
-        }
-        self.report(&done);
-        self.remove_created_folders(folders);
-        Ok(())
-    }
-
-    /// Says which files the agent's `write` and `edit` calls since the prompt named that have no
-    /// snapshot (over `chat.checkpointMaxBytes`, or too large): a rewind leaves them as they are,
-    /// and it said nothing of them.
-    fn name_unrestorable(&self, calls: &[ctxkit_protocol::ToolCall], snapshots: &[Snapshot]) {
-        let mut missing: Vec<PathBuf> = calls
-            .iter()
-            .filter_map(|call| self.checkpoints.target(call))
-            .filter(|path| !snapshots.iter().any(|snapshot| &snapshot.path == path))
-            .collect();
-        missing.sort();
-        missing.dedup();
-        if missing.is_empty() {
-            return;
-        }
-        let shown: Vec<String> = missing.iter().map(|path| self.shown(path)).collect();
-        self.ui.notice(&format!(
-            "No snapshot was kept of {} the agent wrote since that prompt; left as it is now: {}",
-            if missing.len() == 1 {
-                "a file"
-            } else {
-                "files"
-            },
-            shown.join(", ")
-        ));
-    }
-
-    /// Removes the folders the agent's writes created, deepest first, those that are empty now
-    /// (a folder holding anything else stays).
-    fn remove_created_folders(&self, mut folders: Vec<PathBuf>) {
-        folders.sort_by(|one, other| {
-            (other.components().count(), other).cmp(&(one.components().count(), one))
-        });
-        folders.dedup();
-        let removed: Vec<String> = folders
-            .iter()
-            .filter(|folder| {
-                self.checkpoints
-                    .workspace()
-                    .jail_for(folder)
-                    .is_ok_and(|jail| jail.remove_dir(folder).is_ok())
-            })
-            .map(|folder| self.shown(folder))
-            .collect();
-        if !removed.is_empty() {
-            let noun = if removed.len() == 1 {
-                "folder"
-            } else {
-                "folders"
-            };
-            self.ui.line(&format!(
-                "Removed the empty {noun} the agent created: {}",
-                removed.join(", ")
-            ));
-        }
-    }
-
-    fn restore_one(
-        &self,
-        store: &mut CheckpointStore,
-        snapshot: &Snapshot,
-        ask: &mut dyn Ask,
-    ) -> Restored {
-        let path = snapshot.path.clone();
-        let shown = self.shown(&path);
-        let wanted = match store.read_blob(snapshot, self.checkpoints.max_bytes()) {
-            Ok(bytes) => bytes,
-            Err(error) => return Restored::Failed(path, format!("{error:#}")),
-        };
-        let now = self.checkpoints.current_state(&path);
-        if now == state_digest(wanted.as_deref()) {
-            return match wanted {
-                Some(_) => Restored::Written(path),
-                None => Restored::Removed(path),
-            };
-        }
-        // Not what the agent left (or unknown, as after a crash mid-write): the user decides.
-        if store.written(&path) != Some(now.as_str()) {
-            // Said as what `y` does: a file the agent created is deleted, not "put back".
-            let question = match wanted {
-                Some(_) => format!(
-                    "{shown} was changed since the agent wrote it; put the snapshot back anyway? [y]es / [n]o: "
-                ),
-                None => format!(
-                    "{shown}, which the agent created, was changed since; delete it anyway? [y]es / [n]o: "
-                ),
-            };
-            if ask.ask_key(&question, "yn") != Some('y') {
-                return Restored::Kept(path);
-            }
-        }
-        let jail = match self.checkpoints.workspace().jail_for(&path) {
-            Ok(jail) => jail,
-            Err(reason) => return Restored::Failed(path, reason),
-        };
-        let result = match &wanted {
-            Some(bytes) => jail.write_atomic(&path, bytes),
-            None if now != state_digest(None) => jail.remove_file(&path),
-            None => Ok(()),
-        };
-        if let Err(error) = result {
-            return Restored::Failed(path, error.to_string());
-        }
-        let _ = store.note_restored(&path, wanted.as_deref());
-        match wanted {
-            Some(_) => Restored::Written(path),
-            None => Restored::Removed(path),
-        }
-    }
-
-    fn report(&self, done: &[Restored]) {
-        for outcome in done {
-            match outcome {
-                Restored::Written(path) => self.ui.line(&format!("Restored {}", self.shown(path))),
-                Restored::Removed(path) => self.ui.line(&format!("Removed {}", self.shown(path))),
-                Restored::Kept(path) => self
-                    .ui
-                    .line(&format!("Kept {} as you changed it", self.shown(path))),
-                Restored::Failed(path, reason) => self.ui.error(&format!(
-                    "Cannot restore {}: {reason}; the file was left as it is",
-                    self.shown(path)
-                )),
-            }
-        }
-    }
-
-    /// A path relative to the project when it lies inside it.
-    fn shown(&self, path: &Path) -> String {
-        let root = self.checkpoints.workspace().root();
-        let relative = path.strip_prefix(root).unwrap_or(path);
-        format!("`{}`", relative.display())
     }
 }
 
