@@ -98,6 +98,7 @@ pub use agent::{
 pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use limits::WorkspaceLimits;
 pub use model::ChatModel;
+pub use names::{shown_path, shown_path_argument};
 pub use tool::{Tool, ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 pub use tool_selection::{ToolSelection, UnknownTool, select_coding_tools};
 pub use warming::{CacheWarmer, CacheWarming, PromptCache};

@@ -20,6 +20,19 @@ pub(crate) fn shown(name: &OsStr) -> String {
     }
 }
 
+/// `path` as every question and tool line shows it to the user ([`shown`]): a name holding a line
+/// break or another control character is quoted (`$'x.txt\n…'`), so the model cannot write a
+/// line of the question itself. Public: the chat's `→ write …` line and its rewind use it too.
+pub fn shown_path(path: &std::path::Path) -> String {
+    shown(path.as_os_str())
+}
+
+/// A tool's path `argument` as [`shown_path`] shows the file it names (its `$'…'` parts read
+/// first, so a name the model passes back quoted is shown once quoted, not twice).
+pub fn shown_path_argument(argument: &str) -> String {
+    shown_path(&decoded(argument))
+}
+
 /// `bytes` as `$'…'`: C escapes for the control characters, a quote and a backslash, `\xHH` for
 /// every byte of a control character without one and every byte that is not UTF-8.
 fn quoted(bytes: &[u8]) -> String {

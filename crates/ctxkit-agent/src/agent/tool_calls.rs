@@ -179,8 +179,8 @@ impl Agent {
             let question = format!(
                 "{} `{}`, outside the project? (always: anything under `{}`)",
                 capitalized(access.verb()),
-                path.display(),
-                folder.display()
+                crate::names::shown_path(&path),
+                crate::names::shown_path(&folder)
             );
             match approver.approve_outside(&call.name, &question).await {
                 Approval::Once => approved.push(access),
@@ -217,7 +217,7 @@ impl Agent {
         let question = format!(
             "Write `{}`? ctxkit guards it (git config and hooks, ctxkit's project folder, hook \
              scripts, the session file, packages)",
-            path.display()
+            crate::names::shown_path(path)
         );
         match approver.approve(&call.name, &question).await {
             Approval::Once => Ok(true),

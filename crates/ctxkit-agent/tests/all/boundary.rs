@@ -114,6 +114,34 @@ async fn session_text(world: &World) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
+/// A security tester's path: `../x.txt`, then the first line of a made-up question and line
+/// breaks, so the real question's first line was the model's ("Write `…/x.txt`, inside the
+/// project?…") and the real "outside the project?" came after blank lines. The question quotes
+/// such a name as `ls` does, on one line.
+#[tokio::test]
+async fn a_line_break_in_a_path_is_quoted_in_the_question() {
+    let spoof = "../x.txt`, inside the project? (always: anything under `/p`)\n\n\n\n";
+    let calls = vec![("write", json!({"path": spoof, "content": "a"}))];
+    let mut world = World::new(provider(1.0, caller(calls))).await;
+    let (workspace, _) = workspace(&world);
+    world.agent.set_workspace(workspace);
+    let observer = Arc::clone(&world.observed);
+    let mut declining = Outside::default();
+    world
+        .agent
+        .prompt("go".to_owned(), &mut declining, observer.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(declining.questions.len(), 1, "{:?}", declining.questions);
+    let question = &declining.questions[0];
+    assert!(!question.contains('\n'), "{question}");
+    assert!(question.starts_with("write: Write `$'/"), "{question}");
+    assert!(
+        question.contains("(always: anything under `/p`)\\n\\n\\n\\n'`, outside the project?"),
+        "{question}"
+    );
+}
+
 #[tokio::test]
 async fn writes_outside_the_project_are_asked_and_always_is_remembered() {
     let calls = vec![

@@ -349,11 +349,12 @@ impl Chat {
         }
     }
 
-    /// A path relative to the project when it lies inside it.
+    /// A path relative to the project when it lies inside it, quoted as every question shows an
+    /// odd name (the index is someone else's text).
     fn shown(&self, path: &Path) -> String {
         let root = self.checkpoints.workspace().root();
         let relative = path.strip_prefix(root).unwrap_or(path);
-        format!("`{}`", relative.display())
+        format!("`{}`", ctxkit_agent::shown_path(relative))
     }
 }
 

@@ -131,12 +131,22 @@ impl Ui {
                 .to_owned()
         };
         const PATH: [&str; 3] = ["path", "filePath", "file_path"];
+        // A path with a line break or another control character is shown quoted, as `ls` shows
+        // it and as the question about it does: the line cannot pass for another.
+        let path = || {
+            let path = argument(&PATH);
+            if path.is_empty() {
+                path
+            } else {
+                ctxkit_agent::shown_path_argument(&path)
+            }
+        };
         let summary = match call.name.as_str() {
             "bash" => argument(&["command"]),
-            "grep" | "find" => format!("{} {}", argument(&["pattern"]), argument(&PATH))
+            "grep" | "find" => format!("{} {}", argument(&["pattern"]), path())
                 .trim()
                 .to_owned(),
-            "read" | "write" | "edit" | "ls" => argument(&PATH),
+            "read" | "write" | "edit" | "ls" => path(),
             _ => String::new(),
         };
         let summary = if summary.is_empty() {
@@ -350,5 +360,25 @@ mod reply_tests {
         assert!(edit.contains("→ edit src/a.rs"), "{edit}");
         let bash = shown("bash", serde_json::json!({"cmd": ["ls", "-la"]}));
         assert!(bash.contains(r#"→ bash {"cmd":["ls","-la"]}"#), "{bash}");
+    }
+
+    /// A security tester's `write` of a path holding line breaks and the first line of a made-up
+    /// question was shown as one line of joined words: its path is shown quoted, as `ls` and the
+    /// question show it.
+    #[test]
+    fn a_path_with_line_breaks_is_shown_quoted_on_the_call_line() {
+        let ui = Ui::new().deferring();
+        let reply: AssistantMessage = serde_json::from_value(serde_json::json!({
+            "role": "assistant", "stopReason": "toolUse", "timestamp": 1,
+            "content": [{"type": "toolCall", "id": "c1", "name": "write",
+                "arguments": {"path": "../x.txt`, inside the project?\n\nyes", "content": "a"}}]
+        }))
+        .unwrap();
+        ui.reply(&reply, false);
+        let shown = ui.deferred.as_ref().unwrap().lock().unwrap().join("\n");
+        assert!(
+            shown.contains("→ write $'../x.txt`, inside the project?\\n\\nyes'"),
+            "{shown}"
+        );
     }
 }
