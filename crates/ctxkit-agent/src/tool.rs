@@ -61,13 +61,17 @@ impl ToolContext {
             .workspace
             .locate(&self.cwd, argument, access)
             .map_err(|refusal| refusal.of(&format!("{tool} {argument}")))?;
-        match place {
-            Place::Allowed(path) => Ok(path),
-            Place::Outside(path) if self.outside_approved.contains(&access) => Ok(path),
-            Place::Outside(path) => Err(outside_refusal(tool, argument, &path, &self.workspace)),
-            Place::Guarded(path) if self.guarded_approved => Ok(path),
-            Place::Guarded(path) => Err(guarded_refusal(tool, argument, &path)),
-        }
+        let path = match place {
+            Place::Allowed(path) => path,
+            Place::Outside(path) if self.outside_approved.contains(&access) => path,
+            Place::Outside(path) => {
+                return Err(outside_refusal(tool, argument, &path, &self.workspace));
+            }
+            Place::Guarded(path) if self.guarded_approved => path,
+            Place::Guarded(path) => return Err(guarded_refusal(tool, argument, &path)),
+        };
+        refuse_file_as_directory(tool, argument, access, &path)?;
+        Ok(path)
     }
 
     /// [`Self::path`] with the jail to open it through.
@@ -81,6 +85,31 @@ impl ToolContext {
             self.workspace.guard_writes(&mut jail);
         }
         Ok(Target { path, jail })
+    }
+}
+
+/// Refuses `notes.txt/` and `notes.txt/.` as the system does ("Is a directory", "Not a
+/// directory"): the path's resolution drops a trailing `/` and `.`, and `write notes.txt/` had
+/// overwritten the file `notes.txt`. A write never takes such a path; another tool only a folder.
+fn refuse_file_as_directory(
+    tool: &str,
+    argument: &str,
+    access: Access,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let decoded = crate::names::decoded(argument);
+    let bytes = decoded.as_os_str().as_bytes();
+    if !(bytes.ends_with(b"/") || bytes.ends_with(b"/.")) {
+        return Ok(());
+    }
+    let shown = crate::names::shown_path_argument(argument);
+    match access {
+        Access::Write => Err(format!(
+            "Cannot {tool} `{shown}`: a path ending in `/` names a directory, not a file"
+        )),
+        Access::Read if path.is_dir() => Ok(()),
+        Access::Read => Err(format!("Cannot {tool} `{shown}`: not a directory")),
     }
 }
 

@@ -171,7 +171,14 @@ impl Jail {
     ) -> Result<(), JailError> {
         let dir = self.open_dir(parent)?;
         self.check_guarded(&dir, relative, name)?;
-        if dir.metadata(name).is_ok_and(|metadata| metadata.is_dir()) {
+        // Only a regular file, or a link at the name (replaced, never followed), is written
+        // over: a FIFO, a socket or a device is another program's, and `write events.pipe` had
+        // turned a pipe into a file.
+        let special = dir.symlink_metadata(name).is_ok_and(|metadata| {
+            let kind = metadata.file_type();
+            !kind.is_file() && !kind.is_symlink()
+        });
+        if special || dir.metadata(name).is_ok_and(|metadata| metadata.is_dir()) {
             return Err(JailError::NotRegular {
                 path: self.root.join(relative),
             });

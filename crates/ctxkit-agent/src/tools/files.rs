@@ -331,7 +331,12 @@ fn holds_a_key(verb: &str, shown: &str) -> String {
 
 /// The error of a `write` or `edit` (`verb`) that failed: the file is as it was.
 fn unwritten(verb: &str, shown: &str, error: &ctxkit_jail::JailError) -> String {
-    let reason = jail_reason(error);
+    // Said of a write: a FIFO, a socket or a device is never replaced.
+    let reason = if matches!(error, ctxkit_jail::JailError::NotRegular { .. }) {
+        "not a regular file (a FIFO, a socket or a device is never replaced)".to_owned()
+    } else {
+        jail_reason(error)
+    };
     format!("Cannot {verb} `{shown}`: {reason}; the file was left unchanged")
 }
 
@@ -993,6 +998,55 @@ mod boundary_tests {
             &tools(&scene, &[]),
         );
         assert!(outcome.is_error && outcome.text.contains("outside the project"));
+    }
+
+    /// A security tester's writes: `write events.pipe` replaced the FIFO by a regular file (a
+    /// folder was refused), `write notes.txt/` overwrote `notes.txt` and `read notes.txt/.` read
+    /// it, where the shell says "Is a directory" and "Not a directory".
+    #[test]
+    fn a_fifo_and_a_trailing_slash_are_refused_as_the_shell_refuses_them() {
+        use std::os::unix::fs::FileTypeExt as _;
+        let scene = scene();
+        let fifo = scene.project.join("events.pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::fs::write(scene.project.join("notes.txt"), "original").unwrap();
+        std::fs::create_dir(scene.project.join("src")).unwrap();
+        let context = tools(&scene, &[]);
+        let outcome = write(&context, "events.pipe");
+        assert!(
+            outcome.is_error && outcome.text.contains("is never replaced"),
+            "{}",
+            outcome.text
+        );
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "the FIFO is still one");
+        for path in ["notes.txt/", "notes.txt/.", "new/"] {
+            let outcome = write(&context, path);
+            assert!(
+                outcome.is_error && outcome.text.contains("names a directory"),
+                "{path}: {}",
+                outcome.text
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(scene.project.join("notes.txt")).unwrap(),
+            "original"
+        );
+        assert!(!scene.project.join("new").exists());
+        for path in ["notes.txt/", "notes.txt/."] {
+            let outcome = run_tool("read", &json!({"path": path}), "c", &context);
+            assert!(
+                outcome.is_error && outcome.text.contains("not a directory"),
+                "{path}: {}",
+                outcome.text
+            );
+        }
+        let outcome = run_tool("ls", &json!({"path": "src/"}), "c", &context);
+        assert!(!outcome.is_error, "{}", outcome.text);
     }
 
     #[test]
