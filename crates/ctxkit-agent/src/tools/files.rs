@@ -26,11 +26,7 @@ pub struct ReadArguments {
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
 /// `read {path, offset?, limit?}`: the file's lines from `offset` (1-based), bounded from the head.
-pub fn read(
-    arguments: ReadArguments,
-    context: &ToolContext,
-    call_id: &str,
-) -> Result<ToolOutcome, String> {
+pub fn read(arguments: ReadArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
     let shown = arguments.path.as_str();
     let offset = arguments.offset.unwrap_or(1).max(1);
     let limit = arguments.limit;
@@ -65,15 +61,7 @@ pub fn read(
         usize::try_from(limit).unwrap_or(usize::MAX)
     });
     let selected: Vec<&str> = lines.iter().skip(first).take(count).copied().collect();
-    let last = first + selected.len();
-    let mut outcome = bounded_outcome(&selected.join("\n"), Keep::Head, call_id, context, false);
-    if outcome.details.is_none() && last < total {
-        outcome.text.push_str(&format!(
-            "\n\n[Showing lines {}-{last} of {total}. Use offset={} to continue.]",
-            first + 1,
-            last + 1
-        ));
-    }
+    let mut outcome = lines_outcome(&selected, first, total, context);
     if text.is_empty() {
         outcome.text = "(empty file)".to_owned();
     }
@@ -85,6 +73,53 @@ pub fn read(
         ));
     }
     Ok(outcome)
+}
+
+/// The `selected` lines of a file (from line `first + 1` of `total`), redacted and within the
+/// output's limits, and where to go on: as Pi's `read`, the file itself is the full output. A cut
+/// saved a copy of the selection in ctxkit's home each time (16 MiB for a large log; QA r99: 25
+/// reads left 400 MiB), though `offset` reads on from the file.
+fn lines_outcome(
+    selected: &[&str],
+    first: usize,
+    total: usize,
+    context: &ToolContext,
+) -> ToolOutcome {
+    let text = context.workspace.redact(&selected.join("\n"));
+    let bounded = super::limit::bound_within(&text, Keep::Head, context.max_output_bytes);
+    let shown = bounded
+        .cut
+        .as_ref()
+        .map_or(selected.len(), |cut| cut.shown_lines);
+    let mut outcome = ToolOutcome::ok(bounded.text);
+    let line_cut = bounded.cut.as_ref().is_some_and(|cut| {
+        cut.shown_lines == 1
+            && selected
+                .first()
+                .is_some_and(|line| line.len() > cut.shown_bytes)
+    });
+    let last = first + shown;
+    if line_cut {
+        outcome.text.push_str(&format!(
+            "\n\n[Line {} is longer than the {} KB limit: its start is shown. Use `bash` (e.g. \
+             `sed -n '{}p'` with `cut -c`) for the rest.{}]",
+            first + 1,
+            (context.max_output_bytes + 512) / 1024,
+            first + 1,
+            if last < total {
+                format!(" Use offset={} for the lines after it.", last + 1)
+            } else {
+                String::new()
+            }
+        ));
+    } else if last < total {
+        outcome.text.push_str(&format!(
+            "\n\n[Showing lines {}-{last} of {total}. Use offset={} to continue.]",
+            first + 1,
+            last + 1
+        ));
+    }
+    outcome
 }
 
 /// At most `max` bytes of the regular file `target`, and its size, opened beneath its jail.
@@ -396,6 +431,34 @@ mod tests {
     use super::super::test_support::context;
     use super::super::{limit, run_tool};
 
+    /// QA r99: each `read` of a large log saved a copy of it in ctxkit's home (25 reads, 400 MiB).
+    /// A cut read says where to go on in the file, as Pi's does, and saves nothing; a line over
+    /// the limit says so.
+    #[test]
+    fn a_cut_read_points_into_the_file_and_saves_no_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let log: String = (1..=5_000)
+            .map(|n| format!("line {n} {}\n", "x".repeat(60)))
+            .collect();
+        std::fs::write(dir.path().join("app.log"), log).unwrap();
+        std::fs::write(dir.path().join("one.json"), "y".repeat(200_000)).unwrap();
+        let context = super::super::test_support::context(dir.path());
+        let outcome = run_tool("read", &json!({"path": "app.log"}), "call_1", &context);
+        assert!(!outcome.is_error, "{}", outcome.text);
+        assert!(outcome.details.is_none(), "{:?}", outcome.details);
+        let notice = outcome.text.rsplit("\n\n").next().unwrap();
+        assert!(notice.starts_with("[Showing lines 1-"), "{notice}");
+        assert!(notice.contains(" of 5000. Use offset="), "{notice}");
+        assert!(!context.output_dir.exists(), "a copy was saved");
+        let wide = run_tool("read", &json!({"path": "one.json"}), "call_2", &context);
+        assert!(
+            wide.text.contains("[Line 1 is longer than the 50 KB limit"),
+            "{}",
+            wide.text
+        );
+        assert!(!context.output_dir.exists(), "a copy was saved");
+    }
+
     #[test]
     fn a_write_through_a_file_says_which_is_not_a_folder() {
         let dir = tempfile::tempdir().unwrap();
@@ -449,7 +512,7 @@ mod tests {
     }
 
     #[test]
-    fn read_of_a_long_file_is_cut_and_the_full_text_saved() {
+    fn read_of_a_long_file_is_cut_where_offset_goes_on() {
         let dir = tempfile::tempdir().unwrap();
         let text: String = (1..=3000).map(|n| format!("line {n}\n")).collect();
         std::fs::write(dir.path().join("long.txt"), &text).unwrap();
@@ -466,16 +529,11 @@ mod tests {
         assert!(
             outcome
                 .text
-                .contains("showing the first 2000 of 3000 lines"),
+                .ends_with("[Showing lines 1-2000 of 3000. Use offset=2001 to continue.]"),
             "{}",
             outcome.text
         );
-        let saved = dir.path().join(".outputs/call_r.txt");
-        assert!(
-            std::fs::read_to_string(saved)
-                .unwrap()
-                .contains("line 3000")
-        );
+        assert!(!dir.path().join(".outputs").exists());
     }
 
     #[test]

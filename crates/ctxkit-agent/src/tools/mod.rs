@@ -77,10 +77,11 @@ impl TypedTool for Read {
     fn run(
         &self,
         arguments: ReadArguments,
-        call_id: &str,
+        _call_id: &str,
         context: &ToolContext,
     ) -> Result<ToolOutcome, String> {
-        files::read(arguments, context, call_id)
+        // The file is the full output: nothing is saved (`files::read`).
+        files::read(arguments, context)
     }
 }
 

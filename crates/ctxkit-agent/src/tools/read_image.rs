@@ -67,7 +67,6 @@ mod tests {
         read(
             serde_json::from_value(json!({"path": path})).unwrap(),
             context,
-            "call",
         )
         .unwrap()
     }

@@ -281,7 +281,8 @@ async fn ctxkit_settings_and_secrets_never_enter_the_conversation() {
 
 #[tokio::test]
 async fn full_outputs_of_sessions_in_memory_are_private_and_under_the_home() {
-    let calls = vec![("read", json!({"path": "long.txt"}))];
+    // A command's output (a cut `read` saves nothing: the file is its full output).
+    let calls = vec![("bash", json!({"command": "cat long.txt"}))];
     let mut world = World::new(provider(1.0, caller(calls))).await;
     let in_memory = ctxkit_agent::Session::in_memory(&world.work().display().to_string());
     let engine = engine_over(in_memory);
