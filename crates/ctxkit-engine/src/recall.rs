@@ -234,14 +234,19 @@ pub(crate) fn matching_lines(text: &str, words: &[String]) -> Option<String> {
     }
     let mut shown: Vec<std::borrow::Cow<'_, str>> = Vec::new();
     let mut next = 0;
-    for hit in hits {
+    for &hit in &hits {
         let start = hit.saturating_sub(CONTEXT_LINES).max(next);
         let end = (hit + CONTEXT_LINES + 1).min(lines.len());
         if start > next || (next == 0 && start > 0) {
             shown.push("…".into());
         }
-        for line in &lines[start..end] {
-            let found = if holds_a_word(line) { words } else { &[] };
+        for (number, line) in lines.iter().enumerate().take(end).skip(start) {
+            // A line around a hit is a hit itself when it is one of them (read once, above).
+            let found = if hits.binary_search(&number).is_ok() {
+                words
+            } else {
+                &[]
+            };
             shown.push(crate::line_excerpt::shown_line(line, found));
         }
         next = next.max(end);
