@@ -63,9 +63,13 @@ impl Agent {
         }
         let bounded = limit::bound_within(&output, Keep::Tail, self.max_output_bytes());
         let full_output_path = bounded.cut.as_ref().and_then(|_| {
-            limit::save_full_output(&output_dir, &format!("user-bash-{timestamp}"), &output)
-                .ok()
-                .map(|path| path.display().to_string())
+            crate::tools::saved_output::save_full_output(
+                &output_dir,
+                &format!("user-bash-{timestamp}"),
+                &output,
+            )
+            .ok()
+            .map(|path| path.display().to_string())
         });
         let message = BashExecutionMessage {
             command: workspace.redact(command),

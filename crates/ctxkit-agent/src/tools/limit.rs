@@ -1,9 +1,8 @@
 //! Bounded tool output: at most [`MAX_LINES`] lines and [`MAX_BYTES`] bytes reach the model. When
-//! a result is cut, the full text is saved to a file and the model is told where it is.
+//! a result is cut, the full text is saved to a file (`saved_output`) and the model is told where
+//! it is.
 
-use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _, PermissionsExt as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The most lines of one tool result the model sees.
 pub const MAX_LINES: usize = 2000;
@@ -178,62 +177,6 @@ pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
     )
 }
 
-/// Saves a full output as `<dir>/<call id>.txt` (the id reduced to safe characters) and returns its
-/// path. The file is readable by its owner only (`0600`), and so are the folders made for it
-/// (`0700`), as the session file it belongs to.
-/// A link in place of the folder or of its parent (`tool-output`, which sits beside a session file
-/// anyone may have shipped) is refused, and so is one in place of the file: nothing is written, and
-/// no mode changed, through a link.
-pub fn save_full_output(dir: &Path, call_id: &str, text: &str) -> std::io::Result<PathBuf> {
-    // The parent first: creating the folder through a linked parent would make it at the target.
-    if let Some(parent) = dir.parent() {
-        refuse_link(parent)?;
-    }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    refuse_link(dir)?;
-    // A folder made before (by an older ctxkit) is closed too.
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    let mut name: String = call_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(80)
-        .collect();
-    if name.is_empty() {
-        name.push_str("output");
-    }
-    let path = dir.join(format!("{name}.txt"));
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)?;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    file.write_all(text.as_bytes())?;
-    Ok(path)
-}
-
-/// An error when `path` is a symbolic link (none when it is not there).
-fn refuse_link(path: &Path) -> std::io::Result<()> {
-    if ctxkit_jail::is_link(path) {
-        return Err(std::io::Error::other(format!(
-            "`{}` is a link: full outputs are never written through one",
-            path.display()
-        )));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,57 +261,5 @@ mod tests {
         let bounded = bound(big.trim_end(), Keep::Tail);
         assert!(bounded.text.len() <= MAX_BYTES);
         assert!(bounded.text.ends_with(&"y".repeat(100)));
-    }
-
-    #[test]
-    fn full_outputs_are_saved_under_a_safe_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = save_full_output(dir.path(), "call/../x y", "everything").unwrap();
-        assert_eq!(path, dir.path().join("call____x_y.txt"));
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "everything");
-        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode(&path), 0o600);
-        assert_eq!(mode(dir.path()), 0o700);
-        let nested = dir.path().join("tool-output/session");
-        let path = save_full_output(&nested, "c", "x").unwrap();
-        assert_eq!(mode(&path), 0o600);
-        assert_eq!(mode(&nested), 0o700);
-        assert_eq!(mode(&dir.path().join("tool-output")), 0o700);
-        let cut = Cut {
-            total_lines: 3000,
-            total_bytes: 6000,
-            shown_lines: 2000,
-            shown_bytes: 4000,
-            keep: Keep::Tail,
-            limit_bytes: MAX_BYTES,
-        };
-        let notice = cut_notice(&cut, &path);
-        assert!(notice.contains("the last 2000 of 3000 lines"), "{notice}");
-        assert!(notice.contains(&path.display().to_string()));
-    }
-
-    /// A session folder someone shipped may hold a link where full outputs go: nothing is written
-    /// and no mode changed through it, whether it stands for the folder, `tool-output` or the file.
-    #[test]
-    fn full_outputs_are_never_written_through_a_link() {
-        let dir = tempfile::tempdir().unwrap();
-        let victim = dir.path().join("victim");
-        std::fs::create_dir(&victim).unwrap();
-        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let session_dir = dir.path().join("shipped");
-        std::fs::create_dir_all(session_dir.join("tool-output")).unwrap();
-        std::os::unix::fs::symlink(&victim, session_dir.join("tool-output/s1")).unwrap();
-        assert!(save_full_output(&session_dir.join("tool-output/s1"), "c", "x").is_err());
-        let other = dir.path().join("other");
-        std::fs::create_dir_all(&other).unwrap();
-        std::os::unix::fs::symlink(&victim, other.join("tool-output")).unwrap();
-        assert!(save_full_output(&other.join("tool-output/s1"), "c", "x").is_err());
-        let files = dir.path().join("files/tool-output/s1");
-        std::fs::create_dir_all(&files).unwrap();
-        std::os::unix::fs::symlink(victim.join("planted.txt"), files.join("c.txt")).unwrap();
-        assert!(save_full_output(&files, "c", "x").is_err());
-        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
-        let mode = std::fs::metadata(&victim).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o755);
     }
 }

@@ -12,6 +12,7 @@ mod read_image;
 mod recall;
 mod replacement;
 mod running;
+pub mod saved_output;
 mod search;
 mod shell;
 mod walk;
@@ -441,7 +442,7 @@ fn outcome_within(
             ..ToolOutcome::ok(bounded.text)
         };
     };
-    match limit::save_full_output(&context.output_dir, call_id, text) {
+    match saved_output::save_full_output(&context.output_dir, call_id, text) {
         Ok(path) => ToolOutcome {
             is_error,
             details: Some(json!({"truncated": true, "fullOutputPath": path.display().to_string()})),
