@@ -36,6 +36,42 @@ pub struct ModelView {
     pub cache_lifetime: CacheLifetime,
 }
 
+impl ModelView {
+    /// The view for an agent that offers the model no `recall` (`defaultTools` with `-recall`):
+    /// markers keep what they say was cut and the names they list, without the reference to
+    /// fetch it, and summaries lose the line saying how to read their originals. The engine's own
+    /// reading of the view (its markers' references) is unchanged: only the request loses them.
+    pub fn without_recall(mut self) -> Self {
+        let pointer = crate::recall::summary_pointer();
+        for text in &mut self.system {
+            remove_all(text, &pointer);
+        }
+        ctxkit_transform::strip_references(&mut self.messages);
+        for message in &mut self.messages {
+            if let AgentMessage::User(user) = message {
+                match &mut user.content {
+                    MessageContent::Text(text) => remove_all(text, &pointer),
+                    MessageContent::Blocks(blocks) => {
+                        for block in blocks {
+                            if let ContentBlock::Text(text) = block {
+                                remove_all(&mut text.text, &pointer);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self
+    }
+}
+
+/// `text` without any occurrence of `part`.
+fn remove_all(text: &mut String, part: &str) {
+    if text.contains(part) {
+        *text = text.replace(part, "");
+    }
+}
+
 /// Builds a view from a transcript (pure). Only messages a transform changes are copied.
 pub fn build_view<M: Borrow<AgentMessage>>(
     transcript: &[M],

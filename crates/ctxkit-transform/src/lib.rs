@@ -112,6 +112,7 @@ mod pins;
 mod prune;
 mod ranking;
 mod thinking;
+mod unreferenced;
 mod view;
 mod window;
 
@@ -134,6 +135,7 @@ pub use marker::{
 pub use measured::{MeasuredMessage, MeasuredView, transform_measured};
 pub use orphans::repair_orphans;
 pub use pays::content_blocks;
+pub use unreferenced::{strip_references, without_references};
 
 use crate::view::{Slot, total_tokens};
 

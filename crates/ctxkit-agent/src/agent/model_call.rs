@@ -15,7 +15,11 @@ impl Agent {
     /// The next request: the engine's view of the branch after the system prompt the agent was
     /// given (with what the view adds to it), and the tools.
     pub(super) async fn build_request(&self) -> Result<ChatRequest, EngineError> {
-        let view = self.engine.model_view().await?;
+        let mut view = self.engine.model_view().await?;
+        // Markers and summaries point at `recall`; without it they must not.
+        if !self.tools.names().any(|name| name == "recall") {
+            view = view.without_recall();
+        }
         let mut system_prompt = self.options.system_prompt.clone();
         for text in &view.system {
             system_prompt.push_str("\n\n");

@@ -347,6 +347,56 @@ async fn a_pruned_tool_result_can_be_recalled_whole() {
     assert!(recalled >= 1_500, "the whole result came back: {answer}");
 }
 
+/// Reads eight files one call at a time, then answers.
+fn reader() -> Arc<Behaviour> {
+    Arc::new(|model: &ScriptedModel, request: &ChatRequest, input: u64| {
+        let done = results_this_turn(request);
+        if done < 8 {
+            let id = format!("read_{done}");
+            let path = format!("f{done}.txt");
+            return model.calls(&[(id.as_str(), "read", json!({"path": path}))], input);
+        }
+        model.text("read them", input)
+    })
+}
+
+/// QA r99 (proto): with `defaultTools: ["-recall"]` the markers of cut results and the summaries
+/// still told the model to call `recall`, a tool it was not offered. Without it, a marker keeps
+/// what was cut and the names it held, and a summary no longer says how to read its originals.
+#[tokio::test]
+async fn without_recall_nothing_in_the_request_points_at_it() {
+    let settings = ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(
+        &json!({"transforms": {"pruneWhenItPays": false}}),
+    ));
+    let mut world = World::without_tool(provider(1.0, reader()), settings, "recall").await;
+    for index in 0..8 {
+        std::fs::write(
+            world.work().join(format!("f{index}.txt")),
+            filler(&format!("file {index}"), 1_500),
+        )
+        .unwrap();
+    }
+    assert_eq!(world.prompt("read them all").await, PromptOutcome::Answered);
+    world.engine.compact(None).await.unwrap();
+    assert_eq!(
+        world.prompt("read them again").await,
+        PromptOutcome::Answered
+    );
+    let requests = world.model.requests();
+    let sent = format!("{requests:?}");
+    assert!(!sent.contains("ctxkit://"), "a reference reached the model");
+    assert!(
+        !sent.contains("`recall`"),
+        "the model was told to call recall"
+    );
+    assert!(sent.contains(" omitted"), "the view still cuts results");
+    assert!(
+        requests
+            .iter()
+            .all(|request| request.tools.iter().all(|tool| tool.name != "recall"))
+    );
+}
+
 /// Writes eight files one call at a time, then recalls the first call the view shows cut.
 fn call_recaller() -> Arc<Behaviour> {
     Arc::new(|model: &ScriptedModel, request: &ChatRequest, input: u64| {

@@ -110,6 +110,24 @@ impl World {
         summarizer: Arc<dyn ctxkit_summarizer::Summarizer>,
         write: impl FnOnce(&mut Session),
     ) -> Self {
+        Self::assemble(model, settings, summarizer, write, ToolRegistry::coding()).await
+    }
+
+    /// A world whose model is offered every coding tool but `name` (`defaultTools: ["-name"]`).
+    pub async fn without_tool(model: ScriptedModel, settings: EngineSettings, name: &str) -> Self {
+        let mut tools = ToolRegistry::coding();
+        assert!(tools.remove(name), "no tool `{name}`");
+        let summarizer = Arc::new(OfflineSummarizer::default());
+        Self::assemble(model, settings, summarizer, |_| {}, tools).await
+    }
+
+    async fn assemble(
+        model: ScriptedModel,
+        settings: EngineSettings,
+        summarizer: Arc<dyn ctxkit_summarizer::Summarizer>,
+        write: impl FnOnce(&mut Session),
+        tools: ToolRegistry,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("work");
         std::fs::create_dir_all(&work).unwrap();
@@ -131,7 +149,7 @@ impl World {
         let agent = Agent::new(
             engine.clone(),
             Arc::new(model.clone()),
-            ToolRegistry::coding(),
+            tools,
             AgentOptions {
                 system_prompt: "You are a coding agent.".to_owned(),
                 max_tokens: Some(1024),
