@@ -206,6 +206,44 @@ fn prompts_of_several_lines_by_alt_enter_backslash_and_the_editor() {
     );
 }
 
+/// An executable script at `path` that appends `line` to the file it is given.
+fn appending_editor(path: &std::path::Path, line: &str) {
+    std::fs::write(path, format!("#!/bin/sh\nprintf '{line}\\n' >> \"$1\"\n")).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+/// Pi 1.6's `externalEditor` names the editor Ctrl-G opens, before `$EDITOR`.
+#[test]
+fn the_external_editor_setting_comes_before_editor() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Setting's editor read.", 300));
+    let from_environment = world.home.path().join("environment-editor.sh");
+    appending_editor(&from_environment, "from EDITOR");
+    let from_setting = world.home.path().join("setting-editor.sh");
+    appending_editor(&from_setting, "from the setting");
+    let settings_path = world.home.path().join("settings.json");
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
+    settings["externalEditor"] = json!(from_setting.display().to_string());
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
+    let tmux = start_with_editor(&world, &from_environment);
+    tmux.wait_idle(1);
+    tmux.keys(&["-l", "a draft"]);
+    tmux.keys(&["C-g"]);
+    tmux.wait_for("from the setting");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Setting's editor read.");
+    let prompts: Vec<String> = world
+        .chat_requests()
+        .iter()
+        .map(|request| user_texts(request).last().unwrap().clone())
+        .collect();
+    assert_eq!(prompts, ["a draft\nfrom the setting"]);
+}
+
 /// A reply of about `words` words.
 fn long_text(label: &str, words: usize) -> String {
     format!("{label}. {}", "lorem ipsum dolor ".repeat(words / 3))

@@ -143,6 +143,10 @@ pub struct Settings {
     /// the user's selection. `recall` is offered unless `-recall` removes it. A name ctxkit has no
     /// tool for is warned about when the chat or server starts, and skipped. Read at startup.
     pub default_tools: Option<Vec<String>>,
+    /// The command Ctrl-G and `/edit` open the prompt in, as Pi 1.6's: run through `sh -c` with
+    /// the prompt's temporary file as its argument (`code --wait` takes its own). Unset: `$VISUAL`,
+    /// then `$EDITOR`, then `vi`. It runs a command, so an untrusted project's does not apply.
+    pub external_editor: Option<String>,
     /// What Esc twice at the chat's empty input line does: `tree` rewinds to an earlier prompt
     /// of the branch (the files the agent changed too), `fork` opens `/fork`'s list, `none` nothing.
     #[schemars(extend("x-project" = true, "enum" = ["fork", "tree", "none"]))]
@@ -246,6 +250,7 @@ impl Default for Settings {
             images: ImagesConfig::default(),
             enabled_models: None,
             default_tools: None,
+            external_editor: None,
             double_escape_action: "tree".to_owned(),
             tree_filter_mode: "default".to_owned(),
             thinking_budgets: ThinkingBudgets::default(),

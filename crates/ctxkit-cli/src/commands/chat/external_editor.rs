@@ -1,14 +1,16 @@
-//! `/edit` and Ctrl-G: the prompt written in the user's editor (`$VISUAL`, else `$EDITOR`, else
-//! `vi`) on a temporary file, then put back on the input line to be sent with Enter.
+//! `/edit` and Ctrl-G: the prompt written in the user's editor (the `externalEditor` setting, else
+//! `$VISUAL`, else `$EDITOR`, else `vi`) on a temporary file, then put back on the input line to be
+//! sent with Enter.
 
 use std::io::Write as _;
 use std::process::Command;
 
 use anyhow::{Context as _, Result, bail};
 
-/// Opens the editor on `text` and returns what the user saved (one final newline dropped).
-pub fn edit(text: &str) -> Result<String> {
-    let editor = crate::cli::editor_from_environment().unwrap_or_else(|| "vi".to_owned());
+/// Opens the editor on `text` and returns what the user saved (one final newline dropped):
+/// `configured` (the `externalEditor` setting) when it names one, else the environment's.
+pub fn edit(text: &str, configured: Option<&str>) -> Result<String> {
+    let editor = editor_command(configured, crate::cli::editor_from_environment());
     let mut file = tempfile::Builder::new()
         .prefix("ctxkit-prompt-")
         .suffix(".md")
@@ -42,4 +44,32 @@ pub fn edit(text: &str) -> Result<String> {
             text.strip_suffix('\r').unwrap_or(text)
         })
         .to_owned())
+}
+
+/// The editor command: the setting when it is not blank, else the environment's, else `vi`.
+fn editor_command(configured: Option<&str>, from_environment: Option<String>) -> String {
+    configured
+        .map(str::trim)
+        .filter(|command| !command.is_empty())
+        .map(str::to_owned)
+        .or(from_environment)
+        .unwrap_or_else(|| "vi".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pi 1.6's order: the `externalEditor` setting, then `$VISUAL`/`$EDITOR`, then a default.
+    #[test]
+    fn the_setting_names_the_editor_before_the_environment() {
+        let environment = || Some("nano".to_owned());
+        assert_eq!(
+            editor_command(Some("code --wait"), environment()),
+            "code --wait"
+        );
+        assert_eq!(editor_command(Some("  "), environment()), "nano");
+        assert_eq!(editor_command(None, environment()), "nano");
+        assert_eq!(editor_command(None, None), "vi");
+    }
 }

@@ -123,6 +123,8 @@ struct Chat {
     theme_flag: Option<String>,
     /// `doubleEscapeAction`: what Esc twice at an empty input line does.
     double_escape: rewind::DoubleEscapeAction,
+    /// `externalEditor`: the command Ctrl-G and `/edit` open (else `$VISUAL`, `$EDITOR`, `vi`).
+    external_editor: Option<String>,
     parts: EngineParts,
     resources: LoadedResources,
     /// The command names Tab completes after `/` (the resources' too).

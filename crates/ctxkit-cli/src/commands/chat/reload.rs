@@ -122,6 +122,7 @@ impl Chat {
             .set_code_block_indent(&typed.markdown.code_block_indent);
         self.double_escape =
             super::rewind::DoubleEscapeAction::from_setting(&typed.double_escape_action);
+        self.external_editor = typed.external_editor.clone();
     }
 
     /// The tools judge paths by the boundary as it is now, from the next call on.

@@ -419,7 +419,7 @@ fn too_large_to_edit(
 
 /// `text` edited in the user's editor; on failure, said in one line, `text` as it was.
 fn in_editor(chat: &Chat, text: String) -> String {
-    match super::external_editor::edit(&text) {
+    match super::external_editor::edit(&text, chat.external_editor.as_deref()) {
         Ok(edited) => edited,
         Err(error) => {
             show_error(chat, &error);

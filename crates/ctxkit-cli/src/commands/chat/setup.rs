@@ -144,6 +144,7 @@ pub async fn build(
         models_flag: args.models.clone(),
         theme_flag: args.use_theme.clone(),
         double_escape: DoubleEscapeAction::from_setting(&typed.double_escape_action),
+        external_editor: typed.external_editor.clone(),
         parts,
         slash_commands: SlashCommands::of(&loaded, typed.enable_skill_commands),
         resources: loaded,
