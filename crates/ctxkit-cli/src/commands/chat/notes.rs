@@ -30,23 +30,17 @@ pub const OVERFLOW_HINT: &str = "hint: the provider still refuses the request as
 pub const FAILED_SUMMARY_HINT: &str = "hint: run `/compact` to try again, or `/model` to switch models; \
      with `compaction.fallback` set to `truncate` a failed summary drops the oldest messages instead";
 
-/// `Compacted: 52000 → 9000 tokens (83% saved) · files tracked: 4 read, 2 modified` (`Summarized:`
-/// when the summary made the context larger); both numbers
+/// `Compacted: 52000 → 9000 tokens (83% saved) · files tracked: 4 read, 2 modified`; both numbers
 /// on the status line's scale (`CompactionEnd::tokens_before`), so the status line under it shows
 /// the number after.
 pub fn compaction_line(before: u64, after: u64, end: &CompactionEnd) -> String {
-    // A summary of a few short messages (a tiny threshold) can be longer than they were: the line
-    // must not read as room made, nor call it a compaction.
-    let verb = if after > before {
-        "Summarized"
-    } else {
-        "Compacted"
-    };
-    let mut line = format!("{verb}: {before} → {after} tokens");
+    let mut line = format!("Compacted: {before} → {after} tokens");
     if before > 0 && after <= before {
         let saved = (before - after) as f64 * 100.0 / before as f64;
         line.push_str(&format!(" ({saved:.0}% saved)"));
     } else if after > before {
+        // A summary of a few short messages (a tiny threshold) can be longer than they were: the
+        // line must not read as room made.
         line.push_str(&format!(
             " (the context grew by {}: the summary is longer than what it replaced)",
             after - before
@@ -112,8 +106,7 @@ mod tests {
     }
 
     /// QA r97 (sec): a compaction under a 1-token threshold and `keepRecentTokens: 0` grew the
-    /// context, and the line said `Compacted: 112 → 908 tokens` as if it had made room; it says
-    /// `Summarized` and that the context grew.
+    /// context, and the line said `Compacted: 112 → 908 tokens` as if it had made room.
     #[test]
     fn a_compaction_that_grew_the_context_says_so() {
         let end: CompactionEnd = serde_json::from_value(serde_json::json!({
@@ -125,7 +118,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             compaction_line(112, 908, &end),
-            "Summarized: 112 → 908 tokens (the context grew by 796: the summary is longer than \
+            "Compacted: 112 → 908 tokens (the context grew by 796: the summary is longer than \
              what it replaced)"
         );
     }
