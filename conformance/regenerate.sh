@@ -12,7 +12,8 @@
 #   7. the same against @earendil-works/pi-coding-agent@1.6.0 (today's Pi, Node 22):
 #      vectors-corpus-16/ (corpus-16/, from generate-corpus-16.mjs),
 #      vectors-compaction-16/, vectors-edit-16.json (its `edit` tool on
-#      edit-cases-16.json); its answers on corpus/ and corpus-087/ are recorded
+#      edit-cases-16.json), vectors-prompt-16.json (its system prompt on
+#      prompt-cases-16.json); its answers on corpus/ and corpus-087/ are recorded
 #      into a temp dir and must equal vectors-087/ and vectors-corpus-087/ byte for
 #      byte (its session layer is 0.87.1's), so they are not committed twice
 # Needs Node >= 20 and npm. Output is deterministic: re-running it must not
@@ -75,6 +76,7 @@ node "$HERE/generate-corpus-16.mjs" "$HERE/corpus-16"
 PI_VERSION=1.6.0 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record.mjs" "$HERE/corpus-16" "$HERE/vectors-corpus-16"
 PI_VERSION=1.6.0 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record-compaction.mjs" "$HERE/vectors-compaction-16"
 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record-edits.mjs"
+PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record-prompts.mjs"
 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record-colors.mjs"
 # Its session layer is 0.87.1's: the same answers on the older corpora, byte for byte.
 PI_VERSION=1.6.0 PI_DIR="$PI_DIR_16" "$NODE22" "$HERE/record.mjs" "$HERE/corpus" "$SCRATCH/corpus"

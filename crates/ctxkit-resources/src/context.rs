@@ -147,7 +147,7 @@ pub fn find_prompt_file(dirs: &[&Path], name: &str) -> Option<PathBuf> {
 /// Everything the system prompt is assembled from.
 #[derive(Debug, Clone, Copy)]
 pub struct SystemPromptParts<'a> {
-    /// ctxkit's built-in prompt, used when there is no custom one.
+    /// ctxkit's built-in prompt, used when there is no custom one (or an empty one).
     pub default_prompt: &'a str,
     /// `--system-prompt` / `SYSTEM.md` content, replacing the default.
     pub custom_prompt: Option<&'a str>,
@@ -155,42 +155,59 @@ pub struct SystemPromptParts<'a> {
     pub append: &'a [String],
     /// Context files, in order.
     pub context_files: &'a [ContextFile],
-    /// The skills block ([`crate::format_skills_for_prompt`]); empty when the read tool is off.
+    /// The skills block ([`crate::format_skills_for_prompt`]); empty for none.
     pub skills_block: &'a str,
-    /// Local date `YYYY-MM-DD` (passed in so the library reads no clock).
-    pub current_date: &'a str,
     /// The session cwd.
     pub cwd: &'a Path,
 }
 
-/// Base prompt, appended prompts, project context, skills, date and cwd.
+/// The system prompt as Pi 1.6 builds it (`buildSystemPrompt`): the preamble (`SYSTEM.md`, else
+/// the default), then the named sections in Pi's order, each framed as `<name>\n…\n</name>` and
+/// separated by a blank line: `addendum` (the appended prompts), `project_context` (the context
+/// files), `skills` and `cwd`.
 pub fn assemble_system_prompt(parts: &SystemPromptParts<'_>) -> String {
-    let mut prompt = parts
+    let preamble = parts
         .custom_prompt
-        .unwrap_or(parts.default_prompt)
-        .to_owned();
-    if !parts.append.is_empty() {
-        prompt.push_str("\n\n");
-        prompt.push_str(&parts.append.join("\n\n"));
+        .filter(|custom| !custom.is_empty())
+        .unwrap_or(parts.default_prompt);
+    let mut pieces = vec![preamble.to_owned()];
+    let addendum = parts.append.join("\n\n");
+    if !addendum.is_empty() {
+        pieces.push(section("addendum", &addendum));
     }
     if !parts.context_files.is_empty() {
-        prompt.push_str("\n\n# Project Context\n\n");
-        prompt.push_str("Project-specific instructions and guidelines:\n\n");
-        for file in parts.context_files {
-            prompt.push_str(&format!(
-                "## {}\n\n{}\n\n",
-                file.path.display(),
-                file.content
-            ));
-        }
+        pieces.push(section(
+            "project_context",
+            &render_project_context(parts.context_files),
+        ));
     }
-    prompt.push_str(parts.skills_block);
-    prompt.push_str(&format!("\nCurrent date: {}", parts.current_date));
-    prompt.push_str(&format!(
-        "\nCurrent working directory: {}",
-        parts.cwd.display().to_string().replace('\\', "/")
-    ));
-    prompt
+    let skills = parts.skills_block.trim();
+    if !skills.is_empty() {
+        pieces.push(section("skills", skills));
+    }
+    let cwd = parts.cwd.display().to_string().replace('\\', "/");
+    pieces.push(section("cwd", &cwd));
+    pieces.retain(|piece| !piece.is_empty());
+    pieces.join("\n\n")
+}
+
+/// One named section: its content between an opening and a closing tag, each on its own line.
+fn section(name: &str, content: &str) -> String {
+    format!("<{name}>\n{content}\n</{name}>")
+}
+
+/// The context files, each inside a `<project_instructions path="…">` of its own (a file's text
+/// cannot pass itself off as another file's heading), after one line saying what they are.
+fn render_project_context(files: &[ContextFile]) -> String {
+    let mut blocks = vec!["Project-specific instructions and guidelines:".to_owned()];
+    for file in files {
+        blocks.push(format!(
+            "<project_instructions path=\"{}\">\n{}\n</project_instructions>",
+            file.path.display(),
+            file.content
+        ));
+    }
+    blocks.join("\n\n")
 }
 
 /// The startup migration, for the ctxkit home and the project dir: a `commands/` directory

@@ -241,7 +241,7 @@ pub fn format_skills_for_prompt(skills: &[Skill]) -> String {
     let mut lines = vec![
         "\n\nThe following skills provide specialized instructions for specific tasks.".to_owned(),
         "Use the read tool to load a skill's file when the task matches its description.".to_owned(),
-        "When a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.".to_owned(),
+        "Resolve relative paths against the skill's directory (parent of SKILL.md). Use absolute paths in tool calls.".to_owned(),
         String::new(),
         "<available_skills>".to_owned(),
     ];

@@ -9,6 +9,7 @@ mod loader;
 mod package_autoload;
 mod packages_git;
 mod packages_npm;
+mod pi_prompt;
 mod project_links;
 mod resolve;
 mod settings;

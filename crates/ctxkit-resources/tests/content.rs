@@ -186,7 +186,7 @@ fn the_skills_prompt_block_escapes_xml() {
         metadata: None,
     };
     let block = format_skills_for_prompt(&[skill]);
-    let expected = "\n\nThe following skills provide specialized instructions for specific tasks.\nUse the read tool to load a skill's file when the task matches its description.\nWhen a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.\n\n<available_skills>\n  <skill>\n    <name>a&amp;b</name>\n    <description>it&apos;s &lt;x&gt;</description>\n    <location>/p/S.md</location>\n  </skill>\n</available_skills>";
+    let expected = "\n\nThe following skills provide specialized instructions for specific tasks.\nUse the read tool to load a skill's file when the task matches its description.\nResolve relative paths against the skill's directory (parent of SKILL.md). Use absolute paths in tool calls.\n\n<available_skills>\n  <skill>\n    <name>a&amp;b</name>\n    <description>it&apos;s &lt;x&gt;</description>\n    <location>/p/S.md</location>\n  </skill>\n</available_skills>";
     assert_eq!(block, expected);
 }
 

@@ -403,17 +403,16 @@ pub(super) fn system_prompt_per_project(environment: &Environment) -> ctxkit_ser
     })
 }
 
-/// The assembled system prompt: base (or `SYSTEM.md`), appended parts, context files, skills.
+/// The assembled system prompt, in Pi 1.6's sections: base (or `SYSTEM.md`), `<addendum>`,
+/// `<project_context>`, `<skills>`, `<cwd>`.
 pub(super) fn system_prompt(loaded: &LoadedResources, cwd: &Path) -> String {
     let skills_block = format_skills_for_prompt(&loaded.skills.skills);
-    let current_date = chrono::Local::now().format("%Y-%m-%d").to_string();
     assemble_system_prompt(&SystemPromptParts {
         default_prompt: DEFAULT_SYSTEM_PROMPT.trim_end(),
         custom_prompt: loaded.system_prompt.as_deref(),
         append: &loaded.append_system_prompt,
         context_files: &loaded.context_files,
         skills_block: &skills_block,
-        current_date: &current_date,
         cwd,
     })
 }
