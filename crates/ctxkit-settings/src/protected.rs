@@ -21,6 +21,9 @@ pub struct ProtectedResource {
     pub place: String,
     /// What it does once loaded.
     pub effect: &'static str,
+    /// The file or folder it comes from (for a settings key, the settings file): what a parent
+    /// folder's trust record is compared with (`trust::nearest`).
+    pub path: PathBuf,
 }
 
 /// The `.agents/skills` folders from `cwd` up to its git root (the file system's root without one),
@@ -67,6 +70,7 @@ pub fn protected_resources(
             found.push(ProtectedResource {
                 place: shown(&path, &environment.cwd),
                 effect,
+                path,
             });
         }
     }
@@ -74,15 +78,15 @@ pub fn protected_resources(
         found.push(ProtectedResource {
             place: shown(&folder, &environment.cwd),
             effect: "skills offered to the model",
+            path: folder,
         });
     }
+    let settings_path = environment.project_settings_path();
     for key in settings.project_resource_keys(&RESOURCE_KEYS) {
         found.push(ProtectedResource {
-            place: format!(
-                "{} {key}",
-                shown(&environment.project_settings_path(), &environment.cwd)
-            ),
+            place: format!("{} {key}", shown(&settings_path, &environment.cwd)),
             effect: "skills and prompt templates",
+            path: settings_path.clone(),
         });
     }
     found

@@ -4,7 +4,10 @@
 //! it applies only after the user trusted it with `ctxkit trust`. Trust is recorded in
 //! `<agent dir>/trusted-projects.json`, per project directory, for those settings as they were then
 //! (a SHA-256 of their JSON and of the hook scripts they name): changed settings, or a changed
-//! hook script, need trusting again.
+//! hook script, need trusting again. A folder without a record takes its nearest parent's decision
+//! for what that parent showed (`nearest`).
+
+mod nearest;
 
 use std::path::PathBuf;
 
@@ -238,19 +241,21 @@ pub fn project_trust(
         pinned_fingerprint(&covered, hooks, &project)
     };
     let recorded = store::read(&trust_path(environment), Reach::Anywhere)?;
-    let entry = recorded
-        .get(PROJECTS_KEY)
-        .and_then(|projects| projects.get(project.to_string_lossy().as_ref()));
-    let recorded_print = |key: &str| {
-        entry
-            .and_then(|entry| entry.get(key))
-            .and_then(Value::as_str)
+    let trusted = match nearest::nearest_decision(recorded.get(PROJECTS_KEY), &project) {
+        None | Some((_, nearest::Decision::NotTrusted)) => false,
+        Some((folder, nearest::Decision::Trusted(entry))) if folder == project => {
+            let recorded_print = |key: &str| entry.get(key).and_then(Value::as_str);
+            let legacy_hooks_only = resources.is_empty()
+                && split.held_keys == ["hooks"]
+                && split.held_entries.is_empty()
+                && hooks.map(fingerprint).as_deref() == recorded_print(LEGACY_HOOKS_KEY);
+            recorded_print(SETTINGS_KEY) == Some(print.as_str()) || legacy_hooks_only
+        }
+        Some((parent, nearest::Decision::Trusted(_))) => {
+            let own_settings_held = !split.held_keys.is_empty() || !split.held_entries.is_empty();
+            nearest::parent_covers(environment, &parent, own_settings_held, &resources)
+        }
     };
-    let legacy_hooks_only = resources.is_empty()
-        && split.held_keys == ["hooks"]
-        && split.held_entries.is_empty()
-        && hooks.map(fingerprint).as_deref() == recorded_print(LEGACY_HOOKS_KEY);
-    let trusted = recorded_print(SETTINGS_KEY) == Some(print.as_str()) || legacy_hooks_only;
     let mut held = held_settings(&held, shown_keys);
     held.extend(resources.into_iter().map(|resource| HeldSetting {
         key: format!("{} ({})", resource.place, resource.effect),
@@ -313,6 +318,7 @@ pub fn set_project_trust(
     let mut trust = project_trust(environment, settings)?;
     let key = trust.project.to_string_lossy().into_owned();
     let print = trust.fingerprint.clone();
+    let project = trust.project.clone();
     store::update(&trust_path(environment), Reach::Anywhere, |document| {
         let projects = document
             .entry(PROJECTS_KEY)
@@ -329,6 +335,21 @@ pub fn set_project_trust(
                     projects.shift_remove(&key);
                 }
             }
+        }
+        // Revoked under a parent that trusts: an explicit "not trusted" here wins over it.
+        let parent_trusts = project.parent().is_some_and(|parent| {
+            matches!(
+                nearest::nearest_decision(document.get(PROJECTS_KEY), parent),
+                Some((_, nearest::Decision::Trusted(_)))
+            )
+        });
+        if let (true, Some(projects)) = (revoke && parent_trusts, document.get_mut(PROJECTS_KEY))
+            && let Some(projects) = projects.as_object_mut()
+        {
+            projects.insert(
+                key.clone(),
+                serde_json::json!({ nearest::TRUSTED_KEY: false }),
+            );
         }
     })?;
     trust.trusted = trust.held.is_empty() || !revoke;
