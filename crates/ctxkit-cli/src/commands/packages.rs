@@ -79,13 +79,23 @@ pub fn install(
             "note: settings already list this package; its entry was kept as it is"
         )?;
     }
-    if local && let Some(reason) = held_until_trust(process.environment()?, source) {
-        writeln!(
-            crate::redact::stderr(),
-            "note: `{source}` waits for trust in this project ({}): ctxkit uses it here once \
-             the project is trusted (`ctxkit trust`)",
-            reason.describe()
-        )?;
+    if local {
+        let environment = process.environment()?;
+        // Held back, or kept while the project is not trusted: what a project's package brings
+        // loads once it is trusted, a local path in the project included (as in Pi 1.6).
+        let reason = held_until_trust(environment, source)
+            .map(|reason| reason.describe().to_owned())
+            .or_else(|| {
+                let settings = super::settings::settings_of_project(environment);
+                (!settings.project_trusted()).then(|| "this project is not trusted".to_owned())
+            });
+        if let Some(reason) = reason {
+            writeln!(
+                crate::redact::stderr(),
+                "note: `{source}` waits for trust in this project ({reason}): ctxkit uses it \
+                 here once the project is trusted (`ctxkit trust`)"
+            )?;
+        }
     }
     Ok(Outcome::Success)
 }
@@ -157,21 +167,7 @@ pub fn list(process: &ProcessSettings<'_>, json: bool, out: &mut dyn Write) -> R
     let (manager, settings) = manager(process)?;
     let packages = manager.list_configured(settings);
     if json {
-        let records: Vec<_> = packages
-            .iter()
-            .map(|package| {
-                json!({
-                    "source": package.source,
-                    "scope": match package.scope {
-                        SettingsScope::Global => "user",
-                        SettingsScope::Project => "project",
-                    },
-                    "filtered": package.filtered,
-                    "installedPath": package.installed_path.as_ref().map(|path| path.display().to_string()),
-                })
-            })
-            .collect();
-        print_json(out, &records)?;
+        print_json(out, &list_records(&packages, settings))?;
         return Ok(Outcome::Success);
     }
     let waiting: Vec<String> = settings
@@ -195,6 +191,45 @@ pub fn list(process: &ProcessSettings<'_>, json: bool, out: &mut dyn Write) -> R
         }
     }
     Ok(Outcome::Success)
+}
+
+/// `ctxkit list --json`: each configured package, then each project entry held back until trust
+/// (`heldBecause` says why); `waitsForTrust` tells whether what it brings loads only once the
+/// project is trusted.
+fn list_records(
+    packages: &[ctxkit_packages::ConfiguredPackage],
+    settings: &ctxkit_settings::SettingsManager,
+) -> Vec<serde_json::Value> {
+    let project_trusted = settings.project_trusted();
+    let configured = packages.iter().map(|package| {
+        let scope = match package.scope {
+            SettingsScope::Global => "user",
+            SettingsScope::Project => "project",
+        };
+        json!({
+            "source": package.source,
+            "scope": scope,
+            "filtered": package.filtered,
+            "installedPath": package.installed_path.as_ref().map(|path| path.display().to_string()),
+            "waitsForTrust": package.scope == SettingsScope::Project && !project_trusted,
+            "heldBecause": null,
+        })
+    });
+    let held = settings
+        .held_project_entries()
+        .into_iter()
+        .filter(|held| held.key == "packages")
+        .map(|held| {
+            json!({
+                "source": held.entry,
+                "scope": "project",
+                "filtered": false,
+                "installedPath": null,
+                "waitsForTrust": true,
+                "heldBecause": super::resources::held_reason_code(held.reason),
+            })
+        });
+    configured.chain(held).collect()
 }
 
 /// The configured packages under a heading per scope; an untrusted project's with a note that

@@ -193,6 +193,14 @@ fn trust_records(process: &ProcessSettings<'_>) -> Result<TrustRecords> {
     })
 }
 
+/// A held entry's reason as the JSON records name it.
+pub(crate) fn held_reason_code(reason: ctxkit_settings::HeldReason) -> &'static str {
+    match reason {
+        ctxkit_settings::HeldReason::ReachesOutside => "reachesOutside",
+        ctxkit_settings::HeldReason::RunsCodeToInstall => "runsCodeToInstall",
+    }
+}
+
 fn hook_scope_name(scope: SettingsScope) -> &'static str {
     match scope {
         SettingsScope::Global => "user",
@@ -268,10 +276,7 @@ pub fn resources(
             "ignoredProjectEntries": records.ignored_entries.iter().map(|held| json!({
                 "key": held.key,
                 "entry": held.entry,
-                "reason": match held.reason {
-                    ctxkit_settings::HeldReason::ReachesOutside => "reachesOutside",
-                    ctxkit_settings::HeldReason::RunsCodeToInstall => "runsCodeToInstall",
-                },
+                "reason": held_reason_code(held.reason),
             })).collect::<Vec<_>>(),
             "extensions": loaded.extensions.iter().map(|extension| json!({
                 "path": path_text(&extension.path),

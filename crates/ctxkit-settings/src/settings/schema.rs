@@ -56,6 +56,9 @@ pub struct Field {
     pub description: String,
     /// An untrusted project may set it, and every key below it (`x-project`).
     pub project: bool,
+    /// A project's entries are kept untrusted, but what they name (skills, prompt templates,
+    /// themes, extensions, packages) loads only once the project is trusted (`x-after-trust`).
+    pub loads_after_trust: bool,
     /// Its value is a credential: masked by `config list`, refused in project settings (`x-secret`).
     pub secret: bool,
     /// Read from the user's own (global) settings only, as Pi reads it (`x-user-only`).
@@ -126,6 +129,7 @@ fn field_from(key: &str, property: &Value) -> Field {
         default,
         description,
         project: flag("x-project"),
+        loads_after_trust: flag("x-after-trust"),
         secret: flag("x-secret"),
         user_only: flag("x-user-only"),
     }
@@ -394,10 +398,10 @@ pub fn markdown_table() -> String {
             default =
                 format!("{default}; `{value}` under `contextStrategy` `recommended` (the default)");
         }
-        let project = if project_may_set(&segments) {
-            "yes"
-        } else {
-            "no"
+        let project = match (project_may_set(&segments), field.loads_after_trust) {
+            (true, true) => "kept; loads after trust",
+            (true, false) => "yes",
+            (false, _) => "no",
         };
         out.push_str(&format!(
             "| `{key}` | {} | {default} | {project} | {} |\n",

@@ -6,7 +6,9 @@
 //! Markers (schemars `extend`): `x-project` — an untrusted project's settings may set this key and
 //! everything below it (it neither runs code nor sends data elsewhere); `x-check` — a value checked
 //! by its own rule (`packages`, `models`, `hooks`, `modelBudgets`, `stringMap`); `x-secret` — masked
-//! by `config list` and refused in project settings.
+//! by `config list` and refused in project settings; `x-after-trust` — a project's entries are kept
+//! untrusted, but the resources they name load only once the project is trusted
+//! (`crate::protected`).
 
 mod compaction;
 mod llm;
@@ -108,19 +110,19 @@ pub struct Settings {
     /// `{source, extensions?, skills?, prompts?, themes?, autoload?}`; with `autoload: false` only
     /// what the patterns name loads, and a project's such entry filters the user's entry of the
     /// same package (Pi 1.6).
-    #[schemars(extend("x-project" = true, "x-check" = "packages"))]
+    #[schemars(extend("x-project" = true, "x-after-trust" = true, "x-check" = "packages"))]
     pub packages: Vec<PackageSetting>,
     /// Extension paths.
-    #[schemars(extend("x-project" = true))]
+    #[schemars(extend("x-project" = true, "x-after-trust" = true))]
     pub extensions: Vec<String>,
     /// Skill paths.
-    #[schemars(extend("x-project" = true))]
+    #[schemars(extend("x-project" = true, "x-after-trust" = true))]
     pub skills: Vec<String>,
     /// Prompt template paths.
-    #[schemars(extend("x-project" = true))]
+    #[schemars(extend("x-project" = true, "x-after-trust" = true))]
     pub prompts: Vec<String>,
     /// Theme paths.
-    #[schemars(extend("x-project" = true))]
+    #[schemars(extend("x-project" = true, "x-after-trust" = true))]
     pub themes: Vec<String>,
     /// Offer each skill as a `/skill:name` command in the chat's Tab completion (it runs either way).
     #[schemars(extend("x-project" = true))]
