@@ -400,6 +400,9 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
         PackageError::NotInstalled { source_text, .. } => {
             (3, Some(format!("run `ctxkit install {source_text}`")))
         }
+        PackageError::IncompleteCheckout { source_text, .. } => {
+            (3, Some(format!("run `ctxkit update {source_text}`")))
+        }
         PackageError::InvalidNpmCommand => (
             3,
             Some("fix it with `ctxkit config set npmCommand '[\"npm\"]'`".to_owned()),

@@ -139,6 +139,21 @@ pub enum PackageError {
         /// Where it would be installed.
         path: std::path::PathBuf,
     },
+    /// A configured git package's checkout holds no commit: a clone was interrupted (killed, out
+    /// of memory, power lost) and left its `.git` only. Returned by the resolver when told not to
+    /// install ([`crate::MissingPackages::Report`]); `ctxkit update` (or `install`, or starting a
+    /// chat) clones it again and swaps the new checkout in.
+    #[error(
+        "Package `{source_text}` is an incomplete checkout in `{}` (an install was interrupted): \
+         `ctxkit update` clones it again",
+        path.display()
+    )]
+    IncompleteCheckout {
+        /// The source as written in settings.
+        source_text: String,
+        /// The checkout folder.
+        path: std::path::PathBuf,
+    },
     /// `npmCommand` is set but its first element is empty.
     #[error("Invalid npmCommand: first array entry must be a non-empty command")]
     InvalidNpmCommand,

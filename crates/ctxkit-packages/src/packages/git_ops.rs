@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::PackageManager;
+use super::incomplete::checkout_is_incomplete;
 use super::locations::ensure_gitignore;
 use super::npm_ops::NETWORK_TIMEOUT;
 use super::runner::CommandLine;
@@ -79,7 +80,7 @@ fn git_in(checkout: &Path, args: &[&str]) -> CommandLine {
 /// key outside [`CHECKOUT_CONFIG_KEYS`], or an origin other than the source's own (a checkout
 /// committed to a project would fetch from wherever it names: a private repository on the
 /// machine, or one the user's SSH key opens). Read as text, never by running git in it.
-fn check_checkout(checkout: &Path, source: &GitSource) -> Result<(), PackageError> {
+pub(super) fn check_checkout(checkout: &Path, source: &GitSource) -> Result<(), PackageError> {
     let git_dir = checkout.join(".git");
     let refused = |reason: String| PackageError::UnsafeCheckout {
         path: checkout.to_path_buf(),
@@ -231,6 +232,9 @@ impl PackageManager {
         let target = self.git_install_path(source, scope);
         if target.exists() {
             self.folders().check_beneath(&target)?;
+            if checkout_is_incomplete(&target) {
+                return self.replace_incomplete_checkout(source, &target);
+            }
             return match &source.git_ref {
                 Some(reference) => self.reset_to_ref(&target, source, reference).map(|_| ()),
                 None => self.update_git(source, scope).map(|_| ()),
@@ -263,7 +267,11 @@ impl PackageManager {
         result
     }
 
-    fn clone_and_prepare(&self, source: &GitSource, target: &Path) -> Result<(), PackageError> {
+    pub(super) fn clone_and_prepare(
+        &self,
+        source: &GitSource,
+        target: &Path,
+    ) -> Result<(), PackageError> {
         let target_text = target.to_string_lossy().into_owned();
         self.runner
             .run(&git(&["clone", "--no-local", &source.repo, &target_text]))?;
@@ -335,6 +343,10 @@ impl PackageManager {
             return Ok(true);
         }
         self.folders().check_beneath(&checkout)?;
+        if checkout_is_incomplete(&checkout) {
+            self.replace_incomplete_checkout(source, &checkout)?;
+            return Ok(true);
+        }
         let target = self.update_target(&checkout, source)?;
         self.git_run(
             &checkout,

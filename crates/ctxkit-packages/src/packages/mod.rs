@@ -3,6 +3,7 @@
 //! finds installed packages for the resolver through [`PackageProvider`].
 
 mod git_ops;
+mod incomplete;
 mod locations;
 mod npm_ops;
 mod progress;
@@ -298,7 +299,21 @@ impl PackageProvider for PackageManager {
             PackageSource::Git(git) => {
                 let path = self.git_install_path(git, scope);
                 let refresh = scope == SourceScope::Temporary && !git.is_pinned() && !offline;
-                match (path.exists(), self.missing) {
+                let exists = path.exists();
+                if exists && incomplete::checkout_is_incomplete(&path) {
+                    // Cloned again (and swapped in) when installing; else said, never loaded empty.
+                    if offline || self.missing == MissingPackages::Report {
+                        return Err(PackageError::IncompleteCheckout {
+                            source_text: source_text.to_owned(),
+                            path,
+                        });
+                    }
+                    self.with_progress(ProgressAction::Install, source_text, || {
+                        self.install_git(git, scope)
+                    })?;
+                    return Ok(Some(path));
+                }
+                match (exists, self.missing) {
                     (false, MissingPackages::Install | MissingPackages::Report) if offline => {
                         return Ok(None);
                     }

@@ -137,11 +137,10 @@ impl PackageManager {
                 {
                     npm_updates.push((entry, npm));
                 }
+                // A pinned checkout an interrupted clone left is cloned again too.
                 Ok(PackageSource::Git(git))
                     if !git.is_pinned()
-                        || !self
-                            .git_install_path(&git, source_scope(entry.scope))
-                            .exists() =>
+                        || !self.git_checkout_complete(&git, source_scope(entry.scope)) =>
                 {
                     git_updates.push((entry, git));
                 }

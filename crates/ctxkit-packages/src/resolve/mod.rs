@@ -289,7 +289,9 @@ fn resolve_package(
                 Ok(Some(root)) => root,
                 Ok(None) => return,
                 Err(error) => {
-                    let message = if let PackageError::NotInstalled { .. } = &error {
+                    let message = if let PackageError::NotInstalled { .. }
+                    | PackageError::IncompleteCheckout { .. } = &error
+                    {
                         error.to_string()
                     } else {
                         format!("Package `{text}` could not be loaded: {error}")
