@@ -350,6 +350,13 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
                         .to_owned(),
                 ),
             ),
+            SourceError::TarballWithoutName { suggestion, .. } => (
+                3,
+                Some(format!(
+                    "install it as `ctxkit install {suggestion}` (with the name in its \
+                     `package.json` if it is another)"
+                )),
+            ),
             SourceError::NotAGitUrl { .. } => (
                 3,
                 Some(

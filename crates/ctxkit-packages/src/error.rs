@@ -42,6 +42,20 @@ pub enum SourceError {
         /// What is wrong, and how to write it.
         reason: &'static str,
     },
+    /// `npm:` followed by the path of a packed tarball (`npm:/abs/np-1.0.0.tgz`, which Pi 1.6
+    /// takes): ctxkit needs the package's name to know where npm installs it. Returned by
+    /// [`crate::PackageSource::parse`]; install `suggestion` (`npm:NAME@file:/abs/x.tgz`, the name
+    /// guessed from the file name `npm pack` gives) after checking the name.
+    #[error(
+        "Package source `{source_text}` names a tarball without its package's name: ctxkit takes \
+         it as `npm:NAME@file:PATH`"
+    )]
+    TarballWithoutName {
+        /// The source as given.
+        source_text: String,
+        /// The source to install instead.
+        suggestion: String,
+    },
     /// An `npm:` source whose name or version is not a registry package name and version (a path,
     /// a URL or `file:` spec would make npm install from elsewhere); local packages are given as
     /// paths.

@@ -132,6 +132,36 @@ fn check_npm_spec(npm: &NpmSource) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Whether an `npm:` name is a path to a packed tarball (`npm:/abs/x-1.0.0.tgz`, which Pi 1.6
+/// takes; ctxkit needs the package's name to know where it is installed).
+fn tarball_path_name(name: &str) -> bool {
+    let packed = name.ends_with(".tgz") || name.ends_with(".tar.gz");
+    packed && (name.starts_with(['/', '.', '~']) || name.contains('/'))
+}
+
+/// For `npm:<path to a tarball>`, the source ctxkit takes instead, the package's name guessed from
+/// the file name `npm pack` gives (`<name>-<version>.tgz`): `npm:np@file:/abs/np-1.0.0.tgz`. The
+/// hint of the refusal names it; the user checks the name against the package's `package.json`.
+fn tarball_source_suggestion(source: &str) -> Option<String> {
+    let path = source.trim().strip_prefix("npm:")?.trim();
+    if !tarball_path_name(path) {
+        return None;
+    }
+    let file = path.rsplit('/').next()?;
+    let stem = file
+        .strip_suffix(".tgz")
+        .or_else(|| file.strip_suffix(".tar.gz"))?;
+    // `np-1.0.0` → `np`: the name ends before the last `-` that a digit follows.
+    let name = stem
+        .match_indices('-')
+        .filter(|(index, _)| stem[index + 1..].starts_with(|c: char| c.is_ascii_digit()))
+        .map(|(index, _)| &stem[..index])
+        .next_back()
+        .filter(|name| !name.is_empty())
+        .unwrap_or("NAME");
+    Some(format!("npm:{name}@file:{path}"))
+}
+
 fn parse_npm_spec(spec: &str) -> NpmSource {
     // name = optional `@`, non-`@` run, optional `/` + non-`@` run; version = rest after `@`.
     let (scope_at, rest) = match spec.strip_prefix('@') {
@@ -185,6 +215,17 @@ impl PackageSource {
                     || npm.name.split('/').any(|part| part.starts_with('-'))
                 {
                     return Err(dash());
+                }
+                if let Some(suggestion) = npm
+                    .version
+                    .is_none()
+                    .then(|| tarball_source_suggestion(trimmed))
+                    .flatten()
+                {
+                    return Err(SourceError::TarballWithoutName {
+                        source_text: text.to_owned(),
+                        suggestion,
+                    });
                 }
                 if npm.name.split('/').any(|part| part == ".." || part == ".") {
                     return Err(escape());

@@ -484,3 +484,30 @@ fn urls_are_git_sources_or_errors_never_local_paths() {
         }
     }
 }
+
+/// QA S2: `npm:/abs/np-1.0.0.tgz` (what `npm pack` hands a user; Pi 1.6 takes it) is refused with
+/// the form ctxkit takes, the name guessed from the file name, instead of "not an npm package
+/// name".
+#[test]
+fn a_tarball_without_its_name_is_refused_with_the_form_to_use() {
+    for (source, expected) in [
+        ("npm:/abs/np-1.0.0.tgz", "npm:np@file:/abs/np-1.0.0.tgz"),
+        (
+            "npm:./dist/my-tool-2.3.4-beta.1.tgz",
+            "npm:my-tool@file:./dist/my-tool-2.3.4-beta.1.tgz",
+        ),
+        ("npm:/abs/packed.tar.gz", "npm:NAME@file:/abs/packed.tar.gz"),
+    ] {
+        match PackageSource::parse(source) {
+            Err(SourceError::TarballWithoutName { suggestion, .. }) => {
+                assert_eq!(suggestion, expected, "{source}");
+            }
+            other => panic!("{source}: {other:?}"),
+        }
+    }
+    assert!(PackageSource::parse("npm:np@file:/abs/np-1.0.0.tgz").is_ok());
+    assert!(matches!(
+        PackageSource::parse("npm:foo@/abs/path"),
+        Err(SourceError::InvalidNpmSpec { .. })
+    ));
+}
