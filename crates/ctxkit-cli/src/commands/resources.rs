@@ -26,8 +26,33 @@ const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../templates/system-prompt.
 
 pub(super) fn load(process: &ProcessSettings<'_>) -> Result<(LoadedResources, std::path::PathBuf)> {
     let environment = process.environment()?;
-    let loaded = load_in(environment, process.settings()?);
+    let mut loaded = load_in(environment, process.settings()?);
+    warn_of_command_names(&mut loaded);
     Ok((loaded, environment.cwd.clone()))
+}
+
+/// A prompt template named like one of the chat's commands (`prompts/compact.md`, `model.md`) is
+/// listed but never runs in `ctxkit chat`: the chat's own command wins (Pi 1.6's print mode
+/// expands the template instead). A warning of the template says so, in `ctxkit resources` and at
+/// a chat's start.
+pub(super) fn warn_of_command_names(loaded: &mut LoadedResources) {
+    let unreachable: Vec<ResourceDiagnostic> = loaded
+        .prompts
+        .templates
+        .iter()
+        .filter(|template| super::chat::slash_completion::is_chat_command(&template.name))
+        .map(|template| {
+            ResourceDiagnostic::warning(
+                format!(
+                    "Prompt template `/{0}` has the name of a chat command: `/{0}` in \
+                     `ctxkit chat` runs the command, never the template; rename the file to use it",
+                    template.name
+                ),
+                &template.file_path,
+            )
+        })
+        .collect();
+    loaded.prompts.diagnostics.extend(unreachable);
 }
 
 /// What the resource loader finds for `environment`'s project; missing packages are reported.
@@ -70,13 +95,15 @@ pub(super) fn load_installing(
     let manager = PackageManager::new(environment.clone(), settings)
         .with_missing_packages(MissingPackages::Install)
         .with_reporter(InstallNotices(announce));
-    load_resources(
+    let mut loaded = load_resources(
         environment,
         settings,
         &manager,
         &LoaderOptions::default(),
         &LoaderOverrides::default(),
-    )
+    );
+    warn_of_command_names(&mut loaded);
+    loaded
 }
 
 /// [`load_installing`] for a chat's start: the installs are said on stderr.

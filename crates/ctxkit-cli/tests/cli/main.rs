@@ -283,6 +283,7 @@ mod provider_context;
 mod provider_endpoints;
 mod providers;
 mod recall_summarized;
+mod resource_recovery;
 mod resources;
 mod secrets;
 mod serve;

@@ -41,7 +41,7 @@ mod setup;
 mod share;
 mod shell;
 mod slash;
-mod slash_completion;
+pub(super) mod slash_completion;
 mod status;
 mod thinking;
 mod tree_view;

@@ -54,6 +54,12 @@ const BUILT_IN: [(&str, &str); 34] = [
     ("exit", "the same as /quit"),
 ];
 
+/// Whether `/name` runs one of the chat's own commands, which win over a prompt template of the
+/// same name (`ctxkit resources` and the chat's start warn of such a template).
+pub(crate) fn is_chat_command(name: &str) -> bool {
+    BUILT_IN.iter().any(|(command, _)| *command == name) || matches!(name, "?" | "q")
+}
+
 /// Candidates offered at once.
 const MAX_CANDIDATES: usize = 40;
 
