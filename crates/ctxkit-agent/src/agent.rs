@@ -20,6 +20,7 @@ mod cancelled_compaction;
 mod events;
 mod forked_outputs;
 mod model_call;
+mod no_room;
 mod prompt_room;
 mod steering;
 mod tool_calls;
@@ -28,6 +29,7 @@ mod user_bash;
 
 pub use cancelled_compaction::AfterCancelledCompaction;
 pub use events::{AgentEvent, AgentObserver, IgnoreEvents, PromptOutcome};
+pub use no_room::{NoOutputRoom, NoRoomCause};
 pub use steering::Steering;
 
 use turn::TurnEnd;

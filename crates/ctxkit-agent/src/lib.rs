@@ -93,7 +93,7 @@ mod workspace;
 
 pub use agent::{
     AfterCancelledCompaction, Agent, AgentEvent, AgentObserver, AgentOptions, IgnoreEvents,
-    PromptOutcome, Steering,
+    NoOutputRoom, NoRoomCause, PromptOutcome, Steering,
 };
 pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use limits::WorkspaceLimits;

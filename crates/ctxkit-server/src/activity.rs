@@ -61,7 +61,8 @@ impl Tracker {
             AgentEvent::ToolStart { call } => self.set(Activity::Tool(call.name.clone())),
             AgentEvent::Reply { .. }
             | AgentEvent::ToolEnd { .. }
-            | AgentEvent::CompactionCancelled(_) => self.set(Activity::Other),
+            | AgentEvent::CompactionCancelled(_)
+            | AgentEvent::NoOutputRoom(_) => self.set(Activity::Other),
             AgentEvent::Checked(_)
             | AgentEvent::Delta(_)
             | AgentEvent::Retry

@@ -226,6 +226,14 @@ impl AgentObserver for Notifier {
             // The engine's `compaction_failed` says the cancel; the run's next event, or its
             // outcome (`interrupted`, `failed` with the reason, `not_sent`), what followed.
             AgentEvent::CompactionCancelled(_) => None,
+            // The run stops (`failed`, or a prompt `not_sent`): why, before its outcome.
+            AgentEvent::NoOutputRoom(stop) => Some(json!({
+                "type": "no_output_room",
+                "tokens": stop.tokens,
+                "window": stop.window,
+                "floor": stop.floor,
+                "message": stop.reason(),
+            })),
             AgentEvent::Steered { text, follow_up } => Some(json!({
                 "type": if follow_up { "follow_up" } else { "steered" },
                 "text": text,

@@ -7,6 +7,7 @@ use ctxkit_protocol::{AssistantMessage, ToolCall};
 use futures::future::BoxFuture;
 
 use super::AfterCancelledCompaction;
+use super::no_room::NoOutputRoom;
 use crate::tool::ToolOutcome;
 
 /// What the loop is doing, for a UI or a protocol client.
@@ -46,6 +47,10 @@ pub enum AgentEvent {
     /// The user cancelled an automatic compaction (before the prompt, between two model calls):
     /// what the run does now (its engine events, the cancel among them, came first).
     CompactionCancelled(AfterCancelledCompaction),
+    /// The next request would leave its reply less than its output floor and no compaction made
+    /// room (it failed, there was nothing to compact, compaction is off): the run stops without
+    /// sending it (its engine events, a failed compaction's among them, came first).
+    NoOutputRoom(NoOutputRoom),
 }
 
 /// Receives the loop's events in order; the loop waits for each.
@@ -70,9 +75,9 @@ pub enum PromptOutcome {
     Answered,
     /// The user interrupted the model or a tool.
     Interrupted,
-    /// The compaction before the prompt was cancelled and the prompt could not go out without it
-    /// (the user stopped the run too, or it does not fit the window), so it was not stored: its
-    /// text is given back.
+    /// The compaction before the prompt was cancelled or made no room, and the prompt could not go
+    /// out without it (the user stopped the run too, or it does not fit the window), so it was not
+    /// stored: its text is given back.
     NotSent(String),
     /// The turn ended without an answer; the one-line reason (a provider error, an overflow that
     /// compaction could not fix). Everything up to here is stored.

@@ -9,6 +9,7 @@ use ctxkit_summarizer::ConversationPrefix;
 use ctxkit_transform::CacheLifetime;
 use tokio_util::sync::CancellationToken;
 
+use super::no_room::NoRoomCause;
 use super::{Agent, AgentEvent, AgentObserver};
 
 impl Agent {
@@ -74,19 +75,14 @@ impl Agent {
         observer: &dyn AgentObserver,
     ) -> Result<RoomCheck, EngineError> {
         let report = self.engine.make_output_room(tokens).await?;
-        let compacted = report
-            .compaction
-            .as_ref()
-            .is_some_and(|end| end.error.is_none() && !end.aborted);
-        let cancelled = report.compaction.as_ref().is_some_and(|end| end.aborted);
+        let check = match report.compaction.as_ref() {
+            Some(end) if end.aborted => RoomCheck::Cancelled,
+            // A summary, a hook's, or the `truncate` fallback's entry without one.
+            Some(end) if end.entry_id.is_some() => RoomCheck::Compacted,
+            Some(_) | None => RoomCheck::NotCompacted(NoRoomCause::of(&report)),
+        };
         observer.event(AgentEvent::Checked(report)).await;
-        Ok(if cancelled {
-            RoomCheck::Cancelled
-        } else if compacted {
-            RoomCheck::Compacted
-        } else {
-            RoomCheck::Enough
-        })
+        Ok(check)
     }
 
     /// One streamed model call; its deltas go to the observer as they arrive, in order.
@@ -119,9 +115,10 @@ impl Agent {
 
 /// What the check of a request's output room did.
 pub(super) enum RoomCheck {
-    /// Nothing could be compacted: send the request as it is.
-    Enough,
-    /// A compaction made room: build the request again.
+    /// No compaction was written, and why: the request goes out only if its reply now gets its
+    /// floor ([`Agent::without_room`]).
+    NotCompacted(NoRoomCause),
+    /// A compaction was written: build the request again.
     Compacted,
     /// The user cancelled the compaction.
     Cancelled,

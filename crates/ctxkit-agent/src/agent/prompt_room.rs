@@ -17,8 +17,8 @@ pub(super) enum PromptGoes {
     /// It is stored and sent; its first request needs no output-room check of its own (it had
     /// one, or the user cancelled the compaction it would start again).
     Out,
-    /// The user cancelled the compaction it needed and it cannot go out without it: it is not
-    /// stored.
+    /// The user cancelled the compaction it needed, or that compaction made no room (it failed,
+    /// there was nothing to compact), and it cannot go out without it: it is not stored.
     NotSent,
 }
 
@@ -43,7 +43,14 @@ impl Agent {
             // Let go of the view before the compaction reads the same messages.
             drop(request);
             match self.make_output_room(tokens, observer).await? {
-                RoomCheck::Enough | RoomCheck::Compacted => return Ok(PromptGoes::Out),
+                RoomCheck::Compacted => return Ok(PromptGoes::Out),
+                RoomCheck::NotCompacted(cause) => {
+                    let stop = self.without_room(cause, pending, observer).await?;
+                    return Ok(match stop {
+                        None => PromptGoes::Out,
+                        Some(_) => PromptGoes::NotSent,
+                    });
+                }
                 RoomCheck::Cancelled => {}
             }
         }

@@ -21,8 +21,8 @@ pub(super) enum TurnEnd {
     /// The user cancelled the compaction between two model calls and stopped the run too: it
     /// stops without another check (which would compact again).
     CompactionCancelled,
-    /// The user cancelled the compaction between two model calls and the next request does not
-    /// fit without it: the run stops without another check; the reason.
+    /// The next request does not fit without the compaction that was cancelled, failed or found
+    /// nothing to compact: the run stops without another check; the reason.
     DoesNotFit(String),
 }
 
@@ -163,9 +163,15 @@ impl Agent {
                             }
                             continue;
                         }
-                        // Built again: from the compacted view, or as it was when nothing could
-                        // be compacted (and then sent without a second check).
-                        RoomCheck::Enough | RoomCheck::Compacted => continue,
+                        // Built again from the compacted view (sent without a second check).
+                        RoomCheck::Compacted => continue,
+                        // Sent only when the reply now gets its floor; else the run stops.
+                        RoomCheck::NotCompacted(cause) => {
+                            if let Some(stop) = self.without_room(cause, &[], observer).await? {
+                                return Ok(TurnEnd::DoesNotFit(stop.reason()));
+                            }
+                            continue;
+                        }
                     }
                 }
             }

@@ -14,6 +14,7 @@ mod cache_prefix;
 mod call_ids;
 mod cut_off;
 mod in_run;
+mod no_room;
 mod pi_edits;
 mod prompt_room;
 mod scenarios;

@@ -21,9 +21,9 @@ use crate::support::*;
 
 /// A model that says a request of more than `cramped_above` estimated tokens would leave its reply
 /// too little output room (as a provider layer with a large `maxOutput` does).
-struct Cramped {
-    inner: ScriptedModel,
-    cramped_above: u64,
+pub struct Cramped {
+    pub inner: ScriptedModel,
+    pub cramped_above: u64,
 }
 
 impl ChatModel for Cramped {
@@ -52,15 +52,23 @@ impl ChatModel for Cramped {
 /// A world with a short history, whose agent talks to a [`Cramped`] model and whose summaries
 /// hang until cancelled; the history and its prompts.
 async fn cramped_world(cramped_above: u64) -> (World, Vec<String>) {
-    let settings = ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(
-        &json!({"compaction": {"keepRecentTokens": 100}}),
-    ));
-    let model = provider(1.0, coder());
-    let mut world = World::with_summarizer(model.clone(), settings, Arc::new(Hanging)).await;
+    let settings = json!({"compaction": {"keepRecentTokens": 100}});
+    let mut world = World::with_summarizer(
+        provider(1.0, coder()),
+        ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(&settings)),
+        Arc::new(Hanging),
+    )
+    .await;
     let prompts = history(&mut world, 2).await;
+    make_cramped(&mut world, cramped_above).await;
+    (world, prompts)
+}
+
+/// Gives `world` an agent over a [`Cramped`] model of its scripted one.
+pub async fn make_cramped(world: &mut World, cramped_above: u64) {
     let options = world.agent.options().clone();
     let cramped = Cramped {
-        inner: model,
+        inner: world.model.clone(),
         cramped_above,
     };
     world.agent = Agent::new(
@@ -70,7 +78,6 @@ async fn cramped_world(cramped_above: u64) -> (World, Vec<String>) {
         options,
     )
     .await;
-    (world, prompts)
 }
 
 /// Cancels the next compaction as soon as it runs; `interrupt` stops the turn first (Esc twice).

@@ -156,6 +156,7 @@ impl AgentObserver for Terminal<'_> {
                     self.ui.line(&format!("> {text}"));
                 }
                 AgentEvent::CompactionCancelled(next) => self.ui.after_cancelled_compaction(&next),
+                AgentEvent::NoOutputRoom(stop) => self.ui.no_output_room(&stop),
             }
         })
     }

@@ -14,7 +14,28 @@ const GOES_ON_UNCOMPACTED: &str =
 const DOES_NOT_FIT_HINT: &str =
     "hint: `/compact` makes room; then send a prompt (`continue`) to go on";
 
+/// Said when a run stopped because its request leaves no output room and the summary that would
+/// make room failed.
+const NO_ROOM_FAILED_HINT: &str = "hint: run `/compact` to try again, or `/model` to switch models; \
+     then send a prompt (`continue`) to go on";
+
+/// Said when a run stopped because its request leaves no output room and nothing can be compacted
+/// (or compaction is off).
+const NO_ROOM_HINT: &str = "hint: `/model` switches to a model with a larger context window; \
+     `/compact` summarizes what can be, then send a prompt (`continue`) to go on";
+
 impl Ui {
+    /// Why a run stopped without sending its next request: it leaves the reply no output room and
+    /// no compaction made any. The session is as it was; the hint says how to go on.
+    pub fn no_output_room(&self, stop: &ctxkit_agent::NoOutputRoom) {
+        self.error(&one_line(&stop.reason(), 600));
+        match stop.cause {
+            ctxkit_agent::NoRoomCause::CompactionFailed(_) => self.info(NO_ROOM_FAILED_HINT),
+            ctxkit_agent::NoRoomCause::NothingToCompact
+            | ctxkit_agent::NoRoomCause::CompactionOff => self.info(NO_ROOM_HINT),
+        }
+    }
+
     /// What the run does after the user cancelled its automatic compaction, under the
     /// `Compaction cancelled` line: without a word, a run that stops would look finished.
     pub fn after_cancelled_compaction(&self, next: &ctxkit_agent::AfterCancelledCompaction) {

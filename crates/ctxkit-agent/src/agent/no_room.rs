@@ -1,0 +1,108 @@
+//! A request whose reply would get less output room than its floor, after the compaction that
+//! should have made room did not (the summary failed and `compaction.fallback` is `error`, there
+//! was nothing left to compact, compaction is off): the run stops and says why instead of sending
+//! it. Before, it went out with the room that was left, down to `max_tokens: 1`, and the reply was
+//! cut to a token (QA r100: a summarizer answering HTTP 500 ended every run that way).
+
+use ctxkit_engine::{CheckReport, Decision, EngineError, SkipReason};
+use ctxkit_protocol::AgentMessage;
+
+use super::{Agent, AgentEvent, AgentObserver};
+
+/// Why no compaction made output room for a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoRoomCause {
+    /// The compaction failed and wrote nothing; its error (the summarizer's, say).
+    CompactionFailed(String),
+    /// Everything since the last compaction is kept: there is nothing to summarize.
+    NothingToCompact,
+    /// Compaction is off (`compaction.enabled: false`).
+    CompactionOff,
+}
+
+impl NoRoomCause {
+    /// Why the report of a room check that wrote no compaction (and was not cancelled) made none.
+    pub(super) fn of(report: &CheckReport) -> Self {
+        if let Some(error) = report.compaction.as_ref().and_then(|end| end.error.clone()) {
+            return Self::CompactionFailed(error);
+        }
+        match report.decision {
+            Decision::Skip(SkipReason::Disabled) => Self::CompactionOff,
+            Decision::Skip(_)
+            | Decision::RecoveryExhausted
+            | Decision::Overflow
+            | Decision::Threshold { .. } => Self::NothingToCompact,
+        }
+    }
+}
+
+/// A request that was not sent: about `tokens` estimated tokens, which leave its reply less than
+/// `floor` output tokens in the model's `window`, and why no compaction made room.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoOutputRoom {
+    pub tokens: u64,
+    pub window: u64,
+    pub floor: u64,
+    pub cause: NoRoomCause,
+}
+
+impl NoOutputRoom {
+    /// The one-line reason the run stops with.
+    pub fn reason(&self) -> String {
+        let Self {
+            tokens,
+            window,
+            floor,
+            cause,
+        } = self;
+        let fits = format!(
+            "The context (about {tokens} tokens) no longer fits the model's {window}-token \
+             context window with room for a {floor}-token reply"
+        );
+        match cause {
+            NoRoomCause::CompactionFailed(error) => format!(
+                "{fits}, and the compaction that would make room failed, so nothing was sent: \
+                 {error}"
+            ),
+            NoRoomCause::NothingToCompact => {
+                format!("{fits}, and there is nothing left to compact, so nothing was sent")
+            }
+            NoRoomCause::CompactionOff => {
+                format!("{fits}, and compaction is off (`compaction.enabled`), so nothing was sent")
+            }
+        }
+    }
+}
+
+impl Agent {
+    /// After a room check that made no room for `cause`: the next request (with `pending`, the
+    /// prompt not stored yet) measured again; `None` when its reply now gets its floor (it goes
+    /// out), else the run stops and `observer` is told why.
+    pub(super) async fn without_room(
+        &self,
+        cause: NoRoomCause,
+        pending: &[AgentMessage],
+        observer: &dyn AgentObserver,
+    ) -> Result<Option<NoOutputRoom>, EngineError> {
+        let mut request = self.build_request().await?;
+        request.messages.extend_from_slice(pending);
+        let Some(room) = self.model.output_room(&request) else {
+            return Ok(None);
+        };
+        if room.room >= room.floor {
+            return Ok(None);
+        }
+        let stop = NoOutputRoom {
+            tokens: ctxkit_llm::estimate_request_tokens(
+                &request.system_prompt,
+                &request.tools,
+                &request.messages,
+            ),
+            window: self.model.info().context_window,
+            floor: room.floor,
+            cause,
+        };
+        observer.event(AgentEvent::NoOutputRoom(stop.clone())).await;
+        Ok(Some(stop))
+    }
+}

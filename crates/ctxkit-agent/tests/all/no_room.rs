@@ -1,0 +1,142 @@
+//! QA r100: a request whose reply would get less output room than its floor, when the compaction
+//! that should make room fails (the summarizer answers HTTP 500), was sent anyway with the room
+//! left, down to `max_tokens: 1`; the reply was cut to a token and the run ended. Now the run stops
+//! before sending it and says why; the `truncate` fallback, when set, makes room instead.
+
+use std::sync::Arc;
+
+use ctxkit_agent::{AgentEvent, NoOutputRoom, NoRoomCause, PromptOutcome};
+use futures::future::BoxFuture;
+use serde_json::json;
+
+use crate::prompt_room::make_cramped;
+use crate::scenarios::{coder, history};
+use crate::support::*;
+
+/// A summarizer whose provider is down.
+struct Down;
+
+impl ctxkit_summarizer::Summarizer for Down {
+    fn name(&self) -> String {
+        "down".to_owned()
+    }
+
+    fn supports_reasoning(&self) -> bool {
+        false
+    }
+
+    fn summarize(
+        &self,
+        _request: ctxkit_summarizer::SummaryRequest,
+        _cancel: tokio_util::sync::CancellationToken,
+    ) -> BoxFuture<'_, Result<ctxkit_summarizer::SummaryResponse, ctxkit_summarizer::SummarizerError>>
+    {
+        Box::pin(async {
+            Err(ctxkit_summarizer::SummarizerError::new(
+                "Provider `mock` returned HTTP 500: overloaded".to_owned(),
+            ))
+        })
+    }
+}
+
+/// A world with two answered prompts and a `big.txt` of about 3,000 tokens, whose summaries fail,
+/// and whose model leaves a reply no room once a request is 1,000 estimated tokens over the last
+/// request of the history (so the next prompt fits, and the read of `big.txt` does not).
+async fn world_with(settings: serde_json::Value) -> (World, Vec<String>) {
+    let settings =
+        ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(&settings));
+    let mut world = World::with_summarizer(provider(1.0, coder()), settings, Arc::new(Down)).await;
+    let prompts = history(&mut world, 2).await;
+    std::fs::write(world.work().join("big.txt"), filler("big", 12_000)).unwrap();
+    let requests = world.model.requests();
+    let last = requests.last().unwrap();
+    let tokens =
+        ctxkit_llm::estimate_request_tokens(&last.system_prompt, &last.tools, &last.messages);
+    make_cramped(&mut world, tokens + 1_000).await;
+    (world, prompts)
+}
+
+fn stops(world: &World) -> Vec<NoOutputRoom> {
+    let events = world.observed.0.lock().unwrap();
+    events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::NoOutputRoom(stop) => Some(stop.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_run_whose_summary_fails_stops_instead_of_sending_a_request_without_room() {
+    let (mut world, mut prompts) =
+        world_with(json!({"compaction": {"keepRecentTokens": 100}})).await;
+    let sent_before = world.model.requests().len();
+    let outcome = world.prompt("READ big.txt").await;
+    let PromptOutcome::Failed(reason) = outcome else {
+        panic!("the run did not stop: {outcome:?}");
+    };
+    assert!(reason.contains("no longer fits"), "{reason}");
+    assert!(reason.contains("HTTP 500: overloaded"), "{reason}");
+    assert!(reason.contains("nothing was sent"), "{reason}");
+    // The prompt's request (which asked for the read) went out; the one with the read did not.
+    assert_eq!(world.model.requests().len(), sent_before + 1);
+    let stops = stops(&world);
+    let [stop] = stops.as_slice() else {
+        panic!("{stops:?}");
+    };
+    assert!(
+        matches!(&stop.cause, NoRoomCause::CompactionFailed(error) if error.contains("HTTP 500")),
+        "{stop:?}"
+    );
+    // The session is as the run left it: the prompt, the call, its result; nothing compacted.
+    prompts.push("READ big.txt".to_owned());
+    assert_eq!(world.user_texts().await, prompts);
+    assert_eq!(world.compactions().await, 0);
+    let session = world.reload().await;
+    let last = session
+        .entries()
+        .last()
+        .unwrap()
+        .parse_message()
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(last, ctxkit_protocol::AgentMessage::ToolResult(_)),
+        "{last:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_prompt_whose_summary_fails_and_that_leaves_no_room_is_given_back() {
+    let (mut world, prompts) = world_with(json!({"compaction": {"keepRecentTokens": 100}})).await;
+    let sent_before = world.model.requests().len();
+    let long = format!("look at this\n{}", filler("log", 30_000));
+    let outcome = world.prompt(&long).await;
+    assert!(
+        outcome == PromptOutcome::NotSent(long.clone()),
+        "not given back"
+    );
+    assert_eq!(
+        world.model.requests().len(),
+        sent_before,
+        "nothing was sent"
+    );
+    assert_eq!(
+        world.user_texts().await,
+        prompts,
+        "the prompt is not stored"
+    );
+    assert_eq!(stops(&world).len(), 1);
+}
+
+#[tokio::test]
+async fn the_truncate_fallback_makes_the_room_a_failed_summary_did_not() {
+    let (mut world, _) = world_with(json!({
+        "compaction": {"keepRecentTokens": 100, "fallback": "truncate"}
+    }))
+    .await;
+    assert_eq!(world.prompt("READ big.txt").await, PromptOutcome::Answered);
+    assert!(world.compactions().await >= 1);
+    assert!(stops(&world).is_empty());
+}
