@@ -12,7 +12,9 @@
 
 mod carried;
 mod digest;
+mod failure;
 mod layout;
+mod plan;
 mod previous;
 mod prompt;
 mod recent;

@@ -450,6 +450,9 @@ pub fn decisions(digest: &Digest) -> Vec<Item> {
 
 pub fn next_steps(digest: &Digest) -> Vec<Item> {
     let mut items = earlier(digest, Slot::NextSteps, 52);
+    for sentence in crate::plan::stated_plan(digest) {
+        items.push(item(clip(&sentence, 300), 93));
+    }
     if let Some(last) = digest.replies.last().filter(|_| digest.ends_with_reply()) {
         let (prose, _) = split_fences(last);
         for sentence in sentences(&prose)

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, ToolResultMessage};
 use serde_json::Value;
 
+use crate::failure;
 use crate::text::{plain_output, strip_injected};
 
 /// What a tool call did, judged from its name and arguments (the same for Pi's, Claude Code's,
@@ -95,7 +96,10 @@ pub fn steps(messages: &[AgentMessage]) -> Vec<Step> {
                 kind: CallKind::Command,
                 target: bash.command.clone(),
                 output: Some(bash.output.clone()),
-                failed: bash.cancelled || bash.exit_code.is_some_and(|code| code != 0),
+                failed: bash.cancelled
+                    || bash.exit_code.is_some_and(|code| code != 0)
+                    || (!crate::digest::only_looks(&bash.command)
+                        && failure::reports_command_failure(&bash.output)),
                 written: None,
             })),
             AgentMessage::CompactionSummary(summary) => {
@@ -170,13 +174,25 @@ fn patch_paths(arguments: &Value) -> Vec<String> {
 
 fn tool_call(name: &str, arguments: &Value, result: Option<&ToolResultMessage>) -> Call {
     let output = result.map(|result| plain_output(&content_text(&result.content)));
+    let command = command_argument(arguments);
+    // A command's output is read for what failed (`cmd | tail` exits as `tail` does); a read
+    // file's or a search's text only for an exit code its tool reported.
+    let runs = command
+        .as_deref()
+        .is_some_and(|command| !crate::digest::only_looks(command));
     let failed = result.is_some_and(|result| result.is_error)
-        || output.as_deref().is_some_and(reports_failure);
+        || output.as_deref().is_some_and(|output| {
+            if runs {
+                failure::reports_command_failure(output)
+            } else {
+                failure::reports_exit_failure(output)
+            }
+        });
     let lower = name.to_lowercase();
     let changes = ["write", "edit", "patch", "create", "replace", "delete"]
         .iter()
         .any(|verb| lower.contains(verb));
-    let (kind, target) = if let Some(command) = command_argument(arguments) {
+    let (kind, target) = if let Some(command) = command {
         (CallKind::Command, command)
     } else if let Some(path) = path_argument(arguments) {
         let kind = if changes {
@@ -251,21 +267,6 @@ fn other_target(name: &str, arguments: &Value) -> String {
     }
 }
 
-/// Whether a result's text reports a non-zero exit (`Command exited with code 2`, `Exit code: 1`).
-fn reports_failure(output: &str) -> bool {
-    let lower = output.to_lowercase();
-    ["exited with code ", "exit code: ", "exit code "]
-        .iter()
-        .any(|marker| {
-            lower.match_indices(marker).any(|(index, _)| {
-                lower[index + marker.len()..]
-                    .chars()
-                    .next()
-                    .is_some_and(|digit| digit.is_ascii_digit() && digit != '0')
-            })
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,9 +326,27 @@ mod tests {
         assert!(matches!(&steps[1], Step::Reply(text) if text == "Looking."));
     }
 
+    /// QA r100: `pytest | tail -5` exits 0; its output says the run failed, a read file's
+    /// traceback does not make the read fail.
     #[test]
-    fn exit_code_zero_is_not_a_failure() {
-        assert!(!reports_failure("ok\nExit code: 0"));
-        assert!(reports_failure("Exit code: 2"));
+    fn a_commands_output_says_it_failed_a_files_text_does_not() {
+        let span = messages(json!([
+            {"role": "assistant", "stopReason": "toolUse", "content": [
+                {"type": "toolCall", "id": "t", "name": "bash", "arguments": {"command": "python3 -m pytest -q 2>&1 | tail -5"}},
+                {"type": "toolCall", "id": "r", "name": "read", "arguments": {"path": "notes.md"}},
+                {"type": "toolCall", "id": "g", "name": "bash", "arguments": {"command": "grep -rn FAILED ci.log"}}
+            ]},
+            {"role": "toolResult", "toolCallId": "t", "toolName": "bash", "content": [{"type": "text", "text": "FAILED test_calc.py::test_zero - AssertionError\n1 failed, 1 passed in 0.02s"}], "isError": false},
+            {"role": "toolResult", "toolCallId": "r", "toolName": "read", "content": [{"type": "text", "text": "Traceback (most recent call last):\nFAILED once"}], "isError": false},
+            {"role": "toolResult", "toolCallId": "g", "toolName": "bash", "content": [{"type": "text", "text": "ci.log:3: FAILED test_x"}], "isError": false}
+        ]));
+        let failed: Vec<bool> = steps(&span)
+            .iter()
+            .filter_map(|step| match step {
+                Step::Call(call) => Some(call.failed),
+                Step::Request(_) | Step::Reply(_) | Step::Summary(_) => None,
+            })
+            .collect();
+        assert_eq!(failed, [true, false, false]);
     }
 }

@@ -739,3 +739,34 @@ fn an_update_marks_only_its_own_latest_request_and_last_report() {
     );
     assert!(!update.contains("Last Steps in Full:"), "{update}");
 }
+
+/// QA r100: a test run whose status a pipe hid (`| tail -5`) and whose output says it failed was
+/// listed as passed, and the assistant's stated next step was lost once a user's note and a short
+/// answer followed it.
+#[test]
+fn a_failing_run_behind_a_pipe_is_not_passed_and_the_stated_next_step_is_kept() {
+    let mut values =
+        vec![json!({"role": "user", "content": "Run the test suite and tell me if it passes."})];
+    values.extend(bash(
+        "c1",
+        "python3 -m pytest -q 2>&1 | tail -5",
+        "F.\nFAILED test_calc.py::test_zero - AssertionError: expected ValueError\n1 failed, 1 passed in 0.02s\n",
+        false,
+    ));
+    values.push(json!({"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "The suite fails: test_zero in test_calc.py. Next I will fix calc.divide so it raises ValueError."}]}));
+    values.push(
+        json!({"role": "user", "content": "Before that, note this: the release is on Friday."}),
+    );
+    values.push(json!({"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Noted."}]}));
+    let summary = summarize_offline(&request(messages(Value::Array(values)), None, 13_107));
+    assert!(!summary.contains("Passed: `python3 -m pytest"), "{summary}");
+    assert!(
+        summary.contains("FAILED test_calc.py::test_zero"),
+        "{summary}"
+    );
+    let next = summary.split("## Next Steps").nth(1).unwrap_or_default();
+    assert!(
+        next.contains("Next I will fix calc.divide so it raises ValueError."),
+        "{summary}"
+    );
+}
