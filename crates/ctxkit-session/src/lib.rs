@@ -101,7 +101,7 @@ pub use listing::{
 pub use llm::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX, bash_execution_text, convert_to_llm, convert_values_to_llm,
-    to_llm_message,
+    reaches_model, to_llm_message,
 };
 pub use paths::{default_session_dir, encode_cwd, file_safe_id, resolved_cwd, session_file_name};
 pub use private::{

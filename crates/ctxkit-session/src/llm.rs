@@ -50,15 +50,36 @@ fn user_text(text: String, timestamp: Option<i64>) -> AgentMessage {
     })
 }
 
-/// The provider form of one message; `None` for messages the model never sees (`!!` shell runs,
-/// unknown roles). System messages (Pi 0.87: prompt state inside the transcript) pass through.
+/// Whether the model sees `message` at all: every role but a shell run marked
+/// `excludeFromContext` (`!!`) and unknown roles; system messages (Pi 0.87) included. The one rule
+/// [`to_llm_message`] and the page's "what the model saw" follow.
+pub fn reaches_model(message: &AgentMessage) -> bool {
+    match message {
+        AgentMessage::User(_)
+        | AgentMessage::Assistant(_)
+        | AgentMessage::ToolResult(_)
+        | AgentMessage::Custom(_)
+        | AgentMessage::BranchSummary(_)
+        | AgentMessage::CompactionSummary(_) => true,
+        AgentMessage::BashExecution(bash) => bash.exclude_from_context != Some(true),
+        AgentMessage::Unknown(_) => message.role() == "system",
+    }
+}
+
+/// The provider form of one message; `None` for messages the model never sees
+/// ([`reaches_model`]: `!!` shell runs, unknown roles). System messages (Pi 0.87: prompt state
+/// inside the transcript) pass through.
 pub fn to_llm_message(message: &AgentMessage) -> Option<AgentMessage> {
+    if !reaches_model(message) {
+        return None;
+    }
     match message {
         AgentMessage::User(_) | AgentMessage::Assistant(_) | AgentMessage::ToolResult(_) => {
             Some(message.clone())
         }
-        AgentMessage::BashExecution(bash) => (bash.exclude_from_context != Some(true))
-            .then(|| user_text(bash_execution_text(bash), bash.timestamp)),
+        AgentMessage::BashExecution(bash) => {
+            Some(user_text(bash_execution_text(bash), bash.timestamp))
+        }
         AgentMessage::Custom(custom) => Some(AgentMessage::User(UserMessage {
             content: MessageContent::Blocks(custom.content.blocks()),
             timestamp: custom.timestamp,
@@ -78,7 +99,7 @@ pub fn to_llm_message(message: &AgentMessage) -> Option<AgentMessage> {
             ),
             summary.timestamp,
         )),
-        AgentMessage::Unknown(_) => (message.role() == "system").then(|| message.clone()),
+        AgentMessage::Unknown(_) => Some(message.clone()),
     }
 }
 

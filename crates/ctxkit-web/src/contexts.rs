@@ -6,7 +6,9 @@
 use std::borrow::Cow;
 
 use ctxkit_protocol::{AgentMessage, ContentBlock};
-use ctxkit_session::{ContextMessage, ContextMessageKind, EntryIndex, Session, build_context};
+use ctxkit_session::{
+    ContextMessage, ContextMessageKind, EntryIndex, Session, build_context, reaches_model,
+};
 use ctxkit_settings::TransformSettings;
 use ctxkit_transform::{sent_form, transform_measured};
 use serde_json::{Map, Value, json};
@@ -141,9 +143,14 @@ impl View {
         if context.messages.len() > max_messages {
             return Ok(None);
         }
-        // What could be read: a message of the wrong type is left out, as the page says.
-        let (sources, input): (Vec<ContextMessage>, Vec<_>) =
-            parsed.get(session, &context.messages)?.into_iter().unzip();
+        // What could be read: a message of the wrong type is left out, as the page says. What
+        // the model never sees (a `!!` shell run, an unknown role) is left out by the rule
+        // `ctxkit context --llm` follows, so it is neither listed nor counted.
+        let (sources, input): (Vec<ContextMessage>, Vec<_>) = parsed
+            .get(session, &context.messages)?
+            .into_iter()
+            .filter(|(_, message)| reaches_model(message.message()))
+            .unzip();
         // The pruning rule weighs the cache of the model the view was sent to, as the engine does.
         let cache = context.model.as_ref().and_then(|model| {
             ctxkit_models::model_cache_terms(model.provider.as_deref()?, model.model_id.as_deref()?)
@@ -359,6 +366,36 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(sent, ["stored", "dropped", "stored", "stored"]);
         assert_eq!(matched(3, &[0, 2]), [Some(0), None, Some(1)]);
+    }
+
+    /// A `!!` shell run (`excludeFromContext`) is not among what the model saw, as
+    /// `ctxkit context --llm` leaves it out; a `!` run is.
+    #[test]
+    fn a_shell_run_kept_from_the_model_is_not_in_its_view() {
+        let mut session = Session::in_memory("/work");
+        let mut append = |value: Value| session.append_message(message(value)).unwrap();
+        append(json!({"role": "user", "content": "hi", "timestamp": 1}));
+        for (command, excluded) in [("echo kept", false), ("echo EXCLUDED", true)] {
+            append(
+                json!({"role": "bashExecution", "command": command, "output": "out",
+                "exitCode": 0, "cancelled": false, "truncated": false,
+                "excludeFromContext": excluded, "timestamp": 2}),
+            );
+        }
+        append(json!({"role": "user", "content": "next", "timestamp": 3}));
+        let leaf = session.index().entries().len() - 1;
+        let view = View::build(
+            &session,
+            &ParsedMessages::default(),
+            leaf,
+            &TransformSettings::default(),
+            0,
+            usize::MAX,
+        )
+        .unwrap()
+        .unwrap();
+        let entries: Vec<usize> = view.messages.iter().map(|message| message.entry).collect();
+        assert_eq!(entries, [0, 1, 3]);
     }
 
     #[test]
