@@ -192,6 +192,107 @@ impl Renderer<'_> {
         }
     }
 
+    /// A system message's blocks (Pi 0.87 and 1.6 keep the prompt in the transcript): its
+    /// content's text, then each section in order (`sec`, its name; `removed` when a later message
+    /// drops it), each a `system` block, and its tools as one `tools` block (`add`: name,
+    /// description `t`, parameters `[name, type, required, description]`; `rm`: names removed).
+    /// The page shows them as Pi's export does: the prompt's text, then its tools.
+    fn system_blocks(&self, message: &Value) -> Vec<Value> {
+        let mut blocks: Vec<Value> = self
+            .content(message.get("content"))
+            .into_iter()
+            .filter(|block| block.get("t").and_then(Value::as_str) != Some(""))
+            .map(|mut block| {
+                if let Some(object) = block.as_object_mut()
+                    && object.get("k").and_then(Value::as_str) == Some("text")
+                {
+                    object.insert("k".to_owned(), json!("system"));
+                }
+                block
+            })
+            .collect();
+        if let Some(Value::Object(sections)) = message.get("sections") {
+            for (name, value) in sections {
+                let mut block = match value {
+                    Value::Null => json!({"k": "system", "removed": true}),
+                    Value::String(text) => self.text_block("system", text),
+                    other @ (Value::Bool(_)
+                    | Value::Number(_)
+                    | Value::Array(_)
+                    | Value::Object(_)) => self.text_block("system", &other.to_string()),
+                };
+                if let Some(object) = block.as_object_mut() {
+                    object.insert("sec".to_owned(), json!(self.short(name)));
+                }
+                blocks.push(block);
+            }
+        }
+        let tools = |field: &str| -> Vec<&Value> {
+            message
+                .get(field)
+                .and_then(Value::as_array)
+                .map(|tools| tools.iter().collect())
+                .unwrap_or_default()
+        };
+        let (added, removed) = (tools("toolsAdded"), tools("toolsRemoved"));
+        if !added.is_empty() || !removed.is_empty() {
+            let name_of =
+                |tool: &Value| self.short(tool.get("name").and_then(Value::as_str).unwrap_or(""));
+            let added: Vec<Value> = added
+                .into_iter()
+                .map(|tool| self.tool_declared(tool))
+                .collect();
+            let removed: Vec<String> = removed.into_iter().map(name_of).collect();
+            blocks.push(json!({"k": "tools", "add": added, "rm": removed}));
+        }
+        blocks
+    }
+
+    /// One tool a system message declares: its name, description (`t`) and parameters, each
+    /// `[name, type, required, description]`.
+    fn tool_declared(&self, tool: &Value) -> Value {
+        fn text_of(value: Option<&Value>) -> &str {
+            value.and_then(Value::as_str).unwrap_or("")
+        }
+        let required: Vec<&str> = tool
+            .pointer("/parameters/required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let parameters: Vec<Value> = tool
+            .pointer("/parameters/properties")
+            .and_then(Value::as_object)
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, property)| {
+                        let kind = match property.get("type") {
+                            Some(Value::String(kind)) => kind.clone(),
+                            Some(other) => other.to_string(),
+                            None => "any".to_owned(),
+                        };
+                        json!([
+                            self.short(name),
+                            self.short(&kind),
+                            required.contains(&name.as_str()),
+                            self.redactor
+                                .clip(text_of(property.get("description")), 2000)
+                                .0
+                        ])
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut shown = Map::new();
+        shown.insert(
+            "name".to_owned(),
+            json!(self.short(text_of(tool.get("name")))),
+        );
+        self.text_into(&mut shown, text_of(tool.get("description")));
+        shown.insert("params".to_owned(), Value::Array(parameters));
+        Value::Object(shown)
+    }
+
     /// A `read` result's text blocks coloured in the file's language ([`colour`]).
     fn colour_read_result(&self, call_id: Option<&str>, blocks: &mut [Value]) {
         let languages = self.read_languages.borrow();
@@ -261,6 +362,7 @@ impl Renderer<'_> {
             "compactionSummary" | "branchSummary" => {
                 vec![self.text_block("summary", text("summary").unwrap_or(""))]
             }
+            "system" => self.system_blocks(message),
             "toolResult" => {
                 let mut blocks = self.content(message.get("content"));
                 self.colour_read_result(text("toolCallId"), &mut blocks);

@@ -143,6 +143,14 @@ pub(crate) fn entry_record(
             let mut blocks = [json!({"k": "summary", "t": text, "n": full})];
             renderer.markdown(&mut blocks);
             record.insert("blocks".to_owned(), json!(blocks));
+            // A compaction that replays the system state (Pi 0.87): later system messages on
+            // its branch are updates of that prompt.
+            if value
+                .get("systemMessage")
+                .is_some_and(|system| !system.is_null())
+            {
+                record.insert("sys".to_owned(), json!(true));
+            }
             for field in ["tokensBefore", "firstKeptEntryId", "fromId", "fromHook"] {
                 if let Some(field_value) = value.get(field) {
                     let shown = match field_value {

@@ -24,6 +24,8 @@ mod live;
 mod markdown;
 #[path = "web/refusals.rs"]
 mod refusals;
+#[path = "web/system_and_keys.rs"]
+mod system_and_keys;
 #[path = "web/terminal.rs"]
 mod terminal;
 

@@ -39,10 +39,76 @@
       default: return el("div", null, el("pre", null, b.t || ""), clipNote(b));
     }
   }
-  function entryBody(e) {
+  // ---- system messages (Pi 0.87, 1.6: the prompt and tools kept in the transcript) ----
+  // Whether the system entry `i` starts the prompt on its branch (no system message nor a
+  // compaction that replays one before it): its text is the prompt, a later one's an update.
+  function leadingSystem(i) {
+    let p = entry(i).p;
+    for (let steps = 0; p !== null && p !== undefined && steps < D.entries.length; steps++) {
+      const e = entry(p);
+      if (!e) return true;
+      if ((e.ty === "message" && e.role === "system") || (e.ty === "compaction" && e.sys)) return false;
+      p = e.p;
+    }
+    return true;
+  }
+  // A long text folded to its first lines, as Pi's export shows a prompt: open when short.
+  function foldedText(title, t, clipped) {
+    const lines = t.split("\n").length;
+    const d = el("details", "system-prompt", el("summary", null, el("b", null, title), lines > 10 ? el("span", "note", " " + counted(lines, "line")) : null), el("pre", null, t), clipped);
+    d.open = lines <= 10;
+    return d;
+  }
+  function toolsList(title, tools) {
+    if (!tools || !tools.length) return null;
+    const items = el("ul", "tools-list");
+    for (const t of tools) {
+      const head = [el("b", null, t.name), t.t ? " – " + t.t : null];
+      if (!t.params || !t.params.length) { items.append(el("li", null, ...head)); continue; }
+      const params = el("ul", null);
+      for (const [name, type, required, desc] of t.params) {
+        params.append(el("li", null, el("code", null, name), " ", el("span", "note", type + (required ? " · required" : " · optional")), desc ? " – " + desc : null));
+      }
+      items.append(el("li", null, el("details", null, el("summary", null, ...head), params)));
+    }
+    const d = el("details", "tools", el("summary", null, el("b", null, title), el("span", "note", " " + counted(tools.length, "tool"))), items);
+    d.open = tools.length <= 12;
+    return d;
+  }
+  // The prompt's text as Pi's export shows it: for the first system message its content and
+  // sections joined (removed sections left out), for a later one what each section became.
+  function systemBody(blocks, leading) {
+    const parts = [], changes = [], clipped = [];
+    let tools = null;
+    for (const b of blocks) {
+      if (b.k === "tools") { tools = b; continue; }
+      if (b.k !== "system") continue;
+      if (b.n) clipped.push(clipNote(b));
+      if (b.sec === undefined) { if (b.t) { parts.push(b.t); changes.push("instructions"); } continue; }
+      changes.push(b.removed ? "-" + b.sec : b.sec);
+      if (leading) { if (!b.removed && b.t) parts.push(b.t); }
+      else parts.push(b.removed ? "Removed system prompt section \"" + b.sec + "\"." : "Updated system prompt section \"" + b.sec + "\":\n\n" + (b.t || ""));
+    }
+    if (tools && !leading) {
+      const moved = (tools.add || []).map((t) => "+" + t.name).concat((tools.rm || []).map((name) => "-" + name));
+      if (moved.length) changes.push("tools " + moved.join(" "));
+    }
+    const out = el("div", "system");
+    const t = parts.join("\n\n");
+    if (t) out.append(foldedText(leading ? "System Prompt" : "System Prompt Update" + (changes.length ? ": " + changes.join(", ") : ""), t, el("div", null, ...clipped)));
+    if (tools) {
+      out.append(toolsList(leading ? "Available Tools" : "Tools Added", tools.add));
+      if (tools.rm && tools.rm.length) out.append(el("div", "note", "Tools removed: " + tools.rm.join(", ")));
+    }
+    if (!out.childNodes.length) out.append(el("div", "note", "(an empty system message)"));
+    return out;
+  }
+  // `leading`: a system message's place (see `leadingSystem`); other messages ignore it.
+  function entryBody(e, leading) {
     const body = el("div", "body");
     if (e.errorMessage) body.append(el("div", "err", "error: " + e.errorMessage));
-    for (const b of e.blocks || []) body.append(renderBlock(b));
+    if (e.role === "system") body.append(systemBody(e.blocks || [], leading !== false));
+    else for (const b of e.blocks || []) body.append(renderBlock(b));
     const u = usageLine(e.usage);
     if (u) body.append(el("div", "note", u));
     return body;
@@ -73,7 +139,7 @@
       i === D.leaf ? el("span", "badge", "leaf") : null,
       el("span", null, e.ts));
     if (e.ty === "compaction") head.append(el("span", "badge bad", "compaction · " + fmt(e.tokensBefore) + " tokens before"));
-    const body = entryBody(e);
+    const body = entryBody(e, e.role === "system" && leadingSystem(i));
     if (e.ty === "branch_summary") body.prepend(leftBehindNote(e));
     for (const p of problemsAt(i)) {
       head.append(el("span", "badge bad damaged", "damaged"));

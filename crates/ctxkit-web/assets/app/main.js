@@ -27,6 +27,14 @@
     }
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const k = ev.key;
+    // The keys that scroll belong to what has the focus: they move the tree's selection only in
+    // the tree (or with nothing focused); in a reading pane they scroll it (they were taken by
+    // the tree wherever the focus was, so only Space scrolled a pane).
+    const focus = document.activeElement;
+    const inTree = !focus || focus === document.body || tree.box.contains(focus);
+    const scrolling = /^(Arrow(Up|Down)|Page(Up|Down)|Home|End)$/.test(k);
+    if (scrolling && !inTree) return;
+    if (k === "Enter" && focus === tree.box) { showEntryPane(); ev.preventDefault(); return; }
     if (k === "j" || k === "ArrowDown") move(1);
     else if (k === "k" || k === "ArrowUp") move(-1);
     else if (k === "PageDown") move(20);
@@ -60,6 +68,11 @@
     }
     tree.box = el("div", null);
     tree.box.id = "tree";
+    // Reached with Tab like the panes; its rows are a list box's options, the selected one
+    // named by `aria-activedescendant` (the rows are drawn as they scroll into view).
+    tree.box.tabIndex = 0;
+    tree.box.setAttribute("role", "listbox");
+    tree.box.setAttribute("aria-label", "Entries of the session (arrows, Page Up/Down, Home/End move)");
     tree.spacer = el("div", "spacer");
     tree.box.append(tree.spacer);
     tree.box.addEventListener("scroll", drawTree, { passive: true });
@@ -94,6 +107,8 @@
     const line = document.getElementById("status");
     line.textContent = line.title = visible(parts.join(" · "));
     document.getElementById("title").textContent = visible(s.name || D.title);
+    // The tab's title follows the header (a rename in `view` kept the old one until a reload).
+    document.title = visible(s.name || D.title) + " — ctxkit";
     document.getElementById("tree-title").textContent = "Tree (" + counted(D.entries.length, "entry", "entries") + ")";
     // The counts follow the session as it grows (a tester's live view said "Compactions (1)"
     // beside "2 compactions").

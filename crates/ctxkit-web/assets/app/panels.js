@@ -88,6 +88,11 @@
     const hits = [];
     for (let i = 0; i < D.entries.length && hits.length < 500; i++) {
       const e = D.entries[i];
+      // The ids the page shows (an entry's, a tool call's, the call a result answers) are found
+      // too: searching an id `ctxkit tree` printed found nothing.
+      const ids = [e.id, e.toolCallId].concat((e.blocks || []).map((b) => b.k === "tool" ? b.id : null));
+      const id = ids.find((s) => typeof s === "string" && s.toLowerCase().includes(q));
+      if (id) { hits.push([i, id, id.toLowerCase().indexOf(q)]); continue; }
       for (const b of e.blocks || []) {
         const s = (b.t || "") + (b.name ? " " + b.name : "") + (b.head ? " " + b.head : "");
         const at = s.toLowerCase().indexOf(q);

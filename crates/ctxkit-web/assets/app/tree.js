@@ -48,6 +48,10 @@
     const e = entry(i);
     node.className = "row" + (i === selected ? " sel" : "") + (onPath.has(i) ? "" : " off") + (i === D.leaf ? " leaf" : "");
     node.dataset.entry = String(i);
+    node.id = "row-" + i;
+    node.setAttribute("role", "option");
+    node.setAttribute("aria-selected", i === selected ? "true" : "false");
+    if (i === selected) tree.box.setAttribute("aria-activedescendant", node.id);
     node.style.paddingLeft = (8 + Math.min(indent, 12) * 12) + "px";
     node.replaceChildren(el("span", "who", who(e)), text(line(e) || "(" + e.ty + ")"));
     if (e.label) node.append(el("span", "badge label", e.label));
@@ -193,10 +197,11 @@
       el("div", "head", el("b", null, shown.role || who(e)), jump(m.e), shown.toolName ? el("span", null, shown.toolName) : null, ...badges));
     card.dataset.entry = String(m.e);
     card.dataset.kind = m.kind;
-    card.append(entryBody(shown));
+    const leading = m.kind === "compactionSystem" || (shown.role === "system" && leadingSystem(m.e));
+    card.append(entryBody(shown, leading));
     if (m.changed || m.thinkingDropped) {
       const full = el("button", "small", pruned ? "show the full result (as stored)" : "show the entry as stored");
-      full.addEventListener("click", () => { full.replaceWith(el("div", "full-text", el("div", "note", "as stored:"), entryBody(e))); });
+      full.addEventListener("click", () => { full.replaceWith(el("div", "full-text", el("div", "note", "as stored:"), entryBody(e, leading))); });
       card.append(full);
     }
     return card;

@@ -276,3 +276,42 @@ fn an_image_in_a_read_result_is_not_coloured_as_code() {
     assert!(image.get("hl").is_none(), "{image}");
     assert!(result["blocks"][1].get("hl").is_some(), "{result:?}");
 }
+
+/// Pi 1.6's system message keeps its prompt in `sections` (its `content` empty) and its tools in
+/// `toolsAdded`: the page carries each section's text in order and the tools, redacted; a later
+/// message's removed section and tools are named. (The card was empty.)
+#[test]
+fn a_system_message_shows_its_sections_and_tools() {
+    let redactor = Redactor::new(Vec::new(), &[]).unwrap();
+    let renderer = Renderer {
+        clip_chars: 1000,
+        ..renderer(&redactor)
+    };
+    let shown = renderer.message(&json!({"role": "system", "content": "",
+        "sections": {"preamble": "You are a coding assistant.", "rules": "<rules>\n- be brief\n</rules>",
+                     "cwd": null},
+        "toolsAdded": [{"name": "read", "description": "Read file contents", "parameters":
+            {"type": "object", "required": ["path"], "properties": {
+                "path": {"type": "string", "description": "File to read"},
+                "limit": {"type": "number"}}}},
+            {"name": "bash", "description": "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"}],
+        "toolsRemoved": [{"name": "write"}], "timestamp": 1}));
+    assert_eq!(
+        shown["blocks"],
+        json!([
+            {"k": "system", "sec": "preamble", "t": "You are a coding assistant."},
+            {"k": "system", "sec": "rules", "t": "<rules>\n- be brief\n</rules>"},
+            {"k": "system", "sec": "cwd", "removed": true},
+            {"k": "tools", "add": [
+                {"name": "read", "t": "Read file contents", "params": [
+                    ["path", "string", true, "File to read"], ["limit", "number", false, ""]]},
+                {"name": "bash", "t": "key <redacted>", "params": []}],
+             "rm": ["write"]}
+        ])
+    );
+    let with_content = renderer.message(&json!({"role": "system", "content": "be brief"}));
+    assert_eq!(
+        with_content["blocks"],
+        json!([{"k": "system", "t": "be brief"}])
+    );
+}

@@ -52,6 +52,7 @@ async function main() {
     else if (mode === "keepplace") await keepPlace(page);
     else if (mode === "narrow") await narrow(page);
     else if (mode === "stepping") await stepping(page);
+    else if (mode === "systemkeys") await systemKeys(page);
     else await measure(page);
   } finally {
     await browser.close();
@@ -261,6 +262,51 @@ async function fragment(page) {
   check((await page.locator("#context > h2").innerText()).includes(expect.leaf), "a bad fragment changes nothing");
   await page.evaluate((id) => { location.hash = "#" + id; }, expect.other);
   await until(page, (id) => document.querySelector("#context > h2").textContent.includes(id), 10000, expect.other);
+}
+
+// A Pi 1.6 session: the system prompt's text and tools shown in both panes; keys act on the pane
+// that has the focus (PageDown/arrows/End scroll a reading pane; the tree, reached with Tab, moves
+// its selection with them).
+async function systemKeys(page) {
+  await page.keyboard.press("g");
+  const raw = page.locator("#raw .card.sel");
+  check(await raw.locator("details.system-prompt", { hasText: "PREAMBLE_MARKER" }).count() === 1, "the system prompt in the raw card");
+  check(await raw.locator("summary", { hasText: "System Prompt" }).count() === 1, "titled as Pi titles it");
+  check(await raw.locator("details.tools", { hasText: "Available Tools" }).count() === 1, "the tools listed");
+  check(await raw.locator(".tools-list", { hasText: "Read file contents" }).count() === 1, "the tool's description");
+  await page.keyboard.press("l");
+  const context = page.locator("#context");
+  check(await context.locator(".ctx-msg.system details.system-prompt", { hasText: "RULES_MARKER" }).count() === 1, "the system prompt in what the model saw");
+  const selected = () => page.locator("#tree .row.sel").getAttribute("data-entry");
+  const leaf = await selected();
+  let focused = "";
+  for (let step = 0; step < 40 && focused !== "context"; step++) {
+    await page.keyboard.press("Tab");
+    focused = await page.evaluate(() => document.activeElement.id);
+  }
+  check(focused === "context", "Tab reaches the model's view");
+  const top = () => page.evaluate(() => document.getElementById("context").scrollTop);
+  await page.keyboard.press("PageDown");
+  await page.keyboard.press("ArrowDown");
+  await sleep(200);
+  const paged = await top();
+  check(paged > 0, "PageDown and ArrowDown scroll the focused pane: scrollTop " + paged);
+  await page.keyboard.press("End");
+  await sleep(200);
+  check(await top() > paged, "End scrolls it to its end");
+  check(await selected() === leaf, "the tree's selection stays");
+  await page.locator("#tree").focus();
+  check(await page.evaluate(() => document.activeElement.id) === "tree", "the tree takes the focus");
+  check(await page.evaluate(() => document.getElementById("tree").tabIndex) === 0, "the tree is in the Tab order");
+  await page.keyboard.press("ArrowUp");
+  check(await selected() !== leaf, "ArrowUp in the tree moves its selection");
+  check(await page.evaluate(() => { const t = document.getElementById("tree"); return document.getElementById(t.getAttribute("aria-activedescendant")).classList.contains("sel"); }), "the selected row is the tree's active option");
+  // Search finds an entry by the id the page shows.
+  await page.fill("#search", "A17");
+  await page.press("#search", "Enter");
+  check(await page.locator("#results .search-hit").count() === 1, "search finds the entry a17 by its id");
+  await page.locator("#results .search-hit").first().click();
+  check(await page.locator("#raw .card.sel").getAttribute("data-entry") !== null && (await page.locator("#raw .card.sel .head").innerText()).includes("a17"), "the hit opens it");
 }
 
 async function measure(page) {
