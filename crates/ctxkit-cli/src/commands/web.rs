@@ -38,11 +38,32 @@ fn is_session_file(file: &Path) -> Result<bool, WebError> {
         }
         Err(_) => return Ok(!ctxkit_import::is_opencode_path(file)),
     };
-    let mut head = vec![0u8; 4096];
-    let read = std::io::Read::read(&mut opened, &mut head).unwrap_or(0);
-    let text = String::from_utf8_lossy(&head[..read]);
-    let first = text.lines().next().unwrap_or("");
-    Ok(first.contains("\"type\":\"session\"") || first.contains("\"type\": \"session\""))
+    let mut head = Vec::new();
+    let _ = std::io::Read::read_to_end(
+        &mut std::io::Read::take(&mut opened, MAX_HEAD_BYTES),
+        &mut head,
+    );
+    if starts_with_session_header(&head) {
+        return Ok(true);
+    }
+    // The importer's own reading has the last word: a file it would refuse as a Pi session
+    // already (a header past the first bytes read here) is read as one, never "imported".
+    Ok(matches!(
+        ctxkit_import::detect_file_format(file),
+        Err(ctxkit_import::ImportError::AlreadyPiSession { .. })
+    ))
+}
+
+/// How much of a file's start is read to find its header line.
+const MAX_HEAD_BYTES: u64 = 64 << 10;
+
+/// Whether `head` (a file's first bytes) starts with a session header, blank lines and
+/// whitespace before it skipped as every session reader skips them (a session whose first line
+/// was blank was taken for another agent's and refused as "nothing to import").
+fn starts_with_session_header(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let first = text.trim_start().lines().next().unwrap_or("");
+    first.contains("\"type\":\"session\"") || first.contains("\"type\": \"session\"")
 }
 
 /// Where another agent's sessions are imported to: the private folder, a serial that names each
@@ -82,6 +103,13 @@ fn open_any(file: &Path, from: &str, imports: &Imports) -> Result<OpenedSession,
         "auto" => None,
         name => Some(name.parse::<SourceFormat>().map_err(reload_error)?),
     };
+    if let (Some(format), true) = (format, session_file) {
+        // Said in the page's words, not the importer's ("nothing to import").
+        return Err(reload_error(format!(
+            "it is a Pi session, not {}; leave out `--from {from}` to show it as it is",
+            format.described()
+        )));
+    }
     // Read before the import: a change made during it is imported again by the next request.
     let version = watched_version(&watched_files(file));
     imports.cache.open(version, || {
@@ -497,4 +525,56 @@ fn replace_file(file: &Path, bytes: &[u8]) -> Result<()> {
         .persist(file)
         .map_err(|error| anyhow::anyhow!("cannot write `{}`: {}", file.display(), error.error))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session whose first lines are blank (CRLF blank lines too) is a session, read as it is:
+    /// it was taken for another agent's and refused as "nothing to import".
+    #[test]
+    fn a_header_after_blank_lines_is_a_session_header() {
+        let header = r#"{"type":"session","version":3,"id":"s","cwd":"/p"}"#;
+        for head in [
+            format!("{header}\n"),
+            format!("\n{header}\n"),
+            format!("\r\n \t\r\n{header}\r\n"),
+            format!("{{\"type\": \"session\", \"id\": \"s\"}}\n"),
+        ] {
+            assert!(starts_with_session_header(head.as_bytes()), "{head:?}");
+        }
+        for head in [
+            "",
+            "\n\n",
+            "{\"type\":\"user\",\"sessionId\":\"x\"}\n{\"type\":\"session\"}",
+        ] {
+            assert!(!starts_with_session_header(head.as_bytes()), "{head:?}");
+        }
+    }
+
+    /// `export`/`view` read a Pi session whose header follows a blank line as a session, and one
+    /// named with `--from` is refused in the page's words, not the importer's.
+    #[test]
+    fn a_session_after_a_blank_line_opens_as_a_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.jsonl");
+        std::fs::write(
+            &file,
+            "\n{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+             {\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hello\",\"timestamp\":1}}\n",
+        )
+        .unwrap();
+        let imports = Imports::new(dir.path());
+        let opened = open_any(&file, "auto", &imports).unwrap();
+        assert_eq!(opened.entries().len(), 1);
+        let refused = open_any(&file, "claude-code", &imports)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("it is a Pi session, not a Claude Code transcript"),
+            "{refused}"
+        );
+        assert!(!refused.contains("nothing to import"), "{refused}");
+    }
 }
