@@ -528,6 +528,7 @@ fn replace_file(file: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::*;
 
@@ -540,7 +541,7 @@ mod tests {
             format!("{header}\n"),
             format!("\n{header}\n"),
             format!("\r\n \t\r\n{header}\r\n"),
-            format!("{{\"type\": \"session\", \"id\": \"s\"}}\n"),
+            "{\"type\": \"session\", \"id\": \"s\"}\n".to_owned(),
         ] {
             assert!(starts_with_session_header(head.as_bytes()), "{head:?}");
         }
