@@ -109,6 +109,8 @@ pub enum InterruptCause {
     ClientGone,
     /// A compaction asked for during the turn (`/compact`, `compact`) stopped it first.
     Compaction,
+    /// The chat is ending: its terminal closed (SIGHUP) or it was told to stop (SIGTERM).
+    ChatClosed,
 }
 
 impl InterruptCause {
@@ -119,6 +121,7 @@ impl InterruptCause {
             Self::ServerStopping => "Command cancelled: the server is stopping",
             Self::ClientGone => "Command cancelled: the client disconnected",
             Self::Compaction => "Command cancelled: a compaction stopped the turn",
+            Self::ChatClosed => "Command cancelled: the chat was closed",
         }
     }
 
@@ -129,6 +132,7 @@ impl InterruptCause {
             Self::ServerStopping => "Not run: the server stopped the turn as it is stopping",
             Self::ClientGone => "Not run: the client disconnected",
             Self::Compaction => "Not run: a compaction stopped the turn",
+            Self::ChatClosed => "Not run: the chat was closed",
         }
     }
 }

@@ -573,7 +573,7 @@ impl Tmux {
 
 impl Tmux {
     /// The process running in the pane (the chat: the pane's shell `exec`s it).
-    fn pane_process(&self) -> Option<u32> {
+    pub(crate) fn pane_process(&self) -> Option<u32> {
         let output = self
             .command()
             .args(["display-message", "-p", "-t", "chat", "#{pane_pid}"])

@@ -572,6 +572,94 @@ fn ctrl_c_mid_stream_keeps_the_partial_reply() {
     assert!(!sent.contains("A partial answer"), "{sent}");
 }
 
+/// QA (r100 D1): closing the terminal (SIGHUP) mid-stream ended the chat at once and the streamed
+/// text was lost: the session ended with the prompt. The signal now interrupts the turn as Ctrl-C
+/// does, and the partial reply is stored as an aborted one before the chat ends (Pi 1.6.0 too).
+#[test]
+fn closing_the_terminal_mid_stream_keeps_the_partial_reply() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(Format::Anthropic, 100_000, json!({}));
+    world.server.answer(Format::Anthropic.text(
+        "A partial answer",
+        " that never arrives",
+        Duration::from_secs(60),
+        300,
+    ));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("explain");
+    tmux.wait_for("A partial answer");
+    // The terminal closes; the chat has ended once this returns.
+    drop(tmux);
+    let entries = world.entries();
+    let reply = entries.last().unwrap();
+    assert_eq!(reply["message"]["role"], "assistant", "{entries:?}");
+    assert_eq!(reply["message"]["stopReason"], "aborted");
+    assert_eq!(reply["message"]["content"][0]["text"], "A partial answer");
+}
+
+/// QA (r100 D1): SIGTERM while a `bash` call ran stored the call with no result (its output so
+/// far lost), and after `chat -c` the next request left the call out. The result is now stored
+/// with the output so far and why the command stopped, and goes with the next request.
+#[test]
+fn sigterm_during_a_command_keeps_its_output_so_far() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(Format::Anthropic, 100_000, json!({}));
+    world
+        .server
+        .answer(Format::Anthropic.bash("call_1", "echo partial-output; touch started; sleep 60"));
+    world
+        .server
+        .answer(Format::Anthropic.text("It was stopped.", "", Duration::ZERO, 300));
+    let tmux = world.start("--yes");
+    tmux.wait_idle(1);
+    tmux.line("run it");
+    tmux.wait_for("Running bash");
+    let started = std::time::Instant::now();
+    while !world.project.join("started").exists() {
+        assert!(started.elapsed() < Duration::from_secs(20), "never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let chat = tmux.pane_process().unwrap();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &chat.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    while !crate::chat::process_ended(chat) {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the chat went on"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(tmux);
+    let entries = world.entries();
+    let result = entries
+        .iter()
+        .find(|entry| entry["message"]["role"] == "toolResult")
+        .unwrap_or_else(|| panic!("no tool result: {entries:?}"));
+    assert_eq!(
+        result["message"]["content"][0]["text"],
+        "partial-output\n\nCommand cancelled: the chat was closed"
+    );
+    // Continued, the call and its result go with the next request.
+    let tmux = world.start("--continue --yes");
+    tmux.wait_idle(1);
+    tmux.line("what happened?");
+    tmux.wait_for("It was stopped.");
+    let sent = world.server.chat_requests()[1].1.to_string();
+    assert!(sent.contains("\"tool_use\""), "{sent}");
+    assert!(
+        sent.contains("Command cancelled: the chat was closed"),
+        "{sent}"
+    );
+}
+
 #[test]
 fn an_overflow_inside_a_stream_is_compacted_and_retried() {
     if tmux_missing() {

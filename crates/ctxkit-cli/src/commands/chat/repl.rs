@@ -198,7 +198,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         chat.interrupts
             .listen()
             .context("cannot listen for Ctrl-C")?;
-        super::interrupts::end_on_hangup_or_terminate()
+        chat.interrupts
+            .end_on_hangup_or_terminate()
             .context("cannot listen for SIGHUP and SIGTERM")?;
     }
     opening(runtime, chat, &mut terminal)?;
@@ -213,6 +214,8 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     loop {
         // After every command and prompt: the session open now is the one `--continue` opens.
         runtime.block_on(chat.remember_session(Remember::WhenSwitched));
+        // A signal ending the chat while a line was at work ends it here, the work recorded.
+        chat.interrupts.at_input_line();
         double_escape.follow(chat.double_escape);
         // Keys typed while the agent worked: a line ended by Enter is entered now, each such line
         // on its own, as during a reply (the lines after it wait in the type-ahead for the next
@@ -244,8 +247,12 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             }
         };
         let line = match line {
-            Ok(line) => line,
+            Ok(line) => {
+                chat.interrupts.left_input_line();
+                line
+            }
             Err(ReadlineError::Interrupted) if double_escape.take() => {
+                chat.interrupts.left_input_line();
                 if let Some(text) = after_double_escape(runtime, chat, &mut terminal) {
                     initial = text;
                 }
