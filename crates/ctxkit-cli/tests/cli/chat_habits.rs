@@ -644,3 +644,34 @@ fn shift_enter_in_modify_other_keys_form_starts_a_new_line() {
     let requests = world.chat_requests();
     assert_eq!(user_texts(&requests[0]), ["one\ntwo\nthree 13"]);
 }
+
+/// QA (r100 D4): `ctxkit chat -c` brought none of the session's earlier prompts back on Up (Pi's
+/// `pi -c` fills its editor's history from the session). They are loaded, oldest first, as typed.
+#[test]
+fn a_continued_session_brings_its_earlier_prompts_back_on_up() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    world.answer(text("Second answer.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("my first prompt");
+    tmux.wait_for("First answer.");
+    tmux.wait_idle(2);
+    tmux.line("my second prompt");
+    tmux.wait_for("Second answer.");
+    tmux.wait_idle(3);
+    tmux.line("/quit");
+    drop(tmux);
+    let tmux = world.start("--continue");
+    // The conversation shown again holds each prompt once; the input line comes after it.
+    tmux.wait_for("/help lists commands");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    tmux.keys(&["Up"]);
+    tmux.wait_for_count("> my second prompt", 2);
+    tmux.keys(&["Up"]);
+    let screen = tmux.wait_for_count("> my first prompt", 2);
+    assert_eq!(screen.matches("> my second prompt").count(), 1, "{screen}");
+}

@@ -103,6 +103,8 @@ impl Chat {
                 "Continuing session{name} ({entries} entries): {session}"
             ));
             self.replay().await;
+            // Up brings the session's earlier prompts back, as in Pi.
+            self.load_prompt_history().await;
             self.other_directory_note().await;
             self.usage_line().await;
         } else {

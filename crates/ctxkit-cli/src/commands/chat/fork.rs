@@ -105,6 +105,7 @@ impl Chat {
                 .ui
                 .line(&format!("{done} into a new session (in memory)")),
         }
+        self.load_prompt_history().await;
         Ok(outcome.selected_text.map_or(Action::Continue, Action::Edit))
     }
 }

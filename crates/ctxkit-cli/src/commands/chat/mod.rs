@@ -28,6 +28,7 @@ mod notes;
 mod palette;
 mod picker;
 mod progress;
+mod prompt_history;
 mod question;
 mod reload;
 mod repl;
@@ -158,6 +159,8 @@ struct Chat {
     yes_flag: bool,
     /// Whether `bash` commands are asked about now (`chat.confirmBash`, as last applied).
     confirm_bash: bool,
+    /// The prompts of a session just opened, for the input line's history (`prompt_history`).
+    prompts_for_history: std::sync::Mutex<Vec<String>>,
 }
 
 impl Chat {

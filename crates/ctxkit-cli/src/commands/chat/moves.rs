@@ -73,6 +73,7 @@ impl Chat {
             )),
             None => self.ui.line(&format!("Moved to {leaf}")),
         }
+        self.load_prompt_history().await;
         Ok(outcome.editor_text.map_or(Action::Continue, Action::Edit))
     }
 

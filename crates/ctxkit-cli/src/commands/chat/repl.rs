@@ -216,6 +216,11 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
         runtime.block_on(chat.remember_session(Remember::WhenSwitched));
         // A signal ending the chat while a line was at work ends it here, the work recorded.
         chat.interrupts.at_input_line();
+        // The prompts of a session just opened (continued, resumed, forked, moved in): Up
+        // brings them back.
+        for prompt in chat.take_prompt_history() {
+            let _ = terminal.editor.add_history_entry(prompt);
+        }
         double_escape.follow(chat.double_escape);
         // Keys typed while the agent worked: a line ended by Enter is entered now, each such line
         // on its own, as during a reply (the lines after it wait in the type-ahead for the next

@@ -163,6 +163,7 @@ pub async fn build(
         boundary,
         yes_flag: args.yes,
         confirm_bash,
+        prompts_for_history: std::sync::Mutex::default(),
     };
     chat.share_request_overhead().await;
     Ok(chat)
