@@ -369,29 +369,50 @@ fn shown(character: char) -> char {
     }
 }
 
-/// `text` on one line, at most `width` characters (see [`shown`]).
+/// The terminal columns `character` takes: 2 for a wide (CJK) one, 0 for a combining mark.
+fn columns(character: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(character).unwrap_or(0)
+}
+
+/// `text` on one line, at most `width` terminal columns (see [`shown`]): a wide character counts
+/// two, as the terminal draws it (cut by characters, a row of CJK text ran onto the next row).
 fn cut(text: &str, width: usize) -> String {
     let clean: String = text.chars().map(shown).collect();
-    if clean.chars().count() <= width {
+    if clean.chars().map(columns).sum::<usize>() <= width {
         return clean;
     }
-    let mut kept: String = clean.chars().take(width.saturating_sub(1)).collect();
+    let room = width.saturating_sub(1);
+    let mut kept = String::new();
+    let mut used = 0;
+    for character in clean.chars() {
+        used += columns(character);
+        if used > room {
+            break;
+        }
+        kept.push(character);
+    }
     kept.push('…');
     kept
 }
 
-/// `text` wrapped at `width` characters, its own line breaks kept.
+/// `text` wrapped at `width` terminal columns, its own line breaks kept (a character wider than
+/// `width` gets a line of its own).
 fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut lines = Vec::new();
     for paragraph in text.lines() {
-        let characters: Vec<char> = paragraph.chars().map(shown).collect();
-        if characters.is_empty() {
-            lines.push(String::new());
+        let mut line = String::new();
+        let mut used = 0;
+        for character in paragraph.chars().map(shown) {
+            let taken = columns(character);
+            if used + taken > width && !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+                used = 0;
+            }
+            line.push(character);
+            used += taken;
         }
-        for chunk in characters.chunks(width) {
-            lines.push(chunk.iter().collect());
-        }
+        lines.push(line);
     }
     lines
 }
@@ -493,5 +514,18 @@ mod tests {
         assert_eq!(step(&key(KeyCode::Char('x')), 4, 5, 10, "l"), Step::Ignore);
         assert_eq!(cut("abcdef", 4), "abc…");
         assert_eq!(wrap("abcde\nf", 2), ["ab", "cd", "e", "f"]);
+    }
+
+    /// QA (r100 D2): rows were cut by characters, so a row of CJK text (two columns each) ran
+    /// onto the next row, and the detail pane wrapped it at twice the width.
+    #[test]
+    fn rows_are_cut_and_wrapped_by_terminal_columns() {
+        assert_eq!(cut("一二三四五六", 7), "一二三…");
+        assert_eq!(cut("一二三", 6), "一二三");
+        assert_eq!(cut("ab一二", 4), "ab…");
+        assert_eq!(wrap("一二三四五", 4), ["一二", "三四", "五"]);
+        assert_eq!(wrap("a一二b\n\nc", 3), ["a一", "二b", "", "c"]);
+        // A column of one still shows every character.
+        assert_eq!(wrap("一二", 1), ["一", "二"]);
     }
 }
