@@ -675,3 +675,43 @@ fn a_continued_session_brings_its_earlier_prompts_back_on_up() {
     let screen = tmux.wait_for_count("> my first prompt", 2);
     assert_eq!(screen.matches("> my second prompt").count(), 1, "{screen}");
 }
+
+/// QA (r100 D3): after a full-screen list had been open, the input line no longer followed a
+/// resize: a line typed in a terminal widened from 50 to 120 columns was laid out for 50.
+#[test]
+fn the_input_line_follows_a_resize_after_a_list_was_open() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("Hello back.", 300));
+    let tmux = world.start("");
+    tmux.resize(50, 20);
+    tmux.wait_idle(1);
+    tmux.line("hello");
+    tmux.wait_idle(2);
+    tmux.line("/tree");
+    tmux.wait_for("Enter");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Left the tree; nothing changed");
+    tmux.resize(120, 40);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let words: Vec<String> = (0..25).map(|number| format!("word{number:02}")).collect();
+    tmux.keys(&["-l", &words.join(" ")]);
+    // 176 columns ("> " and 174 characters): one row of 120, the rest on the next.
+    let screen = tmux.wait_for("word24");
+    let rows: Vec<&str> = screen
+        .lines()
+        .skip_while(|row| !row.starts_with("> word00"))
+        .filter(|row| !row.trim().is_empty())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "> word00 word01 word02 word03 word04 word05 word06 word07 word08 word09 word10 \
+             word11 word12 word13 word14 word15 word16",
+            " word17 word18 word19 word20 word21 word22 word23 word24"
+        ],
+        "{screen}"
+    );
+}

@@ -35,6 +35,27 @@ pub struct List<'a> {
     pub keys: &'a str,
 }
 
+/// The terminal's size (columns, rows) when it cannot be read.
+const DEFAULT_SIZE: (u16, u16) = (80, 24);
+
+/// How often the list looks at the terminal's size while it waits for a key.
+const SIZE_CHECK: std::time::Duration = std::time::Duration::from_millis(150);
+
+/// Gives SIGWINCH to the line editor for good; called before it is made. The editor (rustyline)
+/// waits for a key in a plain `read` and learns of a resize when that read fails with EINTR.
+/// Crossterm's event source, made when a list first reads a key, registered SIGWINCH with
+/// signal-hook, whose handler is installed with SA_RESTART: the read was restarted instead, and
+/// the input line kept the width it had before the list was opened. Registered here first, the
+/// signal's slot in signal-hook's registry exists before the editor installs its own handler over
+/// it, and crossterm's registration later installs nothing; the list notices a resize by
+/// looking at the size ([`SIZE_CHECK`]) instead.
+pub fn leave_resizes_to_the_line_editor() {
+    if std::io::stdin().is_terminal() {
+        let unused = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGWINCH, unused);
+    }
+}
+
 /// Shows `list` with the cursor on `start`; `Err` when stdin is not a terminal.
 pub fn pick(list: &List<'_>, start: usize) -> std::io::Result<Picked> {
     pick_scrolled(list, start, &mut None)
@@ -59,6 +80,26 @@ pub fn pick_scrolled(
     picked
 }
 
+/// The next key pressed, or `None` when the list is to be drawn again: the terminal is no longer
+/// `size` (columns, rows), or another event came.
+fn next_key(size: (u16, u16)) -> std::io::Result<Option<KeyEvent>> {
+    loop {
+        if event::poll(SIZE_CHECK)? {
+            return Ok(match event::read()? {
+                Event::Key(key) => Some(key),
+                Event::FocusGained
+                | Event::FocusLost
+                | Event::Mouse(_)
+                | Event::Paste(_)
+                | Event::Resize(..) => None,
+            });
+        }
+        if terminal::size().unwrap_or(DEFAULT_SIZE) != size {
+            return Ok(None);
+        }
+    }
+}
+
 fn run(
     list: &List<'_>,
     start: usize,
@@ -70,14 +111,15 @@ fn run(
     let mut cursor = start.min(list.count - 1);
     // The row last under the cursor: it is under it again when a search shows it.
     let mut under = cursor;
-    let current_layout = || {
-        let (width, height) = terminal::size().unwrap_or((80, 24));
-        Layout::new(usize::from(width), usize::from(height))
-    };
+    let layout_for =
+        |(width, height): (u16, u16)| Layout::new(usize::from(width), usize::from(height));
+    let current_size = || terminal::size().unwrap_or(DEFAULT_SIZE);
     // A list shown afresh puts its cursor mid-screen, with rows below it in view.
-    let mut top = first_shown.unwrap_or_else(|| cursor.saturating_sub(current_layout().rows / 2));
+    let mut top =
+        first_shown.unwrap_or_else(|| cursor.saturating_sub(layout_for(current_size()).rows / 2));
     loop {
-        let layout = current_layout();
+        let size = current_size();
+        let layout = layout_for(size);
         top = scrolled(top, cursor, layout.rows, shown.len());
         *first_shown = Some(top);
         draw(
@@ -89,7 +131,7 @@ fn run(
             &search.footer(list.help),
             stdout,
         )?;
-        let Event::Key(key) = event::read()? else {
+        let Some(key) = next_key(size)? else {
             // A resize (or another event) draws the list again at the new size.
             continue;
         };

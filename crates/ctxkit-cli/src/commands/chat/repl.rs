@@ -171,6 +171,9 @@ fn input_terminal(chat: &Chat) -> Result<(Terminal, KeyRequests, super::rewind::
             crate::cli::escape_timeout_variable,
         )))
         .build();
+    // Before the editor installs its SIGWINCH handler: the input line follows every resize, also
+    // after a full-screen list has been open.
+    super::picker::leave_resizes_to_the_line_editor();
     let mut editor = Editor::with_config(config)?;
     editor.set_helper(Some(super::input::InputHelper::new(
         &chat.cwd,
