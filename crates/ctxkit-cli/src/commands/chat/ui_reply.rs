@@ -167,7 +167,10 @@ impl Ui {
             "grep" | "find" => format!("{} {}", argument(&["pattern"]), path())
                 .trim()
                 .to_owned(),
-            "read" | "write" | "edit" | "ls" => path(),
+            "read" | "write" | "edit" => path(),
+            // No path is the working directory, said `.` as Pi says it (not `{}`).
+            "ls" if no_path_given(&call.arguments) => ".".to_owned(),
+            "ls" => path(),
             _ => String::new(),
         };
         let summary = if summary.is_empty() {
@@ -181,6 +184,13 @@ impl Ui {
             crate::render::terminal_safe(&one_line(&summary, 200))
         )
     }
+}
+
+/// Whether `ls`'s arguments name no path: none at all, or only its `limit`.
+fn no_path_given(arguments: &serde_json::Value) -> bool {
+    arguments
+        .as_object()
+        .is_some_and(|arguments| arguments.keys().all(|key| key == "limit"))
 }
 
 /// A failed reply's error as a person reads it: an HTTP error's stored `<status> <body>` as the
@@ -379,6 +389,11 @@ mod reply_tests {
             serde_json::json!({"file_path": "src/a.rs", "old_string": "1"}),
         );
         assert!(edit.contains("→ edit src/a.rs"), "{edit}");
+        // QA (r100 S2): `ls` with no arguments showed `→ ls {}`.
+        let ls = shown("ls", serde_json::json!({}));
+        assert!(ls.contains("→ ls ."), "{ls}");
+        let ls = shown("ls", serde_json::json!({"path": "src"}));
+        assert!(ls.contains("→ ls src"), "{ls}");
         let bash = shown("bash", serde_json::json!({"cmd": ["ls", "-la"]}));
         assert!(bash.contains(r#"→ bash {"cmd":["ls","-la"]}"#), "{bash}");
     }
