@@ -157,13 +157,16 @@ pub(crate) fn context_usage(state: &mut State) -> Result<Option<ContextUsage>> {
             .filter_map(|&position| session.index().get(position))
             // Only replies are parsed (a tool output may have to be read back from the file).
             .filter(|entry| entry.role() == Some("assistant"))
+            // A reply whose usage is all zeros counted nothing (an imported reply the source
+            // recorded no usage for, a copy): Pi 1.6.0 passes over it to an earlier one.
             .find_map(|entry| match entry.parse_message() {
-                Some(Ok(AgentMessage::Assistant(reply))) if !reply.is_aborted_or_error() => {
-                    Some(reply.usage.map_or(0, |usage| usage.context_tokens()))
-                }
+                Some(Ok(AgentMessage::Assistant(reply))) if !reply.is_aborted_or_error() => reply
+                    .usage
+                    .map(|usage| usage.context_tokens())
+                    .filter(|tokens| *tokens > 0),
                 Some(_) | None => None,
             });
-        if fresh.is_none_or(|tokens| tokens == 0) {
+        if fresh.is_none() {
             return Ok(Some(ContextUsage {
                 tokens: None,
                 context_window: window,

@@ -54,8 +54,15 @@ impl From<Planned> for Stored {
             id,
             parent_id,
             timestamp,
-            kind,
+            mut kind,
         } = entry;
+        // Every importer's replies pass here, each with its final usage (a response's count is
+        // put on its last reply before the replies are planned).
+        if let EntryKind::Message(message) = &mut kind
+            && let AgentMessage::Assistant(reply) = message.as_mut()
+        {
+            crate::pricing::complete_usage(&mut reply.usage);
+        }
         let body = if stays_open(&kind) {
             Body::Open {
                 timestamp,

@@ -213,6 +213,7 @@ pub fn session_spend(entries: &[StoredEntry], free: &FreeModels) -> SessionSpend
             EntryKind::Message(message) => {
                 if let AgentMessage::Assistant(reply) = message.as_ref()
                     && let Some(usage) = &reply.usage
+                    && !no_count(reply, usage)
                     && !(usage_key(usage) == [0; 4]
                         && reply.timestamp.is_some_and(|at| replied_at.contains(&at)))
                     && reply
@@ -309,6 +310,16 @@ fn add_tool_usage(
     if key.is_none_or(|key| counted.insert(key)) {
         part.add(&usage, (None, None), free);
     }
+}
+
+/// A reply that answered with a usage of all zeros at no cost: no count of a call (an imported
+/// reply its source recorded no usage for, such as a Codex response's replies before its last,
+/// which carry zeros because Pi requires a usage of every reply). A failed or aborted reply's
+/// zeros are a call that used nothing, counted as one.
+fn no_count(reply: &ctxkit_protocol::AssistantMessage, usage: &Usage) -> bool {
+    usage_key(usage) == [0; 4]
+        && usage.cost.as_ref().is_none_or(|cost| cost.total == 0.0)
+        && !reply.is_aborted_or_error()
 }
 
 fn usage_key(usage: &Usage) -> [u64; 4] {

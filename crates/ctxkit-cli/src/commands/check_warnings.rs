@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
 
 /// One warning: the file line it is about and what it says (without the `warning: ` lead).
@@ -32,4 +33,47 @@ pub(super) fn orphaned_results(session: &Session, file: &Path) -> Vec<Warning> {
             ),
         })
         .collect()
+}
+
+/// Assistant messages without a complete `usage` (the four counts and a `cost`): Pi 1.6.0 adds up
+/// every reply's usage when it opens a session (its footer, `pi -p`) and fails on the first
+/// without one (`Cannot read properties of undefined`), on any branch. ctxkit's own replies always
+/// carry one; imports before 2026-12 left it out of all but a response's last reply. One warning
+/// for the file, at the first such reply, with how many there are.
+pub(super) fn replies_without_usage(session: &Session, file: &Path) -> Vec<Warning> {
+    let mut first = None;
+    let mut count = 0_usize;
+    for entry in session.entries() {
+        if entry.role() != Some("assistant") {
+            continue;
+        }
+        // An entry that does not parse is a problem `check` reports already.
+        let Some(Ok(AgentMessage::Assistant(reply))) = entry.parse_message() else {
+            continue;
+        };
+        if reply
+            .usage
+            .as_ref()
+            .is_none_or(|usage| usage.cost.is_none())
+        {
+            count += 1;
+            first.get_or_insert_with(|| (entry.line(), entry.id().to_owned()));
+        }
+    }
+    let Some((line, entry)) = first else {
+        return Vec::new();
+    };
+    let others = match count {
+        1 => String::new(),
+        _ => format!(" (and {} more)", count - 1),
+    };
+    vec![Warning {
+        line: Some(line),
+        message: format!(
+            "the assistant message {entry}{others} has no `usage` with a `cost`; Pi 1.6.0 cannot \
+             open or continue `{file}` (it adds up every reply's usage); if the session was \
+             imported, import its source again with this ctxkit",
+            file = file.display(),
+        ),
+    }]
 }

@@ -453,6 +453,7 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
         Ok(session) => {
             roots = session.tree().iter().filter(|node| node.depth == 0).count();
             warnings = super::check_warnings::orphaned_results(&session, file);
+            warnings.extend(super::check_warnings::replies_without_usage(&session, file));
             let mut problems: Vec<(Option<usize>, String)> = session
                 .diagnostics()
                 .iter()

@@ -116,3 +116,32 @@ fn check_warns_of_a_tool_result_whose_call_an_edit_took_out() {
         "check writes nothing"
     );
 }
+
+/// QA (session files, defect 1): Pi 1.6.0 fails opening a file with a reply without `usage`
+/// (imports before 2026-12 wrote such replies), and `check` said nothing.
+#[test]
+fn check_warns_of_a_reply_pi_cannot_open_without_usage() {
+    let run = Run::new();
+    let file = run.copy("good-tool-results.jsonl");
+    let path = file.to_str().unwrap();
+    let clean = run.ctxkit(&["check", path]);
+    assert!(!clean.contains("warning"), "{clean}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    for line in &mut lines {
+        if line["message"]["role"] == "assistant" {
+            line["message"].as_object_mut().unwrap().remove("usage");
+        }
+    }
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let check = run.ctxkit(&["check", path]);
+    assert!(check.starts_with("exit: 0"), "{check}");
+    assert!(
+        check.contains("has no `usage` with a `cost`; Pi 1.6.0 cannot open or continue"),
+        "{check}"
+    );
+}

@@ -36,7 +36,7 @@ fn check_names_a_content_of_the_wrong_type_and_takes_a_null_one() {
     let lines = [
         HEADER,
         r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":null,"timestamp":1}}"#,
-        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02Z","message":{"role":"assistant","content":null,"timestamp":2}}"#,
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02Z","message":{"role":"assistant","content":null,"usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"timestamp":2}}"#,
         r#"{"type":"message","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:03Z","message":{"role":"user","content":7,"timestamp":3}}"#,
     ];
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();

@@ -508,6 +508,14 @@ async fn context_usage_follows_the_reference() {
     harness.engine.append(reply("ok", 700)).await.unwrap();
     let usage = harness.engine.context_usage().await.unwrap().unwrap();
     assert_eq!(usage.tokens, Some(700));
+    // A later reply whose usage is all zeros counted nothing (an imported reasoning or tool-call
+    // reply the source recorded no count for): as in Pi 1.6.0, the figure stays known.
+    harness.engine.append(reply("ok", 0)).await.unwrap();
+    let usage = harness.engine.context_usage().await.unwrap().unwrap();
+    assert!(
+        usage.tokens.is_some_and(|tokens| tokens >= 700),
+        "{usage:?}"
+    );
 }
 
 /// Where no reply's usage tells the context (every request failed, or just compacted), the status

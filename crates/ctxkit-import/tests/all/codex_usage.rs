@@ -8,7 +8,8 @@ use ctxkit_protocol::EntryKind;
 
 use crate::shapes::shape;
 
-/// Every reply of the imported file in order: its usage as `input/cacheRead/output=total`, or `-`.
+/// Every reply of the imported file in order: its usage as `input/cacheRead/output=total`, or `-`
+/// for the zeros of a reply the rollout counted nothing for.
 fn reply_usages(name: &str) -> Vec<String> {
     let session = import_file(&shape(name), None).unwrap();
     session
@@ -22,20 +23,20 @@ fn reply_usages(name: &str) -> Vec<String> {
             }
         })
         .map(|reply| {
-            reply.usage.as_ref().map_or_else(
-                || "-".to_owned(),
-                |usage| {
-                    assert_eq!(usage.cache_write, 0);
-                    let cost = usage
-                        .cost
-                        .as_ref()
-                        .expect("priced at the model's list prices");
-                    assert!(cost.total > 0.0);
-                    format!(
-                        "{}/{}/{}={}",
-                        usage.input, usage.cache_read, usage.output, usage.total_tokens
-                    )
-                },
+            // Every reply carries a complete usage, as Pi requires of an assistant message.
+            let usage = reply.usage.as_ref().expect("every reply has usage");
+            let cost = usage.cost.as_ref().expect("every usage has a cost");
+            assert_eq!(usage.cache_write, 0);
+            if usage.part_tokens() == 0 {
+                // No count for this reply: zeros, which no token estimate takes as a count.
+                assert_eq!((usage.total_tokens, cost.total), (0, 0.0));
+                return "-".to_owned();
+            }
+            // Priced at the model's list prices.
+            assert!(cost.total > 0.0);
+            format!(
+                "{}/{}/{}={}",
+                usage.input, usage.cache_read, usage.output, usage.total_tokens
             )
         })
         .collect()

@@ -396,7 +396,9 @@ fn reply_fragments_separated_by_hook_records_merge_and_queued_prompts_are_user_m
 
 /// Defaults QA: an imported Claude Code session's replies carried their tokens and no cost, so
 /// `ctxkit info` called every call "of unknown price". They are priced as Pi prices its own
-/// replies, at the model's list prices; a model the table does not know stays unpriced.
+/// replies, at the model's list prices; a model the table does not know gets a zero cost (Pi
+/// 1.6.0 cannot open a reply without one; `ctxkit info` still calls a $0 call that used tokens
+/// of unknown price).
 #[test]
 fn claude_code_replies_are_priced_at_the_models_list_prices() {
     let line = |model: &str| {
@@ -424,7 +426,57 @@ fn claude_code_replies_are_priced_at_the_models_list_prices() {
     // Opus 4.8: $5 in, $25 out, $0.50 cache reads, $6.25 cache writes per million tokens.
     let opus = 0.005 + 0.05 + 0.05 + 0.0625;
     assert!(
-        matches!(costs[..], [Some(total), None] if (total - opus).abs() < 1e-9),
+        matches!(costs[..], [Some(total), Some(0.0)] if (total - opus).abs() < 1e-9),
         "{costs:?}"
     );
+}
+
+/// QA (session files, defect 1): Pi 1.6.0 could not open an imported Codex session (`TypeError:
+/// Cannot read properties of undefined (reading 'input')`): a response's replies before its last,
+/// and Claude Code records written without usage, had no `usage`. Every imported reply now has a
+/// complete one, as every reply Pi writes does: the four counts, `totalTokens` and a `cost`.
+#[test]
+fn every_imported_reply_carries_the_usage_pi_reads() {
+    let shapes = crate::fixtures_dir().join("shapes");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&shapes)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .chain(
+            crate::FIXTURES
+                .iter()
+                .map(|(name, _, _)| crate::fixtures_dir().join(name)),
+        )
+        .collect();
+    sources.sort();
+    let mut replies = 0;
+    for source in sources {
+        // Folders, databases as SQL text and refused shapes are covered elsewhere.
+        let Ok(session) = import_file(&source, None) else {
+            continue;
+        };
+        for line in session.entry_lines() {
+            let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+            if entry["type"] != "message" || entry["message"]["role"] != "assistant" {
+                continue;
+            }
+            replies += 1;
+            let usage = &entry["message"]["usage"];
+            for field in ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] {
+                assert!(
+                    usage[field].is_u64(),
+                    "{}: {field} in {line}",
+                    source.display()
+                );
+            }
+            for field in ["input", "output", "cacheRead", "cacheWrite", "total"] {
+                let cost = &usage["cost"][field];
+                assert!(
+                    cost.is_number(),
+                    "{}: cost.{field} in {line}",
+                    source.display()
+                );
+            }
+        }
+    }
+    assert!(replies > 50, "{replies} replies checked");
 }

@@ -66,3 +66,33 @@ fn a_copied_tool_result_counts_nothing_again() {
 fn subagent_session_path(dir: &std::path::Path) -> std::path::PathBuf {
     dir.join("s.jsonl")
 }
+
+/// QA (session files, defect 1): an imported Codex response's replies before its last carry a
+/// usage of zeros (Pi requires one on every reply); they are parts of one call, not calls. A failed
+/// reply's zeros still count as a call that used nothing.
+#[test]
+fn a_reply_with_a_usage_of_zeros_is_no_call_unless_it_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let reply = |id: &str, parent: &str, at: u64, usage: String, stop: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2025-01-01T00:00:0{at}Z","message":{{"role":"assistant","content":[{{"type":"text","text":"x"}}],"provider":"openai","model":"m","usage":{usage},"stopReason":"{stop}","timestamp":{at}}}}}"#
+        )
+    };
+    let lines = [
+        HEADER.to_owned(),
+        r#"{"type":"message","id":"u","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":"go","timestamp":1}}"#.to_owned(),
+        reply("r", "u", 2, usage(0, 0, 0.0), "stop"),
+        reply("a", "r", 3, usage(1000, 50, 0.01), "stop"),
+        reply("e", "a", 4, usage(0, 0, 0.0), "error"),
+    ];
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let session = Session::open(&path).unwrap();
+    let spend = session_spend(session.entries(), &FreeModels::NONE);
+    assert_eq!(
+        (spend.requests.calls, spend.requests.empty_calls),
+        (2, 1),
+        "{spend:?}"
+    );
+    assert_eq!(spend.counted_calls(), 1);
+}
