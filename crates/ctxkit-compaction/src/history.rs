@@ -294,17 +294,22 @@ pub fn undo_last_compaction(session: &mut Session) -> Result<Option<UndoOutcome>
             }),
         }
     }
-    match &parent {
-        Some(parent) => session.branch(parent)?,
-        None => session.reset_leaf(),
-    }
-    let marker_id = session.append_custom_entry(
-        UNDO_COMPACTION_TYPE,
-        Some(json!({"compactionId": compaction_id})),
-    )?;
     let ids: Vec<&str> = to_copy.iter().map(|(id, _)| id.as_str()).collect();
-    let copies = session.append_copies(&ids)?;
-    carry_labels_set_elsewhere(session, &ids, &copies)?;
+    // The marker moves the leaf before the compaction: without the copies after it, the session's
+    // latest turns would leave the context. All of it is written, or none (a full disk).
+    let (marker_id, copies) = session.append_batch(|session| {
+        match &parent {
+            Some(parent) => session.branch(parent)?,
+            None => session.reset_leaf(),
+        }
+        let marker_id = session.append_custom_entry(
+            UNDO_COMPACTION_TYPE,
+            Some(json!({"compactionId": compaction_id})),
+        )?;
+        let copies = session.append_copies(&ids)?;
+        carry_labels_set_elsewhere(session, &ids, &copies)?;
+        Ok((marker_id, copies))
+    })?;
     let carried = to_copy
         .into_iter()
         .zip(copies)
@@ -330,7 +335,7 @@ fn carry_labels_set_elsewhere(
     session: &mut Session,
     originals: &[&str],
     copies: &[String],
-) -> Result<(), CompactionError> {
+) -> ctxkit_session::Result<()> {
     for (original, copy) in originals.iter().zip(copies) {
         let Some(label) = session.label(original).map(str::to_owned) else {
             continue;

@@ -104,14 +104,19 @@ impl Engine {
                 Some((entry.id.clone(), kind))
             })
             .collect();
-        let summary_entry_id = state.session.branch_with_summary(
-            path[span.start].parent_id.as_deref(),
-            &summary,
-            Some(details),
-            SummarySource::Ctxkit,
-        )?;
         let carried_ids = carried_after(&after, &kept_before);
-        let copies = state.session.append_copies(&carried_ids)?;
+        // The summary moves the leaf: without the copies after it, the later turns would leave the
+        // context. All of it is written, or none.
+        let (summary_entry_id, copies) = state.session.append_batch(|session| {
+            let summary_entry_id = session.branch_with_summary(
+                path[span.start].parent_id.as_deref(),
+                &summary,
+                Some(details),
+                SummarySource::Ctxkit,
+            )?;
+            let copies = session.append_copies(&carried_ids)?;
+            Ok((summary_entry_id, copies))
+        })?;
         let carried_set: HashSet<&str> = carried_ids.iter().copied().collect();
         let carried = after
             .iter()

@@ -237,25 +237,30 @@ impl Engine {
         let from_hook = summary
             .as_ref()
             .map(|(_, _, source)| *source == SummarySource::Hook);
-        let summary_entry_id = match summary {
-            Some((text, details, source)) => Some(state.session.branch_with_summary(
-                new_leaf.as_deref(),
-                &text,
-                details,
-                source,
-            )?),
-            None => {
-                match &new_leaf {
-                    Some(id) => state.session.branch(id)?,
-                    None => state.session.reset_leaf(),
+        let label = options.label.as_deref().filter(|label| !label.is_empty());
+        // The summary and its label are written together, or neither is.
+        let summary_entry_id = state.session.append_batch(|session| {
+            let summary_entry_id = match summary {
+                Some((text, details, source)) => Some(session.branch_with_summary(
+                    new_leaf.as_deref(),
+                    &text,
+                    details,
+                    source,
+                )?),
+                None => {
+                    match &new_leaf {
+                        Some(id) => session.branch(id)?,
+                        None => session.reset_leaf(),
+                    }
+                    None
                 }
-                None
+            };
+            if let Some(label) = label {
+                let labelled = summary_entry_id.as_deref().unwrap_or(target_id);
+                session.append_label_change(labelled, Some(label))?;
             }
-        };
-        if let Some(label) = options.label.as_deref().filter(|label| !label.is_empty()) {
-            let labelled = summary_entry_id.as_deref().unwrap_or(target_id);
-            state.session.append_label_change(labelled, Some(label))?;
-        }
+            Ok(summary_entry_id)
+        })?;
         let new_leaf_id = state.session.leaf_id().map(str::to_owned);
         if summarizing {
             self.inner.bus.emit(EngineEvent::BranchSummaryEnd {

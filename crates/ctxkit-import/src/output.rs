@@ -172,9 +172,7 @@ impl ImportedSession {
         if !existing.is_empty() && !existing.ends_with('\n') {
             missing.insert(0, '\n');
         }
-        file.write_all(missing.as_bytes())
-            .and_then(|()| file.flush())
-            .map_err(ImportError::io("append to", path))?;
+        append_whole(&mut file, missing.as_bytes()).map_err(ImportError::io("append to", path))?;
         // A continued import that also caught a reply half-written is said as continued: where
         // the session stays matters more than which reply was completed beside it.
         Ok(match continued_at {
@@ -189,6 +187,19 @@ impl ImportedSession {
             },
         })
     }
+}
+
+/// Appends `bytes` with one write, all or nothing: when the write fails part-way (a full disk),
+/// the file is cut back to its length before it, so no half entry, and no entry whose tool
+/// result or leaf-keeping entry is missing, stays behind. Only the bytes this call appended are cut.
+fn append_whole(file: &mut std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
+    let before = file.metadata()?.len();
+    let written = file.write_all(bytes).and_then(|()| file.flush());
+    if written.is_err() && file.metadata().is_ok_and(|now| now.len() > before) {
+        // Best effort: the error that matters is the write's.
+        let _ = file.set_len(before);
+    }
+    written
 }
 
 /// Why an existing file's first line `old_header` is not this session's header (of `id`).

@@ -206,6 +206,24 @@ impl SessionIndex {
         position
     }
 
+    /// Drops the entries from `length` on (appends that were never written), indexing the rest again
+    /// with the parents they had.
+    pub(crate) fn truncate(&mut self, length: usize) {
+        if length >= self.entries.len() {
+            return;
+        }
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.truncate(length);
+        let mut parents = std::mem::take(&mut self.parents);
+        parents.truncate(length);
+        let mut rebuilt = Self::with_capacity(length);
+        for entry in entries {
+            rebuilt.insert(entry);
+        }
+        rebuilt.parents = parents;
+        *self = rebuilt;
+    }
+
     fn insert(&mut self, entry: StoredEntry) -> EntryIndex {
         let position = self.entries.len();
         self.entries.push(entry);

@@ -92,7 +92,7 @@ impl Session {
         self.persist_batch(std::slice::from_mut(new_entry))
     }
 
-    fn persist_batch(&mut self, new_entries: &mut [StoredEntry]) -> Result<()> {
+    pub(super) fn persist_batch(&mut self, new_entries: &mut [StoredEntry]) -> Result<()> {
         // Like Pi 1.6, a new session is written from its first user or assistant message (setup
         // entries alone stay in memory); a file already on disk is simply appended to; and once a
         // write has failed, nothing more is acknowledged without being written.
@@ -104,6 +104,10 @@ impl Session {
             }
             Storage::Memory => (false, false),
         };
+        // A batch's entries are written together when it ends (`append_batch`).
+        if self.batching {
+            return Ok(());
+        }
         if !(self.index.has_conversation()
             || new_entries.iter().any(StoredEntry::is_conversation_message)
             || failed_before

@@ -3,6 +3,7 @@
 
 mod afresh;
 mod appends;
+mod batch;
 mod branched;
 mod copies;
 mod entry_copies;
@@ -92,6 +93,8 @@ pub struct Session {
     diagnostics: Vec<Diagnostic>,
     /// The leaf's context, kept between calls and extended on append (`leaf`).
     leaf_context: std::sync::OnceLock<leaf::LeafContext>,
+    /// Inside [`Session::append_batch`]: appends are indexed, and written when the batch ends.
+    batching: bool,
 }
 
 impl Session {
@@ -109,6 +112,7 @@ impl Session {
             migrated_from: None,
             diagnostics: Vec::new(),
             leaf_context: std::sync::OnceLock::new(),
+            batching: false,
         }
     }
 
@@ -131,6 +135,7 @@ impl Session {
             migrated_from: None,
             diagnostics: Vec::new(),
             leaf_context: std::sync::OnceLock::new(),
+            batching: false,
         }
     }
 
@@ -167,6 +172,7 @@ impl Session {
             migrated_from: loaded.migrated_from,
             diagnostics,
             leaf_context: std::sync::OnceLock::new(),
+            batching: false,
         })
     }
 

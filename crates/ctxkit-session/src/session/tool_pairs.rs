@@ -46,10 +46,14 @@ impl Session {
             .map(|content| call_ids(&content.blocks()).cloned().collect())
             .unwrap_or_default();
         let results = self.results_of_dropped_calls(target_id, &kept_calls)?;
-        let edit = self.append_context_edit(target_id, replacement)?;
-        for result in &results {
-            self.append_context_edit(result, None)?;
-        }
+        // All of them or none: an edit of the reply alone leaves its results unpaired.
+        let edit = self.append_batch(|session| {
+            let edit = session.append_context_edit(target_id, replacement)?;
+            for result in &results {
+                session.append_context_edit(result, None)?;
+            }
+            Ok(edit)
+        })?;
         Ok(ContextEditWritten {
             edit,
             results_left_out: results,
