@@ -30,6 +30,10 @@ use crate::words::words_held;
 pub(crate) const CARRIED_LEAD: &str =
     "Named in the tool results this summary replaces (the originals: `recall`): ";
 
+/// [`CARRIED_LEAD`] as a request shows it when the model is offered no `recall`.
+pub(crate) const CARRIED_LEAD_WITHOUT_RECALL: &str =
+    "Named in the tool results this summary replaces: ";
+
 /// The fewest characters of names one summary may carry (about 500 tokens; a fixed 4,000 cost more
 /// for the same recall on real sessions, docs/simulator.md).
 pub(crate) const CARRIED_CHARS: usize = 2_000;

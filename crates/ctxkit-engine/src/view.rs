@@ -43,18 +43,24 @@ impl ModelView {
     /// reading of the view (its markers' references) is unchanged: only the request loses them.
     pub fn without_recall(mut self) -> Self {
         let pointer = crate::recall::summary_pointer();
-        for text in &mut self.system {
-            remove_all(text, &pointer);
-        }
+        let unpointed = |text: &mut String| {
+            replace_all(text, &pointer, "");
+            replace_all(
+                text,
+                crate::carried::CARRIED_LEAD,
+                crate::carried::CARRIED_LEAD_WITHOUT_RECALL,
+            );
+        };
+        self.system.iter_mut().for_each(unpointed);
         ctxkit_transform::strip_references(&mut self.messages);
         for message in &mut self.messages {
             if let AgentMessage::User(user) = message {
                 match &mut user.content {
-                    MessageContent::Text(text) => remove_all(text, &pointer),
+                    MessageContent::Text(text) => unpointed(text),
                     MessageContent::Blocks(blocks) => {
                         for block in blocks {
                             if let ContentBlock::Text(text) = block {
-                                remove_all(&mut text.text, &pointer);
+                                unpointed(&mut text.text);
                             }
                         }
                     }
@@ -65,10 +71,10 @@ impl ModelView {
     }
 }
 
-/// `text` without any occurrence of `part`.
-fn remove_all(text: &mut String, part: &str) {
+/// `text` with every occurrence of `part` replaced by `by`.
+fn replace_all(text: &mut String, part: &str, by: &str) {
     if text.contains(part) {
-        *text = text.replace(part, "");
+        *text = text.replace(part, by);
     }
 }
 
@@ -348,5 +354,47 @@ impl Engine {
                 .request(at, view.report.estimated_tokens_after);
         }
         Ok(view)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With no `recall` offered, a summary keeps its text and the names it carried, without the
+    /// line on reading its originals or the `recall` in the carried names' lead.
+    #[test]
+    fn a_view_without_recall_names_no_recall() {
+        let summary = format!(
+            "<summary>\nThe goal.\n\n{}`src/a.rs`{}\n</summary>",
+            crate::carried::CARRIED_LEAD,
+            crate::recall::summary_pointer()
+        );
+        let message: AgentMessage = serde_json::from_value(serde_json::json!({
+            "role": "user", "content": [{"type": "text", "text": summary}]
+        }))
+        .unwrap();
+        let view = ModelView {
+            system: vec![summary.clone()],
+            messages: vec![message],
+            report: TransformReport::default(),
+            cache_lifetime: CacheLifetime::default(),
+        }
+        .without_recall();
+        let expected = format!(
+            "<summary>\nThe goal.\n\n{}`src/a.rs`\n</summary>",
+            crate::carried::CARRIED_LEAD_WITHOUT_RECALL
+        );
+        assert_eq!(view.system, std::slice::from_ref(&expected));
+        let AgentMessage::User(user) = &view.messages[0] else {
+            panic!("not a user message");
+        };
+        let MessageContent::Blocks(blocks) = &user.content else {
+            panic!("not blocks");
+        };
+        let ContentBlock::Text(text) = &blocks[0] else {
+            panic!("not text");
+        };
+        assert_eq!(text.text, expected);
     }
 }
