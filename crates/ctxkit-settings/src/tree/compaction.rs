@@ -143,7 +143,8 @@ pub struct CompactionConfig {
     /// The offline summary's smallest size, in tokens.
     #[schemars(extend("x-project" = true))]
     pub offline_summary_min_tokens: u64,
-    /// The offline summary's largest size, in tokens.
+    /// The offline summary's largest size, in tokens; an update, which carries the earlier summary
+    /// as a model's does, may reach twice it.
     #[schemars(extend("x-project" = true), range(min = 1))]
     pub offline_summary_max_tokens: u64,
     /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
