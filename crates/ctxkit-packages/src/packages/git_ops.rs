@@ -426,7 +426,7 @@ impl PackageManager {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::packages::runner::{CommandRunner as _, ProcessRunner};
 
@@ -520,7 +520,7 @@ mod tests {
     }
 
     /// git run as a test sets up repositories: no system or user config.
-    fn run_git(cwd: &Path, args: &[&str]) {
+    pub(in crate::packages) fn run_git(cwd: &Path, args: &[&str]) {
         let output = std::process::Command::new("git")
             .args(args)
             .current_dir(cwd)

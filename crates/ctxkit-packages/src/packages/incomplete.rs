@@ -104,17 +104,7 @@ impl PackageManager {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn run_git(cwd: &Path, args: &[&str]) {
-        let output = std::process::Command::new("git")
-            .args(args)
-            .current_dir(cwd)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{args:?}: {output:?}");
-    }
+    use crate::packages::git_ops::tests::run_git;
 
     /// What a killed `git clone` leaves is incomplete; a clone, a detached checkout and a folder
     /// that is no checkout are not.
