@@ -291,11 +291,8 @@ async fn risky_calls_are_asked_about_and_always_means_always() {
 /// Reads eight files one call at a time, then recalls the first result the view shows pruned.
 fn recaller() -> Arc<Behaviour> {
     Arc::new(|model: &ScriptedModel, request: &ChatRequest, input: u64| {
-        let done = results_this_turn(request);
-        if done < 8 {
-            let id = format!("read_{done}");
-            let path = format!("f{done}.txt");
-            return model.calls(&[(id.as_str(), "read", json!({"path": path}))], input);
+        if let Some(read) = next_of_eight_reads(model, request, input) {
+            return read;
         }
         if let AgentMessage::ToolResult(result) = last(request)
             && result.tool_name == "recall"
@@ -347,16 +344,24 @@ async fn a_pruned_tool_result_can_be_recalled_whole() {
     assert!(recalled >= 1_500, "the whole result came back: {answer}");
 }
 
+/// The read of `f<n>.txt` while fewer than eight of this turn's reads are done.
+fn next_of_eight_reads(
+    model: &ScriptedModel,
+    request: &ChatRequest,
+    input: u64,
+) -> Option<AssistantMessage> {
+    let done = results_this_turn(request);
+    (done < 8).then(|| {
+        let id = format!("read_{done}");
+        let path = format!("f{done}.txt");
+        model.calls(&[(id.as_str(), "read", json!({"path": path}))], input)
+    })
+}
+
 /// Reads eight files one call at a time, then answers.
 fn reader() -> Arc<Behaviour> {
     Arc::new(|model: &ScriptedModel, request: &ChatRequest, input: u64| {
-        let done = results_this_turn(request);
-        if done < 8 {
-            let id = format!("read_{done}");
-            let path = format!("f{done}.txt");
-            return model.calls(&[(id.as_str(), "read", json!({"path": path}))], input);
-        }
-        model.text("read them", input)
+        next_of_eight_reads(model, request, input).unwrap_or_else(|| model.text("read them", input))
     })
 }
 
