@@ -26,13 +26,21 @@ use crate::messages::{shared_message, shared_transcript};
 use crate::state::State;
 use crate::words::words_held;
 
-/// The words that start the carried line in a summary.
-pub(crate) const CARRIED_LEAD: &str =
+/// The words that start the carried line in a summary. They name no tool: the summary is stored,
+/// and Pi, or an agent offered no `recall`, sends it as written (the request's own pointer to
+/// `recall`, `crate::recall::summary_pointer`, is added only where the tool is offered).
+pub(crate) const CARRIED_LEAD: &str = "Named in the tool results this summary replaces: ";
+
+/// The lead summaries written before 2026-12-06 stored, naming `recall`: still read as a carried
+/// line, and shown as [`CARRIED_LEAD`] to a model offered no `recall`.
+pub(crate) const CARRIED_LEAD_NAMING_RECALL: &str =
     "Named in the tool results this summary replaces (the originals: `recall`): ";
 
-/// [`CARRIED_LEAD`] as a request shows it when the model is offered no `recall`.
-pub(crate) const CARRIED_LEAD_WITHOUT_RECALL: &str =
-    "Named in the tool results this summary replaces: ";
+/// The names listed after a carried line's lead, `None` for any other line.
+fn carried_listing(line: &str) -> Option<&str> {
+    line.strip_prefix(CARRIED_LEAD)
+        .or_else(|| line.strip_prefix(CARRIED_LEAD_NAMING_RECALL))
+}
 
 /// The fewest characters of names one summary may carry (about 500 tokens; a fixed 4,000 cost more
 /// for the same recall on real sessions, docs/simulator.md).
@@ -200,7 +208,7 @@ pub fn appended_chars(summary: &str) -> usize {
     let blocks = summary.chars().count() - text.chars().count();
     let carried: usize = text
         .lines()
-        .filter(|line| line.starts_with(CARRIED_LEAD))
+        .filter(|line| carried_listing(line).is_some())
         .map(|line| line.chars().count() + 2)
         .sum();
     blocks + carried
@@ -209,7 +217,7 @@ pub fn appended_chars(summary: &str) -> usize {
 /// The names a summary's carried line lists.
 pub(crate) fn carried_in(text: &str) -> Vec<String> {
     text.lines()
-        .filter_map(|line| line.strip_prefix(CARRIED_LEAD))
+        .filter_map(carried_listing)
         .flat_map(|listed| listed.split(", "))
         .map(|name| name.trim_matches('`'))
         .filter(|name| !name.is_empty())
@@ -242,7 +250,7 @@ pub(crate) fn append_groups(
     let blocks = summary.get(text.len()..).unwrap_or_default();
     let body: String = text
         .lines()
-        .filter(|line| !line.starts_with(CARRIED_LEAD))
+        .filter(|line| carried_listing(line).is_none())
         .collect::<Vec<_>>()
         .join("\n");
     let hot_names = crate::hot::hot_names(&body, hot);
@@ -468,5 +476,20 @@ mod tests {
             text,
             format!("body\n\n{CARRIED_LEAD}`b_c`\n\n<read-files>\nsrc/a.rs\n</read-files>")
         );
+    }
+
+    /// A summary written before the lead stopped naming `recall` keeps its names: its line is
+    /// read, counted as appended and replaced by one in today's words, which name no tool.
+    #[test]
+    fn a_line_in_the_old_words_is_read_and_rewritten() {
+        let old = format!("body\n\n{CARRIED_LEAD_NAMING_RECALL}`old_name`");
+        assert_eq!(carried_in(&old), ["old_name"]);
+        assert_eq!(appended_chars(&old), old.chars().count() - "body".len());
+        let text = append_line(old, &names(&["old_name", "new_name"]));
+        assert_eq!(
+            text,
+            format!("body\n\n{CARRIED_LEAD}`old_name`, `new_name`")
+        );
+        assert!(!CARRIED_LEAD.contains("recall"));
     }
 }

@@ -47,8 +47,8 @@ impl ModelView {
             replace_all(text, &pointer, "");
             replace_all(
                 text,
+                crate::carried::CARRIED_LEAD_NAMING_RECALL,
                 crate::carried::CARRIED_LEAD,
-                crate::carried::CARRIED_LEAD_WITHOUT_RECALL,
             );
         };
         self.system.iter_mut().for_each(unpointed);
@@ -367,7 +367,7 @@ mod tests {
     fn a_view_without_recall_names_no_recall() {
         let summary = format!(
             "<summary>\nThe goal.\n\n{}`src/a.rs`{}\n</summary>",
-            crate::carried::CARRIED_LEAD,
+            crate::carried::CARRIED_LEAD_NAMING_RECALL,
             crate::recall::summary_pointer()
         );
         let message: AgentMessage = serde_json::from_value(serde_json::json!({
@@ -383,7 +383,7 @@ mod tests {
         .without_recall();
         let expected = format!(
             "<summary>\nThe goal.\n\n{}`src/a.rs`\n</summary>",
-            crate::carried::CARRIED_LEAD_WITHOUT_RECALL
+            crate::carried::CARRIED_LEAD
         );
         assert_eq!(view.system, std::slice::from_ref(&expected));
         let AgentMessage::User(user) = &view.messages[0] else {

@@ -260,7 +260,7 @@ mod tests {
         assert_eq!(compaction_tokens(&session, &rewritten).1, 120);
         // The carried line and the file blocks ctxkit appends are not the summarizer's output.
         let with_lines = format!(
-            "{}\n\nNamed in the tool results this summary replaces (the originals: `recall`): `a_b`, `c_d`\n\n<read-files>\nsrc/a.rs\n</read-files>",
+            "{}\n\nNamed in the tool results this summary replaces: `a_b`, `c_d`\n\n<read-files>\nsrc/a.rs\n</read-files>",
             "w".repeat(400)
         );
         let carried = compact(&mut session, with_lines, None);
