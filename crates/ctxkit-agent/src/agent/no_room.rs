@@ -18,6 +18,9 @@ pub enum NoRoomCause {
     NothingToCompact,
     /// Compaction is off (`compaction.enabled: false`).
     CompactionOff,
+    /// A compaction was written, and what it keeps (`compaction.keepRecentTokens`, the turn in
+    /// progress) still leaves the reply less than its floor.
+    CompactedTooLittle,
 }
 
 impl NoRoomCause {
@@ -70,6 +73,10 @@ impl NoOutputRoom {
             NoRoomCause::CompactionOff => {
                 format!("{fits}, and compaction is off (`compaction.enabled`), so nothing was sent")
             }
+            NoRoomCause::CompactedTooLittle => format!(
+                "{fits} even after compacting (what compaction keeps, \
+                 `compaction.keepRecentTokens`, is too large for this window), so nothing was sent"
+            ),
         }
     }
 }

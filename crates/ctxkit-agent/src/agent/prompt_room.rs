@@ -10,6 +10,7 @@ use ctxkit_protocol::AgentMessage;
 use tokio_util::sync::CancellationToken;
 
 use super::model_call::RoomCheck;
+use super::no_room::NoRoomCause;
 use super::{AfterCancelledCompaction, Agent, AgentObserver};
 
 /// What becomes of a prompt not stored yet.
@@ -42,16 +43,19 @@ impl Agent {
             };
             // Let go of the view before the compaction reads the same messages.
             drop(request);
-            match self.make_output_room(tokens, observer).await? {
-                RoomCheck::Compacted => return Ok(PromptGoes::Out),
-                RoomCheck::NotCompacted(cause) => {
-                    let stop = self.without_room(cause, pending, observer).await?;
-                    return Ok(match stop {
-                        None => PromptGoes::Out,
-                        Some(_) => PromptGoes::NotSent,
-                    });
-                }
-                RoomCheck::Cancelled => {}
+            // A compaction written, or none: the prompt goes out only if its reply now gets its
+            // floor. A cancelled one is decided below.
+            let cause = match self.make_output_room(tokens, observer).await? {
+                RoomCheck::Compacted => Some(NoRoomCause::CompactedTooLittle),
+                RoomCheck::NotCompacted(cause) => Some(cause),
+                RoomCheck::Cancelled => None,
+            };
+            if let Some(cause) = cause {
+                let stop = self.without_room(cause, pending, observer).await?;
+                return Ok(match stop {
+                    None => PromptGoes::Out,
+                    Some(_) => PromptGoes::NotSent,
+                });
             }
         }
         let next = self

@@ -8,6 +8,7 @@ use ctxkit_protocol::{AgentMessage, ContentBlock, JsonObject, MessageContent, Us
 use tokio_util::sync::CancellationToken;
 
 use super::model_call::{self, RoomCheck};
+use super::no_room::NoRoomCause;
 use super::{Agent, AgentEvent, AgentObserver, PromptOutcome, now_ms, prompt_room, tool_calls};
 use crate::approve::Approver;
 
@@ -163,9 +164,15 @@ impl Agent {
                             }
                             continue;
                         }
-                        // Built again from the compacted view (sent without a second check).
-                        RoomCheck::Compacted => continue,
-                        // Sent only when the reply now gets its floor; else the run stops.
+                        // Sent only when the reply now gets its floor (the compacted view is
+                        // built again, and not compacted a second time); else the run stops.
+                        RoomCheck::Compacted => {
+                            let cause = NoRoomCause::CompactedTooLittle;
+                            if let Some(stop) = self.without_room(cause, &[], observer).await? {
+                                return Ok(TurnEnd::DoesNotFit(stop.reason()));
+                            }
+                            continue;
+                        }
                         RoomCheck::NotCompacted(cause) => {
                             if let Some(stop) = self.without_room(cause, &[], observer).await? {
                                 return Ok(TurnEnd::DoesNotFit(stop.reason()));

@@ -130,13 +130,51 @@ async fn a_prompt_whose_summary_fails_and_that_leaves_no_room_is_given_back() {
     assert_eq!(stops(&world).len(), 1);
 }
 
+/// The history here holds an earlier read as large as `big.txt`'s, which the fallback drops.
 #[tokio::test]
 async fn the_truncate_fallback_makes_the_room_a_failed_summary_did_not() {
-    let (mut world, _) = world_with(json!({
-        "compaction": {"keepRecentTokens": 100, "fallback": "truncate"}
-    }))
-    .await;
+    let settings = ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(
+        &json!({"compaction": {"keepRecentTokens": 100, "fallback": "truncate"}}),
+    ));
+    let mut world = World::with_summarizer(provider(1.0, coder()), settings, Arc::new(Down)).await;
+    history(&mut world, 2).await;
+    std::fs::write(world.work().join("old.txt"), filler("old", 12_000)).unwrap();
+    assert_eq!(world.prompt("READ old.txt").await, PromptOutcome::Answered);
+    std::fs::write(world.work().join("big.txt"), filler("big", 12_000)).unwrap();
+    let last = world.model.requests().last().cloned().unwrap();
+    let tokens =
+        ctxkit_llm::estimate_request_tokens(&last.system_prompt, &last.tools, &last.messages);
+    make_cramped(&mut world, tokens + 1_000).await;
     assert_eq!(world.prompt("READ big.txt").await, PromptOutcome::Answered);
     assert!(world.compactions().await >= 1);
     assert!(stops(&world).is_empty());
+}
+
+/// A compaction that is written but keeps more than the window leaves room for (here the read's
+/// result, inside `keepRecentTokens`) made no room: the request with the read is not sent.
+#[tokio::test]
+async fn a_compaction_that_keeps_too_much_stops_the_run_instead_of_sending_without_room() {
+    let settings = ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(
+        &json!({"compaction": {"keepRecentTokens": 4_000}}),
+    ));
+    let mut world = World::with_settings(provider(1.0, coder()), settings).await;
+    history(&mut world, 2).await;
+    std::fs::write(world.work().join("big.txt"), filler("big", 12_000)).unwrap();
+    let last = world.model.requests().last().cloned().unwrap();
+    let tokens =
+        ctxkit_llm::estimate_request_tokens(&last.system_prompt, &last.tools, &last.messages);
+    make_cramped(&mut world, tokens + 1_000).await;
+    let sent_before = world.model.requests().len();
+    let outcome = world.prompt("READ big.txt").await;
+    let PromptOutcome::Failed(reason) = outcome else {
+        panic!("the run did not stop: {outcome:?}");
+    };
+    assert!(reason.contains("even after compacting"), "{reason}");
+    assert!(world.compactions().await >= 1);
+    assert_eq!(world.model.requests().len(), sent_before + 1);
+    let stops = stops(&world);
+    let [stop] = stops.as_slice() else {
+        panic!("{stops:?}");
+    };
+    assert_eq!(stop.cause, NoRoomCause::CompactedTooLittle);
 }

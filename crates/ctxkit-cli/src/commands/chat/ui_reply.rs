@@ -24,6 +24,11 @@ const NO_ROOM_FAILED_HINT: &str = "hint: run `/compact` to try again, or `/model
 const NO_ROOM_HINT: &str = "hint: `/model` switches to a model with a larger context window; \
      `/compact` summarizes what can be, then send a prompt (`continue`) to go on";
 
+/// Said when a run stopped because even a compaction left its request no output room: what
+/// compaction keeps is too large for the model's window.
+const NO_ROOM_KEPT_HINT: &str = "hint: lower `compaction.keepRecentTokens` in settings, or \
+     `/model` to switch to a model with a larger context window; then send a prompt (`continue`)";
+
 impl Ui {
     /// Why a run stopped without sending its next request: it leaves the reply no output room and
     /// no compaction made any. The session is as it was; the hint says how to go on.
@@ -33,6 +38,7 @@ impl Ui {
             ctxkit_agent::NoRoomCause::CompactionFailed(_) => self.info(NO_ROOM_FAILED_HINT),
             ctxkit_agent::NoRoomCause::NothingToCompact
             | ctxkit_agent::NoRoomCause::CompactionOff => self.info(NO_ROOM_HINT),
+            ctxkit_agent::NoRoomCause::CompactedTooLittle => self.info(NO_ROOM_KEPT_HINT),
         }
     }
 
