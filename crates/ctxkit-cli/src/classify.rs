@@ -325,6 +325,7 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         ),
         LlmError::Http { .. }
         | LlmError::Network { .. }
+        | LlmError::StreamFailed { .. }
         | LlmError::Timeout { .. }
         | LlmError::RetryDelayTooLong { .. }
         | LlmError::Cancelled { .. }

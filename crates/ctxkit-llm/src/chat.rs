@@ -214,6 +214,7 @@ impl ModelClient {
                 (StopReason::Error, text)
             }
             LlmError::Network { .. }
+            | LlmError::StreamFailed { .. }
             | LlmError::Redirected { .. }
             | LlmError::Timeout { .. }
             | LlmError::RetryDelayTooLong { .. }

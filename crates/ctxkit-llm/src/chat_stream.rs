@@ -13,16 +13,13 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::ChatRequest;
-use crate::client::ModelClient;
+use crate::client::{ModelClient, Opened};
 use crate::echoes::ShownDeltas;
 use crate::error::LlmError;
-use crate::http::TimeoutPhase;
 use crate::models::Api;
-use crate::stream::{Assembly, ChatDelta, DeltaSink, Reader, StreamError, sse};
+use crate::stream::{ChatDelta, DeltaSink};
+use crate::stream_read::{Progress, Started, Stop};
 use crate::wire::{self, Completion, CompletionRequest, WireRequest};
-
-/// What an aborted reply says, as Pi writes it.
-const ABORTED: &str = "Request was aborted";
 
 impl ModelClient {
     /// Sends one conversation request with streaming on. Errors before the reply starts (HTTP
@@ -181,19 +178,11 @@ impl ModelClient {
     }
 
     /// A JSON answer (a server that ignores `stream`) read whole, or the stream to read.
-    async fn whole(
-        &self,
-        response: reqwest::Response,
-        cancel: &CancellationToken,
-    ) -> Result<Whole, LlmError> {
-        let is_json = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.contains("application/json"));
-        if !is_json {
-            return Ok(Whole::Stream(response));
-        }
+    async fn whole(&self, opened: Opened, cancel: &CancellationToken) -> Result<Whole, LlmError> {
+        let response = match opened {
+            Opened::Whole(response) => response,
+            Opened::Stream(started) => return Ok(Whole::Stream(started)),
+        };
         tokio::select! {
             biased;
             () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config().provider.clone() }),
@@ -206,13 +195,13 @@ impl ModelClient {
     /// credential in pieces included; the reply is redacted whole when it is stamped.
     async fn read_stream(
         &self,
-        response: reqwest::Response,
+        started: Box<Started>,
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
     ) -> (AssistantMessage, Option<String>) {
         let mut shown = ShownDeltas::new(self.reply_secrets());
         let read = self
-            .read_events_shown(response, cancel, &mut |delta| shown.show(delta, sink))
+            .read_events_shown(*started, cancel, &mut |delta| shown.show(delta, sink))
             .await;
         shown.finish(sink);
         read
@@ -220,72 +209,47 @@ impl ModelClient {
 
     async fn read_events_shown(
         &self,
-        mut response: reqwest::Response,
+        started: Started,
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
     ) -> (AssistantMessage, Option<String>) {
         let config = self.config();
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or("")
-            .to_owned();
-        let mut assembly = Assembly::default();
-        let mut reader = Reader::new(config.api);
-        let mut parser = sse::Parser::default();
-        let mut received: u64 = 0;
-        let outcome = loop {
-            let chunk = tokio::select! {
-                biased;
-                () = cancel.cancelled() => break Err((StopReason::Aborted, ABORTED.to_owned())),
-                chunk = tokio::time::timeout(config.timeouts.idle, response.chunk()) => chunk,
-            };
-            let ended = matches!(chunk, Ok(Ok(None)));
-            let events = match chunk {
-                Err(_) => {
-                    let error = self.timeout(TimeoutPhase::Idle);
-                    tracing::warn!(
-                        provider = %config.provider,
-                        idle_ms = u64::try_from(config.timeouts.idle.as_millis()).unwrap_or(u64::MAX),
-                        blocks = assembly.content.len(),
-                        "the stream went quiet; the reply is kept as far as it came"
-                    );
-                    break Err((StopReason::Error, error.to_string()));
+        let Started {
+            mut response,
+            mut progress,
+            held,
+            stopped,
+        } = started;
+        for delta in held {
+            sink(delta);
+        }
+        let stopped = match stopped {
+            Some(stopped) => stopped,
+            None => loop {
+                if let Some(stopped) = self
+                    .next_events(&mut response, &mut progress, cancel, sink)
+                    .await
+                {
+                    break stopped;
                 }
-                Ok(Err(error)) => {
-                    let message = self.transport_error(&error).to_string();
-                    break Err((StopReason::Error, self.redacted(&message)));
-                }
-                Ok(Ok(None)) => parser.finish().into_iter().collect(),
-                Ok(Ok(Some(bytes))) => {
-                    // A provider that streams without end is cut at the reply limit.
-                    received = received.saturating_add(bytes.len() as u64);
-                    if received > config.max_reply_bytes {
-                        let message = crate::client::reply_too_large(config.max_reply_bytes);
-                        tracing::warn!(provider = %config.provider, "{message}");
-                        break Err((StopReason::Error, message));
-                    }
-                    parser.feed(&bytes)
-                }
-            };
-            match read_events(&mut reader, &mut assembly, &events, sink) {
-                Ok(true) => break Ok(()),
-                Ok(false) if ended => break Ok(()),
-                Ok(false) => {}
-                Err(StreamError(message)) => break Err((StopReason::Error, message)),
-            }
+            },
         };
+        let Progress {
+            mut reader,
+            mut assembly,
+            content_type,
+            ..
+        } = progress;
         reader.settle(&mut assembly);
-        let nothing = assembly.content.is_empty() && assembly.stop.is_none();
+        let nothing = assembly.content.is_empty() && assembly.stop.is_none() && !reader.spoke();
         let response_id = assembly.response_id.take();
-        let reply = match outcome {
+        let reply = match stopped {
             // A stream in another format (or none) would read as an empty answer: say so.
-            Ok(()) if nothing => assembly.cut(
+            Stop::Ended if nothing => assembly.cut(
                 StopReason::Error,
                 no_events(config.api.as_str(), &content_type),
             ),
-            Ok(()) => match reader.missing_end(&assembly) {
+            Stop::Ended => match reader.missing_end(&assembly) {
                 None => assembly.finish(),
                 Some(missing) => {
                     tracing::warn!(
@@ -296,7 +260,7 @@ impl ModelClient {
                     assembly.cut(StopReason::Error, crate::stream::cut_short(missing))
                 }
             },
-            Err((stop, message)) => assembly.cut(stop, message),
+            Stop::Cut { stop, message, .. } => assembly.cut(stop, message),
         };
         (reply, response_id)
     }
@@ -402,7 +366,7 @@ pub(crate) fn add_thread_beta(
 #[derive(Debug)]
 enum Whole {
     Text(String),
-    Stream(reqwest::Response),
+    Stream(Box<Started>),
 }
 
 /// Turns a request into its streaming form: `stream` on (with usage in the last Chat Completions
@@ -420,20 +384,6 @@ fn streaming(api: Api, wire: &mut WireRequest) {
                 .replace(":generateContent", ":streamGenerateContent?alt=sse");
         }
     }
-}
-
-fn read_events(
-    reader: &mut Reader,
-    assembly: &mut Assembly,
-    events: &[sse::Event],
-    sink: &mut DeltaSink<'_>,
-) -> Result<bool, StreamError> {
-    for event in events {
-        if reader.event(assembly, event, sink)? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
 
 /// Shows a reply that arrived whole as if it had streamed.

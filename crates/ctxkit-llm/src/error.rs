@@ -48,6 +48,17 @@ pub enum LlmError {
         message: String,
         retried: Retried,
     },
+    /// The provider's stream reported a passing failure (Anthropic's `overloaded_error` or
+    /// `api_error`, Responses' `server_error`, a rate limit) before any of the reply arrived,
+    /// after a success status. Retried as a 5xx is; returned when retries are exhausted
+    /// (`retried`). `message` is the provider's own, redacted. An error event that retrying would
+    /// not mend ends the reply as an `error` reply instead.
+    #[error("Provider `{provider}` failed before its reply began: {message}{retried}")]
+    StreamFailed {
+        provider: String,
+        message: String,
+        retried: Retried,
+    },
     /// A time limit ran out (`phase` says which, and names its setting). Connect, first-byte and
     /// whole-request timeouts are retried like a 5xx and returned when retries are exhausted
     /// (`retried`); a streamed answer that goes quiet ends as an error reply keeping what arrived.
@@ -137,7 +148,8 @@ pub enum LlmError {
     /// A configured header name or value is not valid HTTP. The value is never shown.
     #[error("Invalid HTTP header `{name}`")]
     InvalidHeader { name: String },
-    /// The HTTP client could not be built (TLS initialisation).
+    /// The HTTP client could not be built (TLS initialisation), or a request could not be (a base
+    /// URL without a scheme): not retried; fix the setting the message names.
     #[error("Could not create the HTTP client: {message}")]
     Client { message: String },
     /// The endpoint refused a beta the request needs (400 `Unexpected value(s) … for the
@@ -184,6 +196,7 @@ impl LlmError {
             }
             Self::SilentOverflow { .. } => true,
             Self::Network { .. }
+            | Self::StreamFailed { .. }
             | Self::Timeout { .. }
             | Self::RetryDelayTooLong { .. }
             | Self::Redirected { .. }
@@ -208,7 +221,7 @@ impl LlmError {
             Self::Http { status, .. } => {
                 (*status == 429 || *status >= 500) && !self.is_context_overflow()
             }
-            Self::Network { .. } | Self::Timeout { .. } => true,
+            Self::Network { .. } | Self::StreamFailed { .. } | Self::Timeout { .. } => true,
             Self::RetryDelayTooLong { .. }
             | Self::Redirected { .. }
             | Self::Cancelled { .. }
@@ -235,6 +248,7 @@ impl LlmError {
             | Self::Redirected { status, .. }
             | Self::RetryDelayTooLong { status, .. } => Some(*status),
             Self::Network { .. }
+            | Self::StreamFailed { .. }
             | Self::Timeout { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
@@ -278,6 +292,7 @@ impl LlmError {
                 let last = message.rsplit(": ").next().unwrap_or(message);
                 shorten(&last.to_lowercase(), 80)
             }
+            Self::StreamFailed { message, .. } => shorten(&one_line(message), 80),
             Self::Timeout { phase, timeout, .. } => {
                 let seconds = seconds(*timeout);
                 match phase {
@@ -309,6 +324,7 @@ impl LlmError {
         match &mut self {
             Self::Http { retried, .. }
             | Self::Network { retried, .. }
+            | Self::StreamFailed { retried, .. }
             | Self::Timeout { retried, .. } => *retried = done,
             Self::RetryDelayTooLong { .. }
             | Self::Redirected { .. }

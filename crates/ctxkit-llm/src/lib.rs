@@ -23,6 +23,7 @@ mod on_demand;
 mod output_limit;
 mod retry;
 mod stream;
+mod stream_read;
 mod summary_fit;
 mod threads;
 mod wire;

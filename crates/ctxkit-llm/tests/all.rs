@@ -36,6 +36,8 @@ mod redirects;
 mod reply_limit;
 #[path = "all/stream_ends.rs"]
 mod stream_ends;
+#[path = "all/stream_retries.rs"]
+mod stream_retries;
 #[path = "all/timeouts.rs"]
 mod timeouts;
 #[path = "all/transport.rs"]

@@ -236,10 +236,11 @@ impl ModelClient {
         })
     }
 
-    /// Sends a streaming request (with retries until the response starts, each announced to
-    /// `observer`, stopping when `cancel` fires): the response whose body is still to be read.
-    /// The wait for the response headers is bounded by the first-byte limit; the body is read
-    /// under the idle limit by the caller.
+    /// Sends a streaming request (with retries until the reply starts, each announced to
+    /// `observer`, stopping when `cancel` fires): a whole JSON answer still to be read, or the
+    /// stream with its first events read ([`ModelClient::start_stream`]: a stream that fails
+    /// before its reply began is retried too). The wait for the response headers is bounded by
+    /// the first-byte limit; the body is read under the idle limit.
     pub(crate) async fn open_stream(
         &self,
         url: &str,
@@ -247,7 +248,7 @@ impl ModelClient {
         body: &str,
         cancel: &CancellationToken,
         observer: &mut RetryObserver<'_>,
-    ) -> Result<reqwest::Response, LlmError> {
+    ) -> Result<Opened, LlmError> {
         let first_byte = self.config.timeouts.first_byte;
         let attempts = with_retries(
             &self.config.retry,
@@ -267,12 +268,22 @@ impl ModelClient {
                     .map_err(|_| self.timeout(TimeoutPhase::FirstByte))?
                     .map_err(|error| self.transport_error(&error))?;
                 let status = response.status();
-                if status.is_success() {
-                    return Ok(response);
+                if !status.is_success() {
+                    let headers = response.headers().clone();
+                    let text = self.read_bounded(response).await.unwrap_or_default();
+                    return Err(self.answer_error(status, &headers, &text));
                 }
-                let headers = response.headers().clone();
-                let text = self.read_bounded(response).await.unwrap_or_default();
-                Err(self.answer_error(status, &headers, &text))
+                let is_json = response
+                    .headers()
+                    .get(CONTENT_TYPE)
+                    .and_then(|value| value.to_str().ok())
+                    .is_some_and(|value| value.contains("application/json"));
+                if is_json {
+                    return Ok(Opened::Whole(response));
+                }
+                self.start_stream(response, cancel)
+                    .await
+                    .map(|started| Opened::Stream(Box::new(started)))
             },
         );
         tokio::select! {
@@ -368,6 +379,18 @@ impl ModelClient {
     /// A failure of the HTTP stack: a timeout (connecting, or a whole answer over
     /// `retry.provider.timeoutMs`) or a network error, with secrets redacted.
     pub(crate) fn transport_error(&self, error: &reqwest::Error) -> LlmError {
+        if error.is_builder() {
+            // A request that cannot be built (a base URL without a scheme) never will be: not
+            // retried as a network error.
+            return LlmError::Client {
+                message: format!(
+                    "a request to provider `{}` could not be built from its base URL `{}` (an `http://` or `https://` URL): {}",
+                    self.config.provider,
+                    self.redacted(&self.config.base_url),
+                    self.redacted(&error_chain(error))
+                ),
+            };
+        }
         if error.is_timeout() && error.is_connect() {
             self.timeout(TimeoutPhase::Connect)
         } else if error.is_timeout() {
@@ -413,6 +436,14 @@ fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), LlmError
 /// What an answer cut at `llm.maxReplyBytes` says.
 pub(crate) fn reply_too_large(limit: u64) -> String {
     format!("the answer passed the limit of {limit} bytes (`llm.maxReplyBytes`) and was cut there")
+}
+
+/// A streaming request's answer: whole (a server that ignores `stream` answers JSON), or a
+/// stream whose reply began.
+#[derive(Debug)]
+pub(crate) enum Opened {
+    Whole(reqwest::Response),
+    Stream(Box<crate::stream_read::Started>),
 }
 
 /// What an answer to a request is, for what is taken out of it before it is read.

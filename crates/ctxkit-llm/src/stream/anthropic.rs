@@ -5,7 +5,7 @@
 use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
-use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
+use super::{Assembly, ChatDelta, DeltaSink, StreamError};
 use crate::wire::{anthropic_context, anthropic_tools, provider_compaction};
 
 /// Provider block index → position in the reply.
@@ -172,9 +172,9 @@ impl State {
                 return Ok(true);
             }
             Some("error") => {
-                return Err(StreamError(error_text(
+                return Err(StreamError::provider(
                     data.get("error").unwrap_or(&Value::Null),
-                )));
+                ));
             }
             Some(_) | None => {}
         }

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
+use super::{Assembly, ChatDelta, DeltaSink, StreamError};
 use crate::wire::gemini::gemini_usage;
 use crate::wire::gemini_tools::{Blocks, blocked_prompt, stop_reason};
 
@@ -27,13 +27,13 @@ impl State {
         sink: &mut DeltaSink<'_>,
     ) -> Result<bool, StreamError> {
         if let Some(error) = data.get("error") {
-            return Err(StreamError(error_text(error)));
+            return Err(StreamError::provider(error));
         }
         if data.get("usageMetadata").is_some() {
             assembly.usage = gemini_usage(data);
         }
         if let Some(blocked) = blocked_prompt(data) {
-            return Err(StreamError(blocked));
+            return Err(StreamError::lasting(blocked));
         }
         let Some(candidate) = data.pointer("/candidates/0") else {
             return Ok(false);
@@ -42,7 +42,7 @@ impl State {
         let added = self
             .blocks
             .add_parts(candidate)
-            .map_err(|message| StreamError(message.to_owned()))?;
+            .map_err(StreamError::lasting)?;
         for (thought, text) in added {
             sink(if thought {
                 ChatDelta::Thinking(text)

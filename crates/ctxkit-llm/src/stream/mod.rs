@@ -55,9 +55,98 @@ impl Positions {
 /// The callback a streaming call reports deltas to.
 pub type DeltaSink<'a> = dyn FnMut(ChatDelta) + Send + 'a;
 
-/// A provider error inside the stream: its own wording, for overflow detection.
+/// An error that ends a stream: the provider's own wording (for overflow detection), and whether
+/// the provider says the same request may succeed later.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StreamError(pub String);
+pub(crate) struct StreamError {
+    pub message: String,
+    /// A provider error event that reads as load or a passing failure (`overloaded_error`,
+    /// `server_error`, a rate limit): before any of the reply arrived it is retried as a 5xx is.
+    pub transient: bool,
+}
+
+impl StreamError {
+    /// An error that trying again would not mend (a refusal, a cut stream, a blocked prompt).
+    pub(crate) fn lasting(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            transient: false,
+        }
+    }
+
+    /// A provider's error object inside the stream (`{"type": …, "code": …, "message": …}`).
+    pub(crate) fn provider(error: &Value) -> Self {
+        Self {
+            message: error_text(error),
+            transient: is_transient(error),
+        }
+    }
+}
+
+/// Words of a provider error that say it passes: load, server failures, rate limits, and the
+/// providers' own advice to retry (Pi 1.6's pi-ai classifies errors by much the same words).
+const TRANSIENT_WORDS: [&str; 16] = [
+    "overloaded",
+    "rate_limit",
+    "rate limit",
+    "too many requests",
+    "server_error",
+    "server error",
+    "api_error",
+    "internal error",
+    "internal_error",
+    "unavailable",
+    "at capacity",
+    "resource_exhausted",
+    "timeout",
+    "timed out",
+    "retry your request",
+    "try your request again",
+];
+
+/// Words of an exhausted quota or budget: a 429's wording that waiting does not mend.
+const LASTING_WORDS: [&str; 4] = [
+    "insufficient_quota",
+    "quota exceeded",
+    "billing",
+    "out of budget",
+];
+
+/// HTTP statuses an error object may carry as its `code` that are retried as statuses are.
+const TRANSIENT_CODES: [u64; 6] = [429, 500, 502, 503, 504, 529];
+
+/// Whether a provider's error object inside a stream says the request may succeed later: its
+/// `type`, `code`, `status` and `message` read as load or a passing failure, and not as an
+/// exhausted quota or a prompt too long for the window.
+pub(crate) fn is_transient(error: &Value) -> bool {
+    if let Some(text) = error.as_str() {
+        return is_transient_text(text);
+    }
+    let numeric = ["code", "status"]
+        .iter()
+        .filter_map(|key| error.get(key).and_then(Value::as_u64))
+        .any(|code| TRANSIENT_CODES.contains(&code));
+    let text = ["type", "code", "status", "message"]
+        .iter()
+        .filter_map(|key| error.get(key).and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if numeric {
+        return !is_lasting_text(&text);
+    }
+    is_transient_text(&text)
+}
+
+fn is_transient_text(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    TRANSIENT_WORDS.iter().any(|word| lower.contains(word)) && !is_lasting_text(text)
+}
+
+fn is_lasting_text(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    LASTING_WORDS.iter().any(|word| lower.contains(word))
+        || ctxkit_overflow::is_overflow_error_text(text)
+}
 
 /// The reply under construction.
 #[derive(Debug, Default)]
@@ -187,7 +276,14 @@ impl Assembly {
 
 /// One format's reader: events in, the reply assembled.
 #[derive(Debug)]
-pub(crate) enum Reader {
+pub(crate) struct Reader {
+    format: Format,
+    /// An event of the format arrived (a stream in another format, or a web page, has none).
+    spoke: bool,
+}
+
+#[derive(Debug)]
+enum Format {
     Anthropic(anthropic::State),
     OpenAiChat(openai_chat::State),
     OpenAiResponses(openai_responses::State),
@@ -196,12 +292,22 @@ pub(crate) enum Reader {
 
 impl Reader {
     pub(crate) fn new(api: Api) -> Self {
-        match api {
-            Api::AnthropicMessages => Self::Anthropic(anthropic::State::default()),
-            Api::OpenAiChat => Self::OpenAiChat(openai_chat::State::default()),
-            Api::OpenAiResponses => Self::OpenAiResponses(openai_responses::State::default()),
-            Api::Gemini => Self::Gemini(gemini::State::default()),
+        let format = match api {
+            Api::AnthropicMessages => Format::Anthropic(anthropic::State::default()),
+            Api::OpenAiChat => Format::OpenAiChat(openai_chat::State::default()),
+            Api::OpenAiResponses => Format::OpenAiResponses(openai_responses::State::default()),
+            Api::Gemini => Format::Gemini(gemini::State::default()),
+        };
+        Self {
+            format,
+            spoke: false,
         }
+    }
+
+    /// Whether an event of the reader's format arrived: a stream that ends without content
+    /// after one was cut short, not in another format.
+    pub(crate) fn spoke(&self) -> bool {
+        self.spoke
     }
 
     /// Reads one event. `Ok(true)` when the stream says it is complete.
@@ -218,20 +324,39 @@ impl Reader {
         }
         if text == "[DONE]" {
             // Chat Completions' last line; no other format ends with it.
-            return Ok(match self {
-                Self::OpenAiChat(state) => state.done(),
-                Self::Anthropic(_) | Self::OpenAiResponses(_) | Self::Gemini(_) => false,
+            return Ok(match &mut self.format {
+                Format::OpenAiChat(state) => {
+                    self.spoke = true;
+                    state.done()
+                }
+                Format::Anthropic(_) | Format::OpenAiResponses(_) | Format::Gemini(_) => false,
             });
         }
         let data = match serde_json::from_str::<Value>(text) {
             Ok(data) => data,
             Err(error) => return unparsable(event, &error),
         };
-        match self {
-            Self::Anthropic(state) => state.event(assembly, &data, sink),
-            Self::OpenAiChat(state) => state.event(assembly, &data, sink),
-            Self::OpenAiResponses(state) => state.event(assembly, &data, sink),
-            Self::Gemini(state) => state.event(assembly, &data, sink),
+        self.spoke |= self.is_own(&data);
+        match &mut self.format {
+            Format::Anthropic(state) => state.event(assembly, &data, sink),
+            Format::OpenAiChat(state) => state.event(assembly, &data, sink),
+            Format::OpenAiResponses(state) => state.event(assembly, &data, sink),
+            Format::Gemini(state) => state.event(assembly, &data, sink),
+        }
+    }
+
+    /// Whether `data` is an event of the reader's format, by the fields each format's events have.
+    fn is_own(&self, data: &Value) -> bool {
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or("");
+        match self.format {
+            Format::Anthropic(_) => {
+                kind.starts_with("message_") || kind.starts_with("content_block_") || kind == "ping"
+            }
+            Format::OpenAiResponses(_) => kind.starts_with("response."),
+            Format::OpenAiChat(_) => data.get("choices").is_some(),
+            Format::Gemini(_) => {
+                data.get("candidates").is_some() || data.get("usageMetadata").is_some()
+            }
         }
     }
 }
@@ -240,9 +365,9 @@ impl Reader {
     /// Writes what the format keeps until the stream ends (Chat Completions' `reasoning_details`
     /// signature) into `assembly`: after the last event, whatever ended the stream.
     pub(crate) fn settle(&mut self, assembly: &mut Assembly) {
-        match self {
-            Self::OpenAiChat(state) => state.settle(assembly),
-            Self::Anthropic(_) | Self::OpenAiResponses(_) | Self::Gemini(_) => {}
+        match &mut self.format {
+            Format::OpenAiChat(state) => state.settle(assembly),
+            Format::Anthropic(_) | Format::OpenAiResponses(_) | Format::Gemini(_) => {}
         }
     }
 
@@ -252,11 +377,11 @@ impl Reader {
     /// `response.incomplete`, Gemini's `finishReason`. A stream that ends cleanly without it was
     /// cut short (a proxy, a crashed server) and its reply is incomplete.
     pub(crate) fn missing_end(&self, assembly: &Assembly) -> Option<&'static str> {
-        match self {
-            Self::Anthropic(state) => state.missing_end(assembly),
-            Self::OpenAiChat(state) => state.missing_end(assembly),
-            Self::OpenAiResponses(state) => state.missing_end(),
-            Self::Gemini(state) => state.missing_end(assembly),
+        match &self.format {
+            Format::Anthropic(state) => state.missing_end(assembly),
+            Format::OpenAiChat(state) => state.missing_end(assembly),
+            Format::OpenAiResponses(state) => state.missing_end(),
+            Format::Gemini(state) => state.missing_end(assembly),
         }
     }
 }
@@ -268,8 +393,14 @@ impl Reader {
 fn unparsable(event: &sse::Event, error: &serde_json::Error) -> Result<bool, StreamError> {
     match event.name.as_deref() {
         Some("ping") => Ok(false),
-        Some("error") => Err(StreamError(event.data.trim().to_owned())),
-        Some(_) | None => Err(StreamError(format!(
+        Some("error") => {
+            let text = event.data.trim();
+            Err(StreamError {
+                message: text.to_owned(),
+                transient: is_transient_text(text),
+            })
+        }
+        Some(_) | None => Err(StreamError::lasting(format!(
             "The stream sent an event that is not valid JSON ({error}), so the reply is cut short: `{}`",
             excerpt(event.data.trim())
         ))),

@@ -10,7 +10,7 @@ use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
-use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
+use super::{Assembly, ChatDelta, DeltaSink, StreamError};
 use crate::wire::{openai_chat_tools, reasoning_details};
 
 #[derive(Debug, Default)]
@@ -138,7 +138,7 @@ impl State {
         sink: &mut DeltaSink<'_>,
     ) -> Result<bool, StreamError> {
         if let Some(error) = data.get("error") {
-            return Err(StreamError(error_text(error)));
+            return Err(StreamError::provider(error));
         }
         if data.get("usage").is_some_and(Value::is_object) {
             assembly.usage = crate::wire::openai_chat::chat_usage(data);

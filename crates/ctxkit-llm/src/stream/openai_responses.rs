@@ -8,7 +8,7 @@ use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
-use super::{Assembly, ChatDelta, DeltaSink, StreamError, error_text};
+use super::{Assembly, ChatDelta, DeltaSink, StreamError};
 use crate::wire::openai_responses::response_usage;
 use crate::wire::openai_responses_tools::output_item;
 use crate::wire::provider_compaction;
@@ -114,9 +114,9 @@ impl State {
                 let response = data.get("response").unwrap_or(&Value::Null);
                 assembly.usage = response_usage(response);
                 let error = response.get("error").unwrap_or(&Value::Null);
-                return Err(StreamError(error_text(error)));
+                return Err(StreamError::provider(error));
             }
-            Some("error") => return Err(StreamError(error_text(data))),
+            Some("error") => return Err(StreamError::provider(data)),
             Some(_) | None => {}
         }
         Ok(false)

@@ -18,7 +18,7 @@ fn read(api: Api, events: &str) -> (Result<AssistantMessage, String>, Vec<ChatDe
         match reader.event(&mut assembly, event, &mut sink) {
             Ok(true) => break,
             Ok(false) => {}
-            Err(StreamError(message)) => return (Err(message), shown),
+            Err(StreamError { message, .. }) => return (Err(message), shown),
         }
     }
     reader.settle(&mut assembly);

@@ -219,10 +219,13 @@ fn content_blocks(parts: &[Part<'_>]) -> Vec<Value> {
         .collect()
 }
 
-/// A reply's blocks: thinking goes back signed only to the provider that signed it (unsigned or
-/// foreign thinking becomes text), redacted thinking as its opaque data.
+/// A reply's blocks: thinking goes back only to the model that wrote it, signed (redacted
+/// thinking as its opaque data; unsigned thinking as text); another model's thinking is left out,
+/// as Pi 1.6 leaves it out (its signatures are that model's, and its text would read as part of
+/// the visible reply).
 fn assistant_blocks(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Value> {
     let same = conversation::same_source(reply, &config.provider, config.api.as_str());
+    let same_model = same && reply.model.as_deref() == Some(config.model.as_str());
     let mut blocks = Vec::new();
     // The provider's compaction goes back first, as it came: the API then reads the conversation
     // from it on. Another provider, or this one with compaction (and so its beta) turned off, gets
@@ -236,11 +239,12 @@ fn assistant_blocks(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Va
         match block {
             ContentBlock::Text(text) if text.text.trim().is_empty() => {}
             ContentBlock::Text(text) => blocks.push(json!({"type": "text", "text": text.text})),
+            ContentBlock::Thinking(_) if !same_model => {}
             ContentBlock::Thinking(thinking) => {
                 let signature = thinking
                     .thinking_signature
                     .as_deref()
-                    .filter(|signature| same && !signature.trim().is_empty());
+                    .filter(|signature| !signature.trim().is_empty());
                 let redacted = thinking.extra.get("redacted") == Some(&Value::Bool(true));
                 match signature {
                     Some(data) if redacted => {

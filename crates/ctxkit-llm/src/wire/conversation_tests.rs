@@ -66,7 +66,7 @@ fn an_unanswered_call_gets_an_error_result_before_the_next_user_turn() {
 }
 
 #[test]
-fn anthropic_gets_foreign_thinking_as_text_and_portable_ids_grouped_results() {
+fn anthropic_leaves_out_foreign_thinking_and_gets_portable_ids_grouped_results() {
     let wire = anthropic_tools::build(
         &config("anthropic/claude-sonnet-4-5"),
         &foreign_conversation(),
@@ -74,8 +74,9 @@ fn anthropic_gets_foreign_thinking_as_text_and_portable_ids_grouped_results() {
     let messages = wire.body["messages"].as_array().unwrap();
     assert_eq!(
         messages[1]["content"],
+        // Another model's thinking is left out, as Pi 1.6 leaves it out (QA r101: it was sent
+        // as text the new model took for its own visible reply).
         json!([
-            {"type": "text", "text": "plan"},
             {"type": "text", "text": "ok"},
             {"type": "tool_use", "id": "call_1_fc_1", "name": "read", "input": {"path": "a"}},
             {"type": "tool_use", "id": "call_2", "name": "read", "input": {"path": "b"}}
@@ -109,10 +110,10 @@ fn responses_leaves_out_foreign_reasoning_and_item_ids() {
 }
 
 #[test]
-fn gemini_gets_foreign_thinking_as_text_and_errors_as_error_responses() {
+fn gemini_leaves_out_foreign_thinking_and_gets_errors_as_error_responses() {
     let wire = gemini_tools::build(&config("google/gemini-2.5-flash"), &foreign_conversation());
     let contents = wire.body["contents"].as_array().unwrap();
-    assert_eq!(contents[1]["parts"][0], json!({"text": "plan"}));
+    assert_eq!(contents[1]["parts"][0], json!({"text": "ok"}));
     assert_eq!(
         contents[2]["parts"][1],
         json!({"functionResponse": {"name": "read", "response": {"error": NO_RESULT}}})
@@ -172,4 +173,51 @@ fn arguments_nested_too_deep_are_kept_as_text() {
     assert!(call.arguments.is_string());
     assert!(!nests_deeper_than(&json!({"a": [1]}), 2));
     assert!(nests_deeper_than(&json!({"a": [[1]]}), 2));
+}
+
+/// An Anthropic reply with signed and redacted thinking, written by `model`.
+fn claude_thinking(model: &str) -> ChatRequest {
+    ChatRequest {
+        messages: vec![
+            message(json!({"role": "user", "content": "go", "timestamp": 1})),
+            message(
+                json!({"role": "assistant", "provider": "anthropic", "api": "anthropic-messages",
+                "model": model, "content": [
+                {"type": "thinking", "thinking": "secret reasoning A", "thinkingSignature": "sig-A"},
+                {"type": "thinking", "thinking": "[Reasoning redacted]", "thinkingSignature": "opaque", "redacted": true},
+                {"type": "text", "text": "Let me look."}
+            ], "stopReason": "stop", "timestamp": 2}),
+            ),
+            message(json!({"role": "user", "content": "next", "timestamp": 3})),
+        ],
+        ..foreign_conversation()
+    }
+}
+
+#[test]
+fn thinking_and_its_signatures_go_back_only_to_the_model_that_wrote_them() {
+    let sent = |model: &str, request: &ChatRequest| {
+        let wire = anthropic_tools::build(&config(model), request);
+        wire.body["messages"][1]["content"].clone()
+    };
+    let request = claude_thinking("claude-sonnet-4-5");
+    assert_eq!(
+        sent("anthropic/claude-sonnet-4-5", &request),
+        json!([
+            {"type": "thinking", "thinking": "secret reasoning A", "signature": "sig-A"},
+            {"type": "redacted_thinking", "data": "opaque"},
+            {"type": "text", "text": "Let me look."}
+        ])
+    );
+    // Another Claude model: its signatures are not this model's (Pi 1.6's `isSameModel`).
+    assert_eq!(
+        sent("anthropic/claude-opus-4-1", &request),
+        json!([{"type": "text", "text": "Let me look."}])
+    );
+    // Gemini after Claude: neither the reasoning nor a made-up "[Reasoning redacted]" line.
+    let wire = gemini_tools::build(&config("google/gemini-2.5-flash"), &request);
+    assert_eq!(
+        wire.body["contents"][1]["parts"],
+        json!([{"text": "Let me look."}])
+    );
 }

@@ -97,7 +97,8 @@ fn user_parts(parts: &[Part<'_>]) -> Vec<Value> {
 }
 
 /// A reply's parts. Signatures and thoughts go back only to the provider and model that made
-/// them; thinking from elsewhere becomes plain text.
+/// them; thinking from elsewhere is left out, as Pi 1.6 leaves it out (as text it would read as
+/// part of the visible reply).
 fn model_parts(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Value> {
     let same = conversation::same_source(reply, &config.provider, config.api.as_str())
         && reply.model.as_deref() == Some(config.model.as_str());
@@ -128,12 +129,7 @@ fn model_parts(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Value> 
                     signature,
                 )
             }
-            ContentBlock::Thinking(thinking) => {
-                if thinking.thinking.trim().is_empty() {
-                    continue;
-                }
-                (json!({"text": thinking.thinking}), None)
-            }
+            ContentBlock::Thinking(_) => continue,
             ContentBlock::ToolCall(call) => (
                 json!({"functionCall": {
                     "name": call.name,

@@ -214,6 +214,7 @@ pub(crate) fn kind_at(segments: &[String]) -> Option<ValueKind> {
             | ValueKind::BoolOr(_)
             | ValueKind::Integer { .. }
             | ValueKind::String
+            | ValueKind::HttpUrl
             | ValueKind::Enum(_)
             | ValueKind::StringList
             | ValueKind::PackageList

@@ -23,6 +23,8 @@ pub enum ValueKind {
     },
     /// Any string.
     String,
+    /// A string that is an `http://` or `https://` URL (`llm.baseUrl`).
+    HttpUrl,
     /// One of a fixed list of strings.
     Enum(Vec<String>),
     /// An array of strings.
@@ -107,6 +109,7 @@ fn field_from(key: &str, property: &Value) -> Field {
         | ValueKind::BoolOr(_)
         | ValueKind::Integer { .. }
         | ValueKind::String
+        | ValueKind::HttpUrl
         | ValueKind::Enum(_)
         | ValueKind::StringList
         | ValueKind::PackageList
@@ -194,6 +197,7 @@ fn kind_of(property: &Value) -> ValueKind {
         Some("models") => return ValueKind::ModelList,
         Some("hooks") => return ValueKind::HookList,
         Some("stringMap") => return ValueKind::StringMap,
+        Some("httpUrl") => return ValueKind::HttpUrl,
         Some("boolOr") => {
             let words = property
                 .get("x-words")
@@ -366,6 +370,7 @@ pub fn leaves() -> Vec<(String, &'static Field)> {
                 | ValueKind::BoolOr(_)
                 | ValueKind::Integer { .. }
                 | ValueKind::String
+                | ValueKind::HttpUrl
                 | ValueKind::Enum(_)
                 | ValueKind::StringList
                 | ValueKind::PackageList
@@ -431,6 +436,7 @@ fn accepts(kind: &ValueKind) -> String {
         ValueKind::Integer { min, max } if *max == i64::MAX => format!("integer ≥ {min}"),
         ValueKind::Integer { min, max } => format!("integer {min}–{max}"),
         ValueKind::String => "string".to_owned(),
+        ValueKind::HttpUrl => "`http://` or `https://` URL".to_owned(),
         ValueKind::Enum(values) => {
             let values: Vec<String> = values.iter().map(|value| format!("`{value}`")).collect();
             values.join(", ")

@@ -69,6 +69,11 @@ pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut Chec
                 violation("a string".to_owned());
             }
         }
+        ValueKind::HttpUrl => {
+            if !value.as_str().is_some_and(is_http_url) {
+                violation("an `http://` or `https://` URL (`http://localhost:8080/v1`)".to_owned());
+            }
+        }
         ValueKind::Enum(allowed) => {
             if !value
                 .as_str()
@@ -129,6 +134,16 @@ pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut Chec
         ValueKind::ModelBudgets(fields) => check_model_budgets(key, fields, value, report),
         ValueKind::Object(fields) => check_object(key, fields, value, report),
     }
+}
+
+/// Whether `text` is an address a request can be sent to: `http://` or `https://` and a host.
+fn is_http_url(text: &str) -> bool {
+    let lower = text.trim().to_ascii_lowercase();
+    ["http://", "https://"].iter().any(|scheme| {
+        lower
+            .strip_prefix(scheme)
+            .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('/'))
+    })
 }
 
 /// `compaction.modelOverrides`: each entry an object whose known budgets are safe integers ≥ 0 (as
@@ -221,7 +236,7 @@ pub fn check_document(document: &Map<String, Value>) -> CheckReport {
 pub fn parse_raw_value(kind: Option<&ValueKind>, raw: &str) -> Value {
     let as_json = || serde_json::from_str(raw).unwrap_or_else(|_| Value::from(raw));
     match kind {
-        Some(ValueKind::String | ValueKind::Enum(_)) => {
+        Some(ValueKind::String | ValueKind::HttpUrl | ValueKind::Enum(_)) => {
             match serde_json::from_str::<Value>(raw.trim()) {
                 Ok(Value::String(text)) if raw.trim().starts_with('"') => Value::String(text),
                 Ok(_) | Err(_) => Value::from(raw),
@@ -453,6 +468,50 @@ mod tests {
         assert_eq!(
             settings.llm.models.as_ref().unwrap()[0].context_window,
             32_000
+        );
+    }
+
+    #[test]
+    fn the_base_url_needs_a_scheme_and_the_api_a_known_name() {
+        let report = |document: Value| check_document(document.as_object().unwrap()).violations;
+        // QA r101: `localhost:8080/v1` was sent as it was, retried 4 times as a network error.
+        for bad in [
+            "localhost:8080/v1",
+            "127.0.0.1:9",
+            "http://",
+            "https:///v1",
+            "ftp://h",
+        ] {
+            let found = report(json!({"llm": {"baseUrl": bad}}));
+            assert_eq!(found.len(), 1, "{bad}");
+            assert_eq!(found[0].key, "llm.baseUrl");
+            assert!(
+                found[0].expected.contains("`http://` or `https://`"),
+                "{found:?}"
+            );
+        }
+        for good in [
+            "http://localhost:8080/v1",
+            "HTTPS://api.example.com",
+            "http://[::1]:9/v1",
+        ] {
+            assert_eq!(
+                report(json!({"llm": {"baseUrl": good}})),
+                Vec::new(),
+                "{good}"
+            );
+        }
+        let found = report(json!({"llm": {"api": "anthropic"}}));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].key, "llm.api");
+        assert!(
+            found[0].expected.contains("anthropic-messages")
+                && found[0].expected.contains("google-generative-ai"),
+            "{found:?}"
+        );
+        assert_eq!(
+            report(json!({"llm": {"api": "openai-responses"}})),
+            Vec::new()
         );
     }
 

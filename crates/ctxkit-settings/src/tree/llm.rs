@@ -11,13 +11,16 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase", default)]
 pub struct LlmConfig {
     /// The base URL of the settings' provider (of `defaultModel`, else `defaultProvider`), for its
-    /// conversation and summaries; every other provider keeps its own.
+    /// conversation and summaries; every other provider keeps its own. An `http://` or
+    /// `https://` URL.
+    #[schemars(extend("x-check" = "httpUrl"))]
     pub base_url: Option<String>,
     /// An API key for the settings' provider only; prefer the provider's environment variable.
     /// Masked wherever settings are shown; only `ctxkit config get llm.apiKey` prints it.
     #[schemars(extend("x-secret" = true))]
     pub api_key: Option<String>,
     /// The wire format of the settings' provider (required for one that is not built in).
+    #[schemars(extend("enum" = ["anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"]))]
     pub api: Option<String>,
     /// Extra request headers to the settings' provider only (their values may hold tokens: masked
     /// wherever settings are shown, unless one is asked for by name, `ctxkit config get llm.headers.NAME`).
