@@ -106,9 +106,10 @@ impl ModelClient {
         }
     }
 
-    /// A body that ended after events of its format but before its reply and its end: cut.
+    /// A body that ended empty, or after events of its format but before its reply and its end:
+    /// cut (a body of something else, a web page or JSON, is not).
     fn cut_before_content(&self, progress: &Progress) -> bool {
-        progress.reader.spoke()
+        (progress.reader.spoke() || progress.received == 0)
             && progress.assembly.stop.is_none()
             && progress.reader.missing_end(&progress.assembly).is_some()
     }

@@ -322,3 +322,25 @@ fn a_cut_stream_keeps_what_arrived() {
     assert_eq!(reply.stop_reason.as_deref(), Some("aborted"));
     assert!(matches!(&reply.content[0], ContentBlock::Text(t) if t.text == "Partial"));
 }
+
+#[test]
+fn passing_provider_errors_are_transient_and_refusals_are_not() {
+    for transient in [
+        json!({"type": "overloaded_error", "message": "Overloaded"}),
+        json!({"type": "api_error", "message": "Internal server error"}),
+        json!({"code": "server_error", "message": "You can retry your request."}),
+        json!({"code": 503, "status": "UNAVAILABLE", "message": "The model is overloaded."}),
+        json!({"type": "rate_limit_error", "message": "slow down"}),
+    ] {
+        assert!(is_transient(&transient), "{transient}");
+    }
+    for lasting in [
+        json!({"type": "invalid_request_error", "message": "messages: text content blocks must be non-empty"}),
+        json!({"type": "invalid_request_error", "message": "prompt is too long: 213000 tokens > 200000 maximum"}),
+        json!({"code": "insufficient_quota", "message": "You exceeded your current quota, check your plan and billing details."}),
+        json!({"code": 429, "message": "Quota exceeded for billing account"}),
+        json!({"type": "authentication_error", "message": "invalid x-api-key"}),
+    ] {
+        assert!(!is_transient(&lasting), "{lasting}");
+    }
+}

@@ -145,7 +145,7 @@ async fn a_passing_error_inside_the_stream_before_the_reply_is_retried_in_every_
                     "error": {"code": "server_error", "message": "The server had an error processing your request. You can retry your request."}}}),
             ]),
             responses_reply("fine after retry"),
-            "The server had an error",
+            "The server had an error processing your request. You can retry your request.",
         ),
         (
             "vllm/qwen3-coder",
