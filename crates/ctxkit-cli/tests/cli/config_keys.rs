@@ -130,10 +130,10 @@ fn strings_are_stored_and_shown_as_themselves() {
     let world = World::new();
     world.write(
         "home/settings.json",
-        r#"{"llm": {"baseUrl": "true"}, "markdown": {"codeBlockIndent": "    "}}"#,
+        r#"{"defaultModel": "true", "markdown": {"codeBlockIndent": "    "}}"#,
     );
     assert_eq!(
-        world.ctxkit(&["config", "get", "llm.baseUrl"]),
+        world.ctxkit(&["config", "get", "defaultModel"]),
         "exit: 0\n\"true\"\n"
     );
     let listed = world.ctxkit(&["config", "list"]);
