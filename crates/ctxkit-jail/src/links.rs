@@ -59,9 +59,15 @@ impl DeniedFiles {
                     continue;
                 };
                 if metadata.is_file() {
+                    // A place that is one file (Pi's `auth.json`) is named by its folder: the
+                    // refusal says "a hard link to `…/auth.json` in `…/agent`".
+                    let shown_place = match place.parent() {
+                        Some(folder) if path == *place => folder.to_path_buf(),
+                        _ => place.clone(),
+                    };
                     files
                         .entry((metadata.dev(), metadata.ino()))
-                        .or_insert_with(|| (path, place.clone()));
+                        .or_insert_with(|| (path, shown_place));
                 } else if metadata.is_dir() {
                     push_entries(&path, &mut pending);
                 }
@@ -128,6 +134,16 @@ mod tests {
         );
         assert_eq!(denied.other_name(other.dev(), other.ino()), OtherName::None);
         assert!(!has_other_names(&other));
+        // QA (r101): a place that is one file was named twice ("a hard link to `…/auth.json` in
+        // `…/auth.json`"); its folder is named.
+        let file_place = [place.join("a/b/secret")];
+        assert_eq!(
+            DeniedFiles::collect(file_place.iter()).other_name(secret.dev(), secret.ino()),
+            OtherName::Denied {
+                name: place.join("a/b/secret"),
+                place: place.join("a/b")
+            }
+        );
         let cut = DeniedFiles::collect_within(places.iter(), 2);
         assert_eq!(
             cut.other_name(other.dev(), other.ino()),
