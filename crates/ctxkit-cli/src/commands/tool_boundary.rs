@@ -102,16 +102,41 @@ fn secrets(environment: &Environment, settings: &SettingsManager) -> Vec<String>
 }
 
 /// The files hooks run (every part of a hook's `command` that names an existing file, relative
-/// to the project) and the local package folders of both settings scopes.
+/// to the project) and the local package folders of both settings scopes. With a hook's script,
+/// the folder holding it, unless that is the project's top (or above it): what an interpreter
+/// loads beside the script (Python's `import json` finds a `json.py` there first, node's
+/// `require('./x')`, a shell's `. ./lib.sh`) runs with it (QA: a trusted hook's `hooks/guard.py`
+/// ran the model's `hooks/json.py`).
 fn guarded_paths(environment: &Environment, settings: &SettingsManager) -> Vec<PathBuf> {
     let mut guarded = Vec::new();
+    let mut add = |path: PathBuf| {
+        if !guarded.contains(&path) {
+            guarded.push(path);
+        }
+    };
     for part in settings.paths_named_for_code() {
         let path = environment.cwd.join(part);
-        if path.exists() && !guarded.contains(&path) {
-            guarded.push(path);
+        if path.is_file()
+            && let Some(folder) = script_folder(&path, &environment.cwd)
+        {
+            add(folder);
+        }
+        if path.exists() {
+            add(path);
         }
     }
     guarded
+}
+
+/// The folder holding the script `path` when it lies strictly inside the project at `top`, by
+/// its name and by what it resolves to; none at the top (guarding it would ask for every write).
+fn script_folder(path: &Path, top: &Path) -> Option<PathBuf> {
+    let folder = ctxkit_jail::lexical(path).parent()?.to_path_buf();
+    let top = ctxkit_jail::lexical(top);
+    let inside = |folder: &Path, top: &Path| folder.starts_with(top) && folder != top;
+    let resolved = std::fs::canonicalize(&folder).ok()?;
+    let resolved_top = std::fs::canonicalize(&top).ok()?;
+    (inside(&folder, &top) && inside(&resolved, &resolved_top)).then_some(folder)
 }
 
 /// `~` and `~/…` under the user's home.
@@ -158,6 +183,37 @@ mod tests {
         assert_eq!(after.readable_paths, [PathBuf::from("/home/me/notes")]);
         assert_eq!(after.sessions_root, before.sessions_root);
         assert_eq!(after.home, before.home);
+    }
+
+    /// QA (r101, D4): a trusted hook `python3 hooks/guard.py` ran the model's `hooks/json.py`
+    /// (Python puts the script's folder first on `sys.path`). The folder of a hook's script is
+    /// guarded with the script; a script at the project's top guards itself only.
+    #[test]
+    fn the_folder_of_a_hook_script_is_guarded() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(project.join("hooks")).unwrap();
+        std::fs::write(project.join("hooks/guard.py"), "import json\n").unwrap();
+        std::fs::write(project.join("top.py"), "import json\n").unwrap();
+        let environment = Environment::new(project.join("home"), &project);
+        let settings = SettingsManager::in_memory(
+            serde_json::json!({"hooks": [
+                {"command": ["python3", "hooks/guard.py"], "events": ["before_compact"]},
+                {"command": ["python3", "top.py"], "events": ["before_compact"]},
+            ]})
+            .as_object()
+            .cloned()
+            .unwrap(),
+        );
+        let guarded = guarded_paths(&environment, &settings);
+        assert_eq!(
+            guarded,
+            [
+                project.join("hooks"),
+                project.join("hooks/guard.py"),
+                project.join("top.py")
+            ]
+        );
     }
 
     #[test]
