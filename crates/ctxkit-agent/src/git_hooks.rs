@@ -19,27 +19,59 @@ const MAX_INCLUDE_DEPTH: usize = 10;
 /// found in the repository's config (a worktree's shared config and its own `config.worktree`
 /// included) and in the user's `global` configs ([`global_configs`]), resolved: a relative one
 /// against the top of the work tree (an included file's against the file naming it), `~/` against
-/// `user_home`. Every value found counts, not only the one git would take last.
+/// `user_home`. Every value found counts, not only the one git would take last. The config files
+/// themselves are among them (QA: with the project at `~`, the model wrote `~/.gitconfig` with a
+/// `core.fsmonitor` unasked), and every entry of the hooks folders (`.git/hooks`, the
+/// `core.hooksPath` ones): [`crate::Workspace::guard`] resolves each, so a hook that is a link to
+/// `scripts/pre-commit` guards the script. Outside a repository the global configs are read all
+/// the same, a relative value taken against `project`.
 pub(crate) fn guarded_by_config(
     project: &Path,
     global: Vec<PathBuf>,
     user_home: Option<&Path>,
 ) -> Vec<PathBuf> {
-    let Some(top) = work_tree_top(project) else {
-        return Vec::new();
-    };
-    let mut pending: Vec<(PathBuf, usize)> = repository_configs(&top)
-        .into_iter()
+    let top = work_tree_top(project);
+    let git_dirs = top.as_deref().map(git_directories).unwrap_or_default();
+    let base = top.unwrap_or_else(|| project.to_path_buf());
+    let configs: Vec<PathBuf> = git_dirs
+        .iter()
+        .flat_map(|dir| [dir.join("config"), dir.join("config.worktree")])
         .chain(global)
-        .map(|file| (file, 0))
         .collect();
-    let mut read: Vec<PathBuf> = Vec::new();
-    let mut guarded = Vec::new();
-    let mut add = |path: PathBuf| {
-        if !guarded.contains(&path) {
-            guarded.push(path);
+    let mut guarded = configs.clone();
+    let found = read_configs(configs, &base, user_home);
+    let hook_folders: Vec<PathBuf> = git_dirs
+        .iter()
+        .map(|dir| dir.join("hooks"))
+        .chain(found.hook_folders)
+        .collect();
+    guarded.extend(found.places);
+    for folder in hook_folders {
+        guarded.extend(entries_of(&folder));
+        guarded.push(folder);
+    }
+    let mut unique = Vec::with_capacity(guarded.len());
+    for path in guarded {
+        if !unique.contains(&path) {
+            unique.push(path);
         }
-    };
+    }
+    unique
+}
+
+/// What the config files say git runs: the hooks folders `core.hooksPath` names, and the other
+/// places ([`guarded_by_config`]).
+#[derive(Default)]
+struct Found {
+    hook_folders: Vec<PathBuf>,
+    places: Vec<PathBuf>,
+}
+
+/// Reads `configs` and every file they include (ten deep), relative values taken against `top`.
+fn read_configs(configs: Vec<PathBuf>, top: &Path, user_home: Option<&Path>) -> Found {
+    let mut pending: Vec<(PathBuf, usize)> = configs.into_iter().map(|file| (file, 0)).collect();
+    let mut read: Vec<PathBuf> = Vec::new();
+    let mut found = Found::default();
     while let Some((file, depth)) = pending.pop() {
         if read.contains(&file) {
             continue;
@@ -49,29 +81,44 @@ pub(crate) fn guarded_by_config(
             continue;
         };
         let values = config_values(&text);
-        for value in values.hooks_paths {
-            if let Some(folder) = folder_of(&value, &top, user_home) {
-                add(folder);
-            }
-        }
+        found.hook_folders.extend(
+            values
+                .hooks_paths
+                .iter()
+                .filter_map(|value| folder_of(value, top, user_home)),
+        );
         for command in values.programs {
-            for path in program_paths(&command, &top, user_home) {
-                add(path);
-            }
+            found.places.extend(program_paths(&command, top, user_home));
         }
         if depth < MAX_INCLUDE_DEPTH {
             // An included file's relative path is relative to the file that names it.
             let base = file.parent().unwrap_or(Path::new("/")).to_path_buf();
             for included in values.includes {
                 if let Some(path) = folder_of(&included, &base, user_home) {
-                    add(path.clone());
+                    found.places.push(path.clone());
                     pending.push((path, depth + 1));
                 }
             }
         }
         read.push(file);
     }
-    guarded
+    found
+}
+
+/// The most entries of one hooks folder guarded one by one (git knows about thirty hooks).
+const MAX_HOOK_ENTRIES: usize = 1000;
+
+/// The entries of the hooks folder `folder`, as named (a link among them is resolved by the
+/// guard, so the file it leads to is guarded); none when it cannot be listed.
+fn entries_of(folder: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .take(MAX_HOOK_ENTRIES)
+        .map(|entry| entry.path())
+        .collect()
 }
 
 /// The files a command-valued config key may run: each word of `command` that names a path (holds
@@ -95,13 +142,13 @@ fn work_tree_top(project: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// The repository's config files for the work tree at `top`: `.git/config`, or for a `.git` file
-/// (`gitdir: …`, a worktree or submodule) the config of the directory it names, the shared one
-/// its `commondir` names, and its `config.worktree`.
-fn repository_configs(top: &Path) -> Vec<PathBuf> {
+/// The repository's git directories for the work tree at `top`: `.git`, or for a `.git` file
+/// (`gitdir: …`, a worktree or submodule) the directory it names and the shared one its
+/// `commondir` names (where the config and the hooks of every worktree are).
+fn git_directories(top: &Path) -> Vec<PathBuf> {
     let dot_git = top.join(".git");
     if dot_git.is_dir() {
-        return vec![dot_git.join("config"), dot_git.join("config.worktree")];
+        return vec![dot_git];
     }
     let Ok(text) = ctxkit_jail::read_regular_to_string(&dot_git, MAX_CONFIG_BYTES) else {
         return Vec::new();
@@ -110,11 +157,11 @@ fn repository_configs(top: &Path) -> Vec<PathBuf> {
         return Vec::new();
     };
     let git_dir = top.join(named.trim());
-    let mut files = vec![git_dir.join("config"), git_dir.join("config.worktree")];
+    let mut dirs = vec![git_dir.clone()];
     if let Ok(common) = ctxkit_jail::read_regular_to_string(&git_dir.join("commondir"), 4096) {
-        files.push(git_dir.join(common.trim()).join("config"));
+        dirs.push(git_dir.join(common.trim()));
     }
-    files
+    dirs
 }
 
 /// The user's global git configs (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`).
@@ -328,9 +375,14 @@ mod tests {
         .unwrap();
         std::fs::write(home.join("git/work"), "[core]\n\thooksPath = ~/hooks\n").unwrap();
         let folders = guarded_by_config(&project, vec![home.join(".gitconfig")], Some(&home));
-        assert_eq!(folders.len(), 4, "{folders:?}");
-        assert!(folders.contains(&project.join(".githooks")), "{folders:?}");
-        assert!(folders.contains(&home.join("hooks")), "{folders:?}");
+        for guarded in [
+            project.join(".githooks"),
+            home.join("hooks"),
+            home.join("git/common"),
+            home.join("git/work"),
+        ] {
+            assert!(folders.contains(&guarded), "{guarded:?} in {folders:?}");
+        }
         assert_eq!(
             config_values("[includeIf]\npath = x\n[include \"y\"]\npath = z\n"),
             ConfigValues::default()
@@ -348,9 +400,72 @@ mod tests {
         let tree = dir.path().join("feature");
         std::fs::create_dir_all(tree.join("src")).unwrap();
         std::fs::write(tree.join(".git"), format!("gitdir: {}\n", linked.display())).unwrap();
-        assert_eq!(
-            guarded_by_config(&tree.join("src"), Vec::new(), None),
-            [tree.join(".githooks")]
-        );
+        let guarded = guarded_by_config(&tree.join("src"), Vec::new(), None);
+        for place in [
+            tree.join(".githooks"),
+            linked.join("config"),
+            linked.join("../../hooks"),
+        ] {
+            assert!(guarded.contains(&place), "{place:?} in {guarded:?}");
+        }
+    }
+
+    /// QA (r101, D1): `.git/hooks/pre-commit -> ../../scripts/pre-commit`, and under
+    /// `core.hooksPath = .husky` a `.husky/pre-commit -> ../tools/hook.sh`: the model edited the
+    /// script unasked and the next `git commit` ran it. Every entry of the hooks folders is guarded
+    /// (the workspace resolves each to the file it leads to).
+    #[test]
+    fn every_entry_of_the_hooks_folders_is_guarded() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(project.join(".husky")).unwrap();
+        std::fs::write(
+            project.join(".git/config"),
+            "[core]\n\thooksPath = .husky\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            "../../scripts/pre-commit",
+            project.join(".git/hooks/pre-commit"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("../tools/hook.sh", project.join(".husky/pre-commit")).unwrap();
+        let guarded = guarded_by_config(&project, Vec::new(), None);
+        for place in [
+            project.join(".git/hooks/pre-commit"),
+            project.join(".husky/pre-commit"),
+            project.join(".husky"),
+            project.join(".git/hooks"),
+        ] {
+            assert!(guarded.contains(&place), "{place:?} in {guarded:?}");
+        }
+    }
+
+    /// QA (r101, D2): with the project at `~` the model wrote `~/.gitconfig` (a `core.fsmonitor`
+    /// every repository of the user then ran) unasked, and outside a repository nothing of the
+    /// global config was guarded at all. The global config files, what they include and the
+    /// programs they name are guarded, repository or not.
+    #[test]
+    fn the_global_config_is_guarded_outside_a_repository_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        std::fs::create_dir_all(home.join(".config/git")).unwrap();
+        std::fs::write(home.join(".gitconfig"), "[include]\n\tpath = extra.cfg\n").unwrap();
+        std::fs::write(
+            home.join(".config/git/config"),
+            "[alias]\n\tst = !bin/st.sh\n",
+        )
+        .unwrap();
+        let global = vec![home.join(".gitconfig"), home.join(".config/git/config")];
+        let guarded = guarded_by_config(&home, global, Some(&home));
+        for place in [
+            home.join(".gitconfig"),
+            home.join(".config/git/config"),
+            home.join("extra.cfg"),
+            home.join("bin/st.sh"),
+        ] {
+            assert!(guarded.contains(&place), "{place:?} in {guarded:?}");
+        }
     }
 }

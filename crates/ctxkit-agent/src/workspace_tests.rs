@@ -442,3 +442,64 @@ fn the_models_bash_does_not_start_in_a_project_that_is_no_project() {
         outcome.text
     );
 }
+
+/// QA (r101, D1): a hook linked to a script of the work tree (`.git/hooks/pre-commit ->
+/// ../../scripts/pre-commit`, `.husky/pre-commit -> ../tools/hook.sh` under `core.hooksPath`) was
+/// not guarded: the model edited the script and the next `git commit` ran it. The script is
+/// guarded; another script beside it is not.
+#[test]
+fn a_hook_linked_into_the_work_tree_guards_its_script() {
+    let fixture = fixture();
+    let project = &fixture.project;
+    std::fs::create_dir_all(project.join(".git/hooks")).unwrap();
+    std::fs::create_dir_all(project.join(".husky")).unwrap();
+    std::fs::create_dir_all(project.join("scripts")).unwrap();
+    std::fs::write(project.join("scripts/pre-commit"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::write(
+        project.join(".git/config"),
+        "[core]\n\thooksPath = .husky\n",
+    )
+    .unwrap();
+    symlink(
+        "../../scripts/pre-commit",
+        project.join(".git/hooks/pre-commit"),
+    )
+    .unwrap();
+    symlink("../tools/hook.sh", project.join(".husky/pre-commit")).unwrap();
+    let workspace = Workspace::new(project);
+    for guarded in ["scripts/pre-commit", "tools/hook.sh"] {
+        assert_eq!(
+            workspace.locate(project, guarded, Access::Write),
+            Ok(Place::Guarded(project.join(guarded))),
+            "{guarded}"
+        );
+    }
+    assert_eq!(
+        workspace.locate(project, "scripts/build.sh", Access::Write),
+        Ok(Place::Allowed(project.join("scripts/build.sh")))
+    );
+}
+
+/// QA (r101, D2): with ctxkit started in the home folder, `write .gitconfig` (a `core.fsmonitor`
+/// that every repository's `git status` then ran) went through without a question, and outside a
+/// repository the files it includes too. Both are guarded, repository or not.
+#[test]
+fn the_users_git_config_is_guarded_with_the_project_at_home() {
+    let fixture = fixture();
+    let home = fixture.base.join("user");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join(".gitconfig"), "[include]\n\tpath = extra.cfg\n").unwrap();
+    let mut workspace = Workspace::new(&home);
+    workspace.guard_what_git_runs(Some(&home));
+    for guarded in [".gitconfig", "extra.cfg"] {
+        assert_eq!(
+            workspace.locate(&home, guarded, Access::Write),
+            Ok(Place::Guarded(home.join(guarded))),
+            "{guarded}"
+        );
+    }
+    assert_eq!(
+        workspace.locate(&home, "notes.txt", Access::Write),
+        Ok(Place::Allowed(home.join("notes.txt")))
+    );
+}
