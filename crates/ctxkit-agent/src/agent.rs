@@ -77,6 +77,10 @@ pub struct Agent {
     /// path asked about (QA: "always" on a note written to `/tmp/x/` let the model overwrite
     /// `~/.bashrc` unasked).
     outside_allowed_under: Vec<(Access, std::path::PathBuf)>,
+    /// Guarded places of the project the user answered "always" to a write in, each the scope
+    /// [`Workspace::guarded_scope`] names (QA: "always" to a prompt template let the model write
+    /// `.git/hooks/pre-commit` unasked).
+    guarded_allowed_under: Vec<std::path::PathBuf>,
     /// Keeps the prompt cache of the last request warm (`cacheWarming`); none by default.
     warmer: Option<Arc<CacheWarmer>>,
     /// Messages typed while the agent works, delivered after each tool batch; none by default.
@@ -147,6 +151,7 @@ impl Agent {
             workspace,
             outside_allowed: HashSet::new(),
             outside_allowed_under: Vec::new(),
+            guarded_allowed_under: Vec::new(),
             warmer: None,
             steering: None,
             call_ids: call_ids::CallIds::default(),

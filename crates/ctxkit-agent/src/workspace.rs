@@ -359,38 +359,6 @@ impl Workspace {
 }
 
 impl Workspace {
-    /// Whether a write to `resolved` (named `lexical`) touches a guarded place of the project.
-    /// A folder of [`GUARDED_NAMES`] is guarded at any depth: a `src/.git` the model plants is a
-    /// repository whose `core.fsmonitor` runs at the user's next `git status` in `src` (and
-    /// editors look for repositories in subfolders), and a subfolder's `.ctxkit` is a project's
-    /// settings when ctxkit starts there. Names are compared without regard to case: on a
-    /// case-insensitive file system (WSL's `/mnt/c`, exFAT) `.GIT/hooks` is `.git/hooks`. A write
-    /// that completes or changes a git directory by another name (`HEAD`, `objects/`, `refs/` in
-    /// one folder) is guarded too ([`ctxkit_jail::completes_git_directory`]).
-    fn is_guarded(&self, resolved: &Path, lexical: &Path) -> bool {
-        let named = [
-            resolved.strip_prefix(&self.root),
-            lexical.strip_prefix(&self.root),
-            lexical.strip_prefix(&self.given_root),
-        ]
-        .into_iter()
-        .filter_map(Result::ok)
-        .any(|inside| {
-            inside.components().any(|component| {
-                let component = component.as_os_str().as_encoded_bytes();
-                GUARDED_NAMES
-                    .iter()
-                    .any(|name| component.eq_ignore_ascii_case(name.as_bytes()))
-            })
-        });
-        named
-            || self
-                .guarded
-                .iter()
-                .any(|place| resolved.starts_with(place) || lexical.starts_with(place))
-            || ctxkit_jail::completes_git_directory(&self.root, resolved)
-    }
-
     /// The jail a tool opens the resolved `path` through: the folder of saved outputs or of a
     /// loaded skill, the project, or a readable folder holding it, else the whole filesystem (a path the user
     /// approved); ctxkit's own places and the user's credentials denied in every case.
@@ -475,6 +443,9 @@ impl Workspace {
 }
 
 use ctxkit_jail::default_ctxkit_home;
+
+#[path = "workspace_guarded.rs"]
+mod guarded;
 
 #[cfg(test)]
 #[path = "workspace_tests.rs"]

@@ -146,7 +146,7 @@ impl Agent {
     ) -> Result<(Vec<Access>, bool), String> {
         // Approved everywhere (a caller without a person to ask); a folder's "always" is per path.
         let mut approved: Vec<Access> = self.outside_allowed.iter().copied().collect();
-        let mut guarded_approved = self.always_allowed.contains(GUARDED_WRITES);
+        let mut guarded_approved = false;
         for (argument, access) in tool.paths(&call.arguments) {
             let place = workspace
                 .locate(&self.options.cwd, &argument, access)
@@ -154,11 +154,18 @@ impl Agent {
             let path = match place {
                 Place::Allowed(_) => continue,
                 Place::Guarded(path) => {
-                    if !guarded_approved {
-                        guarded_approved = self
-                            .approve_guarded(&argument, &path, call, cancel, approver)
+                    // Each guarded path of the call is approved, by the user now or by an
+                    // "always" whose scope holds it.
+                    let scope = workspace.guarded_scope(&path);
+                    let covered = self
+                        .guarded_allowed_under
+                        .iter()
+                        .any(|allowed| Workspace::guarded_scope_covers(allowed, &path));
+                    if !covered {
+                        self.approve_guarded(&argument, &path, &scope, call, cancel, approver)
                             .await?;
                     }
+                    guarded_approved = true;
                     continue;
                 }
                 Place::Outside(path) => path,
@@ -204,26 +211,39 @@ impl Agent {
         Ok((approved, guarded_approved))
     }
 
-    /// Asks, as for `bash`, whether the model may write `path`, a guarded place of the project;
-    /// `Ok(true)` when approved, the refusal otherwise.
+    /// Asks, as for `bash`, whether the model may write `path`, a guarded place of the project,
+    /// saying what "always" covers: `scope` ([`Workspace::guarded_scope`]); the refusal unless
+    /// approved.
     async fn approve_guarded(
         &mut self,
         argument: &str,
-        path: &std::path::Path,
+        path: &Path,
+        scope: &Path,
         call: &ToolCall,
         cancel: &CancellationToken,
         approver: &mut dyn Approver,
-    ) -> Result<bool, String> {
+    ) -> Result<(), String> {
+        let always = if scope == path {
+            "this file only".to_owned()
+        } else {
+            format!("anything under `{}`", crate::names::shown_path(scope))
+        };
         let question = format!(
             "Write `{}`? ctxkit guards it (git config and hooks, ctxkit's project folder, hook \
-             scripts, the session file, packages)",
+             scripts, the session file, packages) (always: {always})",
             crate::names::shown_path(path)
         );
         match approver.approve(&call.name, &question).await {
-            Approval::Once => Ok(true),
+            Approval::Once => Ok(()),
             Approval::Always => {
-                self.allow_always(GUARDED_WRITES);
-                Ok(true)
+                if !self
+                    .guarded_allowed_under
+                    .iter()
+                    .any(|known| known == scope)
+                {
+                    self.guarded_allowed_under.push(scope.to_path_buf());
+                }
+                Ok(())
             }
             Approval::Deny | Approval::Unanswered => {
                 Err(crate::tool::guarded_refusal(&call.name, argument, path))
@@ -266,9 +286,6 @@ impl Agent {
         (dir, file)
     }
 }
-
-/// The pseudo-tool name an "always" answer to a guarded write is remembered under.
-const GUARDED_WRITES: &str = "write to guarded places";
 
 /// The tool calls of a reply, in order.
 pub(super) fn calls_of(reply: &AssistantMessage) -> Vec<ToolCall> {

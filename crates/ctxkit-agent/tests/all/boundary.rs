@@ -374,3 +374,88 @@ async fn a_fork_reads_the_outputs_its_parent_saved_and_no_other_sessions() {
     assert!(outside.questions.is_empty(), "{:?}", outside.questions);
     drop(world_dir);
 }
+
+/// Answers ordinary (and guarded-write) questions from a list, keeping the questions.
+#[derive(Default)]
+struct Guarded {
+    answers: Vec<Approval>,
+    questions: Vec<String>,
+}
+
+impl Approver for Guarded {
+    fn approve<'a>(&'a mut self, tool: &'a str, question: &'a str) -> BoxFuture<'a, Approval> {
+        self.questions.push(format!("{tool}: {question}"));
+        let answer = self
+            .answers
+            .get(self.questions.len() - 1)
+            .copied()
+            .unwrap_or(Approval::Deny);
+        Box::pin(async move { answer })
+    }
+}
+
+/// QA (r101, D3): "always" to a guarded write of a prompt template, `.ctxkit/prompts/review.md`,
+/// let the model write `.git/hooks/pre-commit` and a `core.fsmonitor` into `.git/config` without a
+/// question. "Always" covers the folder asked about (a later template there is not asked again),
+/// and the question says so; the git hook and config are asked about and, declined, not written.
+#[tokio::test]
+async fn always_to_a_guarded_write_covers_the_folder_asked_about_only() {
+    let calls = vec![
+        (
+            "write",
+            json!({"path": ".ctxkit/prompts/review.md", "content": "review"}),
+        ),
+        (
+            "write",
+            json!({"path": ".ctxkit/prompts/fix.md", "content": "fix"}),
+        ),
+        (
+            "write",
+            json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch PWNED\n"}),
+        ),
+        (
+            "write",
+            json!({"path": ".git/config", "content": "[core]\n\tfsmonitor = touch PWNED\n"}),
+        ),
+    ];
+    let mut world = World::new(provider(1.0, caller(calls))).await;
+    let (workspace, _) = workspace(&world);
+    world.agent.set_workspace(workspace);
+    let work = std::fs::canonicalize(world.work()).unwrap();
+    let observer = Arc::clone(&world.observed);
+    let mut answers = Guarded {
+        answers: vec![Approval::Always, Approval::Deny, Approval::Deny],
+        ..Guarded::default()
+    };
+    world
+        .agent
+        .prompt("go".to_owned(), &mut answers, observer.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(answers.questions.len(), 3, "{:#?}", answers.questions);
+    assert!(
+        answers.questions[0].ends_with(&format!(
+            "(always: anything under `{}`)",
+            work.join(".ctxkit/prompts").display()
+        )),
+        "{:#?}",
+        answers.questions
+    );
+    assert!(
+        answers.questions[1].contains(".git/hooks/pre-commit`? ctxkit guards it")
+            && answers.questions[1].ends_with(&format!(
+                "(always: anything under `{}`)",
+                work.join(".git/hooks").display()
+            )),
+        "{:#?}",
+        answers.questions
+    );
+    assert!(
+        answers.questions[2].contains(".git/config`? ctxkit guards it"),
+        "{:#?}",
+        answers.questions
+    );
+    assert!(work.join(".ctxkit/prompts/fix.md").exists());
+    assert!(!work.join(".git/hooks/pre-commit").exists());
+    assert!(!work.join(".git/config").exists());
+}

@@ -397,3 +397,49 @@ fn a_skill_in_ctxkits_home_is_read_and_nothing_else_of_the_home() {
     assert_eq!(requests.matches("are never writable by tools").count(), 1);
     assert_eq!(requests.matches("are never readable by tools").count(), 1);
 }
+
+/// QA (r101, D3): `a` (always) to a guarded write of a prompt template approved every later
+/// guarded write: the model then wrote `.git/hooks/pre-commit` without a question, and the
+/// question had said nothing of what "always" covers. It names the folder now, a later template
+/// there is written without a question, and the git hook is asked about.
+#[test]
+fn always_to_a_guarded_write_names_and_keeps_to_its_folder() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "write",
+        json!({"path": ".ctxkit/prompts/review.md", "content": "review the code"}),
+    ));
+    world.answer(tool_call(
+        "call_2",
+        "write",
+        json!({"path": ".ctxkit/prompts/fix.md", "content": "fix the code"}),
+    ));
+    world.answer(tool_call(
+        "call_3",
+        "write",
+        json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch PWNED\n"}),
+    ));
+    world.answer(text("done", 400));
+    let tmux = Tmux::start(&chat_command(&world.project, world.home.path(), ""));
+    tmux.wait_idle(1);
+    tmux.line("add prompts");
+    let screen = tmux.wait_for("ctxkit guards it");
+    assert!(
+        words(&screen).contains(".ctxkit/prompts`)"),
+        "the question names what always covers:\n{screen}"
+    );
+    tmux.answer("a");
+    let screen = tmux.wait_for_count("ctxkit guards it", 2);
+    assert!(
+        words(&screen).contains(".git/hooks/pre-commit`? ctxkit guards it"),
+        "{screen}"
+    );
+    tmux.answer("n");
+    tmux.wait_for("done");
+    assert!(world.project.join(".ctxkit/prompts/fix.md").exists());
+    assert!(!world.project.join(".git/hooks/pre-commit").exists());
+}
