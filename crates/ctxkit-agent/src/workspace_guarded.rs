@@ -42,7 +42,7 @@ impl Workspace {
     /// narrowest guarded place holding the file counts, and the scope is never the project
     /// itself. QA: "always" to a prompt template let the model write `.git/hooks/pre-commit` and
     /// a `core.fsmonitor` in `.git/config` without a question.
-    pub fn guarded_scope(&self, resolved: &Path) -> PathBuf {
+    pub(crate) fn guarded_scope(&self, resolved: &Path) -> PathBuf {
         let folder = resolved.parent().unwrap_or(resolved);
         let mut places: Vec<PathBuf> = Vec::new();
         if let Ok(inside) = resolved.strip_prefix(&self.root) {
@@ -80,7 +80,7 @@ impl Workspace {
     /// Whether an "always" the user gave for `scope` ([`Self::guarded_scope`]) covers a guarded
     /// write of `resolved`: it is `scope` or lies under it, with no folder of [`GUARDED_NAMES`]
     /// between (a `.git` planted in `.ctxkit/prompts` is a repository of its own).
-    pub fn guarded_scope_covers(scope: &Path, resolved: &Path) -> bool {
+    pub(crate) fn guarded_scope_covers(scope: &Path, resolved: &Path) -> bool {
         resolved.strip_prefix(scope).is_ok_and(|rest| {
             !rest
                 .components()
