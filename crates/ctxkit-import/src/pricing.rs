@@ -1,7 +1,7 @@
 //! Usage priced as Pi prices its own replies: at the model's list prices in `ctxkit-models`'
 //! table, none for a model the table does not know.
 
-use ctxkit_protocol::{Usage, UsageCost};
+use ctxkit_protocol::Usage;
 
 /// A reply's usage from its four counts, `totalTokens` their sum, with its `cost` when
 /// `provider`'s table knows `model`.
@@ -17,19 +17,6 @@ pub(crate) fn priced_usage(counts: UsageCounts, provider: &str, model: Option<&s
     let prices = model.and_then(|model| ctxkit_models::model_prices(provider, model));
     usage.cost = prices.map(|prices| ctxkit_models::usage_cost(&usage, Some(&prices)));
     usage
-}
-
-/// Gives a reply the complete `usage` every assistant message Pi writes has, and Pi 1.6.0 reads
-/// when it opens a session (its footer and `-p` add up each reply's `usage` and its `cost.total`,
-/// and fail on a reply without them): zeros when the source recorded none for this reply (a
-/// response's reasoning or tool-call replies before its last, a record the source wrote without
-/// usage), a zero `cost` when the counts are known but their price is not. An all-zero usage is
-/// no count: Pi and ctxkit's token estimates pass over it, as over an aborted reply's.
-pub(crate) fn complete_usage(usage: &mut Option<Usage>) {
-    usage
-        .get_or_insert_with(Usage::default)
-        .cost
-        .get_or_insert_with(UsageCost::default);
 }
 
 /// A call's tokens as Pi splits them: uncached input, output, cache reads and writes.

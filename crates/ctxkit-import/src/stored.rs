@@ -61,7 +61,7 @@ impl From<Planned> for Stored {
         if let EntryKind::Message(message) = &mut kind
             && let AgentMessage::Assistant(reply) = message.as_mut()
         {
-            crate::pricing::complete_usage(&mut reply.usage);
+            reply.complete_usage();
         }
         let body = if stays_open(&kind) {
             Body::Open {

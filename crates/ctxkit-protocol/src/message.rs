@@ -179,6 +179,21 @@ impl AssistantMessage {
                 .iter()
                 .any(|block| block.as_tool_call().is_some())
     }
+
+    /// Gives the reply the complete `usage` every assistant message Pi writes has, and Pi 1.6.0
+    /// reads unguarded when it opens a session (its footer, `get_session_stats` and `-p` add up
+    /// each reply's counts and its `cost.total`, and fail on a reply without them): the counts it
+    /// has are kept, zeros stand where it has none, a zero `cost` where it has no price. An
+    /// all-zero usage is no count: Pi's and ctxkit's token estimates pass over it, and a reply
+    /// at $0 for the tokens it used is of unknown price to the spend, as one without a cost was.
+    /// Every assistant message ctxkit writes from outside its own loop passes here (a session's
+    /// appends, an import).
+    pub fn complete_usage(&mut self) {
+        self.usage
+            .get_or_insert_with(Usage::default)
+            .cost
+            .get_or_insert_with(UsageCost::default);
+    }
 }
 
 /// The result of one tool call.
@@ -479,6 +494,34 @@ pub fn parse_agent_message(text: &str) -> Result<AgentMessage, serde_json::Error
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// QA r101 serve D1: a reply appended without a `cost` (or without a `usage`) was written as
+    /// is, and Pi 1.6.0 crashed opening the session.
+    #[test]
+    fn a_completed_usage_keeps_the_counts_and_adds_a_zero_cost() {
+        let cases = [
+            (
+                r#"{"role":"assistant","content":[],"usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15}}"#,
+                r#"{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#,
+            ),
+            (
+                r#"{"role":"assistant","content":[]}"#,
+                r#"{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#,
+            ),
+            (
+                r#"{"role":"assistant","content":[],"usage":{"input":7,"cost":{"total":0.5}}}"#,
+                r#"{"input":7,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.5}}"#,
+            ),
+        ];
+        for (given, stored) in cases {
+            let Ok(AgentMessage::Assistant(mut reply)) = serde_json::from_str(given) else {
+                panic!("an assistant message: {given}");
+            };
+            reply.complete_usage();
+            let usage = serde_json::to_string(&reply.usage).unwrap();
+            assert_eq!(usage, stored, "{given}");
+        }
+    }
 
     #[test]
     fn costs_add_part_by_part_and_keep_their_own_fields() {

@@ -355,11 +355,9 @@ async fn context_method(
             let message = super::validate::validate_message(params.message).map_err(|reason| {
                 MethodError::new(codes::INVALID_PARAMS, format!("invalid params: {reason}"))
             })?;
-            let id = engine(shared)
-                .await?
-                .append(message)
-                .await
-                .map_err(engine_error)?;
+            let engine = engine(shared).await?;
+            super::validate::check_tool_result_pairs(&engine, &message).await?;
+            let id = engine.append(message).await.map_err(engine_error)?;
             Ok(json!({ "entry_id": id }))
         }
         "context.usage" => to_json(

@@ -2,8 +2,12 @@
 //! role, and the fields readers of that role depend on (Pi reads them unguarded). The store keeps
 //! unknown roles and loose shapes it finds in files, but a server never writes them.
 
+use ctxkit_engine::Engine;
 use ctxkit_protocol::AgentMessage;
 use serde_json::Value;
+
+use crate::errors::engine_error;
+use crate::{MethodError, codes};
 
 /// The message as the protocol type, or why it is not one.
 pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
@@ -68,6 +72,35 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
         return Err(format!("`message` is not a valid `{role}` message"));
     }
     Ok(message)
+}
+
+/// Refuses a tool result that answers no open call at the session's leaf
+/// ([`ctxkit_session::Session::answers_open_call`]): ctxkit's view would leave it out, but Pi
+/// 1.6.0 sends every stored result, so the file would no longer continue in Pi (the provider
+/// refuses a result without its call). Other messages pass.
+pub(crate) async fn check_tool_result_pairs(
+    engine: &Engine,
+    message: &AgentMessage,
+) -> Result<(), MethodError> {
+    let AgentMessage::ToolResult(result) = message else {
+        return Ok(());
+    };
+    let answers = engine
+        .with_session(|session| session.answers_open_call(&result.tool_call_id))
+        .await
+        .map_err(|error| engine_error(error.into()))?;
+    if answers {
+        return Ok(());
+    }
+    let shown: String = result.tool_call_id.chars().take(80).collect();
+    Err(MethodError::new(
+        codes::INVALID_PARAMS,
+        format!(
+            "invalid params: `message.toolCallId` `{shown}` answers no open tool call: a tool \
+             result follows the assistant message holding its call (only other results between), \
+             once; append that message first"
+        ),
+    ))
 }
 
 /// The token counts of an assistant's `usage`: each present one a whole number, 0 or more

@@ -16,6 +16,15 @@ use crate::error::{Result, SessionError};
 use crate::ids::{new_entry_id, now_iso};
 use crate::index::EntryIndex;
 
+/// `message` as Pi 1.6.0 can open it: an assistant reply with its complete usage (a client of
+/// `serve` or an embedder may append one without a `cost`, or without a `usage`).
+fn readable_by_pi(mut message: AgentMessage) -> AgentMessage {
+    if let AgentMessage::Assistant(reply) = &mut message {
+        reply.complete_usage();
+    }
+    message
+}
+
 impl Session {
     pub(super) fn append(&mut self, parent: Option<EntryIndex>, kind: EntryKind) -> Result<String> {
         self.append_at(parent, kind, now_iso())
@@ -67,7 +76,7 @@ impl Session {
                 id: id.clone(),
                 parent_id: parent_id.replace(id.clone()),
                 timestamp: now_iso(),
-                kind: EntryKind::Message(Box::new(message)),
+                kind: EntryKind::Message(Box::new(readable_by_pi(message))),
             };
             batch.push(StoredEntry::from_entry(&entry).map_err(SessionError::Serialize)?);
             ids.push(id);
@@ -196,8 +205,14 @@ impl Session {
     }
 
     /// Appends a message as a child of the leaf and moves the leaf to it. Returns the entry id.
+    /// An assistant message is written with a complete usage
+    /// ([`AssistantMessage::complete_usage`](ctxkit_protocol::AssistantMessage::complete_usage)),
+    /// as [`Session::append_messages`] writes it.
     pub fn append_message(&mut self, message: AgentMessage) -> Result<String> {
-        self.append(self.leaf, EntryKind::Message(Box::new(message)))
+        self.append(
+            self.leaf,
+            EntryKind::Message(Box::new(readable_by_pi(message))),
+        )
     }
 
     /// Records a change of reasoning level.

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent};
+use ctxkit_protocol::{AgentMessage, ContentBlock, MessageContent, OpenToolCalls};
 
 use super::Session;
 use crate::context::ContextMessage;
@@ -125,6 +125,49 @@ impl Session {
             }
         }
         Ok(orphans)
+    }
+
+    /// Whether a tool result answering `tool_call_id`, appended at the leaf, would answer an open
+    /// call ([`OpenToolCalls`]): one of the latest message in the context at the leaf that is a
+    /// complete reply, with only tool results after it, none of them answering that call. A result
+    /// that does not (its call in no reply, in an older one, answered already, or of a failed or
+    /// aborted reply, which Pi 1.6.0 leaves out of a request) is one Pi 1.6.0 would send unpaired,
+    /// and providers refuse such a request.
+    pub fn answers_open_call(&self, tool_call_id: &str) -> Result<bool> {
+        let context = self.leaf_context();
+        let messages = &context.messages;
+        let results_after = messages
+            .iter()
+            .rev()
+            .take_while(|message| self.role_of(message) == Some("toolResult"))
+            .count();
+        let Some(reply_at) = messages.len().checked_sub(results_after + 1) else {
+            return Ok(false);
+        };
+        let Some(message) = messages
+            .get(reply_at)
+            .filter(|m| self.role_of(m) == Some("assistant"))
+        else {
+            return Ok(false);
+        };
+        let AgentMessage::Assistant(reply) = self.message(message)? else {
+            return Ok(false);
+        };
+        if reply.is_aborted_or_error() {
+            return Ok(false);
+        }
+        let answered = messages[reply_at + 1..]
+            .iter()
+            .map(|message| self.message(message))
+            .collect::<Result<Vec<_>>>()?;
+        let mut open = OpenToolCalls::default();
+        open.assistant(&reply);
+        for result in &answered {
+            if let AgentMessage::ToolResult(result) = result {
+                open.answer(&result.tool_call_id);
+            }
+        }
+        Ok(open.answer(tool_call_id))
     }
 
     /// The typed message of a reply or tool result; `None` for other messages (not read).

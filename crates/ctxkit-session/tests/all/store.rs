@@ -62,6 +62,34 @@ fn setup_entries_stay_in_memory_until_the_first_user_message_then_everything_is_
     assert_eq!(written[5]["parentId"], written[4]["id"]);
 }
 
+/// QA r101 serve D1: a reply appended without a `cost`, or without a `usage`, was written as is
+/// and Pi 1.6.0 crashed opening the file (`reading 'total'`, `reading 'input'`). Both appends
+/// write it with a complete usage, the counts it had kept.
+#[test]
+fn every_appended_reply_is_written_with_a_complete_usage() {
+    let home = tempfile::tempdir().unwrap();
+    let mut session = Session::create("/project", home.path());
+    let path = session.path().unwrap().to_owned();
+    session.append_message(user("hi")).unwrap();
+    session.append_message(assistant("no usage")).unwrap();
+    let mut counted = assistant("counted, no cost");
+    if let AgentMessage::Assistant(reply) = &mut counted {
+        reply.usage = Some(ctxkit_protocol::Usage::from_parts(10, 5, 0, 0));
+    }
+    session
+        .append_messages(vec![user("more"), counted, assistant("again")])
+        .unwrap();
+    let zero_cost = json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0});
+    let usages: Vec<Value> = lines(&path)
+        .iter()
+        .filter(|line| line["message"]["role"] == "assistant")
+        .map(|line| line["message"]["usage"].clone())
+        .collect();
+    let empty = json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0, "cost": zero_cost});
+    let counts = json!({"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15, "cost": zero_cost});
+    assert_eq!(usages, vec![empty.clone(), counts, empty]);
+}
+
 #[test]
 fn a_loaded_file_is_appended_to_whatever_its_entries_are() {
     let home = tempfile::tempdir().unwrap();

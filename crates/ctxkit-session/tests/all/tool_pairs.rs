@@ -169,3 +169,52 @@ fn the_orphans_an_edit_of_the_reply_alone_leaves_are_found() {
         ]
     );
 }
+
+/// QA r101 serve: `message.append` wrote a tool result answering no call (`nope`), which Pi 1.6.0
+/// sends unpaired. Only a result of an open call of the latest complete reply answers one.
+#[test]
+fn a_result_answers_an_open_call_of_the_latest_reply_once() {
+    let aborted = || {
+        message(
+            json!({"role": "assistant", "stopReason": "aborted", "timestamp": 2,
+            "content": [{"type": "toolCall", "id": "a", "name": "bash", "arguments": {}}]}),
+        )
+    };
+    // (the messages at the leaf, the call id of the result to append, whether it answers)
+    let cases: Vec<(Vec<AgentMessage>, &str, bool)> = vec![
+        (vec![user("run"), calling(&["a", "b"])], "a", true),
+        (
+            vec![user("run"), calling(&["a", "b"]), result("a")],
+            "b",
+            true,
+        ),
+        (vec![user("run"), calling(&["a", "b"])], "nope", false),
+        (
+            vec![user("run"), calling(&["a", "b"]), result("a")],
+            "a",
+            false,
+        ),
+        (
+            vec![user("run"), calling(&["a"]), result("a"), calling(&["c"])],
+            "a",
+            false,
+        ),
+        (vec![user("run"), calling(&["a"]), user("more")], "a", false),
+        (vec![user("run"), aborted()], "a", false),
+        (vec![user("run")], "a", false),
+        (vec![], "a", false),
+    ];
+    for (messages, call, answers) in cases {
+        let mut session = Session::in_memory("/p");
+        let shown = format!(
+            "{:?}",
+            messages.iter().map(|m| m.role()).collect::<Vec<_>>()
+        );
+        session.append_messages(messages).unwrap();
+        assert_eq!(
+            session.answers_open_call(call).unwrap(),
+            answers,
+            "{call} after {shown}"
+        );
+    }
+}
