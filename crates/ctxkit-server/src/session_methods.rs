@@ -332,7 +332,7 @@ async fn stored_sessions(
                 "id": session.id,
                 "cwd": session.cwd,
                 "name": session.name,
-                "parent_session_path": null,
+                "parent_session_path": session.parent_session,
                 "created": session.created,
                 "modified": ctxkit_session::iso_from_ms(session.shown_modified_ms()),
                 "message_count": session.message_count,

@@ -382,6 +382,7 @@ pub(crate) fn session_of_header(path: &Path, header: crate::lines::HeaderFacts) 
         entries: 0,
         message_count: 0,
         first_message: None,
+        parent_session: header.parent_session,
         location: path.display().to_string(),
     }
 }

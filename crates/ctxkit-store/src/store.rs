@@ -54,6 +54,9 @@ pub struct StoredSession {
     pub entries: u64,
     pub message_count: u64,
     pub first_message: Option<String>,
+    /// The header's `parentSession`: the session it was forked or cloned from (a file's path,
+    /// or on the database the parent's id), as the header names it.
+    pub parent_session: Option<String>,
     /// Where it is: a file path, or `postgres` for the database.
     pub location: String,
 }

@@ -201,11 +201,15 @@ fn session_of(row: &Row) -> StoredSession {
         entries: u64::try_from(row.get::<_, i64>("entry_count")).unwrap_or(0),
         message_count: u64::try_from(row.get::<_, i64>("message_count")).unwrap_or(0),
         first_message: row.get("first_message"),
+        // Read from the stored header (checked when it was stored), as the file store reads it.
+        parent_session: crate::lines::header_facts(row.get("header"))
+            .ok()
+            .and_then(|header| header.parent_session),
         location: "postgres".to_owned(),
     }
 }
 
-const SESSION_COLUMNS: &str = "id, cwd, name, created, modified_ms, last_message_ms, entry_count, message_count, first_message";
+const SESSION_COLUMNS: &str = "id, cwd, name, created, header, modified_ms, last_message_ms, entry_count, message_count, first_message";
 
 impl SessionStore for PostgresStore {
     async fn import(&self, lines: &SessionLines) -> Result<StoredSession> {

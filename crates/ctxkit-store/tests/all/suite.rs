@@ -769,6 +769,26 @@ pub async fn a_stored_session_is_listed_as_its_file(store: &impl SessionStore) {
     let stored = found.iter().find(|session| session.id == id).unwrap();
     assert_eq!(stored.first_message.as_deref(), Some("fix the parser"));
     assert_eq!(stored.message_count, listed.message_count);
+    assert_eq!(stored.parent_session, None);
+    // QA r101 serve D2: a fork's listing named no parent on the database though its header did.
+    let fork_id = uuid::Uuid::new_v4().to_string();
+    let fork_header = json!({"type": "session", "version": 3, "id": fork_id, "timestamp": at,
+        "cwd": project(), "parentSession": id});
+    let fork_text = format!("{fork_header}\n{}\n", lines[1]);
+    let fork_file = dir.path().join("fork.jsonl");
+    std::fs::write(&fork_file, &fork_text).unwrap();
+    let listed_fork = ctxkit_session::read_session_info(&fork_file).unwrap();
+    assert_eq!(
+        listed_fork.parent_session_path.as_deref(),
+        Some(id.as_str())
+    );
+    store
+        .import(&SessionLines::parse("f", fork_text.as_bytes()).unwrap())
+        .await
+        .unwrap();
+    let found = store.list(&ListQuery::default()).await.unwrap();
+    let fork = found.iter().find(|session| session.id == fork_id).unwrap();
+    assert_eq!(fork.parent_session.as_deref(), Some(id.as_str()));
 }
 
 /// A tool output of megabytes in distinct words is stored and found by a word near its start
