@@ -196,10 +196,15 @@ fn ending_close(shutdown: Option<&Shutdown>) -> CloseFrame {
 }
 
 /// The close for a message the connection cannot go on from: a text message that is not UTF-8
-/// (1007), one far over the request limit (1009). Other errors (the connection lost, a broken
-/// frame) close as the end of the session does.
+/// (1007), one far over the request limit (1009), a frame RFC 6455 forbids (1002, "protocol
+/// error", so a client tells its framing bug from the end of its session). Other errors (the
+/// connection lost) close as the end of the session does.
 fn close_for(error: &tungstenite::Error) -> Option<CloseFrame> {
     match error {
+        tungstenite::Error::Protocol(violation) if breaks_framing(violation) => Some(CloseFrame {
+            code: CloseCode::Protocol,
+            reason: close_reason(&violation.to_string()).into(),
+        }),
         tungstenite::Error::Utf8(_) => Some(CloseFrame {
             code: CloseCode::Invalid,
             reason: "a text message was not UTF-8".into(),
@@ -228,6 +233,37 @@ fn close_for(error: &tungstenite::Error) -> Option<CloseFrame> {
     }
 }
 
+/// Whether the client sent a frame RFC 6455 forbids (a reserved bit or opcode, an unmasked frame,
+/// a control frame fragmented or over 125 bytes, a continuation with no message open, a new
+/// message inside an unfinished one, a malformed close). The handshake's errors happened before
+/// the upgrade; a reset or a frame after a close ends the connection as it is.
+fn breaks_framing(violation: &tungstenite::error::ProtocolError) -> bool {
+    use tungstenite::error::ProtocolError;
+    matches!(
+        violation,
+        ProtocolError::NonZeroReservedBits
+            | ProtocolError::UnmaskedFrameFromClient
+            | ProtocolError::FragmentedControlFrame
+            | ProtocolError::ControlFrameTooBig
+            | ProtocolError::UnknownControlFrameType(_)
+            | ProtocolError::UnknownDataFrameType(_)
+            | ProtocolError::UnexpectedContinueFrame
+            | ProtocolError::ExpectedFragment(_)
+            | ProtocolError::InvalidOpcode(_)
+            | ProtocolError::InvalidCloseSequence
+    )
+}
+
+/// `text` cut to what a close frame's reason holds (123 bytes), on a character boundary.
+fn close_reason(text: &str) -> String {
+    const MOST: usize = 123;
+    let mut end = text.len().min(MOST);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
 /// Writes a message as one request line, copying it only when it holds a line break.
 async fn write_line(requests: &mut DuplexStream, message: Bytes) -> std::io::Result<()> {
     if message.iter().any(|byte| *byte == b'\n' || *byte == b'\r') {
@@ -251,7 +287,7 @@ fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::{close_for, one_line, tungstenite};
+    use super::{close_for, close_reason, one_line, tungstenite};
 
     #[test]
     fn a_message_that_stalled_holding_the_budget_closes_with_1008() {
@@ -261,6 +297,36 @@ mod tests {
         assert_eq!(u16::from(close.code), 1008);
         let lost = tungstenite::Error::Io(std::io::ErrorKind::ConnectionReset.into());
         assert!(close_for(&lost).is_none());
+    }
+
+    /// QA r101 serve D3: a frame RFC 6455 forbids was closed with 1000 and "the server ended
+    /// the session", as a clean end.
+    #[test]
+    fn a_forbidden_frame_closes_with_1002_and_says_why() {
+        use tungstenite::error::ProtocolError;
+        for (violation, reason) in [
+            (
+                ProtocolError::UnexpectedContinueFrame,
+                "Continue frame but nothing to continue",
+            ),
+            (
+                ProtocolError::ControlFrameTooBig,
+                "Control frame too big (payload must be 125 bytes or less)",
+            ),
+            (
+                ProtocolError::InvalidOpcode(3),
+                "Encountered invalid opcode: 3",
+            ),
+        ] {
+            let close = close_for(&tungstenite::Error::Protocol(violation)).unwrap();
+            assert_eq!(
+                (u16::from(close.code), close.reason.as_str()),
+                (1002, reason)
+            );
+        }
+        let reset = ProtocolError::ResetWithoutClosingHandshake;
+        assert!(close_for(&tungstenite::Error::Protocol(reset)).is_none());
+        assert_eq!(close_reason(&"é".repeat(100)).len(), 122);
     }
 
     #[test]
