@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::methods::{engine, params};
-use crate::{MethodError, Shared};
+use crate::{MethodError, Shared, codes};
 
 /// The least `max_bytes` a client may ask for: below it a single message's head says nothing.
 const MIN_BYTES: usize = 1024;
@@ -34,8 +34,8 @@ struct RecallParams {
 /// send back, an error result (`is_error`) when nothing was found, worded as the tool words it.
 pub(crate) async fn recall(shared: &Arc<Shared>, raw: Value) -> Result<Value, MethodError> {
     let params: RecallParams = params(raw)?;
+    let max_bytes = checked_max_bytes(params.max_bytes)?;
     let engine = engine(shared).await?;
-    let max_bytes = params.max_bytes.unwrap_or(limit::MAX_BYTES).max(MIN_BYTES);
     Ok(
         match engine
             .recall(&params.reference, params.query.as_deref())
@@ -47,6 +47,19 @@ pub(crate) async fn recall(shared: &Arc<Shared>, raw: Value) -> Result<Value, Me
             }
         },
     )
+}
+
+/// The bound asked for, the built-in tool's when absent; one below [`MIN_BYTES`] is refused, as
+/// docs/protocol.md says (it was raised to the minimum without a word).
+fn checked_max_bytes(asked: Option<usize>) -> Result<usize, MethodError> {
+    match asked {
+        None => Ok(limit::MAX_BYTES),
+        Some(bytes) if bytes >= MIN_BYTES => Ok(bytes),
+        Some(bytes) => Err(MethodError::new(
+            codes::INVALID_PARAMS,
+            format!("invalid params: `max_bytes` is at least {MIN_BYTES}, not {bytes}"),
+        )),
+    }
 }
 
 /// `text` within the tool output's line limit and `max_bytes`, its first lines kept, with a last
@@ -73,6 +86,19 @@ fn bounded_answer(text: &str, max_bytes: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA r101 serve: `max_bytes: 10` was taken, raised to 1,024 without a word.
+    #[test]
+    fn a_bound_below_the_minimum_is_refused_naming_it() {
+        let refused = checked_max_bytes(Some(10)).err().unwrap();
+        assert_eq!(refused.code, codes::INVALID_PARAMS);
+        assert_eq!(
+            refused.message,
+            "invalid params: `max_bytes` is at least 1024, not 10"
+        );
+        assert_eq!(checked_max_bytes(Some(1024)).ok(), Some(1024));
+        assert_eq!(checked_max_bytes(None).ok(), Some(limit::MAX_BYTES));
+    }
 
     #[test]
     fn a_long_answer_keeps_its_head_and_says_how_to_ask_for_less() {
