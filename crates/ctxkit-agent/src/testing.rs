@@ -209,10 +209,12 @@ pub fn request_chars(request: &ChatRequest) -> usize {
         .messages
         .iter()
         .map(|message| {
-            // A tool result's `details` stay in the session; no provider is sent them.
+            // A tool result's `details` and a reply's `usage` stay in the session; no provider
+            // is sent them.
             let mut value = serde_json::to_value(message).unwrap_or_default();
             if let Some(object) = value.as_object_mut() {
                 object.remove("details");
+                object.remove("usage");
             }
             value.to_string().len()
         })
