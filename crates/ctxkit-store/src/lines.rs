@@ -216,9 +216,17 @@ pub fn header_facts(line: &str) -> Result<HeaderFacts, String> {
         return Err("the first line is not a session header".to_owned());
     }
     let version = value.get("version").and_then(Value::as_u64).unwrap_or(1);
-    if version != 3 {
+    let supported = ctxkit_protocol::CURRENT_SESSION_VERSION;
+    if version > supported {
+        // `ctxkit migrate` refuses such a file too: only a newer ctxkit can store it.
         return Err(format!(
-            "format version {version}; stores hold v3 sessions (run `ctxkit migrate` first)"
+            "written by a newer version (session format v{version}; stores hold \
+             v{supported} sessions); use a newer ctxkit to store it"
+        ));
+    }
+    if version < supported {
+        return Err(format!(
+            "format version {version}; stores hold v{supported} sessions (run `ctxkit migrate` first)"
         ));
     }
     let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -444,6 +452,27 @@ mod tests {
         assert!(SessionLines::parse("t", b"{\"type\":\"session\",\"id\":\"x\"}\n").is_err());
         assert!(entry_facts("[1]").is_err());
         assert!(entry_facts("{\"id\":\"a\"}").is_err());
+    }
+
+    #[test]
+    fn sends_only_an_older_file_to_migrate() {
+        let header = |version: u64| {
+            format!(r#"{{"type":"session","version":{version},"id":"s","cwd":"/p"}}"#)
+        };
+        let older = header_facts(&header(2)).unwrap_err();
+        assert!(older.contains("run `ctxkit migrate` first"), "{older}");
+        // `ctxkit migrate` refuses a newer file: the hint must not send the user there.
+        for version in [4, 99] {
+            let newer = header_facts(&header(version)).unwrap_err();
+            assert!(!newer.contains("migrate"), "{newer}");
+            assert!(
+                newer.contains(&format!(
+                    "written by a newer version (session format v{version}"
+                )),
+                "{newer}"
+            );
+        }
+        assert!(header_facts(&header(3)).is_ok());
     }
 
     #[test]

@@ -326,6 +326,21 @@ fn cases() -> Vec<Case> {
             expect: "is not a session file",
         },
         Case {
+            name: "migrate a file of a newer format (r101: said \"already in session format v3\", exit 0)",
+            setup: |h| {
+                let text = String::from_utf8(session(&[user("a", None)])).unwrap();
+                write(
+                    h,
+                    "s.jsonl",
+                    text.replacen("\"version\":3", "\"version\":4", 1)
+                        .as_bytes(),
+                );
+            },
+            args: &["migrate", "s.jsonl"],
+            code: 3,
+            expect: "was written by a newer version (session format v4; this ctxkit writes v3); nothing was written",
+        },
+        Case {
             name: "session path is a directory",
             setup: |h| std::fs::create_dir_all(h.join("dir.jsonl")).unwrap(),
             args: &["tree", "dir.jsonl"],

@@ -448,8 +448,13 @@ impl Session {
     }
 
     /// Rewrites a file loaded from an older format in the current one (atomically). Returns whether
-    /// anything was rewritten.
+    /// anything was rewritten. A file of a newer format is refused
+    /// ([`SessionError::NewerVersion`]) as every write refuses
+    /// it: it is not "already v3", and no rewrite by this version may touch it.
     pub fn migrate_file(&mut self) -> Result<bool> {
+        if let Storage::File(store) = &self.storage {
+            store.check_writable()?;
+        }
         if !self.needs_migration() {
             return Ok(false);
         }

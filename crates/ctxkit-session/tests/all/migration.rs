@@ -152,5 +152,11 @@ fn a_newer_format_is_read_with_a_diagnostic_and_never_written() {
         matches!(error, SessionError::NewerVersion { version: 99, .. }),
         "{error}"
     );
+    // Migrating refuses it as well: it is not "already v3" (r101 CLI defect 1).
+    let error = session.migrate_file().unwrap_err();
+    assert!(
+        matches!(error, SessionError::NewerVersion { version: 99, .. }),
+        "{error}"
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
