@@ -49,6 +49,9 @@ pub(crate) fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         if cause.is::<crate::commands::sessions::NoSuchSession>() {
             return (4, Some(NO_SUCH_SESSION_HINT.to_owned()));
         }
+        if let Some(refused) = cause.downcast_ref::<crate::commands::NotContinued>() {
+            return (3, Some(refused.hint()));
+        }
         if let Some(missing) = cause.downcast_ref::<crate::commands::MissingEntry>() {
             return (3, Some(missing.hint()));
         }

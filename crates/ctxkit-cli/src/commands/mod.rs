@@ -40,6 +40,7 @@ mod web;
 
 pub use chat::LastRequestFailed;
 pub use missing_entry::MissingEntry;
+pub use store_reimport::NotContinued;
 pub use summary_setup::NoModelConfigured;
 
 use std::io::Write;

@@ -146,8 +146,59 @@ fn importing_a_grown_file_again_appends_what_it_gained() {
     let diverged = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
     assert!(!diverged.starts_with("exit: 0"), "{diverged}");
     assert!(diverged.contains("does not continue it"), "{diverged}");
+    assert!(diverged.contains("went separate ways"), "{diverged}");
     let listed = run.ctxkit(&with_store(&url, &["sessions", "--all", "--json"]));
     assert!(!listed.contains("file name"), "{listed}");
+}
+
+/// QA r101: a file holding every stored entry and one more within was refused as if "the stored
+/// session has entries the file does not: it went on in the store", with a hint to export the
+/// store over it, which would drop the file's entry. It says how the file stands, and the hint
+/// keeps the file; a file behind the store is told the store went on.
+#[test]
+fn a_file_ahead_of_the_store_is_not_called_behind_it() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let (file, id) = fresh_copy(&run, "good-branches.jsonl");
+    let behind = std::fs::read_to_string(&file).unwrap();
+    let imported = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    assert!(imported.starts_with("exit: 0\nImported "), "{imported}");
+    let mut lines: Vec<&str> = behind.lines().collect();
+    let first_id = serde_json::from_str::<serde_json::Value>(lines[1]).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let within = format!(
+        r#"{{"type":"future_thing","id":"fff00001","parentId":"{first_id}","timestamp":"2025-06-01T09:00:30.000Z"}}"#
+    );
+    lines.insert(2, &within);
+    let ahead = run.home.path().join("ahead.jsonl");
+    std::fs::write(&ahead, format!("{}\n", lines.join("\n"))).unwrap();
+    let refused = run.ctxkit(&with_store(&url, &["store", "import", path_text(&ahead)]));
+    assert!(refused.starts_with("exit: 3\n"), "{refused}");
+    assert!(
+        refused.contains("holds every stored entry and 1 entry more, not all after the stored ones (the first: its entry 2, `fff00001`)"),
+        "{refused}"
+    );
+    assert!(!refused.contains("went on in the store"), "{refused}");
+    assert!(!refused.contains("store export"), "{refused}");
+    assert!(
+        refused.contains("hint: keep the file: `ctxkit fork-from"),
+        "{refused}"
+    );
+
+    // The store goes on; the file it was imported from is behind it.
+    let named = run.ctxkit(&with_store(&url, &["name", &id, "stored name"]));
+    assert!(named.starts_with("exit: 0"), "{named}");
+    let refused = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    assert!(
+        refused.contains("the session went on in the store"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains(&format!("hint: `ctxkit store export {id} -o NEW_FILE`")),
+        "{refused}"
+    );
 }
 
 #[test]
