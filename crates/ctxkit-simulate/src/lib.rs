@@ -418,13 +418,14 @@ pub fn simulate_session(
     options: &SimulateOptions,
 ) -> Result<SimulationReport, SimulateError> {
     let started = Instant::now();
-    let loaded = session::load_session(path)?;
+    let mut loaded = session::load_session(path)?;
     let source = SessionSource {
         path: path.display().to_string(),
         format: loaded.format,
         skipped_summaries: loaded.skipped_summaries,
         calls_not_replayed: loaded.left_out.calls,
         messages_not_replayed: loaded.left_out.messages,
+        damage: std::mem::take(&mut loaded.damage),
     };
     let billed = match options.billing {
         Billing::SessionModel => billing::session_billing(&loaded.messages, options.provider),

@@ -198,6 +198,12 @@ pub struct SessionSource {
     /// The messages of those calls (from the first call left out on), not replayed.
     #[serde(skip_serializing_if = "is_zero")]
     pub messages_not_replayed: usize,
+    /// What of the file could not be read as written, so is not replayed as written (a line
+    /// skipped, a chain cut, bytes replaced): each problem as `ctxkit check` words it (another
+    /// agent's file: each line skipped, as `ctxkit import` words it), in file order; absent when
+    /// none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub damage: Vec<String>,
 }
 
 fn is_zero(count: &usize) -> bool {

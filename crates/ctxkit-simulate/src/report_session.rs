@@ -24,11 +24,23 @@ pub(super) fn session_header(report: &SimulationReport, source: &SessionSource) 
     } else {
         String::new()
     };
+    let damage = match source.damage.as_slice() {
+        [] => String::new(),
+        [first] => format!(
+            "The file is damaged ({}); what could be read is replayed. ",
+            first.replace('\n', " ")
+        ),
+        [first, ..] => format!(
+            "The file is damaged ({} problems, the first: {}); what could be read is replayed. ",
+            thousands(source.damage.len() as u64),
+            first.replace('\n', " ")
+        ),
+    };
     format!(
         "Session `{}` ({}): {} calls in {} tasks, {} messages, {} tool results (largest {} tokens), \
          {} tokens if every message is sent once; {} summary entries of the source not replayed. \
          {} identifiers shown first by a tool result were named again by the assistant, {} times \
-         in all (the naming calls). {left_out}Window {} tokens; compaction checks at {}.\n\n",
+         in all (the naming calls). {damage}{left_out}Window {} tokens; compaction checks at {}.\n\n",
         source.path,
         source.format,
         trace.calls,

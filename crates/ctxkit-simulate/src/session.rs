@@ -57,6 +57,10 @@ pub(crate) struct LoadedSession {
     pub skipped_summaries: usize,
     /// What the bound on calls left out.
     pub left_out: LeftOut,
+    /// What of the source could not be read as written (a line skipped, a chain cut, bytes
+    /// replaced), each problem as `ctxkit check` (a session file) or the importer (another agent's
+    /// file: its skipped lines) words it, in file order.
+    pub damage: Vec<String>,
 }
 
 /// The part of a session after [`MAX_REPLAYED_CALLS`] calls, not replayed.
@@ -203,15 +207,26 @@ fn is_session_file(path: &Path) -> Result<bool, SimulateError> {
 /// imported entries written to a temporary file and opened the same way, so the leaf and the path
 /// are what `ctxkit` itself would show).
 pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> {
-    let (format, session) = if is_session_file(path)? {
-        (
-            "pi",
-            Session::open(path).map_err(|error| bad_input(path, error))?,
-        )
+    let (format, session, damage) = if is_session_file(path)? {
+        let session = Session::open(path).map_err(|error| bad_input(path, error))?;
+        let damage = session
+            .diagnostics()
+            .iter()
+            .filter(|problem| problem.kind.is_damage())
+            .map(ToString::to_string)
+            .collect();
+        ("pi", session, damage)
     } else {
         let imported =
             ctxkit_import::import_file(path, None).map_err(|error| bad_input(path, error))?;
         let format = imported.format.name();
+        let damage = imported
+            .report
+            .issues
+            .iter()
+            .filter(|issue| matches!(issue.kind, ctxkit_import::IssueKind::MalformedLine { .. }))
+            .map(ToString::to_string)
+            .collect();
         // Written a line at a time, then let go: the opened session is what is replayed.
         let dir = ctxkit_session::private_temporary_folder("simulate")
             .map_err(|error| bad_input(path, error))?;
@@ -221,13 +236,14 @@ pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> 
             .map_err(|error| bad_input(path, error))?;
         drop(imported);
         let session = Session::open(&file).map_err(|error| bad_input(path, error))?;
-        (format, session)
+        (format, session, damage)
     };
     let mut loaded = LoadedSession {
         format,
         messages: Vec::new(),
         skipped_summaries: 0,
         left_out: LeftOut::default(),
+        damage,
     };
     let mut counter = CallCounter::new(Responses::of_format(format), MAX_REPLAYED_CALLS);
     let mut replies = false;

@@ -414,6 +414,20 @@ fn warn_of_damage(
             problems.push(problem);
         }
     }
+    let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    let check = format!("ctxkit check {}", file.display());
+    warn_damaged(file, &problems, doing, &check)
+}
+
+/// The one `warning:` line of a damaged session, the same words for every command: the file, its
+/// first problem and how many more, what the command does with what could be read (`doing`), and
+/// the command that lists every problem (`lister`). Nothing when `problems` is empty.
+pub(crate) fn warn_damaged(
+    file: &std::path::Path,
+    problems: &[String],
+    doing: &str,
+    lister: &str,
+) -> Result<()> {
     let Some(first) = problems.first() else {
         return Ok(());
     };
@@ -423,10 +437,9 @@ fn warn_of_damage(
     };
     writeln!(
         crate::redact::stderr(),
-        "warning: `{}` is damaged ({}{more}); {doing}, run `ctxkit check {}` for every problem",
+        "warning: `{}` is damaged ({}{more}); {doing}, run `{lister}` for every problem",
         file.display(),
-        crate::render::one_line(&first.to_string(), 160),
-        file.display()
+        crate::render::one_line(first, 160),
     )?;
     Ok(())
 }

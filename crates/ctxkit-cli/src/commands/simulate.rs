@@ -109,6 +109,7 @@ pub fn simulate_command(
         };
         Ok(report)
     })?;
+    warn_of_damaged_sessions(&files, &reports)?;
     let text = if args.json {
         json_text(&reports)?
     } else {
@@ -128,6 +129,28 @@ pub fn simulate_command(
         started.elapsed().as_secs_f64()
     )?;
     Ok(Outcome::Success)
+}
+
+/// Says on stderr, as every command that reads a damaged session does, which replayed files are
+/// damaged (what could be read is replayed); another agent's file lists its problems with
+/// `ctxkit import`.
+fn warn_of_damaged_sessions(files: &[PathBuf], reports: &[SimulationReport]) -> Result<()> {
+    for (file, report) in files.iter().zip(reports) {
+        let Some(source) = &report.session else {
+            continue;
+        };
+        let lister = match source.format {
+            "pi" => format!("ctxkit check {}", file.display()),
+            _ => format!("ctxkit import {} --out NEW_FILE", file.display()),
+        };
+        super::warn_damaged(
+            file,
+            &source.damage,
+            "replaying what could be read",
+            &lister,
+        )?;
+    }
+    Ok(())
 }
 
 /// How often a replay that stderr shows no bar for says how far it is (the first time after as

@@ -196,3 +196,56 @@ fn a_zero_window_or_call_count_is_a_usage_error() {
     let output = run.ctxkit(&["simulate", "--window", "0"]);
     assert!(output.contains("must be at least 1"), "{output}");
 }
+
+/// QA r101: `simulate` replayed a damaged session without a word, where every other command that
+/// reads one prints its `warning:` line. A Pi file with bad lines and a Claude Code transcript with
+/// a garbage line now get that line, and the report says so too.
+#[test]
+fn a_damaged_session_is_replayed_with_the_warning_every_command_prints() {
+    let run = Run::new();
+    let pi = run.home.path().join("damaged.jsonl");
+    std::fs::copy(crate::corpus("bad-malformed-middle-line.jsonl"), &pi).unwrap();
+    let transcript = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ctxkit-import/tests/fixtures/claude-code-session.jsonl"),
+    )
+    .unwrap();
+    let mut lines: Vec<&str> = transcript.lines().collect();
+    lines.insert(3, "garbage {{");
+    let claude = run.home.path().join("claude.jsonl");
+    std::fs::write(&claude, format!("{}\n", lines.join("\n"))).unwrap();
+    let output = run.ctxkit(&[
+        "simulate",
+        pi.to_str().unwrap(),
+        claude.to_str().unwrap(),
+        "--strategy",
+        "defaults",
+    ]);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    let info = run.ctxkit(&["info", pi.to_str().unwrap()]);
+    let info_warning = info
+        .lines()
+        .find(|line| line.starts_with("warning:"))
+        .unwrap();
+    let warnings: Vec<&str> = output
+        .lines()
+        .filter(|line| line.starts_with("warning:"))
+        .collect();
+    // The same words as `info`, but for what the command does with what it read.
+    assert_eq!(
+        warnings[0],
+        info_warning.replace("showing what could be read", "replaying what could be read")
+    );
+    insta::assert_snapshot!(warnings.join("\n"));
+    let report_lines: Vec<&str> = output
+        .lines()
+        .filter(|line| line.contains("The file is damaged"))
+        .collect();
+    assert_eq!(report_lines.len(), 2, "{output}");
+    let value = simulated(&run, &claude, &[]);
+    let damage = &value["reports"][0]["session"]["damage"];
+    assert_eq!(
+        damage[0], "line 4: skipped a malformed line: expected value at line 1 column 1",
+        "{value}"
+    );
+}
