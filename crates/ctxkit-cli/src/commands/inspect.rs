@@ -425,6 +425,26 @@ fn write_roots_note(out: &mut dyn Write, file: &Path, roots: usize) -> Result<()
     Ok(())
 }
 
+/// The chains that share no entry: the tree's roots, but for a lone `session_info` root. A name
+/// applies wherever it stands (ctxkit and Pi 1.6.0 take the file's last one), and a Claude Code
+/// import writes the title its transcript starts with as one: not a chain left out of the context
+/// (QA r101: a fresh import was said to hold "history that was cut off").
+fn chains(session: &Session) -> usize {
+    session
+        .tree()
+        .iter()
+        .filter(|node| node.depth == 0)
+        .filter(|node| {
+            let lone_name = node.children == 0
+                && session
+                    .index()
+                    .get(node.index)
+                    .is_some_and(|entry| entry.type_name() == "session_info");
+            !lone_name
+        })
+        .count()
+}
+
 /// The problem of an entry that does not parse. The problem line names the file and the line
 /// already, so a type error says only what serde found (the error's own path and line would repeat
 /// them, and its path is empty for a file held in memory).
@@ -451,7 +471,7 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let mut warnings = Vec::new();
     let problems: Vec<(Option<usize>, String)> = match Session::open(file) {
         Ok(session) => {
-            roots = session.tree().iter().filter(|node| node.depth == 0).count();
+            roots = chains(&session);
             warnings = super::check_warnings::orphaned_results(&session, file);
             warnings.extend(super::check_warnings::replies_without_usage(&session, file));
             let mut problems: Vec<(Option<usize>, String)> = session

@@ -766,3 +766,27 @@ fn a_reimport_after_a_reply_caught_half_written_appends_and_says_so() {
             .starts_with(&before)
     );
 }
+
+/// QA r101: Claude Code starts a transcript with its `summary` title line, which the import writes
+/// as a `session_info` entry of no parent; `check` called the fresh import "2 roots … history that
+/// was cut off". A lone name is no chain: the import checks clean and keeps its name.
+#[test]
+fn a_fresh_import_of_a_titled_transcript_checks_clean() {
+    let home = Home::new();
+    home.place(
+        "shapes/claude-titled-first.jsonl",
+        "claude/5b1f0c8e-3a2d-4e6f-9a7b-1c2d3e4f5a6b.jsonl",
+    );
+    let imported = home.ctxkit(&[
+        "import",
+        &home.path("claude/5b1f0c8e-3a2d-4e6f-9a7b-1c2d3e4f5a6b.jsonl"),
+        "--out",
+        "titled.jsonl",
+    ]);
+    assert!(imported.contains("exit: 0\n"), "{imported}");
+    let mut transcript = home.ctxkit(&["check", "titled.jsonl"]);
+    transcript.push_str(&home.ctxkit(&["check", "titled.jsonl", "--json"]));
+    transcript.push_str(&home.ctxkit(&["info", "titled.jsonl"]));
+    assert!(!transcript.contains("roots:"), "{transcript}");
+    insta::assert_snapshot!(transcript);
+}
