@@ -95,7 +95,8 @@ pub enum Strategy {
     /// request passes the trigger the provider summarizes the whole context on top of its cache and
     /// the summary replaces it; checked on every request; no transforms.
     ProviderCompaction,
-    /// ctxkit's recommended settings (see [`Strategy::settings`]).
+    /// ctxkit's recommended settings: what a settings file holding `"contextStrategy":
+    /// "recommended"` gives, its budgets following the window.
     Recommended,
     /// The previous recommendation: compaction at the reference threshold plus cache-aware
     /// transforms, summaries as fresh prompts, no background (not in the default set).

@@ -192,7 +192,9 @@ pub enum Command {
         /// The entry to continue from.
         #[arg(long)]
         to: String,
-        /// Leave a summary of the branch being left (offline summarizer).
+        /// Leave a summary of the branch being left, written by the summarizing model as for
+        /// `compact` (`--model`, else setting `compaction.model`, else
+        /// `defaultProvider`/`defaultModel`, else the offline summarizer).
         #[arg(long)]
         summarize: bool,
         /// Extra instructions for the summary.

@@ -785,3 +785,16 @@ fn usage_errors_read_the_same_under_ctxkit_home() {
     let help = run.ctxkit(&["branch", "--help"]);
     assert!(help.contains("CTXKIT_HOME"), "{help}");
 }
+
+/// QA r101: `branch --help` said `--summarize` uses the offline summarizer; with `defaultModel`
+/// set it calls the model (and needs its key). The help names the rule `compact` follows; the
+/// help of `simulate` shows no Rust doc link.
+#[test]
+fn help_says_which_summarizer_and_shows_no_rust_links() {
+    let run = Run::new();
+    let branch = run.ctxkit(&["branch", "--help"]);
+    assert!(!branch.contains("(offline summarizer)"), "{branch}");
+    assert!(branch.contains("else the offline summarizer"), "{branch}");
+    let simulate = run.ctxkit(&["simulate", "--help"]);
+    assert!(!simulate.contains("[`"), "{simulate}");
+}
