@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use ctxkit_agent::tools::limit;
+use ctxkit_agent::tools::recalled::bound_recalled;
 use ctxkit_engine::Recalled;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -63,24 +64,23 @@ fn checked_max_bytes(asked: Option<usize>) -> Result<usize, MethodError> {
 }
 
 /// `text` within the tool output's line limit and `max_bytes`, its first lines kept, with a last
-/// line saying what was left out and how to ask for less.
+/// line saying what was left out and how to ask for less; that line is within `max_bytes` too. A
+/// tool result stored cut keeps its note naming the full output ([`bound_recalled`]).
 fn bounded_answer(text: &str, max_bytes: usize) -> Value {
-    let bounded = limit::bound_head_cutting_lines(text, max_bytes);
-    let Some(cut) = bounded.cut else {
-        return json!({"text": bounded.text, "is_error": false, "truncated": false});
-    };
-    // Every line shown, the last one cut (a long line read back is cut, not left out).
-    let lines = if cut.shown_lines == cut.total_lines {
-        format!("all {} lines, the last one cut", cut.total_lines)
-    } else {
-        format!("the first {} of {} lines", cut.shown_lines, cut.total_lines)
-    };
-    let text = format!(
-        "{}\n\n[recall: showing {lines} ({} of {} bytes); give a `query` of fewer or rarer \
-         words to read only the parts that hold them]",
-        bounded.text, cut.shown_bytes, cut.total_bytes
-    );
-    json!({"text": text, "is_error": false, "truncated": true})
+    let bounded = bound_recalled(text, max_bytes, |cut| {
+        // Every line shown, the last one cut (a long line read back is cut, not left out).
+        let lines = if cut.shown_lines == cut.total_lines {
+            format!("all {} lines, the last one cut", cut.total_lines)
+        } else {
+            format!("the first {} of {} lines", cut.shown_lines, cut.total_lines)
+        };
+        format!(
+            "\n\n[recall: showing {lines} ({} of {} bytes); give a `query` of fewer or rarer \
+             words to read only the parts that hold them]",
+            cut.shown_bytes, cut.total_bytes
+        )
+    });
+    json!({"text": bounded.text, "is_error": false, "truncated": bounded.cut.is_some()})
 }
 
 #[cfg(test)]
@@ -110,7 +110,7 @@ mod tests {
         let shown = answer["text"].as_str().unwrap();
         assert_eq!(answer["truncated"], true);
         assert!(shown.starts_with("line 0 of the span\n"), "{shown}");
-        assert!(shown.len() < 1024 + 200, "{}", shown.len());
+        assert!(shown.len() <= 1024, "{}", shown.len());
         assert!(shown.contains("of 400 lines"), "{shown}");
         assert!(
             shown.ends_with("read only the parts that hold them]"),
@@ -132,8 +132,26 @@ mod tests {
         assert_eq!(answer["truncated"], true);
         assert!(shown.starts_with("[entry 0fc3d957] user:\nxxxx"), "{shown}");
         assert!(
-            shown.contains("showing all 2 lines, the last one cut (2000 of 86023 bytes)"),
+            shown.contains("showing all 2 lines, the last one cut ("),
             "{shown}"
         );
+        assert!(shown.len() <= 2_000, "{}", shown.len());
+    }
+
+    /// QA r101 S2: `max_bytes: 2000` answered 2,149 bytes, its closing note past the bound. The
+    /// whole answer, note included, is within it, whatever the bound.
+    #[test]
+    fn the_closing_note_is_within_max_bytes() {
+        let text = (0..3000)
+            .map(|line| format!("[entry {line:08x}] tool result:\nSECRET_1_{line} = value"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for max_bytes in [MIN_BYTES, 2_000, 10_000, limit::MAX_BYTES] {
+            let answer = bounded_answer(&text, max_bytes);
+            let shown = answer["text"].as_str().unwrap();
+            assert_eq!(answer["truncated"], true);
+            assert!(shown.len() <= max_bytes, "{max_bytes}: {}", shown.len());
+            assert!(shown.ends_with("the parts that hold them]"), "{shown}");
+        }
     }
 }

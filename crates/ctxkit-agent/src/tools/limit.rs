@@ -56,6 +56,70 @@ pub fn bound_head_cutting_lines(text: &str, max_bytes: usize) -> Bounded {
     bound_with(text, Keep::Head, MAX_LINES, max_bytes, Lines::CutTheLast)
 }
 
+/// Whether `text` is within [`MAX_LINES`] and `max_bytes` as it is.
+pub fn fits(text: &str, max_bytes: usize) -> bool {
+    text.len() <= max_bytes && text.split('\n').count() <= MAX_LINES
+}
+
+/// `text`'s head as [`bound_head_cutting_lines`] keeps it, followed by the note `note` writes for
+/// what it shows, the note counted in `max_bytes`: the whole answer stays within the bound. Always
+/// ends with the note; call it for a text that does not [`fit`](fits).
+pub fn cut_head_with_note(
+    text: &str,
+    max_bytes: usize,
+    note: impl FnMut(&Cut) -> String,
+) -> Bounded {
+    cut_with_note(text, Keep::Head, Lines::CutTheLast, max_bytes, note)
+}
+
+/// `text`'s whole lines from `keep`'s end followed by `note`'s note for them, all within
+/// `max_bytes` (see [`cut_head_with_note`]).
+pub(crate) fn cut_whole_lines_with_note(
+    text: &str,
+    keep: Keep,
+    max_bytes: usize,
+    note: impl FnMut(&Cut) -> String,
+) -> Bounded {
+    cut_with_note(text, keep, Lines::Whole, max_bytes, note)
+}
+
+/// The text is cut to leave room for the note; the note's length depends on what is shown (its
+/// numbers), so the room is narrowed until both fit. The room only shrinks, so this ends; a note
+/// longer than `max_bytes` alone is kept whole after an empty text.
+fn cut_with_note(
+    text: &str,
+    keep: Keep,
+    lines_kept: Lines,
+    max_bytes: usize,
+    mut note: impl FnMut(&Cut) -> String,
+) -> Bounded {
+    let mut reserve = 0;
+    loop {
+        let room = max_bytes.saturating_sub(reserve);
+        let bounded = bound_with(text, keep, MAX_LINES, room, lines_kept);
+        let mut cut = bounded.cut.unwrap_or_else(|| {
+            let lines = text.split('\n').count();
+            Cut {
+                total_lines: lines,
+                total_bytes: text.len(),
+                shown_lines: lines,
+                shown_bytes: text.len(),
+                keep,
+                limit_bytes: max_bytes,
+            }
+        });
+        cut.limit_bytes = max_bytes;
+        let written = note(&cut);
+        if bounded.text.len() + written.len() <= max_bytes || room == 0 {
+            return Bounded {
+                text: bounded.text + &written,
+                cut: Some(cut),
+            };
+        }
+        reserve = (reserve + 1).max(written.len());
+    }
+}
+
 /// Whether the line that does not fit is left out or cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lines {
@@ -166,10 +230,21 @@ pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
         Keep::Head => "first",
         Keep::Tail => "last",
     };
+    // Every line shown means the one at the far end was cut rather than left out (text read back).
+    let lines = if cut.shown_lines == cut.total_lines {
+        let far_end = match cut.keep {
+            Keep::Head => "last",
+            Keep::Tail => "first",
+        };
+        format!("all {} lines, the {far_end} one cut", cut.total_lines)
+    } else {
+        format!(
+            "the {which} {} of {} lines",
+            cut.shown_lines, cut.total_lines
+        )
+    };
     format!(
-        "{CUT_NOTICE_START}: showing the {which} {} of {} lines ({} of {} bytes; limits {MAX_LINES} lines, {} KB). Full output: {}]",
-        cut.shown_lines,
-        cut.total_lines,
+        "{CUT_NOTICE_START}: showing {lines} ({} of {} bytes; limits {MAX_LINES} lines, {} KB). Full output: {}]",
         cut.shown_bytes,
         cut.total_bytes,
         (cut.limit_bytes + 512) / 1024,

@@ -10,6 +10,7 @@ mod leftovers;
 pub mod limit;
 mod read_image;
 mod recall;
+pub mod recalled;
 mod replacement;
 mod running;
 pub mod saved_output;

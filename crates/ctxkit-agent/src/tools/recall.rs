@@ -7,7 +7,11 @@
 use ctxkit_engine::Recalled;
 use serde::Deserialize;
 
-use super::{ToolContext, ToolOutcome, limit, outcome_within};
+use serde_json::json;
+
+use super::recalled::bound_recalled;
+use super::saved_output::save_full_output;
+use super::{ToolContext, ToolOutcome, limit};
 
 /// The arguments of `recall`.
 #[derive(Debug, Deserialize)]
@@ -22,8 +26,10 @@ pub struct RecallArguments {
 }
 
 /// `recall {reference, query?}`: the engine's answer (`Engine::recall`, which the server's `recall`
-/// method gives too), bounded as every tool's output is, but for the line that does not fit,
-/// which is cut rather than left out: recall has no offset to read on from.
+/// method gives too), bounded as every tool's output is, note included ([`bound_recalled`]), but
+/// for the line that does not fit, which is cut rather than left out: recall has no offset to read
+/// on from. A cut answer's full text is saved as any tool's, but for a result the tool had cut
+/// when it was stored: its own note names the full output, and a copy of the cut text is not one.
 pub fn recall(
     arguments: RecallArguments,
     context: &ToolContext,
@@ -35,11 +41,40 @@ pub fn recall(
     let handle = tokio::runtime::Handle::try_current()
         .map_err(|_| "recall must run inside the agent's runtime".to_owned())?;
     match handle.block_on(engine.recall(&arguments.reference, arguments.query.as_deref())) {
-        Recalled::Found(text) => {
-            let bound =
-                |text: &str| limit::bound_head_cutting_lines(text, context.max_output_bytes);
-            Ok(outcome_within(&text, bound, call_id, context, false))
-        }
+        Recalled::Found(text) => Ok(bounded_answer(&text, context, call_id)),
         Recalled::Missing(message) => Err(message),
+    }
+}
+
+/// `text` redacted and within the tool output's bound, note included.
+fn bounded_answer(text: &str, context: &ToolContext, call_id: &str) -> ToolOutcome {
+    // Secrets never reach the model, nor the saved full output.
+    let text = context.workspace.redact(text);
+    let mut saved: Option<Result<std::path::PathBuf, String>> = None;
+    let bounded = bound_recalled(&text, context.max_output_bytes, |cut| {
+        let saved = saved.get_or_insert_with(|| {
+            save_full_output(&context.output_dir, call_id, &text).map_err(|error| error.to_string())
+        });
+        match saved {
+            Ok(path) => format!("\n\n{}", limit::cut_notice(cut, path)),
+            Err(error) => format!(
+                "\n\n{} to {} of {} lines; the full output could not be saved: {error}]",
+                limit::CUT_NOTICE_START,
+                cut.shown_lines,
+                cut.total_lines
+            ),
+        }
+    });
+    let details = match (&bounded.cut, saved) {
+        (None, _) => None,
+        (Some(_), Some(Ok(path))) => Some(json!({
+            "truncated": true,
+            "fullOutputPath": path.display().to_string(),
+        })),
+        (Some(_), Some(Err(_)) | None) => Some(json!({"truncated": true})),
+    };
+    ToolOutcome {
+        details,
+        ..ToolOutcome::ok(bounded.text)
     }
 }
