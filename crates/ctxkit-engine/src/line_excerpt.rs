@@ -43,7 +43,7 @@ fn found_spans(line: &str, words: &[String]) -> Vec<(usize, usize)> {
     let (lowered, origin) = lowered_with_origin(line);
     let mut spans = Vec::new();
     for word in words.iter().filter(|word| !word.is_empty()) {
-        for (at, _) in lowered.match_indices(word.as_str()) {
+        for at in crate::words::query_word_places(&lowered, word) {
             let start = origin.get(at).copied().unwrap_or(0);
             let end = origin.get(at + word.len()).copied().unwrap_or(line.len());
             spans.push((
@@ -168,12 +168,13 @@ mod tests {
     fn lower_case_that_changes_length_maps_back() {
         // `İ` (2 bytes) lowers to `i̇` (3 bytes): the offsets after it move.
         let line = format!(
-            "{}{}needle{}",
+            "{}{} needle{}",
             "İ".repeat(600),
             "z".repeat(10),
             "z".repeat(600)
         );
         let shown = shown_line(&line, &words("needle"));
-        assert!(shown.contains("zzneedlezz"), "{shown}");
+        // (A word of letters is found at the start of a word: the space starts it.)
+        assert!(shown.contains("zz needlezz"), "{shown}");
     }
 }

@@ -38,9 +38,34 @@ pub(crate) fn summary_pointer() -> String {
     )
 }
 
+/// Where recall found a message: on the current branch, or on a branch a branch summary on it
+/// left behind (which that summary stands for).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    CurrentBranch,
+    LeftBehind,
+}
+
 impl Engine {
-    /// The full text of a tool result pruned from the model's view, by the id in its marker.
+    /// The full text of a tool result pruned from the model's view, by the id in its marker: on
+    /// the current branch, or on a branch a branch summary on it left behind.
     pub async fn fetch_pruned(&self, tool_call_id: &str) -> Result<Option<String>> {
+        Ok(self.find_pruned(tool_call_id).await?.map(|(text, _)| text))
+    }
+
+    /// A tool call whose long arguments the model's view cut (`transforms.pruneToolCalls`), by the
+    /// id in its marker: its name and id, then each argument, a string as written (the file, the
+    /// patch) and anything else as JSON. `None` when no call on the branches recall reads (the
+    /// current one and those its branch summaries left behind) has that id.
+    pub async fn fetch_tool_call(&self, tool_call_id: &str) -> Result<Option<String>> {
+        Ok(self
+            .find_tool_call(tool_call_id)
+            .await?
+            .map(|(text, _)| text))
+    }
+
+    /// [`fetch_pruned`](Self::fetch_pruned)'s text and where it was found.
+    pub(crate) async fn find_pruned(&self, tool_call_id: &str) -> Result<Option<(String, Place)>> {
         let state = self.lock().await;
         newest_message(&state.session, "toolResult", |message| {
             let result = message.as_tool_result()?;
@@ -48,10 +73,11 @@ impl Engine {
         })
     }
 
-    /// A tool call whose long arguments the model's view cut (`transforms.pruneToolCalls`), by the
-    /// id in its marker: its name and id, then each argument, a string as written (the file, the
-    /// patch) and anything else as JSON. `None` when no call on the session has that id.
-    pub async fn fetch_tool_call(&self, tool_call_id: &str) -> Result<Option<String>> {
+    /// [`fetch_tool_call`](Self::fetch_tool_call)'s text and where it was found.
+    pub(crate) async fn find_tool_call(
+        &self,
+        tool_call_id: &str,
+    ) -> Result<Option<(String, Place)>> {
         let state = self.lock().await;
         newest_message(&state.session, "assistant", |message| {
             let reply = message.as_assistant()?;
@@ -111,9 +137,24 @@ impl<'a> Branch<'a> {
 }
 
 /// What `read` finds in the newest message of `role` on the current branch that it finds anything
-/// in (see [`Branch`]). A damaged line of another message does not hide the one asked for; a line
-/// that can no longer be read (the file changed under the engine) is an error, not "not found".
+/// in (see [`Branch`]), else on the branches its branch summaries left behind
+/// ([`newest_left_behind`](crate::summarized::newest_left_behind)), and where.
 fn newest_message<T>(
+    session: &Session,
+    role: &str,
+    read: impl Fn(&AgentMessage) -> Option<T>,
+) -> Result<Option<(T, Place)>> {
+    if let Some(found) = newest_on_current_branch(session, role, &read)? {
+        return Ok(Some((found, Place::CurrentBranch)));
+    }
+    Ok(crate::summarized::newest_left_behind(session, role, read)?
+        .map(|found| (found, Place::LeftBehind)))
+}
+
+/// What `read` finds in the newest message of `role` on the current branch. A damaged line of
+/// another message does not hide the one asked for; a line that can no longer be read (the file
+/// changed under the engine) is an error, not "not found".
+fn newest_on_current_branch<T>(
     session: &Session,
     role: &str,
     read: impl Fn(&AgentMessage) -> Option<T>,
@@ -214,14 +255,17 @@ fn assistant_text(content: &[ContentBlock]) -> String {
     lines.join("\n")
 }
 
-/// The lines of `text` that hold one of `words`, with [`CONTEXT_LINES`] around each, gaps marked
+/// The lines of `text` that hold one of `words` (as [`crate::words::query_word_places`] finds
+/// them: an identifier whole, a word of letters at a word's start), with [`CONTEXT_LINES`] around each, gaps marked
 /// `…`; `None` when no line does. A long line shows only the parts around the words (its head,
 /// when it is a line around): see [`crate::line_excerpt`].
 pub(crate) fn matching_lines(text: &str, words: &[String]) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let holds_a_word = |line: &str| {
         let line = line.to_lowercase();
-        words.iter().any(|word| line.contains(word.as_str()))
+        words
+            .iter()
+            .any(|word| !crate::words::query_word_places(&line, word).is_empty())
     };
     let hits: Vec<usize> = lines
         .iter()
@@ -274,6 +318,31 @@ mod tests {
             "…\nline 8\nline 9\nthe PORT is 8431\nline 11\nline 12\n…"
         );
         assert_eq!(matching_lines(&text, &query_words("nothing-here")), None);
+    }
+
+    /// QA r101 S1: `SECRET_1_2` also returned SECRET_1_20 … 29, and `port` matches `report`.
+    #[test]
+    fn an_identifier_matches_whole_and_a_word_its_forms() {
+        let text = [
+            "SECRET_1_2 = a",
+            "SECRET_1_20 = b",
+            "the report",
+            "ports open",
+        ]
+        .map(|line| format!("{line}\n-\n-\n-\n-\n-"))
+        .join("\n");
+        let shown = |query: &str| matching_lines(&text, &query_words(query));
+        assert_eq!(shown("SECRET_1_2").unwrap(), "SECRET_1_2 = a\n-\n-\n…");
+        assert_eq!(shown("port").unwrap(), "…\n-\n-\nports open\n-\n-\n…");
+        assert_eq!(
+            shown("secret_1_2 secret_1_20")
+                .unwrap()
+                .matches("SECRET")
+                .count(),
+            2
+        );
+        assert_eq!(shown("secret").unwrap().matches("SECRET").count(), 2);
+        assert_eq!(shown("SECRET_1"), None);
     }
 
     #[test]

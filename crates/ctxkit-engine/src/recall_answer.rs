@@ -5,7 +5,7 @@
 use ctxkit_transform::{TOOL_CALL_REFERENCE_PREFIX, TOOL_RESULT_REFERENCE_PREFIX};
 
 use crate::engine::Engine;
-use crate::recall::SUMMARIZED_REFERENCE;
+use crate::recall::{Place, SUMMARIZED_REFERENCE};
 use crate::summarized::{Originals, SummarizedRange};
 
 /// What `recall` answers the model.
@@ -36,20 +36,28 @@ impl Engine {
         let (fetched, what, id) = match reference.strip_prefix(TOOL_CALL_REFERENCE_PREFIX) {
             Some(id) => {
                 let id = id.trim_end_matches(']');
-                (self.fetch_tool_call(id).await, "tool call", id)
+                (self.find_tool_call(id).await, "tool call", id)
             }
             None => {
                 let id = reference
                     .strip_prefix(TOOL_RESULT_REFERENCE_PREFIX)
                     .unwrap_or(reference)
                     .trim_end_matches(']');
-                (self.fetch_pruned(id).await, "tool result", id)
+                (self.find_pruned(id).await, "tool result", id)
             }
         };
         match fetched {
             Err(error) => read_error(error),
-            Ok(None) => Recalled::Missing(format!("No {what} `{id}` in this session")),
-            Ok(Some(text)) => Recalled::Found(text),
+            // Other branches stay unread (see `recall.rs`): say which ones were read.
+            Ok(None) => Recalled::Missing(format!(
+                "No {what} `{id}` on the current branch, nor on a branch its summaries left \
+                 behind: recall reads no other branch"
+            )),
+            Ok(Some((text, Place::CurrentBranch))) => Recalled::Found(text),
+            Ok(Some((text, Place::LeftBehind))) => Recalled::Found(format!(
+                "(This {what} is on a branch left behind, which a branch summary on the current \
+                 branch stands for.)\n\n{text}"
+            )),
         }
     }
 }

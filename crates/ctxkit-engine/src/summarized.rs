@@ -8,8 +8,8 @@
 use std::collections::HashSet;
 
 use ctxkit_compaction::list_compactions;
-use ctxkit_protocol::EntryKind;
-use ctxkit_session::{EntryIndex, Session};
+use ctxkit_protocol::{AgentMessage, EntryKind};
+use ctxkit_session::{EntryIndex, Session, SessionError};
 
 use crate::engine::Engine;
 use crate::error::Result;
@@ -254,6 +254,45 @@ impl<'s> Reader<'s> {
         let left = self.branches.len() - 1;
         self.read(left, &segment, &HashSet::new(), nesting + 1);
     }
+}
+
+/// What `read` finds in the newest message of `role` on the branches the branch summaries on the
+/// current branch left behind (those `recall` reads: see the module), each message as its branch's
+/// context showed it. A damaged line of another message is passed over, as on the current branch.
+pub(crate) fn newest_left_behind<T>(
+    session: &Session,
+    role: &str,
+    read: impl Fn(&AgentMessage) -> Option<T>,
+) -> Result<Option<T>> {
+    let mut reader = Reader {
+        session,
+        branches: vec![Branch::of(session)],
+        originals: Vec::new(),
+        summaries: 0,
+    };
+    let path = reader.branches[0].path.clone();
+    // No compaction's entries: only the branches left behind are read.
+    reader.read(0, &path, &HashSet::new(), 0);
+    for original in reader.originals.iter().rev() {
+        let Some(entry) = session.index().get(original.position) else {
+            continue;
+        };
+        if entry.role() != Some(role) {
+            continue;
+        }
+        let Some(branch) = reader.branches.get(original.branch) else {
+            continue;
+        };
+        let message = match branch.message(original.position) {
+            Some(Ok(message)) => message,
+            Some(Err(SessionError::InvalidEntry { .. })) | None => continue,
+            Some(Err(error)) => return Err(error.into()),
+        };
+        if let Some(found) = read(&message) {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }
 
 /// The leaf the branch summary at `position` left (`fromId`), when it is an entry of the session.

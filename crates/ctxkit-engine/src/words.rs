@@ -45,11 +45,49 @@ pub(crate) fn words_held<'a>(text: &str, names: &[&'a str]) -> HashSet<&'a str> 
     held
 }
 
+/// Where `recall`'s query word `word` (lower case) is found in `lowered` (a text in lower case),
+/// by byte offset. A word of letters only is found at the start of a word, so its forms count
+/// (`port` finds `ports` and `porting`, not `report` or `import`); any other word (an identifier,
+/// a number, a path: `secret_1_2`, `8431`, `worker-3`) only whole, not inside a longer name
+/// (`secret_1_20`). QA r101: an identifier's query returned its neighbours.
+pub(crate) fn query_word_places(lowered: &str, word: &str) -> Vec<usize> {
+    let Some(first) = word.chars().next() else {
+        return Vec::new();
+    };
+    let forms_count = word.chars().all(char::is_alphabetic);
+    let bytes = lowered.as_bytes();
+    let mut places = Vec::new();
+    let mut from = 0;
+    while let Some(found) = lowered.get(from..).and_then(|rest| rest.find(word)) {
+        let start = from + found;
+        let found = if forms_count {
+            // Only the start is checked: the byte before the word.
+            !starts_inside_a_word(bytes, start)
+        } else {
+            whole_word(bytes, start, start + word.len())
+        };
+        if found {
+            places.push(start);
+        }
+        from = start + first.len_utf8();
+    }
+    places
+}
+
 /// Whether the bytes `start..end` of `bytes` are not inside a longer word.
 fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
-    let is_word_byte = |byte: &u8| byte.is_ascii_alphanumeric() || *byte == b'_';
+    !starts_inside_a_word(bytes, start) && !bytes.get(end).is_some_and(is_word_byte)
+}
+
+/// Whether a word byte comes just before `start`.
+fn starts_inside_a_word(bytes: &[u8], start: usize) -> bool {
     let before = start.checked_sub(1).and_then(|index| bytes.get(index));
-    !before.is_some_and(is_word_byte) && !bytes.get(end).is_some_and(is_word_byte)
+    before.is_some_and(is_word_byte)
+}
+
+/// Letters, digits and `_` (ASCII): what continues a word.
+fn is_word_byte(byte: &u8) -> bool {
+    byte.is_ascii_alphanumeric() || *byte == b'_'
 }
 
 #[cfg(test)]
@@ -69,6 +107,17 @@ mod tests {
         let names = ["a-a", "parse", "src/a.rs", "", "é"];
         let held = words_held("xa-a-a parse_args é", &names);
         assert_eq!(held, HashSet::from(["a-a", "é"]));
+    }
+
+    #[test]
+    fn a_query_word_of_letters_finds_its_forms_and_any_other_only_itself() {
+        let line = "secret_1_2 = a; secret_1_20 = b; reported ports, port";
+        assert_eq!(query_word_places(line, "secret_1_2"), vec![0]);
+        assert_eq!(query_word_places(line, "secret").len(), 2);
+        assert_eq!(query_word_places(line, "port"), vec![42, 49]);
+        assert_eq!(query_word_places("worker-3 worker-30", "worker-3"), vec![0]);
+        assert_eq!(query_word_places("port 84310 8431", "8431"), vec![11]);
+        assert!(query_word_places("anything", "").is_empty());
     }
 
     proptest! {

@@ -175,3 +175,69 @@ async fn a_forgotten_span_stays_forgotten() {
     assert!(view.contains("a detour"), "{view}");
     assert!(!view.contains("ctxkit://summarized"), "{view}");
 }
+
+/// u1 → a1, then a branch u2 → c2 (a `bash` call) → r2 (its result), left for u4 under a1;
+/// `summary` decides whether a branch summary of the branch left at r2 sits between a1 and u4.
+fn session_with_a_tool_result_left(
+    dir: &std::path::Path,
+    summary: bool,
+) -> ctxkit_session::Session {
+    let mut lines = vec![
+        HEADER.to_owned(),
+        user("u1", "null", 1, "find the bird"),
+        reply("a1", "u1", 2, "looking"),
+        user("u2", "\"a1\"", 3, "try the east shore"),
+        r#"{"type":"message","id":"c2","parentId":"u2","timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"toolu_46","name":"bash","arguments":{"command":"cat shore.log"}}],"api":"x","provider":"x","model":"x","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":4}}"#.to_owned(),
+        r#"{"type":"message","id":"r2","parentId":"c2","timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"toolResult","toolCallId":"toolu_46","toolName":"bash","content":[{"type":"text","text":"a PELICAN at dawn"}],"isError":false,"timestamp":5}}"#.to_owned(),
+    ];
+    let parent = if summary {
+        lines.push(r#"{"type":"branch_summary","id":"b1","parentId":"a1","timestamp":"2025-01-01T00:00:07.000Z","fromId":"r2","summary":"The east shore was searched."}"#.to_owned());
+        "\"b1\""
+    } else {
+        "\"a1\""
+    };
+    lines.push(user("u4", parent, 8, "now the west shore"));
+    let path = dir.join("tool-branches.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    ctxkit_session::Session::open(&path).unwrap()
+}
+
+/// QA r101 S3: a result on the branch a branch summary left behind was answered "No tool result
+/// … in this session" by its reference, though `ctxkit://summarized` read it.
+#[tokio::test]
+async fn a_tool_result_on_the_branch_left_behind_comes_back_by_its_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let harness = Harness::with_session(session_with_a_tool_result_left(dir.path(), true));
+    let engine = &harness.engine;
+    let Recalled::Found(found) = engine.recall("ctxkit://tool-result/toolu_46", None).await else {
+        panic!("the result on the branch left behind was not recalled");
+    };
+    assert_eq!(
+        found,
+        "(This tool result is on a branch left behind, which a branch summary on the current \
+         branch stands for.)\n\na PELICAN at dawn"
+    );
+    let Recalled::Found(call) = engine.recall("ctxkit://tool-call/toolu_46", None).await else {
+        panic!("the call on the branch left behind was not recalled");
+    };
+    assert!(
+        call.ends_with("bash (call toolu_46)\ncommand: cat shore.log\n"),
+        "{call}"
+    );
+}
+
+/// Without a summary the branch stays unread, and the answer says which branches were read
+/// rather than that the session has no such result.
+#[tokio::test]
+async fn a_tool_result_on_a_branch_left_without_a_summary_is_said_not_to_be_on_this_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let harness = Harness::with_session(session_with_a_tool_result_left(dir.path(), false));
+    assert_eq!(
+        harness.engine.recall("toolu_46", None).await,
+        Recalled::Missing(
+            "No tool result `toolu_46` on the current branch, nor on a branch its summaries left \
+             behind: recall reads no other branch"
+                .to_owned()
+        )
+    );
+}

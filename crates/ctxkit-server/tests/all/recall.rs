@@ -112,7 +112,8 @@ async fn an_own_loop_client_answers_the_recall_its_view_asks_for() {
     let unknown = client.call("recall", json!({"reference": "nope"})).await;
     assert_eq!(
         unknown["result"],
-        json!({"text": "No tool result `nope` in this session", "is_error": true,
+        json!({"text": "No tool result `nope` on the current branch, nor on a branch its \
+            summaries left behind: recall reads no other branch", "is_error": true,
             "truncated": false})
     );
     // A client may bound the answer tighter than the tool's limit; the cut says how to ask for less.
