@@ -149,6 +149,8 @@ fn custom_providers_need_an_api_and_a_base_url() {
         max_output: 4_096,
         reasoning: false,
         images: true,
+        adaptive_thinking: false,
+        xhigh_effort: None,
     });
     let resolved = resolve_model(&custom, &env(&[]), ModelRole::Agent)
         .unwrap()
@@ -188,6 +190,8 @@ fn a_user_models_prices_and_cache_lifetime_apply() {
         max_output: 8_192,
         reasoning: false,
         images: true,
+        adaptive_thinking: false,
+        xhigh_effort: None,
     });
     let unpriced = resolve_model(&gateway, &env(&[]), ModelRole::Agent)
         .unwrap()
@@ -249,6 +253,8 @@ fn myco_endpoint() -> LlmOptions {
             max_output: 8_192,
             reasoning: false,
             images: true,
+            adaptive_thinking: false,
+            xhigh_effort: None,
         }],
         ..LlmOptions::default()
     }
@@ -400,6 +406,8 @@ fn another_own_provider_is_refused_not_sent_to_the_settings_host() {
         max_output: 4_096,
         reasoning: false,
         images: true,
+        adaptive_thinking: false,
+        xhigh_effort: None,
     });
     options.picked_model = Some("otherco/big".into());
     let error = resolve_model(&options, &every_key(), ModelRole::Agent).unwrap_err();

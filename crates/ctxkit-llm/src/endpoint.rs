@@ -205,6 +205,8 @@ mod tests {
             max_output: 100,
             reasoning: false,
             images: true,
+            adaptive_thinking: false,
+            xhigh_effort: None,
         };
         options.models = vec![model("openai"), model("myco"), model("myco")];
         assert_eq!(owner_of(&options).as_deref(), Some("myco"));

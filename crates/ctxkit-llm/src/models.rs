@@ -171,6 +171,13 @@ pub struct ModelLimits {
     /// models do). Over Chat Completions, an image sent to a model that does not is named in its
     /// place: a text-only server refused the whole request, and every later one with it.
     pub images: bool,
+    /// Pi's `compat.forceAdaptiveThinking` (the built-in table's newer Claude models, or a user's
+    /// `llm.models[].compat`): Anthropic Messages asks it for adaptive thinking at an effort, never
+    /// for a thinking budget.
+    pub adaptive_thinking: bool,
+    /// The effort the `xhigh` level asks of an adaptive-thinking model (`xhigh` or `max`); `None`:
+    /// `high`.
+    pub xhigh_effort: Option<String>,
 }
 
 /// Known models, built-in first, then the user's (which replace built-ins of the same name).
@@ -191,6 +198,8 @@ impl ModelTable {
                 max_output: model.max_tokens,
                 reasoning: model.reasoning,
                 images: model.images,
+                adaptive_thinking: model.force_adaptive_thinking,
+                xhigh_effort: model.xhigh_effort.clone(),
             })
             .collect();
         Self { models }
@@ -272,6 +281,8 @@ mod tests {
             max_output: 8_192,
             reasoning: false,
             images: true,
+            adaptive_thinking: false,
+            xhigh_effort: None,
         });
         table.insert(ModelLimits {
             provider: "openai".into(),
@@ -280,6 +291,8 @@ mod tests {
             max_output: 1,
             reasoning: false,
             images: true,
+            adaptive_thinking: false,
+            xhigh_effort: None,
         });
         assert_eq!(
             table.find("ollama", "qwen3:8b").map(|m| m.context_window),

@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "all/adaptive_thinking.rs"]
+mod adaptive_thinking;
 #[path = "all/chat.rs"]
 mod chat;
 #[path = "all/chat_formats.rs"]

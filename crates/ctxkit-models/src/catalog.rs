@@ -1,5 +1,6 @@
 //! The built-in model table: `data/models.json`, refreshed from the catalog Pi ships by
-//! `data/update-models` (context windows, output limits, reasoning, list prices and tiers).
+//! `data/update-models` (context windows, output limits, reasoning, Anthropic's adaptive thinking,
+//! list prices and tiers).
 
 use std::sync::LazyLock;
 
@@ -26,6 +27,14 @@ pub struct BuiltinModel {
     pub reasoning: bool,
     #[serde(default = "takes_images")]
     pub images: bool,
+    /// Pi's `compat.forceAdaptiveThinking`: Anthropic requires adaptive thinking with an effort
+    /// of the model, not a thinking budget.
+    #[serde(default)]
+    pub force_adaptive_thinking: bool,
+    /// The effort the `xhigh` level asks of an adaptive-thinking model (`xhigh` or `max`, Pi's
+    /// `thinkingLevelMap` with its clamping); `None`: `high`.
+    #[serde(default)]
+    pub xhigh_effort: Option<String>,
     cost: Option<CatalogCost>,
 }
 
@@ -185,6 +194,17 @@ mod tests {
         ] {
             assert!(find(provider, id).is_some(), "{provider}/{id}");
         }
+        let adaptive = |id: &str| {
+            find("anthropic", id).map(|model| {
+                (
+                    model.force_adaptive_thinking,
+                    model.xhigh_effort.as_deref().unwrap_or("high"),
+                )
+            })
+        };
+        assert_eq!(adaptive("claude-opus-5-5"), Some((true, "xhigh")));
+        assert_eq!(adaptive("claude-sonnet-4-6"), Some((true, "max")));
+        assert_eq!(adaptive("claude-sonnet-4-5"), Some((false, "high")));
         let tiers = find("google", "gemini-2.5-pro").unwrap().prices().unwrap();
         assert_eq!(tiers.tiers[0].input_tokens_above, 200_000);
     }

@@ -43,7 +43,7 @@ pub use tree::{
     AdaptiveBudgets, AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig,
     BranchSummaryConfig, ChatConfig, CommandHookConfig, CompactionConfig, CompactionModelOverride,
     ContextStrategy, DurabilityMode, FallbackPolicy, ImagesConfig, LlmConfig, LlmTimeouts,
-    MAX_TOKEN_BUDGET, MarkdownConfig, ModelPrices, OpenAiResponsesCompactionConfig,
+    MAX_TOKEN_BUDGET, MarkdownConfig, ModelCompat, ModelPrices, OpenAiResponsesCompactionConfig,
     OpenAiResponsesConfig, PackageSetting, PinnedConfig, PinnedScript, PriceTier,
     ProviderRetryConfig, QuietStartup, RECOMMENDED_DIGEST_CHARS, RECOMMENDED_DIGEST_NAMES,
     RECOMMENDED_THRESHOLD_TOKENS, RetryConfig, ServerConfig, SessionConfig, Settings, StoreConfig,

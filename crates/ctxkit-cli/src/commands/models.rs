@@ -176,6 +176,8 @@ mod tests {
             max_output: 64_000,
             reasoning: true,
             images: true,
+            adaptive_thinking: false,
+            xhigh_effort: None,
         }
     }
 

@@ -357,6 +357,12 @@ pub fn user_models(models: &[ctxkit_settings::UserModel]) -> Vec<ctxkit_llm::Mod
                 .unwrap_or_else(|| default_max_output(model.context_window)),
             reasoning: model.reasoning.unwrap_or(false),
             images: accepts_images(model.input.as_deref()),
+            adaptive_thinking: model
+                .compat
+                .as_ref()
+                .and_then(|compat| compat.force_adaptive_thinking)
+                .unwrap_or(false),
+            xhigh_effort: None,
         })
         .collect()
 }

@@ -1,5 +1,6 @@
-//! Anthropic Messages: `system` at the top level, `thinking.budget_tokens` for reasoning, usage
-//! with cache reads and writes.
+//! Anthropic Messages: `system` at the top level, reasoning as `thinking.budget_tokens` or, for
+//! the models that require it, adaptive thinking at an `output_config.effort`; usage with cache
+//! reads and writes.
 
 use ctxkit_overflow::StopReason;
 use serde_json::{Value, json};
@@ -32,15 +33,36 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
     finish(config, body, request.max_tokens, request.reasoning)
 }
 
-/// A request from its `body`: the thinking budget (raising `max_tokens` to make room), the
-/// version and key headers, the endpoint.
+/// The effort an adaptive-thinking model is asked for at `level`, as Pi maps it: `minimal` and
+/// `low` ask `low`; `xhigh` asks what the model takes above `high` (`xhigh` or `max`), else `high`.
+fn effort(level: ReasoningLevel, xhigh_effort: Option<&str>) -> &str {
+    match level {
+        ReasoningLevel::Minimal | ReasoningLevel::Low => "low",
+        ReasoningLevel::Medium => "medium",
+        ReasoningLevel::High => "high",
+        ReasoningLevel::XHigh => xhigh_effort.unwrap_or("high"),
+    }
+}
+
+/// A request from its `body`: the reasoning (adaptive thinking at an effort for the models that
+/// require it, else a thinking budget raising `max_tokens` to make room), the version and key
+/// headers, the endpoint.
 pub(crate) fn finish(
     config: &ProviderConfig,
     mut body: Value,
     max_tokens: u64,
     reasoning: Option<ReasoningLevel>,
 ) -> WireRequest {
-    if let Some(level) = reasoning {
+    let adaptive = config
+        .model_info
+        .as_ref()
+        .filter(|model| model.adaptive_thinking);
+    if let (Some(level), Some(model)) = (reasoning, adaptive) {
+        // Claude decides how much to think; the reply keeps `max_tokens` as it is. Summarized
+        // display, as Pi asks (newer models otherwise leave their thinking out).
+        body["thinking"] = json!({ "type": "adaptive", "display": "summarized" });
+        body["output_config"] = json!({ "effort": effort(level, model.xhigh_effort.as_deref()) });
+    } else if let Some(level) = reasoning {
         let (max_tokens, budget) = with_budget(
             config,
             max_tokens,

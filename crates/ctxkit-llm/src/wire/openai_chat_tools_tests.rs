@@ -261,6 +261,8 @@ fn a_text_only_model_is_sent_the_images_named_not_the_images() {
         max_output: 4_096,
         reasoning: false,
         images: false,
+        adaptive_thinking: false,
+        xhigh_effort: None,
     });
     let wire = build(
         &config,

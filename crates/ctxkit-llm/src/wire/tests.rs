@@ -94,6 +94,8 @@ fn budgets_shrink_under_the_model_cap() {
         max_output: 8_192,
         reasoning: true,
         images: true,
+        adaptive_thinking: false,
+        xhigh_effort: None,
     });
     let wire = build(&config, &request(Some(ReasoningLevel::High)));
     assert_eq!(wire.body["max_tokens"], 8192);

@@ -50,6 +50,8 @@ fn endpoint(model: &str, api: ctxkit_llm::Api, base_url: String) -> LlmOptions {
             max_output: 8_192,
             reasoning: false,
             images: true,
+            adaptive_thinking: false,
+            xhigh_effort: None,
         }],
         retry: ctxkit_llm::RetryPolicy {
             max_retries: 0,

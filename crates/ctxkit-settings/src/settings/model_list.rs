@@ -1,7 +1,7 @@
 //! `llm.models`: the user's models, as Pi's `models.json` declares them — provider, id, window,
 //! output limit, reasoning, prices (`cost`, dollars per million tokens, with Pi 1.6's request-wide
 //! `tiers`) and the prompt cache's
-//! lifetime (`cacheRetention`). Each problem names its own key (`llm.models[1].cost.cacheRead`).
+//! lifetime (`cacheRetention`), and of Pi's `compat` flags `forceAdaptiveThinking`. Each problem names its own key (`llm.models[1].cost.cacheRead`).
 //! A key of Pi's `models.json` that ctxkit does not read (`baseUrl`, `headers`, `api`, `maxTokens`,
 //! …) is reported as unknown, as inside `cost` and `compaction.modelOverrides`: an entry's
 //! `baseUrl` or `headers` does not route or authenticate anything here, and saying so beats a
@@ -70,6 +70,7 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
                 report.refuse(&field_key, "a boolean (`true` or `false`)", field);
             }
             "cost" => check_cost(&field_key, field, report),
+            "compat" => check_compat(&field_key, field, report),
             "cacheRetention"
                 if !field
                     .as_str()
@@ -84,6 +85,24 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
             // Other keys of Pi's `models.json` (`api`, `baseUrl`, `headers`, …) are kept in the
             // file, and not read.
             _ => report.unknown_keys.push(field_key),
+        }
+    }
+}
+
+/// `compat`: of Pi's flags, `forceAdaptiveThinking` (a boolean) is read; the others are unknown.
+fn check_compat(key: &str, compat: &Value, report: &mut CheckReport) {
+    let Some(flags) = compat.as_object() else {
+        report.refuse(key, "an object {forceAdaptiveThinking?}", compat);
+        return;
+    };
+    for (name, flag) in flags {
+        let flag_key = format!("{key}.{name}");
+        match name.as_str() {
+            "forceAdaptiveThinking" if !flag.is_boolean() => {
+                report.refuse(&flag_key, "a boolean (`true` or `false`)", flag);
+            }
+            "forceAdaptiveThinking" => {}
+            _ => report.unknown_keys.push(flag_key),
         }
     }
 }
@@ -189,6 +208,24 @@ mod tests {
             "cacheRetention": "long"
         }]));
         assert_eq!(report, CheckReport::default());
+    }
+
+    #[test]
+    fn compat_takes_force_adaptive_thinking_and_names_other_flags() {
+        let taken = check(json!([{
+            "provider": "anthropic", "id": "claude-next", "contextWindow": 200000,
+            "compat": {"forceAdaptiveThinking": true}
+        }]));
+        assert_eq!(taken, CheckReport::default());
+        let report = check(json!([{
+            "provider": "anthropic", "id": "claude-next", "contextWindow": 200000,
+            "compat": {"forceAdaptiveThinking": "yes", "supportsMidConvoEffort": true}
+        }]));
+        assert_eq!(
+            report.unknown_keys,
+            ["llm.models[0].compat.supportsMidConvoEffort"]
+        );
+        assert!(format!("{report:?}").contains("llm.models[0].compat.forceAdaptiveThinking"));
     }
 
     #[test]

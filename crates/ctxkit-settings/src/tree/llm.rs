@@ -27,7 +27,9 @@ pub struct LlmConfig {
     #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
     pub headers: Option<BTreeMap<String, String>>,
     /// The user's models, as Pi's `models.json` declares them:
-    /// `{provider, id, contextWindow, maxOutput?, reasoning?, input?, cost?, cacheRetention?}`.
+    /// `{provider, id, contextWindow, maxOutput?, reasoning?, input?, cost?, cacheRetention?, compat?}`;
+    /// of Pi's `compat` flags, `forceAdaptiveThinking` is read (a Claude model that requires
+    /// adaptive thinking: its thinking level is sent as an effort, not a budget).
     /// A project's list joins the user's model by model (an entry for the same `provider` and
     /// `id` replaces the user's), where other arrays replace whole.
     /// `input` (`["text"]` by default, `["text", "image"]` for a model that sees) decides whether
@@ -127,6 +129,19 @@ pub struct UserModel {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("enum" = ["none", "short", "long"]))]
     pub cache_retention: Option<String>,
+    /// Pi's `compat` flags; ctxkit reads `forceAdaptiveThinking`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<ModelCompat>,
+}
+
+/// `llm.models[].compat`, as Pi's `models.json` spells it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCompat {
+    /// The model requires Anthropic's adaptive thinking: a thinking level is sent as
+    /// `thinking: {type: adaptive}` with an `output_config.effort`, never as a thinking budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_adaptive_thinking: Option<bool>,
 }
 
 /// `llm.models[].cost`, dollars per million tokens.

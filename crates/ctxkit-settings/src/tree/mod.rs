@@ -26,8 +26,8 @@ pub use compaction::{
 };
 pub use llm::{
     AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig, LlmConfig,
-    LlmTimeouts, ModelPrices, OpenAiResponsesCompactionConfig, OpenAiResponsesConfig, PriceTier,
-    UserModel,
+    LlmTimeouts, ModelCompat, ModelPrices, OpenAiResponsesCompactionConfig, OpenAiResponsesConfig,
+    PriceTier, UserModel,
 };
 pub use sections::{
     BranchSummaryConfig, ChatConfig, ImagesConfig, MarkdownConfig, PackageSetting, PinnedConfig,

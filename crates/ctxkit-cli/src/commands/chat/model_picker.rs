@@ -215,6 +215,8 @@ mod tests {
                 max_output: 2_048,
                 reasoning: false,
                 images: false,
+                adaptive_thinking: false,
+                xhigh_effort: None,
             });
         }
         let table = known_models(&options);
@@ -233,6 +235,8 @@ mod tests {
             max_output: 4_096,
             reasoning: false,
             images: true,
+            adaptive_thinking: false,
+            xhigh_effort: None,
         });
         let offered = offered_models(&options, &["anthropic".to_owned()], "mock");
         let specs: Vec<&str> = offered.iter().map(|model| model.spec.as_str()).collect();
