@@ -661,3 +661,31 @@ async fn a_chat_on_an_older_format_says_its_first_write_rewrites_it() {
         "{text}"
     );
 }
+
+/// QA r101: a misspelt `--model` started the chat with automatic compaction off and no prices,
+/// said only in the banner's parenthesis; `/model` refused the same typo. The chat still starts
+/// (the provider may take an id the table lacks), warning with the known ids near it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_misspelt_model_is_named_with_the_known_ones_near_it() {
+    let run = Run::new();
+    let chat = |model: &str| {
+        tokio::task::block_in_place(|| {
+            run.ctxkit_with_input(
+                &["chat", "--no-session", "--model", model],
+                &[("OPENAI_API_KEY", OPENAI_KEY)],
+                "",
+            )
+        })
+    };
+    let output = chat("openai/gpt-5-mnii");
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(
+        output.contains(
+            "warning: `openai/gpt-5-mnii` is no known model (did you mean `openai/gpt-5-mini`"
+        ) && output.contains("automatic compaction is off"),
+        "{output}"
+    );
+    assert!(!chat("openai/gpt-5-mini").contains("is no known model"));
+    // An id far from every known one is taken as the user's own, without a guess.
+    assert!(!chat("openai/my-finetune-2027").contains("is no known model"));
+}

@@ -58,6 +58,30 @@ impl Chat {
         Ok(())
     }
 
+    /// At startup, a model the table does not know (`--model`, `defaultModel`) whose id is near
+    /// known ones is likely a typo: the chat would run with automatic compaction off and prices
+    /// unknown, said only in the banner's parenthesis (QA r101). It still starts, as an id the
+    /// table lacks may be one the provider takes.
+    pub(super) fn warn_of_a_near_miss(&self) {
+        if self.client.context_window().is_some() {
+            return;
+        }
+        let spec = self.client.config().display_name();
+        let nearest = nearest_models(&known_models(&self.llm_options), &spec);
+        if nearest.is_empty() {
+            return;
+        }
+        self.ui.error(&format!(
+            "warning: `{spec}` is no known model (did you mean `{}`?): its window and prices are \
+             unknown, so automatic compaction is off",
+            nearest.join("`, `")
+        ));
+        self.ui.notice(
+            "hint: `/model` switches to a known one; to keep this id, add it to `llm.models` with \
+             its `contextWindow`",
+        );
+    }
+
     /// Says that `spec` is no model of the table, with the nearest ones: nothing is switched.
     fn refuse_unknown(&self, spec: &str) {
         let nearest = nearest_models(&known_models(&self.llm_options), spec);

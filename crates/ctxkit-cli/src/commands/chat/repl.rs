@@ -359,6 +359,7 @@ fn opening(runtime: &Runtime, chat: &mut Chat, terminal: &mut Terminal) -> Resul
         }
     }
     runtime.block_on(chat.banner(Banner::Startup));
+    chat.warn_of_a_near_miss();
     Ok(())
 }
 
