@@ -252,10 +252,19 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
             4,
             Some("the database was only read; check it is OpenCode's `opencode.db`".to_owned()),
         ),
-        ImportError::SessionNotFound { .. } => (
-            3,
-            Some("list the sessions with `ctxkit sessions --from opencode`".to_owned()),
-        ),
+        ImportError::SessionNotFound { path, .. } => {
+            // The folder OpenCode keeps its data in: the database's, or the storage folder named.
+            let folder = if path.is_dir() {
+                path.as_path()
+            } else {
+                path.parent().unwrap_or(path.as_path())
+            };
+            let hint = format!(
+                "list its sessions with `ctxkit sessions --from opencode --dir {}`",
+                folder.display()
+            );
+            (3, Some(hint))
+        }
         ImportError::AlreadyPiSession { path, .. } => (
             3,
             Some(format!(
