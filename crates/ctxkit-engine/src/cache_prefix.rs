@@ -48,6 +48,8 @@ impl Engine {
         let estimate = crate::recovery::RequestEstimate::of(&prefix);
         state.last_request_estimate = Some(estimate);
         state.request_overhead = estimate.overhead;
+        // The next request is projected from this one's count and its view (`projection`).
+        crate::projection::note_request(&mut state);
         // On-demand compaction sends the span with this request's system prompt and tools.
         let on_demand =
             state.settings.compaction.provider == ctxkit_settings::SummaryProvider::OnDemand;

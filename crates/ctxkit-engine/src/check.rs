@@ -112,6 +112,12 @@ pub struct CheckInput<'a, M = AgentMessage> {
     /// How many messages the context holds (the session's count, known without reading one):
     /// see [`decide_by_length`].
     pub context_messages: usize,
+    /// The next request as the engine projects it from the last counted request and the model's
+    /// views (`Engine::projected_input_tokens`: the provider's count of the last request plus the
+    /// estimated change of the view since, the transforms' cuts subtracted). The threshold is
+    /// measured on it when known; `None` falls back to the reference's measure (the last reply's
+    /// usage, after a tool batch plus estimates of what came after it).
+    pub projected_tokens: Option<u64>,
 }
 
 impl<M> Clone for CheckInput<'_, M> {
@@ -226,7 +232,9 @@ pub fn decide<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decision {
         return Decision::Skip(SkipReason::UnknownWindow);
     }
     let window = input.limit(window);
-    let tokens = if stop_reason == Some("error") {
+    let tokens = if let Some(projected) = input.projected_tokens {
+        projected
+    } else if stop_reason == Some("error") {
         let estimate = estimate_context_tokens(input.transcript);
         let Some(anchor) = estimate.last_usage_index else {
             return Decision::Skip(SkipReason::NoUsage);
@@ -278,8 +286,12 @@ fn decide_projected<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> Decis
     }
 }
 
-/// The projected context of the transcript (see [`decide_projected`]).
+/// The projected context of the transcript (see [`decide_projected`]): the engine's projection
+/// when known, else the reference's.
 fn projected_tokens<M: Borrow<AgentMessage>>(input: &CheckInput<'_, M>) -> u64 {
+    if let Some(projected) = input.projected_tokens {
+        return projected;
+    }
     let estimate = estimate_context_tokens(input.transcript);
     let fresh_anchor = estimate.last_usage_index.is_some_and(|anchor| {
         let timestamp = input
@@ -333,6 +345,7 @@ mod tests {
             overflow_recovery_attempted: false,
             idle_threshold_tokens: idle,
             context_messages: transcript.len(),
+            projected_tokens: None,
         }
     }
 

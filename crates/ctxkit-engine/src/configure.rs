@@ -18,6 +18,8 @@ impl Engine {
             .session
             .set_durability(crate::settings::durability(&settings.session));
         state.settings = settings;
+        // The view the transforms make may change with them.
+        state.calibration.forget_view();
         state.log_cache_terms();
     }
 

@@ -1,5 +1,7 @@
-//! The context figure a status line shows: the reference's usage (the last reply's count plus
-//! estimates of what followed it) while a reply reports one, else ctxkit's own estimate. The
+//! The context figure a status line shows: while a reply reports usage, the next request as the
+//! engine projects it (`projection`: the last counted request plus the estimated change of the
+//! model's view since), or the reference's usage (the last reply's count plus estimates of what
+//! followed it) before this engine recorded a counted request; else ctxkit's own estimate. The
 //! reference shows the context as unknown right after a compaction, and a session whose replies
 //! all failed counts only its typed prompts; ctxkit estimates the messages the next request sends
 //! (error and aborted replies are not sent), which the caller completes with the system prompt
@@ -122,7 +124,12 @@ fn context_status(state: &mut State) -> Result<Option<ContextStatus>> {
         return Ok(None);
     };
     let counted = match usage.tokens {
-        Some(tokens) if has_counted_reply(state)? => Some(tokens),
+        // The next request as every decision projects it, once a counted request's view is
+        // known: the reference's figure counts what the transforms cut since that request (and
+        // after an undone compaction, every copy whole).
+        Some(tokens) if has_counted_reply(state)? => {
+            Some(crate::projection::next_request_tokens(state, 0)?.unwrap_or(tokens))
+        }
         Some(_) | None => None,
     };
     let (tokens, estimated) = match counted {

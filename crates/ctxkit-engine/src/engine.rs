@@ -231,6 +231,7 @@ impl Engine {
                     messages: HashMap::new(),
                     last_request: None,
                     cache_lifetime: ctxkit_transform::LifetimeLearner::default(),
+                    calibration: crate::projection::Calibration::default(),
                 }),
                 bus: EventBus::default(),
                 summarizer: std::sync::RwLock::new(options.summarizer),
@@ -404,6 +405,9 @@ impl Engine {
             .cloned();
         if let Some(reply) = message.as_assistant().filter(|_| clears_recovery) {
             crate::recovery::learn_from_reply(&mut state, reply);
+        }
+        if let Some(reply) = message.as_assistant() {
+            crate::projection::note_reply(&mut state, reply);
         }
         let id = state.session.append_message(message)?;
         if clears_recovery {

@@ -97,6 +97,7 @@ mod on_demand;
 mod pins;
 mod planning;
 mod project;
+mod projection;
 mod provider_compaction;
 mod recall;
 mod recall_answer;

@@ -57,6 +57,9 @@ pub(crate) struct State {
     /// What the session's requests say about the hour-long prompt cache
     /// (`transforms.longCacheWhenItPays`).
     pub(crate) cache_lifetime: ctxkit_transform::LifetimeLearner,
+    /// The last counted request and its view's estimate: what the next request is projected
+    /// from (`projection`).
+    pub(crate) calibration: crate::projection::Calibration,
 }
 impl State {
     /// Switches the model; what was learnt about the old one's provider is forgotten.
@@ -69,6 +72,7 @@ impl State {
             self.limit_tokens = None;
             self.refused_count = None;
             self.last_request_estimate = None;
+            self.calibration.forget();
         }
         self.model = model;
         self.log_cache_terms();

@@ -335,17 +335,9 @@ impl Engine {
     /// The model's view now: call it before every model request.
     pub async fn model_view(&self) -> Result<ModelView> {
         let mut state = self.lock().await;
-        let window = state.model.as_ref().map_or(0, |model| model.context_window);
-        let mut transcript = shared_transcript(&mut state)?;
-        // Pins a compaction written elsewhere cut away come back where ctxkit's would put them.
-        if let Some(pinned) = crate::pins::missing_from_context(&state) {
-            let after_summary = transcript
-                .iter()
-                .position(|message| matches!(message.message(), AgentMessage::CompactionSummary(_)))
-                .map_or(0, |position| position + 1);
-            transcript.insert(after_summary, Arc::new(MeasuredMessage::new(pinned)));
-        }
-        let mut view = build_measured_view(&transcript, &state.model_settings(), window);
+        let mut view = current_view(&mut state)?;
+        // Kept for the request about to be recorded from this view (`projection`).
+        crate::projection::view_estimate(&mut state, &view);
         if state.settings.transforms.long_cache_when_it_pays {
             // The request goes out right after the view's last message.
             let at = view.messages.last().and_then(AgentMessage::timestamp);
@@ -355,6 +347,25 @@ impl Engine {
         }
         Ok(view)
     }
+}
+
+/// The model's view of the session's leaf now, before the cache lifetime is chosen.
+pub(crate) fn current_view(state: &mut crate::state::State) -> Result<ModelView> {
+    let window = state.model.as_ref().map_or(0, |model| model.context_window);
+    let mut transcript = shared_transcript(state)?;
+    // Pins a compaction written elsewhere cut away come back where ctxkit's would put them.
+    if let Some(pinned) = crate::pins::missing_from_context(state) {
+        let after_summary = transcript
+            .iter()
+            .position(|message| matches!(message.message(), AgentMessage::CompactionSummary(_)))
+            .map_or(0, |position| position + 1);
+        transcript.insert(after_summary, Arc::new(MeasuredMessage::new(pinned)));
+    }
+    Ok(build_measured_view(
+        &transcript,
+        &state.model_settings(),
+        window,
+    ))
 }
 
 #[cfg(test)]

@@ -39,6 +39,12 @@ pub struct ChatRequest {
     /// (`transforms.longCacheWhenItPays`). `None`: the model's. Only Anthropic Messages reads it,
     /// and a model set to cache nothing (`none`) stays uncached.
     pub cache_retention: Option<crate::CacheRetention>,
+    /// The caller's projection of the input the provider will count for this request (an agent's
+    /// engine: the last request's count plus the estimated change of its view since, so what the
+    /// context transforms cut since is not counted). The output limit is fitted to it in place of
+    /// the provider layer's own estimate (the last reply's usage plus every message after it);
+    /// `None`: that estimate.
+    pub projected_input_tokens: Option<u64>,
 }
 
 impl ModelClient {
@@ -136,11 +142,7 @@ impl ModelClient {
             (None, 0) => return None,
             (None, own) => own,
         };
-        let input = crate::output_limit::estimate_request_tokens(
-            &request.system_prompt,
-            &request.tools,
-            &request.messages,
-        );
+        let input = request_input_tokens(request);
         let window = self.planning_window().unwrap_or(model.context_window);
         Some(crate::output_limit::fit_output_limit(
             requested, window, input,
@@ -283,7 +285,21 @@ impl ModelClient {
 pub(crate) fn continuation(request: &ChatRequest, paused: &AssistantMessage) -> ChatRequest {
     let mut next = request.clone();
     next.messages.push(AgentMessage::Assistant(paused.clone()));
+    // The provider compacted the conversation: the projection describes the request before it.
+    next.projected_input_tokens = None;
     next
+}
+
+/// The input tokens a request's output limit is fitted to: the caller's projection when it gave
+/// one, else the provider layer's estimate ([`crate::output_limit::estimate_request_tokens`]).
+pub fn request_input_tokens(request: &ChatRequest) -> u64 {
+    request.projected_input_tokens.unwrap_or_else(|| {
+        crate::output_limit::estimate_request_tokens(
+            &request.system_prompt,
+            &request.tools,
+            &request.messages,
+        )
+    })
 }
 
 /// One reply for both calls: the continuation's content, usage (its input is the context now) and

@@ -46,6 +46,7 @@ impl ModelClient {
             max_tokens: Some(max_tokens),
             reasoning: prefix.reasoning.as_deref().and_then(ReasoningLevel::parse),
             cache_retention: None,
+            projected_input_tokens: None,
         }
     }
 

@@ -33,7 +33,7 @@ pub use cache_warming::{
     IDLE_CONTINUATION_PROBABILITY, MAX_IDLE_AGE, MAX_STREAMING_AGE, MINIMUM_EXPECTED_SAVINGS,
     WarmingDecision, WarmingPhase, evaluate_cache_warming, warming_delay,
 };
-pub use chat::{ChatRequest, OutputRoom};
+pub use chat::{ChatRequest, OutputRoom, request_input_tokens};
 pub use client::ModelClient;
 pub use config::{
     DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelCost, ModelRole,

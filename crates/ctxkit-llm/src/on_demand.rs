@@ -33,6 +33,7 @@ impl ModelClient {
             max_tokens: None,
             reasoning: span.reasoning.as_deref().and_then(ReasoningLevel::parse),
             cache_retention: None,
+            projected_input_tokens: None,
         };
         let wire = anthropic_compaction::build(config, &request);
         let beta = anthropic_compaction::ON_DEMAND_BETA;

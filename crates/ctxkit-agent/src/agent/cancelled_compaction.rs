@@ -50,8 +50,7 @@ impl Agent {
         let next = if stop.is_cancelled() {
             AfterCancelledCompaction::Interrupted
         } else {
-            let mut request = self.build_request().await?;
-            request.messages.extend_from_slice(pending);
+            let request = self.build_request_with(pending).await?;
             self.fit(&request)
         };
         observer
@@ -87,11 +86,7 @@ impl Agent {
         if window == 0 {
             return AfterCancelledCompaction::GoesOn;
         }
-        let tokens = ctxkit_llm::estimate_request_tokens(
-            &request.system_prompt,
-            &request.tools,
-            &request.messages,
-        );
+        let tokens = ctxkit_llm::request_input_tokens(request);
         if tokens.saturating_add(ctxkit_overflow::output_margin(window)) < window {
             AfterCancelledCompaction::GoesOn
         } else {

@@ -4,7 +4,7 @@
 
 use ctxkit_engine::EngineError;
 use ctxkit_llm::{CacheRetention, ChatDelta, ChatRequest};
-use ctxkit_protocol::AssistantMessage;
+use ctxkit_protocol::{AgentMessage, AssistantMessage};
 use ctxkit_summarizer::ConversationPrefix;
 use ctxkit_transform::CacheLifetime;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +16,21 @@ impl Agent {
     /// The next request: the engine's view of the branch after the system prompt the agent was
     /// given (with what the view adds to it), and the tools.
     pub(super) async fn build_request(&self) -> Result<ChatRequest, EngineError> {
+        self.build_request_with(&[]).await
+    }
+
+    /// [`Self::build_request`] with `pending` (a prompt not stored yet) after the view. Its input
+    /// is what the engine projects (`Engine::projected_input_tokens`: the last request's count
+    /// plus the change of the view since, the transforms' cuts subtracted), which every check of
+    /// its room measures and its output limit is fitted to.
+    pub(super) async fn build_request_with(
+        &self,
+        pending: &[AgentMessage],
+    ) -> Result<ChatRequest, EngineError> {
         let mut view = self.engine.model_view().await?;
+        // Measured after the view, whose estimate the engine keeps for it.
+        let projected_input_tokens = self.engine.projected_input_tokens(pending).await?;
+        view.messages.extend_from_slice(pending);
         // Markers and summaries point at `recall`; without it they must not.
         if !self.tools.names().any(|name| name == "recall") {
             view = view.without_recall();
@@ -33,6 +47,7 @@ impl Agent {
             max_tokens: self.options.max_tokens,
             reasoning: self.options.reasoning,
             cache_retention: retention_asked(view.cache_lifetime),
+            projected_input_tokens,
         })
     }
 
@@ -60,11 +75,7 @@ impl Agent {
         if room.room >= room.floor {
             return None;
         }
-        Some(ctxkit_llm::estimate_request_tokens(
-            &request.system_prompt,
-            &request.tools,
-            &request.messages,
-        ))
+        Some(ctxkit_llm::request_input_tokens(request))
     }
 
     /// Compacts to make output room for a request of `tokens` estimated tokens (see

@@ -91,8 +91,7 @@ impl Agent {
         pending: &[AgentMessage],
         observer: &dyn AgentObserver,
     ) -> Result<Option<NoOutputRoom>, EngineError> {
-        let mut request = self.build_request().await?;
-        request.messages.extend_from_slice(pending);
+        let request = self.build_request_with(pending).await?;
         let Some(room) = self.model.output_room(&request) else {
             return Ok(None);
         };
@@ -100,11 +99,7 @@ impl Agent {
             return Ok(None);
         }
         let stop = NoOutputRoom {
-            tokens: ctxkit_llm::estimate_request_tokens(
-                &request.system_prompt,
-                &request.tools,
-                &request.messages,
-            ),
+            tokens: ctxkit_llm::request_input_tokens(&request),
             window: self.model.info().context_window,
             floor: room.floor,
             cause,

@@ -36,8 +36,7 @@ impl Agent {
     ) -> Result<PromptGoes, EngineError> {
         let pending = std::slice::from_ref(prompt);
         if !cancelled_before {
-            let mut request = self.build_request().await?;
-            request.messages.extend_from_slice(pending);
+            let request = self.build_request_with(pending).await?;
             let Some(tokens) = self.output_shortfall(&request) else {
                 return Ok(PromptGoes::Out);
             };

@@ -50,8 +50,8 @@ async fn world_with(settings: serde_json::Value) -> (World, Vec<String>) {
     std::fs::write(world.work().join("big.txt"), filler("big", 12_000)).unwrap();
     let requests = world.model.requests();
     let last = requests.last().unwrap();
-    let tokens =
-        ctxkit_llm::estimate_request_tokens(&last.system_prompt, &last.tools, &last.messages);
+    // The input the model measured the last request at (the engine's projection of it).
+    let tokens = ctxkit_llm::request_input_tokens(last);
     make_cramped(&mut world, tokens + 1_000).await;
     (world, prompts)
 }
@@ -130,11 +130,13 @@ async fn a_prompt_whose_summary_fails_and_that_leaves_no_room_is_given_back() {
     assert_eq!(stops(&world).len(), 1);
 }
 
-/// The history here holds an earlier read as large as `big.txt`'s, which the fallback drops.
+/// The history here holds an earlier read as large as `big.txt`'s, which the fallback drops. The
+/// prune layer keeps it whole (else cutting it would make the room and no compaction would run).
 #[tokio::test]
 async fn the_truncate_fallback_makes_the_room_a_failed_summary_did_not() {
     let settings = ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(
-        &json!({"compaction": {"keepRecentTokens": 100, "fallback": "truncate"}}),
+        &json!({"compaction": {"keepRecentTokens": 100, "fallback": "truncate"},
+                "transforms": {"keepRecentToolResults": 10}}),
     ));
     let mut world = World::with_summarizer(provider(1.0, coder()), settings, Arc::new(Down)).await;
     history(&mut world, 2).await;
@@ -142,8 +144,8 @@ async fn the_truncate_fallback_makes_the_room_a_failed_summary_did_not() {
     assert_eq!(world.prompt("READ old.txt").await, PromptOutcome::Answered);
     std::fs::write(world.work().join("big.txt"), filler("big", 12_000)).unwrap();
     let last = world.model.requests().last().cloned().unwrap();
-    let tokens =
-        ctxkit_llm::estimate_request_tokens(&last.system_prompt, &last.tools, &last.messages);
+    // The input the model measured the last request at (the engine's projection of it).
+    let tokens = ctxkit_llm::request_input_tokens(&last);
     make_cramped(&mut world, tokens + 1_000).await;
     assert_eq!(world.prompt("READ big.txt").await, PromptOutcome::Answered);
     assert!(world.compactions().await >= 1);
@@ -161,8 +163,8 @@ async fn a_compaction_that_keeps_too_much_stops_the_run_instead_of_sending_witho
     history(&mut world, 2).await;
     std::fs::write(world.work().join("big.txt"), filler("big", 12_000)).unwrap();
     let last = world.model.requests().last().cloned().unwrap();
-    let tokens =
-        ctxkit_llm::estimate_request_tokens(&last.system_prompt, &last.tools, &last.messages);
+    // The input the model measured the last request at (the engine's projection of it).
+    let tokens = ctxkit_llm::request_input_tokens(&last);
     make_cramped(&mut world, tokens + 1_000).await;
     let sent_before = world.model.requests().len();
     let outcome = world.prompt("READ big.txt").await;

@@ -40,11 +40,8 @@ impl ChatModel for Cramped {
     }
 
     fn output_room(&self, request: &ChatRequest) -> Option<OutputRoom> {
-        let tokens = ctxkit_llm::estimate_request_tokens(
-            &request.system_prompt,
-            &request.tools,
-            &request.messages,
-        );
+        // The input the provider layer fits the output limit to.
+        let tokens = ctxkit_llm::request_input_tokens(request);
         (tokens > self.cramped_above).then_some(OutputRoom { room: 0, floor: 1 })
     }
 }

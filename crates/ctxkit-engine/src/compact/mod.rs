@@ -138,8 +138,17 @@ impl Engine {
                 let transcript = shared_transcript(&mut state)?;
                 let idle_threshold_tokens =
                     prompt_ms.and_then(|at| idle_threshold(&state, &transcript, at));
+                // Only an enabled check measures the next request.
+                let projected = if state.settings.compaction.enabled {
+                    crate::projection::next_request_tokens(&mut state, 0)?
+                } else {
+                    None
+                };
                 let messages = crate::messages::plain(&transcript);
-                let input = check_input(&state, trigger, &messages, idle_threshold_tokens);
+                let input = CheckInput {
+                    projected_tokens: projected,
+                    ..check_input(&state, trigger, &messages, idle_threshold_tokens)
+                };
                 let decision = decide(&input);
                 (decision, transcript)
             }
@@ -372,6 +381,7 @@ fn check_input<'a>(
         overflow_recovery_attempted: state.overflow_attempts >= MAX_OVERFLOW_ATTEMPTS,
         idle_threshold_tokens,
         context_messages: state.session.leaf_context().messages.len(),
+        projected_tokens: None,
     }
 }
 

@@ -14,6 +14,7 @@ mod manual;
 mod navigation;
 mod on_demand;
 mod pins_scopes;
+mod projection;
 mod provider_compaction;
 mod recall_attacks;
 mod recall_branches;

@@ -52,6 +52,7 @@ fn chat(messages: Vec<AgentMessage>) -> ChatRequest {
         max_tokens: None,
         reasoning: None,
         cache_retention: None,
+        projected_input_tokens: None,
     }
 }
 

@@ -49,6 +49,7 @@ fn foreign_conversation() -> ChatRequest {
         max_tokens: Some(100),
         reasoning: None,
         cache_retention: None,
+        projected_input_tokens: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn request(messages: Vec<AgentMessage>) -> ChatRequest {
         max_tokens: Some(4096),
         reasoning: None,
         cache_retention: None,
+        projected_input_tokens: None,
     }
 }
 
