@@ -161,23 +161,13 @@ pub(crate) fn has_counted_reply(state: &mut State) -> Result<bool> {
     Ok(false)
 }
 
-/// The estimate of the context messages the next request sends: all but error and aborted replies.
+/// The estimate of the context messages the next request sends: the model's view (error and
+/// aborted replies left out, the context transforms applied: a pruned tool result counts as its
+/// marker). QA r101: counted whole, the messages a compaction kept or an undo restored made the
+/// status line claim far more than the next request (127,265 after a compaction that kept a
+/// background summary's span, before a 19k request).
 pub(crate) fn sent_tokens(state: &mut State) -> Result<u64> {
-    let count = state.session.leaf_context().messages.len();
-    let mut tokens = 0;
-    for position in 0..count {
-        let message = state.session.leaf_context().messages[position];
-        let Some(shared) = crate::messages::counted_message(state, &message)? else {
-            continue;
-        };
-        let sent = shared
-            .as_assistant()
-            .is_none_or(|reply| !reply.is_aborted_or_error());
-        if sent {
-            tokens += ctxkit_tokens::estimate_tokens(&shared);
-        }
-    }
-    Ok(tokens)
+    crate::projection::view_tokens(state)
 }
 
 #[cfg(test)]

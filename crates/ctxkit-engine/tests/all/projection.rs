@@ -18,7 +18,7 @@ fn call(id: &str, counted: u64) -> AgentMessage {
         "role": "assistant",
         "content": [{"type": "toolCall", "id": id, "name": "bash", "arguments": {"command": format!("cat {id}.log")}}],
         "provider": PROVIDER, "model": MODEL, "api": "faux",
-        "usage": {"input": counted, "output": 20, "cacheRead": 0, "cacheWrite": 0, "totalTokens": counted + 20},
+        "usage": {"input": counted, "output": if counted == 0 { 0 } else { 20 }, "cacheRead": 0, "cacheWrite": 0, "totalTokens": if counted == 0 { 0 } else { counted + 20 }},
         "stopReason": "toolUse",
         "timestamp": now_ms(),
     }))
@@ -169,4 +169,28 @@ async fn without_a_recorded_request_the_reference_s_projection_stands() {
         harness.engine.projected_input_tokens(&[]).await.unwrap(),
         None
     );
+}
+
+/// With no reply's count to go by, the status line's estimate is of the view: the results the prune
+/// layer cuts count as their markers (QA r101: after a compaction that kept a long span, it
+/// counted every kept result whole, 127,265 tokens before a 19k request).
+#[tokio::test]
+async fn the_estimated_status_counts_pruned_results_as_their_markers() {
+    let harness = harness(1_000_000);
+    harness
+        .engine
+        .append(user("Task 1: inspect"))
+        .await
+        .unwrap();
+    for index in 0..5 {
+        let id = format!("call_{index}");
+        // Replies without usage: nothing counted.
+        harness.engine.append(call(&id, 0)).await.unwrap();
+        harness.engine.append(log(&id)).await.unwrap();
+    }
+    let status = harness.engine.context_status().await.unwrap().unwrap();
+    assert!(status.estimated, "{status:?}");
+    let next = request_size(&harness).await - OVERHEAD;
+    assert!(status.tokens.abs_diff(next) < 100, "{status:?} next {next}");
+    assert!(status.tokens < 2 * 8_750, "{status:?}");
 }
