@@ -1,6 +1,8 @@
 //! The provider's count in a replay: a session whose replies recorded no usage, or usage that does
 //! not grow with the request, replays exactly as it did before the simulator learnt the provider's
-//! count (the reports below were written by the simulator of the seventeenth round).
+//! count (the reports below were written by the simulator of the seventeenth round; rewritten
+//! when the engine came to measure the next request as sent, the prune layer's cuts subtracted:
+//! only the provider-side compaction strategy, whose checks read the projection, moved).
 
 use std::path::Path;
 
