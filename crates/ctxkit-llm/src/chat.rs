@@ -290,16 +290,20 @@ pub(crate) fn continuation(request: &ChatRequest, paused: &AssistantMessage) -> 
     next
 }
 
-/// The input tokens a request's output limit is fitted to: the caller's projection when it gave
-/// one, else the provider layer's estimate ([`crate::output_limit::estimate_request_tokens`]).
+/// The input tokens a request's output limit is fitted to: the provider layer's estimate
+/// ([`crate::output_limit::estimate_request_tokens`], Pi's rule: the last reply's usage plus every
+/// message after it), or the caller's projection when it gave a lower one (the context transforms
+/// cut what that usage counted). Never above Pi's rule: a projection in a provider's count that
+/// runs over ctxkit's estimate (an over-count learnt) does not shrink the room Pi's rule leaves.
 pub fn request_input_tokens(request: &ChatRequest) -> u64 {
-    request.projected_input_tokens.unwrap_or_else(|| {
-        crate::output_limit::estimate_request_tokens(
-            &request.system_prompt,
-            &request.tools,
-            &request.messages,
-        )
-    })
+    let estimate = crate::output_limit::estimate_request_tokens(
+        &request.system_prompt,
+        &request.tools,
+        &request.messages,
+    );
+    request
+        .projected_input_tokens
+        .map_or(estimate, |projected| projected.min(estimate))
 }
 
 /// One reply for both calls: the continuation's content, usage (its input is the context now) and
