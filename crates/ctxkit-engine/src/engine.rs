@@ -406,9 +406,7 @@ impl Engine {
         if let Some(reply) = message.as_assistant().filter(|_| clears_recovery) {
             crate::recovery::learn_from_reply(&mut state, reply);
         }
-        if let Some(reply) = message.as_assistant() {
-            crate::projection::note_reply(&mut state, reply);
-        }
+        crate::projection::note_reply(&mut state, &message);
         let id = state.session.append_message(message)?;
         if clears_recovery {
             state.overflow_attempts = 0;

@@ -19,9 +19,10 @@ use crate::state::State;
 /// The last request the provider counted, and ctxkit's estimate of the view it was sent from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CountedRequest {
-    /// What the provider counted of the request (its reply's usage without the reply's output).
+    /// What the provider counted of the request and its reply (the reply's usage, as Pi's figure).
     pub(crate) counted: u64,
-    /// ctxkit's estimate of the model's view the request carried ([`view_tokens`]).
+    /// ctxkit's estimate of the model's view the request carried ([`view_tokens`]) and of the
+    /// reply.
     pub(crate) view_tokens: u64,
 }
 
@@ -48,6 +49,12 @@ impl Calibration {
     /// Forgets everything: another model's provider counts differently.
     pub(crate) fn forget(&mut self) {
         *self = Self::default();
+    }
+
+    /// Forgets the counted request: the session moved to another branch than it was sent from.
+    pub(crate) fn forget_counted(&mut self) {
+        self.sent = None;
+        self.counted = None;
     }
 
     /// Forgets the view estimated last: the settings that shape the view changed.
@@ -112,7 +119,10 @@ pub(crate) fn note_request(state: &mut State) {
 /// A reply was appended: a successful one with usage counts the request it answers; a failed
 /// one leaves the last count standing (it counted nothing). A reply the provider compacted the
 /// conversation in counted a request its view does not describe: nothing is calibrated on it.
-pub(crate) fn note_reply(state: &mut State, reply: &ctxkit_protocol::AssistantMessage) {
+pub(crate) fn note_reply(state: &mut State, message: &ctxkit_protocol::AgentMessage) {
+    let Some(reply) = message.as_assistant() else {
+        return;
+    };
     let sent = state.calibration.sent.take();
     if reply.is_aborted_or_error() {
         return;
@@ -121,14 +131,18 @@ pub(crate) fn note_reply(state: &mut State, reply: &ctxkit_protocol::AssistantMe
         state.calibration.counted = None;
         return;
     }
-    let counted = reply.usage.as_ref().map_or(0, |usage| {
-        usage.context_tokens().saturating_sub(usage.output)
-    });
+    // The reply's usage counts the request and the reply (as Pi's figure does); the view it is
+    // measured against holds the reply too, so with nothing cut since, the projection is Pi's.
+    let counted = reply
+        .usage
+        .as_ref()
+        .map_or(0, ctxkit_protocol::Usage::context_tokens);
     match sent {
         Some(view_tokens) if counted > 0 => {
+            let reply_tokens = ctxkit_tokens::estimate_tokens(message);
             state.calibration.counted = Some(CountedRequest {
                 counted,
-                view_tokens,
+                view_tokens: view_tokens.saturating_add(reply_tokens),
             });
         }
         // A reply to a request this engine did not see, or one without usage: its count says

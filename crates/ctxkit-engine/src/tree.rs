@@ -262,6 +262,11 @@ impl Engine {
             Ok(summary_entry_id)
         })?;
         let new_leaf_id = state.session.leaf_id().map(str::to_owned);
+        // The last request was sent from another branch: the new branch's own replies count its
+        // context (Pi's figure) until a request is sent from it (`projection`).
+        if new_leaf_id != old_leaf {
+            state.calibration.forget_counted();
+        }
         if summarizing {
             self.inner.bus.emit(EngineEvent::BranchSummaryEnd {
                 target_id: target_id.to_owned(),
