@@ -328,9 +328,28 @@ fn billed_note(report: &SimulationReport) -> String {
     );
     format!(
         " The session's model, named by {} of its {} replies: `{}/{model}`{priced}; \
-         `--provider` bills another.",
-        billed.replies, billed.of_replies, billed.provider,
+         `--provider` bills another.{}",
+        billed.replies,
+        billed.of_replies,
+        billed.provider,
+        window_note(&billed.provider, model, report.context_window),
     )
+}
+
+/// Where the replay's window differs from the session's model's own (the table's): the replay
+/// takes `--window` (200,000 unless given), so a model with a larger window shows overflows its
+/// session never met, and one with a smaller window fewer (QA r101: a 272,000-token Codex model).
+fn window_note(provider: &str, model: &str, replayed: u64) -> String {
+    match ctxkit_models::model_row(provider, model) {
+        Some(row) if row.context_window != replayed => format!(
+            " That model's window is {} tokens, not the replay's {} (`--window {}` replays it \
+             in its own).",
+            super::report::thousands(row.context_window),
+            super::report::thousands(replayed),
+            row.context_window,
+        ),
+        Some(_) | None => String::new(),
+    }
 }
 
 /// The cache terms the replayed engine's pruning rule weighs (the table's, as a chat weighs its
@@ -390,5 +409,19 @@ mod tests {
         assert_eq!(difference(40.48, 62.61), "35.3% less");
         assert_eq!(difference(0.39, 0.15), "160.0% more");
         assert_eq!(difference(1.0, 1.0), "0.0% less");
+    }
+
+    /// QA r101: a Codex session replayed in the default 200,000-token window showed 1,526 refused
+    /// requests for a session that ran, with nothing saying its model's window is larger.
+    #[test]
+    fn a_model_whose_window_is_not_the_replays_is_named() {
+        let note = window_note("openai", "gpt-5-codex", 200_000);
+        assert_eq!(
+            note,
+            " That model's window is 400,000 tokens, not the replay's 200,000 (`--window 400000` \
+             replays it in its own)."
+        );
+        assert_eq!(window_note("anthropic", "claude-sonnet-4-5", 200_000), "");
+        assert_eq!(window_note("openai", "a-model-no-table-knows", 200_000), "");
     }
 }
