@@ -20,6 +20,8 @@ mod context_editing;
 mod echoed_secrets;
 #[path = "all/foreign_keys.rs"]
 mod foreign_keys;
+#[path = "all/gemini_thinking.rs"]
+mod gemini_thinking;
 #[path = "all/live.rs"]
 mod live;
 #[path = "all/malformed_events.rs"]

@@ -35,6 +35,10 @@ pub struct BuiltinModel {
     /// `thinkingLevelMap` with its clamping); `None`: `high`.
     #[serde(default)]
     pub xhigh_effort: Option<String>,
+    /// The thinking levels a Gemini model takes (`minimal`, `low`, `medium`, `high`, `xhigh`: those
+    /// Pi's `thinkingLevelMap` names); empty when the catalog names none.
+    #[serde(default)]
+    pub thinking_levels: Vec<String>,
     cost: Option<CatalogCost>,
 }
 

@@ -1,5 +1,6 @@
-//! Google Gemini `generateContent`: `systemInstruction`, `thinkingConfig.thinkingBudget`, the key
-//! in the `x-goog-api-key` header (never in the URL, where error messages could show it).
+//! Google Gemini `generateContent`: `systemInstruction`, `thinkingConfig` (a budget, or a level:
+//! `gemini_thinking`), the key in the `x-goog-api-key` header (never in the URL, where error
+//! messages could show it).
 
 use ctxkit_overflow::StopReason;
 use serde_json::{Value, json};
@@ -37,6 +38,15 @@ pub(crate) fn generation(
     let mut generation = json!({});
     if let Some(max_tokens) = max_tokens {
         generation["maxOutputTokens"] = json!(max_tokens);
+    }
+    // Gemini 3 and later: a level, the output limit as asked (`gemini_thinking`).
+    if let Some(thinking_level) = super::gemini_thinking::thinking_level(config, reasoning) {
+        let mut thinking = json!({ "thinkingLevel": thinking_level });
+        if reasoning.is_some() {
+            thinking["includeThoughts"] = json!(include_thoughts);
+        }
+        generation["thinkingConfig"] = thinking;
+        return generation;
     }
     if let Some(level) = reasoning {
         let (total, budget) = with_budget(

@@ -9,6 +9,7 @@ pub(crate) mod anthropic_threads;
 pub(crate) mod anthropic_tools;
 pub(crate) mod conversation;
 pub(crate) mod gemini;
+pub(crate) mod gemini_thinking;
 pub(crate) mod gemini_tools;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_chat_tools;
