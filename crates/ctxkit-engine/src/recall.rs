@@ -114,6 +114,17 @@ impl<'a> Branch<'a> {
         }
     }
 
+    /// [`Self::message`] for a search: a damaged line of one message does not hide the others
+    /// (`None`, as for an entry with no message); a line that can no longer be read (the file
+    /// changed under the engine) is an error.
+    pub(crate) fn readable_message(&self, position: EntryIndex) -> Result<Option<AgentMessage>> {
+        match self.message(position) {
+            Some(Ok(message)) => Ok(Some(message)),
+            Some(Err(SessionError::InvalidEntry { .. })) | None => Ok(None),
+            Some(Err(error)) => Err(error.into()),
+        }
+    }
+
     /// The message of the `message` entry at `position` (one of `path`'s) as the branch's context
     /// shows it (its last edit applied); `None` when it is not a message or was edited out.
     pub(crate) fn message(
@@ -167,10 +178,8 @@ fn newest_on_current_branch<T>(
         if entry.role() != Some(role) {
             continue;
         }
-        let message = match branch.message(position) {
-            Some(Ok(message)) => message,
-            Some(Err(SessionError::InvalidEntry { .. })) | None => continue,
-            Some(Err(error)) => return Err(error.into()),
+        let Some(message) = branch.readable_message(position)? else {
+            continue;
         };
         if let Some(found) = read(&message) {
             return Ok(Some(found));

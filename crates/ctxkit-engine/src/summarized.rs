@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use ctxkit_compaction::list_compactions;
 use ctxkit_protocol::{AgentMessage, EntryKind};
-use ctxkit_session::{EntryIndex, Session, SessionError};
+use ctxkit_session::{EntryIndex, Session};
 
 use crate::engine::Engine;
 use crate::error::Result;
@@ -283,10 +283,8 @@ pub(crate) fn newest_left_behind<T>(
         let Some(branch) = reader.branches.get(original.branch) else {
             continue;
         };
-        let message = match branch.message(original.position) {
-            Some(Ok(message)) => message,
-            Some(Err(SessionError::InvalidEntry { .. })) | None => continue,
-            Some(Err(error)) => return Err(error.into()),
+        let Some(message) = branch.readable_message(original.position)? else {
+            continue;
         };
         if let Some(found) = read(&message) {
             return Ok(Some(found));
