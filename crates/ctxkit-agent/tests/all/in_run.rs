@@ -275,14 +275,10 @@ async fn assert_first_attempts_fit(world: &mut World, prompts: &[String]) -> usi
             "{prompt}"
         );
     }
-    let events = world.observed.0.lock().unwrap();
-    let replies: Vec<bool> = events
-        .iter()
-        .filter_map(|event| match event {
-            AgentEvent::Reply { overflow, .. } => Some(*overflow),
-            _ => None,
-        })
-        .collect();
+    let replies = world.observed.picked(|event| match event {
+        AgentEvent::Reply { overflow, .. } => Some(*overflow),
+        _ => None,
+    });
     assert!(
         !replies.windows(2).any(|pair| pair[0] && pair[1]),
         "an overflow recovery needed a second attempt: {replies:?}"

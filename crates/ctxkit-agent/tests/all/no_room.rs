@@ -57,14 +57,10 @@ async fn world_with(settings: serde_json::Value) -> (World, Vec<String>) {
 }
 
 fn stops(world: &World) -> Vec<NoOutputRoom> {
-    let events = world.observed.0.lock().unwrap();
-    events
-        .iter()
-        .filter_map(|event| match event {
-            AgentEvent::NoOutputRoom(stop) => Some(stop.clone()),
-            _ => None,
-        })
-        .collect()
+    world.observed.picked(|event| match event {
+        AgentEvent::NoOutputRoom(stop) => Some(stop.clone()),
+        _ => None,
+    })
 }
 
 #[tokio::test]

@@ -92,14 +92,10 @@ fn cancel_the_compaction(world: &World, interrupt: bool) -> tokio::task::JoinHan
 }
 
 fn cancels(world: &World) -> Vec<AfterCancelledCompaction> {
-    let events = world.observed.0.lock().unwrap();
-    events
-        .iter()
-        .filter_map(|event| match event {
-            AgentEvent::CompactionCancelled(next) => Some(next.clone()),
-            _ => None,
-        })
-        .collect()
+    world.observed.picked(|event| match event {
+        AgentEvent::CompactionCancelled(next) => Some(next.clone()),
+        _ => None,
+    })
 }
 
 /// QA r97: a prompt whose output-room compaction was cancelled, and which could not fit without

@@ -45,6 +45,11 @@ impl AgentObserver for Recorder {
 }
 
 impl Recorder {
+    /// What `pick` takes from each event it matches, in order.
+    pub fn picked<T>(&self, pick: impl Fn(&AgentEvent) -> Option<T>) -> Vec<T> {
+        self.0.lock().unwrap().iter().filter_map(pick).collect()
+    }
+
     pub fn retries(&self) -> usize {
         let events = self.0.lock().unwrap();
         events
