@@ -281,6 +281,7 @@ fn classify_import(error: &ctxkit_import::ImportError) -> (u8, Option<String>) {
             3,
             Some("choose another `--out`; the file was left as it was".to_owned()),
         ),
+        ImportError::InUse(session_error) => classify_session(session_error),
         ImportError::Serialize(_) => (
             4,
             Some("this is a bug in ctxkit; please report it".to_owned()),

@@ -79,6 +79,12 @@ pub enum ImportError {
     /// `ctxkit sessions --from opencode`.
     #[error("`{path}` has no session `{id}`")]
     SessionNotFound { path: PathBuf, id: String },
+    /// The output file is an earlier import that another process is writing (another `ctxkit
+    /// import`, or a chat that continued the session holds its writer lock). Returned by
+    /// [`ImportedSession::write_to`](crate::ImportedSession::write_to); nothing was written: import
+    /// again when that process is done.
+    #[error(transparent)]
+    InUse(ctxkit_session::SessionError),
     /// Serializing an entry failed (only possible for values serde cannot represent). Returned by
     /// [`ImportedSession::to_jsonl`](crate::ImportedSession::to_jsonl).
     #[error("cannot serialize an imported entry: {0}")]

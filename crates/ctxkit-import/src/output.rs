@@ -86,30 +86,38 @@ impl ImportedSession {
     /// An existing file must be an import of the same session: entries it lacks are appended in one
     /// write, and a reply it holds half-written is appended again complete (`append_plan`); an
     /// entry id it holds with other content, or another header, is a [`ImportError::Conflict`] and
-    /// nothing is written.
+    /// nothing is written. An existing file is read and appended to under its writer lock (the
+    /// one a session takes at its first write); another process holding it is
+    /// [`ImportError::InUse`] and nothing is written.
     pub fn write_to(&self, path: &Path) -> Result<WriteOutcome, ImportError> {
-        // Read as a source is: a FIFO or a device there is refused, never waited on.
+        // Opened as a source is: a FIFO or a device there is refused, never waited on.
+        match crate::regular::open_regular(path) {
+            Ok(_) => {}
+            Err(ImportError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                self.write_new(path, Existing::None)?;
+                return Ok(WriteOutcome::Created);
+            }
+            Err(error) => return Err(error),
+        }
+        // The writer lock, held from before the file is read until the append is done: two
+        // imports (or an import and a chat that continued the session) never append from one
+        // reading, which would write the same entries twice.
+        let mut file = ctxkit_session::lock_session_file(path).map_err(ImportError::InUse)?;
         let existing =
-            match crate::regular::read_regular(path, crate::regular::MAX_WHOLE_FILE_BYTES) {
-                // An empty file holds nothing to lose (`touch` made it, or an earlier write died).
-                Ok(existing) if existing.is_empty() => {
-                    self.write_new(path, Existing::Empty)?;
-                    return Ok(WriteOutcome::Created);
-                }
-                Ok(existing) => String::from_utf8(existing).map_err(|error| {
-                    ImportError::io("read", path)(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        error,
-                    ))
-                })?,
-                Err(ImportError::Io { source, .. })
-                    if source.kind() == std::io::ErrorKind::NotFound =>
-                {
-                    self.write_new(path, Existing::None)?;
-                    return Ok(WriteOutcome::Created);
-                }
-                Err(error) => return Err(error),
-            };
+            crate::regular::read_bounded(&file, path, crate::regular::MAX_WHOLE_FILE_BYTES)?;
+        // An empty file holds nothing to lose (`touch` made it, or an earlier write died).
+        if existing.is_empty() {
+            self.write_new(path, Existing::Empty)?;
+            return Ok(WriteOutcome::Created);
+        }
+        let existing = String::from_utf8(existing).map_err(|error| {
+            ImportError::io("read", path)(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                error,
+            ))
+        })?;
         let text = self.to_jsonl()?;
         let mut new_lines = text.lines();
         let new_header = new_lines.next().unwrap_or_default();
@@ -165,10 +173,6 @@ impl ImportedSession {
             missing.push_str(&keep_branch_line(leaf, count, taken)?);
             missing.push('\n');
         }
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(ImportError::io("open", path))?;
         if !existing.is_empty() && !existing.ends_with('\n') {
             missing.insert(0, '\n');
         }

@@ -71,7 +71,12 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, ImportError> {
 /// The whole of the regular file `path`, refused ([`ImportError::TooLarge`]) when it holds more
 /// than `limit` bytes (even one whose stated size is wrong, or that grows while read).
 pub(crate) fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ImportError> {
-    let file = open_regular(path)?;
+    read_bounded(&open_regular(path)?, path, limit)
+}
+
+/// The whole of the open `file` (at `path`), from where it stands, refused as [`read_regular`]
+/// refuses a file over `limit`.
+pub(crate) fn read_bounded(file: &File, path: &Path, limit: u64) -> Result<Vec<u8>, ImportError> {
     let stated = file
         .metadata()
         .map_err(ImportError::io("read metadata of", path))?

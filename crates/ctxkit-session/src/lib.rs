@@ -115,7 +115,7 @@ pub use session::{
     ContextEditWritten, LeafSelector, NewCompaction, OrphanedToolResult, Session, SummarySource,
 };
 pub use spend::{FreeModels, SessionSpend, SpendPart, session_spend};
-pub use storage::Durability;
+pub use storage::{Durability, lock_session_file};
 pub use system::current_system_message;
 pub use watch::FileChange;
 

@@ -85,6 +85,38 @@ fn an_unrelated_output_file_is_a_conflict_and_stays_untouched() {
     assert_eq!(std::fs::read(&out).unwrap(), before);
 }
 
+/// QA r102: six re-imports of a grown transcript at once each appended the new entries (one
+/// reading, six appends: every entry up to six times). An earlier import is now read and appended
+/// to under the session's writer lock, so a writer holding it refuses the import, which writes
+/// nothing.
+#[test]
+fn a_reimport_is_refused_while_another_writer_holds_the_session() {
+    let temp = tempfile::tempdir().unwrap();
+    let (name, generate, seed) = FIXTURES[0];
+    let full = generate(seed);
+    let lines: Vec<&str> = full.lines().collect();
+    let source = temp.path().join(name);
+    std::fs::write(&source, lines[..lines.len() - 3].join("\n") + "\n").unwrap();
+    let out = temp.path().join("out.jsonl");
+    import_file(&source, None).unwrap().write_to(&out).unwrap();
+    std::fs::write(&source, &full).unwrap();
+    let later = import_file(&source, None).unwrap();
+    let before = std::fs::read(&out).unwrap();
+    let holder = ctxkit_session::lock_session_file(&out).unwrap();
+    match later.write_to(&out) {
+        Err(ImportError::InUse(ctxkit_session::SessionError::Locked { holder, .. })) => {
+            assert_eq!(holder, Some(std::process::id()));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read(&out).unwrap(), before, "nothing was written");
+    drop(holder);
+    assert!(matches!(
+        later.write_to(&out),
+        Ok(WriteOutcome::Appended(_))
+    ));
+}
+
 /// Issue 42: importing a transcript again after continuing the imported session moved the leaf
 /// to the new records, so the continued turns silently left the context. The new records now go
 /// beside the continued branch, and the session stays on it.

@@ -13,6 +13,19 @@ use crate::lock_holder::lock_holder;
 /// Opens `path` for appending and takes its writer lock. When the file was replaced (renamed over by
 /// a rewrite) between the open and the lock, the lock is on a file nobody reads any more: open again.
 pub(super) fn open_locked(path: &Path) -> Result<File> {
+    open_and_lock(path, true)
+}
+
+/// Opens the existing session file `path` for reading and appending and takes its writer lock, as
+/// a session's first write does, for a writer that appends whole lines of its own (`ctxkit
+/// import` appending to an earlier import): the lock is held until the returned file is dropped,
+/// and another process holding it refuses this one with [`SessionError::Locked`]. A missing file
+/// is an error, never created.
+pub fn lock_session_file(path: &Path) -> Result<File> {
+    open_and_lock(path, false)
+}
+
+fn open_and_lock(path: &Path, create: bool) -> Result<File> {
     const ATTEMPTS: usize = 8;
     let mut attempt = 0;
     loop {
@@ -20,7 +33,7 @@ pub(super) fn open_locked(path: &Path) -> Result<File> {
         let file = OpenOptions::new()
             .read(true)
             .append(true)
-            .create(true)
+            .create(create)
             .open(path)
             .map_err(SessionError::io("open for writing", path))?;
         lock(&file, path)?;

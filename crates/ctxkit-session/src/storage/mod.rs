@@ -19,6 +19,7 @@ mod io;
 pub(crate) use io::current_snapshot;
 #[cfg(test)]
 pub(crate) use io::fault;
+pub use io::lock_session_file;
 use io::{cut_to, file_length, open_locked, same_file, terminate_torn_line, write_through};
 
 /// Why a loaded file is never written.
