@@ -125,9 +125,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
     };
     let process = settings::ProcessSettings::new(&global, unloaded, unknown_keys);
     let url = store::choose(&process, &mut command, &mut locations)?;
+    let lease = store::lease(&url, &process);
     // Named as the user named it (a database session is read through a temporary file).
     let session = missing_entry::session_of(&mut command);
-    store::run(&url, command, out, move |command, out| {
+    store::run(&url, lease, command, out, move |command, out| {
         dispatch(command, locations, process, out)
     })
     .map_err(|error| missing_entry::name_session(error, session.as_deref()))

@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use ctxkit_protocol::SessionInfoRecord;
@@ -62,6 +63,20 @@ fn warn_of_password_on_command_line() {
 /// Setting `store.url` of the trusted view (an untrusted project cannot choose the store).
 fn setting(process: &ProcessSettings<'_>) -> Result<Option<String>> {
     Ok(process.settings()?.settings().store.url.clone())
+}
+
+/// How long this process holds a database session without renewing it: `store.leaseSeconds`, as
+/// `serve` reads it (the default when the settings do not load: the command that needs them says
+/// why). Nothing to hold in a sessions folder.
+pub fn lease(url: &StoreUrl, process: &ProcessSettings<'_>) -> Duration {
+    if !url.is_database() {
+        return ctxkit_store::DEFAULT_LEASE;
+    }
+    process
+        .settings()
+        .map_or(ctxkit_store::DEFAULT_LEASE, |settings| {
+            Duration::from_secs(settings.settings().store.lease_seconds)
+        })
 }
 
 /// Whether the command reads or writes sessions at all, so that the store matters to it.
@@ -124,12 +139,13 @@ fn uses_store(command: &mut Command) -> bool {
 /// through `dispatch` as before.
 pub fn run(
     url: &StoreUrl,
+    lease: Duration,
     mut command: Command,
     out: &mut dyn Write,
     dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
 ) -> Result<Outcome> {
     if let Command::Store(action) = command {
-        return store_action(url, action, out);
+        return store_action(url, lease, action, out);
     }
     if let Command::Sessions {
         from: None,
@@ -174,7 +190,7 @@ pub fn run(
     if !on_database {
         return dispatch(command, out);
     }
-    on_database_session(url, command, out, dispatch)
+    on_database_session(url, lease, command, out, dispatch)
 }
 
 pub(super) fn current_project() -> Result<String> {
@@ -198,11 +214,18 @@ pub(super) fn open(runtime: &tokio::runtime::Runtime, url: &StoreUrl) -> Result<
         .with_context(|| format!("cannot open the store `{}`", url.redacted()))
 }
 
-fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Result<Outcome> {
+fn store_action(
+    url: &StoreUrl,
+    lease: Duration,
+    action: StoreAction,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
     let runtime = runtime()?;
     let store = open(&runtime, url)?;
     match action {
-        StoreAction::Import { files } => return import_files(&runtime, &store, &files, out),
+        StoreAction::Import { files } => {
+            return import_files(&runtime, &store, lease, &files, out);
+        }
         StoreAction::Export { id, out: file } => {
             let id = runtime.block_on(store.resolve(&id))?;
             let lines = runtime.block_on(store.export(&id))?;
@@ -223,12 +246,13 @@ fn store_action(url: &StoreUrl, action: StoreAction, out: &mut dyn Write) -> Res
 fn import_files(
     runtime: &tokio::runtime::Runtime,
     store: &AnyStore,
+    lease: Duration,
     files: &[PathBuf],
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let mut failures = Vec::new();
     for file in files {
-        match import_file(runtime, store, file) {
+        match import_file(runtime, store, lease, file) {
             Ok(line) => writeln!(out, "{line}")?,
             Err(error) => failures.push(crate::report_failure(&error)),
         }
@@ -264,12 +288,17 @@ fn import_files(
 
 /// Imports `file`, or, when its session is stored already, appends the entries it gained since
 /// (`ctxkit import` run again grows a file already stored); the line saying what was stored.
-fn import_file(runtime: &tokio::runtime::Runtime, store: &AnyStore, file: &Path) -> Result<String> {
+fn import_file(
+    runtime: &tokio::runtime::Runtime,
+    store: &AnyStore,
+    lease: Duration,
+    file: &Path,
+) -> Result<String> {
     importable(file)?;
     let stored = match runtime.block_on(store.import_file(file)) {
         Ok(stored) => stored,
         Err(ctxkit_store::StoreError::Exists { .. }) => {
-            let appended = super::store_reimport::append_gained(runtime, store, file)
+            let appended = super::store_reimport::append_gained(runtime, store, lease, file)
                 .with_context(|| format!("cannot import `{}`", file.display()))?;
             return Ok(match appended.added {
                 0 => format!(

@@ -5,6 +5,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use ctxkit_store::{AnyStore, SessionStore as _, StoreUrl};
@@ -90,6 +91,7 @@ pub(super) fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, A
 /// command run on it, and what it appended stored under the session's lease.
 pub(super) fn on_database_session(
     url: &StoreUrl,
+    lease_duration: Duration,
     mut command: Command,
     out: &mut dyn Write,
     dispatch: impl FnOnce(Command, &mut dyn Write) -> Result<Outcome>,
@@ -106,11 +108,9 @@ pub(super) fn on_database_session(
         return super::store_fork::fork_in_store(&runtime, &store, &id, command, out);
     }
     let lease = match access {
-        Access::Append => Some(runtime.block_on(store.acquire(
-            &id,
-            &writer_name(),
-            ctxkit_store::DEFAULT_LEASE,
-        ))?),
+        Access::Append => {
+            Some(runtime.block_on(store.acquire(&id, &writer_name(), lease_duration))?)
+        }
         Access::Read | Access::NewSession => None,
     };
     // `compact --out FILE`: the new file's parent is the stored session, not its temporary copy.
@@ -129,6 +129,7 @@ pub(super) fn on_database_session(
         store: &store,
         id: &id,
         lease: lease.as_ref(),
+        lease_duration,
     };
     let result = copy.run(command, out, dispatch).and_then(|outcome| {
         match compacted_to.filter(|file| file.exists()) {
@@ -150,6 +151,8 @@ struct Copy<'a> {
     store: &'a AnyStore,
     id: &'a str,
     lease: Option<&'a ctxkit_store::Lease>,
+    /// How long the lease lasts unrenewed (`store.leaseSeconds`).
+    lease_duration: Duration,
 }
 
 impl Copy<'_> {
@@ -175,7 +178,12 @@ impl Copy<'_> {
         }
         // What it appends is committed as it goes (a chat lasts), under the lease it renews.
         let syncer = self.lease.map(|lease| {
-            super::store_sync::Syncer::start(self.url, lease, &path, before.len() as u64)
+            super::store_sync::Syncer::start(
+                self.url,
+                (lease, self.lease_duration),
+                &path,
+                before.len() as u64,
+            )
         });
         // What the command prints names the session by its id, not by the temporary copy: on
         // stderr (warnings, hints) through the output layer, on stdout here too (the chat's is

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use ctxkit_store::{AnyStore, SessionLines, SessionStore};
@@ -28,6 +29,7 @@ pub(super) struct Appended {
 pub(super) fn append_gained(
     runtime: &tokio::runtime::Runtime,
     store: &AnyStore,
+    lease_duration: Duration,
     file: &Path,
 ) -> Result<Appended> {
     let bytes = std::fs::read(file).with_context(|| format!("cannot read `{}`", file.display()))?;
@@ -36,12 +38,9 @@ pub(super) fn append_gained(
         .map_err(anyhow::Error::msg)?
         .id;
     // The lease first: the stored entries compared with the file's are then the last ones.
-    let lease = runtime.block_on(store.acquire(
-        &id,
-        &super::store_copy::writer_name(),
-        ctxkit_store::DEFAULT_LEASE,
-    ))?;
-    let appended = append_under_lease(runtime, store, &lease, &lines, file);
+    let lease =
+        runtime.block_on(store.acquire(&id, &super::store_copy::writer_name(), lease_duration))?;
+    let appended = append_under_lease(runtime, store, (&lease, lease_duration), &lines, file);
     // Released whatever the append did: the next writer need not wait for the lease to expire.
     let released = runtime.block_on(store.release(&lease));
     let (added, entries) = appended?;
@@ -53,7 +52,7 @@ pub(super) fn append_gained(
 fn append_under_lease(
     runtime: &tokio::runtime::Runtime,
     store: &AnyStore,
-    lease: &ctxkit_store::Lease,
+    (lease, lease_duration): (&ctxkit_store::Lease, Duration),
     lines: &SessionLines,
     file: &Path,
 ) -> Result<(usize, u64)> {
@@ -72,7 +71,7 @@ fn append_under_lease(
     if gained.is_empty() {
         return Ok((0, stored.entries.len() as u64));
     }
-    let entries = runtime.block_on(store.append(lease, gained, ctxkit_store::DEFAULT_LEASE))?;
+    let entries = runtime.block_on(store.append(lease, gained, lease_duration))?;
     Ok((gained.len(), entries))
 }
 

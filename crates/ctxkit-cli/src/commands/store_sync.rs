@@ -29,7 +29,13 @@ struct Copy {
 
 impl Syncer {
     /// Starts committing what is appended to `path` after its first `synced` bytes.
-    pub fn start(url: &StoreUrl, lease: &Lease, path: &Path, synced: u64) -> Self {
+    /// The lease is renewed for `lease_duration` at each commit.
+    pub fn start(
+        url: &StoreUrl,
+        (lease, lease_duration): (&Lease, Duration),
+        path: &Path,
+        synced: u64,
+    ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let copy = Arc::new(Copy {
             path: path.to_owned(),
@@ -46,7 +52,7 @@ impl Syncer {
                 let store = AnyStore::open(&url).await?;
                 loop {
                     let stopping = thread_stop.load(Ordering::SeqCst);
-                    commit(&store, &lease, &copy).await?;
+                    commit(&store, (&lease, lease_duration), &copy).await?;
                     if stopping {
                         return Ok(());
                     }
@@ -78,7 +84,11 @@ impl Drop for Syncer {
 }
 
 /// Appends the complete lines after the stored part of the copy, or renews the lease.
-async fn commit(store: &AnyStore, lease: &Lease, copy: &Copy) -> Result<()> {
+async fn commit(
+    store: &AnyStore,
+    (lease, lease_duration): (&Lease, Duration),
+    copy: &Copy,
+) -> Result<()> {
     let synced = *copy
         .synced
         .lock()
@@ -95,7 +105,7 @@ async fn commit(store: &AnyStore, lease: &Lease, copy: &Copy) -> Result<()> {
     file.read_to_end(&mut appended)?;
     let Some(end) = appended.iter().rposition(|byte| *byte == b'\n') else {
         store
-            .renew(lease, ctxkit_store::DEFAULT_LEASE)
+            .renew(lease, lease_duration)
             .await
             .context("the session's lease")?;
         return Ok(());
@@ -107,9 +117,7 @@ async fn commit(store: &AnyStore, lease: &Lease, copy: &Copy) -> Result<()> {
         .map(str::to_owned)
         .collect();
     if !lines.is_empty() {
-        store
-            .append(lease, &lines, ctxkit_store::DEFAULT_LEASE)
-            .await?;
+        store.append(lease, &lines, lease_duration).await?;
     }
     if let Ok(mut stored) = copy.synced.lock() {
         *stored = synced + end as u64 + 1;

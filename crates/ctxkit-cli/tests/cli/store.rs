@@ -608,3 +608,78 @@ fn a_database_copy_of_older_messages_is_listed_as_its_file() {
         );
     }
 }
+
+/// QA r102: `store.leaseSeconds` applied to `serve` alone: a chat on a database session held it
+/// for the default 30 s, so after a crashed chat the session stayed refused for 30 s whatever the
+/// setting said. Every writer of the CLI now holds it for the setting.
+#[test]
+fn a_chat_holds_a_database_session_for_the_configured_lease() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let (file, id) = fresh_copy(&run, "good-branches.jsonl");
+    run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    let settings = serde_json::json!({
+        "defaultProvider": "anthropic",
+        "defaultModel": "claude-sonnet-4-5",
+        // Never called: the chat waits for its first prompt.
+        "llm": {"baseUrl": "http://127.0.0.1:9"},
+        "store": {"url": url, "leaseSeconds": 3},
+    });
+    std::fs::write(run.home.path().join("settings.json"), settings.to_string()).unwrap();
+    let mut chat = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["chat", "--session", &id])
+        .env("CTXKIT_HOME", run.home.path())
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-lease")
+        .current_dir(run.home.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime
+        .block_on(ctxkit_store::PostgresStore::connect(&url))
+        .unwrap();
+    let lease = std::time::Duration::from_secs(60);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let expires_in_ms = loop {
+        match runtime.block_on(store.acquire(&id, "the test", lease)) {
+            Err(ctxkit_store::StoreError::SessionInUse { expires_in_ms, .. }) => {
+                break expires_in_ms;
+            }
+            Ok(taken) => runtime.block_on(store.release(&taken)).unwrap(),
+            Err(other) => panic!("{other}"),
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the chat never took the session"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(
+        (0..=3_000).contains(&expires_in_ms),
+        "held for {expires_in_ms} ms, not the 3 s of store.leaseSeconds"
+    );
+    // A crash: the next writer has the session once the 3 s have passed, not 30 s.
+    chat.kill().unwrap();
+    chat.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match runtime.block_on(store.acquire(&id, "the test", lease)) {
+            Ok(taken) => {
+                runtime.block_on(store.release(&taken)).unwrap();
+                break;
+            }
+            Err(ctxkit_store::StoreError::SessionInUse { .. }) => {}
+            Err(other) => panic!("{other}"),
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session stayed refused past its lease"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

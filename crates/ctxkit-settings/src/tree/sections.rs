@@ -276,7 +276,8 @@ pub struct StoreConfig {
     #[schemars(extend("x-secret" = true))]
     pub url: Option<String>,
     /// How long a database session's writer holds it without renewing, in seconds: how long a
-    /// session of a `serve` that died waits before another instance may take it over.
+    /// session of a `serve` or a `ctxkit chat` that died waits before another writer may take it
+    /// over.
     #[schemars(range(min = 1, max = 3600))]
     pub lease_seconds: u64,
 }
