@@ -147,6 +147,7 @@ impl CheckpointStore {
             return Ok(AddOutcome::OverLimit);
         }
         self.create_dir()?;
+        remove_left_temporaries(&self.dir);
         let blob = match previous {
             Some(bytes) => {
                 let hash = digest(bytes);
@@ -321,11 +322,44 @@ pub enum AddOutcome {
     OverLimit,
 }
 
+/// The prefix of [`write_private`]'s temporary files.
+const TEMPORARY_PREFIX: &str = ".checkpoint-";
+
+/// How old a temporary file must be before it counts as left behind: a write takes seconds at
+/// most, and one chat at a time writes a session's checkpoints (the session's writer lock).
+const LEFT_BEHIND_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Removes the temporary files a killed chat left in the folder (a kill between the temporary
+/// file and its rename): they held copies of project files, counted nowhere, for ever. Best
+/// effort: a file that cannot be read or removed stays.
+fn remove_left_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let left_behind = name
+            .to_str()
+            .is_some_and(|name| name.starts_with(TEMPORARY_PREFIX))
+            && entry.metadata().is_ok_and(|metadata| {
+                metadata.is_file()
+                    && metadata
+                        .modified()
+                        .ok()
+                        .and_then(|modified| modified.elapsed().ok())
+                        .is_some_and(|age| age >= LEFT_BEHIND_AFTER)
+            });
+        if left_behind {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Writes `dir/name` atomically (temporary file, fsync, rename), readable by the user only.
 fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let target = dir.join(name);
     let mut file = tempfile::Builder::new()
-        .prefix(".checkpoint-")
+        .prefix(TEMPORARY_PREFIX)
         .tempfile_in(dir)
         .with_context(|| format!("cannot write in `{}`", dir.display()))?;
     file.as_file()
@@ -438,6 +472,36 @@ mod tests {
         let error = CheckpointStore::open(&session).unwrap_err().to_string();
         assert!(error.contains("is a link"), "{error}");
         assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 1);
+    }
+
+    /// QA r102: a chat killed while it wrote a snapshot left its `.checkpoint-XXXXXX` temporary
+    /// file (a copy of a project file) for ever, outside `chat.checkpointMaxBytes`. The next
+    /// snapshot removes such files once they are old; one being written now stays.
+    #[test]
+    fn a_temporary_file_a_killed_chat_left_is_removed_by_the_next_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("2026_abc.jsonl");
+        std::fs::write(&session, "{}\n").unwrap();
+        let folder = checkpoint_dir(&session);
+        std::fs::create_dir(&folder).unwrap();
+        let left = folder.join(".checkpoint-kGu4fa");
+        std::fs::write(&left, "a copy of .env").unwrap();
+        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(&left)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+        let fresh = folder.join(".checkpoint-Fresh1");
+        std::fs::write(&fresh, "being written").unwrap();
+        let mut store = CheckpointStore::open(&session).unwrap();
+        store
+            .add("u1", &dir.path().join("a.txt"), Some(b"before"), &[], 100)
+            .unwrap();
+        assert!(!left.exists(), "the left temporary file stayed");
+        assert!(fresh.exists(), "a temporary file being written was removed");
+        assert_eq!(store.snapshots().len(), 1);
     }
 
     /// A session whose every write failed left an empty checkpoints folder (its index alone)
