@@ -46,6 +46,20 @@ async fn read_to_close(stream: &mut TcpStream) -> String {
     String::from_utf8_lossy(&answer).into_owned()
 }
 
+/// QA r102: `serve --listen` answered an assistant's `message.append` (an event frame, then the
+/// result) in two writes on a socket with Nagle's algorithm on, so the result waited for the
+/// client's delayed ACK: 40 ms per append. Accepted connections send at once.
+#[tokio::test]
+async fn an_accepted_connection_sends_without_delay() {
+    let listener = TcpListener::bind(loopback()).await.unwrap();
+    let acceptor = Acceptor::new(listener, ConnectionLimits::new(1));
+    let _client = TcpStream::connect(acceptor.local_addr().unwrap())
+        .await
+        .unwrap();
+    let accepted = acceptor.accept().await;
+    assert!(accepted.stream.nodelay().unwrap());
+}
+
 #[tokio::test]
 async fn a_connection_over_the_cap_is_answered_503_and_closed() {
     let listener = TcpListener::bind(loopback()).await.unwrap();
