@@ -114,7 +114,7 @@ pub use regular::{MAX_SESSION_BYTES, open_session_file};
 pub use session::{
     ContextEditWritten, LeafSelector, NewCompaction, OrphanedToolResult, Session, SummarySource,
 };
-pub use spend::{FreeModels, SessionSpend, SpendPart, session_spend};
+pub use spend::{FreeModels, SessionSpend, SpendPart, SpendTally, session_spend};
 pub use storage::{Durability, lock_session_file};
 pub use system::current_system_message;
 pub use watch::FileChange;

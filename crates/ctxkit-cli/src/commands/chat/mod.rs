@@ -161,6 +161,8 @@ struct Chat {
     confirm_bash: bool,
     /// The prompts of a session just opened, for the input line's history (`prompt_history`).
     prompts_for_history: std::sync::Mutex<Vec<String>>,
+    /// The spend counted for the status line, counted on after each turn (`status::SpendCache`).
+    spend_cache: std::sync::Mutex<Option<status::SpendCache>>,
 }
 
 impl Chat {

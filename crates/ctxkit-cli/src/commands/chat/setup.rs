@@ -164,6 +164,7 @@ pub async fn build(
         yes_flag: args.yes,
         confirm_bash,
         prompts_for_history: std::sync::Mutex::default(),
+        spend_cache: std::sync::Mutex::default(),
     };
     chat.share_request_overhead().await;
     Ok(chat)

@@ -43,11 +43,17 @@ impl Chat {
             .await
     }
 
-    /// What the session file records as spent (every branch).
+    /// What the session file records as spent (every branch). Counted on from the last count:
+    /// only the entries appended since are read (the status line follows every turn).
     pub(super) async fn spend(&self) -> ctxkit_session::SessionSpend {
         let free = crate::commands::spend::free_models(&self.llm_options.model_costs);
         self.engine
-            .with_session(|session| ctxkit_session::session_spend(session.entries(), &free))
+            .with_session(|session| {
+                let Ok(mut cache) = self.spend_cache.lock() else {
+                    return ctxkit_session::session_spend(session.entries(), &free);
+                };
+                SpendCache::counted(&mut cache, session, free)
+            })
             .await
     }
 
@@ -62,6 +68,41 @@ impl Chat {
             tools: self.agent.tools().definitions(),
             reasoning: None,
         })
+    }
+}
+
+/// The spend counted so far of one session, under the free models it was counted with.
+pub(super) struct SpendCache {
+    session: String,
+    free: ctxkit_session::FreeModels,
+    tally: ctxkit_session::SpendTally,
+}
+
+impl SpendCache {
+    /// The spend of `session`, counting on from `cache` when it counted a start of this session
+    /// with these free models, from the first entry otherwise (another session, `/reload`).
+    fn counted(
+        cache: &mut Option<Self>,
+        session: &ctxkit_session::Session,
+        free: ctxkit_session::FreeModels,
+    ) -> ctxkit_session::SessionSpend {
+        let entries = session.entries();
+        let reusable = cache.as_ref().is_some_and(|cached| {
+            cached.session == session.id()
+                && cached.free == free
+                && cached.tally.entries() <= entries.len()
+        });
+        let cached = match cache {
+            Some(cached) if reusable => cached,
+            _ => cache.insert(Self {
+                session: session.id().to_owned(),
+                free,
+                tally: ctxkit_session::SpendTally::default(),
+            }),
+        };
+        let counted = cached.tally.entries();
+        cached.tally.add(&entries[counted..], &cached.free);
+        *cached.tally.spend()
     }
 }
 
