@@ -256,7 +256,7 @@ impl ImportedSession {
             Some(_) | None => Path::new("."),
         };
         std::fs::create_dir_all(dir).map_err(ImportError::io("create directory", dir))?;
-        let temp = tempfile::NamedTempFile::new_in(dir)
+        let temp = ctxkit_jail::temporary_beside(path)
             .map_err(ImportError::io("create a temporary file in", dir))?;
         let mut writer = std::io::BufWriter::new(temp);
         self.write_lines(&mut writer)

@@ -40,11 +40,14 @@ pub struct AtomicWrite {
 impl AtomicWrite {
     /// Writes `content` to `name` in `dir` (see the module comment).
     pub fn write_in(self, dir: &Dir, name: &Path, content: &[u8]) -> std::io::Result<()> {
+        let name_text = name.to_string_lossy();
+        // What a writer of this file killed before its rename left (`temporaries`).
+        crate::temporaries::remove_dead_temporaries(dir, &name_text);
         let temporary = format!(
-            ".{}.ctxkit-{}-{}.tmp",
-            shortened(&name.to_string_lossy()),
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
+            "{}{}{}",
+            crate::temporaries::temporary_prefix(&name_text),
+            COUNTER.fetch_add(1, Ordering::Relaxed),
+            crate::temporaries::TEMPORARY_SUFFIX
         );
         let temporary = Path::new(&temporary);
         let written = self.write_temporary(dir, name, temporary, content);
@@ -111,24 +114,12 @@ impl AtomicWrite {
     }
 }
 
-/// The most bytes of the target's name a temporary file's name repeats: a name may have 255
-/// bytes, and the temporary's adds about 30 to it.
-const MAX_NAME_IN_TEMPORARY: usize = 128;
-
-/// `name` cut to at most [`MAX_NAME_IN_TEMPORARY`] bytes, at a character boundary.
-fn shortened(name: &str) -> &str {
-    let mut end = name.len().min(MAX_NAME_IN_TEMPORARY);
-    while !name.is_char_boundary(end) {
-        end -= 1;
-    }
-    &name[..end]
-}
-
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
     use super::*;
+    use crate::temporaries::shortened;
 
     const PRIVATE: AtomicWrite = AtomicWrite {
         existing: Existing::Replace,

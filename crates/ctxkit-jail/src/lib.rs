@@ -26,6 +26,7 @@ mod links;
 mod owners;
 mod places;
 mod regular;
+mod temporaries;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod write;
@@ -43,6 +44,10 @@ pub use links::MAX_LINK_WALK;
 pub use owners::LocalUsers;
 pub use places::{credential_places, default_ctxkit_home};
 pub use regular::{is_link, read_regular, read_regular_to_string};
+pub use temporaries::{
+    TEMPORARY_SUFFIX, is_running, remove_dead_temporaries, remove_dead_temporaries_of,
+    temporary_beside, temporary_owner, temporary_prefix,
+};
 
 /// The most components a path may have (a real project is rarely 40 deep).
 pub const MAX_DEPTH: usize = 256;

@@ -244,12 +244,8 @@ impl Drop for PiLock {
 /// Writes `contents` through a temporary file (created 0600) and a rename; the file stays 0600
 /// whatever mode the old one had.
 fn write_private(path: &Path, contents: &[u8]) -> Result<(), SettingsError> {
-    let directory = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut temp = tempfile::Builder::new()
-        .prefix(".auth-")
-        .suffix(".tmp")
-        .tempfile_in(directory)
-        .map_err(|source| write_error(path, source))?;
+    let mut temp =
+        ctxkit_jail::temporary_beside(path).map_err(|source| write_error(path, source))?;
     temp.write_all(contents)
         .and_then(|()| temp.write_all(b"\n"))
         .and_then(|()| temp.as_file().sync_all())

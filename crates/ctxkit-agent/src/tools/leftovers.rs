@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use ctxkit_session::is_running;
+use ctxkit_jail::{is_running, temporary_owner};
 
 /// The most files and folders looked at (a start never walks a huge tree for long).
 const MAX_VISITED: usize = 200_000;
@@ -19,7 +19,7 @@ pub fn remove_leftover_temporaries(project: &Path) -> usize {
     let walker = walker.build();
     let mut removed = 0;
     for entry in walker.take(MAX_VISITED).flatten() {
-        let Some(pid) = leftover_pid(&entry.file_name().to_string_lossy()) else {
+        let Some(pid) = temporary_owner(&entry.file_name().to_string_lossy()) else {
             continue;
         };
         let is_file = entry.file_type().is_some_and(|kind| kind.is_file());
@@ -30,27 +30,9 @@ pub fn remove_leftover_temporaries(project: &Path) -> usize {
     removed
 }
 
-/// The process id in a temporary file's name `.<name>.ctxkit-<pid>-<n>.tmp`.
-fn leftover_pid(name: &str) -> Option<u32> {
-    let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
-    let (_, tail) = inner.rsplit_once(".ctxkit-")?;
-    let (pid, count) = tail.split_once('-')?;
-    count.parse::<u64>().ok()?;
-    pid.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_of_temporaries_are_recognised() {
-        assert_eq!(leftover_pid(".main.rs.ctxkit-4242-0.tmp"), Some(4242));
-        assert_eq!(leftover_pid(".a.ctxkit-b.ctxkit-7-12.tmp"), Some(7));
-        assert_eq!(leftover_pid("main.rs.ctxkit-4242-0.tmp"), None);
-        assert_eq!(leftover_pid(".main.rs.ctxkit-x-0.tmp"), None);
-        assert_eq!(leftover_pid(".main.rs.tmp"), None);
-    }
 
     /// Issue 42: a write killed mid-rename left its 40 MB temporary file in the project. The next
     /// start removes it, and nothing else (a live process's temporary, a file of the same shape

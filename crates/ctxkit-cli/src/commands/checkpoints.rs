@@ -322,34 +322,42 @@ pub enum AddOutcome {
     OverLimit,
 }
 
-/// The prefix of [`write_private`]'s temporary files.
-const TEMPORARY_PREFIX: &str = ".checkpoint-";
+/// The prefix of the temporary files earlier versions wrote, named without their process.
+const UNOWNED_TEMPORARY_PREFIX: &str = ".checkpoint-";
 
-/// How old a temporary file must be before it counts as left behind: a write takes seconds at
+/// How old such a temporary file must be before it counts as left behind: a write takes seconds at
 /// most, and one chat at a time writes a session's checkpoints (the session's writer lock).
 const LEFT_BEHIND_AFTER: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Removes the temporary files a killed chat left in the folder (a kill between the temporary
-/// file and its rename): they held copies of project files, counted nowhere, for ever. Best
-/// effort: a file that cannot be read or removed stays.
+/// file and its rename): they held copies of project files, counted nowhere, for ever. A
+/// temporary names its writer (`ctxkit_jail::temporary_owner`) and goes once that process is gone;
+/// an earlier version's, once two minutes old. Best effort: a file that cannot be read or removed
+/// stays.
 fn remove_left_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let left_behind = name
-            .to_str()
-            .is_some_and(|name| name.starts_with(TEMPORARY_PREFIX))
-            && entry.metadata().is_ok_and(|metadata| {
-                metadata.is_file()
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        let Ok(metadata) = entry.metadata() else {
+            continue;
+        };
+        let left_behind = match ctxkit_jail::temporary_owner(name) {
+            Some(pid) => !ctxkit_jail::is_running(pid),
+            None => {
+                name.starts_with(UNOWNED_TEMPORARY_PREFIX)
                     && metadata
                         .modified()
                         .ok()
                         .and_then(|modified| modified.elapsed().ok())
                         .is_some_and(|age| age >= LEFT_BEHIND_AFTER)
-            });
-        if left_behind {
+            }
+        };
+        if left_behind && metadata.is_file() {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -358,9 +366,7 @@ fn remove_left_temporaries(dir: &Path) {
 /// Writes `dir/name` atomically (temporary file, fsync, rename), readable by the user only.
 fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let target = dir.join(name);
-    let mut file = tempfile::Builder::new()
-        .prefix(TEMPORARY_PREFIX)
-        .tempfile_in(dir)
+    let mut file = ctxkit_jail::temporary_beside(&target)
         .with_context(|| format!("cannot write in `{}`", dir.display()))?;
     file.as_file()
         .set_permissions(std::fs::Permissions::from_mode(0o600))?;
@@ -495,12 +501,18 @@ mod tests {
             .unwrap();
         let fresh = folder.join(".checkpoint-Fresh1");
         std::fs::write(&fresh, "being written").unwrap();
+        let mut writer = std::process::Command::new("true").spawn().unwrap();
+        let dead = writer.id();
+        writer.wait().unwrap();
+        let owned = folder.join(format!(".000002-abc.snap.ctxkit-{dead}-XyZ123.tmp"));
+        std::fs::write(&owned, "a copy of main.rs").unwrap();
         let mut store = CheckpointStore::open(&session).unwrap();
         store
             .add("u1", &dir.path().join("a.txt"), Some(b"before"), &[], 100)
             .unwrap();
         assert!(!left.exists(), "the left temporary file stayed");
         assert!(fresh.exists(), "a temporary file being written was removed");
+        assert!(!owned.exists(), "a dead writer's temporary file stayed");
         assert_eq!(store.snapshots().len(), 1);
     }
 

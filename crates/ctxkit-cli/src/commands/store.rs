@@ -352,7 +352,7 @@ fn write_new_file(file: &Path, bytes: &[u8]) -> Result<()> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut temporary = tempfile::NamedTempFile::new_in(dir)
+    let mut temporary = ctxkit_jail::temporary_beside(file)
         .with_context(|| format!("cannot write in `{}`", dir.display()))?;
     temporary
         .write_all(bytes)

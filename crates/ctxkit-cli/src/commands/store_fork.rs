@@ -54,7 +54,7 @@ pub(super) fn name_parent(path: &Path, parent: &str) -> Result<()> {
     let lines = ctxkit_store::SessionLines::parse(&path.display().to_string(), &bytes)
         .and_then(|lines| lines.with_parent_session(parent))?;
     let folder = path.parent().unwrap_or(Path::new("."));
-    let mut replacement = tempfile::NamedTempFile::new_in(folder)
+    let mut replacement = ctxkit_jail::temporary_beside(path)
         .with_context(|| format!("cannot write in `{}`", folder.display()))?;
     replacement
         .write_all(&lines.to_jsonl())

@@ -263,7 +263,7 @@ pub(crate) fn write_page(
         .filter(|parent| !parent.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     // The I/O error stays in the chain (exit 4), its text without the temporary file's name.
-    let mut temporary = tempfile::NamedTempFile::new_in(dir).map_err(|error| {
+    let mut temporary = ctxkit_jail::temporary_beside(output).map_err(|error| {
         anyhow::Error::new(std::io::Error::new(
             error.kind(),
             without_temporary_path(&error),
@@ -518,8 +518,7 @@ fn follow_database(
 
 /// Writes `bytes` to `file` through a temporary file and a rename (a reader sees the old or the new).
 fn replace_file(file: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = file.parent().unwrap_or(Path::new("."));
-    let mut temporary = tempfile::NamedTempFile::new_in(dir)?;
+    let mut temporary = ctxkit_jail::temporary_beside(file)?;
     temporary.write_all(bytes)?;
     temporary
         .persist(file)

@@ -192,16 +192,11 @@ pub fn update_if_changed(
 
 /// Writes `contents` to `path` through a temp file in the same directory and a rename.
 pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SettingsError> {
-    let directory = path.parent().unwrap_or_else(|| Path::new("."));
     let write_error = |source: std::io::Error| SettingsError::Write {
         path: path.to_path_buf(),
         source: source.into(),
     };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".settings-")
-        .suffix(".tmp")
-        .tempfile_in(directory)
-        .map_err(write_error)?;
+    let mut temp = ctxkit_jail::temporary_beside(path).map_err(write_error)?;
     temp.write_all(contents).map_err(write_error)?;
     temp.as_file().sync_all().map_err(write_error)?;
     if let Ok(metadata) = std::fs::metadata(path) {
