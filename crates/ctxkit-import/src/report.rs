@@ -38,6 +38,10 @@ pub enum IssueKind {
     /// A content block of a type v3 has no block for (an Anthropic `document`, a `tool_reference`,
     /// a block type added later); kept as it is, which only a model of its own API can read.
     UnmappedBlock { block_type: String },
+    /// An Anthropic content block v3 has no block for (a `document`, a `tool_reference`, a block
+    /// type added later): the message holds a text naming it, the block kept beside the text as
+    /// `anthropicBlock` (an Anthropic model gets a `document` back from there).
+    BlockBesideText { block_type: String },
     /// A part of an OpenCode message whose type the importer does not map; kept with its message
     /// (`opencodeParts`), shown in no block.
     UnknownPart { part_type: String },
@@ -96,6 +100,13 @@ impl fmt::Display for IssueKind {
                 write!(
                     formatter,
                     "kept a content block of type `{block_type}` as it is; v3 has no such block"
+                )
+            }
+            Self::BlockBesideText { block_type } => {
+                write!(
+                    formatter,
+                    "a content block of type `{block_type}` is a text naming it, the block kept \
+                     beside it as `anthropicBlock`; v3 has no such block"
                 )
             }
             Self::UnknownPart { part_type } => {

@@ -8,6 +8,7 @@
 
 mod content;
 mod entry;
+mod foreign_block;
 mod grep_lines;
 mod header;
 mod injected;
@@ -31,6 +32,7 @@ pub use entry::{
     EditReplacement, EntryKind, LabelEntry, ModelChangeEntry, SessionEntry, SessionInfoEntry,
     ThinkingLevelChangeEntry, UsageEntry,
 };
+pub use foreign_block::{ANTHROPIC_BLOCK_FIELD, anthropic_document, foreign_block_text};
 pub use grep_lines::{has_file_extension, without_grep_line_number};
 pub use header::{CURRENT_SESSION_VERSION, SessionHeader};
 pub use injected::{injected_events, is_injected_context, strip_blocks, strip_injected_context};

@@ -2,9 +2,9 @@
 //! assistant records, and Anthropic content blocks.
 
 use ctxkit_protocol::{
-    AgentMessage, AssistantMessage, ContentBlock, EntryKind, ImageContent, JsonObject,
-    MessageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage,
-    value_as_u64,
+    ANTHROPIC_BLOCK_FIELD, AgentMessage, AssistantMessage, ContentBlock, EntryKind, ImageContent,
+    JsonObject, MessageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage,
+    UserMessage, foreign_block_text, value_as_u64,
 };
 use serde_json::Value;
 
@@ -164,7 +164,8 @@ pub(super) fn queued_prompt(record: &JsonObject, timestamp: &str) -> Option<Entr
     ))))
 }
 
-/// One Anthropic content block as a v3 block; other block types are kept whole and reported.
+/// One Anthropic content block as a v3 block; a block of another type is a text naming it, the
+/// block kept beside the text, and reported.
 fn content_block(block: &JsonObject, builder: &mut Builder, line: usize) -> ContentBlock {
     match str_field(block, "type") {
         Some("text") => ContentBlock::text(str_field(block, "text").unwrap_or_default()),
@@ -217,23 +218,30 @@ fn content_block(block: &JsonObject, builder: &mut Builder, line: usize) -> Cont
             }
         }
         Some("server_tool_use" | "web_search_tool_result") => {
-            let mut extra = JsonObject::new();
-            extra.insert("anthropicBlock".to_owned(), Value::Object(block.clone()));
-            ContentBlock::Text(TextContent {
-                text: server_tool_text(block),
-                extra,
-            })
+            block_beside_text(server_tool_text(block), block)
         }
         other => {
             builder.issue(
                 line,
-                IssueKind::UnmappedBlock {
+                IssueKind::BlockBesideText {
                     block_type: other.unwrap_or("(none)").to_owned(),
                 },
             );
-            ContentBlock::Unknown(block.clone())
+            block_beside_text(foreign_block_text(block), block)
         }
     }
+}
+
+/// A text block standing for an Anthropic block v3 has no block for, the block kept beside it
+/// (`ctxkit_protocol::ANTHROPIC_BLOCK_FIELD`): every v3 reader reads the text, and Pi 1.6.0, which
+/// sends every non-text block of a user message as an image, sends no broken block.
+fn block_beside_text(text: String, block: &JsonObject) -> ContentBlock {
+    let mut extra = JsonObject::new();
+    extra.insert(
+        ANTHROPIC_BLOCK_FIELD.to_owned(),
+        Value::Object(block.clone()),
+    );
+    ContentBlock::Text(TextContent { text, extra })
 }
 
 /// A server tool's call or result (Anthropic's web search) as the text the conversation shows: the

@@ -3,7 +3,8 @@
 //! kept quietly as data (`custom` entries, not reported).
 
 use ctxkit_import::{ImportedSession, IssueKind};
-use ctxkit_protocol::EntryKind;
+use ctxkit_protocol::{ANTHROPIC_BLOCK_FIELD, ContentBlock, EntryKind};
+use serde_json::{Value, json};
 
 use crate::shapes::{imported_context, shape};
 
@@ -185,18 +186,51 @@ fn a_2025_codex_shell_output_reads_as_newer_versions_show_it() {
     assert_eq!(unknown_records(&session), Vec::<String>::new());
 }
 
-/// A PDF the user attached (`document`) and a tool search's `tool_reference` have no v3 block: they
-/// are kept as they are, and the report says so instead of passing them over.
+/// A PDF the user attached (`document`) and a tool search's `tool_reference` have no v3 block: each
+/// is a text naming it, the block kept beside it as `anthropicBlock`, and the report says so. Kept
+/// raw in the message, the PDF was a block Pi 1.6.0 sent as an image without data, which Anthropic
+/// refused on every later turn.
 #[test]
-fn claude_code_blocks_without_a_v3_block_are_kept_and_reported() {
+fn claude_code_blocks_without_a_v3_block_are_texts_with_the_block_beside_them() {
     let (session, context) = imported_context(&shape("claude-document-and-tool-reference.jsonl"));
     assert_eq!(
         context,
         [
-            "user: <unknown Some(String(\"document\"))> | Summarize the attached API manual.",
+            "user: [document: application/pdf, 15 bytes] | Summarize the attached API manual.",
             "assistant: <call toolu_s1 ToolSearch>",
-            "toolResult toolu_s1 ToolSearch: <unknown Some(String(\"tool_reference\"))>",
+            "toolResult toolu_s1 ToolSearch: [tool reference: ExitPlanMode]",
             "assistant: The manual documents start(), css() and csd().",
+        ]
+    );
+    let kept: Vec<Value> = session
+        .entries()
+        .iter()
+        .filter_map(|entry| {
+            let EntryKind::Message(message) = &entry.kind else {
+                return None;
+            };
+            message
+                .as_user()
+                .map(|user| user.content.blocks())
+                .or_else(|| {
+                    message
+                        .as_tool_result()
+                        .map(|result| result.content.blocks())
+                })
+        })
+        .flatten()
+        .filter_map(|block| {
+            let ContentBlock::Text(text) = block else {
+                return None;
+            };
+            text.extra.get(ANTHROPIC_BLOCK_FIELD).cloned()
+        })
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0xLjQKJdPr6eEK"}}),
+            json!({"type": "tool_reference", "tool_name": "ExitPlanMode"}),
         ]
     );
     let reported: Vec<String> = session
@@ -208,8 +242,8 @@ fn claude_code_blocks_without_a_v3_block_are_kept_and_reported() {
     assert_eq!(
         reported,
         [
-            "kept a content block of type `document` as it is; v3 has no such block",
-            "kept a content block of type `tool_reference` as it is; v3 has no such block",
+            "a content block of type `document` is a text naming it, the block kept beside it as `anthropicBlock`; v3 has no such block",
+            "a content block of type `tool_reference` is a text naming it, the block kept beside it as `anthropicBlock`; v3 has no such block",
         ]
     );
 }

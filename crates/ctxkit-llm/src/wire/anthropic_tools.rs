@@ -215,6 +215,7 @@ fn content_blocks(parts: &[Part<'_>]) -> Vec<Value> {
                 "type": "image",
                 "source": {"type": "base64", "media_type": mime_type, "data": data},
             })),
+            Part::Document { block, .. } => Some(Value::Object((*block).clone())),
         })
         .collect()
 }

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, MessageContent, OpenCall, OpenToolCalls,
+    anthropic_document, foreign_block_text,
 };
 
 /// The text sent for a tool call that has no result in the conversation.
@@ -17,7 +18,16 @@ pub(crate) const NO_RESULT: &str = "No result provided";
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Part<'a> {
     Text(Cow<'a, str>),
-    Image { mime_type: &'a str, data: &'a str },
+    Image {
+        mime_type: &'a str,
+        data: &'a str,
+    },
+    /// An Anthropic `document` (a PDF an imported Claude Code session holds): the block itself
+    /// goes to an Anthropic model, the text naming it to every other.
+    Document {
+        text: Cow<'a, str>,
+        block: &'a ctxkit_protocol::JsonObject,
+    },
 }
 
 /// One step of the conversation as sent.
@@ -121,28 +131,41 @@ fn answer_unanswered<'a>(out: &mut Vec<Turn<'a>>, closed: Vec<OpenCall<'a>>) {
 fn parts(content: &MessageContent) -> Vec<Part<'_>> {
     match content {
         MessageContent::Text(text) => vec![Part::Text(Cow::Borrowed(text))],
-        MessageContent::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::Text(text) => Some(Part::Text(Cow::Borrowed(&text.text))),
-                ContentBlock::Image(image) => Some(Part::Image {
-                    mime_type: &image.mime_type,
-                    data: &image.data,
-                }),
-                ContentBlock::Thinking(_)
-                | ContentBlock::ToolCall(_)
-                | ContentBlock::Unknown(_) => None,
-            })
-            .collect(),
+        MessageContent::Blocks(blocks) => blocks.iter().filter_map(part).collect(),
     }
 }
 
-/// The parts' text joined by `\n`; images are named.
+/// A block as the part it is sent as; reasoning and calls are no part of a user turn.
+fn part(block: &ContentBlock) -> Option<Part<'_>> {
+    if let Some(document) = anthropic_document(block) {
+        let text = match block {
+            ContentBlock::Text(text) => Cow::Borrowed(text.text.as_str()),
+            ContentBlock::Image(_)
+            | ContentBlock::Thinking(_)
+            | ContentBlock::ToolCall(_)
+            | ContentBlock::Unknown(_) => Cow::Owned(foreign_block_text(document)),
+        };
+        return Some(Part::Document {
+            text,
+            block: document,
+        });
+    }
+    match block {
+        ContentBlock::Text(text) => Some(Part::Text(Cow::Borrowed(&text.text))),
+        ContentBlock::Image(image) => Some(Part::Image {
+            mime_type: &image.mime_type,
+            data: &image.data,
+        }),
+        ContentBlock::Thinking(_) | ContentBlock::ToolCall(_) | ContentBlock::Unknown(_) => None,
+    }
+}
+
+/// The parts' text joined by `\n`; images and documents are named.
 pub(crate) fn joined_text(parts: &[Part<'_>]) -> String {
     parts
         .iter()
         .map(|part| match part {
-            Part::Text(text) => text.to_string(),
+            Part::Text(text) | Part::Document { text, .. } => text.to_string(),
             Part::Image { mime_type, .. } => format!("[image: {mime_type}]"),
         })
         .collect::<Vec<_>>()

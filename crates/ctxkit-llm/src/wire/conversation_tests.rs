@@ -222,3 +222,64 @@ fn thinking_and_its_signatures_go_back_only_to_the_model_that_wrote_them() {
         json!([{"text": "Let me look."}])
     );
 }
+
+/// A PDF an imported Claude Code session holds: the user's, as the import writes it now (a text
+/// naming it, the block beside it), and a tool's, as an older import kept it (the raw block).
+fn conversation_with_documents() -> ChatRequest {
+    let document = json!({"type": "document", "source": {"type": "base64",
+        "media_type": "application/pdf", "data": "JVBERi0xLjQK"}});
+    let mut request = foreign_conversation();
+    request.messages = vec![
+        message(json!({"role": "user", "timestamp": 1, "content": [
+            {"type": "text", "text": "[document: application/pdf, 9 bytes]", "anthropicBlock": document},
+            {"type": "text", "text": "Summarize this PDF"}]})),
+        message(
+            json!({"role": "assistant", "provider": "anthropic", "api": "anthropic-messages",
+            "model": "claude-sonnet-4-5", "content": [
+            {"type": "toolCall", "id": "toolu_1", "name": "read", "arguments": {"path": "b.pdf"}}
+        ], "stopReason": "toolUse", "timestamp": 2}),
+        ),
+        message(
+            json!({"role": "toolResult", "toolCallId": "toolu_1", "toolName": "read",
+            "content": [document], "isError": false, "timestamp": 3}),
+        ),
+    ];
+    request
+}
+
+/// QA r102: continuing an imported session sent its user message without the PDF and the tool's
+/// result as `content: []`; an Anthropic model now gets the document back, any other model the
+/// text naming it.
+#[test]
+fn an_imported_document_goes_to_anthropic_as_itself_and_elsewhere_as_its_name() {
+    let request = conversation_with_documents();
+    let document = json!({"type": "document", "source": {"type": "base64",
+        "media_type": "application/pdf", "data": "JVBERi0xLjQK"}});
+    let wire = anthropic_tools::build(&config("anthropic/claude-sonnet-4-5"), &request);
+    let messages = wire.body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"][0], document);
+    assert_eq!(messages[0]["content"][1]["text"], "Summarize this PDF");
+    assert_eq!(messages[2]["content"][0]["content"][0]["type"], "document");
+    assert_eq!(
+        messages[2]["content"][0]["content"][0]["source"],
+        document["source"]
+    );
+
+    let wire = openai_responses_tools::build(&config("openai/gpt-5-mini"), &request);
+    let input = wire.body["input"].as_array().unwrap();
+    assert_eq!(
+        input[0]["content"][0],
+        json!({"type": "input_text", "text": "[document: application/pdf, 9 bytes]"})
+    );
+    let output = input
+        .iter()
+        .find(|item| item["type"] == "function_call_output")
+        .unwrap();
+    assert_eq!(output["output"], "[document: application/pdf, 9 bytes]");
+
+    let wire = gemini_tools::build(&config("google/gemini-2.5-flash"), &request);
+    assert_eq!(
+        wire.body["contents"][0]["parts"][0]["text"],
+        "[document: application/pdf, 9 bytes]"
+    );
+}

@@ -88,7 +88,7 @@ fn user_parts(parts: &[Part<'_>]) -> Vec<Value> {
     parts
         .iter()
         .map(|part| match part {
-            Part::Text(text) => json!({"text": text}),
+            Part::Text(text) | Part::Document { text, .. } => json!({"text": text}),
             Part::Image { mime_type, data } => {
                 json!({"inlineData": {"mimeType": mime_type, "data": data}})
             }

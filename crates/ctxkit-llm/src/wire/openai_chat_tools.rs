@@ -106,7 +106,7 @@ fn without_images(parts: Vec<Part<'_>>, images: bool) -> Vec<Part<'_>> {
         .into_iter()
         .map(|part| match part {
             Part::Image { .. } => Part::Text(std::borrow::Cow::Borrowed(IMAGE_OMITTED)),
-            Part::Text(_) => part,
+            Part::Text(_) | Part::Document { .. } => part,
         })
         .collect()
 }
@@ -116,7 +116,7 @@ fn tool_result_text(parts: &[Part<'_>]) -> String {
     let texts: Vec<&str> = parts
         .iter()
         .filter_map(|part| match part {
-            Part::Text(text) => Some(text.as_ref()),
+            Part::Text(text) | Part::Document { text, .. } => Some(text.as_ref()),
             Part::Image { .. } => None,
         })
         .collect();
@@ -146,7 +146,7 @@ fn image_part(part: &Part<'_>) -> Option<Value> {
             "type": "image_url",
             "image_url": {"url": format!("data:{mime_type};base64,{data}")},
         })),
-        Part::Text(_) => None,
+        Part::Text(_) | Part::Document { .. } => None,
     }
 }
 
@@ -277,13 +277,18 @@ fn arguments_text(arguments: &Value) -> String {
 
 /// A string when the content is only text, else an array of text and image parts.
 fn user_content(parts: &[Part<'_>]) -> Value {
-    if parts.iter().all(|part| matches!(part, Part::Text(_))) {
+    if parts
+        .iter()
+        .all(|part| matches!(part, Part::Text(_) | Part::Document { .. }))
+    {
         return Value::String(conversation::joined_text(parts));
     }
     let parts: Vec<Value> = parts
         .iter()
         .filter_map(|part| match part {
-            Part::Text(text) => Some(json!({"type": "text", "text": text})),
+            Part::Text(text) | Part::Document { text, .. } => {
+                Some(json!({"type": "text", "text": text}))
+            }
             Part::Image { .. } => image_part(part),
         })
         .collect();

@@ -93,7 +93,9 @@ fn input_parts(parts: &[Part<'_>]) -> Vec<Value> {
     parts
         .iter()
         .map(|part| match part {
-            Part::Text(text) => json!({"type": "input_text", "text": text}),
+            Part::Text(text) | Part::Document { text, .. } => {
+                json!({"type": "input_text", "text": text})
+            }
             Part::Image { mime_type, data } => json!({
                 "type": "input_image",
                 "detail": "auto",
