@@ -132,6 +132,8 @@ fn uses_store(command: &mut Command) -> bool {
                 | Command::Store(_)
                 | Command::Chat(_)
                 | Command::Serve { .. }
+                // Only to say how to store the file it writes (a database store lists no file).
+                | Command::Import { out: None, .. }
         )
 }
 

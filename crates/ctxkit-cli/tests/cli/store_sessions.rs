@@ -241,6 +241,24 @@ fn an_import_on_a_database_store_says_how_to_store_it() {
     );
 }
 
+/// The same hint when the database is the user's setting `store.url`: without it (QA r102) the
+/// import said nothing, and `ctxkit sessions`, which lists the database, showed no session.
+#[test]
+fn an_import_on_a_database_store_of_the_settings_says_how_to_store_it() {
+    let run = Run::new();
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctxkit-import/tests/fixtures/claude-code-session.jsonl");
+    // No database is reached: an import writes a file.
+    let settings = serde_json::json!({"store": {"url": "postgres://nobody@127.0.0.1:1/ctxkit"}});
+    std::fs::write(run.home.path().join("settings.json"), settings.to_string()).unwrap();
+    let imported = run.ctxkit(&["import", path_text(&source)]);
+    assert!(imported.starts_with("exit: 0"), "{imported}");
+    assert!(
+        imported.contains("hint: the store is a database: `ctxkit store import FILE`"),
+        "{imported}"
+    );
+}
+
 /// TLS from the CLI: a server of an unknown CA is refused with the way out (exit 4), a verified
 /// one is used, and a fallback to plain text is refused as a wrong URL (exit 2).
 #[test]
