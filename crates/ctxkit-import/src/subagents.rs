@@ -5,8 +5,9 @@
 //!   `agent-<id>.meta.json` beside it (the agent's type and task), and workflow agents one or two
 //!   folders further down (`subagents/workflows/wf_<id>/agent-*.jsonl`);
 //! - older Claude Code: `<project>/agent-<id>.jsonl` whose records carry the parent's `sessionId`;
-//! - Codex: a rollout in the same directory whose `session_meta.source.subagent.thread_spawn`
-//!   names the parent thread.
+//! - Codex: a rollout whose `session_meta.source.subagent.thread_spawn` names the parent thread, in
+//!   the parent's directory or, when that is a day folder of Codex's `sessions/YYYY/MM/DD/`, in a
+//!   later day's (a thread spawned after midnight, or when the session was resumed another day).
 
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
@@ -68,7 +69,10 @@ pub fn find_subagents(
             }
         }
         SourceFormat::Codex => {
-            for child in files(dir) {
+            for child in day_folders_from(dir)
+                .iter()
+                .flat_map(|folder| files(folder))
+            {
                 let rollout = child
                     .file_name()
                     .is_some_and(|name| name.to_string_lossy().starts_with("rollout-"));
@@ -109,6 +113,58 @@ pub fn import_subagent(
             .insert("subagent".to_owned(), Value::Object(meta.clone()));
     }
     Ok(session)
+}
+
+/// `dir`, and when it is a day folder `<root>/YYYY/MM/DD` (Codex's layout), the day folders of
+/// `root` after it, in date order. A thread spawned in a session is written under the day it
+/// started, which is a later day's folder when the session ran past midnight or was resumed.
+fn day_folders_from(dir: &Path) -> Vec<PathBuf> {
+    let mut folders = vec![dir.to_owned()];
+    let Some((root, day)) = day_folder(dir) else {
+        return folders;
+    };
+    for year in numbered_folders(&root, 4) {
+        for month in numbered_folders(&year, 2) {
+            for later in numbered_folders(&month, 2) {
+                if day_folder(&later).is_some_and(|(_, date)| date > day) {
+                    folders.push(later);
+                }
+            }
+        }
+    }
+    folders
+}
+
+/// The root and the date (`[year, month, day]` as written) of a day folder `<root>/YYYY/MM/DD`.
+fn day_folder(dir: &Path) -> Option<(PathBuf, [String; 3])> {
+    let name = |path: &Path, digits: usize| {
+        let name = path.file_name()?.to_str()?;
+        (name.len() == digits && name.bytes().all(|byte| byte.is_ascii_digit()))
+            .then(|| name.to_owned())
+    };
+    let month_folder = dir.parent()?;
+    let year_folder = month_folder.parent()?;
+    let date = [name(year_folder, 4)?, name(month_folder, 2)?, name(dir, 2)?];
+    Some((year_folder.parent()?.to_owned(), date))
+}
+
+/// The folders of `dir` named by `digits` digits, sorted (links left out).
+fn numbered_folders(dir: &Path, digits: usize) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut folders: Vec<PathBuf> = read
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .filter(|entry| {
+            entry.file_name().to_str().is_some_and(|name| {
+                name.len() == digits && name.bytes().all(|byte| byte.is_ascii_digit())
+            })
+        })
+        .map(|entry| entry.path())
+        .collect();
+    folders.sort();
+    folders
 }
 
 fn files(dir: &Path) -> Vec<PathBuf> {

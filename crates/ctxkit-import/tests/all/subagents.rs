@@ -130,6 +130,59 @@ fn listings_show_subagents_under_their_parent() {
     );
 }
 
+/// Codex writes a thread under the day it started: a thread spawned after midnight, or when the
+/// session was resumed another day, is in a later day's folder. The listing showed it under its
+/// parent while the import left it out (QA r102); a thread of an earlier day, another parent's,
+/// or one in a folder that is no day folder is not the parent's.
+#[test]
+fn a_codex_thread_spawned_on_a_later_day_is_found_with_its_parent() {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("sessions");
+    let rollout = |day: &str, name: &str, id: &str, parent: Option<&str>| {
+        let folder = root.join(day);
+        std::fs::create_dir_all(&folder).unwrap();
+        let source = match parent {
+            Some(parent) => serde_json::json!({"subagent": {"thread_spawn":
+                {"parent_thread_id": parent, "depth": 1}}}),
+            None => serde_json::json!("cli"),
+        };
+        let meta = serde_json::json!({"timestamp": "2026-04-14T23:50:00.000Z",
+            "type": "session_meta", "payload": {"id": id, "cwd": "/home/dev",
+            "timestamp": "2026-04-14T23:50:00.000Z", "source": source}});
+        let path = folder.join(format!("rollout-{name}.jsonl"));
+        std::fs::write(&path, format!("{meta}\n")).unwrap();
+        path
+    };
+    let parent = rollout("2026/04/14", "a-parent", "parent", None);
+    rollout("2026/04/14", "b-same-day", "same-day", Some("parent"));
+    rollout("2026/04/13", "c-day-before", "day-before", Some("parent"));
+    rollout(
+        "2026/04/15",
+        "d-after-midnight",
+        "after-midnight",
+        Some("parent"),
+    );
+    rollout("2026/05/02", "e-resumed", "resumed", Some("parent"));
+    rollout("2026/05/02", "f-other", "other", Some("another-parent"));
+    rollout("2026/05/xx", "g-no-day", "no-day", Some("parent"));
+    let found: Vec<String> = find_subagents(SourceFormat::Codex, &parent, "parent")
+        .unwrap()
+        .iter()
+        .map(|subagent| {
+            let relative = subagent.path.strip_prefix(&root).unwrap();
+            relative.to_string_lossy().replace('\\', "/")
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "2026/04/14/rollout-b-same-day.jsonl",
+            "2026/04/15/rollout-d-after-midnight.jsonl",
+            "2026/05/02/rollout-e-resumed.jsonl",
+        ]
+    );
+}
+
 #[test]
 fn a_codex_spawned_thread_imports_as_a_child_of_its_parent() {
     let root = shape("codex-sessions");
