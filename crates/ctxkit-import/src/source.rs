@@ -31,8 +31,20 @@ pub fn read_source(path: &Path) -> Result<SourceFile, ImportError> {
     Ok(parse_source(path, &String::from_utf8_lossy(&bytes)))
 }
 
-/// Parses the text of a source file (see [`read_source`]).
+/// The byte-order mark some editors (and PowerShell 5's `Set-Content -Encoding utf8`) write at the
+/// start of a UTF-8 file; no agent writes one, and JSON does not allow it.
+const BYTE_ORDER_MARK: &str = "\u{feff}";
+
+/// `text` without a byte-order mark at its start.
+pub(crate) fn without_byte_order_mark(text: &str) -> &str {
+    text.strip_prefix(BYTE_ORDER_MARK).unwrap_or(text)
+}
+
+/// Parses the text of a source file (see [`read_source`]); a byte-order mark at its start is
+/// skipped (read as part of the first line, it cost the first record: a Codex rollout's
+/// `session_meta`, and with it the session's id and start).
 pub fn parse_source(path: &Path, text: &str) -> SourceFile {
+    let text = without_byte_order_mark(text);
     if let Some(document) = whole_document(path, text) {
         return SourceFile {
             path: path.to_owned(),
@@ -136,7 +148,13 @@ fn for_each_raw_line(
                 bytes.pop();
             }
         }
-        if !each(number, &String::from_utf8_lossy(&bytes)) {
+        let line = String::from_utf8_lossy(&bytes);
+        let line = if number == 1 {
+            without_byte_order_mark(&line)
+        } else {
+            &line
+        };
+        if !each(number, line) {
             return Ok(());
         }
     }

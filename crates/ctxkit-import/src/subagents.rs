@@ -232,7 +232,9 @@ fn first_record(path: &Path, test: impl Fn(&JsonObject) -> bool) -> bool {
         .lines()
         .map_while(Result::ok)
         .find(|line| !line.trim().is_empty())
-        .and_then(|line| serde_json::from_str::<Value>(&line).ok())
+        .and_then(|line| {
+            serde_json::from_str::<Value>(crate::source::without_byte_order_mark(&line)).ok()
+        })
         .and_then(|value| value.as_object().map(&test))
         .unwrap_or(false)
 }

@@ -91,7 +91,8 @@ fn recorded_cwd(path: &Path) -> Option<String> {
         .take(LINES_READ_FOR_CWD)
         .map_while(Result::ok)
         .find_map(|line| {
-            let record: Value = serde_json::from_str(&line).ok()?;
+            let line = crate::source::without_byte_order_mark(&line);
+            let record: Value = serde_json::from_str(line).ok()?;
             let cwd = record.get("cwd")?.as_str()?;
             (!cwd.is_empty()).then(|| cwd.to_owned())
         })

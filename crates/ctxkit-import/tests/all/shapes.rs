@@ -480,3 +480,30 @@ fn every_imported_reply_carries_the_usage_pi_reads() {
     }
     assert!(replies > 50, "{replies} replies checked");
 }
+
+/// A byte-order mark at the start of a transcript (an editor's, or PowerShell 5's `Set-Content
+/// -Encoding utf8`) cost the first record (QA r102): a Codex rollout's `session_meta`, so the
+/// session's id became the file's name and its start the next record's. Now it imports as the
+/// file without the mark does, a record at a time or read whole.
+#[test]
+fn a_byte_order_mark_at_the_start_costs_no_record() {
+    let temp = tempfile::tempdir().unwrap();
+    for fixture in ["codex-rollout.jsonl", "claude-code-session.jsonl"] {
+        let clean = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(fixture);
+        let marked = temp.path().join(format!("marked-{fixture}"));
+        let mut bytes = "\u{feff}".as_bytes().to_vec();
+        bytes.extend(std::fs::read(&clean).unwrap());
+        std::fs::write(&marked, bytes).unwrap();
+        let expected = import_file(&clean, None).unwrap();
+        let imported = import_file(&marked, None).unwrap();
+        assert_eq!(imported.header.id, expected.header.id, "{fixture}");
+        assert_eq!(
+            imported.header.timestamp, expected.header.timestamp,
+            "{fixture}"
+        );
+        assert_eq!(imported.entries(), expected.entries(), "{fixture}");
+        assert_eq!(imported.report.issues, expected.report.issues, "{fixture}");
+    }
+}
