@@ -42,6 +42,10 @@ pub enum IssueKind {
     /// type added later): the message holds a text naming it, the block kept beside the text as
     /// `anthropicBlock` (an Anthropic model gets a `document` back from there).
     BlockBesideText { block_type: String },
+    /// A tool result Claude Code (≥ 2.1.8x) stored as a `<persisted-output>` preview: the full
+    /// output is in the file it names (`<session>/tool-results/*.txt`), which the import leaves
+    /// behind.
+    OutputLeftBehind { file: String },
     /// A part of an OpenCode message whose type the importer does not map; kept with its message
     /// (`opencodeParts`), shown in no block.
     UnknownPart { part_type: String },
@@ -107,6 +111,13 @@ impl fmt::Display for IssueKind {
                     formatter,
                     "a content block of type `{block_type}` is a text naming it, the block kept \
                      beside it as `anthropicBlock`; v3 has no such block"
+                )
+            }
+            Self::OutputLeftBehind { file } => {
+                write!(
+                    formatter,
+                    "a tool result is Claude Code's preview of a larger output; the full output \
+                     stays in `{file}` (not imported)"
                 )
             }
             Self::UnknownPart { part_type } => {

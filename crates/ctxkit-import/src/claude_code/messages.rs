@@ -113,6 +113,9 @@ fn tool_result(
         ),
         Some(_) | None => MessageContent::Blocks(Vec::new()),
     };
+    if let Some(file) = persisted_output_file(&content) {
+        builder.issue(line, IssueKind::OutputLeftBehind { file });
+    }
     AgentMessage::ToolResult(ToolResultMessage {
         tool_call_id: str_field(block, "tool_use_id")
             .unwrap_or_default()
@@ -127,6 +130,19 @@ fn tool_result(
         timestamp: ms,
         extra: JsonObject::new(),
     })
+}
+
+/// The file a `<persisted-output>` preview names ("Full output saved to: <file>"): Claude Code
+/// (≥ 2.1.8x) stores a large tool result in the transcript only as a preview of its start.
+fn persisted_output_file(content: &MessageContent) -> Option<String> {
+    let MessageContent::Blocks(blocks) = content else {
+        return None;
+    };
+    let text = blocks.first()?.as_text()?;
+    let rest = text.strip_prefix("<persisted-output>")?;
+    let (_, named) = rest.split_once("Full output saved to: ")?;
+    let file = named.lines().next()?.trim();
+    (!file.is_empty()).then(|| file.to_owned())
 }
 
 /// A prompt the user typed while Claude Code was working: an `attachment` record of type

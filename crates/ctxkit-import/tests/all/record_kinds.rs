@@ -248,6 +248,33 @@ fn claude_code_blocks_without_a_v3_block_are_texts_with_the_block_beside_them() 
     );
 }
 
+/// Claude Code (≥ 2.1.8x) stores a large tool result only as a `<persisted-output>` preview, the
+/// full output in `<session>/tool-results/*.txt`: the preview is imported as it is, and the report
+/// says the full output stayed behind (QA r102: nothing said so).
+#[test]
+fn a_persisted_output_preview_reports_the_output_left_behind() {
+    let (session, context) = imported_context(&shape("claude-persisted-output.jsonl"));
+    assert_eq!(context.len(), 4, "{context:?}");
+    assert!(
+        context[2].contains("Output too large (96.8KB)"),
+        "{context:?}"
+    );
+    let reported: Vec<String> = session
+        .report
+        .issues
+        .iter()
+        .map(|issue| format!("{:?}: {}", issue.line, issue.kind))
+        .collect();
+    assert_eq!(
+        reported,
+        [
+            "Some(3): a tool result is Claude Code's preview of a larger output; the full output stays \
+          in `/home/dev/.claude/projects/-home-dev-vault/7c8d9e0f-persisted/tool-results/btl2qvu2t.txt` \
+          (not imported)"
+        ]
+    );
+}
+
 /// Claude Code writes its own notices (rate limits, API errors, "No response requested.") as
 /// assistant records of model `<synthetic>`. Imported with that model, 7 of 23 real sessions
 /// ended on `anthropic/<synthetic>`, and continuing one asked the provider for that model (HTTP
