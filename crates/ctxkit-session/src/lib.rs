@@ -108,7 +108,7 @@ pub use private::{
     private_copy_path, private_folder_holding, private_folders, private_temporary_folder,
     remove_abandoned_private_folders, write_private_file,
 };
-pub use process::{current_user_id, is_running};
+pub use process::current_user_id;
 pub use records::ContextForm;
 pub use regular::{MAX_SESSION_BYTES, open_session_file};
 pub use session::{

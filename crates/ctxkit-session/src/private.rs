@@ -9,7 +9,9 @@ use std::io::Write as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use crate::process::{current_user_id, is_running};
+use ctxkit_jail::is_running;
+
+use crate::process::current_user_id;
 
 /// What the names of private folders start with.
 const PREFIX: &str = "ctxkit-";

@@ -1,8 +1,6 @@
-//! Facts about processes that the leftovers of killed ones are judged by: whether a process id
-//! still runs (`ctxkit_jail::is_running`, which judges the temporary files of whole-file writes
-//! too), and which user this process is.
-
-pub use ctxkit_jail::is_running;
+//! Facts about processes that the leftovers of killed ones are judged by: which user this process
+//! is (whether a process id still runs is `ctxkit_jail::is_running`, which judges the temporary
+//! files of whole-file writes too).
 
 /// The user id of this process (who owns the files it makes); `None` without `/proc`.
 pub fn current_user_id() -> Option<u32> {
