@@ -1,12 +1,13 @@
 //! The context transforms on views built from bytes: whatever the view holds (orphan calls and
 //! results, repeated ids, thinking, images, long and short outputs, pauses between requests), the
-//! view sent to the model is consistent for a provider, never larger than the input, the same for
+//! view sent to the model is consistent for a provider (a call left without a result answered by
+//! an error result), never larger than the input and those answers, the same for
 //! the same input (measured once for several views or not), and every cut result's marker names
 //! where its original is.
 
 use std::collections::HashSet;
 
-use ctxkit_protocol::{AgentMessage, ContentBlock};
+use ctxkit_protocol::{AgentMessage, ContentBlock, NO_TOOL_RESULT};
 use ctxkit_settings::TransformSettings;
 use ctxkit_transform::{
     MeasuredMessage, pruned_reference, shown_names, transform_context, transform_measured,
@@ -29,12 +30,22 @@ pub fn context_transforms(data: &[u8]) {
     };
     let messages = messages_of(data.get(4..).unwrap_or_default());
     let output = transform_context(&messages, &settings, window);
+    // What the view may add: an error result answering a call left without one.
+    let answers: Vec<&AgentMessage> = output
+        .messages
+        .iter()
+        .filter(|message| is_no_result(message))
+        .collect();
+    // Their estimate: a transform's report of them alone (its estimate of its input).
+    let answered = transform_context(&answers, &TransformSettings::disabled(), 0)
+        .report
+        .estimated_tokens_before;
     assert!(
-        output.messages.len() <= messages.len(),
+        output.messages.len() <= messages.len() + answers.len(),
         "the view gained messages"
     );
     assert!(
-        output.report.estimated_tokens_after <= output.report.estimated_tokens_before,
+        output.report.estimated_tokens_after <= output.report.estimated_tokens_before + answered,
         "the view grew: {} → {} tokens",
         output.report.estimated_tokens_before,
         output.report.estimated_tokens_after
@@ -157,37 +168,59 @@ fn messages_of(data: &[u8]) -> Vec<AgentMessage> {
     messages
 }
 
-/// The orphan rules (`ctxkit_transform::repair_orphans`): every result follows its call, every call
-/// has a result, except the calls of a last assistant that only results follow (still running).
+/// Whether `message` is an error result reading [`NO_TOOL_RESULT`] (the answer orphan repair
+/// gives a call left without a result; the bytes may write one too).
+fn is_no_result(message: &AgentMessage) -> bool {
+    message
+        .as_tool_result()
+        .is_some_and(|result| result.is_error && result.content.joined_text("") == NO_TOOL_RESULT)
+}
+
+/// The orphan rules (`ctxkit_transform::repair_orphans`), as a provider checks them: the tool
+/// results right after an assistant answer its calls, each once, and nothing else; every call of
+/// an assistant is answered there (by its own result or by an error result reading
+/// [`NO_TOOL_RESULT`], Pi 1.6.0's answer to a call left without one), except the calls of a last
+/// assistant that only results follow (still running); no result comes anywhere else.
 fn assert_consistent(messages: &[AgentMessage]) {
     let pending = messages
         .iter()
         .rposition(|message| !matches!(message, AgentMessage::ToolResult(_)))
         .filter(|&at| matches!(messages[at], AgentMessage::Assistant(_)));
-    let results: HashSet<&str> = messages
-        .iter()
-        .filter_map(|message| message.as_tool_result())
-        .map(|result| result.tool_call_id.as_str())
-        .collect();
-    let mut called: HashSet<&str> = HashSet::new();
+    let mut open: Vec<&str> = Vec::new();
+    let mut after_assistant = false;
     for (at, message) in messages.iter().enumerate() {
         if let Some(result) = message.as_tool_result() {
             assert!(
-                called.contains(result.tool_call_id.as_str()),
-                "a result before (or without) its call reaches the provider"
+                after_assistant,
+                "a result with no call before it reaches the provider"
             );
-        }
-        let AgentMessage::Assistant(assistant) = message else {
+            let Some(position) = open.iter().position(|id| *id == result.tool_call_id) else {
+                panic!("a result that answers no open call reaches the provider");
+            };
+            open.remove(position);
             continue;
-        };
-        for block in &assistant.content {
-            if let ContentBlock::ToolCall(call) = block {
-                called.insert(call.id.as_str());
-                assert!(
-                    Some(at) == pending || results.contains(call.id.as_str()),
-                    "a call without its result reaches the provider"
-                );
+        }
+        assert!(
+            open.is_empty(),
+            "a call without its result reaches the provider"
+        );
+        after_assistant = false;
+        if let AgentMessage::Assistant(assistant) = message {
+            after_assistant = true;
+            open.extend(
+                assistant
+                    .content
+                    .iter()
+                    .filter_map(ContentBlock::as_tool_call)
+                    .map(|call| call.id.as_str()),
+            );
+            if Some(at) == pending {
+                return;
             }
         }
     }
+    assert!(
+        open.is_empty(),
+        "a call without its result reaches the provider"
+    );
 }

@@ -8,6 +8,11 @@
 
 use crate::{AssistantMessage, ContentBlock};
 
+/// The text of the error result that answers a call left without one (the turn was interrupted, or
+/// the conversation went on from the reply that made the call), as Pi 1.6.0's request conversion
+/// writes it: the model's view and ctxkit's requests both answer such a call with it.
+pub const NO_TOOL_RESULT: &str = "No result provided";
+
 /// A call with no result yet: its id and its tool's name.
 pub type OpenCall<'a> = (&'a str, &'a str);
 

@@ -34,10 +34,15 @@
 //! summary, not where it was appended (after the prompt or tool results the compaction
 //! interrupted), so the request still ends with what the model must answer.
 //!
-//! **Orphan repair** ([`repair_orphans`]) runs on the input and after every layer: a tool result
-//! without an earlier call with its id is dropped; a tool call without a result is removed from its
-//! assistant, which is dropped if nothing is left. Pending calls are kept: the calls of the last
-//! assistant message when only tool results (or nothing) follow it, since the turn is still running.
+//! **Orphan repair** ([`repair_orphans`]) runs on the input and after every layer, so the view is
+//! one a provider accepts as it is (serve's `view.get` hands it to clients who send it): a tool
+//! result that answers no open call of the assistant message before it is dropped; a tool call left
+//! without a result (the session went on from the reply that made it, or the turn was killed before
+//! its tool ran) stays in its reply and is answered, right after the reply's own results, by a
+//! synthetic error result reading `No result provided` ([`ctxkit_protocol::NO_TOOL_RESULT`]), as Pi
+//! 1.6.0 answers it; a failed reply's (error or aborted: no request sends it) such call is removed
+//! instead. Pending calls are left open: the calls of the last assistant message when only tool
+//! results (or nothing) follow it, since the turn is still running.
 //!
 //! **Cache-aware mode** (`cacheAware`): provider prompt caches reuse the longest byte-identical
 //! request prefix, and the plain rules change an older message on nearly every call (the
@@ -156,7 +161,8 @@ pub struct TransformReport {
     pub empty_assistants_dropped: usize,
     /// Messages dropped by the sliding window.
     pub messages_dropped_by_window: usize,
-    /// Tool results dropped for lack of a call plus tool calls removed for lack of a result.
+    /// Tool results dropped for lack of a call plus tool calls left without a result: answered by
+    /// a synthetic error result, or, in a failed reply, removed.
     pub orphans_repaired: usize,
     /// Estimate of the input view.
     pub estimated_tokens_before: u64,
@@ -422,8 +428,9 @@ mod tests {
     #[test]
     fn a_result_out_of_place_is_repaired_before_the_window() {
         // The result of `late` sits behind a user message: it answers no open call (the rule
-        // ctxkit's requests follow), so it and its call are repaired away first, and the window,
-        // which never parts a call from its results, then has nothing left to drop.
+        // ctxkit's requests follow), so it is dropped and its call answered with an error result
+        // first, and the window, which never parts a call from its results, keeps the call with
+        // that answer.
         let mut messages = vec![
             user("task"),
             assistant(vec![text(&"x".repeat(4000)), call("late")]),
@@ -440,8 +447,17 @@ mod tests {
         assert_eq!(output.report.orphans_repaired, 2);
         assert_eq!(
             roles(&output.messages),
-            vec!["user", "assistant", "user", "user", "user", "user"]
+            vec![
+                "user",
+                "assistant",
+                "toolResult",
+                "user",
+                "user",
+                "user",
+                "user"
+            ]
         );
+        assert_eq!(output.messages[2], no_result("late"));
     }
 
     /// A tool's details (a diff, a whole file read) are for a user interface: the view, which is what

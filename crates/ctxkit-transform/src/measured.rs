@@ -101,7 +101,10 @@ pub struct MeasuredView<'a> {
     /// The view's messages: borrowed, an input message sent as it is (a tool result without its
     /// `details`, which a model is never sent); owned, a changed copy.
     pub messages: Vec<Cow<'a, AgentMessage>>,
-    /// For each message, the position of the input message it is or was made from (ascending).
+    /// For each message, the position of the input message it is or was made from, non-decreasing:
+    /// the synthetic result orphan repair answers a call left without one with has the position
+    /// of the reply that made the call, and follows that reply (so the first message of a
+    /// position is the input's own).
     pub origins: Vec<usize>,
     /// What the layers did.
     pub report: TransformReport,
@@ -362,6 +365,36 @@ mod tests {
         );
         assert!(marker[2].contains("mentions: parse_beta;"), "{}", marker[2]);
         assert_eq!(marker[3], marker[0]);
+    }
+
+    /// A call the session went on from without a result is answered in the view by an error
+    /// result placed after its reply, with the reply's origin, and counted in the estimate.
+    #[test]
+    fn an_answer_to_a_call_left_without_a_result_has_its_reply_origin() {
+        let messages = vec![
+            user("task"),
+            assistant(vec![thinking("plan"), text("reading"), call("a")]),
+            user("next"),
+        ];
+        let shared: Vec<MeasuredMessage> =
+            messages.iter().cloned().map(MeasuredMessage::new).collect();
+        let view = transform_measured(&shared, &plain(), 0);
+        assert_eq!(view.origins, [0, 1, 1, 2]);
+        assert!(
+            matches!(view.messages[1], Cow::Borrowed(_)),
+            "the reply is sent whole"
+        );
+        assert_eq!(*view.messages[2], no_result("a"));
+        let report = view.report;
+        assert_eq!(report.orphans_repaired, 1);
+        assert_eq!(
+            report.estimated_tokens_after,
+            report.estimated_tokens_before + estimate_tokens(&no_result("a"))
+        );
+        assert_eq!(
+            view.into_output(),
+            transform_context(&messages, &plain(), 0)
+        );
     }
 
     #[test]

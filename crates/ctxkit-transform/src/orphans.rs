@@ -1,45 +1,114 @@
 //! Orphan repair: providers reject a tool result without its call and a tool call without its result,
-//! so after every layer the view is made consistent again.
+//! so after every layer the view is made consistent again, the way Pi 1.6.0's request conversion
+//! (pi-ai `transformMessages`) makes it.
 //!
 //! Rules, in order:
 //! 1. A tool result is kept only if it answers a call still open (`ctxkit_protocol::OpenToolCalls`,
 //!    the rule ctxkit's own requests follow): a call of the assistant message it follows, with only
 //!    tool results between them, not answered yet. A second result of a call (a client's retry
 //!    appended it again), and a result after a user message or a plain reply, are dropped.
-//! 2. A tool call is kept only if a kept tool result with its id is in the view; otherwise the block
-//!    is removed, and the assistant message is dropped if that leaves it with no content (an
-//!    assistant that was empty to begin with is left alone).
-//! 3. Pending calls: the calls of the last assistant message are never removed when every message
-//!    after it is a tool result (or there is none) — the turn is still running and its results are
-//!    not produced yet.
+//! 2. A call that closes without a result — another message than a tool result comes before its
+//!    result: the session went on from the reply that made it (`/tree`, `ctxkit branch --to`, a
+//!    fork), or the turn was killed before its tool ran — stays in its reply, and is answered by a
+//!    synthetic error result ([`NO_TOOL_RESULT`], the call's id and tool name, the reply's
+//!    timestamp) placed right after the reply's own results. The model is told it called the tool
+//!    and got nothing back (a signed reply is sent whole). A failed reply's (error or aborted)
+//!    unanswered calls are not answered, since no request sends that reply: they are removed from
+//!    it, and a failed reply left with no content is dropped.
+//! 3. Pending calls: the calls of the last assistant message stay open, unanswered, when every
+//!    message after it is a tool result (or there is none) — the turn is still running and its
+//!    results are not produced yet.
 
-use ctxkit_protocol::{AgentMessage, ContentBlock, OpenToolCalls};
+use ctxkit_protocol::{
+    AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, NO_TOOL_RESULT,
+    OpenCall, OpenToolCalls, TextContent, ToolResultMessage,
+};
 
-use crate::view::{IdSet, Slot, assistant_with_content, block_chars};
+use crate::view::{Slot, assistant_with_content, block_chars};
 
-/// What to do with one message.
+/// What to do at one position of the view.
 #[derive(Debug)]
 enum Repair {
     /// Drop the whole message (an orphan tool result).
     Drop,
-    /// Remove these content blocks (orphan tool calls), by position; drop the message if none remain.
+    /// Remove these content blocks (a failed reply's unanswered calls), by position; drop the
+    /// message if none remain.
     Strip(Vec<usize>),
+    /// Put these synthetic results before the message (they answer the calls of the reply at
+    /// `reply` that this message closed).
+    Answer {
+        reply: usize,
+        results: Vec<AgentMessage>,
+    },
 }
 
-/// The repairs of a view, by message position, in order.
+/// The repairs of a view, by message position, in order (at one position, the results answering
+/// an earlier reply come first).
 #[derive(Debug, Default)]
 struct RepairPlan {
     repairs: Vec<(usize, Repair)>,
     orphans: usize,
 }
 
-/// The position of the assistant whose calls are pending: the last assistant, when only tool
-/// results follow it.
-fn pending_assistant<T>(items: &[T], message: impl Fn(&T) -> &AgentMessage) -> Option<usize> {
-    let position = items
-        .iter()
-        .rposition(|item| !matches!(message(item), AgentMessage::ToolResult(_)))?;
-    matches!(message(&items[position]), AgentMessage::Assistant(_)).then_some(position)
+impl RepairPlan {
+    /// The calls of `reply` (at `reply_at`) that the message at `closed_at` closed unanswered.
+    fn unanswered(
+        &mut self,
+        reply: &AssistantMessage,
+        reply_at: usize,
+        closed_at: usize,
+        closed: &[OpenCall<'_>],
+    ) {
+        self.orphans += closed.len();
+        if reply.is_aborted_or_error() {
+            self.repairs
+                .push((reply_at, Repair::Strip(call_positions(reply, closed))));
+            return;
+        }
+        let results = closed
+            .iter()
+            .map(|(id, name)| error_answer(id, name, reply.timestamp))
+            .collect();
+        self.repairs.push((
+            closed_at,
+            Repair::Answer {
+                reply: reply_at,
+                results,
+            },
+        ));
+    }
+}
+
+/// The content positions of `closed`, calls of `reply` in the order it makes them.
+fn call_positions(reply: &AssistantMessage, closed: &[OpenCall<'_>]) -> Vec<usize> {
+    let mut remaining = closed.iter().peekable();
+    let mut positions = Vec::new();
+    for (index, block) in reply.content.iter().enumerate() {
+        let Some(call) = block.as_tool_call() else {
+            continue;
+        };
+        if remaining.next_if(|(id, _)| *id == call.id).is_some() {
+            positions.push(index);
+        }
+    }
+    positions
+}
+
+/// The synthetic error result that answers a call closed without one: Pi 1.6.0's (its text, the
+/// call's id and tool name), stamped with the reply's time so every view of it is the same.
+fn error_answer(tool_call_id: &str, tool_name: &str, timestamp: Option<i64>) -> AgentMessage {
+    AgentMessage::ToolResult(ToolResultMessage {
+        tool_call_id: tool_call_id.to_owned(),
+        tool_name: tool_name.to_owned(),
+        content: MessageContent::Blocks(vec![ContentBlock::Text(TextContent {
+            text: NO_TOOL_RESULT.to_owned(),
+            extra: JsonObject::new(),
+        })]),
+        details: None,
+        is_error: true,
+        timestamp,
+        extra: JsonObject::new(),
+    })
 }
 
 /// The common shape, checked without hashing: every assistant's calls are answered by the tool
@@ -85,67 +154,35 @@ fn plan<T>(items: &[T], message: impl Fn(&T) -> &AgentMessage) -> RepairPlan {
     if is_well_formed(items, &message) {
         return RepairPlan::default();
     }
-    let mut calls_seen = IdSet::default();
     let mut open = OpenToolCalls::default();
-    let mut answered = IdSet::default();
+    // The assistant message whose calls are open, and where it is.
+    let mut reply: Option<(usize, &AssistantMessage)> = None;
     let mut plan = RepairPlan::default();
     for (position, item) in items.iter().enumerate() {
-        match message(item) {
-            AgentMessage::Assistant(assistant) => {
-                calls_seen.extend(
-                    assistant
-                        .content
-                        .iter()
-                        .filter_map(|block| Some(block.as_tool_call()?.id.as_str())),
-                );
-                open.assistant(assistant);
-            }
+        let closed = match message(item) {
+            AgentMessage::Assistant(assistant) => open.assistant(assistant),
             AgentMessage::ToolResult(result) => {
-                if open.answer(&result.tool_call_id) {
-                    answered.insert(result.tool_call_id.as_str());
-                } else {
+                if !open.answer(&result.tool_call_id) {
                     plan.repairs.push((position, Repair::Drop));
                     plan.orphans += 1;
                 }
+                continue;
             }
             AgentMessage::User(_)
             | AgentMessage::BashExecution(_)
             | AgentMessage::Custom(_)
             | AgentMessage::BranchSummary(_)
             | AgentMessage::CompactionSummary(_)
-            | AgentMessage::Unknown(_) => {
-                open.close();
-            }
-        }
-    }
-    if calls_seen.len() == answered.len() {
-        // Every distinct call id has a result (answered ⊆ calls_seen): no call is an orphan.
-        return plan;
-    }
-    let pending = pending_assistant(items, &message);
-    let mut strips = Vec::new();
-    for (position, item) in items.iter().enumerate() {
-        let AgentMessage::Assistant(assistant) = message(item) else {
-            continue;
+            | AgentMessage::Unknown(_) => open.close(),
         };
-        if Some(position) == pending {
-            continue;
+        if let Some((reply_at, reply)) = reply.filter(|_| !closed.is_empty()) {
+            plan.unanswered(reply, reply_at, position, &closed);
         }
-        let orphan_blocks: Vec<usize> = assistant
-            .content
-            .iter()
-            .enumerate()
-            .filter_map(|(index, block)| {
-                let call = block.as_tool_call()?;
-                (!answered.contains(call.id.as_str())).then_some(index)
-            })
-            .collect();
-        if !orphan_blocks.is_empty() {
-            plan.orphans += orphan_blocks.len();
-            strips.push((position, Repair::Strip(orphan_blocks)));
+        if let AgentMessage::Assistant(assistant) = message(item) {
+            reply = Some((position, assistant));
         }
     }
-    plan.repairs.extend(strips);
+    // A failed reply's calls are removed where the reply is, before the positions after it.
     plan.repairs.sort_by_key(|(position, _)| *position);
     plan
 }
@@ -160,75 +197,101 @@ fn without_blocks(content: &[ContentBlock], removed: &[usize]) -> Vec<ContentBlo
         .collect()
 }
 
-/// Repairs the working view; returns the number of orphans (results dropped plus calls removed).
+/// The repaired view: `items` with the plan's repairs done. `answer` makes a synthetic result's
+/// item (given the position of the reply it answers), `strip` removes blocks from an item and says
+/// whether anything is left of it.
+fn apply<T>(
+    items: Vec<T>,
+    repairs: Vec<(usize, Repair)>,
+    answer: impl Fn(usize, AgentMessage) -> T,
+    mut strip: impl FnMut(&mut T, &[usize]) -> bool,
+) -> Vec<T> {
+    let added = repairs
+        .iter()
+        .map(|(_, repair)| match repair {
+            Repair::Answer { results, .. } => results.len(),
+            Repair::Drop | Repair::Strip(_) => 0,
+        })
+        .sum::<usize>();
+    let mut repaired = Vec::with_capacity(items.len() + added);
+    let mut repairs = repairs.into_iter().peekable();
+    for (position, mut item) in items.into_iter().enumerate() {
+        let mut keep = true;
+        while let Some((_, repair)) = repairs.next_if(|(at, _)| *at == position) {
+            match repair {
+                Repair::Drop => keep = false,
+                Repair::Strip(removed) => keep &= strip(&mut item, &removed),
+                Repair::Answer { reply, results } => {
+                    repaired.extend(results.into_iter().map(|result| answer(reply, result)))
+                }
+            }
+        }
+        if keep {
+            repaired.push(item);
+        }
+    }
+    repaired
+}
+
+/// Repairs the working view; returns the number of orphans (results dropped plus calls answered
+/// or, in a failed reply, removed). A synthetic result has the origin of the reply it answers.
 pub(crate) fn repair_slots(slots: &mut Vec<Slot<'_>>) -> usize {
     let plan = plan(slots, |slot| &slot.message);
     if plan.repairs.is_empty() {
         return 0;
     }
-    let mut keep = vec![true; slots.len()];
-    for (position, repair) in plan.repairs {
-        match repair {
-            Repair::Drop => keep[position] = false,
-            Repair::Strip(removed) => {
-                let slot = &mut slots[position];
-                let AgentMessage::Assistant(assistant) = slot.message.as_ref() else {
-                    continue;
-                };
-                let content = without_blocks(&assistant.content, &removed);
-                if content.is_empty() {
-                    keep[position] = false;
-                } else {
-                    let removed_chars = removed
-                        .iter()
-                        .filter_map(|&index| assistant.content.get(index))
-                        .map(block_chars)
-                        .sum();
-                    let changed = assistant_with_content(assistant, content);
-                    slot.replace_assistant(changed, removed_chars);
-                }
-            }
-        }
-    }
-    let mut flags = keep.into_iter();
-    slots.retain(|_| flags.next().unwrap_or(true));
+    let origins: Vec<usize> = slots.iter().map(|slot| slot.origin).collect();
+    let answer = |reply: usize, result| Slot::synthetic(result, origins[reply]);
+    *slots = apply(std::mem::take(slots), plan.repairs, answer, strip_slot);
     plan.orphans
 }
 
-/// Makes the tool calls and tool results of `messages` consistent, as providers require: a tool
-/// result that answers no open call (rule 1 above: its call's assistant message right before it,
-/// that call not answered yet) is dropped; a tool call with
-/// no result in the list is removed from its assistant message, which is dropped if that leaves it
-/// empty. The calls of the last assistant message are pending, and kept, when only tool results (or
+/// Removes the blocks at `removed` from the slot's assistant message; `false` when none remain.
+fn strip_slot(slot: &mut Slot<'_>, removed: &[usize]) -> bool {
+    let AgentMessage::Assistant(assistant) = slot.message.as_ref() else {
+        return true;
+    };
+    let content = without_blocks(&assistant.content, removed);
+    if content.is_empty() {
+        return false;
+    }
+    let removed_chars = removed
+        .iter()
+        .filter_map(|&index| assistant.content.get(index))
+        .map(block_chars)
+        .sum();
+    let changed = assistant_with_content(assistant, content);
+    slot.replace_assistant(changed, removed_chars);
+    true
+}
+
+/// Makes the tool calls and tool results of `messages` consistent, as providers require and as Pi
+/// 1.6.0 sends them: a tool result that answers no open call (rule 1 above: its call's assistant
+/// message right before it, that call not answered yet) is dropped; a call that closes without a
+/// result is answered by a synthetic error result ([`NO_TOOL_RESULT`]) after its reply's results
+/// (a failed reply's such call is removed instead, and the reply dropped if that empties it). The
+/// calls of the last assistant message are pending, and left open, when only tool results (or
 /// nothing) follow it. Returns the repaired list and the number of orphans (results dropped plus
-/// calls removed).
-pub fn repair_orphans(mut messages: Vec<AgentMessage>) -> (Vec<AgentMessage>, usize) {
+/// calls answered or removed).
+pub fn repair_orphans(messages: Vec<AgentMessage>) -> (Vec<AgentMessage>, usize) {
     let plan = plan(&messages, |message| message);
     if plan.repairs.is_empty() {
         return (messages, 0);
     }
-    let mut keep = vec![true; messages.len()];
-    for (position, repair) in plan.repairs {
-        match repair {
-            Repair::Drop => keep[position] = false,
-            Repair::Strip(removed) => {
-                if let AgentMessage::Assistant(assistant) = &mut messages[position] {
-                    let mut index = 0;
-                    assistant.content.retain(|_| {
-                        let kept = removed.binary_search(&index).is_err();
-                        index += 1;
-                        kept
-                    });
-                    if assistant.content.is_empty() {
-                        keep[position] = false;
-                    }
-                }
-            }
-        }
-    }
-    let mut flags = keep.into_iter();
-    messages.retain(|_| flags.next().unwrap_or(true));
-    (messages, plan.orphans)
+    let strip = |message: &mut AgentMessage, removed: &[usize]| {
+        let AgentMessage::Assistant(assistant) = message else {
+            return true;
+        };
+        let mut index = 0;
+        assistant.content.retain(|_| {
+            let kept = removed.binary_search(&index).is_err();
+            index += 1;
+            kept
+        });
+        !assistant.content.is_empty()
+    };
+    let repaired = apply(messages, plan.repairs, |_, result| result, strip);
+    (repaired, plan.orphans)
 }
 
 #[cfg(test)]
@@ -304,7 +367,8 @@ mod tests {
                 .cloned()
                 .collect::<Vec<_>>()
         );
-        // A result after a user message answers nothing: its call is left unanswered and removed.
+        // A result after a user message answers nothing: its call is left unanswered, and
+        // answered with an error result before the user message, as Pi 1.6.0 sends it.
         let messages = vec![
             user("task"),
             assistant(vec![text("t"), call("a")]),
@@ -315,15 +379,28 @@ mod tests {
         assert_eq!(orphans, 2);
         assert_eq!(
             repaired,
-            vec![user("task"), assistant(vec![text("t")]), user("interrupt")]
+            vec![
+                user("task"),
+                assistant(vec![text("t"), call("a")]),
+                no_result("a"),
+                user("interrupt"),
+            ]
         );
     }
 
+    /// A call that closes without its result (the session went on from the reply that made it,
+    /// or the turn was killed before the tool ran) stays in its reply, answered by an error result
+    /// after the reply's own results: Pi 1.6.0's request, not a reply with its call cut out.
     #[test]
-    fn calls_without_a_result_are_removed() {
+    fn calls_without_a_result_are_answered() {
         let messages = vec![
             user("task"),
-            assistant(vec![text("two calls"), call("a"), call("lost")]),
+            assistant(vec![
+                thinking("plan"),
+                text("two calls"),
+                call("a"),
+                call("lost"),
+            ]),
             tool_result("a", "A"),
             assistant(vec![call("gone")]),
             user("next"),
@@ -333,9 +410,62 @@ mod tests {
         assert_eq!(
             repaired,
             vec![
+                messages[0].clone(),
+                messages[1].clone(),
+                messages[2].clone(),
+                no_result("lost"),
+                messages[3].clone(),
+                no_result("gone"),
+                messages[4].clone(),
+            ]
+        );
+        let AgentMessage::ToolResult(answer) = &repaired[3] else {
+            panic!("expected a tool result")
+        };
+        assert!(answer.is_error);
+        assert_eq!(answer.content.joined_text(""), NO_TOOL_RESULT);
+        // Repaired once, the view is consistent: a second repair finds nothing.
+        assert_eq!(repair(repaired.clone()), (repaired, 0));
+    }
+
+    /// Pi sends no failed reply (error or aborted), so it answers none of their calls: a failed
+    /// reply's unanswered calls are removed, as before, and the reply dropped if that empties it.
+    #[test]
+    fn calls_of_a_failed_reply_are_removed_not_answered() {
+        let messages = vec![
+            user("task"),
+            failed_assistant(vec![text("partial"), call("a"), call("b")]),
+            tool_result("b", "B"),
+            failed_assistant(vec![call("c")]),
+            user("next"),
+        ];
+        let (repaired, orphans) = repair(messages);
+        assert_eq!(orphans, 2);
+        assert_eq!(
+            repaired,
+            vec![
                 user("task"),
-                assistant(vec![text("two calls"), call("a")]),
-                tool_result("a", "A"),
+                failed_assistant(vec![text("partial"), call("b")]),
+                tool_result("b", "B"),
+                user("next"),
+            ]
+        );
+        // A reply whose calls a failed reply closes is answered before the failed reply.
+        let messages = vec![
+            user("task"),
+            assistant(vec![call("a")]),
+            failed_assistant(vec![text("cut off"), call("b")]),
+            user("next"),
+        ];
+        let (repaired, orphans) = repair(messages);
+        assert_eq!(orphans, 2);
+        assert_eq!(
+            repaired,
+            vec![
+                user("task"),
+                assistant(vec![call("a")]),
+                no_result("a"),
+                failed_assistant(vec![text("cut off")]),
                 user("next"),
             ]
         );
@@ -366,14 +496,26 @@ mod tests {
             repaired,
             vec![
                 user("task"),
-                assistant(vec![text("t")]),
+                assistant(vec![text("t"), call("x")]),
+                no_result("x"),
                 user("interrupt"),
                 assistant(vec![call("a")]),
             ]
         );
         // A final assistant followed by a user message is not pending either.
         let messages = vec![user("task"), assistant(vec![call("a")]), user("next")];
-        assert_eq!(repair(messages), (vec![user("task"), user("next")], 1));
+        assert_eq!(
+            repair(messages.clone()),
+            (
+                vec![
+                    messages[0].clone(),
+                    messages[1].clone(),
+                    no_result("a"),
+                    messages[2].clone()
+                ],
+                1
+            )
+        );
     }
 
     #[test]

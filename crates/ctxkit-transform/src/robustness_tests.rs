@@ -1,5 +1,6 @@
 //! Generated views and settings, including degenerate ones: the transform never panics, never
-//! changes its input, never leaves an orphan and never makes the view bigger.
+//! changes its input, never leaves an orphan and never makes the view bigger than the input and the
+//! error results that answer its calls left without one.
 
 use ctxkit_protocol::AgentMessage;
 use ctxkit_tokens::estimate_tokens;
@@ -166,12 +167,16 @@ fn generated_views_keep_every_invariant() {
             report.estimated_tokens_after,
             output.messages.iter().map(estimate_tokens).sum::<u64>()
         );
+        // Only the answers to calls left without a result are added.
+        let answers = answers(&output.messages);
+        let answered: u64 = answers.iter().copied().map(estimate_tokens).sum();
         assert!(
-            report.estimated_tokens_after <= report.estimated_tokens_before,
+            report.estimated_tokens_after <= report.estimated_tokens_before + answered,
             "{report:?}"
         );
         assert_eq!(repair_orphans(output.messages.clone()).1, 0, "{settings:?}");
-        assert!(output.messages.len() <= messages.len());
+        assert!(output.messages.len() <= messages.len() + answers.len());
+        assert!(answers.len() <= report.orphans_repaired);
         for (total, count) in totals.iter_mut().zip([
             report.tool_results_pruned,
             report.thinking_blocks_dropped,
@@ -215,12 +220,20 @@ fn measured_views_are_the_plain_views() {
             let settings = &both[random.below(2)];
             let plain = transform_context(&messages[..end], settings, context_window);
             let view = transform_measured(&shared[..end], settings, context_window);
-            // A borrowed message is its input message, as it is; a changed one keeps its identity.
-            assert!(view.origins.windows(2).all(|pair| pair[0] < pair[1]));
-            for (message, origin) in view.messages.iter().zip(&view.origins) {
+            // A borrowed message is its input message, as it is; a changed one keeps its identity;
+            // a synthetic answer follows the reply whose call it answers, with its origin.
+            assert!(view.origins.windows(2).all(|pair| pair[0] <= pair[1]));
+            for (at, (message, origin)) in view.messages.iter().zip(&view.origins).enumerate() {
                 let input = shared[*origin].message();
+                let follows_its_input = at > 0 && view.origins[at - 1] == *origin;
                 match message {
-                    std::borrow::Cow::Borrowed(message) => assert!(std::ptr::eq(input, *message)),
+                    std::borrow::Cow::Borrowed(message) => {
+                        assert!(std::ptr::eq(input, *message));
+                        assert!(!follows_its_input);
+                    }
+                    std::borrow::Cow::Owned(message) if follows_its_input => {
+                        assert!(is_answer_to(message, input), "{message:?}");
+                    }
                     std::borrow::Cow::Owned(message) => {
                         assert_eq!(message.role(), input.role());
                         assert_eq!(message.timestamp(), input.timestamp());
@@ -238,6 +251,33 @@ fn measured_views_are_the_plain_views() {
         pruned > 100 && cut_calls > 10,
         "{pruned} {cut_calls} {views}"
     );
+}
+
+/// Whether `message` is the synthetic error result answering one of `reply`'s calls.
+fn is_answer_to(message: &AgentMessage, reply: &AgentMessage) -> bool {
+    let (Some(result), Some(reply)) = (message.as_tool_result(), reply.as_assistant()) else {
+        return false;
+    };
+    result.is_error
+        && result.content.joined_text("") == ctxkit_protocol::NO_TOOL_RESULT
+        && result.timestamp == reply.timestamp
+        && reply.content.iter().any(|block| {
+            block
+                .as_tool_call()
+                .is_some_and(|call| call.id == result.tool_call_id && call.name == result.tool_name)
+        })
+}
+
+/// The synthetic error results of a view (orphan repair's answers to calls left without one).
+fn answers(messages: &[AgentMessage]) -> Vec<&AgentMessage> {
+    messages
+        .iter()
+        .filter(|message| {
+            message.as_tool_result().is_some_and(|result| {
+                result.is_error && result.content.joined_text("") == ctxkit_protocol::NO_TOOL_RESULT
+            })
+        })
+        .collect()
 }
 
 /// A well-formed run: a task, then turns of an assistant (thinking, text, one to three calls with

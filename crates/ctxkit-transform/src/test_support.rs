@@ -37,6 +37,23 @@ pub fn tool_result(id: &str, text: &str) -> AgentMessage {
     )
 }
 
+/// The error result orphan repair answers the call `id` of an [`assistant`] with.
+pub fn no_result(id: &str) -> AgentMessage {
+    message(
+        json!({"role": "toolResult", "toolCallId": id, "toolName": "read",
+        "content": [{"type": "text", "text": "No result provided"}], "isError": true, "timestamp": 2}),
+    )
+}
+
+/// An [`assistant`] that failed (`stopReason` `error`).
+pub fn failed_assistant(blocks: Vec<Value>) -> AgentMessage {
+    message(
+        json!({"role": "assistant", "content": blocks, "api": "anthropic-messages",
+        "provider": "anthropic", "model": "m", "stopReason": "error",
+        "errorMessage": "overloaded", "timestamp": 2}),
+    )
+}
+
 pub fn tool_result_blocks(id: &str, blocks: Vec<Value>) -> AgentMessage {
     message(
         json!({"role": "toolResult", "toolCallId": id, "toolName": "read",

@@ -21,7 +21,8 @@ pub(crate) struct Slot<'a> {
     assistant_chars: Option<usize>,
     /// The measures kept with the input message, when the caller keeps them.
     memo: Option<&'a Memo>,
-    /// The message's position in the input (a measured view says where each message came from).
+    /// The message's position in the input (a measured view says where each message came from); a
+    /// synthetic message has the position of the input message it was made for.
     pub origin: usize,
 }
 
@@ -38,6 +39,18 @@ impl<'a> Slot<'a> {
         Self {
             origin,
             ..Self::sized(message, memo.size(message), Some(memo))
+        }
+    }
+
+    /// A message the view adds that no input message is (orphan repair's answer to a call left
+    /// without a result), placed with the input message at `origin`.
+    pub fn synthetic(message: AgentMessage, origin: usize) -> Self {
+        Self {
+            tokens: estimate_tokens(&message),
+            message: Cow::Owned(message),
+            assistant_chars: None,
+            memo: None,
+            origin,
         }
     }
 

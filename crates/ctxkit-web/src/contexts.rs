@@ -65,11 +65,12 @@ fn sent_without_thinking(message: &AgentMessage, sent: &AgentMessage) -> bool {
 }
 
 /// For each of `inputs` input messages, the output message it became (`None`: dropped), from each
-/// output message's origin.
+/// output message's origin. The first output of an origin is the input's own: the error result
+/// answering a reply's call left without a result has the reply's origin and follows it.
 fn matched(inputs: usize, origins: &[usize]) -> Vec<Option<usize>> {
     let mut matched = vec![None; inputs];
     for (output, origin) in origins.iter().enumerate() {
-        if let Some(input) = matched.get_mut(*origin) {
+        if let Some(input @ None) = matched.get_mut(*origin) {
             *input = Some(output);
         }
     }
@@ -332,16 +333,17 @@ pub(crate) mod tests {
         serde_json::from_value(value).unwrap()
     }
 
-    /// Two replies of one millisecond (a Codex rollout's parallel calls), the first dropped (its
-    /// call has no result): the page shows the second as sent, not the first in its place.
+    /// Two replies of one millisecond (a Codex rollout's parallel calls), the first, aborted,
+    /// dropped (its call has no result, and no request sends a failed reply): the page shows the
+    /// second as sent, not the first in its place.
     #[test]
     fn a_dropped_reply_does_not_take_the_place_of_its_twin() {
         let mut session = Session::in_memory("/work");
         let mut append = |value: Value| session.append_message(message(value)).unwrap();
         append(json!({"role": "user", "content": "go", "timestamp": 1}));
-        for id in ["lost", "kept"] {
+        for (id, stop) in [("lost", "aborted"), ("kept", "toolUse")] {
             append(
-                json!({"role": "assistant", "timestamp": 5, "stopReason": "toolUse",
+                json!({"role": "assistant", "timestamp": 5, "stopReason": stop,
                 "content": [{"type": "toolCall", "id": id, "name": "bash", "arguments": {}}]}),
             );
         }
@@ -366,6 +368,43 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(sent, ["stored", "dropped", "stored", "stored"]);
         assert_eq!(matched(3, &[0, 2]), [Some(0), None, Some(1)]);
+        // A reply answered by an error result after it (same origin) is matched to itself.
+        assert_eq!(matched(3, &[0, 1, 1, 2]), [Some(0), Some(1), Some(3)]);
+    }
+
+    /// A reply the session went on from before its tool ran: the model is sent the reply whole,
+    /// its call answered by an error result the view adds after it, and the page shows the reply's
+    /// entry as sent as it is stored (not the added result in its place).
+    #[test]
+    fn a_reply_whose_call_got_no_result_is_shown_as_sent() {
+        let mut session = Session::in_memory("/work");
+        let mut append = |value: Value| session.append_message(message(value)).unwrap();
+        append(json!({"role": "user", "content": "go", "timestamp": 1}));
+        append(
+            json!({"role": "assistant", "timestamp": 5, "stopReason": "toolUse",
+            "content": [{"type": "text", "text": "reading"},
+                {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "a"}}]}),
+        );
+        append(json!({"role": "user", "content": "next", "timestamp": 7}));
+        let leaf = session.index().entries().len() - 1;
+        let parsed = ParsedMessages::default();
+        let view = View::build(
+            &session,
+            &parsed,
+            leaf,
+            &TransformSettings::default(),
+            0,
+            usize::MAX,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(
+            view.messages
+                .iter()
+                .all(|message| matches!(message.sent, Sent::AsStored))
+        );
+        assert_eq!(view.messages.len(), 3);
+        assert_eq!(view.report.orphans_repaired, 1);
     }
 
     /// A `!!` shell run (`excludeFromContext`) is not among what the model saw, as

@@ -227,6 +227,41 @@ async fn a_result_without_its_call_is_left_out_of_the_view() {
     assert!(!text.contains("orphaned output"), "{text}");
 }
 
+/// The leaf moved onto a reply that made a tool call (`/tree`, `ctxkit branch --to`), then the
+/// session went on: the model is sent the reply whole, its call answered by an error result
+/// after it, as Pi 1.6.0 sends it, not a reply with the call cut out.
+#[tokio::test]
+async fn a_call_the_session_went_on_from_is_answered_not_removed() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.engine.append(user("read the log")).await.unwrap();
+    let call = harness.engine.append(tool_call("call-1")).await.unwrap();
+    harness
+        .engine
+        .append(tool_result("call-1", "log"))
+        .await
+        .unwrap();
+    harness.engine.append(reply("read it", 10)).await.unwrap();
+    harness
+        .engine
+        .navigate(&call, ctxkit_engine::NavigateOptions::default())
+        .await
+        .unwrap();
+    harness.engine.append(user("next")).await.unwrap();
+    let view = harness.engine.model_view().await.unwrap();
+    let roles: Vec<&str> = view.messages.iter().map(|message| message.role()).collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult", "user"]);
+    let stored_call = harness.engine.transcript().await.unwrap()[1].clone();
+    assert_eq!(view.messages[1], stored_call);
+    let answer = serde_json::to_value(&view.messages[2]).unwrap();
+    assert_eq!(
+        answer,
+        json!({"role": "toolResult", "toolCallId": "call-1", "toolName": "bash",
+            "content": [{"type": "text", "text": "No result provided"}], "isError": true,
+            "timestamp": stored_call.timestamp()})
+    );
+    assert_eq!(view.report.orphans_repaired, 1);
+}
+
 #[tokio::test]
 async fn summaries_can_be_shown_as_system_text() {
     let mut settings = settings(2_000);

@@ -12,7 +12,7 @@ use ctxkit_protocol::{
 };
 
 /// The text sent for a tool call that has no result in the conversation.
-pub(crate) const NO_RESULT: &str = "No result provided";
+pub(crate) const NO_RESULT: &str = ctxkit_protocol::NO_TOOL_RESULT;
 
 /// A part of a user turn or tool result.
 #[derive(Debug, Clone, PartialEq)]
