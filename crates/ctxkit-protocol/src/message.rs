@@ -187,12 +187,14 @@ impl AssistantMessage {
     /// all-zero usage is no count: Pi's and ctxkit's token estimates pass over it, and a reply
     /// at $0 for the tokens it used is of unknown price to the spend, as one without a cost was.
     /// Every assistant message ctxkit writes from outside its own loop passes here (a session's
-    /// appends, an import).
+    /// appends, an import). A `totalTokens` of 0 (or none) beside counts is their sum, as every
+    /// provider of Pi's computes it: a stored usage never says 0 tokens in all beside 5 read.
     pub fn complete_usage(&mut self) {
-        self.usage
-            .get_or_insert_with(Usage::default)
-            .cost
-            .get_or_insert_with(UsageCost::default);
+        let usage = self.usage.get_or_insert_with(Usage::default);
+        usage.cost.get_or_insert_with(UsageCost::default);
+        if usage.total_tokens == 0 {
+            usage.total_tokens = usage.part_tokens();
+        }
     }
 }
 
@@ -498,7 +500,7 @@ mod tests {
     /// QA r101 serve D1: a reply appended without a `cost` (or without a `usage`) was written as
     /// is, and Pi 1.6.0 crashed opening the session.
     #[test]
-    fn a_completed_usage_keeps_the_counts_and_adds_a_zero_cost() {
+    fn a_completed_usage_keeps_the_counts_sums_a_missing_total_and_adds_a_zero_cost() {
         let cases = [
             (
                 r#"{"role":"assistant","content":[],"usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15}}"#,
@@ -510,7 +512,11 @@ mod tests {
             ),
             (
                 r#"{"role":"assistant","content":[],"usage":{"input":7,"cost":{"total":0.5}}}"#,
-                r#"{"input":7,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.5}}"#,
+                r#"{"input":7,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":7,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.5}}"#,
+            ),
+            (
+                r#"{"role":"assistant","content":[],"usage":{"input":5,"output":2,"cacheRead":3,"totalTokens":0}}"#,
+                r#"{"input":5,"output":2,"cacheRead":3,"cacheWrite":0,"totalTokens":10,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#,
             ),
         ];
         for (given, stored) in cases {

@@ -493,6 +493,42 @@ async fn held_back_entries_are_written_at_shutdown_and_bad_messages_refused() {
     assert_eq!(text.lines().count(), 2, "{text}");
 }
 
+/// QA r102 (interop), finding 5: a reply appended with some of its counts was stored with
+/// `totalTokens: 0` beside them; it is stored with their sum, as Pi computes it.
+#[tokio::test]
+async fn an_appended_reply_with_partial_usage_is_stored_with_its_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    let created = client
+        .call("session.create", json!({"cwd": dir.path()}))
+        .await;
+    let file = created["result"]["session_file"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    client
+        .call("message.append", json!({"message": user("hi")}))
+        .await;
+    let partial = json!({
+        "role": "assistant", "content": [{"type": "text", "text": "x"}],
+        "provider": "faux", "model": "faux-1", "stopReason": "stop",
+        "usage": {"input": 5, "cacheRead": 3},
+        "timestamp": now_ms(),
+    });
+    let appended = client
+        .call("message.append", json!({"message": partial}))
+        .await;
+    assert!(appended["result"]["entry_id"].is_string(), "{appended}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let stored: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        stored["message"]["usage"],
+        json!({"input": 5, "output": 0, "cacheRead": 3, "cacheWrite": 0, "totalTokens": 8,
+               "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}),
+        "{text}"
+    );
+}
+
 /// Issue 33, item 12: a request line without a newline was buffered without limit (1 GiB after
 /// 1 GiB sent). Past `max_request_bytes` it is discarded as it arrives and answered with an error;
 /// the server goes on.
