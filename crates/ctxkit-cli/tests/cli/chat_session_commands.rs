@@ -133,23 +133,46 @@ fn import_converts_a_claude_code_transcript_and_copies_a_pi_session_in() {
     tmux.line(&format!("/import {}", transcript.display()));
     tmux.wait_for("was imported into the session open now");
 
-    // A Pi session from elsewhere is copied in beside the others, never over one.
+    // A Pi session from elsewhere is copied in beside the others, never over one, as Pi's
+    // `--fork` copies one: a session id of its own, the file copied as its parent.
     let pi_session = elsewhere.path().join("pi.jsonl");
     std::fs::copy(&imported[0], &pi_session).unwrap();
-    let before = std::fs::read(&pi_session).unwrap();
+    let before = std::fs::read_to_string(&pi_session).unwrap();
+    let source_header: serde_json::Value =
+        serde_json::from_str(before.lines().next().unwrap()).unwrap();
     for copy in 1..=2 {
         tmux.line(&format!("/import {}", pi_session.display()));
-        tmux.wait_for_count("(a copy; the file named stays as it was)", copy);
+        tmux.wait_for_count("(a copy with a session id of its own; the file named", copy);
     }
     tmux.wait_idle(5);
-    assert_eq!(std::fs::read(&pi_session).unwrap(), before);
-    let folder = imported[0].parent().unwrap();
-    for name in ["pi.jsonl", "pi-1.jsonl"] {
-        assert_eq!(std::fs::read(folder.join(name)).unwrap(), before, "{name}");
+    assert_eq!(std::fs::read_to_string(&pi_session).unwrap(), before);
+    let copies: Vec<_> = world
+        .session_files()
+        .into_iter()
+        .filter(|file| file != &imported[0])
+        .collect();
+    assert_eq!(copies.len(), 2, "{copies:?}");
+    let mut ids = vec![source_header["id"].clone()];
+    for copy in &copies {
+        let text = std::fs::read_to_string(copy).unwrap();
+        let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert!(!ids.contains(&header["id"]), "{header} {ids:?}");
+        ids.push(header["id"].clone());
+        assert_eq!(
+            header["parentSession"],
+            json!(pi_session.display().to_string()),
+            "{header}"
+        );
+        let entries = |text: &str| text.lines().skip(1).map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(entries(&text), entries(&before));
     }
     // The session open now is not copied onto itself.
-    tmux.line(&format!("/import {}", folder.join("pi-1.jsonl").display()));
-    tmux.wait_for("pi-1.jsonl` is the session open now");
+    let open_now = copies
+        .iter()
+        .max_by_key(|file| file.file_name().map(ToOwned::to_owned))
+        .unwrap();
+    tmux.line(&format!("/import {}", open_now.display()));
+    tmux.wait_for("` is the session open now");
     tmux.line("/import no-such-file.jsonl");
     tmux.wait_for("no-such-file.jsonl");
 }

@@ -1,10 +1,9 @@
 //! `/import <file>`: another session becomes the chat's, as Pi 1.6's `/import`. A Pi or ctxkit
-//! session file is copied into this directory's sessions folder (beside the others, never over
-//! one; its id and recorded folder kept) and opened; a Claude Code transcript or a Codex rollout
+//! session file is copied into this directory's sessions folder as Pi's `--fork` copies one (a
+//! new session id, the file copied as its parent) and opened; a Claude Code transcript or a Codex rollout
 //! is converted into a session there, as `ctxkit import` converts it. The file named is only read,
 //! and the session left stays in its file (`/resume` gets back to it).
 
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
@@ -23,32 +22,13 @@ fn named_path(cwd: &Path, path: &str) -> PathBuf {
     }
 }
 
-/// Where a copy of `source` goes in `folder`: its own name, or `name-1.jsonl`, `name-2.jsonl` …
-/// when that is taken; `None` when `source` is already there.
-fn copy_target(folder: &Path, source: &Path) -> Option<PathBuf> {
-    let name = source.file_name()?;
-    let target = folder.join(name);
-    let same = |target: &Path| {
-        std::fs::canonicalize(target)
-            .ok()
-            .is_some_and(|target| std::fs::canonicalize(source).ok() == Some(target))
-    };
-    if same(&target) {
-        return None;
-    }
-    let stem = Path::new(name).file_stem()?.to_string_lossy().into_owned();
-    let extension = Path::new(name)
-        .extension()
-        .map_or(String::new(), |extension| {
-            format!(".{}", extension.to_string_lossy())
-        });
-    let mut candidate = target;
-    let mut suffix = 1;
-    while candidate.symlink_metadata().is_ok() {
-        candidate = folder.join(format!("{stem}-{suffix}{extension}"));
-        suffix += 1;
-    }
-    Some(candidate)
+/// Whether `source` is already a file of `folder` (opened in place, not copied).
+fn stored_in(folder: &Path, source: &Path) -> bool {
+    let real = |path: &Path| std::fs::canonicalize(path).ok();
+    source.file_name().is_some_and(|name| {
+        let target = real(&folder.join(name));
+        target.is_some() && target == real(source)
+    })
 }
 
 impl Chat {
@@ -134,28 +114,27 @@ impl Chat {
         Ok(())
     }
 
-    /// A Pi or ctxkit session file copied into this directory's sessions folder (already there:
-    /// opened in place).
+    /// A Pi or ctxkit session file copied into this directory's sessions folder as Pi 1.6.0's
+    /// `--fork` copies one (already there: opened in place): every entry as written, under a new
+    /// session id whose header names the file copied (`parentSession`) and this directory. Pi's
+    /// `/import` keeps the id, so the two files then share it and a store keyed by id holds
+    /// only one of them.
     fn copy_in(&self, source: &Path) -> Result<PathBuf> {
-        let Some(target) = copy_target(&self.session_dir, source) else {
+        if stored_in(&self.session_dir, source) {
             return Ok(source.to_owned());
-        };
+        }
         std::fs::create_dir_all(&self.session_dir)
             .with_context(|| format!("cannot create `{}`", self.session_dir.display()))?;
-        let mut reader = std::fs::File::open(source)
-            .with_context(|| format!("cannot read `{}`", source.display()))?;
-        // A session is the user's own: readable by them only, as every session file.
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&target)
-            .with_context(|| format!("cannot create `{}`", target.display()))?;
-        std::io::copy(&mut reader, &mut file)
-            .and_then(|_| file.sync_all())
-            .with_context(|| format!("cannot write `{}`", target.display()))?;
+        let cwd = self.cwd.display().to_string();
+        let copy = Session::fork_from(source, &cwd, &self.session_dir)
+            .with_context(|| format!("cannot copy `{}`", source.display()))?;
+        let target = copy
+            .path()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| anyhow::anyhow!("the copy of `{}` has no file", source.display()))?;
         self.ui.line(&format!(
-            "Imported {} into {} (a copy; the file named stays as it was)",
+            "Imported {} into {} (a copy with a session id of its own; the file named stays as \
+             it was)",
             source.display(),
             target.display()
         ));
@@ -169,23 +148,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_copy_takes_a_free_name_and_a_file_already_there_is_not_copied() {
+    fn a_file_already_in_the_folder_is_not_copied() {
         let folder = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
         let source = elsewhere.path().join("run.jsonl");
         std::fs::write(&source, "{}\n").unwrap();
-        assert_eq!(
-            copy_target(folder.path(), &source),
-            Some(folder.path().join("run.jsonl"))
-        );
+        assert!(!stored_in(folder.path(), &source));
         std::fs::write(folder.path().join("run.jsonl"), "other\n").unwrap();
-        std::fs::write(folder.path().join("run-1.jsonl"), "other\n").unwrap();
-        assert_eq!(
-            copy_target(folder.path(), &source),
-            Some(folder.path().join("run-2.jsonl"))
-        );
-        let stored = folder.path().join("run.jsonl");
-        assert_eq!(copy_target(folder.path(), &stored), None);
+        assert!(!stored_in(folder.path(), &source));
+        assert!(stored_in(folder.path(), &folder.path().join("run.jsonl")));
     }
 
     #[test]
