@@ -51,6 +51,35 @@ impl Engine {
         Ok(id)
     }
 
+    /// Records what a surface starts talking to the session with, as Pi 1.6.0 does when it starts
+    /// an agent on a session: a session holding no message yet gets a `model_change` of the
+    /// engine's model and a `thinking_level_change` of `thinking_level` (held back with the rest
+    /// until the first message, as every new session's entries); one holding messages but no
+    /// `thinking_level_change` on its branch gets that one alone (Pi's "restore missing settings
+    /// metadata"). Another agent continuing the file then talks to it as this one did, not at
+    /// its own default level. Returns the ids written, none when the session records both.
+    pub async fn record_starting_settings(&self, thinking_level: &str) -> Result<Vec<String>> {
+        let mut state = self.lock().await;
+        let has_messages = !state.session.build_context().messages.is_empty();
+        let has_level = state
+            .session
+            .branch_path(None)
+            .iter()
+            .any(|entry| entry.type_name() == "thinking_level_change");
+        let mut written = Vec::new();
+        if !has_messages && let Some(model) = state.model.clone() {
+            written.push(
+                state
+                    .session
+                    .append_model_change(&model.provider, &model.id)?,
+            );
+        }
+        if !has_messages || !has_level {
+            written.push(state.session.append_thinking_level_change(thinking_level)?);
+        }
+        Ok(written)
+    }
+
     /// Sets the thinking level summaries ask for without recording it (a surface restoring the
     /// level a session recorded, or its default).
     pub async fn set_thinking_level(&self, level: Option<String>) {
@@ -196,6 +225,71 @@ mod tests {
         assert_eq!(
             engine.with_session(Session::session_name).await.as_deref(),
             Some("my session")
+        );
+    }
+
+    fn kinds(engine_session: &Session) -> Vec<String> {
+        engine_session
+            .entries()
+            .iter()
+            .map(|entry| entry.type_name().to_owned())
+            .collect()
+    }
+
+    /// QA r102 (interop), finding 4: as Pi 1.6.0 starts an agent on a session, a new one records
+    /// the model and level first; one with messages and no level gets the level alone; one
+    /// recording both gets nothing.
+    #[tokio::test]
+    async fn starting_settings_are_recorded_as_pi_records_them() {
+        let engine = engine();
+        engine.record_starting_settings("medium").await.unwrap();
+        assert_eq!(
+            engine.with_session(kinds).await,
+            ["model_change", "thinking_level_change"]
+        );
+        let context = engine.with_session(Session::build_context).await;
+        assert_eq!(context.thinking_level, "medium");
+        let recorded = context.model.unwrap();
+        assert_eq!(
+            (recorded.provider.as_deref(), recorded.model_id.as_deref()),
+            (Some("anthropic"), Some("small"))
+        );
+        let user = json!({"role": "user", "content": "hello", "timestamp": 1});
+        engine
+            .append(serde_json::from_value::<AgentMessage>(user).unwrap())
+            .await
+            .unwrap();
+        assert!(
+            engine
+                .record_starting_settings("high")
+                .await
+                .unwrap()
+                .is_empty()
+        );
+
+        let continued = Engine::new(
+            Session::in_memory("/work"),
+            EngineOptions {
+                settings: EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!(
+                    {}
+                ))),
+                model: Some(model("small", 1_000)),
+                summarizer: Arc::new(OfflineSummarizer::default()),
+                prompts: Prompts::default(),
+                hooks: HookSet::new(),
+                thinking_level: None,
+                project: None,
+            },
+        );
+        let user = json!({"role": "user", "content": "older", "timestamp": 1});
+        continued
+            .append(serde_json::from_value::<AgentMessage>(user).unwrap())
+            .await
+            .unwrap();
+        continued.record_starting_settings("low").await.unwrap();
+        assert_eq!(
+            continued.with_session(kinds).await,
+            ["message", "thinking_level_change"]
         );
     }
 

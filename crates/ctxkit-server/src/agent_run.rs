@@ -292,6 +292,14 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         Some(text) => text,
         None => config.system_prompt.for_project(&cwd).await,
     };
+    // Pi's `defaultThinkingLevel`, as chat sends it (a model that does not reason gets none).
+    let reasoning = shared
+        .config
+        .settings
+        .default_thinking_level
+        .as_deref()
+        .and_then(ctxkit_llm::ReasoningLevel::parse);
+    let recorder = engine.clone();
     let mut agent = Agent::new(
         engine,
         model,
@@ -299,13 +307,7 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         AgentOptions {
             system_prompt,
             max_tokens: params.max_tokens,
-            // Pi's `defaultThinkingLevel`, as chat sends it (a model that does not reason gets none).
-            reasoning: shared
-                .config
-                .settings
-                .default_thinking_level
-                .as_deref()
-                .and_then(ctxkit_llm::ReasoningLevel::parse),
+            reasoning,
             cwd: cwd.clone(),
             bash_timeout: config.bash_timeout,
             shell: config.shell.clone(),
@@ -316,6 +318,12 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     )
     .await;
     agent.set_workspace(workspace);
+    // The run's model (the agent gave it to the engine) and level, where Pi 1.6.0 records them.
+    let level = reasoning.and(shared.config.settings.default_thinking_level.as_deref());
+    recorder
+        .record_starting_settings(level.unwrap_or("off"))
+        .await
+        .map_err(engine_error)?;
     if let Some(warmer) = &config.warmer {
         agent.set_cache_warmer(Arc::clone(warmer));
     }
