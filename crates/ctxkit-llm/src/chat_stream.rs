@@ -242,7 +242,7 @@ impl ModelClient {
         } = progress;
         reader.settle(&mut assembly);
         let nothing = assembly.content.is_empty() && assembly.stop.is_none() && !reader.spoke();
-        let response_id = assembly.response_id.take();
+        let response_id = assembly.response_id.clone();
         let reply = match stopped {
             // A stream in another format (or none) would read as an empty answer: say so.
             Stop::Ended if nothing => assembly.cut(

@@ -149,6 +149,7 @@ impl State {
                 if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
                     let (stop, error) = anthropic_tools::stop_reason(Some(reason));
                     assembly.stop = Some(stop);
+                    assembly.raw_stop_reason = Some(reason.to_owned());
                     assembly.error = error;
                 }
                 if let Some(usage) = data.get("usage") {

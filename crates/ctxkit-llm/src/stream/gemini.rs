@@ -59,9 +59,10 @@ impl State {
         }
         assembly.content.clone_from(&self.blocks.content);
         let finish = candidate.get("finishReason").and_then(Value::as_str);
-        if finish.is_some() {
+        if let Some(raw) = finish {
             let (stop, error) = stop_reason(finish, self.blocks.has_calls());
             assembly.stop = Some(stop);
+            assembly.raw_stop_reason = Some(raw.to_owned());
             assembly.error = error;
             sink(ChatDelta::BlockEnd);
         }

@@ -163,6 +163,9 @@ pub(crate) struct Assembly {
     pub provider_compaction: Option<serde_json::Value>,
     /// The provider's id of the reply (Anthropic's `msg_…`), stored as Pi does (`responseId`).
     pub response_id: Option<String>,
+    /// The provider's own word for why the reply ended (`end_turn`, `tool_calls`, `STOP`),
+    /// stored as Pi does (`rawStopReason`) beside the `stopReason` it maps to.
+    pub raw_stop_reason: Option<String>,
 }
 
 impl Assembly {
@@ -259,6 +262,15 @@ impl Assembly {
         };
         self.usage.total_tokens = self.usage.part_tokens();
         let mut reply = conversation::reply(self.content, self.usage, stop, self.error);
+        // Pi 1.6.0's provider details, kept on the reply as it keeps them.
+        for (key, value) in [
+            ("responseId", self.response_id),
+            ("rawStopReason", self.raw_stop_reason),
+        ] {
+            if let Some(value) = value {
+                reply.extra.insert(key.to_owned(), Value::String(value));
+            }
+        }
         reply.set_provider_context_edits(&self.provider_edits);
         if let Some(block) = self.provider_compaction {
             reply.set_provider_compaction(block);

@@ -197,6 +197,7 @@ impl State {
                 _ => (StopReason::Stop, None),
             };
             assembly.stop = Some(stop);
+            assembly.raw_stop_reason = Some(reason.to_owned());
             assembly.error = error;
         }
         Ok(false)

@@ -162,6 +162,9 @@ fn anthropic_thinking_signature_text_and_tool_input_assemble() {
     let (reply, shown) = read(Api::AnthropicMessages, &text);
     let reply = reply.unwrap();
     assert_eq!(reply.stop_reason.as_deref(), Some("toolUse"));
+    // QA r102 (interop): the provider's id and stop reason, kept as Pi 1.6.0 keeps them.
+    assert_eq!(reply.extra["responseId"], "msg_1");
+    assert_eq!(reply.extra["rawStopReason"], "tool_use");
     let usage = reply.usage.as_ref().unwrap();
     assert_eq!((usage.input, usage.output, usage.cache_read), (472, 89, 10));
     let ContentBlock::Thinking(thinking) = &reply.content[0] else {
@@ -303,6 +306,7 @@ fn gemini_chunks_continue_the_reply_and_the_last_has_usage() {
     let (reply, shown) = read(Api::Gemini, &text);
     let reply = reply.unwrap();
     assert_eq!(reply.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(reply.extra["rawStopReason"], "STOP");
     assert_eq!(reply.usage.as_ref().unwrap().output, 10);
     let ContentBlock::Text(answer) = &reply.content[1] else {
         panic!("{:?}", reply.content)
