@@ -338,3 +338,51 @@ fn lines_that_arrive_in_one_read_are_each_entered_in_turn() {
         "the command before the prompts ran"
     );
 }
+
+/// While a tool runs, a line entered as steering and then a paste holding a `!` line: Esc stops
+/// the turn, nothing typed meanwhile is sent or run, and it all comes back on the input line
+/// (QA: the steering line was sent after Esc, the paste split into prompts and its `!` line run).
+/// Enter then sends it as one prompt, the paste's text as pasted.
+#[test]
+fn esc_takes_back_what_was_typed_and_a_paste_waits_whole_for_enter() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call("call_1", "bash", json!({"command": "sleep 300"})));
+    world.answer(text("Got it all.", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("wait a while");
+    tmux.wait_for("Run `sleep 300`? [y]es / [n]o / [a]lways:");
+    tmux.answer("y");
+    tmux.wait_for("Running bash…");
+    tmux.keys(&["-l", "please also check README"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("› please also check README ⏎");
+    let pasted = "look at this log:\n!touch PASTED_RAN\n  run \\\n\n  --flag\nend of log";
+    tmux.paste(pasted);
+    tmux.wait_for("end of log");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("Command cancelled by the user");
+    tmux.wait_for("!touch PASTED_RAN");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(world.chat_requests().len(), 1, "nothing was sent after Esc");
+    assert!(!world.project.join("PASTED_RAN").exists());
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Got it all.");
+    let requests = world.chat_requests();
+    assert_eq!(requests.len(), 2, "{requests:?}");
+    let last = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|message| message["role"] == "user")
+        .unwrap()
+        .clone();
+    let last = last["content"]
+        .as_str()
+        .map_or_else(|| last["content"].to_string(), str::to_owned);
+    assert_eq!(last, format!("please also check README\n\n{pasted}"));
+    assert!(!world.project.join("PASTED_RAN").exists());
+}

@@ -1,7 +1,7 @@
 //! Esc while the spinner runs (a model call, a compaction, a branch summary): the terminal is put
 //! in non-canonical mode without echo (signals stay on, so Ctrl-C still works) and a thread watches
-//! stdin. A lone Esc interrupts like Ctrl-C; other keys typed meanwhile are kept as the next input
-//! line's text instead of being lost. The terminal is restored when the spinner stops.
+//! stdin. A lone Esc interrupts like Ctrl-C and takes back the lines entered meanwhile, unsent;
+//! other keys typed meanwhile are kept ([`TypeAhead`]) instead of being lost. The terminal is restored when the spinner stops.
 
 use std::io::IsTerminal;
 use std::os::fd::AsFd;
@@ -17,6 +17,7 @@ use nix::sys::termios::{
 };
 
 use super::interrupts::Interrupts;
+use super::type_ahead::TypeAhead;
 
 const ESC: u8 = 0x1b;
 
@@ -34,7 +35,7 @@ impl EscWatch {
     /// `on_typed` gets the text kept so far after each key, to show it.
     pub fn start(
         interrupts: Interrupts,
-        typed: Arc<Mutex<String>>,
+        typed: Arc<Mutex<TypeAhead>>,
         on_typed: Box<dyn Fn(&str) + Send>,
     ) -> Option<Self> {
         let stdin = std::io::stdin();
@@ -49,6 +50,9 @@ impl EscWatch {
         quiet.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
         quiet.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
         tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &quiet).ok()?;
+        // A paste comes marked as one (bracketed), as at the input line: its line breaks are
+        // text, not Enter.
+        bracketed_paste(true);
         let stop = Arc::new(AtomicBool::new(false));
         let thread = std::thread::Builder::new()
             .name("ctxkit-esc".to_owned())
@@ -77,7 +81,18 @@ impl Drop for EscWatch {
         let stdin = std::io::stdin();
         if tcgetattr(stdin.as_fd()).is_ok_and(|current| same_mode(&current, &self.quiet)) {
             let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &self.saved);
+            bracketed_paste(false);
         }
+    }
+}
+
+/// Tells the terminal to mark pastes (or to stop), when stdout is one. Written straight to the
+/// descriptor: the thread printing the reply may hold stdout's lock.
+fn bracketed_paste(on: bool) {
+    let stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        let sequence: &[u8] = if on { b"\x1b[?2004h" } else { b"\x1b[?2004l" };
+        let _ = nix::unistd::write(stdout.as_fd(), sequence);
     }
 }
 
@@ -193,7 +208,7 @@ fn same_mode(left: &Termios, right: &Termios) -> bool {
 fn watch(
     stop: &AtomicBool,
     interrupts: &Interrupts,
-    typed: &Mutex<String>,
+    typed: &Mutex<TypeAhead>,
     on_typed: &(dyn Fn(&str) + Send),
 ) {
     let stdin = std::io::stdin();
@@ -209,130 +224,29 @@ fn watch(
             Ok(0) | Err(_) => return,
             Ok(read) => read,
         };
+        let Ok(mut kept) = typed.lock() else {
+            return;
+        };
         // A terminal sends an escape sequence (an arrow key: ESC [ A) in one write, so a read of
-        // just ESC is the Esc key.
-        if buffer[..read] == [ESC] {
+        // just ESC is the Esc key (outside a paste). Esc means stop: the interrupt takes the
+        // texts entered meanwhile back, unsent ([`TypeAhead::unsend`], as Pi 1.6.0 puts them
+        // back in its editor).
+        if buffer[..read] == [ESC] && !kept.is_pasting() {
+            drop(kept);
             interrupts.interrupt();
-            continue;
+        } else {
+            kept.keep(&buffer[..read]);
+            drop(kept);
         }
-        if let Ok(mut typed) = typed.lock() {
-            keep_typed(&mut typed, &buffer[..read]);
-            on_typed(&typed);
-        }
-    }
-}
-
-/// Adds keys typed while the agent works to the next input: text as typed, Enter as `\n` (the line
-/// before it was entered), backspace erases, escape sequences and other control keys are dropped.
-pub fn keep_typed(typed: &mut String, bytes: &[u8]) {
-    let text = String::from_utf8_lossy(bytes);
-    let mut chars = text.chars().peekable();
-    while let Some(character) = chars.next() {
-        match character {
-            '\u{7f}' | '\u{8}' => {
-                typed.pop();
-            }
-            '\u{1b}' => {
-                // Skip the rest of the sequence: `[` or `O`, then up to a final letter or `~`.
-                if matches!(chars.peek(), Some('[' | 'O')) {
-                    chars.next();
-                    for next in chars.by_ref() {
-                        if next.is_ascii_alphabetic() || next == '~' {
-                            break;
-                        }
-                    }
-                }
-            }
-            '\r' | '\n' => typed.push('\n'),
-            '\t' => typed.push(' '),
-            control if control.is_control() => {}
-            other => typed.push(other),
+        if let Ok(kept) = typed.lock() {
+            on_typed(&kept.shown());
         }
     }
-}
-
-/// Takes from keys typed ahead the next line to enter: the first line ended by Enter (blank ones
-/// skipped), as during a reply each such line is a prompt of its own; the lines after it stay in
-/// `typed` for the input lines that follow. `None` when no line is finished: `typed` then holds
-/// only the text after the last Enter, which starts the next input line.
-pub fn take_entered_line(typed: &mut String) -> Option<String> {
-    let taken = take_lines(typed, |lines| lines.len().min(1));
-    if taken.is_empty()
-        && let Some((_, pending)) = typed.rsplit_once('\n')
-    {
-        *typed = pending.to_owned();
-    }
-    taken.into_iter().next()
-}
-
-/// Takes from keys typed ahead the messages to steer the agent with: the lines ended by Enter,
-/// oldest first (only the first when `all` is false, Pi's `one-at-a-time`), up to the first that
-/// is a command (`/…`, `!…`), which waits with what follows for the input line. What is left stays
-/// in `typed`.
-pub fn take_steering(typed: &mut String, all: bool) -> Vec<String> {
-    take_lines(typed, |lines| {
-        let deliverable = lines
-            .iter()
-            .take_while(|line| !line.starts_with(['/', '!']))
-            .count();
-        if all { deliverable } else { deliverable.min(1) }
-    })
-}
-
-/// Takes the first lines ended by Enter from keys typed ahead (trimmed, blank ones skipped), as
-/// many as `count` says of them all; the rest, and the text after the last Enter, stay in `typed`.
-pub fn take_lines(typed: &mut String, count: impl FnOnce(&[&str]) -> usize) -> Vec<String> {
-    let Some((entered, pending)) = typed.rsplit_once('\n') else {
-        return Vec::new();
-    };
-    let lines: Vec<&str> = entered
-        .split('\n')
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect();
-    let count = count(&lines).min(lines.len());
-    if count == 0 {
-        return Vec::new();
-    }
-    let taken: Vec<String> = lines[..count]
-        .iter()
-        .map(|line| (*line).to_owned())
-        .collect();
-    let mut left: String = lines[count..]
-        .iter()
-        .map(|line| format!("{line}\n"))
-        .collect();
-    left.push_str(pending);
-    *typed = left;
-    taken
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn steering_takes_finished_lines_up_to_a_command() {
-        let mut typed = "use the new API\nand keep tests\n/compact\nafter\nhalf".to_owned();
-        assert_eq!(take_steering(&mut typed, false), ["use the new API"]);
-        assert_eq!(typed, "and keep tests\n/compact\nafter\nhalf");
-        assert_eq!(take_steering(&mut typed, true), ["and keep tests"]);
-        assert_eq!(typed, "/compact\nafter\nhalf");
-        assert!(take_steering(&mut typed, true).is_empty());
-        assert_eq!(typed, "/compact\nafter\nhalf");
-        let mut unfinished = "still typing".to_owned();
-        assert!(take_steering(&mut unfinished, true).is_empty());
-        assert_eq!(unfinished, "still typing");
-    }
-
-    #[test]
-    fn typed_keys_become_text_and_sequences_are_dropped() {
-        let mut typed = String::new();
-        keep_typed(&mut typed, b"fix the tets\x7f\x7fsts\x1b[Dnow");
-        assert_eq!(typed, "fix the testsnow");
-        keep_typed(&mut typed, "\r é\x01\t".as_bytes());
-        assert_eq!(typed, "fix the testsnow\n é ");
-    }
 
     #[test]
     fn the_first_key_of_a_read_answers_and_the_rest_is_kept() {
@@ -353,26 +267,5 @@ mod tests {
         assert_eq!(first_key(b"my text", "yna"), KeyRead::Nothing);
         assert_eq!(first_key("é".as_bytes(), "yna"), KeyRead::Nothing);
         assert_eq!(first_key(b"", "yna"), KeyRead::Nothing);
-    }
-
-    #[test]
-    fn lines_typed_ahead_with_enter_are_entered_one_at_a_time() {
-        let mut typed = "slow one\n".to_owned();
-        assert_eq!(take_entered_line(&mut typed).as_deref(), Some("slow one"));
-        assert_eq!(typed, "");
-        // Two lines ended by Enter are two prompts, never one (QA: `four` Enter `five` Enter
-        // during `/compact` went as the one prompt "four five").
-        let mut typed = "four\n /compact \n\nfive\nnext".to_owned();
-        assert_eq!(take_entered_line(&mut typed).as_deref(), Some("four"));
-        assert_eq!(take_entered_line(&mut typed).as_deref(), Some("/compact"));
-        assert_eq!(take_entered_line(&mut typed).as_deref(), Some("five"));
-        assert_eq!(take_entered_line(&mut typed), None);
-        assert_eq!(typed, "next");
-        let mut typed = "not yet".to_owned();
-        assert_eq!(take_entered_line(&mut typed), None);
-        assert_eq!(typed, "not yet");
-        let mut typed = " \n\nlater".to_owned();
-        assert_eq!(take_entered_line(&mut typed), None);
-        assert_eq!(typed, "later");
     }
 }

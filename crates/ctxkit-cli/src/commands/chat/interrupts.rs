@@ -20,6 +20,17 @@ const RECORD_GRACE: Duration = Duration::from_secs(3);
 pub struct Interrupts {
     engine: Arc<Mutex<Option<Engine>>>,
     work: Arc<Work>,
+    before: Arc<Mutex<Option<BeforeInterrupt>>>,
+}
+
+/// What is done first when the user interrupts (Esc, Ctrl-C): the lines typed meanwhile are
+/// taken back, so the stopped turn does not send them.
+struct BeforeInterrupt(Box<dyn Fn() + Send>);
+
+impl std::fmt::Debug for BeforeInterrupt {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("BeforeInterrupt")
+    }
 }
 
 /// Whether the chat waits at its input line (nothing of a turn left to record) and whether a
@@ -59,9 +70,22 @@ impl Interrupts {
         }
     }
 
+    /// Runs `action` first each time the user interrupts ([`Interrupts::interrupt`]).
+    pub fn before_each(&self, action: impl Fn() + Send + 'static) {
+        if let Ok(mut before) = self.before.lock() {
+            *before = Some(BeforeInterrupt(Box::new(action)));
+        }
+    }
+
     /// Stops what is running: a compaction first, else the turn. A second interrupt while the
     /// cancelled compaction ends stops the turn: the run would go on without the compaction.
+    /// What [`Interrupts::before_each`] set is done first.
     pub fn interrupt(&self) {
+        if let Ok(before) = self.before.lock()
+            && let Some(action) = before.as_ref()
+        {
+            (action.0)();
+        }
         let Ok(target) = self.engine.lock() else {
             return;
         };

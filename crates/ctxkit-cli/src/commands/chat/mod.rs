@@ -47,6 +47,7 @@ mod status;
 mod thinking;
 mod tree_view;
 mod trust;
+mod type_ahead;
 mod ui;
 
 pub(super) use moves::{RESUME_QUESTION, resume_rows};

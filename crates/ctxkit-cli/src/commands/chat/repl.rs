@@ -238,7 +238,12 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
                 Ok(entered)
             }
             None => {
-                initial.push_str(chat.ui.take_typed().trim_start());
+                let typed = chat.ui.take_typed();
+                let text = typed.text.trim_start();
+                let trimmed = typed.text.len() - text.len();
+                // The cursor where it was in the text typed while the agent worked.
+                let cursor = initial.len() + typed.cursor.saturating_sub(trimmed);
+                initial.push_str(text);
                 let line = if !large_input::fits(&initial) {
                     // Too large to put on the input line (an old prompt, a file from `$EDITOR`).
                     terminal.large.hand(std::mem::take(&mut initial));
@@ -246,9 +251,10 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
                 } else if initial.trim().is_empty() {
                     terminal.editor.readline(PROMPT)
                 } else {
-                    terminal
-                        .editor
-                        .readline_with_initial(PROMPT, (initial.as_str(), ""))
+                    terminal.editor.readline_with_initial(
+                        PROMPT,
+                        initial.split_at_checked(cursor).unwrap_or((&initial, "")),
+                    )
                 };
                 initial.clear();
                 line

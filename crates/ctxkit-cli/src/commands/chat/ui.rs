@@ -14,6 +14,7 @@ use super::escape::EscWatch;
 use super::interrupts::Interrupts;
 use super::markdown::{Markdown, terminal_width};
 use super::palette::{Palette, Role};
+use super::type_ahead::{PendingText, TypeAhead};
 use crate::render::one_line;
 
 #[path = "ui_reply.rs"]
@@ -39,7 +40,7 @@ pub struct Ui {
     deferred: Option<Arc<Mutex<Vec<String>>>>,
     escape: Arc<Mutex<Escape>>,
     /// Keys typed while the spinner ran, for the next input line.
-    typed: Arc<Mutex<String>>,
+    typed: Arc<Mutex<TypeAhead>>,
     /// The reply streaming in.
     stream: Arc<Mutex<Stream>>,
     markdown: Markdown,
@@ -107,11 +108,19 @@ impl Ui {
         self.hide_thinking.load(Ordering::Relaxed)
     }
 
-    /// Makes Esc interrupt, like Ctrl-C, while a spinner runs.
+    /// Makes Esc interrupt, like Ctrl-C, while a spinner runs; both take the texts typed with
+    /// Enter meanwhile back to the next input line, unsent.
     pub fn interrupt_on_escape(&self, interrupts: &Interrupts) {
         if let Ok(mut escape) = self.escape.lock() {
             escape.interrupts = Some(interrupts.clone());
         }
+        // Esc and Ctrl-C mean stop: nothing typed meanwhile is sent.
+        let typed = Arc::clone(&self.typed);
+        interrupts.before_each(move || {
+            if let Ok(mut typed) = typed.lock() {
+                typed.unsend();
+            }
+        });
     }
 
     /// Adds `bytes`, keys typed after a one-key answer, to the next input line, as keys typed
@@ -120,58 +129,45 @@ impl Ui {
         if bytes.is_empty() {
             return;
         }
-        if let Ok(mut typed) = self.typed.lock() {
-            super::escape::keep_typed(&mut typed, bytes);
-        }
+        self.with_typed(|typed| typed.keep(bytes));
     }
 
-    /// Lines typed with Enter while the agent works, taken to steer it
-    /// ([`super::escape::take_steering`]).
+    /// Texts typed with Enter while the agent works, taken to steer it
+    /// ([`TypeAhead::take_steering`]).
     pub fn take_steering(&self, all: bool) -> Vec<String> {
-        self.typed
-            .lock()
-            .map(|mut typed| super::escape::take_steering(&mut typed, all))
+        self.with_typed(|typed| typed.take_steering(all))
             .unwrap_or_default()
     }
 
-    /// The next line typed with Enter while the agent worked, taken to be entered
-    /// ([`super::escape::take_entered_line`]); `None` leaves the text typed after the last Enter
-    /// for [`Ui::take_typed`].
+    /// The next text typed with Enter while the agent worked, taken to be entered; `None` leaves
+    /// the text typed after the last Enter for [`Ui::take_typed`].
     pub fn take_entered_line(&self) -> Option<String> {
-        self.typed
-            .lock()
-            .ok()
-            .and_then(|mut typed| super::escape::take_entered_line(&mut typed))
+        self.with_typed(TypeAhead::take_entered).flatten()
     }
 
-    /// Every further line typed with Enter, set aside while the line entered before them runs:
+    /// Every further text typed with Enter, set aside while the one entered before them runs:
     /// its run would take them as steering, with its first request, where each is a prompt of its
     /// own ([`Ui::put_back_entered_lines`] gives them back).
     pub fn take_entered_lines(&self) -> Vec<String> {
-        self.typed
-            .lock()
-            .map(|mut typed| super::escape::take_lines(&mut typed, |lines| lines.len()))
+        self.with_typed(TypeAhead::take_all_entered)
             .unwrap_or_default()
     }
 
-    /// Puts lines [`Ui::take_entered_lines`] took back before what was typed since.
+    /// Puts texts [`Ui::take_entered_lines`] took back before what was typed since.
+    /// When the user stopped the run since (Esc, Ctrl-C), they go back unsent, to the next input
+    /// line.
     pub fn put_back_entered_lines(&self, lines: Vec<String>) {
-        if lines.is_empty() {
-            return;
-        }
-        if let Ok(mut typed) = self.typed.lock() {
-            let mut restored: String = lines.iter().map(|line| format!("{line}\n")).collect();
-            restored.push_str(&typed);
-            *typed = restored;
-        }
+        self.with_typed(|typed| typed.put_back_entered(lines));
     }
 
-    /// Text typed while the agent worked, taken for the next input line.
-    pub fn take_typed(&self) -> String {
-        self.typed
-            .lock()
-            .map(|mut typed| std::mem::take(&mut *typed))
-            .unwrap_or_default()
+    /// Text typed while the agent worked after the last Enter, with its cursor, taken for the
+    /// next input line.
+    pub fn take_typed(&self) -> PendingText {
+        self.with_typed(TypeAhead::take_pending).unwrap_or_default()
+    }
+
+    fn with_typed<T>(&self, action: impl FnOnce(&mut TypeAhead) -> T) -> Option<T> {
+        self.typed.lock().ok().map(|mut typed| action(&mut typed))
     }
 
     /// A clone whose lines wait in a queue until they are printed by [`Ui::print_deferred`].
@@ -296,8 +292,7 @@ impl Ui {
                 let bar = spinner.lock().ok().and_then(|slot| slot.clone());
                 let base = message.lock().map(|text| text.clone()).unwrap_or_default();
                 if let Some(bar) = bar {
-                    let typed = typed.replace('\n', " ⏎ ");
-                    bar.set_message(format!("{base}  › {typed}"));
+                    bar.set_message(with_typed_keys(&base, typed));
                 }
             });
             escape.watch = EscWatch::start(interrupts, Arc::clone(&self.typed), on_typed);
@@ -305,16 +300,8 @@ impl Ui {
         if let Ok(mut base) = self.spin_message.lock() {
             message.clone_into(&mut base);
         }
-        let typed = self
-            .typed
-            .lock()
-            .map(|typed| typed.clone())
-            .unwrap_or_default();
-        let bar = if typed.is_empty() {
-            crate::render::spinner(message.to_owned())
-        } else {
-            crate::render::spinner(format!("{message}  › {typed}"))
-        };
+        let typed = self.with_typed(|typed| typed.shown()).unwrap_or_default();
+        let bar = crate::render::spinner(with_typed_keys(message, &typed));
         if let Ok(mut slot) = self.spinner.lock() {
             *slot = Some(bar);
         }
@@ -515,6 +502,16 @@ impl Drop for EventView {
 }
 
 /// A spinner line's text: on one line, and safe for the terminal (`render::terminal_safe`).
+/// The spinner line's `message` followed by the keys typed meanwhile, if any (a paste may hold
+/// control characters: shown as escapes).
+fn with_typed_keys(message: &str, typed: &str) -> String {
+    if typed.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{message}  › {}", spinner_text(typed))
+    }
+}
+
 fn spinner_text(message: &str) -> String {
     crate::render::terminal_safe(&message.replace(['\n', '\r'], " ")).into_owned()
 }
