@@ -1,13 +1,13 @@
 //! The input line: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
 //! respected; a second Tab lists the matches) and a command's name after `/`
 //! ([`super::slash_completion`]); Alt-Enter (and Shift-Enter where the terminal sends
-//! it as Alt-Enter, or in xterm's modifyOtherKeys form: [`super::modified_keys`]) inserts a newline, a line ending in `\` goes on on the next one; Ctrl-G
+//! it as Alt-Enter, or in xterm's modifyOtherKeys form: [`super::modified_keys`]) inserts a newline, Enter typed after a `\` goes on on the next line (the `\` dropped); Ctrl-G
 //! hands the text to `$EDITOR`, Shift-Tab moves to the next thinking level, Ctrl-P to the next
 //! model and Ctrl-T shows or hides reasoning ([`KeyRequest`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 
 use nucleo_matcher::pattern::{AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
@@ -15,7 +15,6 @@ use rustyline::completion::{Completer, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::DefaultHistory;
-use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{
     Cmd, ConditionalEventHandler, Context, Editor, Event, EventContext, EventHandler, Helper,
     KeyCode, KeyEvent, Modifiers, RepeatCount,
@@ -152,21 +151,50 @@ impl Hinter for InputHelper {
 
 impl Highlighter for InputHelper {}
 
-/// A line ending in `\` is not finished: Enter inserts a newline after it (the `\` is dropped
-/// when the prompt is sent, [`joined_continuations`]).
-impl Validator for InputHelper {
-    fn validate(&self, context: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
-        Ok(if context.input().ends_with('\\') {
-            ValidationResult::Incomplete
-        } else {
-            ValidationResult::Valid(None)
-        })
+/// Every line is complete: Enter after a `\` is a key of its own ([`BackslashEnter`]).
+impl rustyline::validate::Validator for InputHelper {}
+
+/// Enter typed after a `\` goes on on a new line, the `\` dropped when the line is read
+/// ([`KeyRequests::without_typed_continuations`]), as in Pi 1.6.0's editor. Only a typed Enter
+/// does this: a paste's text, or text back from `$EDITOR`, keeps its backslashes.
+struct BackslashEnter(KeyRequests);
+
+impl ConditionalEventHandler for BackslashEnter {
+    fn handle(
+        &self,
+        _event: &Event,
+        _count: RepeatCount,
+        _positive: bool,
+        context: &EventContext<'_>,
+    ) -> Option<Cmd> {
+        let before = context.line().get(..context.pos())?;
+        if !before.ends_with('\\') {
+            return None;
+        }
+        if let Ok(mut continuations) = self.0.continuations.lock() {
+            continuations.push(before.to_owned());
+        }
+        Some(Cmd::Insert(1, "\n".to_owned()))
     }
 }
 
-/// `text` as the prompt it stands for: each `\` that ended a line removed.
-pub fn joined_continuations(text: &str) -> String {
-    text.replace("\\\n", "\n")
+/// `line` without the `\` of each typed continuation: `continuations` are the texts before the
+/// cursor when Enter was typed after a `\`. One whose text was edited since is left as it is.
+fn without_continuations(line: &str, continuations: &[String]) -> String {
+    let mut line = line.to_owned();
+    let mut ends: Vec<usize> = continuations
+        .iter()
+        .filter(|before| {
+            line.starts_with(before.as_str()) && line[before.len()..].starts_with('\n')
+        })
+        .map(String::len)
+        .collect();
+    ends.sort_unstable();
+    ends.dedup();
+    for end in ends.into_iter().rev() {
+        line.remove(end - 1);
+    }
+    line
 }
 
 /// What a key that ends the line without sending it asked for; the line comes back to the input
@@ -201,17 +229,31 @@ impl KeyRequest {
     }
 }
 
-/// Set by a [`KeyRequest`]'s key while the line is read, taken once it ended.
+/// Set by keys while the line is read, taken once it ended: a [`KeyRequest`], and where Enter
+/// was typed after a `\`.
 #[derive(Debug, Clone, Default)]
-pub struct KeyRequests(Arc<AtomicU8>);
+pub struct KeyRequests {
+    request: Arc<AtomicU8>,
+    continuations: Arc<Mutex<Vec<String>>>,
+}
 
 impl KeyRequests {
     /// The request that ended the line just read, if a key made one (and clears it).
     pub fn take(&self) -> Option<KeyRequest> {
-        let code = self.0.swap(0, Ordering::SeqCst);
+        let code = self.request.swap(0, Ordering::SeqCst);
         KeyRequest::ALL
             .into_iter()
             .find(|request| request.code() == code)
+    }
+
+    /// `line`, just read, without the `\` of each Enter typed after one (and clears them).
+    pub fn without_typed_continuations(&self, line: &str) -> String {
+        let continuations = self
+            .continuations
+            .lock()
+            .map(|mut continuations| std::mem::take(&mut *continuations))
+            .unwrap_or_default();
+        without_continuations(line, &continuations)
     }
 
     fn on_key(&self, request: KeyRequest) -> RequestKey {
@@ -236,7 +278,9 @@ impl ConditionalEventHandler for RequestKey {
         _positive: bool,
         _context: &EventContext<'_>,
     ) -> Option<Cmd> {
-        self.requests.0.store(self.request.code(), Ordering::SeqCst);
+        self.requests
+            .request
+            .store(self.request.code(), Ordering::SeqCst);
         Some(Cmd::AcceptLine)
     }
 }
@@ -247,6 +291,10 @@ impl ConditionalEventHandler for RequestKey {
 /// rustyline's transposition), and every other key through [`LargeInput`]
 /// first (pastes, and lines too long to edit).
 pub fn bind_keys(editor: &mut ChatEditor, requests: &KeyRequests, large: &LargeInput) {
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Enter, Modifiers::NONE),
+        large.unless_pasting(BackslashEnter(requests.clone())),
+    );
     editor.bind_sequence(
         KeyEvent(KeyCode::Enter, Modifiers::ALT),
         large.unless_pasting(Always(Cmd::Newline)),
@@ -305,11 +353,18 @@ mod tests {
     }
 
     #[test]
-    fn a_trailing_backslash_continues_the_line() {
+    fn only_the_backslashes_of_typed_continuations_are_dropped() {
+        let typed = ["one \\".to_owned(), "one \\\ntwo\\".to_owned()];
         assert_eq!(
-            joined_continuations("one \\\ntwo\\\nthree"),
+            without_continuations("one \\\ntwo\\\nthree", &typed),
             "one \ntwo\nthree"
         );
-        assert_eq!(joined_continuations("a \\ b"), "a \\ b");
+        // A pasted `\` before a line break stays, and so does one whose text was edited since.
+        assert_eq!(
+            without_continuations("run \\\n  --flag", &[]),
+            "run \\\n  --flag"
+        );
+        assert_eq!(without_continuations("ONE \\\ntwo", &typed), "ONE \\\ntwo");
+        assert_eq!(without_continuations("a \\ b", &typed), "a \\ b");
     }
 }

@@ -290,12 +290,12 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             },
             None => line,
         };
+        let line = key_requests.without_typed_continuations(&line);
         // Ctrl-G, Shift-Tab, Ctrl-P, Ctrl-T: done, and the line comes back to the input line.
         if let Some(request) = key_requests.take() {
             initial = after_key_request(runtime, chat, request, line);
             continue;
         }
-        let line = super::input::joined_continuations(&line);
         let text = line.trim();
         if let Some(rest) = text.strip_prefix("/edit")
             && (rest.is_empty() || rest.starts_with(char::is_whitespace))
