@@ -42,6 +42,37 @@ fn finished_paragraphs(raw: &str) -> Option<usize> {
     (fences % 2 == 0 && !done.trim().is_empty()).then_some(end)
 }
 
+/// What `text`, streamed after `raw` (the text block shown since its last rendered paragraph),
+/// finishes.
+#[derive(Debug, PartialEq, Eq)]
+enum Paragraphs {
+    /// No paragraph: `text` is shown as it streams.
+    Unfinished,
+    /// `finished` is rendered in place of what streamed of it; `rest` streams on after it.
+    Render { finished: String, rest: String },
+    /// What streamed is taller than the screen and cannot be replaced: it stays as it streamed,
+    /// and only `rest`, after the finished paragraphs, is measured and rendered from now on.
+    KeepAsStreamed { rest: String },
+}
+
+/// The paragraphs `text` finishes after `raw`; `fits` says whether what streamed can still be
+/// replaced (it is not taller than the screen).
+fn next_paragraphs(raw: &str, text: &str, fits: impl Fn(&str) -> bool) -> Paragraphs {
+    if !ends_a_paragraph(raw, text) {
+        return Paragraphs::Unfinished;
+    }
+    let mut finished = format!("{raw}{text}");
+    let Some(split) = finished_paragraphs(&finished) else {
+        return Paragraphs::Unfinished;
+    };
+    let rest = finished.split_off(split);
+    if fits(raw) {
+        Paragraphs::Render { finished, rest }
+    } else {
+        Paragraphs::KeepAsStreamed { rest }
+    }
+}
+
 impl Ui {
     /// A model call starts: nothing of its reply is shown yet.
     pub fn start_reply(&self) {
@@ -117,25 +148,30 @@ impl Ui {
     /// Shows `text`, the next piece of a text block, with the block's paragraphs that it
     /// finishes (up to the last blank line outside a code fence) rendered: what streamed of them
     /// is replaced, so a reply taller than the screen is formatted too (a whole block is rendered
-    /// in place only while it fits). `false` when no paragraph is finished: nothing was shown.
+    /// in place only while it fits). What streamed of them taller than the screen stays as it
+    /// streamed, and the paragraphs after it are formatted in turn. `false` when no paragraph is
+    /// finished: nothing was shown.
     fn show_finished_paragraphs(&self, stream: &mut Stream, text: &str) -> bool {
-        if !ends_a_paragraph(&stream.raw, text) {
-            return false;
-        }
-        let mut raw = format!("{}{text}", stream.raw);
-        let Some(split) = finished_paragraphs(&raw) else {
-            return false;
-        };
         let width = terminal_width();
+        let height = terminal_height();
+        let fits = |shown: &str| shown.is_empty() || rows(shown, width) < height;
+        let (finished, rest) = match next_paragraphs(&stream.raw, text, fits) {
+            Paragraphs::Unfinished => return false,
+            Paragraphs::Render { finished, rest } => (finished, rest),
+            Paragraphs::KeepAsStreamed { rest } => {
+                let mut stdout = std::io::stdout().lock();
+                let _ = write!(stdout, "{text}");
+                let _ = stdout.flush();
+                stream.mid_line = !text.ends_with('\n');
+                stream.raw = rest;
+                return true;
+            }
+        };
         let used = if stream.raw.is_empty() {
             0
         } else {
             rows(&stream.raw, width)
         };
-        if used >= terminal_height() {
-            return false;
-        }
-        let rest = raw.split_off(split);
         let mut stdout = std::io::stdout().lock();
         if used > 1 {
             let _ = write!(stdout, "\x1b[{}A", used - 1);
@@ -143,7 +179,7 @@ impl Ui {
         let _ = write!(
             stdout,
             "\r\x1b[J{}\n\n{rest}",
-            self.markdown.render(&raw, width)
+            self.markdown.render(&finished, width)
         );
         let _ = stdout.flush();
         stream.mid_line = !rest.is_empty() && !rest.ends_with('\n');
@@ -189,7 +225,33 @@ impl Ui {
 
 #[cfg(test)]
 mod tests {
-    use super::{ends_a_paragraph, finished_paragraphs};
+    use super::{Paragraphs, ends_a_paragraph, finished_paragraphs, next_paragraphs};
+
+    /// QA: after a code block taller than the terminal, every later paragraph stayed raw (the
+    /// tall text was kept and measured with each of them).
+    #[test]
+    fn paragraphs_after_one_taller_than_the_screen_are_rendered() {
+        let fits = |shown: &str| shown.lines().count() < 24;
+        let code: String = (0..30).map(|line| format!("x_{line} = {line}\n")).collect();
+        let raw = format!("```python\n{code}```\n");
+        assert_eq!(
+            next_paragraphs(&raw, "\nThen table:", fits),
+            Paragraphs::KeepAsStreamed {
+                rest: "Then table:".to_owned()
+            }
+        );
+        assert_eq!(
+            next_paragraphs("Then table:", "\n\n| A | B |", fits),
+            Paragraphs::Render {
+                finished: "Then table:\n\n".to_owned(),
+                rest: "| A | B |".to_owned()
+            }
+        );
+        assert_eq!(
+            next_paragraphs("Then", " table", fits),
+            Paragraphs::Unfinished
+        );
+    }
 
     #[test]
     fn only_a_piece_that_makes_a_blank_line_can_finish_a_paragraph() {
