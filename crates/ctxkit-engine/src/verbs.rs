@@ -267,20 +267,7 @@ mod tests {
                 .is_empty()
         );
 
-        let continued = Engine::new(
-            Session::in_memory("/work"),
-            EngineOptions {
-                settings: EngineSettings::from_settings(&ctxkit_settings::Settings::read(&json!(
-                    {}
-                ))),
-                model: Some(model("small", 1_000)),
-                summarizer: Arc::new(OfflineSummarizer::default()),
-                prompts: Prompts::default(),
-                hooks: HookSet::new(),
-                thinking_level: None,
-                project: None,
-            },
-        );
+        let continued = self::engine();
         let user = json!({"role": "user", "content": "older", "timestamp": 1});
         continued
             .append(serde_json::from_value::<AgentMessage>(user).unwrap())
