@@ -237,28 +237,7 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
                 held = chat.ui.take_entered_lines();
                 Ok(entered)
             }
-            None => {
-                let typed = chat.ui.take_typed();
-                let text = typed.text.trim_start();
-                let trimmed = typed.text.len() - text.len();
-                // The cursor where it was in the text typed while the agent worked.
-                let cursor = initial.len() + typed.cursor.saturating_sub(trimmed);
-                initial.push_str(text);
-                let line = if !large_input::fits(&initial) {
-                    // Too large to put on the input line (an old prompt, a file from `$EDITOR`).
-                    terminal.large.hand(std::mem::take(&mut initial));
-                    Ok(String::new())
-                } else if initial.trim().is_empty() {
-                    terminal.editor.readline(PROMPT)
-                } else {
-                    terminal.editor.readline_with_initial(
-                        PROMPT,
-                        initial.split_at_checked(cursor).unwrap_or((&initial, "")),
-                    )
-                };
-                initial.clear();
-                line
-            }
+            None => read_input_line(chat, &mut terminal, &mut initial),
         };
         let line = match line {
             Ok(line) => {
@@ -346,6 +325,35 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     runtime.block_on(chat.remember_session(Remember::Always));
     runtime.block_on(chat.farewell());
     piped_outcome(chat, prompt_error, last_failure)
+}
+
+/// Reads the next line at the input line, starting from `initial` and what was typed while the
+/// agent worked (the cursor where it was); `initial` is taken.
+fn read_input_line(
+    chat: &Chat,
+    terminal: &mut Terminal,
+    initial: &mut String,
+) -> Result<String, ReadlineError> {
+    let typed = chat.ui.take_typed();
+    let text = typed.text.trim_start();
+    let trimmed = typed.text.len() - text.len();
+    // The cursor where it was in the text typed while the agent worked.
+    let cursor = initial.len() + typed.cursor.saturating_sub(trimmed);
+    initial.push_str(text);
+    let line = if !large_input::fits(initial) {
+        // Too large to put on the input line (an old prompt, a file from `$EDITOR`).
+        terminal.large.hand(std::mem::take(initial));
+        Ok(String::new())
+    } else if initial.trim().is_empty() {
+        terminal.editor.readline(PROMPT)
+    } else {
+        terminal.editor.readline_with_initial(
+            PROMPT,
+            initial.split_at_checked(cursor).unwrap_or((initial, "")),
+        )
+    };
+    initial.clear();
+    line
 }
 
 /// The banner before the first prompt; with `--resume`, the list `/resume` shows first, and the
