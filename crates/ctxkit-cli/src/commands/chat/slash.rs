@@ -65,7 +65,7 @@ Commands:
   /scoped-models            pick the models Ctrl-P steps through (s saves them as enabledModels)
   /settings                 the chat's settings in a list: Enter steps one to its next value
   /thinking [level]         show or set the thinking level (off, minimal, low, medium, high,
-                            xhigh) for a model that reasons
+                            xhigh, max) for a model that reasons
   /pin <text>               keep text verbatim in context past every compaction (/pin lists
                             the pins with their ids)
   /unpin <id>               remove a pin: no compaction adds its text back
@@ -415,5 +415,25 @@ impl Chat {
             None => self.ui.line(&format!("Removed the label of {id}")),
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// QA r102: `/help` listed six thinking levels where `/thinking` takes seven (`max`).
+    #[test]
+    fn help_names_every_thinking_level_thinking_takes() {
+        let listed = super::HELP
+            .split_once("/thinking [level]")
+            .and_then(|(_, rest)| rest.split_once("for a model that reasons"))
+            .map(|(levels, _)| levels.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap();
+        assert_eq!(
+            listed,
+            format!(
+                "show or set the thinking level ({})",
+                super::super::thinking::LEVELS.join(", ")
+            )
+        );
     }
 }
