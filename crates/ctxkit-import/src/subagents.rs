@@ -139,8 +139,7 @@ fn day_folders_from(dir: &Path) -> Vec<PathBuf> {
 fn day_folder(dir: &Path) -> Option<(PathBuf, [String; 3])> {
     let name = |path: &Path, digits: usize| {
         let name = path.file_name()?.to_str()?;
-        (name.len() == digits && name.bytes().all(|byte| byte.is_ascii_digit()))
-            .then(|| name.to_owned())
+        is_numbered(name, digits).then(|| name.to_owned())
     };
     let month_folder = dir.parent()?;
     let year_folder = month_folder.parent()?;
@@ -157,14 +156,20 @@ fn numbered_folders(dir: &Path, digits: usize) -> Vec<PathBuf> {
         .filter_map(Result::ok)
         .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
         .filter(|entry| {
-            entry.file_name().to_str().is_some_and(|name| {
-                name.len() == digits && name.bytes().all(|byte| byte.is_ascii_digit())
-            })
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| is_numbered(name, digits))
         })
         .map(|entry| entry.path())
         .collect();
     folders.sort();
     folders
+}
+
+/// Whether `name` is `digits` ASCII digits (`2026`, `03`), as Codex names its date folders.
+fn is_numbered(name: &str, digits: usize) -> bool {
+    name.len() == digits && name.bytes().all(|byte| byte.is_ascii_digit())
 }
 
 fn files(dir: &Path) -> Vec<PathBuf> {
