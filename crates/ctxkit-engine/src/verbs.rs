@@ -13,6 +13,9 @@ use crate::check::ModelInfo;
 use crate::engine::Engine;
 use crate::error::Result;
 
+/// The entry types a context's messages come from: a branch holding none has no conversation yet.
+const CONTEXT_KINDS: [&str; 4] = ["message", "custom_message", "compaction", "branch_summary"];
+
 impl Engine {
     /// Names the session (a `session_info` entry; the name is trimmed as Pi trims it). Returns the
     /// entry's id.
@@ -56,25 +59,37 @@ impl Engine {
     /// engine's model and a `thinking_level_change` of `thinking_level` (held back with the rest
     /// until the first message, as every new session's entries); one holding messages but no
     /// `thinking_level_change` on its branch gets that one alone (Pi's "restore missing settings
-    /// metadata"). Another agent continuing the file then talks to it as this one did, not at
-    /// its own default level. Returns the ids written, none when the session records both.
+    /// metadata"). A new session whose surface already recorded a `/model` or `/thinking` keeps
+    /// that one rather than a second. Another agent continuing the file then talks to it as this
+    /// one did, not at its own default level. Returns the ids written, none when the session
+    /// records both.
     pub async fn record_starting_settings(&self, thinking_level: &str) -> Result<Vec<String>> {
         let mut state = self.lock().await;
-        let has_messages = !state.session.build_context().messages.is_empty();
-        let has_level = state
-            .session
-            .branch_path(None)
-            .iter()
-            .any(|entry| entry.type_name() == "thinking_level_change");
+        // What the branch holds, read off its entries' tags: building the context would parse
+        // every message of a large session at each `agent.run`.
+        let (has_messages, has_model, has_level) = state.session.branch_path(None).iter().fold(
+            (false, false, false),
+            |(messages, model, level), entry| {
+                let kind = entry.type_name();
+                (
+                    messages || CONTEXT_KINDS.contains(&kind),
+                    model || kind == "model_change",
+                    level || kind == "thinking_level_change",
+                )
+            },
+        );
         let mut written = Vec::new();
-        if !has_messages && let Some(model) = state.model.clone() {
+        if !has_messages
+            && !has_model
+            && let Some(model) = state.model.clone()
+        {
             written.push(
                 state
                     .session
                     .append_model_change(&model.provider, &model.id)?,
             );
         }
-        if !has_messages || !has_level {
+        if !has_level {
             written.push(state.session.append_thinking_level_change(thinking_level)?);
         }
         Ok(written)
@@ -278,6 +293,39 @@ mod tests {
             continued.with_session(kinds).await,
             ["message", "thinking_level_change"]
         );
+    }
+
+    /// A new session whose user already chose a level (`/thinking` before the first prompt)
+    /// gets the model alone; one that chose a model gets the level alone: never a second record
+    /// of a choice, which would come after the user's and undo it for the next reader.
+    #[tokio::test]
+    async fn a_choice_made_before_the_first_prompt_is_not_recorded_again() {
+        let leveled = engine();
+        leveled.change_thinking_level("high").await.unwrap();
+        leveled.record_starting_settings("off").await.unwrap();
+        assert_eq!(
+            leveled.with_session(kinds).await,
+            ["thinking_level_change", "model_change"]
+        );
+        let context = leveled.with_session(Session::build_context).await;
+        assert_eq!(context.thinking_level, "high");
+
+        let switched = engine();
+        switched
+            .switch_model(model("other", 100_000))
+            .await
+            .unwrap();
+        switched.record_starting_settings("low").await.unwrap();
+        assert_eq!(
+            switched.with_session(kinds).await,
+            ["model_change", "thinking_level_change"]
+        );
+        let recorded = switched
+            .with_session(Session::build_context)
+            .await
+            .model
+            .unwrap();
+        assert_eq!(recorded.model_id.as_deref(), Some("other"));
     }
 
     #[tokio::test]

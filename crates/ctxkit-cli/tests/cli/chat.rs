@@ -721,17 +721,26 @@ fn chat_runs_tools_persists_and_continues() {
     let files = world.session_files();
     assert_eq!(files.len(), 1, "one session written");
     let entries = world.entries(&files[0]);
+    // The model and thinking level the chat started with come first, as Pi 1.6.0 records them,
+    // so Pi continues the session with both (QA r102).
+    assert_eq!(entries[0]["type"], "model_change");
+    assert_eq!(
+        (&entries[0]["provider"], &entries[0]["modelId"]),
+        (&json!("mock"), &json!("test-model"))
+    );
+    assert_eq!(entries[1]["type"], "thinking_level_change");
+    assert_eq!(entries[1]["thinkingLevel"], "off");
     let roles: Vec<&str> = entries
         .iter()
         .filter_map(|entry| entry["message"]["role"].as_str())
         .collect();
     assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"]);
-    assert_eq!(entries[1]["message"]["provider"], "mock");
-    assert_eq!(entries[1]["message"]["stopReason"], "toolUse");
+    assert_eq!(entries[3]["message"]["provider"], "mock");
+    assert_eq!(entries[3]["message"]["stopReason"], "toolUse");
 
     world.answer(text("Still here, with the earlier context.", 500));
     let tmux = world.start("--continue");
-    tmux.wait_for("Continuing session (4 entries)");
+    tmux.wait_for("Continuing session (6 entries)");
     // The conversation so far is shown again: the prompt, the tool call and its result, the answer.
     // The banner's last line follows the replay; the replayed prompt alone would match `wait_idle`.
     let screen = tmux.wait_for("/help lists commands");

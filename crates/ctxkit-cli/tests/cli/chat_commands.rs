@@ -1,7 +1,7 @@
 //! `ctxkit chat` in tmux: Tab completing a `/command`, `/share` through a stand-in for the GitHub
 //! CLI, and `/model` asking the new model for replies as long as it allows.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::chat::{Tmux, World, chat_command, text, tmux_missing};
 
@@ -198,17 +198,12 @@ fn a_switched_model_is_asked_for_replies_as_long_as_it_allows() {
     tmux.wait_for_count("Model: mock/big-model", 2);
     tmux.line("/quit");
     drop(tmux);
-    // The first session holds the one switch; the second, opened on the big model, none.
+    // The first session holds the one switch; the second, opened on the big model, none. Each
+    // records the model it started with before its first message.
     let switches: usize = world
         .session_files()
         .iter()
-        .map(|file| {
-            world
-                .entries(file)
-                .iter()
-                .filter(|entry| entry["type"] == "model_change")
-                .count()
-        })
+        .map(|file| switches_after_the_first_message(&world.entries(file)))
         .sum();
     assert_eq!(switches, 1);
 }
@@ -240,12 +235,16 @@ fn a_model_id_neither_configured_nor_known_is_refused_with_the_nearest() {
     tmux.line("/quit");
     drop(tmux);
     let file = world.session_files().remove(0);
-    assert!(
-        !world
-            .entries(&file)
-            .iter()
-            .any(|entry| entry["type"] == "model_change"),
-        "no switch is recorded"
+    let recorded: Vec<Value> = world
+        .entries(&file)
+        .into_iter()
+        .filter(|entry| entry["type"] == "model_change")
+        .map(|entry| entry["modelId"].clone())
+        .collect();
+    assert_eq!(
+        recorded,
+        [json!("test-model")],
+        "the model the session started with, no switch"
     );
 }
 
@@ -432,4 +431,14 @@ fn login_takes_the_key_without_echo_and_keeps_it_out_of_the_session() {
     let file = world.session_files().remove(0);
     assert!(!std::fs::read_to_string(file).unwrap().contains(KEY));
     assert!(!std::fs::read_to_string(&credentials).unwrap().contains(KEY));
+}
+
+/// The `model_change` entries after a session's first message: the switches the user made, not
+/// the model the session started with.
+pub(crate) fn switches_after_the_first_message(entries: &[Value]) -> usize {
+    entries
+        .iter()
+        .skip_while(|entry| entry["type"] != "message")
+        .filter(|entry| entry["type"] == "model_change")
+        .count()
 }

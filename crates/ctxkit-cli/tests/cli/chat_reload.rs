@@ -68,10 +68,9 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     assert_eq!(limit(&requests[1]), Some(json!(2048)));
     assert_eq!(limit(requests.last().unwrap()), Some(json!(4096)));
     let file_entries = world.entries(&world.session_files().remove(0));
-    assert!(
-        !file_entries
-            .iter()
-            .any(|entry| entry["type"] == "model_change"),
+    assert_eq!(
+        crate::chat_commands::switches_after_the_first_message(&file_entries),
+        0,
         "a reload records no model switch"
     );
     // A session opened after the reload gets the reloaded budgets too (they came from the start).
