@@ -99,7 +99,7 @@ pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use limits::WorkspaceLimits;
 pub use model::ChatModel;
 pub use names::{shown_path, shown_path_argument};
-pub use tool::{Tool, ToolContext, ToolOutcome, ToolRegistry, TypedTool};
+pub use tool::{Tool, ToolContext, ToolOutcome, ToolProgress, ToolRegistry, TypedTool};
 pub use tool_selection::{ToolSelection, UnknownTool, select_coding_tools};
 pub use warming::{CacheWarmer, CacheWarming, PromptCache};
 pub use workspace::{Access, Place, Refusal, Workspace, resolve as resolve_path};

@@ -40,6 +40,28 @@ pub struct ToolContext {
     /// The most bytes one output keeps (`Agent`'s `max_output_bytes`: Pi's 50 KB, less for a
     /// small model's window).
     pub max_output_bytes: usize,
+    /// Where the call reports its output so far while it runs (`bash`: its last lines), for a
+    /// UI; `None` when nobody watches.
+    pub progress: Option<ToolProgress>,
+}
+
+/// Where a running tool reports what it has written so far. Each report replaces the one before
+/// (a watcher that falls behind sees the latest only), so reporting never blocks the tool.
+#[derive(Debug, Clone)]
+pub struct ToolProgress(tokio::sync::watch::Sender<String>);
+
+impl ToolProgress {
+    /// A progress handle for a tool and the receiver its watcher reads the reports from; the
+    /// receiver sees the channel closed once every handle is dropped (the call ended).
+    pub fn channel() -> (Self, tokio::sync::watch::Receiver<String>) {
+        let (sender, receiver) = tokio::sync::watch::channel(String::new());
+        (Self(sender), receiver)
+    }
+
+    /// Reports `text` as the call's output so far.
+    pub fn report(&self, text: String) {
+        self.0.send_replace(text);
+    }
 }
 
 /// A path a tool may use, with the jail it must be opened through.

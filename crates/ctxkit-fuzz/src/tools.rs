@@ -133,6 +133,7 @@ impl World {
             guarded_approved: false,
             auto_resize_images: true,
             max_output_bytes: 50 * 1024,
+            progress: None,
         }
     }
 }

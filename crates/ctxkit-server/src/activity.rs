@@ -67,6 +67,7 @@ impl Tracker {
             | AgentEvent::Delta(_)
             | AgentEvent::Retry
             | AgentEvent::ProviderRetry(_)
+            | AgentEvent::ToolOutput { .. }
             | AgentEvent::Steered { .. } => {}
         }
     }

@@ -214,6 +214,12 @@ impl AgentObserver for Notifier {
                 "type": "tool_start",
                 "call": ctxkit_protocol::ContentBlock::ToolCall(call),
             })),
+            // A running call's last lines so far, each replacing the one before.
+            AgentEvent::ToolOutput { call_id, output } => Some(json!({
+                "type": "tool_output",
+                "tool_call_id": call_id,
+                "text": output,
+            })),
             AgentEvent::ToolEnd { call, outcome } => Some(json!({
                 "type": "tool_end",
                 "tool_call_id": call.id,

@@ -28,6 +28,12 @@ pub enum AgentEvent {
     ToolStart {
         call: ToolCall,
     },
+    /// The output a running call has written so far (`bash`: its last lines, redacted as its
+    /// result will be), each report replacing the one before; [`AgentEvent::ToolEnd`] follows.
+    ToolOutput {
+        call_id: String,
+        output: String,
+    },
     ToolEnd {
         call: ToolCall,
         outcome: ToolOutcome,

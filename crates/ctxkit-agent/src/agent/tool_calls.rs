@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Agent, AgentEvent, AgentObserver, now_ms};
 use crate::approve::{Approval, Approver};
-use crate::tool::{Tool, ToolContext, ToolOutcome};
+use crate::tool::{Tool, ToolContext, ToolOutcome, ToolProgress};
 use crate::workspace::{Access, Place, Workspace};
 
 impl Agent {
@@ -35,7 +35,7 @@ impl Agent {
                 observer
                     .event(AgentEvent::ToolStart { call: call.clone() })
                     .await;
-                self.run_call(&call, cancel, approver).await
+                self.run_call(&call, cancel, approver, observer).await
             };
             observer
                 .event(AgentEvent::ToolEnd {
@@ -66,6 +66,7 @@ impl Agent {
         call: &ToolCall,
         cancel: &CancellationToken,
         approver: &mut dyn Approver,
+        observer: &dyn AgentObserver,
     ) -> ToolOutcome {
         let Some(tool) = self.tools.get(&call.name) else {
             return ToolOutcome::error(self.tools.unknown(&call.name));
@@ -102,6 +103,7 @@ impl Agent {
                 }
             }
         }
+        let (progress, reports) = ToolProgress::channel();
         let context = ToolContext {
             cwd: self.options.cwd.clone(),
             output_dir,
@@ -115,10 +117,12 @@ impl Agent {
             guarded_approved,
             auto_resize_images: self.options.auto_resize_images,
             max_output_bytes: self.max_output_bytes(),
+            progress: Some(progress),
         };
         let (arguments, id) = (call.arguments.clone(), call.id.clone());
         let started = std::time::Instant::now();
-        let mut outcome = tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context))
+        let running = tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context));
+        let mut outcome = watch_progress(running, reports, &workspace, &call.id, observer)
             .await
             .unwrap_or_else(|error| ToolOutcome::error(format!("The tool failed: {error}")));
         // No secret this process knows reaches the session or the model.
@@ -325,6 +329,36 @@ fn capitalized(word: &str) -> String {
         .next()
         .map(|first| first.to_uppercase().chain(characters).collect())
         .unwrap_or_default()
+}
+
+/// Waits for a tool call `running`, passing each of its progress reports on to `observer`
+/// (redacted as its result will be) while it runs.
+async fn watch_progress(
+    mut running: tokio::task::JoinHandle<ToolOutcome>,
+    mut reports: tokio::sync::watch::Receiver<String>,
+    workspace: &Workspace,
+    call_id: &str,
+    observer: &dyn AgentObserver,
+) -> Result<ToolOutcome, tokio::task::JoinError> {
+    loop {
+        tokio::select! {
+            biased;
+            ended = &mut running => return ended,
+            changed = reports.changed() => {
+                if changed.is_err() {
+                    // The call dropped its handle: it is ending.
+                    return running.await;
+                }
+                let output = workspace.redact(&reports.borrow_and_update());
+                observer
+                    .event(AgentEvent::ToolOutput {
+                        call_id: call_id.to_owned(),
+                        output,
+                    })
+                    .await;
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ impl Agent {
             guarded_approved: false,
             auto_resize_images: true,
             max_output_bytes: self.max_output_bytes(),
+            progress: None,
         };
         let owned = command.to_owned();
         let run = tokio::task::spawn_blocking(move || execute_bash(&owned, None, &context)).await;

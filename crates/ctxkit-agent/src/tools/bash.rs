@@ -16,6 +16,12 @@ use super::{ToolContext, ToolOutcome, bounded_outcome};
 const DRAIN_GRACE: Duration = Duration::from_millis(200);
 /// Output is kept up to this many bytes, its end: earlier bytes are dropped (and said to be).
 const MAX_CAPTURE: usize = 64 * 1024 * 1024;
+/// A running command's watcher is told its output at most this often,
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+/// … its last lines, this many,
+const PROGRESS_LINES: usize = 5;
+/// … read from at most this many of its last bytes.
+const PROGRESS_BYTES: usize = 4096;
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,7 +174,9 @@ fn execute_bash_capped(
         });
     }
     let mut capture = Capture::new(max_capture);
-    let mut collect = |chunk: Vec<u8>| capture.push(&chunk);
+    // What the watcher was last told, and when: told at most every `PROGRESS_EVERY` (a flood is
+    // not a report per chunk), and of output that then stops too.
+    let (mut reported, mut unreported) = (Instant::now(), false);
     let started = Instant::now();
     let end = loop {
         match child.try_wait() {
@@ -185,13 +193,21 @@ fn execute_bash_capped(
             break BashEnd::TimedOut(timeout);
         }
         if let Ok(chunk) = receiver.recv_timeout(Duration::from_millis(20)) {
-            collect(chunk);
+            capture.push(&chunk);
+            unreported = true;
+        }
+        if let Some(progress) = &context.progress
+            && unreported
+            && reported.elapsed() >= PROGRESS_EVERY
+        {
+            progress.report(capture.last_lines(PROGRESS_LINES));
+            (reported, unreported) = (Instant::now(), false);
         }
     };
     let drain_until = Instant::now() + DRAIN_GRACE;
     while let Some(left) = drain_until.checked_duration_since(Instant::now()) {
         match receiver.recv_timeout(left) {
-            Ok(chunk) => collect(chunk),
+            Ok(chunk) => capture.push(&chunk),
             Err(_) => break,
         }
     }
@@ -234,6 +250,20 @@ impl Capture {
             self.bytes.drain(..excess);
             self.dropped += excess;
         }
+    }
+
+    /// The last `count` lines of the output so far, as a running command's progress: escapes
+    /// left out, a line redrawn with carriage returns (a progress bar) shown as last drawn.
+    fn last_lines(&self, count: usize) -> String {
+        let start = self.bytes.len().saturating_sub(PROGRESS_BYTES);
+        let lossy = String::from_utf8_lossy(&self.bytes[start..]);
+        let text = anstream::adapter::strip_str(&lossy).to_string();
+        let lines: Vec<&str> = text
+            .trim_end_matches(['\n', '\r'])
+            .lines()
+            .map(|line| line.rsplit('\r').next().unwrap_or(line))
+            .collect();
+        lines[lines.len().saturating_sub(count)..].join("\n")
     }
 
     /// The kept output as text, after a line saying how many earlier bytes were dropped. Terminal
@@ -279,6 +309,50 @@ mod tests {
         )
         .unwrap();
         assert_eq!(run.output, "beforeafter RED\tX");
+    }
+
+    /// QA r102 (chat), finding 7: a running command showed nothing until it ended, so a long
+    /// test run looked like a hang. Its watcher is told its last lines while it runs, and of
+    /// output that then pauses (the `sleep` after `tick 1`).
+    #[test]
+    fn a_running_command_reports_its_last_lines_while_it_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut context = context(dir.path());
+        let (progress, mut reports) = crate::ToolProgress::channel();
+        context.progress = Some(progress);
+        let running = std::thread::spawn(move || {
+            execute_bash(
+                "echo tick 1; sleep 0.5; echo tick 2; sleep 0.5; echo done",
+                None,
+                &context,
+            )
+        });
+        let mut seen = Vec::new();
+        // Read until the command's context, and the handle in it, is dropped.
+        while reports.has_changed().is_ok() {
+            if reports.has_changed().unwrap_or(false) {
+                seen.push(reports.borrow_and_update().clone());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let run = running.join().unwrap().unwrap();
+        assert_eq!(run.output, "tick 1\ntick 2\ndone");
+        assert!(seen.iter().any(|report| report == "tick 1"), "{seen:?}");
+        assert!(
+            seen.iter().any(|report| report == "tick 1\ntick 2"),
+            "{seen:?}"
+        );
+    }
+
+    /// The last lines as a terminal would show them: escapes out, a progress bar redrawn with
+    /// carriage returns as last drawn, at most the count asked for.
+    #[test]
+    fn progress_shows_the_last_lines_as_last_drawn() {
+        let mut capture = Capture::new(1024);
+        capture.push(b"first\nsecond\nloading 10%\rloading 50%\n\x1b[31mred\x1b[0m\n");
+        assert_eq!(capture.last_lines(2), "loading 50%\nred");
+        assert_eq!(capture.last_lines(9), "first\nsecond\nloading 50%\nred");
+        assert_eq!(Capture::new(8).last_lines(3), "");
     }
 
     #[test]

@@ -499,6 +499,7 @@ pub(crate) mod test_support {
             guarded_approved: false,
             auto_resize_images: true,
             max_output_bytes: limit::MAX_BYTES,
+            progress: None,
         }
     }
 }

@@ -85,6 +85,7 @@ fn context(home: &Home, root: &Path, guard: &[PathBuf]) -> ToolContext {
         guarded_approved: false,
         auto_resize_images: true,
         max_output_bytes: 50 * 1024,
+        progress: None,
     }
 }
 

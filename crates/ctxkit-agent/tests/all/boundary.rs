@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctxkit_agent::testing::ScriptedModel;
-use ctxkit_agent::{Approval, ApproveAll, Approver, PromptOutcome, Workspace};
+use ctxkit_agent::{AgentEvent, Approval, ApproveAll, Approver, PromptOutcome, Workspace};
 use ctxkit_llm::ChatRequest;
 use ctxkit_protocol::AgentMessage;
 use futures::future::BoxFuture;
@@ -458,4 +458,43 @@ async fn always_to_a_guarded_write_covers_the_folder_asked_about_only() {
     assert!(work.join(".ctxkit/prompts/fix.md").exists());
     assert!(!work.join(".git/hooks/pre-commit").exists());
     assert!(!work.join(".git/config").exists());
+}
+
+/// A running command's output reaches the observer while it runs (QA r102, chat finding 7: a
+/// long test run showed nothing until it ended), between the call's start and end, and redacted
+/// as its result is: the key a project file holds is never shown on the way.
+#[tokio::test]
+async fn a_running_commands_output_is_reported_redacted_before_it_ends() {
+    let calls = vec![(
+        "bash",
+        json!({"command": "cat config.env; sleep 0.5; echo finished"}),
+    )];
+    let mut world = World::new(provider(1.0, caller(calls))).await;
+    let (workspace, _home) = workspace(&world);
+    world.agent.set_workspace(workspace);
+    std::fs::write(world.work().join("config.env"), format!("KEY={KEY}\n")).unwrap();
+    world.prompt("run it").await;
+    let events = world.observed.0.lock().unwrap().clone();
+    let position = |wanted: fn(&AgentEvent) -> bool| events.iter().position(wanted).unwrap();
+    let started = position(|event| matches!(event, AgentEvent::ToolStart { .. }));
+    let ended = position(|event| matches!(event, AgentEvent::ToolEnd { .. }));
+    let outputs: Vec<(usize, &String, &String)> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(index, event)| match event {
+            AgentEvent::ToolOutput { call_id, output } => Some((index, call_id, output)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        outputs
+            .iter()
+            .any(|(_, _, output)| output.as_str() == "KEY=<redacted>"),
+        "the line before the pause is shown while the command sleeps: {outputs:?}"
+    );
+    for (index, call_id, output) in &outputs {
+        assert!(started < *index && *index < ended, "{events:?}");
+        assert_eq!(call_id.as_str(), "c0");
+        assert!(!output.contains(KEY), "{output}");
+    }
 }

@@ -32,6 +32,7 @@ fn context(project: &Path) -> ToolContext {
         guarded_approved: false,
         auto_resize_images: true,
         max_output_bytes: 50 * 1024,
+        progress: None,
     }
 }
 

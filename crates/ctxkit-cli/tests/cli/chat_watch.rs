@@ -28,6 +28,40 @@ fn header(file: &Path) -> Value {
     serde_json::from_str(text.lines().next().unwrap()).unwrap()
 }
 
+/// QA r102 (chat), finding 7: a running command showed only `Running bash…` until it ended, so a
+/// long test run looked like a hang. Its last lines show under the spinner while it runs, with the
+/// keys typed meanwhile still on the spinner's line, and go when it ends (the result shows them).
+#[test]
+fn a_running_commands_last_lines_show_while_it_runs() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(tool_call(
+        "call_1",
+        "bash",
+        json!({"command": "for i in 1 2 3 4 5 6 7; do echo tick $i; sleep 0.7; done; echo all-done"}),
+    ));
+    world.answer(text("The ticks are done.", 400));
+    let tmux = world.start("--yes");
+    tmux.wait_idle(1);
+    tmux.line("count for me");
+    let screen = tmux.wait_for("    tick 2");
+    assert!(screen.contains("Running bash…"), "{screen}");
+    assert!(!screen.contains("    all-done"), "still running:\n{screen}");
+    tmux.keys(&["-l", "zz"]);
+    let screen = tmux.wait_for("    tick 6");
+    assert!(screen.contains("› zz"), "{screen}");
+    // At most five lines: the first tick has scrolled out of the preview.
+    assert!(!screen.contains("    tick 1"), "{screen}");
+    let screen = tmux.wait_for("The ticks are done.");
+    assert!(!screen.contains("Running bash…"), "{screen}");
+    assert!(
+        screen.contains("  tick 6\n  … (2 more lines)"),
+        "the result shows as before:\n{screen}"
+    );
+}
+
 #[test]
 fn keys_typed_while_a_tool_runs_come_back_and_esc_interrupts_it() {
     if tmux_missing() {

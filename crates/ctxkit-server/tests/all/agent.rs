@@ -880,3 +880,59 @@ async fn agent_cancel_stops_the_compaction_before_the_prompt_and_gives_the_promp
         .unwrap();
     assert_eq!(end["params"]["aborted"], true, "{end}");
 }
+
+/// While a `bash` call runs, `tool_output` events carry its last lines so far, redacted as its
+/// result is, before its `tool_end` (docs/protocol.md, "Running the agent loop").
+#[tokio::test]
+async fn agent_run_reports_a_running_commands_last_lines_before_its_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = std::fs::canonicalize(dir.path()).unwrap();
+    let sessions = project.join(".sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let key = "sk-ant-test-progress-0123456789";
+    std::fs::write(project.join("config.env"), format!("KEY={key}\n")).unwrap();
+    let model = attacker(vec![(
+        "bash",
+        json!({"command": "cat config.env; sleep 0.5; echo finished"}),
+    )]);
+    let agent = AgentConfig {
+        secrets: vec![key.to_owned()],
+        ..agent_config(Arc::new(Fixed(model)))
+    };
+    let mut client = start_with(&sessions, Some(agent));
+    client
+        .call(
+            "session.create",
+            json!({"cwd": project.display().to_string()}),
+        )
+        .await;
+    let run = client
+        .call("agent.run", json!({"text": "go", "approve": "all"}))
+        .await;
+    assert_eq!(run["result"]["outcome"], "answered", "{run}");
+    let kinds: Vec<&str> = client
+        .notifications
+        .iter()
+        .filter_map(|message| message["params"]["type"].as_str())
+        .filter(|kind| kind.starts_with("tool_"))
+        .collect();
+    let first_output = kinds.iter().position(|kind| *kind == "tool_output");
+    assert!(
+        first_output
+            .is_some_and(|at| kinds[..at] == ["tool_start"] && kinds.last() == Some(&"tool_end")),
+        "{kinds:?}"
+    );
+    let outputs: Vec<&Value> = client
+        .notifications
+        .iter()
+        .filter(|message| message["params"]["type"] == "tool_output")
+        .map(|message| &message["params"])
+        .collect();
+    assert!(
+        outputs
+            .iter()
+            .any(|params| params["text"] == "KEY=<redacted>" && params["tool_call_id"] == "c0"),
+        "{outputs:?}"
+    );
+    assert!(!format!("{:?}", client.notifications).contains(key));
+}

@@ -138,6 +138,7 @@ impl AgentObserver for Terminal<'_> {
                     }
                     self.ui.spin(&tool_spinner(&call.name));
                 }
+                AgentEvent::ToolOutput { output, .. } => self.ui.tool_output(&output),
                 AgentEvent::ToolEnd { call, outcome } => {
                     self.ui.stop();
                     self.name_in_batch(&call, false);

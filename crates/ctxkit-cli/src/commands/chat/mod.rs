@@ -45,6 +45,7 @@ mod slash;
 pub(super) mod slash_completion;
 mod status;
 mod thinking;
+mod tool_preview;
 mod tree_view;
 mod trust;
 mod type_ahead;

@@ -46,6 +46,8 @@ pub struct Ui {
     markdown: Markdown,
     /// The running spinner's message, without the keys typed meanwhile.
     spin_message: Arc<Mutex<String>>,
+    /// The lines shown under the spinner's (a running command's last lines), empty for none.
+    spin_detail: Arc<Mutex<String>>,
     /// `hideThinkingBlock`: reasoning shows as one line, [`HIDDEN_THINKING`] (Ctrl-T toggles).
     hide_thinking: Arc<AtomicBool>,
     /// `terminal.showTerminalProgress`: the terminal is told while the agent works.
@@ -74,6 +76,7 @@ impl Ui {
             stream: Arc::default(),
             markdown: Markdown::for_stdout(),
             spin_message: Arc::default(),
+            spin_detail: Arc::default(),
             hide_thinking: Arc::default(),
             terminal_progress: Arc::default(),
         }
@@ -287,12 +290,14 @@ impl Ui {
         {
             let spinner = Arc::clone(&self.spinner);
             let message = Arc::clone(&self.spin_message);
+            let detail = Arc::clone(&self.spin_detail);
             // Keys typed meanwhile show on the spinner line, as they will start the next input.
             let on_typed = Box::new(move |typed: &str| {
                 let bar = spinner.lock().ok().and_then(|slot| slot.clone());
                 let base = message.lock().map(|text| text.clone()).unwrap_or_default();
+                let detail = detail.lock().map(|text| text.clone()).unwrap_or_default();
                 if let Some(bar) = bar {
-                    bar.set_message(with_typed_keys(&base, typed));
+                    bar.set_message(with_detail(with_typed_keys(&base, typed), &detail));
                 }
             });
             escape.watch = EscWatch::start(interrupts, Arc::clone(&self.typed), on_typed);
@@ -300,10 +305,31 @@ impl Ui {
         if let Ok(mut base) = self.spin_message.lock() {
             message.clone_into(&mut base);
         }
+        if let Ok(mut detail) = self.spin_detail.lock() {
+            detail.clear();
+        }
         let typed = self.with_typed(|typed| typed.shown()).unwrap_or_default();
         let bar = crate::render::spinner(with_typed_keys(message, &typed));
         if let Ok(mut slot) = self.spinner.lock() {
             *slot = Some(bar);
+        }
+    }
+
+    /// Shows the last lines a running call has written (`output`) under the spinner line, in
+    /// place of those shown before.
+    pub fn tool_output(&self, output: &str) {
+        let detail = super::tool_preview::preview(output, super::markdown::terminal_width());
+        let base = self
+            .spin_message
+            .lock()
+            .map(|text| text.clone())
+            .unwrap_or_default();
+        let typed = self.with_typed(|typed| typed.shown()).unwrap_or_default();
+        if let Some(bar) = self.spinner.lock().ok().and_then(|slot| slot.clone()) {
+            bar.set_message(with_detail(with_typed_keys(&base, &typed), &detail));
+        }
+        if let Ok(mut shown) = self.spin_detail.lock() {
+            *shown = detail;
         }
     }
 
@@ -509,6 +535,17 @@ fn with_typed_keys(message: &str, typed: &str) -> String {
         message.to_owned()
     } else {
         format!("{message}  › {}", spinner_text(typed))
+    }
+}
+
+/// The spinner's line and, under it, `detail`'s lines when there are any. Each line ends with a
+/// carriage return: while the spinner runs the keyboard is read raw, and a bare line feed would
+/// start the next line where the last one ended.
+fn with_detail(line: String, detail: &str) -> String {
+    if detail.is_empty() {
+        line
+    } else {
+        format!("{line}\n{detail}")
     }
 }
 
