@@ -58,12 +58,23 @@ impl Jail {
     }
 }
 
-/// Whether writing `target` (inside `project`) makes or changes a git directory not named `.git`:
-/// a folder that holds `HEAD`, `objects/` and `refs/` once the write is done. git takes such a
-/// folder for a repository (an embedded bare one) before it looks for a `.git` above it, and the
-/// `config` there may name a command (`core.fsmonitor`) that the user's next `git status` in it
-/// runs: a sweep wrote `src/HEAD`, `src/config`, `src/objects/` and `src/refs/` without a question,
-/// and `git status` in `src` ran the model's command. Names are compared without regard to case.
+/// Whether writing `target` (inside `project`) makes or changes a git directory not named `.git`,
+/// judged as git finds one. git takes a folder for a repository before it looks for a `.git`
+/// above it when the folder holds `HEAD` and either `objects` and `refs` (an embedded bare
+/// repository; git asks only that they can be entered, so a `refs` file counts) or a `commondir`
+/// file naming the folder that holds them (git's layout of a linked worktree). The `config` (and
+/// `hooks/`) of that common folder may name a command (`core.pager`, `core.fsmonitor`) that the
+/// user's next `git status` or `git branch` in the repository runs. So a write is judged so when,
+/// once it is done, a folder on its way holds:
+///
+/// - `HEAD`, `objects` and `refs` (a sweep wrote `src/HEAD`, `src/config`, `src/objects/` and
+///   `src/refs/` without a question, and `git status` in `src` ran the model's command);
+/// - `HEAD` and `commondir`, wherever `commondir` points (QA r103: `cd/objects/`, `cd/refs/`,
+///   `cd/config`, then `src/commondir` naming `../cd` and `src/HEAD`);
+/// - `objects`, `refs` and `config` or `hooks`: what such a `commondir` names, in whatever order
+///   its parts are written.
+///
+/// Names are compared without regard to case.
 pub fn completes_git_directory(project: &Path, target: &Path) -> bool {
     let Ok(inside) = target.strip_prefix(project) else {
         return false;
@@ -71,14 +82,16 @@ pub fn completes_git_directory(project: &Path, target: &Path) -> bool {
     let parts: Vec<&std::ffi::OsStr> = inside.iter().collect();
     let mut folder = project.to_path_buf();
     for (depth, first) in parts.iter().enumerate() {
-        let holds = |name: &str, is_dir: bool| {
+        let holds = |name: &str| {
             first
                 .as_encoded_bytes()
                 .eq_ignore_ascii_case(name.as_bytes())
-                || std::fs::metadata(folder.join(name))
-                    .is_ok_and(|metadata| !is_dir || metadata.is_dir())
+                || std::fs::symlink_metadata(folder.join(name)).is_ok()
         };
-        if holds("HEAD", false) && holds("objects", true) && holds("refs", true) {
+        let store = holds("objects") && holds("refs");
+        if (holds("HEAD") && (store || holds("commondir")))
+            || (store && (holds("config") || holds("hooks")))
+        {
             return true;
         }
         if depth + 1 < parts.len() {
@@ -122,6 +135,58 @@ mod tests {
         assert!(!completes_git_directory(
             project,
             &project.join("README.md")
+        ));
+    }
+
+    /// QA r103 (adversary), D1: git's second layout. A folder holding `HEAD` and a `commondir`
+    /// is a repository whatever `commondir` names, and the folder it names (`objects`, `refs`
+    /// and a `config` or `hooks`) is judged so too, in any order of writes; a `refs` that is a
+    /// file counts, as git only asks to enter it.
+    #[test]
+    fn the_write_that_completes_a_worktree_layout_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path();
+        let (src, common) = (project.join("src"), project.join("cd"));
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::create_dir_all(&common).unwrap();
+        // The common folder: objects and refs alone are no repository; its config is.
+        assert!(!completes_git_directory(
+            project,
+            &common.join("objects/info/keep")
+        ));
+        std::fs::create_dir_all(common.join("objects/info")).unwrap();
+        assert!(!completes_git_directory(
+            project,
+            &common.join("refs/heads/keep")
+        ));
+        std::fs::create_dir_all(common.join("refs/heads")).unwrap();
+        assert!(completes_git_directory(project, &common.join("config")));
+        assert!(completes_git_directory(
+            project,
+            &common.join("hooks/pre-commit")
+        ));
+        // Its config written first, the folder completing it is found all the same.
+        std::fs::remove_dir_all(common.join("refs")).unwrap();
+        std::fs::write(common.join("config"), "[core]\n").unwrap();
+        assert!(completes_git_directory(
+            project,
+            &common.join("refs/heads/keep")
+        ));
+        // The worktree's side: `commondir` beside `HEAD`, in either order.
+        assert!(!completes_git_directory(project, &src.join("commondir")));
+        std::fs::write(src.join("commondir"), "../cd\n").unwrap();
+        assert!(completes_git_directory(project, &src.join("HEAD")));
+        std::fs::remove_file(src.join("commondir")).unwrap();
+        std::fs::write(src.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert!(completes_git_directory(project, &src.join("commondir")));
+        // `refs` as a file: git enters it by its mode alone.
+        let bare = project.join("bare");
+        std::fs::create_dir_all(bare.join("objects")).unwrap();
+        std::fs::write(bare.join("refs"), "").unwrap();
+        assert!(completes_git_directory(project, &bare.join("HEAD")));
+        assert!(!completes_git_directory(
+            project,
+            &project.join("docs/config")
         ));
     }
 }
