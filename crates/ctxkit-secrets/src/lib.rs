@@ -193,6 +193,7 @@ pub fn is_secret_variable(name: &str) -> bool {
         "PASSWD",
         "SECRET",
         "TOKEN",
+        "JWT",
     ];
     const SUFFIXES: &[&str] = &[
         "_API_KEY",
@@ -222,6 +223,10 @@ pub fn is_secret_variable(name: &str) -> bool {
         "_PAT",
         "_AUTH",
         "_COOKIE",
+        // A signed token standing for a login: GitLab's `CI_JOB_JWT`, an OIDC `ID_TOKEN_JWT` (QA r103).
+        "_JWT",
+        "_JWT_V1",
+        "_JWT_V2",
     ];
     // A signed-in session of 1Password's CLI, one per account (`OP_SESSION_myteam`).
     const PREFIXES: &[&str] = &["OP_SESSION_"];
@@ -298,6 +303,10 @@ mod tests {
             "GITLAB_PAT",
             "OP_SESSION_myteam",
             "SECRET_KEY_BASE",
+            // QA r103: GitLab's job token reached the model's `bash`.
+            "CI_JOB_JWT",
+            "CI_JOB_JWT_V2",
+            "JWT",
         ] {
             assert!(is_secret_variable(name), "{name}");
         }
