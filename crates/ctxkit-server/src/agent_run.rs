@@ -305,7 +305,6 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
         .default_thinking_level
         .as_deref()
         .and_then(ctxkit_llm::ReasoningLevel::parse);
-    let recorder = engine.clone();
     let mut agent = Agent::new(
         engine,
         model,
@@ -324,12 +323,6 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     )
     .await;
     agent.set_workspace(workspace);
-    // The run's model (the agent gave it to the engine) and level, where Pi 1.6.0 records them.
-    let level = reasoning.and(shared.config.settings.default_thinking_level.as_deref());
-    recorder
-        .record_starting_settings(level.unwrap_or("off"))
-        .await
-        .map_err(engine_error)?;
     if let Some(warmer) = &config.warmer {
         agent.set_cache_warmer(Arc::clone(warmer));
     }

@@ -28,6 +28,24 @@ pub(super) enum TurnEnd {
 }
 
 impl Agent {
+    /// Records the model and thinking level this prompt talks to the session with, where the
+    /// session lacks them, as Pi 1.6.0 records them when it starts an agent on a session
+    /// (`Engine::record_starting_settings`: a new session's first entries, or the level alone for
+    /// one with messages and none): another agent continuing the file talks to it as this one
+    /// did. The level is the engine's (`/thinking`'s name), `off` when the model is asked for none.
+    async fn record_starting_settings(&self) -> Result<(), EngineError> {
+        let level = match self.options.reasoning {
+            None => "off".to_owned(),
+            Some(reasoning) => self
+                .engine
+                .thinking_level()
+                .await
+                .unwrap_or_else(|| reasoning.as_str().to_owned()),
+        };
+        self.engine.record_starting_settings(&level).await?;
+        Ok(())
+    }
+
     /// Sends one user prompt and runs the agent until the model ends its turn.
     pub async fn prompt(
         &mut self,
@@ -54,6 +72,7 @@ impl Agent {
         // A turn from the start: the user's interrupt while the compaction before the prompt is
         // being cancelled (Esc twice) stops the prompt too.
         let guard = self.engine.begin_turn();
+        self.record_starting_settings().await?;
         let report = self.engine.before_prompt().await?;
         let aborted = report.compaction.as_ref().is_some_and(|end| end.aborted);
         observer.event(AgentEvent::Checked(report)).await;

@@ -543,3 +543,38 @@ async fn a_reply_reports_an_overflow_only_when_the_engine_recovers_one() {
         });
     assert_eq!(first_flag, Some(true));
 }
+
+/// QA r103 (embed): an embedder's `Agent::prompt` records the model and thinking level a new
+/// session starts with, as Pi 1.6.0 and ctxkit's own surfaces do, so Pi continues the file with
+/// both; the second prompt records nothing more.
+#[tokio::test]
+async fn a_new_sessions_first_entries_are_its_model_and_thinking_level() {
+    let mut world = World::new(provider(1.0, coder())).await;
+    world.prompt("hello").await;
+    world.prompt("again").await;
+    let session = world.reload().await;
+    let kinds: Vec<&str> = session
+        .entries()
+        .iter()
+        .map(|entry| entry.type_name())
+        .collect();
+    assert_eq!(
+        kinds[..3],
+        ["model_change", "thinking_level_change", "message"],
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds
+            .iter()
+            .filter(|kind| kind.ends_with("_change"))
+            .count(),
+        2,
+        "{kinds:?}"
+    );
+    let context = session.build_context();
+    assert_eq!(context.thinking_level, "off");
+    assert_eq!(
+        context.model.and_then(|model| model.model_id).as_deref(),
+        Some("coder")
+    );
+}

@@ -250,7 +250,6 @@ impl Chat {
             FileCheck::Changed => return Ok(PromptEnd::NotSent(text)),
         }
         self.follow_session().await;
-        self.record_starting_settings().await?;
         let terminal = Terminal {
             ui: &self.ui,
             events: &self.events,

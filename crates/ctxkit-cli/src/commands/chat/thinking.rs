@@ -144,23 +144,6 @@ impl Chat {
         self.agent.set_reasoning(reasoning);
     }
 
-    /// Records the model and thinking level the chat talks to the session with, before a prompt,
-    /// as Pi 1.6.0 records them when it starts an agent on a session
-    /// (`Engine::record_starting_settings`): a new session's first entries, or the level alone
-    /// for one with messages and none; nothing once the session records both. Opening a session
-    /// and leaving it writes nothing. The level is the one asked of the model, `off` for a model
-    /// that does not reason.
-    pub(super) async fn record_starting_settings(&self) -> Result<()> {
-        let level = self
-            .engine
-            .thinking_level()
-            .await
-            .filter(|level| reasoning_for(&self.client, level).is_some())
-            .unwrap_or_else(|| "off".to_owned());
-        self.engine.record_starting_settings(&level).await?;
-        Ok(())
-    }
-
     /// After `/resume` and `/import`: the model and thinking level the session recorded, when
     /// they can be used (else the chat's own, said in one line); a session imported from
     /// elsewhere (`from_elsewhere`) keeps the chat's model. Nothing is recorded.
