@@ -110,7 +110,14 @@ pub use ctxkit_engine::{
     CompactionEnd, Engine, EngineError, EngineEvent, EngineOptions, EngineSettings, ForkOutcome,
     ForkPosition, HookSet, Hooks, ModelInfo, NavigateOptions, NavigateOutcome,
 };
-pub use ctxkit_llm::{ChatRequest, ModelClient};
+pub use ctxkit_llm::{
+    ChatDelta, ChatRequest, EnvSettings, LlmOptions, ModelClient, ModelRole, ProviderConfig,
+    ReasoningLevel, resolve_model,
+};
+pub use ctxkit_protocol::{
+    AgentMessage, AssistantMessage, ContentBlock, MessageContent, ToolCall, ToolResultMessage,
+    UserMessage,
+};
 pub use ctxkit_session::Session;
 pub use ctxkit_settings::Settings;
 pub use ctxkit_summarizer::{Summarizer, ToolDefinition};
