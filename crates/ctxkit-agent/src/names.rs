@@ -20,7 +20,7 @@ pub(crate) fn shown(name: &OsStr) -> String {
     }
 }
 
-/// `path` as every question and tool line shows it to the user ([`shown`]): a name holding a line
+/// `path` as every question and tool line shows it to the user (`shown`): a name holding a line
 /// break or another control character is quoted (`$'x.txt\n…'`), so the model cannot write a
 /// line of the question itself. Public: the chat's `→ write …` line and its rewind use it too.
 pub fn shown_path(path: &std::path::Path) -> String {

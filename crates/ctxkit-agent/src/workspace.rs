@@ -171,7 +171,7 @@ impl Workspace {
     }
 
     /// ctxkit's home is `home` (`--home`), protected like [`Self::protect`], and with it where each
-    /// of its entries that is a symlink leads ([`home_link_targets`]): a `settings.json` linked
+    /// of its entries that is a symlink leads (`home_link_targets`): a `settings.json` linked
     /// into a dotfiles project is ctxkit's settings by the target's own name too.
     pub fn set_home(&mut self, home: &Path) {
         self.home = Some(resolve(home));
@@ -386,7 +386,7 @@ impl Workspace {
         Ok(jail)
     }
 
-    /// Makes `jail` refuse writes to the project's guarded places (folders of [`GUARDED_NAMES`]
+    /// Makes `jail` refuse writes to the project's guarded places (folders of `GUARDED_NAMES`
     /// at any depth of the project, and the places [`Self::guard`] named), judged again on the
     /// folder it opens for each write: a folder swapped for a symlink into `.git` after
     /// [`Self::locate`] judged the path puts nothing there. For a write not approved as guarded.

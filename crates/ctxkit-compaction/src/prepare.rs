@@ -318,7 +318,7 @@ pub struct ProjectedTokens {
 
 /// Pi 0.87's `estimateProjectedContextTokens` of the context at `leaf` (the session's leaf when
 /// `None`): what Pi compares with the window to decide on compaction. It differs from
-/// [`crate::estimate_context_tokens`] only after a `context_edit` or compaction that the last
+/// [`ctxkit_tokens::estimate_context_tokens`] only after a `context_edit` or compaction that the last
 /// reported usage predates.
 pub fn estimate_projected_context_tokens(
     session: &Session,

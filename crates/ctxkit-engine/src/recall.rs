@@ -23,7 +23,7 @@ use crate::engine::Engine;
 use crate::error::Result;
 use crate::messages::content_text;
 
-/// The reference the summaries' pointer names (see [`summary_pointer`]).
+/// The reference the summaries' pointer names (see `summary_pointer`).
 pub const SUMMARIZED_REFERENCE: &str = "ctxkit://summarized";
 
 /// Lines kept before and after a line that holds a word of the query.

@@ -316,7 +316,7 @@ impl ProviderConfig {
 /// offline summarizer).
 ///
 /// `base_url`, `api`, `api_key` and `headers` go to the provider the settings name
-/// ([`crate::endpoint`]): a model of another provider uses its own host, format and key variable,
+/// (`endpoint`): a model of another provider uses its own host, format and key variable,
 /// and a provider of one's own that is not that provider has no endpoint.
 pub fn resolve_model(
     options: &LlmOptions,

@@ -58,7 +58,7 @@ pub fn redact<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> Str
 /// but nothing taken out for its shape: for a model's own writing, where a `Bearer ${TOKEN}` or a
 /// `postgres://app:pw@localhost` is code, not a credential.
 ///
-/// A piece of a secret is a secret too: any run of [`fragments::FRAGMENT_BYTES`] characters or
+/// A piece of a secret is a secret too: any run of `fragments::FRAGMENT_BYTES` characters or
 /// more of one goes, wherever it stands (QA: an `edit` that put a line break after `sk-ant-` in
 /// `.env` showed the rest of the key in the diff and every later `read`).
 pub fn redact_known<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) -> String {

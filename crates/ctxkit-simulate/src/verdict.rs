@@ -347,7 +347,7 @@ pub const MATERIAL_SAVING: f64 = 0.05;
 /// The strategy the replays recommend: the cheapest a user can set whose every request a provider
 /// would answer, never one that leaves the context unmanaged (no management answers a session
 /// shorter than the window, and overflows the first longer one), and the defaults unless another
-/// is [`MATERIAL_SAVING`] cheaper. Ties go to the earlier in report order (`defaults` first).
+/// is `MATERIAL_SAVING` cheaper. Ties go to the earlier in report order (`defaults` first).
 pub fn recommend(reports: &[SimulationReport]) -> Option<Recommendation> {
     let window = reports.first()?.context_window;
     let rows = verdict_rows(reports);

@@ -240,7 +240,7 @@ pub fn header_facts(line: &str) -> Result<HeaderFacts, String> {
 
 /// The facts of an entry line, or why it is not an entry (a JSON object with a string `type`).
 /// Read in one pass that builds nothing but the facts (`ctxkit_session::entry_line_facts`); a line
-/// that pass refuses is read as a `Value` ([`entry_facts_of_value`]), which says why.
+/// that pass refuses is read as a `Value` (`entry_facts_of_value`), which says why.
 pub fn entry_facts(line: &str) -> Result<EntryFacts, String> {
     if line.contains('\n') {
         return Err("an entry is one line".to_owned());

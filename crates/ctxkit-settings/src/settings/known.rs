@@ -101,7 +101,7 @@ const PI_KEYS_NOT_ACTED_ON: [&str; 10] = [
 ];
 
 /// Whether the dotted `key` is a setting ctxkit checks but does not act on
-/// ([`PI_KEYS_NOT_ACTED_ON`]).
+/// (`PI_KEYS_NOT_ACTED_ON`).
 pub fn is_pi_key_not_acted_on(key: &str) -> bool {
     PI_KEYS_NOT_ACTED_ON.contains(&key)
 }
