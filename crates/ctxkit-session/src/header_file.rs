@@ -23,7 +23,7 @@ pub fn read_header(path: &Path) -> Result<SessionHeader> {
         line: Some(1),
         reason,
     };
-    let header: SessionHeader = serde_json::from_slice(line.trim_ascii()).map_err(|error| {
+    let header: SessionHeader = read_line(line.trim_ascii()).map_err(|error| {
         not_a_session(format!("the first line is not a session header: {error}"))
     })?;
     if header.kind != "session" {
@@ -50,7 +50,7 @@ pub fn scan_entry_ids(path: &Path, mut wanted: impl FnMut(&str) -> bool) -> Resu
     let file = crate::regular::open_session_file(path)?;
     for line in BufReader::new(file.take(MAX_SCANNED_BYTES)).split(b'\n') {
         let line = line.map_err(SessionError::io("read", path))?;
-        let Ok(Id { kind, id: Some(id) }) = serde_json::from_slice::<Id>(line.trim_ascii()) else {
+        let Ok(Id { kind, id: Some(id) }) = read_line::<Id>(line.trim_ascii()) else {
             continue;
         };
         if kind.as_deref() != Some("session") && !wanted(&id) {
@@ -58,6 +58,18 @@ pub fn scan_entry_ids(path: &Path, mut wanted: impl FnMut(&str) -> bool) -> Resu
         }
     }
     Ok(())
+}
+
+/// One line's JSON as the session reader reads it: a lone surrogate escape read as U+FFFD, when the
+/// line is UTF-8 and does not read as it is (see `ctxkit_protocol::from_str_repaired`).
+fn read_line<T: serde::de::DeserializeOwned>(line: &[u8]) -> serde_json::Result<T> {
+    match serde_json::from_slice(line) {
+        Ok(value) => Ok(value),
+        Err(error) => match std::str::from_utf8(line) {
+            Ok(text) => ctxkit_protocol::from_str_repaired(text).map_err(|_| error),
+            Err(_) => Err(error),
+        },
+    }
 }
 
 #[cfg(test)]

@@ -20,8 +20,24 @@ pub(crate) struct LineHead<'a> {
 }
 
 impl<'a> LineHead<'a> {
-    /// Reads the head of `raw`; refused when it is not a JSON object with a string `type`.
+    /// Reads the head of `raw`; refused when it is not a JSON object with a string `type`. A lone
+    /// surrogate escape (`"\ud83d"`, which `JSON.parse` reads) is read as U+FFFD, as
+    /// `ctxkit_protocol::from_str_repaired` reads it: only when the line fails to read as it is.
     pub(crate) fn read(raw: &'a str) -> Result<Self, HeadError> {
+        let error = match Self::read_exactly(raw) {
+            Err(error @ HeadError::Json(_)) => error,
+            read => return read,
+        };
+        let Cow::Owned(repaired) = ctxkit_protocol::repair_lone_surrogates(raw) else {
+            return Err(error);
+        };
+        first_json_error(
+            error,
+            LineHead::read_exactly(&repaired).map(LineHead::into_owned),
+        )
+    }
+
+    fn read_exactly(raw: &'a str) -> Result<Self, HeadError> {
         Self::not_an_object(raw)?;
         let head: EntryHead =
             serde_json::from_str(raw).map_err(|error| HeadError::Json(error.to_string()))?;
@@ -55,12 +71,37 @@ impl<'a> LineHead<'a> {
         Self::read_prefix_with_parser(raw)
     }
 
-    /// [`Self::read_prefix`] by the JSON parser alone, for a line of any shape.
+    /// [`Self::read_prefix`] by the JSON parser alone, for a line of any shape (a lone surrogate
+    /// read as in [`Self::read`]).
     pub(crate) fn read_prefix_with_parser(raw: &'a str) -> Result<(Self, bool), HeadError> {
+        let error = match Self::read_prefix_exactly(raw) {
+            Err(error @ HeadError::Json(_)) => error,
+            read => return read,
+        };
+        let Cow::Owned(repaired) = ctxkit_protocol::repair_lone_surrogates(raw) else {
+            return Err(error);
+        };
+        let read = LineHead::read_prefix_exactly(&repaired)
+            .map(|(head, complete)| (head.into_owned(), complete));
+        first_json_error(error, read)
+    }
+
+    fn read_prefix_exactly(raw: &'a str) -> Result<(Self, bool), HeadError> {
         Self::not_an_object(raw)?;
         let (head, complete) =
             read_head_prefix(raw).map_err(|error| HeadError::Json(error.to_string()))?;
         Ok((mark_usage(Self::from_fields(head)?, raw), complete))
+    }
+
+    /// The same head, holding its own strings.
+    fn into_owned(self) -> LineHead<'static> {
+        let owned = |text: Option<Cow<'_, str>>| text.map(|text| Cow::Owned(text.into_owned()));
+        LineHead {
+            id: owned(self.id),
+            parent_id: owned(self.parent_id),
+            timestamp: owned(self.timestamp),
+            meta: self.meta,
+        }
     }
 
     fn not_an_object(raw: &str) -> Result<(), HeadError> {
@@ -113,6 +154,15 @@ impl<'a> LineHead<'a> {
             timestamp: head.timestamp.0,
             meta,
         })
+    }
+}
+
+/// The read of a line repaired of its lone surrogates, but the first read's `error` when the
+/// repaired line is not JSON either (the message then names what is wrong with the line as written).
+fn first_json_error<T>(error: HeadError, repaired: Result<T, HeadError>) -> Result<T, HeadError> {
+    match repaired {
+        Err(HeadError::Json(_)) => Err(error),
+        read => read,
     }
 }
 

@@ -154,18 +154,21 @@ fn line_text(line: &[u8]) -> Cow<'_, str> {
 
 /// The head of a line for a listing (see [`read_listing_head`]), `None` for a line that is not
 /// JSON. Only the strings the head reads are checked to be UTF-8; when one is not, the line is read
-/// again with invalid bytes replaced, as the whole-file reader replaces them.
+/// again with invalid bytes replaced, as the whole-file reader replaces them, and a lone surrogate
+/// escape read as U+FFFD (as `ctxkit_protocol::from_str_repaired` reads it).
 fn listing_head(line: &[u8]) -> Option<EntryHead<'_>> {
-    match read_listing_head(line) {
-        Ok((head, _)) => Some(head),
-        Err(_) => match line_text(line) {
-            // Valid UTF-8: the line is not JSON.
-            Cow::Borrowed(_) => None,
-            Cow::Owned(text) => read_listing_head(text.as_bytes())
-                .ok()
-                .map(|(head, _)| head.into_owned()),
-        },
+    if let Ok((head, _)) = read_listing_head(line) {
+        return Some(head);
     }
+    let text = line_text(line);
+    let repaired = ctxkit_protocol::repair_lone_surrogates(&text);
+    if let (Cow::Borrowed(_), Cow::Borrowed(_)) = (&text, &repaired) {
+        // Valid UTF-8 and no lone surrogate: the line is not JSON.
+        return None;
+    }
+    read_listing_head(repaired.as_bytes())
+        .ok()
+        .map(|(head, _)| head.into_owned())
 }
 
 /// The listing record of the session file at `path`, holding `bytes`.
@@ -470,7 +473,7 @@ pub(crate) fn has_session_header(path: &Path) -> bool {
     if std::io::BufReader::new(file).read_line(&mut first).is_err() {
         return false;
     }
-    serde_json::from_str::<Value>(&first).is_ok_and(|header| {
+    ctxkit_protocol::from_str_repaired::<Value>(&first).is_ok_and(|header| {
         header.get("type").and_then(Value::as_str) == Some("session")
             && header.get("id").is_some_and(Value::is_string)
     })

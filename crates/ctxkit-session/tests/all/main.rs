@@ -5,6 +5,7 @@
 mod attacks;
 mod conformance;
 mod file_watch;
+mod lone_surrogates;
 mod migration;
 mod properties;
 mod reliability;
