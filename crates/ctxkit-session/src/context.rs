@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use ctxkit_protocol::{AgentMessage, ModelRef, from_str_repaired, parse_agent_message};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::entry::{EntryMeta, StoredEntry};
@@ -440,14 +441,23 @@ fn apply_edit(message: &mut Value, edit: &StoredEntry) -> Result<(), serde_json:
             let block = serde_json::json!([{"type": "text", "text": text}]);
             object.insert("content".to_owned(), block);
         }
-        Some(content) => {
+        Some(content) if is_usable_content(content) => {
             object.insert("content".to_owned(), content.clone());
         }
-        None => {
+        // No content, or one no message holds (a number, an object, a list of things that are not
+        // content blocks; Pi 1.6.0 sends it as it is, and its estimates throw on a number or an
+        // object): the target's content is put away, and `ctxkit check` names the edit's line.
+        Some(_) | None => {
             object.remove("content");
         }
     }
     Ok(())
+}
+
+/// Whether a replacement's content reads as a message's content: a string, a list of content
+/// blocks, or `null` (no blocks, as Pi writes an empty content).
+fn is_usable_content(content: &Value) -> bool {
+    ctxkit_protocol::MessageContent::deserialize(content).is_ok()
 }
 
 /// The typed form of a context message.
@@ -519,6 +529,41 @@ mod tests {
             contents(&index),
             [json!(["assistant", [{"type": "text", "text": "second"}]])]
         );
+    }
+
+    /// QA r103, defect 4: a replacement whose content no message holds made every typed read of
+    /// the context fail, naming the target's line; its content is put away now, as a replacement
+    /// without content puts it away (docs/pi-compatibility.md, divergence 17).
+    #[test]
+    fn a_replacement_of_the_wrong_type_puts_the_content_away() {
+        for (replacement, expected) in [
+            (r#"{"content":5}"#, Value::Null),
+            (r#"{"content":{"text":"x"}}"#, Value::Null),
+            (r#"{"content":[5]}"#, Value::Null),
+            (r#"{}"#, Value::Null),
+            (r#"{"content":"kept"}"#, json!("kept")),
+            (r#"{"content":null}"#, Value::Null),
+        ] {
+            let edit = format!(
+                r#"{{"type":"context_edit","id":"e","parentId":"a","timestamp":"t","targetId":"u","replacement":{replacement}}}"#
+            );
+            let index = index(&[
+                r#"{"type":"message","id":"u","parentId":null,"timestamp":"t","message":{"role":"user","content":"long","timestamp":1}}"#,
+                r#"{"type":"message","id":"a","parentId":"u","timestamp":"t","message":{"role":"assistant","content":[]}}"#,
+                &edit,
+            ]);
+            assert_eq!(
+                contents(&index)[0],
+                json!(["user", expected]),
+                "{replacement}"
+            );
+            let context = build_context(&index, Some(2));
+            for message in &context.messages {
+                let entry = index.get(message.entry).unwrap();
+                let edit = message.edit.and_then(|edit| index.get(edit));
+                context_message(entry, message.kind, edit).unwrap();
+            }
+        }
     }
 
     #[test]

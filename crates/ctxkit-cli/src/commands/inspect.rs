@@ -556,7 +556,8 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
 }
 
 /// serde says only "data did not match any variant of untagged enum MessageContent" of a message's
-/// content that is neither a string, a list nor `null` (which reads as no blocks): the field and
+/// (or a context edit's replacement's) content that is neither a string, a list nor `null` (which
+/// reads as no blocks): the field and
 /// what it holds, read from the line, say more. `None` for any other error.
 fn content_of_wrong_type(line: &str, source: &serde_json::Error) -> Option<String> {
     if !source
@@ -566,7 +567,7 @@ fn content_of_wrong_type(line: &str, source: &serde_json::Error) -> Option<Strin
         return None;
     }
     let value: serde_json::Value = serde_json::from_str(line).ok()?;
-    ["/message/content", "/content"]
+    ["/message/content", "/content", "/replacement/content"]
         .into_iter()
         .find_map(|pointer| {
             let held = match value.pointer(pointer)? {
@@ -604,6 +605,14 @@ mod tests {
             problem(&number).as_deref(),
             Some(
                 "`message.content` is a number, where a string or a list of content blocks is expected"
+            )
+        );
+        // QA r103, defect 4: a context edit's replacement (its target's content is put away).
+        let edit = r#"{"type":"context_edit","id":"h1","parentId":"a4","timestamp":"t","targetId":"a3","replacement":{"content":5}}"#;
+        assert_eq!(
+            problem(edit).as_deref(),
+            Some(
+                "`replacement.content` is a number, where a string or a list of content blocks is expected"
             )
         );
         // Any other error keeps serde's words.
