@@ -186,11 +186,18 @@ impl<'a> Running<'a> {
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
-        if let Ok(mut slot) = self.slot.lock() {
+        self.inner.stop_running(self.slot);
+    }
+}
+
+impl Inner {
+    /// Marks the compaction or branch summary whose cancellation is in `slot` as no longer running.
+    pub(crate) fn stop_running(&self, slot: &Mutex<Option<CancellationToken>>) {
+        if let Ok(mut slot) = slot.lock() {
             *slot = None;
         }
-        self.inner.compacting.store(false, Ordering::SeqCst);
-        if let Ok(mut facts) = self.inner.facts_while_running.lock() {
+        self.compacting.store(false, Ordering::SeqCst);
+        if let Ok(mut facts) = self.facts_while_running.lock() {
             *facts = None;
         }
     }

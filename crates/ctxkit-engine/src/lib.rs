@@ -94,6 +94,7 @@ mod hot;
 mod line_excerpt;
 mod messages;
 mod on_demand;
+mod owed_end;
 mod pins;
 mod planning;
 mod project;

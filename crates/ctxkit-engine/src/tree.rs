@@ -20,6 +20,7 @@ use crate::error::{EngineError, Result};
 use crate::events::EngineEvent;
 use crate::hooks::{AfterTree, BeforeFork, BeforeTree, ForkPosition, HookSummary};
 use crate::messages::content_text;
+use crate::owed_end::OwedEnd;
 use crate::state::State;
 
 /// The input budget of a branch summary when the window is unknown.
@@ -208,13 +209,26 @@ impl Engine {
         let summarizing = summary.is_none()
             && options.summarize
             && branch_has_messages(&state.session, &branch.entries)?;
+        // Owed from the summary's start to its end, which a dropped navigation still emits.
+        let mut owed = None;
         if summarizing {
+            let started = OwedEnd::branch_summary(self, target_id);
             match self
                 .write_branch_summary(state, target_id, &old_leaf, &branch, &options, cancel)
-                .await?
+                .await
             {
-                ControlFlow::Break(outcome) => return Ok(outcome),
-                ControlFlow::Continue(written) => summary = written,
+                Ok(ControlFlow::Break(outcome)) => {
+                    started.paid();
+                    return Ok(outcome);
+                }
+                Ok(ControlFlow::Continue(written)) => {
+                    summary = written;
+                    owed = Some(started);
+                }
+                Err(error) => {
+                    started.paid();
+                    return Err(error);
+                }
             }
         }
         // Unlike Pi 1.6, which writes "No content to summarize" into the context, a branch that
@@ -239,7 +253,7 @@ impl Engine {
             .map(|(_, _, source)| *source == SummarySource::Hook);
         let label = options.label.as_deref().filter(|label| !label.is_empty());
         // The summary and its label are written together, or neither is.
-        let summary_entry_id = state.session.append_batch(|session| {
+        let written = state.session.append_batch(|session| {
             let summary_entry_id = match summary {
                 Some((text, details, source)) => Some(session.branch_with_summary(
                     new_leaf.as_deref(),
@@ -260,14 +274,30 @@ impl Engine {
                 session.append_label_change(labelled, Some(label))?;
             }
             Ok(summary_entry_id)
-        })?;
+        });
+        let summary_entry_id = match written {
+            Ok(id) => id,
+            Err(error) => {
+                if let Some(owed) = owed {
+                    owed.paid();
+                    self.inner.bus.emit(EngineEvent::BranchSummaryEnd {
+                        target_id: target_id.to_owned(),
+                        aborted: false,
+                        summary_entry_id: None,
+                        error: Some(error.to_string()),
+                    });
+                }
+                return Err(error.into());
+            }
+        };
         let new_leaf_id = state.session.leaf_id().map(str::to_owned);
         // The last request was sent from another branch: the new branch's own replies count its
         // context (Pi's figure) until a request is sent from it (`projection`).
         if new_leaf_id != old_leaf {
             state.calibration.forget_counted();
         }
-        if summarizing {
+        if let Some(owed) = owed {
+            owed.paid();
             self.inner.bus.emit(EngineEvent::BranchSummaryEnd {
                 target_id: target_id.to_owned(),
                 aborted: false,
@@ -351,8 +381,8 @@ impl Engine {
         ))
     }
 
-    /// Summarizes the branch being left (between `BranchSummaryStart` and, on failure,
-    /// `BranchSummaryEnd`): the summary, its details and its source (`None` when the branch holds
+    /// Summarizes the branch being left (after `BranchSummaryStart`, and emits `BranchSummaryEnd`
+    /// on failure): the summary, its details and its source (`None` when the branch holds
     /// no message to summarize), or the outcome of an aborted navigation when it was cancelled.
     async fn write_branch_summary(
         &self,
@@ -363,9 +393,6 @@ impl Engine {
         options: &NavigateOptions,
         cancel: &CancellationToken,
     ) -> Result<ControlFlow<NavigateOutcome, Option<(String, Option<Value>, SummarySource)>>> {
-        self.inner.bus.emit(EngineEvent::BranchSummaryStart {
-            target_id: target_id.to_owned(),
-        });
         let budget = branch_summary_budget(state);
         let branch_options = BranchSummaryOptions {
             instructions: options.custom_instructions.clone(),

@@ -319,7 +319,7 @@ impl Engine {
 }
 
 /// A compaction end that reports nothing yet: the fields every end starts from.
-fn empty_end(reason: CompactionReason) -> CompactionEnd {
+pub(crate) fn empty_end(reason: CompactionReason) -> CompactionEnd {
     CompactionEnd {
         reason,
         aborted: false,

@@ -12,6 +12,7 @@ use crate::engine::{Engine, Running};
 use crate::error::{EngineError, Result};
 use crate::events::{CompactionEnd, CompactionFailed, CompactionReason, EngineEvent};
 use crate::hooks::{AfterCompact, BeforeCompact};
+use crate::owed_end::OwedEnd;
 use crate::settings::CompactionBudgets as _;
 use crate::state::State;
 
@@ -92,7 +93,7 @@ impl Engine {
             &cancel,
             &state.session,
         );
-        self.inner.bus.emit(EngineEvent::CompactionStart { reason });
+        let owed = OwedEnd::compaction(self, reason);
         let outcome = self
             .write_compaction(state, reason, plan, focus, &cancel)
             .await;
@@ -164,6 +165,7 @@ impl Engine {
                 (CompactionEnd { from_hook, ..end }, Some(error))
             }
         };
+        owed.paid();
         self.emit_end(&end).await;
         if let Ok(Some(usage)) = crate::messages::context_usage(state) {
             self.inner.bus.emit(EngineEvent::ContextUsage(usage));

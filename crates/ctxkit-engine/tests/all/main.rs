@@ -7,6 +7,7 @@ mod support;
 mod background;
 mod cache_prefix;
 mod checks;
+mod dropped;
 mod failed;
 mod forget;
 mod hooks;
