@@ -137,8 +137,10 @@ impl InterruptCause {
     }
 }
 
-/// A running agent turn; dropping it marks the turn finished. A manual compaction cancels the
-/// turn's token and waits for the drop before it starts.
+/// A running agent turn; dropping it marks the turn finished and fires its token, so whatever the
+/// turn started with it (a `bash` command on a blocking thread, a model request) stops when the
+/// turn's future is dropped before it ends (a caller's timeout, a `select!`, an aborted task). A
+/// manual compaction cancels the turn's token and waits for the drop before it starts.
 #[derive(Debug)]
 pub struct TurnGuard {
     engine: Engine,
@@ -155,6 +157,8 @@ impl TurnGuard {
 impl Drop for TurnGuard {
     fn drop(&mut self) {
         self.engine.inner.turn.send_replace(None);
+        // A turn that ended has nothing left to stop; one whose future was dropped midway has.
+        self.cancel.cancel();
     }
 }
 

@@ -13,6 +13,7 @@ mod boundary;
 mod cache_prefix;
 mod call_ids;
 mod cut_off;
+mod dropped;
 mod in_run;
 mod no_room;
 mod pi_edits;

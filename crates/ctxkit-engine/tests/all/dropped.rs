@@ -1,6 +1,6 @@
-//! A compaction or branch summary whose caller drops its future midway (a timeout, a `select!`,
-//! an aborted task) ends as a cancelled one does: its start event gets its end, nothing is written,
-//! and the engine no longer says it is compacting.
+//! A turn, compaction or branch summary whose caller drops its future midway (a timeout, a `select!`,
+//! an aborted task) ends as a cancelled one does: the turn fires its token; a start event gets its end,
+//! nothing is written, and the engine no longer says it is compacting.
 
 use ctxkit_engine::{CompactionReason, EngineEvent, NavigateOptions};
 use tokio::task::JoinHandle;
@@ -138,4 +138,16 @@ async fn a_dropped_branch_summary_ends_as_cancelled_and_the_leaf_stays() {
     };
     assert_eq!((started, ended), (&ids[1], &ids[1]));
     assert_eq!((leaf(&harness).await, harness.entry_types().await), before);
+}
+
+/// What a turn started with its token (a `bash` command, a model request) stops when the turn's
+/// future, which holds its guard, is dropped.
+#[tokio::test]
+async fn a_turn_whose_guard_is_dropped_fires_its_token() {
+    let harness = Harness::new(100_000, 2_000, []);
+    let turn = harness.engine.begin_turn();
+    let token = turn.cancel_token();
+    assert!(!token.is_cancelled());
+    drop(turn);
+    assert!(token.is_cancelled());
 }
