@@ -23,7 +23,21 @@ impl Agent {
         command: &str,
         exclude_from_context: bool,
     ) -> Result<BashExecutionMessage, EngineError> {
+        self.run_user_bash_watched(command, exclude_from_context, &|_| {})
+            .await
+    }
+
+    /// [`Self::run_user_bash`], telling `on_output` the command's last lines while it runs
+    /// (redacted as its message will be; each report replaces the one before), as a running
+    /// `bash` call reports them ([`crate::AgentEvent::ToolOutput`]).
+    pub async fn run_user_bash_watched(
+        &self,
+        command: &str,
+        exclude_from_context: bool,
+        on_output: &(dyn Fn(&str) + Sync),
+    ) -> Result<BashExecutionMessage, EngineError> {
         let guard = self.engine.begin_turn();
+        let (progress, mut reports) = crate::ToolProgress::channel();
         let (output_dir, _) = self.output_dir().await;
         let workspace = Arc::new(self.workspace.clone());
         let context = ToolContext {
@@ -39,10 +53,22 @@ impl Agent {
             guarded_approved: false,
             auto_resize_images: true,
             max_output_bytes: self.max_output_bytes(),
-            progress: None,
+            progress: Some(progress),
         };
         let owned = command.to_owned();
-        let run = tokio::task::spawn_blocking(move || execute_bash(&owned, None, &context)).await;
+        let mut running = tokio::task::spawn_blocking(move || execute_bash(&owned, None, &context));
+        let run = loop {
+            tokio::select! {
+                biased;
+                ended = &mut running => break ended,
+                changed = reports.changed() => {
+                    if changed.is_err() {
+                        break (&mut running).await;
+                    }
+                    on_output(&workspace.redact(&reports.borrow_and_update()));
+                }
+            }
+        };
         drop(guard);
         let run = match run {
             Ok(Ok(run)) => run,
@@ -174,8 +200,16 @@ mod tests {
         let mut workspace = crate::Workspace::new(project.path());
         workspace.add_secret("sk-user-bash-0123456789");
         agent.set_workspace(workspace);
-        let message = agent.run_user_bash("cat env.txt", false).await.unwrap();
+        // While it runs, the watcher sees its last lines redacted too.
+        let seen = std::sync::Mutex::new(Vec::new());
+        let message = agent
+            .run_user_bash_watched("cat env.txt; sleep 0.4", false, &|output| {
+                seen.lock().unwrap().push(output.to_owned());
+            })
+            .await
+            .unwrap();
         assert_eq!(message.output, "KEY=<redacted>");
+        assert_eq!(*seen.lock().unwrap(), ["KEY=<redacted>"]);
         let transcript =
             serde_json::to_string(&agent.engine().transcript().await.unwrap()).unwrap();
         assert!(!transcript.contains("sk-user-bash"), "{transcript}");

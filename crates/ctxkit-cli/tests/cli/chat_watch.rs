@@ -62,6 +62,26 @@ fn a_running_commands_last_lines_show_while_it_runs() {
     );
 }
 
+/// The user's own `!command` shows its last lines while it runs too, as Pi shows them.
+#[test]
+fn a_bang_commands_last_lines_show_while_it_runs() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("!for i in 1 2 3 4 5; do echo tock $i; sleep 0.6; done");
+    let screen = tmux.wait_for("    tock 2");
+    assert!(screen.contains("Running `for i in"), "{screen}");
+    let screen = tmux.wait_idle(2);
+    assert!(!screen.contains("Running `for i in"), "{screen}");
+    assert!(
+        screen.contains("\n  tock 5"),
+        "the output shown after:\n{screen}"
+    );
+}
+
 #[test]
 fn keys_typed_while_a_tool_runs_come_back_and_esc_interrupts_it() {
     if tmux_missing() {

@@ -38,7 +38,11 @@ impl Chat {
         self.ui.line(&format!("$ {command}"));
         self.ui
             .spin(&format!("Running `{command}`…  Esc or Ctrl-C to interrupt"));
-        let message = self.agent.run_user_bash(command, excluded).await;
+        let ui = &self.ui;
+        let message = self
+            .agent
+            .run_user_bash_watched(command, excluded, &|output| ui.tool_output(output))
+            .await;
         self.ui.stop();
         show(&self.ui, &message?);
         Ok(())
