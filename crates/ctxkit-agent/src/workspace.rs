@@ -145,7 +145,14 @@ impl Workspace {
         if let Some(home) = default_ctxkit_home() {
             workspace.set_home(&home);
         }
-        workspace.guard_what_git_runs(std::env::home_dir().as_deref());
+        let user_home = std::env::home_dir();
+        // Pi's sessions, which ctxkit works on beside its own (`--sessions-dir`): transcripts
+        // holding what users pasted, closed to tools as ctxkit's own sessions are (QA r103; the
+        // other agents' transcripts are among the credentials).
+        if let Some(user_home) = &user_home {
+            workspace.protect(&user_home.join(".pi/agent/sessions"));
+        }
+        workspace.guard_what_git_runs(user_home.as_deref());
         workspace
     }
 

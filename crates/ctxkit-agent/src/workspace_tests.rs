@@ -503,3 +503,18 @@ fn the_users_git_config_is_guarded_with_the_project_at_home() {
         Ok(Place::Allowed(home.join("notes.txt")))
     );
 }
+
+/// QA r103 (adversary): with the project at `~`, one `grep` read Pi's session transcripts, where
+/// users paste secrets. Pi's sessions folder is closed to tools as ctxkit's own sessions are,
+/// whatever the answer would be.
+#[test]
+fn pis_sessions_folder_is_closed_to_tools() {
+    let Some(user_home) = std::env::home_dir() else {
+        return;
+    };
+    let workspace = Workspace::new(&user_home);
+    for access in [Access::Read, Access::Write] {
+        let refused = workspace.locate(&user_home, ".pi/agent/sessions/--x--/s.jsonl", access);
+        assert!(refused.is_err(), "{refused:?}");
+    }
+}

@@ -58,6 +58,29 @@ const CREDENTIALS: &[&str] = &[
     ".gradle/gradle.properties",
     ".m2/settings.xml",
     ".m2/settings-security.xml",
+    // What holds the secrets a user pasted or typed (QA r103: one `grep` with the project at `~`
+    // returned a database password from three of them): other coding agents' transcripts and
+    // prompt histories, and the shells' and REPLs' histories. `ctxkit import` reads transcripts
+    // on the user's command, not through a tool. (Pi's sessions folder is not here: ctxkit may
+    // keep its own sessions and their checkpoints there, `--sessions-dir`, and then denies it
+    // as its own.)
+    ".claude/projects",
+    ".claude/history.jsonl",
+    ".codex/sessions",
+    ".codex/archived_sessions",
+    ".codex/history.jsonl",
+    ".local/share/opencode/storage",
+    ".local/share/opencode/opencode.db",
+    ".gemini/tmp",
+    ".bash_history",
+    ".zsh_history",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".rediscli_history",
 ];
 
 /// The user's credential places (under `$HOME`), as named and resolved.
@@ -130,6 +153,12 @@ mod tests {
             ".config/ngrok/ngrok.yml",
             ".gradle/gradle.properties",
             ".m2/settings.xml",
+            // QA r103: transcripts and histories, where pasted secrets are.
+            ".claude/projects",
+            ".codex/sessions",
+            ".local/share/opencode/storage",
+            ".bash_history",
+            ".zsh_history",
         ] {
             assert!(places.contains(&home.join(name)), "{name}");
         }
