@@ -16,7 +16,8 @@ pub struct Timeouts {
     /// From sending a streamed request to its response headers (`llm.timeouts.firstByteSeconds`,
     /// 300 s: a provider may read a long prompt before it answers).
     pub first_byte: Duration,
-    /// Silence between two pieces of a streamed answer (`llm.timeouts.idleSeconds`, 300 s: a
+    /// Silence between two pieces of a streamed answer, keep-alives not counted as pieces
+    /// (`llm.timeouts.idleSeconds`, 300 s: a
     /// reasoning model may think for minutes without sending anything).
     pub idle: Duration,
 }

@@ -10,7 +10,7 @@ use ctxkit_overflow::StopReason;
 use crate::client::ModelClient;
 use crate::error::{LlmError, Retried};
 use crate::http::TimeoutPhase;
-use crate::stream::{Assembly, ChatDelta, DeltaSink, Reader, StreamError, sse};
+use crate::stream::{Assembly, ChatDelta, DeltaSink, Extent, Reader, StreamError, sse};
 
 /// What an aborted reply says, as Pi writes it.
 pub(crate) const ABORTED: &str = "Request was aborted";
@@ -22,6 +22,11 @@ pub(crate) struct Progress {
     pub assembly: Assembly,
     parser: sse::Parser,
     received: u64,
+    /// When the reply last came further ([`Extent`]): the idle limit counts from here, so a
+    /// stream that sends keep-alives alone (Anthropic's `ping`, OpenRouter's `: OPENROUTER
+    /// PROCESSING` comments, empty deltas) is cut as a silent one is (QA r103: it hung for ever).
+    quiet_since: tokio::time::Instant,
+    extent: Extent,
     /// The response's content type, for what a stream of no events was.
     pub content_type: String,
 }
@@ -71,6 +76,8 @@ impl ModelClient {
             assembly: Assembly::default(),
             parser: sse::Parser::default(),
             received: 0,
+            quiet_since: tokio::time::Instant::now(),
+            extent: Extent::default(),
             content_type,
         };
         let mut held = Vec::new();
@@ -131,7 +138,10 @@ impl ModelClient {
                 message: ABORTED.to_owned(),
                 retry: None,
             }),
-            chunk = tokio::time::timeout(config.timeouts.idle, response.chunk()) => chunk,
+            chunk = tokio::time::timeout_at(
+                progress.quiet_since + config.timeouts.idle,
+                response.chunk(),
+            ) => chunk,
         };
         let ended = matches!(chunk, Ok(Ok(None)));
         let events = match chunk {
@@ -173,24 +183,41 @@ impl ModelClient {
                 progress.parser.feed(&bytes)
             }
         };
-        for event in &events {
-            match progress.reader.event(&mut progress.assembly, event, sink) {
-                Ok(true) => return Some(Stop::Ended),
-                Ok(false) => {}
-                Err(StreamError { message, transient }) => {
-                    let retry = transient.then(|| LlmError::StreamFailed {
-                        provider: config.provider.clone(),
-                        message: self.redacted(&message),
-                        retried: Retried::NONE,
-                    });
-                    return Some(Stop::Cut {
-                        stop: StopReason::Error,
-                        message,
-                        retry,
-                    });
-                }
+        let stop = read_events(progress, &events, sink, |message| LlmError::StreamFailed {
+            provider: config.provider.clone(),
+            message: self.redacted(message),
+            retried: Retried::NONE,
+        });
+        let extent = progress.assembly.extent();
+        if extent != progress.extent {
+            progress.extent = extent;
+            progress.quiet_since = tokio::time::Instant::now();
+        }
+        stop.or_else(|| ended.then_some(Stop::Ended))
+    }
+}
+
+/// Reads `events` into `progress`: why the stream stopped, `None` to read on. `failed` is the
+/// error a passing provider error is retried with.
+fn read_events(
+    progress: &mut Progress,
+    events: &[sse::Event],
+    sink: &mut DeltaSink<'_>,
+    failed: impl Fn(&str) -> LlmError,
+) -> Option<Stop> {
+    for event in events {
+        match progress.reader.event(&mut progress.assembly, event, sink) {
+            Ok(true) => return Some(Stop::Ended),
+            Ok(false) => {}
+            Err(StreamError { message, transient }) => {
+                let retry = transient.then(|| failed(&message));
+                return Some(Stop::Cut {
+                    stop: StopReason::Error,
+                    message,
+                    retry,
+                });
             }
         }
-        ended.then_some(Stop::Ended)
     }
+    None
 }

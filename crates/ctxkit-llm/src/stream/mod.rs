@@ -148,9 +148,25 @@ fn is_lasting_text(text: &str) -> bool {
         || ctxkit_overflow::is_overflow_error_text(text)
 }
 
+/// How far a reply has come: two readings differ when an event carried something of the reply
+/// (content, a piece of a call's arguments, a signature, usage, a stop reason), and are equal
+/// across keep-alives (Anthropic's `ping`, SSE comments, empty deltas), which the idle limit does
+/// not count as progress.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Extent {
+    changes: u64,
+    blocks: usize,
+    signatures: usize,
+    usage: [u64; 4],
+    ended: bool,
+    compaction: usize,
+}
+
 /// The reply under construction.
 #[derive(Debug, Default)]
 pub(crate) struct Assembly {
+    /// Pieces of the reply added so far (blocks started, text and arguments appended, items set).
+    changes: u64,
     pub content: Vec<ContentBlock>,
     /// Raw argument text per tool-call position, parsed when the reply is finished.
     arguments: Vec<(usize, String)>,
@@ -169,14 +185,52 @@ pub(crate) struct Assembly {
 }
 
 impl Assembly {
+    /// How far the reply has come (see [`Extent`]).
+    pub(crate) fn extent(&self) -> Extent {
+        let signatures = self
+            .content
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Thinking(thinking) => {
+                    thinking.thinking_signature.as_ref().map_or(0, String::len)
+                }
+                ContentBlock::Text(_)
+                | ContentBlock::ToolCall(_)
+                | ContentBlock::Image(_)
+                | ContentBlock::Unknown(_) => 0,
+            })
+            .sum();
+        let compaction = self.provider_compaction.as_ref().map_or(0, |block| {
+            block
+                .get("content")
+                .and_then(Value::as_str)
+                .map_or(1, |text| text.len() + 1)
+        });
+        Extent {
+            changes: self.changes,
+            blocks: self.content.len(),
+            signatures,
+            usage: [
+                self.usage.input,
+                self.usage.output,
+                self.usage.cache_read,
+                self.usage.cache_write,
+            ],
+            ended: self.stop.is_some() || self.error.is_some(),
+            compaction,
+        }
+    }
+
     /// Starts a text block; returns its position.
     pub(crate) fn start_text(&mut self, extra: JsonObject) -> usize {
+        self.changes += 1;
         self.content
             .push(conversation::text_block(String::new(), extra));
         self.content.len() - 1
     }
 
     pub(crate) fn start_thinking(&mut self, signature: Option<String>, extra: JsonObject) -> usize {
+        self.changes += 1;
         self.content.push(conversation::thinking_block(
             String::new(),
             signature,
@@ -192,6 +246,7 @@ impl Assembly {
         extra: JsonObject,
         sink: &mut DeltaSink<'_>,
     ) -> usize {
+        self.changes += 1;
         sink(ChatDelta::ToolCall { name: name.clone() });
         self.content.push(conversation::tool_call_block(
             id,
@@ -207,6 +262,7 @@ impl Assembly {
         if delta.is_empty() {
             return;
         }
+        self.changes += 1;
         match self.content.get_mut(position) {
             Some(ContentBlock::Text(block)) => {
                 block.text.push_str(delta);
@@ -222,6 +278,10 @@ impl Assembly {
     }
 
     pub(crate) fn append_arguments(&mut self, position: usize, delta: &str) {
+        if delta.is_empty() {
+            return;
+        }
+        self.changes += 1;
         match self.arguments.iter_mut().find(|(at, _)| *at == position) {
             Some((_, text)) => text.push_str(delta),
             None => self.arguments.push((position, delta.to_owned())),
@@ -231,6 +291,7 @@ impl Assembly {
     /// Replaces a block (a finished item that arrived whole).
     pub(crate) fn set(&mut self, position: usize, block: ContentBlock) {
         if let Some(slot) = self.content.get_mut(position) {
+            self.changes += 1;
             *slot = block;
             self.arguments.retain(|(at, _)| *at != position);
         }

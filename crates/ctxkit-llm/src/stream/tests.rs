@@ -348,3 +348,77 @@ fn passing_provider_errors_are_transient_and_refusals_are_not() {
         assert!(!is_transient(&lasting), "{lasting}");
     }
 }
+
+/// QA r103: keep-alives reset the idle limit, so a stream of pings alone never ended. The reply's
+/// extent comes further with content, argument pieces, usage and a stop reason, and not with
+/// Anthropic's `ping`, SSE comments, empty deltas or a repeated usage.
+#[test]
+fn keep_alives_do_not_bring_the_reply_further() {
+    let extent_after = |_api: Api, assembly: &mut Assembly, reader: &mut Reader, text: &str| {
+        let mut parser = sse::Parser::default();
+        for event in parser.feed(text.as_bytes()) {
+            let _ = reader.event(assembly, &event, &mut |_| {});
+        }
+        assembly.extent()
+    };
+    let mut assembly = Assembly::default();
+    let mut reader = Reader::new(Api::AnthropicMessages);
+    let start = sse(&[
+        (
+            Some("content_block_start"),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Partial "}}),
+        ),
+    ]);
+    let began = extent_after(Api::AnthropicMessages, &mut assembly, &mut reader, &start);
+    assert_ne!(began, Extent::default());
+    let pings = "event: ping\ndata: {\"type\": \"ping\"}\n\n: comment\n\ndata:\n\n".repeat(3);
+    let pinged = extent_after(Api::AnthropicMessages, &mut assembly, &mut reader, &pings);
+    assert_eq!(pinged, began);
+    let more = sse(&[(
+        Some("content_block_delta"),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "more"}}),
+    )]);
+    let grown = extent_after(Api::AnthropicMessages, &mut assembly, &mut reader, &more);
+    assert_ne!(grown, pinged);
+
+    let mut assembly = Assembly::default();
+    let mut reader = Reader::new(Api::OpenAiChat);
+    let chunk = |delta: Value| {
+        (
+            None,
+            json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}], "usage": null}),
+        )
+    };
+    let start = sse(&[
+        chunk(json!({"content": "Partial"})),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "function": {"name": "bash", "arguments": "{\"co"}}]}),
+        ),
+    ]);
+    let began = extent_after(Api::OpenAiChat, &mut assembly, &mut reader, &start);
+    let idle = format!(
+        ": OPENROUTER PROCESSING\n\n{}",
+        sse(&[chunk(json!({})), chunk(json!({"content": ""}))])
+    );
+    let idled = extent_after(Api::OpenAiChat, &mut assembly, &mut reader, &idle);
+    assert_eq!(idled, began);
+    let piece = sse(&[chunk(
+        json!({"tool_calls": [{"index": 0, "function": {"arguments": "mmand"}}]}),
+    )]);
+    let grown = extent_after(Api::OpenAiChat, &mut assembly, &mut reader, &piece);
+    assert_ne!(grown, idled);
+    let usage = sse(&[(
+        None,
+        json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}),
+    )]);
+    let counted = extent_after(Api::OpenAiChat, &mut assembly, &mut reader, &usage);
+    assert_ne!(counted, grown);
+    assert_eq!(
+        extent_after(Api::OpenAiChat, &mut assembly, &mut reader, &usage),
+        counted
+    );
+}

@@ -155,6 +155,58 @@ async fn a_stream_that_goes_quiet_ends_within_the_idle_limit_keeping_what_arrive
     assert!(notices(&shown).is_empty());
 }
 
+/// A server that sends the start of a Chat Completions stream, then only keep-alives (an SSE
+/// comment, as OpenRouter's `: OPENROUTER PROCESSING`, and a chunk with an empty delta) every
+/// 50 ms for a minute.
+fn keep_alives_after_one_piece() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let Ok((socket, _)) = listener.accept() else {
+            return;
+        };
+        let mut reader = BufReader::new(socket.try_clone().unwrap());
+        read_request(&mut reader);
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": "Partial answer"}}]});
+        let empty = json!({"choices": [{"index": 0, "delta": {"content": ""}}], "usage": null});
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+        let mut socket = socket;
+        let _ = socket.write_all(format!("{head}data: {chunk}\n\n").as_bytes());
+        for _ in 0..1200 {
+            std::thread::sleep(Duration::from_millis(50));
+            let alive = format!(": OPENROUTER PROCESSING\n\ndata: {empty}\n\n");
+            if socket.write_all(alive.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    format!("http://{address}")
+}
+
+/// QA r103: keep-alives reset the idle limit, so a stream that sent nothing else hung for ever.
+#[tokio::test]
+async fn a_stream_of_keep_alives_alone_ends_within_the_idle_limit_keeping_what_arrived() {
+    let options = local_options(keep_alives_after_one_piece(), 2, limits(1000, 2000, 300));
+    let client = ModelClient::new(resolved(&options)).unwrap();
+    let started = Instant::now();
+    let (result, shown) = stream(&client).await;
+    let elapsed = started.elapsed();
+    let reply = result.unwrap();
+    assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+    assert_eq!(reply.stop_reason.as_deref(), Some("error"));
+    assert_eq!(
+        reply.error_message.as_deref(),
+        Some("Provider `vllm` sent nothing for 0.3 s (`llm.timeouts.idleSeconds`)")
+    );
+    assert!(
+        matches!(&reply.content[..], [ContentBlock::Text(text)] if text.text == "Partial answer"),
+        "{:?}",
+        reply.content
+    );
+    assert!(notices(&shown).is_empty());
+}
+
 /// A server that accepts every connection, reads the request and never answers; counts requests.
 fn never_answers() -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -274,7 +274,9 @@ pub struct LlmTimeouts {
     /// From a streamed request to its response headers.
     #[schemars(range(min = 1, max = 86_400))]
     pub first_byte_seconds: u64,
-    /// Silence between two pieces of a streamed answer.
+    /// Silence between two pieces of a streamed answer. Keep-alives (Anthropic's `ping`, SSE comment
+    /// lines such as OpenRouter's `: OPENROUTER PROCESSING`, empty deltas) are not pieces: a stream
+    /// that sends only them for this long is cut too, keeping what arrived as an error reply.
     #[schemars(range(min = 1, max = 86_400))]
     pub idle_seconds: u64,
 }
