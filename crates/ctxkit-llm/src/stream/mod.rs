@@ -3,6 +3,7 @@
 //! or broken stream still keeps what arrived. One reader per wire format.
 
 pub(crate) mod anthropic;
+mod cut_arguments;
 pub(crate) mod gemini;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
@@ -300,9 +301,20 @@ impl Assembly {
     /// The finished reply (without provider, model, timestamp): arguments parsed, empty text
     /// blocks dropped, `toolUse` when calls arrived without another stop reason.
     pub(crate) fn finish(mut self) -> AssistantMessage {
+        let cut = matches!(self.stop, Some(StopReason::Error | StopReason::Aborted));
         for (position, text) in std::mem::take(&mut self.arguments) {
             if let Some(ContentBlock::ToolCall(call)) = self.content.get_mut(position) {
-                call.arguments = conversation::parse_arguments(&text);
+                if cut {
+                    // Cut short: read as far as it goes, an object all the same (QA r103).
+                    let (arguments, error) = cut_arguments::cut_arguments(&text);
+                    call.arguments = arguments;
+                    if let Some(error) = error {
+                        call.extra
+                            .insert("argumentsError".to_owned(), Value::String(error));
+                    }
+                } else {
+                    call.arguments = conversation::parse_arguments(&text);
+                }
             }
         }
         let has_calls = self

@@ -422,3 +422,57 @@ fn keep_alives_do_not_bring_the_reply_further() {
         counted
     );
 }
+
+/// QA r103: a call cut in the middle of its arguments was stored with `arguments` as a JSON
+/// string; the session format (and Pi 1.6.0) stores an object.
+#[test]
+fn a_call_cut_mid_arguments_is_stored_with_an_object() {
+    let events = sse(&[
+        (
+            Some("content_block_start"),
+            json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"echo "}}),
+        ),
+        (
+            Some("content_block_start"),
+            json!({"type": "content_block_start", "index": 1,
+                "content_block": {"type": "tool_use", "id": "toolu_2", "name": "bash", "input": {}}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": "[\"a\", 1"}}),
+        ),
+    ]);
+    let mut parser = sse::Parser::default();
+    let mut reader = Reader::new(Api::AnthropicMessages);
+    let mut assembly = Assembly::default();
+    for event in parser.feed(events.as_bytes()) {
+        reader.event(&mut assembly, &event, &mut |_| {}).unwrap();
+    }
+    let reply = assembly.cut(StopReason::Error, "cut".to_owned());
+    let calls: Vec<_> = reply
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::ToolCall(call) => Some(call),
+            ContentBlock::Text(_)
+            | ContentBlock::Thinking(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::Unknown(_) => None,
+        })
+        .collect();
+    assert_eq!(calls[0].arguments, json!({"command": "echo "}));
+    assert!(!calls[0].extra.contains_key("argumentsError"));
+    assert_eq!(calls[1].arguments, json!({}));
+    let error = calls[1].extra.get("argumentsError").and_then(Value::as_str);
+    assert!(
+        error.is_some_and(|error| error.ends_with("Received arguments:\n[\"a\", 1")),
+        "{error:?}"
+    );
+}
