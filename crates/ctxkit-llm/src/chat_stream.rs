@@ -93,7 +93,7 @@ impl ModelClient {
                 .await?
             }
         };
-        let response = match self.whole(response, cancel).await? {
+        let response = match Self::whole(response) {
             Whole::Text(text) => {
                 // A server that ignores `stream` answers whole: read it as `chat` would.
                 let mut reply = self.parse_chat(&text)?;
@@ -148,7 +148,7 @@ impl ModelClient {
             )
             .await?;
         // A summary is the provider's answer, redacted as whole completions are (`post`).
-        let response = match self.whole(response, cancel).await? {
+        let response = match Self::whole(response) {
             Whole::Text(text) => return wire::parse(config, &self.redacted(&text)),
             Whole::Stream(response) => response,
         };
@@ -178,15 +178,10 @@ impl ModelClient {
     }
 
     /// A JSON answer (a server that ignores `stream`) read whole, or the stream to read.
-    async fn whole(&self, opened: Opened, cancel: &CancellationToken) -> Result<Whole, LlmError> {
-        let response = match opened {
-            Opened::Whole(response) => response,
-            Opened::Stream(started) => return Ok(Whole::Stream(started)),
-        };
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config().provider.clone() }),
-            text = self.read_bounded(response) => text.map(Whole::Text),
+    fn whole(opened: Opened) -> Whole {
+        match opened {
+            Opened::Whole(text) => Whole::Text(text),
+            Opened::Stream(started) => Whole::Stream(started),
         }
     }
 

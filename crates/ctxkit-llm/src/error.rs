@@ -50,7 +50,8 @@ pub enum LlmError {
     },
     /// The provider's stream reported a passing failure (Anthropic's `overloaded_error` or
     /// `api_error`, Responses' `server_error`, a rate limit) before any of the reply arrived,
-    /// after a success status. Retried as a 5xx is; returned when retries are exhausted
+    /// after a success status, or a success answer whose whole body is such an error object (a
+    /// gateway's `{"error": {"code": 502, …}}`). Retried as a 5xx is; returned when retries are exhausted
     /// (`retried`). `message` is the provider's own, redacted. An error event that retrying would
     /// not mend ends the reply as an `error` reply instead.
     #[error("Provider `{provider}` failed before its reply began: {message}{retried}")]

@@ -230,6 +230,9 @@ impl ModelClient {
         if !status.is_success() {
             return Err(self.answer_error(status, &headers, &text));
         }
+        if let Some(error) = self.error_in_success(&text) {
+            return Err(error);
+        }
         Ok(match answer {
             Answer::Completion => self.redacted(&text),
             Answer::Reply => text,
@@ -279,7 +282,11 @@ impl ModelClient {
                     .and_then(|value| value.to_str().ok())
                     .is_some_and(|value| value.contains("application/json"));
                 if is_json {
-                    return Ok(Opened::Whole(response));
+                    let text = self.read_bounded(response).await?;
+                    if let Some(error) = self.error_in_success(&text) {
+                        return Err(error);
+                    }
+                    return Ok(Opened::Whole(text));
                 }
                 self.start_stream(response, cancel)
                     .await
@@ -291,6 +298,27 @@ impl ModelClient {
             () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config.provider.clone() }),
             result = attempts => result,
         }
+    }
+
+    /// A success answer whose body is a provider's passing error (`{"error": {"code": 502, …}}`
+    /// from a gateway, an `overloaded_error`, a rate limit) and no reply of the format: the
+    /// error to retry it with, as a 5xx is (QA r103: it failed at once as an unreadable answer;
+    /// Pi 1.6.0 retries it). An error that retrying would not mend is left to the reader, which
+    /// quotes it.
+    fn error_in_success(&self, text: &str) -> Option<LlmError> {
+        let value = serde_json::from_str::<serde_json::Value>(text).ok()?;
+        let error = value.get("error").filter(|error| !error.is_null())?;
+        let reply_fields = ["choices", "content", "output", "candidates"];
+        if reply_fields.iter().any(|field| value.get(field).is_some())
+            || !crate::stream::is_transient(error)
+        {
+            return None;
+        }
+        Some(LlmError::StreamFailed {
+            provider: self.config.provider.clone(),
+            message: self.redacted(&crate::stream::error_text(error)),
+            retried: crate::error::Retried::NONE,
+        })
     }
 
     /// The error of an answer that is not a success: a redirect (never followed, `HttpClient`)
@@ -442,7 +470,8 @@ pub(crate) fn reply_too_large(limit: u64) -> String {
 /// stream whose reply began.
 #[derive(Debug)]
 pub(crate) enum Opened {
-    Whole(reqwest::Response),
+    /// The answer's body, read.
+    Whole(String),
     Stream(Box<crate::stream_read::Started>),
 }
 

@@ -374,3 +374,57 @@ async fn a_stream_cut_before_its_reply_is_not_blamed_on_the_wire_format() {
     );
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
+
+/// QA r103: a gateway answering 200 with a JSON error body (`{"error": {"code": 502, …}}`, no
+/// `choices`) failed at once as an unreadable answer; it is retried as the 502 it carries, and a
+/// lasting error in such a body is still not retried.
+#[tokio::test]
+async fn a_success_answer_whose_body_is_a_passing_error_is_retried() {
+    let cases = [
+        (
+            "vllm/qwen3-coder",
+            "/chat/completions",
+            json!({"error": {"message": "upstream provider error", "code": 502}}),
+            chat_reply("done after retry"),
+        ),
+        (
+            "anthropic/claude-sonnet-4-5",
+            "/v1/messages",
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+            anthropic_reply("done after retry"),
+        ),
+    ];
+    for (model, endpoint, body, then) in cases {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .and(path(endpoint))
+            .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(&body))
+            .up_to_n_times(1)
+            .with_priority(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(endpoint))
+            .respond_with(stream_response(then))
+            .mount(&server)
+            .await;
+        let (reply, shown) = streamed(&client(model, &server)).await;
+        let reply = reply.unwrap();
+        assert_eq!(text_of(&reply), "done after retry", "{model}");
+        assert_eq!(retries(&shown).len(), 1, "{model}: {shown:?}");
+        assert_eq!(server.received_requests().await.unwrap().len(), 2);
+    }
+
+    let server = MockServer::start().await;
+    let lasting = json!({"error": {"message": "Invalid model name", "type": "invalid_request_error", "code": 400}});
+    Mock::given(method("POST"))
+        .and(path("/chat/completions"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(&lasting))
+        .mount(&server)
+        .await;
+    let (reply, shown) = streamed(&client("vllm/qwen3-coder", &server)).await;
+    let error = reply.unwrap_err().to_string();
+    assert!(error.contains("Invalid model name"), "{error}");
+    assert!(retries(&shown).is_empty());
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
