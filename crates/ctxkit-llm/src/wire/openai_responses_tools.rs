@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::conversation::{self, Part, Turn};
 use super::openai_responses::{check_shape, finish, response_usage};
-use super::{WireRequest, provider_compaction};
+use super::{WireRequest, provider_compaction, text_signature};
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
 
@@ -156,13 +156,19 @@ fn assistant_items(config: &ProviderConfig, reply: &AssistantMessage, out: &mut 
                     "content": [{"type": "output_text", "text": text.text, "annotations": []}],
                     "status": "completed",
                 });
-                if let Some(id) = text
+                let signature = text
                     .extra
                     .get("textSignature")
                     .and_then(Value::as_str)
-                    .filter(|id| with_ids && id.starts_with("msg_"))
-                {
-                    item["id"] = json!(id);
+                    .map(text_signature::decode);
+                if let Some(signature) = signature {
+                    if with_ids && signature.id.starts_with("msg_") {
+                        item["id"] = json!(signature.id);
+                    }
+                    // The message's phase goes back with it, as OpenAI asks (Pi 1.6.0).
+                    if let Some(phase) = signature.phase {
+                        item["phase"] = json!(phase);
+                    }
                 }
                 out.push(item);
             }
@@ -261,7 +267,11 @@ pub(crate) fn output_item(item: &Value) -> Result<Option<ContentBlock>, &'static
                 .collect::<String>();
             let mut extra = JsonObject::new();
             if let Some(id) = item.get("id").and_then(Value::as_str) {
-                extra.insert("textSignature".to_owned(), json!(id));
+                let phase = item.get("phase").and_then(Value::as_str);
+                extra.insert(
+                    "textSignature".to_owned(),
+                    json!(text_signature::encode(id, phase)),
+                );
             }
             Ok(Some(conversation::text_block(text, extra)))
         }

@@ -154,6 +154,9 @@ async fn responses_function_calls_and_reasoning_items_go_back() {
             "id": "resp_68af", "object": "response", "created_at": 1756, "status": "completed",
             "model": "gpt-5-mini", "output": [
                 reasoning,
+                {"type": "message", "id": "msg_68ae", "status": "completed", "role": "assistant",
+                 "phase": "commentary",
+                 "content": [{"type": "output_text", "text": "Listing.", "annotations": []}]},
                 {"type": "function_call", "id": "fc_68af", "call_id": "call_Xk2", "name": "bash",
                  "arguments": "{\"command\":\"ls\"}", "status": "completed"}
             ],
@@ -186,16 +189,29 @@ async fn responses_function_calls_and_reasoning_items_go_back() {
     assert_eq!(bodies[0]["tools"][0]["name"], "bash");
     assert_eq!(bodies[0]["include"], json!(["reasoning.encrypted_content"]));
     assert_eq!(bodies[0]["store"], false);
+    // QA r103: the message's phase is kept as Pi keeps it, and goes back with the item.
+    assert!(
+        matches!(&first.content[1], ContentBlock::Text(t)
+            if t.extra["textSignature"] == r#"{"v":1,"id":"msg_68ae","phase":"commentary"}"#),
+        "{:?}",
+        first.content
+    );
     let body = second_body(&bodies);
     let input = body["input"].as_array().unwrap();
     assert_eq!(input[1], reasoning);
     assert_eq!(
         input[2],
+        json!({"type": "message", "role": "assistant", "status": "completed", "id": "msg_68ae",
+               "phase": "commentary",
+               "content": [{"type": "output_text", "text": "Listing.", "annotations": []}]})
+    );
+    assert_eq!(
+        input[3],
         json!({"type": "function_call", "id": "fc_68af", "call_id": "call_Xk2", "name": "bash",
                "arguments": "{\"command\":\"ls\"}"})
     );
     assert_eq!(
-        input[3],
+        input[4],
         json!({"type": "function_call_output", "call_id": "call_Xk2", "output": "a.rs\nb.rs"})
     );
 }
