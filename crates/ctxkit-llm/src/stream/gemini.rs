@@ -29,6 +29,7 @@ impl State {
         if let Some(error) = data.get("error") {
             return Err(StreamError::provider(error));
         }
+        super::note_response_id(assembly, data.get("responseId"));
         if data.get("usageMetadata").is_some() {
             assembly.usage = gemini_usage(data);
         }

@@ -178,7 +178,8 @@ pub(crate) struct Assembly {
     pub provider_edits: Vec<ctxkit_protocol::ProviderContextEdit>,
     /// The provider's compaction block or item, raw, once it is complete.
     pub provider_compaction: Option<serde_json::Value>,
-    /// The provider's id of the reply (Anthropic's `msg_…`), stored as Pi does (`responseId`).
+    /// The provider's id of the reply (Anthropic's `msg_…`, Chat Completions' `chatcmpl-…`,
+    /// Responses' `resp_…`, Gemini's `responseId`), stored as Pi does (`responseId`).
     pub response_id: Option<String>,
     /// The provider's own word for why the reply ended (`end_turn`, `tool_calls`, `STOP`),
     /// stored as Pi does (`rawStopReason`) beside the `stopReason` it maps to.
@@ -499,6 +500,16 @@ fn excerpt(data: &str) -> String {
     match line.char_indices().nth(LONGEST) {
         Some((end, _)) => format!("{}…", line.get(..end).unwrap_or_default()),
         None => line,
+    }
+}
+
+/// Keeps the provider's id of the reply (Chat Completions' chunk `id`, Responses' `response.id`,
+/// Gemini's `responseId`) as Pi 1.6.0 records it, from the first event that names it.
+pub(crate) fn note_response_id(assembly: &mut Assembly, id: Option<&Value>) {
+    if assembly.response_id.is_none()
+        && let Some(id) = id.and_then(Value::as_str).filter(|id| !id.is_empty())
+    {
+        assembly.response_id = Some(id.to_owned());
     }
 }
 

@@ -140,6 +140,7 @@ impl State {
         if let Some(error) = data.get("error") {
             return Err(StreamError::provider(error));
         }
+        super::note_response_id(assembly, data.get("id"));
         if data.get("usage").is_some_and(Value::is_object) {
             assembly.usage = crate::wire::openai_chat::chat_usage(data);
         }

@@ -39,6 +39,7 @@ impl State {
         sink: &mut DeltaSink<'_>,
     ) -> Result<bool, StreamError> {
         let delta = data.get("delta").and_then(Value::as_str).unwrap_or("");
+        super::note_response_id(assembly, data.pointer("/response/id"));
         match data.get("type").and_then(Value::as_str) {
             Some("response.output_item.added") => {
                 let index = data

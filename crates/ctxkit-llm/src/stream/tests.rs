@@ -476,3 +476,43 @@ fn a_call_cut_mid_arguments_is_stored_with_an_object() {
         "{error:?}"
     );
 }
+
+/// QA r103: `responseId` was recorded for Anthropic replies only; Pi 1.6.0 records it in every
+/// format that names it.
+#[test]
+fn the_reply_id_is_kept_in_every_format() {
+    let chat = sse(&[
+        (
+            None,
+            json!({"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": null}]}),
+        ),
+        (
+            None,
+            json!({"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        ),
+    ]);
+    let responses = sse(&[
+        (
+            None,
+            json!({"type": "response.created", "response": {"id": "resp_1", "status": "in_progress", "output": []}}),
+        ),
+        (
+            None,
+            json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed"}}),
+        ),
+    ]);
+    let gemini = sse(&[(
+        None,
+        json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "hi"}]}, "finishReason": "STOP"}],
+            "responseId": "gem_1"}),
+    )]);
+    for (api, events, id) in [
+        (Api::OpenAiChat, chat, "chatcmpl-1"),
+        (Api::OpenAiResponses, responses, "resp_1"),
+        (Api::Gemini, gemini, "gem_1"),
+    ] {
+        let (reply, _) = read(api, &events);
+        let reply = reply.unwrap();
+        assert_eq!(reply.extra.get("responseId"), Some(&json!(id)), "{api:?}");
+    }
+}
