@@ -287,6 +287,15 @@ impl DirectoryStore {
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)
             .map_err(StoreError::io("read", &path))?;
+        let existing = SessionLines::parse("", &bytes)
+            .map(|existing| existing.entries)
+            .unwrap_or_default();
+        // An append retried after its answer was lost: its lines are the session's last ones.
+        if !lines.is_empty() && existing.ends_with(lines) {
+            locked.record.expires_ms = now_ms().saturating_add(ttl_ms(ttl));
+            locked.save()?;
+            return Ok(u64::try_from(existing.len()).unwrap_or(u64::MAX));
+        }
         let mut text = Vec::new();
         // A torn last line is ended before the new entries (as the session library does).
         if bytes.last().is_some_and(|last| *last != b'\n') {
@@ -301,10 +310,7 @@ impl DirectoryStore {
             .map_err(StoreError::io("append to", &path))?;
         locked.record.expires_ms = now_ms().saturating_add(ttl_ms(ttl));
         locked.save()?;
-        let count = SessionLines::parse("", &bytes)
-            .map(|existing| existing.entries.len())
-            .unwrap_or(0);
-        Ok(u64::try_from(count + lines.len()).unwrap_or(u64::MAX))
+        Ok(u64::try_from(existing.len() + lines.len()).unwrap_or(u64::MAX))
     }
 
     fn list_blocking(&self, query: &ListQuery) -> Result<Vec<StoredSession>> {

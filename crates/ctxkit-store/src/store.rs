@@ -116,7 +116,9 @@ pub trait SessionStore: Send + Sync {
 
     /// Appends entry lines after the last one, all or none, checking the lease's token in the same
     /// step ([`crate::StoreError::Fenced`] when it was taken over). Returns the session's entry
-    /// count. Acknowledged means committed: the entries are durable when this returns.
+    /// count. Acknowledged means committed: the entries are durable when this returns. An append
+    /// whose lines are already the session's last lines is stored once: a writer that did not
+    /// hear the answer to an append (the database stopped answering) sends it again safely.
     fn append(
         &self,
         lease: &Lease,

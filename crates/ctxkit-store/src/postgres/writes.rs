@@ -35,30 +35,39 @@ fn row_changes(facts: &[EntryFacts]) -> RowChanges {
 /// An append in one statement: the session's row locked while it holds the writer's token
 /// (`$2`), the entries inserted after its last one, the row's counts and the lease's expiry
 /// updated; the new entry count, or no row when the token is not the session's (or the session is
-/// gone). The parameters: session id, token, the entries' ids, parent ids, kinds and lines, then
+/// gone). When the session's last lines are these very lines (an append retried after its answer
+/// was lost: the first attempt committed), nothing is inserted again and the lease is renewed. The parameters: session id, token, the entries' ids, parent ids, kinds and lines, then
 /// the row's changes (`RowChanges`) and the lease's time to live in milliseconds.
 const APPEND: &str = "
     WITH locked AS (
         SELECT id, entry_count FROM ctxkit_sessions
         WHERE id = $1 AND lease_token = $2 AND lease_owner IS NOT NULL
         FOR UPDATE
+    ), already AS (
+        SELECT coalesce((SELECT array_agg(e.line ORDER BY e.seq) FROM ctxkit_entries e
+                         WHERE e.session_id = locked.id
+                           AND e.seq > locked.entry_count - cardinality($6::text[])),
+                        '{}') = $6::text[] AS stored
+        FROM locked
     ), inserted AS (
         INSERT INTO ctxkit_entries (session_id, seq, entry_id, parent_id, kind, line, fence)
         SELECT locked.id, locked.entry_count + t.ordinality, t.entry_id, t.parent_id, t.kind,
                t.line, $2
-        FROM locked, unnest($3::text[], $4::text[], $5::text[], $6::text[])
+        FROM locked, already, unnest($3::text[], $4::text[], $5::text[], $6::text[])
              WITH ORDINALITY AS t(entry_id, parent_id, kind, line, ordinality)
+        WHERE NOT already.stored
     )
     UPDATE ctxkit_sessions s
-    SET entry_count = locked.entry_count + cardinality($6::text[]),
+    SET entry_count = locked.entry_count
+            + CASE WHEN already.stored THEN 0 ELSE cardinality($6::text[]) END,
         name = coalesce($7, s.name),
         first_message = coalesce(s.first_message, $8),
-        message_count = s.message_count + $9,
+        message_count = s.message_count + CASE WHEN already.stored THEN 0 ELSE $9::bigint END,
         modified_ms = greatest(s.modified_ms, coalesce($10, s.modified_ms)),
         last_message_ms = greatest(s.last_message_ms, $10),
         updated_at = now(),
         lease_expires = clock_timestamp() + make_interval(secs => $11::bigint / 1000.0)
-    FROM locked WHERE s.id = locked.id
+    FROM locked, already WHERE s.id = locked.id
     RETURNING s.entry_count";
 
 /// The entries' ids, parents and kinds as the three array parameters of an insert.

@@ -88,6 +88,7 @@ on_both_backends!(
     a_file_imported_a_line_at_a_time_is_stored_as_its_lines,
     the_tree_labels_leaf_and_compactions_are_the_files,
     appends_land_in_order_and_are_acknowledged,
+    a_retried_append_is_stored_once,
     a_second_writer_is_refused,
     a_created_session_is_its_creators_from_the_start,
     a_dead_writer_is_taken_over_and_fenced,

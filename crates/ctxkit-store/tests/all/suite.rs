@@ -307,6 +307,33 @@ pub async fn appends_land_in_order_and_are_acknowledged(store: &impl SessionStor
     assert_eq!(Session::open(&file).unwrap().leaf_id(), Some("b4-2"));
 }
 
+/// A writer that never heard the answer to an append (the database froze after committing it)
+/// sends it again: the entries are stored once, and the next append follows them.
+pub async fn a_retried_append_is_stored_once(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let lease = store.acquire(&id, "writer-a", LONG).await.unwrap();
+    let turn = vec![
+        entry_line("r1", Some("e0"), "the turn"),
+        entry_line("r2", Some("r1"), "its reply"),
+    ];
+    assert_eq!(store.append(&lease, &turn, LONG).await.unwrap(), 3);
+    assert_eq!(store.append(&lease, &turn, LONG).await.unwrap(), 3);
+    let next = vec![entry_line("r3", Some("r2"), "the next turn")];
+    assert_eq!(store.append(&lease, &next, LONG).await.unwrap(), 4);
+    let ids: Vec<String> = store
+        .export(&id)
+        .await
+        .unwrap()
+        .entries
+        .iter()
+        .map(|line| ctxkit_store::entry_facts(line).unwrap().id.unwrap())
+        .collect();
+    assert_eq!(ids, ["e0", "r1", "r2", "r3"]);
+    let listed = store.list(&ListQuery::default()).await.unwrap();
+    let listed = listed.iter().find(|session| session.id == id).unwrap();
+    assert_eq!(listed.entries, 4);
+}
+
 pub async fn a_second_writer_is_refused(store: &impl SessionStore) {
     let id = small_session(store, &project(), 1).await;
     let first = store.acquire(&id, "instance-1", LONG).await.unwrap();
