@@ -71,6 +71,10 @@ pub struct ChatArgs {
     /// the session instead (its id and the store, without a password).
     #[arg(skip)]
     pub shown_as: Option<(PathBuf, String)>,
+    /// Set with `--store postgres://…`: whether what the chat writes is stored, which the chat
+    /// reads before each prompt.
+    #[arg(skip)]
+    pub store_sync: Option<crate::commands::SyncStatus>,
 }
 
 #[derive(Debug, Subcommand)]

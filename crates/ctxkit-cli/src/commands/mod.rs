@@ -30,6 +30,8 @@ mod store_copy;
 mod store_fork;
 mod store_reimport;
 mod store_sync;
+
+pub(crate) use store_sync::SyncStatus;
 mod summary_setup;
 mod themes_in_use;
 mod tokens;

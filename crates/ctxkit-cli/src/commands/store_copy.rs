@@ -11,6 +11,7 @@ use anyhow::{Context as _, Result};
 use ctxkit_store::{AnyStore, SessionStore as _, StoreUrl};
 
 use super::store::{open, runtime};
+use super::store_sync::Finished;
 use crate::Outcome;
 use crate::cli::Command;
 
@@ -172,10 +173,6 @@ impl Copy<'_> {
         if let Some((argument, _)) = session_argument(&mut command) {
             argument.clone_from(&path);
         }
-        if let Command::Chat(args) = &mut command {
-            let shown = format!("{} in {}", self.id, self.url.redacted());
-            args.shown_as = Some((path.clone(), shown));
-        }
         // What it appends is committed as it goes (a chat lasts), under the lease it renews.
         let syncer = self.lease.map(|lease| {
             super::store_sync::Syncer::start(
@@ -185,6 +182,14 @@ impl Copy<'_> {
                 before.len() as u64,
             )
         });
+        let chat = if let Command::Chat(args) = &mut command {
+            let shown = format!("{} in {}", self.id, self.url.redacted());
+            args.shown_as = Some((path.clone(), shown));
+            args.store_sync = syncer.as_ref().map(super::store_sync::Syncer::status);
+            true
+        } else {
+            false
+        };
         // What the command prints names the session by its id, not by the temporary copy: on
         // stderr (warnings, hints) through the output layer, on stdout here too (the chat's is
         // not that layer's).
@@ -192,7 +197,28 @@ impl Copy<'_> {
         let mut printed = Vec::new();
         let result = dispatch(command, &mut printed);
         drop(shown);
-        let committed = syncer.map_or(Ok(()), super::store_sync::Syncer::finish);
+        let committed = syncer.map(super::store_sync::Syncer::finish);
+        let printed = String::from_utf8_lossy(&printed);
+        out.write_all(
+            printed
+                .replace(&path.display().to_string(), self.id)
+                .as_bytes(),
+        )?;
+        if let Some(Finished {
+            result: Err(error),
+            unstored,
+        }) = committed
+        {
+            if !unstored {
+                return Err(error.context(format!(
+                    "this command stopped writing session `{}` (everything it wrote before is \
+                     stored)",
+                    self.id
+                )));
+            }
+            // Nothing the command wrote is lost: kept as a new session, or in a folder of its own.
+            return Err(self.keep_unstored(directory, &path, error));
+        }
         // A chat's `/fork`, `/new` or `/save` wrote new sessions beside the copy.
         let made = super::store_fork::store_new_sessions(
             self.runtime,
@@ -201,14 +227,16 @@ impl Copy<'_> {
             &path,
             self.id,
         );
-        let printed = String::from_utf8_lossy(&printed);
-        out.write_all(
-            printed
-                .replace(&path.display().to_string(), self.id)
-                .as_bytes(),
-        )?;
         let outcome = result?;
-        committed?;
+        if chat && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            // The URL is shown as the banner shows it (its password already hidden).
+            writeln!(
+                std::io::stderr(),
+                "Session saved: {} in {}",
+                self.id,
+                self.url.redacted()
+            )?;
+        }
         for stored in made? {
             writeln!(
                 crate::redact::stderr(),
@@ -217,6 +245,41 @@ impl Copy<'_> {
             )?;
         }
         Ok(outcome)
+    }
+
+    /// After the last commit failed: when the session was taken over, what the command wrote is
+    /// stored as a new session (a fork of the copy, its parent the session); when the database
+    /// does not answer (or that fork cannot be stored), the copy's folder is kept where no later
+    /// run removes it. The error says which, and how to go on.
+    fn keep_unstored(
+        &self,
+        directory: tempfile::TempDir,
+        copy: &std::path::Path,
+        error: anyhow::Error,
+    ) -> anyhow::Error {
+        if super::store_sync::is_lost(&error) {
+            match super::store_fork::store_fork_of_copy(self.runtime, self.store, copy, self.id) {
+                Ok(new_id) => {
+                    return error.context(format!(
+                        "this chat could not store its last turns in session `{}`; they are kept \
+                         as the new session {new_id}, a fork of it (`ctxkit chat --session \
+                         {new_id}` continues it)",
+                        self.id
+                    ));
+                }
+                Err(fork_error) => {
+                    tracing::debug!(error = %format!("{fork_error:#}"), "cannot store the fork");
+                }
+            }
+        }
+        let kept = super::store_fork::keep_unstored(directory, self.id);
+        let file = kept.join(copy.file_name().unwrap_or_default());
+        error.context(format!(
+            "what this command wrote to session `{}` is not all stored; the session is kept in \
+             `{}`: `ctxkit store import FILE` stores what it gained once the database answers",
+            self.id,
+            file.display()
+        ))
     }
 }
 

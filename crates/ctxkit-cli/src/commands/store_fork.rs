@@ -47,6 +47,25 @@ pub(super) fn fork_in_store(
     Ok(Outcome::Success)
 }
 
+/// Stores the private copy `copy` of session `id` as a new session, a fork of it at its leaf
+/// (its parent `id`): what a chat wrote after its session was taken over. The new id.
+pub(super) fn store_fork_of_copy(
+    runtime: &tokio::runtime::Runtime,
+    store: &AnyStore,
+    copy: &Path,
+    id: &str,
+) -> Result<String> {
+    let forked = {
+        let _shown = crate::redact::show_path_as(copy, id);
+        super::edit::fork_file(copy, None)?
+    };
+    name_parent(&forked, id)?;
+    let stored = runtime
+        .block_on(store.import_file(&forked))
+        .context("cannot store the fork")?;
+    Ok(stored.id)
+}
+
 /// Sets the header's `parentSession` of session file `path` (a file this command wrote) to
 /// `parent`; the file is replaced whole (a new file renamed over it) or left as it was.
 pub(super) fn name_parent(path: &Path, parent: &str) -> Result<()> {
@@ -97,7 +116,7 @@ pub(super) fn store_new_sessions(
 /// (`ctxkit-<kind>-<pid>-<random>`), which a later run removes once this process is gone, and
 /// never one an earlier failure (or another user) holds already: a fixed name made a second
 /// failure for the same session, or an id too long for a file name, keep the private name.
-fn keep_unstored(folder: tempfile::TempDir, id: &str) -> PathBuf {
+pub(super) fn keep_unstored(folder: tempfile::TempDir, id: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt as _;
     let kept = folder.keep();
     let Some(parent) = kept.parent() else {

@@ -244,6 +244,13 @@ impl Approver for AskApprover<'_> {
 impl Chat {
     /// Sends one user prompt and runs the agent until the model stops.
     pub async fn prompt(&mut self, text: String, ask: &mut dyn Ask) -> Result<PromptEnd> {
+        // Never send a prompt while the database session is known to be another writer's.
+        let store = self
+            .check_store(super::store_health::Look::AfterACommit)
+            .await;
+        if store == super::store_health::StoreCheck::Lost {
+            return Ok(PromptEnd::NotSent(text));
+        }
         // Never append onto a session file another program deleted or rewrote.
         match self.check_session_file(ask).await? {
             FileCheck::Usable => {}

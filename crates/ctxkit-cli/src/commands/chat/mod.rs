@@ -44,6 +44,7 @@ mod shell;
 mod slash;
 pub(super) mod slash_completion;
 mod status;
+mod store_health;
 mod thinking;
 mod tool_preview;
 mod tree_view;
@@ -147,6 +148,8 @@ struct Chat {
     keyed_model: Option<crate::commands::summary_setup::KeyedModel>,
     /// A database session's private copy, and how the screen names it instead.
     shown_as: Option<(PathBuf, String)>,
+    /// A database session's storing, and what the chat said of it last.
+    store: store_health::StoreWatch,
     /// Where the settings and resources were read from (`/reload` reads them again).
     environment: ctxkit_settings::Environment,
     ui: Ui,

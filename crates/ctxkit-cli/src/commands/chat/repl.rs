@@ -14,6 +14,7 @@ use super::large_input::{self, LargeInput};
 use super::rewind::DoubleEscapeAction;
 use super::session_file::Remember;
 use super::slash::Action;
+use super::store_health::{Look, StoreCheck};
 use crate::Outcome;
 
 const PROMPT: &str = "> ";
@@ -217,6 +218,10 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     loop {
         // After every command and prompt: the session open now is the one `--continue` opens.
         runtime.block_on(chat.remember_session(Remember::WhenSwitched));
+        // A database session taken over by another writer ends the chat (its writes are kept).
+        if runtime.block_on(chat.check_store(Look::AsItStands)) == StoreCheck::Lost {
+            break;
+        }
         // A signal ending the chat while a line was at work ends it here, the work recorded.
         chat.interrupts.at_input_line();
         // The prompts of a session just opened (continued, resumed, forked, moved in): Up

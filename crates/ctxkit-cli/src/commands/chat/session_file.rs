@@ -155,11 +155,8 @@ impl Chat {
             return;
         };
         match &self.shown_as {
-            Some((copy, shown)) if *copy == path => {
-                self.ui.info(&format!("Session saved: {shown}"));
-            }
-            // A session made in a database session's chat (`/fork`, `/new`): it is stored as the
-            // chat ends, which says its id.
+            // A database session, or one made in its chat (`/fork`, `/new`): stored as the chat
+            // ends, which says so once the database took it.
             Some((copy, _)) if copy.parent() == path.parent() => {}
             _ => {
                 self.ui.info(&format!("Session saved: {}", path.display()));

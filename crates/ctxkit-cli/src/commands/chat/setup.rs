@@ -156,6 +156,7 @@ pub async fn build(
         quiet_startup: typed.quiet_startup,
         keyed_model,
         shown_as: args.shown_as.clone(),
+        store: super::store_health::StoreWatch::new(args.store_sync.clone()),
         ui,
         interrupts,
         remembered: None,
