@@ -401,10 +401,7 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for UntilStopped<R> {
 
 /// Who writes database sessions: this process, so `session_in_use` names it.
 fn writer_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_owned())
-        .unwrap_or_else(|_| "localhost".to_owned());
-    format!("ctxkit serve (pid {}) on {host}", std::process::id())
+    super::store_copy::process_writer("serve")
 }
 
 /// The writes the channel from the server to stdout holds.

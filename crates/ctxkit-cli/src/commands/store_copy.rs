@@ -285,8 +285,56 @@ impl Copy<'_> {
 
 /// Who writes: this process, named so `session_in_use` tells the user which one.
 pub(super) fn writer_name() -> String {
+    process_writer("cli")
+}
+
+/// The lease owner of this process as `kind` (`cli`, `serve`): its pid and host to read, and an
+/// instance id drawn at random once per process, so that two processes with the same pid and
+/// host name (pid 1 in two containers of one image) are two owners: a lease is taken again at
+/// once by its own owner only, and names alike let one container take another's live session.
+pub(super) fn process_writer(kind: &str) -> String {
+    static INSTANCE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let instance = INSTANCE.get_or_init(|| {
+        // A version 7 UUID ends in random bits: its last 8 hex digits.
+        let id: Vec<char> = ctxkit_session::new_session_id()
+            .chars()
+            .filter(char::is_ascii_hexdigit)
+            .collect();
+        id[id.len().saturating_sub(8)..].iter().collect()
+    });
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|name| name.trim().to_owned())
         .unwrap_or_else(|_| "localhost".to_owned());
-    format!("ctxkit {} (pid {}) on {host}", "cli", std::process::id())
+    owner_text(kind, std::process::id(), instance, &host)
+}
+
+fn owner_text(kind: &str, pid: u32, instance: &str, host: &str) -> String {
+    format!("ctxkit {kind} (pid {pid}, instance {instance}) on {host}")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_processes_with_one_pid_and_host_are_two_owners() {
+        assert_eq!(
+            owner_text("serve", 1, "3f9a1c2e", "app"),
+            "ctxkit serve (pid 1, instance 3f9a1c2e) on app"
+        );
+        let first = process_writer("serve");
+        assert_eq!(first, process_writer("serve"), "one process, one owner");
+        let instance = |owner: &str| owner.split("instance ").nth(1).map(str::to_owned);
+        let instance = instance(&first).unwrap_or_default();
+        assert!(
+            instance.starts_with(|c: char| c.is_ascii_hexdigit()),
+            "{first}"
+        );
+        assert!(
+            instance[..8].chars().all(|c| c.is_ascii_hexdigit()),
+            "{first}"
+        );
+        assert_eq!(&instance[8..10], ") ", "{first}");
+    }
 }
