@@ -204,13 +204,48 @@ pub(crate) async fn after_request<T>(
 }
 
 /// The error of a request whose entries could not be stored, saying that the session was closed
-/// and how to go on (its lease is taken again by the same client at once).
+/// and how to go on (its lease is taken again by the same client at once). When the append was
+/// sent and its answer never came (the database stopped answering, the connection broke), it may
+/// have been committed: the message says so, and how to tell, instead of "send it again" (a
+/// client that resent such a request stored its turn twice).
 fn closed_after(mut error: MethodError) -> MethodError {
-    error.message.push_str(
+    let tail = if error.message.ends_with(OUTCOME_UNKNOWN) {
+        "; the session was closed: open it again with `session.open` once the database answers, \
+         and send the request again only if the `leaf_id` it answers is the leaf of the last \
+         answer received (else the request was stored: read it with `transcript.get`)"
+    } else {
         "; the session was closed and what this request appended was not stored: open it again \
-         with `session.open` (it says why when it cannot yet) and send the request again",
-    );
+         with `session.open` (it says why when it cannot yet) and send the request again"
+    };
+    error.message.push_str(tail);
     error
+}
+
+/// The end of the message of an append whose outcome is unknown (see [`closed_after`]).
+const OUTCOME_UNKNOWN: &str = "; what this request appended may have been stored";
+
+/// Whether an append that failed with `error` may have been committed: it was sent and no answer
+/// came. A refusal by the database (its own error: rolled back), a connection never had, a lease
+/// taken over or a line refused before sending stored nothing.
+fn outcome_unknown(error: &StoreError) -> bool {
+    match error {
+        StoreError::Unresponsive { .. } => true,
+        StoreError::Database { error, .. } => error.as_db_error().is_none(),
+        StoreError::InvalidUrl { .. }
+        | StoreError::NotFound { .. }
+        | StoreError::AmbiguousId { .. }
+        | StoreError::Exists { .. }
+        | StoreError::SessionInUse { .. }
+        | StoreError::Fenced { .. }
+        | StoreError::InvalidSession { .. }
+        | StoreError::NotUtf8 { .. }
+        | StoreError::DamagedLine { .. }
+        | StoreError::Io { .. }
+        | StoreError::Session(_)
+        | StoreError::Connect { .. }
+        | StoreError::Tls { .. }
+        | StoreError::TlsFile { .. } => false,
+    }
 }
 
 /// The error of a request refused before it ran, its session's lease taken over.
@@ -254,7 +289,14 @@ async fn store_tail(mirror: &mut Mirror) -> Result<(), MethodError> {
         .store
         .append(&mirror.lease, &lines, mirror.ttl)
         .await
-        .map_err(store_error)?;
+        .map_err(|error| {
+            let unknown = outcome_unknown(&error);
+            let mut error = store_error(error);
+            if unknown {
+                error.message.push_str(OUTCOME_UNKNOWN);
+            }
+            error
+        })?;
     mirror.confirmed.set(started);
     mirror.synced += complete as u64 + 1;
     Ok(())
@@ -368,5 +410,39 @@ mod tests {
             "{}",
             closed.message
         );
+    }
+}
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::*;
+
+    /// A tester resent an `agent.run` answered "not stored … send the request again" after a
+    /// frozen database: the timed-out append had committed, and the turn was stored twice.
+    #[test]
+    fn an_append_without_an_answer_is_never_said_to_be_unstored() {
+        let unanswered = StoreError::Unresponsive {
+            context: "append the entries",
+            seconds: 10,
+        };
+        assert!(outcome_unknown(&unanswered));
+        let mut error = store_error(unanswered);
+        error.message.push_str(OUTCOME_UNKNOWN);
+        let message = closed_after(error).message;
+        assert!(message.contains("may have been stored"), "{message}");
+        assert!(message.contains("leaf_id"), "{message}");
+        assert!(!message.contains("was not stored"), "{message}");
+
+        let fenced = StoreError::Fenced {
+            id: "s".to_owned(),
+            token: 1,
+        };
+        assert!(!outcome_unknown(&fenced));
+        let message = closed_after(store_error(fenced)).message;
+        assert!(message.contains("was not stored"), "{message}");
+        let refused = StoreError::Connect {
+            reason: "Connection refused".to_owned(),
+        };
+        assert!(!outcome_unknown(&refused));
     }
 }
