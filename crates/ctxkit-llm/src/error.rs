@@ -299,7 +299,7 @@ impl LlmError {
                 match phase {
                     TimeoutPhase::Connect => format!("no connection within {seconds} s"),
                     TimeoutPhase::FirstByte => format!("no response for {seconds} s"),
-                    TimeoutPhase::Idle => format!("nothing sent for {seconds} s"),
+                    TimeoutPhase::Idle => format!("nothing of the reply sent for {seconds} s"),
                     TimeoutPhase::Request => format!("no whole answer within {seconds} s"),
                 }
             }
@@ -366,7 +366,7 @@ fn timeout_message(provider: &str, phase: TimeoutPhase, timeout: Duration) -> St
             format!("Provider `{provider}` sent no response for {seconds} s (`{setting}`)")
         }
         TimeoutPhase::Idle => {
-            format!("Provider `{provider}` sent nothing for {seconds} s (`{setting}`)")
+            format!("Provider `{provider}` sent nothing of its reply for {seconds} s (`{setting}`)")
         }
         TimeoutPhase::Request => {
             format!("Request to provider `{provider}` timed out after {seconds} s (`{setting}`)")

@@ -145,7 +145,8 @@ async fn a_provider_that_goes_quiet_fails_the_prompt_in_one_line_and_the_session
     assert_eq!(
         outcome,
         PromptOutcome::Failed(
-            "Provider `vllm` sent nothing for 0.3 s (`llm.timeouts.idleSeconds`)".to_owned()
+            "Provider `vllm` sent nothing of its reply for 0.3 s (`llm.timeouts.idleSeconds`)"
+                .to_owned()
         )
     );
 
@@ -191,7 +192,7 @@ async fn a_provider_that_goes_quiet_fails_the_prompt_in_one_line_and_the_session
     assert_eq!(reply.stop_reason.as_deref(), Some("error"));
     assert_eq!(
         reply.error_message.as_deref(),
-        Some("Provider `vllm` sent nothing for 0.3 s (`llm.timeouts.idleSeconds`)")
+        Some("Provider `vllm` sent nothing of its reply for 0.3 s (`llm.timeouts.idleSeconds`)")
     );
     assert!(
         matches!(&reply.content[..], [ContentBlock::Text(text)] if text.text == "Half of the answer"),

@@ -104,8 +104,9 @@ fn a_reply_that_goes_quiet_ends_in_one_line_and_keeps_what_arrived() {
     tmux.wait_idle(1);
     let started = std::time::Instant::now();
     tmux.line("explain");
-    let screen =
-        tmux.wait_for("Error: Provider `mock` sent nothing for 1 s (`llm.timeouts.idleSeconds`)");
+    let screen = tmux.wait_for(
+        "Error: Provider `mock` sent nothing of its reply for 1 s (`llm.timeouts.idleSeconds`)",
+    );
     // The server stays quiet for a minute: the error within 30 s (a loaded machine's margin) is
     // the 1 s idle limit.
     assert!(started.elapsed() < std::time::Duration::from_secs(30));

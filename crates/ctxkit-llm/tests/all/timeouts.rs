@@ -143,7 +143,7 @@ async fn a_stream_that_goes_quiet_ends_within_the_idle_limit_keeping_what_arrive
     assert_eq!(reply.stop_reason.as_deref(), Some("error"));
     assert_eq!(
         reply.error_message.as_deref(),
-        Some("Provider `vllm` sent nothing for 0.3 s (`llm.timeouts.idleSeconds`)")
+        Some("Provider `vllm` sent nothing of its reply for 0.3 s (`llm.timeouts.idleSeconds`)")
     );
     assert!(
         matches!(&reply.content[..], [ContentBlock::Text(text)] if text.text == "Partial answer"),
@@ -197,7 +197,7 @@ async fn a_stream_of_keep_alives_alone_ends_within_the_idle_limit_keeping_what_a
     assert_eq!(reply.stop_reason.as_deref(), Some("error"));
     assert_eq!(
         reply.error_message.as_deref(),
-        Some("Provider `vllm` sent nothing for 0.3 s (`llm.timeouts.idleSeconds`)")
+        Some("Provider `vllm` sent nothing of its reply for 0.3 s (`llm.timeouts.idleSeconds`)")
     );
     assert!(
         matches!(&reply.content[..], [ContentBlock::Text(text)] if text.text == "Partial answer"),
