@@ -129,7 +129,7 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
             5,
             Some("wait for the other writer to finish (a writer that died is taken over when its lease expires)".to_owned()),
         ),
-        StoreError::Fenced { .. } => (5, Some("another writer took the session over; run the command again".to_owned())),
+        StoreError::Fenced { .. } => (5, Some("another writer took the session over; run the command again (what a chat could not store is kept where its message says)".to_owned())),
         StoreError::Session(session_error) => classify_session(session_error),
         // PostgreSQL 14 and later say "no encryption" where a server takes TLS connections only;
         // earlier versions "SSL off".
