@@ -47,6 +47,25 @@ const POOL_WAIT: Duration = Duration::from_secs(30);
 /// The pause before asking again for a connection the database refused for having too many.
 const CROWDED_RETRY: Duration = Duration::from_millis(50);
 
+/// How long a connection may go unused before the pool closes it: an idle instance of a fleet
+/// held its busiest minute's connections for ever, and other instances or the CLI met the
+/// role's `CONNECTION LIMIT` (QA r103).
+const IDLE_CONNECTION: Duration = Duration::from_secs(60);
+
+/// Closes `pool`'s connections idle for [`IDLE_CONNECTION`], every half of it, while any clone
+/// of the pool lives.
+fn close_idle_connections_in_turn(pool: &Pool) {
+    let weak = pool.weak();
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(IDLE_CONNECTION / 2);
+        loop {
+            ticks.tick().await;
+            let Some(pool) = weak.upgrade() else { return };
+            pool.retain(|_, metrics| metrics.last_used() < IDLE_CONNECTION);
+        }
+    });
+}
+
 /// Sessions in PostgreSQL.
 #[derive(Clone)]
 pub struct PostgresStore {
@@ -84,9 +103,21 @@ impl PostgresStore {
             .map_err(|error| StoreError::Connect {
                 reason: error.to_string(),
             })?;
+        close_idle_connections_in_turn(&pool);
         let store = Self { pool };
         store.migrate().await?;
         Ok(store)
+    }
+
+    /// Closes the pool's connections unused for `idle` or longer (the pool does so by itself for
+    /// a minute's idleness); the next request opens one again.
+    pub fn close_idle_connections(&self, idle: Duration) {
+        self.pool.retain(|_, metrics| metrics.last_used() < idle);
+    }
+
+    /// The connections the pool holds now, busy or idle.
+    pub fn open_connections(&self) -> usize {
+        self.pool.status().size
     }
 
     /// A connection from the pool. When the database refuses a new one for having too many

@@ -48,6 +48,24 @@ async fn a_burst_over_the_databases_connection_limit_waits_instead_of_failing() 
     }
 }
 
+/// QA r103 (fleet): an idle instance never closed its connections, so other instances or the CLI
+/// met the role's connection limit. Connections unused for the idle limit are closed, and the
+/// next request opens one again.
+#[tokio::test]
+async fn connections_left_unused_are_closed_and_opened_again_on_use() {
+    let Some(url) = database_url() else { return };
+    let store = PostgresStore::connect(&url).await.unwrap();
+    store.check().await.unwrap();
+    assert_eq!(store.open_connections(), 1);
+    store.close_idle_connections(std::time::Duration::from_secs(60));
+    assert_eq!(store.open_connections(), 1, "a connection just used stays");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    store.close_idle_connections(std::time::Duration::from_millis(10));
+    assert_eq!(store.open_connections(), 0);
+    store.check().await.unwrap();
+    assert_eq!(store.open_connections(), 1);
+}
+
 /// Awaits every task (the crate has no `futures` dependency).
 async fn futures_join<T>(
     tasks: impl Iterator<Item = tokio::task::JoinHandle<T>>,
