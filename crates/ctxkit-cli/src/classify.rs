@@ -146,6 +146,10 @@ fn classify_store(store_error: &ctxkit_store::StoreError) -> (u8, Option<String>
             Some("the server's certificate must chain to a trusted root and name the URL's host: name its CA's PEM file with `sslrootcert=/path/ca.pem` in the store URL (docs/deployment.md, \"TLS\")".to_owned()),
         ),
         StoreError::TlsFile { parameter, .. } => (4, Some(tls_file_hint(parameter))),
+        StoreError::Database { .. } if store_error.is_schema_unusable() => (
+            4,
+            Some("the role may not use the schema the store URL's `search_path` names (or it does not exist): check `options=-c search_path=…` in the URL and the role's grants (docs/deployment.md, \"Several teams on one database\")".to_owned()),
+        ),
         StoreError::Io { .. } | StoreError::Database { .. } | StoreError::Unresponsive { .. } => (4, None),
     }
 }

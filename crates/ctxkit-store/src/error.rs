@@ -151,6 +151,16 @@ pub(crate) fn describe(error: &tokio_postgres::Error) -> String {
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 impl StoreError {
+    /// Whether the database refused the schema the connection works in: none of the URL's
+    /// `search_path` exists or may be used by the role (another team's, say), so there is
+    /// nowhere to create or read the tables.
+    pub fn is_schema_unusable(&self) -> bool {
+        use tokio_postgres::error::SqlState;
+        matches!(self, Self::Database { error, .. }
+            if error.code() == Some(&SqlState::INVALID_SCHEMA_NAME)
+                || error.code() == Some(&SqlState::INSUFFICIENT_PRIVILEGE))
+    }
+
     pub(crate) fn io(
         action: &'static str,
         path: &std::path::Path,

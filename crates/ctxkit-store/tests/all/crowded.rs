@@ -76,3 +76,39 @@ async fn futures_join<T>(
     }
     results
 }
+
+/// QA r103 (fleet): a team's URL naming another team's schema failed with "no schema has been
+/// selected to create in", which read like ctxkit's bug. The error is known for what it is, so
+/// the CLI can say the role may not use that schema.
+#[tokio::test]
+async fn a_schema_the_role_may_not_use_is_told_apart() {
+    let Some(url) = database_url() else { return };
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute(
+            "DO $$ BEGIN
+                 CREATE ROLE ctxkit_other_team LOGIN;
+             EXCEPTION WHEN duplicate_object THEN NULL;
+             END $$;
+             CREATE SCHEMA IF NOT EXISTS ctxkit_team_a;
+             REVOKE ALL ON SCHEMA ctxkit_team_a FROM ctxkit_other_team;",
+        )
+        .await
+        .unwrap();
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+    let separator = if host.contains('?') { '&' } else { '?' };
+    let other = format!(
+        "{scheme}://ctxkit_other_team@{host}{separator}options=-c%20search_path%3Dctxkit_team_a"
+    );
+    let error = PostgresStore::connect(&other).await.unwrap_err();
+    assert!(error.is_schema_unusable(), "{error}");
+    // A database that is down is no schema's fault.
+    let refused = PostgresStore::connect("postgres://nobody@127.0.0.1:1/none")
+        .await
+        .unwrap_err();
+    assert!(!refused.is_schema_unusable(), "{refused}");
+}
