@@ -122,7 +122,11 @@ impl Agent {
         let (arguments, id) = (call.arguments.clone(), call.id.clone());
         let started = std::time::Instant::now();
         let running = tokio::task::spawn_blocking(move || tool.run(&arguments, &id, &context));
-        let mut outcome = watch_progress(running, reports, &workspace, &call.id, observer)
+        let report = |output| {
+            let call_id = call.id.clone();
+            observer.event(AgentEvent::ToolOutput { call_id, output })
+        };
+        let mut outcome = watch_progress(running, reports, &workspace, report)
             .await
             .unwrap_or_else(|error| ToolOutcome::error(format!("The tool failed: {error}")));
         // No secret this process knows reaches the session or the model.
@@ -331,15 +335,14 @@ fn capitalized(word: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Waits for a tool call `running`, passing each of its progress reports on to `observer`
-/// (redacted as its result will be) while it runs.
-async fn watch_progress(
-    mut running: tokio::task::JoinHandle<ToolOutcome>,
+/// Waits for `running` (a tool call, a user's command), handing each of its progress reports,
+/// redacted as its result will be, to `report` while it runs.
+pub(super) async fn watch_progress<T, Reported: std::future::Future<Output = ()>>(
+    mut running: tokio::task::JoinHandle<T>,
     mut reports: tokio::sync::watch::Receiver<String>,
     workspace: &Workspace,
-    call_id: &str,
-    observer: &dyn AgentObserver,
-) -> Result<ToolOutcome, tokio::task::JoinError> {
+    mut report: impl FnMut(String) -> Reported,
+) -> Result<T, tokio::task::JoinError> {
     loop {
         tokio::select! {
             biased;
@@ -350,12 +353,7 @@ async fn watch_progress(
                     return running.await;
                 }
                 let output = workspace.redact(&reports.borrow_and_update());
-                observer
-                    .event(AgentEvent::ToolOutput {
-                        call_id: call_id.to_owned(),
-                        output,
-                    })
-                    .await;
+                report(output).await;
             }
         }
     }

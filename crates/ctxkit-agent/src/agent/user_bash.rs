@@ -37,7 +37,7 @@ impl Agent {
         on_output: &(dyn Fn(&str) + Sync),
     ) -> Result<BashExecutionMessage, EngineError> {
         let guard = self.engine.begin_turn();
-        let (progress, mut reports) = crate::ToolProgress::channel();
+        let (progress, reports) = crate::ToolProgress::channel();
         let (output_dir, _) = self.output_dir().await;
         let workspace = Arc::new(self.workspace.clone());
         let context = ToolContext {
@@ -56,19 +56,12 @@ impl Agent {
             progress: Some(progress),
         };
         let owned = command.to_owned();
-        let mut running = tokio::task::spawn_blocking(move || execute_bash(&owned, None, &context));
-        let run = loop {
-            tokio::select! {
-                biased;
-                ended = &mut running => break ended,
-                changed = reports.changed() => {
-                    if changed.is_err() {
-                        break (&mut running).await;
-                    }
-                    on_output(&workspace.redact(&reports.borrow_and_update()));
-                }
-            }
+        let running = tokio::task::spawn_blocking(move || execute_bash(&owned, None, &context));
+        let report = |output: String| {
+            on_output(&output);
+            std::future::ready(())
         };
+        let run = super::tool_calls::watch_progress(running, reports, &workspace, report).await;
         drop(guard);
         let run = match run {
             Ok(Ok(run)) => run,
