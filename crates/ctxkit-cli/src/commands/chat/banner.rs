@@ -26,17 +26,6 @@ fn context_files_line(
 
 /// `path` as the banner names it. A file above `cwd` is `../AGENTS.md`, not its whole path: beside
 /// a whole path, a bare `CLAUDE.md` read as that path's neighbour (QA r98).
-/// Whether `session` holds a conversation to continue: a message, summary or custom message, not
-/// only the model and thinking level a new session records first.
-fn has_conversation(session: &ctxkit_session::Session) -> bool {
-    session.entries().iter().any(|entry| {
-        matches!(
-            entry.type_name(),
-            "message" | "custom_message" | "compaction" | "branch_summary"
-        )
-    })
-}
-
 fn shown_path(path: &std::path::Path, cwd: &std::path::Path) -> String {
     if let Ok(below) = path.strip_prefix(cwd) {
         return below.display().to_string();
@@ -80,13 +69,12 @@ impl Chat {
             Some(window) => format!("{window}-token window"),
             None => "unknown window: automatic compaction off".to_owned(),
         };
-        let (file, entries, conversation, name) = self
+        let (file, entries, name) = self
             .engine
             .with_session(|session| {
                 (
                     session.path().map(|path| path.display().to_string()),
                     session.entries().len(),
-                    has_conversation(session),
                     session.session_name(),
                 )
             })
@@ -109,7 +97,7 @@ impl Chat {
                 _ => file.clone(),
             },
         };
-        if conversation {
+        if entries > 0 {
             let name = name.map(|name| format!(" “{name}”")).unwrap_or_default();
             line(&format!(
                 "Continuing session{name} ({entries} entries): {session}"
