@@ -306,6 +306,10 @@ impl ModelClient {
     /// Pi 1.6.0 retries it). An error that retrying would not mend is left to the reader, which
     /// quotes it.
     fn error_in_success(&self, text: &str) -> Option<LlmError> {
+        // A reply is read once, by its format's reader: a body naming no error is not parsed here.
+        if !text.contains("\"error\"") {
+            return None;
+        }
         let value = serde_json::from_str::<serde_json::Value>(text).ok()?;
         let error = value.get("error").filter(|error| !error.is_null())?;
         let reply_fields = ["choices", "content", "output", "candidates"];
