@@ -22,25 +22,19 @@ pub(super) fn preview(output: &str, width: usize) -> String {
 
 /// `line` cut to at most `room` columns, `…` ending a line that was cut.
 fn fit(line: &str, room: usize) -> String {
-    let mut shown = String::new();
-    let mut used = 0;
-    for character in line.chars() {
-        let width = character.width().unwrap_or(0);
-        if used + width > room.saturating_sub(1) {
-            let rest: usize = line[shown.len()..]
-                .chars()
-                .map(|character| character.width().unwrap_or(0))
-                .sum();
-            if used + rest <= room {
-                shown.push_str(&line[shown.len()..]);
-            } else {
-                shown.push('…');
-            }
-            return shown;
-        }
-        shown.push(character);
-        used += width;
+    let width = |character: char| character.width().unwrap_or(0);
+    if line.chars().map(width).sum::<usize>() <= room {
+        return line.to_owned();
     }
+    let mut used = 0;
+    let mut shown: String = line
+        .chars()
+        .take_while(|character| {
+            used += width(*character);
+            used < room
+        })
+        .collect();
+    shown.push('…');
     shown
 }
 
