@@ -66,6 +66,16 @@ pub enum EngineError {
     #[error("no active pin `{0}`")]
     PinNotFound(String),
 
+    /// A text to pin holds nothing but blanks: it would put an empty `<pinned>` message in every
+    /// later request.
+    #[error("the text to pin is empty; pin the text to keep in view")]
+    EmptyPin,
+
+    /// A prompt holds no image and no text but blanks. Providers refuse an empty text block
+    /// (Anthropic answers 400), so it is refused before anything is stored or sent.
+    #[error("the prompt is empty; write what the model should do")]
+    EmptyPrompt,
+
     /// A pinned text would exceed the pinned-context token cap.
     #[error(
         "pinned context would take {tokens} tokens, over the cap of {cap} (setting `pinned.maxTokens`)"

@@ -254,8 +254,12 @@ impl Engine {
             .collect()
     }
 
-    /// Pins a text; the model sees it now and after every compaction.
+    /// Pins a text; the model sees it now and after every compaction. Fails with `EmptyPin`
+    /// (nothing written) when the text is blank.
     pub async fn pin_text(&self, text: &str) -> Result<Pin> {
+        if text.trim().is_empty() {
+            return Err(EngineError::EmptyPin);
+        }
         let mut state = self.lock().await;
         check_cap(&state, text)?;
         let id = state.session.append_custom_entry(

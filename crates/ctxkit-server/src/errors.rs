@@ -6,9 +6,19 @@ use ctxkit_session::SessionError;
 
 use crate::{MethodError, codes};
 
-/// An engine error as a method's error (`-32000`, with its `data.kind`).
+/// An engine error as a method's error (`-32000`, with its `data.kind`); a blank `text` the
+/// engine refused is the request's fault (`-32602`).
 pub(crate) fn engine_error(error: EngineError) -> MethodError {
     let kind = match &error {
+        EngineError::EmptyPin => {
+            return MethodError::new(
+                codes::INVALID_PARAMS,
+                "invalid params: `text` is empty; pin the text to keep in view",
+            );
+        }
+        EngineError::EmptyPrompt => {
+            return MethodError::new(codes::INVALID_PARAMS, "invalid params: `text` is empty");
+        }
         EngineError::Session(error) => session_kind(error),
         EngineError::Compaction(_) => "invalid_entry",
         EngineError::AlreadyCompacted => "already_compacted",

@@ -499,13 +499,6 @@ async fn pin_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<Va
             let params: PinParams = params(raw)?;
             let engine = engine(shared).await?;
             let pin = match (params.text, params.entry_id) {
-                // An empty pin put an empty `<pinned>` message in every later request.
-                (Some(text), None) if text.trim().is_empty() => {
-                    return Err(MethodError::new(
-                        codes::INVALID_PARAMS,
-                        "invalid params: `text` is empty; pin the text to keep in view",
-                    ));
-                }
                 (Some(text), None) => engine.pin_text(&text).await,
                 (None, Some(entry_id)) => engine.pin_entry(&entry_id).await,
                 (Some(_), Some(_)) | (None, None) => {

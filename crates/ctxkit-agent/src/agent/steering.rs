@@ -54,13 +54,18 @@ impl Agent {
             .await
     }
 
-    /// Appends `messages` as user messages, each announced first; whether there were any.
+    /// Appends `messages` as user messages, each announced first; whether there were any. A blank
+    /// message is dropped: a provider refuses an empty text block, as [`Agent::prompt`] does.
     async fn deliver(
         &self,
         messages: Vec<String>,
         follow_up: bool,
         observer: &dyn AgentObserver,
     ) -> Result<bool, EngineError> {
+        let messages: Vec<String> = messages
+            .into_iter()
+            .filter(|text| !text.trim().is_empty())
+            .collect();
         let delivered = !messages.is_empty();
         for text in messages {
             observer

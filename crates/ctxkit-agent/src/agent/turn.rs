@@ -58,13 +58,17 @@ impl Agent {
     }
 
     /// [`Self::prompt`] with a prompt of several blocks (text and images: files the user
-    /// attached). A prompt not sent gives back the text of its text blocks.
+    /// attached). A prompt not sent gives back the text of its text blocks. A prompt with no
+    /// image and no text but blanks is refused (`EmptyPrompt`) before anything is stored or sent.
     pub async fn prompt_content(
         &mut self,
         content: Vec<ContentBlock>,
         approver: &mut dyn Approver,
         observer: &dyn AgentObserver,
     ) -> Result<PromptOutcome, EngineError> {
+        if is_blank(&content) {
+            return Err(EngineError::EmptyPrompt);
+        }
         // A new prompt ends the warming between runs: its own requests start their own.
         if let Some(warmer) = &self.warmer {
             warmer.cancel();
@@ -273,4 +277,11 @@ impl Agent {
             self.deliver_steering(observer).await?;
         }
     }
+}
+
+/// Whether a prompt holds nothing to send: no image, and no text but blanks.
+fn is_blank(content: &[ContentBlock]) -> bool {
+    content
+        .iter()
+        .all(|block| block.as_text().is_some_and(|text| text.trim().is_empty()))
 }

@@ -9,6 +9,7 @@
 )]
 
 mod adversary;
+mod blank_input;
 mod boundary;
 mod cache_prefix;
 mod call_ids;

@@ -43,6 +43,31 @@ async fn a_pinned_text_survives_every_compaction_once() {
     ));
 }
 
+/// QA (2026-12-06, an embedder): `pin_text("   ")` stored a blank pin, and every later request
+/// carried an empty `<pinned>` message; `serve` refused it, the library did not.
+#[tokio::test]
+async fn a_blank_pin_is_refused_and_nothing_is_written() {
+    let harness = Harness::new(100_000, 2_000, []);
+    harness.turn("first", 100).await;
+    let before = harness
+        .engine
+        .with_session(|session| session.entries().len())
+        .await;
+    for blank in ["", " \n\t"] {
+        let refused = harness.engine.pin_text(blank).await.unwrap_err();
+        assert!(
+            matches!(refused, EngineError::EmptyPin),
+            "{blank:?}: {refused}"
+        );
+    }
+    let after = harness
+        .engine
+        .with_session(|session| session.entries().len())
+        .await;
+    assert_eq!(before, after);
+    assert!(harness.engine.pins().await.is_empty());
+}
+
 /// QA (2026-12-05): a compaction during a run (an overflow retried, a threshold crossed between
 /// tool calls) comes after the prompt, and the pins it added back were appended after it: the
 /// retried request ended with the pinned text and the model answered that, not the prompt. The

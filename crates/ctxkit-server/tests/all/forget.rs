@@ -109,3 +109,26 @@ async fn a_pin_keeps_the_id_pin_add_returned_through_a_reversed_forget() {
     let listed = client.call("pin.list", Value::Null).await;
     assert_eq!(listed["result"]["pins"], json!([]), "{listed}");
 }
+
+/// The library refuses a blank pin (`EngineError::EmptyPin`); `pin.add` answers that refusal as
+/// the request's fault, `-32602`, and writes nothing.
+#[tokio::test]
+async fn a_blank_pin_is_refused_as_invalid_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start_with(dir.path(), None);
+    client
+        .call("session.create", json!({"cwd": dir.path()}))
+        .await;
+    append(&mut client, json!(user("prompt"))).await;
+    let refused = client.call("pin.add", json!({"text": " \n"})).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`text` is empty"),
+        "{refused}"
+    );
+    let listed = client.call("pin.list", Value::Null).await;
+    assert_eq!(listed["result"]["pins"], json!([]), "{listed}");
+}
