@@ -80,7 +80,7 @@ fn parse_line(line: usize, raw: &str, issues: &mut Vec<ImportIssue>) -> Option<S
         Ok(
             Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_),
         ) => "not a JSON object".to_owned(),
-        Err(error) => error.to_string(),
+        Err(error) => ctxkit_protocol::json_line_error(&error),
     };
     issues.push(ImportIssue::at(line, IssueKind::MalformedLine { reason }));
     None

@@ -82,6 +82,18 @@ pub fn from_str_repaired<T: serde::de::DeserializeOwned>(
         .map_err(|_| error)
 }
 
+/// A parser's error on one line, placed by its column: the parser counts the line as line 1,
+/// which read beside the file's own line number as another line ("line 6: … at line 1 column
+/// 133").
+pub fn json_line_error(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    match message.strip_suffix(&suffix) {
+        Some(what) if error.line() == 1 => format!("{what} at column {}", error.column()),
+        _ => message,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

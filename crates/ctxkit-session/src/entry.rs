@@ -641,4 +641,26 @@ mod tests {
             HeadError::Json(_)
         ));
     }
+
+    /// QA (2026-12-06, an embedder): an entry parsed from memory named no file, and its error
+    /// read "`` line 6: …".
+    #[test]
+    fn an_entry_from_memory_is_named_by_its_line_alone() {
+        let line = r#"{"type":"label","id":"a","parentId":null,"timestamp":"t","targetId":null}"#;
+        let entry = StoredEntry::from_line(line.into(), 6).unwrap();
+        let error = entry.parse().unwrap_err().to_string();
+        assert!(error.starts_with("line 6: "), "{error}");
+    }
+
+    /// A line's JSON error is placed by its column: the parser's "line 1" read as another line
+    /// beside the file's line number.
+    #[test]
+    fn a_json_error_names_the_column_not_the_parsers_line() {
+        let HeadError::Json(message) =
+            StoredEntry::from_line(r#"{"id": "\u12"}"#.into(), 6).unwrap_err()
+        else {
+            panic!("not a JSON error");
+        };
+        assert_eq!(message, "invalid escape at column 14");
+    }
 }

@@ -105,7 +105,7 @@ pub enum SessionError {
 
     /// A stored line could not be read as the typed entry its head announced. Returned by typed
     /// accessors; the raw line is still kept and rewritten unchanged.
-    #[error("`{path}` line {line}: {source}")]
+    #[error("{}line {line}: {source}", file_prefix(path))]
     InvalidEntry {
         path: PathBuf,
         line: usize,
@@ -144,3 +144,13 @@ impl SessionError {
 }
 
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;
+
+/// "`path` " before a line number, or nothing for an entry that never came from a file (one
+/// parsed from memory): an empty path printed as "`` line 6".
+fn file_prefix(path: &std::path::Path) -> String {
+    if path.as_os_str().is_empty() {
+        String::new()
+    } else {
+        format!("`{}` ", path.display())
+    }
+}

@@ -39,8 +39,8 @@ impl<'a> LineHead<'a> {
 
     fn read_exactly(raw: &'a str) -> Result<Self, HeadError> {
         Self::not_an_object(raw)?;
-        let head: EntryHead =
-            serde_json::from_str(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        let head: EntryHead = serde_json::from_str(raw)
+            .map_err(|error| HeadError::Json(ctxkit_protocol::json_line_error(&error)))?;
         // Fields the head does not keep are skipped without a depth limit: a line the parser could
         // not read back whole must be refused now, not when its message is first read.
         if crate::scan::closes_as_one_object(raw.as_bytes()) == Err(crate::scan::Unclosed::TooDeep)
@@ -88,8 +88,8 @@ impl<'a> LineHead<'a> {
 
     fn read_prefix_exactly(raw: &'a str) -> Result<(Self, bool), HeadError> {
         Self::not_an_object(raw)?;
-        let (head, complete) =
-            read_head_prefix(raw).map_err(|error| HeadError::Json(error.to_string()))?;
+        let (head, complete) = read_head_prefix(raw)
+            .map_err(|error| HeadError::Json(ctxkit_protocol::json_line_error(&error)))?;
         Ok((mark_usage(Self::from_fields(head)?, raw), complete))
     }
 
@@ -110,7 +110,7 @@ impl<'a> LineHead<'a> {
         }
         Err(match serde_json::from_str::<serde::de::IgnoredAny>(raw) {
             Ok(_) => HeadError::NotAnObject,
-            Err(error) => HeadError::Json(error.to_string()),
+            Err(error) => HeadError::Json(ctxkit_protocol::json_line_error(&error)),
         })
     }
 

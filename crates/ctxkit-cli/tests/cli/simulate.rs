@@ -245,7 +245,7 @@ fn a_damaged_session_is_replayed_with_the_warning_every_command_prints() {
     let value = simulated(&run, &claude, &[]);
     let damage = &value["reports"][0]["session"]["damage"];
     assert_eq!(
-        damage[0], "line 4: skipped a malformed line: expected value at line 1 column 1",
+        damage[0], "line 4: skipped a malformed line: expected value at column 1",
         "{value}"
     );
 }
