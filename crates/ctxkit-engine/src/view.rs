@@ -157,6 +157,7 @@ fn assemble_view<'a, M: Borrow<AgentMessage> + 'a>(
             without_images(message);
         }
     }
+    keep_a_user_message_first(&mut system, &mut messages);
     if let Some(note) = budget_note(
         settings,
         context_window,
@@ -170,6 +171,25 @@ fn assemble_view<'a, M: Borrow<AgentMessage> + 'a>(
         report: transformed.report,
         cache_lifetime: CacheLifetime::Configured,
     }
+}
+
+/// Summaries moved to the system text go back to the head of the messages, as the user message they
+/// are under `summaryRole: user`, when what follows them is a reply (a compaction that split a
+/// turn keeps the turn's tail from a reply on): Bedrock's Anthropic models and Gemini refuse a
+/// conversation that opens with the model's turn.
+fn keep_a_user_message_first(system: &mut Vec<String>, messages: &mut Vec<AgentMessage>) {
+    if system.is_empty() || !matches!(messages.first(), Some(AgentMessage::Assistant(_))) {
+        return;
+    }
+    let text = std::mem::take(system).join("\n\n");
+    messages.insert(
+        0,
+        AgentMessage::User(ctxkit_protocol::UserMessage {
+            content: MessageContent::Blocks(vec![ContentBlock::text(text)]),
+            timestamp: None,
+            extra: ctxkit_protocol::JsonObject::new(),
+        }),
+    );
 }
 
 /// What a model is sent in place of an image under `images.blockImages` (Pi's words).

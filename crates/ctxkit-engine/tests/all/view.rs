@@ -268,6 +268,8 @@ async fn summaries_can_be_shown_as_system_text() {
     settings.summary_role = SummaryRole::System;
     let harness = Harness::with(settings, Some(model(100_000)), Default::default(), []);
     harness.turn("first", 100).await;
+    // The kept part opens with a prompt: a summary before a reply stays a user message (below).
+    harness.engine.append(user("second")).await.unwrap();
     harness.engine.compact(None).await.unwrap();
     let view = harness.engine.model_view().await.unwrap();
     assert_eq!(view.system.len(), 1);
@@ -277,6 +279,43 @@ async fn summaries_can_be_shown_as_system_text() {
             .unwrap()
             .contains("SUMMARY")
     );
+}
+
+/// QA (2026-12-06): under `summaryRole: system`, a compaction that split a turn left the request
+/// opening with the kept reply; Bedrock's Anthropic models answer "first message must use the
+/// user role". The summary stays a user message then.
+#[test]
+fn a_summary_before_a_reply_stays_the_first_user_message() {
+    let mut settings = settings(2_000);
+    settings.summary_role = SummaryRole::System;
+    let summary = ctxkit_protocol::AgentMessage::CompactionSummary(
+        ctxkit_protocol::CompactionSummaryMessage {
+            summary: "SUMMARY of the span".to_owned(),
+            tokens_before: 1_000,
+            timestamp: None,
+            extra: Default::default(),
+        },
+    );
+    let transcript = vec![
+        summary.clone(),
+        tool_call("call-1"),
+        tool_result("call-1", "done"),
+    ];
+    let view = ctxkit_engine::build_view(&transcript, &settings, 100_000);
+    let roles: Vec<&str> = view.messages.iter().map(|message| message.role()).collect();
+    assert_eq!(roles, ["user", "assistant", "toolResult"]);
+    assert!(view.system.is_empty());
+    assert!(
+        serde_json::to_string(&view.messages[0])
+            .unwrap()
+            .contains("SUMMARY of the span")
+    );
+
+    // Before a user message the summary is system text, as asked.
+    let transcript = vec![summary, user("go on")];
+    let view = ctxkit_engine::build_view(&transcript, &settings, 100_000);
+    assert_eq!(view.system.len(), 1);
+    assert_eq!(view.messages.len(), 1);
 }
 
 /// A transcript of `results` tool results of about 2,500 tokens each after one user message.

@@ -208,7 +208,8 @@ pub struct Settings {
     /// How session files are written.
     #[schemars(extend("x-project" = true))]
     pub session: SessionConfig,
-    /// Where summaries are shown to the model.
+    /// Where summaries are shown to the model (`system`: in the system text, but the first user
+    /// message when the kept messages open with a reply, which some providers refuse).
     #[schemars(extend("x-project" = true))]
     pub summary_role: SummaryRole,
     /// Command hooks: `{command: [program, args…], events?: [names], timeoutMs?}`.
