@@ -6,7 +6,13 @@ use crate::Run;
 /// The verdict and what follows it (the report above holds wall times).
 fn verdict(output: &str) -> String {
     let start = output.find("## Verdict").unwrap_or(0);
-    let mut text = output[start..].to_owned();
+    // A slow run reports its progress on stderr (`simulating …: 50/120 calls replayed`): a loaded
+    // machine's lines, not the report's.
+    let mut text: String = output[start..]
+        .lines()
+        .filter(|line| !line.starts_with("simulating "))
+        .map(|line| format!("{line}\n"))
+        .collect();
     let timing = seconds_phrase(&text);
     text = text.replace(&timing, "in [SECONDS] s");
     text
