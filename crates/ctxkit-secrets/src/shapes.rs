@@ -33,11 +33,41 @@ const WORD_SHAPES: &[&str] = &[
 const KEY_BLOCK: &str = r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\z)";
 
 /// A value given to a name that says it is a secret (`aws_secret_access_key = …`,
-/// `AWS_SESSION_TOKEN=…`, `"SecretAccessKey": "…"`, `DB_PASSWORD: …`): keys with no shape of
-/// their own (an AWS secret key is 40 characters of base64). The name is group 1, what joins it
-/// to the value group 2 (quotes, JSON-escaped or not), the value group 3; a value without a digit
-/// is left alone (`password = os.environ`, `token: string`).
-const ASSIGNED: &str = r#"\b([A-Za-z0-9_]*?(?i:api_?key|secret(?:_?access)?_?key|session_?token|access_?token|auth_?token|secret|password|passwd|token))(\\?["']?\s*[:=]\s*\\?["']?)([A-Za-z0-9/+=_.\-]{12,})"#;
+/// `AWS_SESSION_TOKEN=…`, `"SecretAccessKey": "…"`, `DB_PASSWORD: …`, `MYSQL_PWD=…`): keys and
+/// passwords with no shape of their own. The name is group 1, what joins it to the value group 2
+/// (a closing quote, JSON-escaped or not, `:` or `=`), then the value: a quoted one whole, to its
+/// closing quote (`"…"`, `'…'`, JSON's `\"…\"`), a bare one to the next blank, quote or line end,
+/// whatever its characters (`Sup3rSecret!`, `p@ssw0rd99`). Which values go is
+/// [`is_assigned_secret`]'s call.
+const ASSIGNED: &str = concat!(
+    r#"\b([A-Za-z0-9_]*?(?i:api_?key|secret(?:_?access)?_?key|session_?token|access_?token|"#,
+    r#"auth_?token|secret|password|passwd|passphrase|token|_pwd|_pass))"#,
+    r#"(\\?["']?\s*[:=]\s*)"#,
+    r#"(?:\\"(?P<escaped>(?:[^"\\\r\n]|\\[^"\r\n])+)\\""#,
+    r#"|"(?P<double>[^"\r\n]+)""#,
+    r#"|'(?P<single>[^'\r\n]+)'"#,
+    r#"|(?:\\?["'])?(?P<bare>(?:[^\s"'\\]|\\[^\s"'\\nrtbfu/])+))"#,
+);
+
+/// The shortest value given to a secret's name that is taken for one: shorter ones are settings
+/// and placeholders (`token: abc1`).
+const ASSIGNED_MINIMUM_CHARACTERS: usize = 6;
+
+/// A value of digits alone shorter than this is a setting (`max_token=4096`, `"token": 12345`),
+/// not a secret; a longer one is taken for a numeric key.
+const ASSIGNED_NUMBER_CHARACTERS: usize = 12;
+
+/// Whether `value`, given to a secret's name, is one: at least
+/// [`ASSIGNED_MINIMUM_CHARACTERS`] long with a digit in it (`password = os.environ`,
+/// `token: string` are code), and not a short number (a setting).
+fn is_assigned_secret(value: &str) -> bool {
+    let characters = value.chars().count();
+    let has_digit = value.chars().any(|character| character.is_ascii_digit());
+    let only_digits = value.chars().all(|character| character.is_ascii_digit());
+    characters >= ASSIGNED_MINIMUM_CHARACTERS
+        && has_digit
+        && !(only_digits && characters < ASSIGNED_NUMBER_CHARACTERS)
+}
 
 /// Compiled once; `None` only if a constant above were not a valid pattern (a unit test holds).
 /// The escape before a key, if any, is group 1, kept when the key is replaced.
@@ -65,11 +95,25 @@ pub fn redact_key_shapes(text: &str) -> Cow<'_, str> {
         return shaped;
     }
     let redacted = assigned.replace_all(&shaped, |found: &regex::Captures<'_>| {
-        let (name, joint, value) = (&found[1], &found[2], &found[3]);
-        if value.chars().any(|character| character.is_ascii_digit()) {
-            format!("{name}{joint}<redacted>")
-        } else {
-            found[0].to_owned()
+        let whole = &found[0];
+        let start = found.get(0).map_or(0, |whole| whole.start());
+        let value = ["escaped", "double", "single"]
+            .iter()
+            .find_map(|group| found.name(group))
+            .map(|value| (value.start() - start, value.as_str()))
+            .or_else(|| {
+                // A bare value ends before the punctuation that closes what holds it
+                // (`{token: 12345678}`, `f(password=abc123)`).
+                let bare = found.name("bare")?;
+                let value = bare.as_str().trim_end_matches([',', ';', ')', ']', '}']);
+                Some((bare.start() - start, value))
+            });
+        match value {
+            Some((before, value)) if is_assigned_secret(value) => {
+                let after = before + value.len();
+                format!("{}<redacted>{}", &whole[..before], &whole[after..])
+            }
+            Some(_) | None => whole.to_owned(),
         }
     });
     Cow::Owned(redacted.into_owned())
@@ -140,6 +184,63 @@ mod tests {
         // A word that merely ends in `n` before `sk-` is not a line break.
         let plain = "the ask-questions-and-answers-list";
         assert_eq!(redact_key_shapes(plain), plain);
+    }
+
+    /// QA r104: a `.env` printed by a tool showed its passwords on the shared page: a value given
+    /// to a secret's name was taken only at 12 characters or more of `[A-Za-z0-9/+=_.-]`. Each row:
+    /// the text, then what the page shows of it.
+    const ASSIGNED_CASES: &[(&str, &str)] = &[
+        ("DB_PASSWORD=Sup3rSecret!", "DB_PASSWORD=<redacted>"),
+        ("MYSQL_PASSWORD=p@ssw0rd99", "MYSQL_PASSWORD=<redacted>"),
+        ("API_TOKEN=ab12cd34ef", "API_TOKEN=<redacted>"),
+        ("password=Tr0ub4dor&3", "password=<redacted>"),
+        (
+            "DB_PASSWORD=Sup3r$ecret tail",
+            "DB_PASSWORD=<redacted> tail",
+        ),
+        ("DB_PASSWORD=Sup3r.Secret", "DB_PASSWORD=<redacted>"),
+        (
+            "export DB_PASSWORD=\"Sup3rSecret!\"",
+            "export DB_PASSWORD=\"<redacted>\"",
+        ),
+        ("MYSQL_PWD=Sup3rSecret", "MYSQL_PWD=<redacted>"),
+        ("DB_PASS=hunter22", "DB_PASS=<redacted>"),
+        (
+            "GPG_PASSPHRASE='correct horse 9'",
+            "GPG_PASSPHRASE='<redacted>'",
+        ),
+        (
+            "{\"password\": \"my s3cret phrase\", \"user\": \"bob\"}",
+            "{\"password\": \"<redacted>\", \"user\": \"bob\"}",
+        ),
+        (
+            r#"{\"DB_PASSWORD\": \"p@ss w0rd\"}"#,
+            r#"{\"DB_PASSWORD\": \"<redacted>\"}"#,
+        ),
+        (
+            r#"{"text":"DB_PASSWORD=Sup3rSecret!\nNEXT=1"}"#,
+            r#"{"text":"DB_PASSWORD=<redacted>\nNEXT=1"}"#,
+        ),
+        ("token: 123456789012345", "token: <redacted>"),
+        // Settings, placeholders and code, left as they are: no digit, a number under 12 digits,
+        // under 6 characters, or a name that only starts with a secret's.
+        ("token_count=12", "token_count=12"),
+        ("password_min_length=8", "password_min_length=8"),
+        ("PASSWORD_RESET_TTL=3600", "PASSWORD_RESET_TTL=3600"),
+        ("max_token=4096", "max_token=4096"),
+        ("{\"token\": 12345678}", "{\"token\": 12345678}"),
+        ("{token: abc12345}", "{token: <redacted>}"),
+        ("token: abc1", "token: abc1"),
+        ("password = os.environ", "password = os.environ"),
+        ("PWD=/home/user1/project", "PWD=/home/user1/project"),
+        ("OLDPWD=/srv/app2", "OLDPWD=/srv/app2"),
+    ];
+
+    #[test]
+    fn a_value_with_a_digit_given_to_a_secret_name_is_redacted_whatever_its_characters() {
+        for (text, shown) in ASSIGNED_CASES {
+            assert_eq!(redact_key_shapes(text), *shown, "{text}");
+        }
     }
 
     /// QA (2026-12-05): a shared page showed a PGP private key, an AWS secret key given to its
