@@ -58,12 +58,14 @@ impl Redactor {
 
     /// `text` with every secret, credential shape and user pattern replaced by [`REDACTED`].
     pub fn clean(&self, text: &str) -> String {
-        // The known secrets and the credentials of their shape (`Basic`/`Bearer` values, a URL's
-        // `user:password@`), with or without known secrets, then the keys of known shapes: a
-        // page is made to be shared, so it leaves out what a summary leaves out
-        // (`ctxkit_secrets::redact_for_keeping`) and more.
-        let mut cleaned = self.secrets.redact(text);
-        cleaned = ctxkit_secrets::redact_key_shapes(&cleaned).into_owned();
+        // The keys of known shapes, then the known secrets (whole, and any run of 16 characters
+        // of one) and the credentials of their shape (`Basic`/`Bearer` values, a URL's
+        // `user:password@`): a page is made to be shared, so it leaves out what a summary leaves
+        // out (`ctxkit_secrets::redact_for_keeping`) and more. Shapes go first: a pass over the
+        // known secrets' pieces first cut another key sharing 16 characters with one into what
+        // no longer had a key's shape, and the rest of it stayed on the page (QA r104).
+        let shaped = ctxkit_secrets::redact_key_shapes(text);
+        let mut cleaned = self.secrets.redact(&shaped);
         for pattern in &self.patterns {
             if pattern.is_match(&cleaned) {
                 cleaned = pattern.replace_all(&cleaned, REDACTED).into_owned();
@@ -126,6 +128,33 @@ mod tests {
         assert!(
             cleaned.contains("https://<redacted>@example.com/x"),
             "{cleaned}"
+        );
+    }
+
+    /// QA r104: with `ANTHROPIC_API_KEY` set, another key of the session sharing 16 characters
+    /// with it was cut up by the known key's pieces, and what was left of it shown.
+    #[test]
+    fn another_key_sharing_pieces_with_a_known_one_is_redacted_whole() {
+        let known = "sk-ant-api03-XyZ0123456789abcdefQRSTuvwx_REALKEYREALKEY0123";
+        let other = "sk-ant-api03-XyZ0123456789abcdefQRSTuvwx_LMNOPqrst-0123456789abcdefGHIJ";
+        let redactor = Redactor::new(vec![known.to_owned()], &[]).unwrap();
+        assert_eq!(
+            redactor.clean(&format!("other key: {other} and mine: {known}")),
+            "other key: <redacted> and mine: <redacted>"
+        );
+        let test_keys = Redactor::new(
+            vec!["sk-ant-test-SECRET0123456789abcdefXYZ".to_owned()],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            test_keys.clean("sk-ant-test-SECRETabcdef0123456789abcdef"),
+            "<redacted>"
+        );
+        // A piece of the known key alone, with no shape of its own, still goes.
+        assert_eq!(
+            redactor.clean("ends in 0123456789abcdefQRSTuvwx_REAL."),
+            "ends in <redacted>."
         );
     }
 
