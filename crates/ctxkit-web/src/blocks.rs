@@ -39,9 +39,6 @@ pub(crate) struct SentShown {
     pub text: String,
 }
 
-/// Image types a page shows (others are named, not shown: an `image/svg+xml` could carry script).
-const SHOWN_IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
-
 impl Renderer<'_> {
     /// A text field of a block: `t` (clipped) and `n` (the full length, when clipped).
     fn text_into(&self, block: &mut Map<String, Value>, text: &str) {
@@ -308,23 +305,23 @@ impl Renderer<'_> {
         }
     }
 
-    /// An image block: its data when it is a shown type, plain base64, and fits the budget.
+    /// An image block: its data, under the type its bytes say (whatever its label), when it is a
+    /// PNG, JPEG, GIF or WebP image in base64 and fits the budget; else a note saying why not.
     fn image(&self, mime: &str, data: &str) -> Value {
-        let plain_base64 = data
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'='));
-        let budget = self.image_budget.get();
-        let mime_shown = SHOWN_IMAGE_TYPES.contains(&mime);
-        if mime_shown && plain_base64 && !data.is_empty() && data.len() <= budget {
-            self.image_budget.set(budget - data.len());
-            json!({"k": "image", "mime": mime, "data": data})
-        } else {
-            let reason = if mime_shown && plain_base64 {
-                "not embedded: over the page's image budget"
-            } else {
-                "not shown: not a PNG, JPEG, GIF or WebP image in base64"
-            };
-            json!({"k": "image", "mime": self.short(mime), "bytes": data.len(), "t": reason})
+        match image::shown_image(data) {
+            image::ImageShown::Drawn { mime, data } => {
+                let budget = self.image_budget.get();
+                if data.len() <= budget {
+                    self.image_budget.set(budget - data.len());
+                    json!({"k": "image", "mime": mime, "data": data})
+                } else {
+                    let reason = "not embedded: over the page's image budget";
+                    image::image_note(mime.to_owned(), data.len(), reason)
+                }
+            }
+            image::ImageShown::Refused(reason) => {
+                image::image_note(self.short(mime), data.len(), reason)
+            }
         }
     }
 
@@ -450,6 +447,8 @@ pub(crate) fn usage_of(message: &Value, free: &FreeModels) -> Option<Value> {
     (total > 0 || cost.is_some_and(|cost| cost > 0.0))
         .then(|| json!([input, output, cache_read, cache_write, total, cost]))
 }
+
+mod image;
 
 #[cfg(test)]
 mod tests;

@@ -111,7 +111,10 @@ pub fn demo_session() -> DemoSession {
     let sonnet = "claude-sonnet-4-5";
     demo.tool_turn("c01", 9_000, sonnet);
     demo.message(json!({"role": "toolResult", "toolCallId": "img", "toolName": "screenshot", "isError": false,
-                        "content": [{"type": "image", "mimeType": "image/png", "data": PIXEL}]}));
+                        // Labelled as tools and importers often write it, its base64 wrapped: the page
+                        // draws it by its bytes (QA r104: `image/jpg` and wrapped base64 were refused).
+                        "content": [{"type": "image", "mimeType": "image/jpg",
+                                     "data": format!("{}\n{}", &PIXEL[..40], &PIXEL[40..])}]}));
     for turn in 2..=7 {
         demo.tool_turn(&format!("c{turn:02}"), 9_000 + turn * 3_000, sonnet);
     }
