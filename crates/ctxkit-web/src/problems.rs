@@ -3,7 +3,7 @@
 //! fixed words, never what the line held. The page says at the top that the file is damaged, and
 //! beside the entries and the contexts it affects.
 
-use ctxkit_session::{Diagnostic, DiagnosticKind, Session, SessionError};
+use ctxkit_session::{Diagnostic, DiagnosticKind, Session, SessionError, StoredEntry};
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -87,13 +87,11 @@ impl Problem {
     /// An entry whose head was read but whose whole line does not parse as its type (a tool
     /// call whose id is a number): what `ctxkit check` calls a field of the wrong type. Serde's
     /// words are not shown: they can quote the field's value.
-    fn wrong_type(line: usize) -> Self {
+    fn wrong_type(line: usize, words: &'static str) -> Self {
         Self {
             line: Some(line),
             kind: "wrongType",
-            words: "an entry with a field of the wrong type: shown as written, and left out of \
-                    what the model saw"
-                .to_owned(),
+            words: words.to_owned(),
             damage: true,
         }
     }
@@ -111,16 +109,42 @@ impl Problem {
     }
 }
 
-/// The lines of the entries that do not parse as their type (read on all cores: every entry's
-/// whole line is parsed once). A line that can no longer be read back is not counted here: the
-/// page's reads of it fail on their own.
-fn wrong_type_lines(session: &Session) -> Vec<usize> {
+/// What an entry of the wrong type did to the session, as the page says it. A `context_edit` whose
+/// `replacement` is no message's content (a string, a number) still edits its target: what the
+/// model saw holds the target without content (`docs/pi-compatibility.md`, divergence 17), the
+/// note said it was left out until QA r104 found the two disagreeing; one whose target is not a
+/// string edits nothing.
+fn wrong_type_words(entry: &StoredEntry) -> &'static str {
+    if entry.type_name() != "context_edit" {
+        return "an entry with a field of the wrong type: shown as written, and left out of \
+                what the model saw";
+    }
+    let replaces = entry.target_id().is_some()
+        && entry
+            .raw()
+            .ok()
+            .and_then(|raw| serde_json::from_str::<Value>(&raw).ok())
+            .and_then(|fields| fields.get("replacement").map(|value| !value.is_null()))
+            .unwrap_or(false);
+    if replaces {
+        "a context edit whose replacement is not a message's content: shown as written; from \
+         here on what the model saw holds its target without content"
+    } else {
+        "a context edit with a field of the wrong type: shown as written, and ignored (its \
+         target is shown as stored)"
+    }
+}
+
+/// The lines of the entries that do not parse as their type, and what each did (read on all
+/// cores: every entry's whole line is parsed once). A line that can no longer be read back is
+/// not counted here: the page's reads of it fail on their own.
+fn wrong_type_lines(session: &Session) -> Vec<(usize, &'static str)> {
     session
         .entries()
         .par_iter()
         .with_min_len(64)
         .filter_map(|entry| match entry.parse() {
-            Err(SessionError::InvalidEntry { line, .. }) => Some(line),
+            Err(SessionError::InvalidEntry { line, .. }) => Some((line, wrong_type_words(entry))),
             Ok(_) | Err(_) => None,
         })
         .collect()
@@ -132,7 +156,7 @@ pub(crate) fn problems(session: &Session) -> (Value, usize) {
     all.extend(
         wrong_type_lines(session)
             .into_iter()
-            .map(Problem::wrong_type),
+            .map(|(line, words)| Problem::wrong_type(line, words)),
     );
     all.sort_by_key(|problem| problem.line);
     let count = all.len();
@@ -233,5 +257,54 @@ mod tests {
             .map(|message| message["e"].clone())
             .collect();
         assert_eq!(entries, vec![json!(0)], "{at_reply}");
+    }
+
+    /// QA r104: a `context_edit` whose replacement was a string was noted as "left out of what
+    /// the model saw" while the page's "What the model saw" showed its target emptied. The note
+    /// now says what the edit does; an edit whose target is not a string is ignored and says so.
+    #[test]
+    fn a_context_edit_of_the_wrong_type_says_what_it_did() {
+        let text = concat!(
+            r#"{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tmp"}"#,
+            "\n",
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"ORIGINAL QUESTION","timestamp":1}}"#,
+            "\n",
+            r#"{"type":"context_edit","id":"e1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","targetId":"u1","replacement":"EDITED REPLACEMENT"}"#,
+            "\n",
+            r#"{"type":"context_edit","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:00.000Z","targetId":5,"replacement":{"content":"x"}}"#,
+            "\n",
+            r#"{"type":"message","id":"u2","parentId":"e2","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"second","timestamp":3}}"#,
+            "\n",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let session = Session::open(&path).unwrap();
+        let (list, count) = problems(&session);
+        assert_eq!(count, 2, "{list}");
+        assert_eq!(list[0]["line"], json!(3));
+        assert_eq!(
+            list[0]["text"],
+            json!(
+                "a context edit whose replacement is not a message's content: shown as written; \
+                 from here on what the model saw holds its target without content"
+            )
+        );
+        assert_eq!(list[1]["line"], json!(4));
+        assert_eq!(
+            list[1]["text"],
+            json!(
+                "a context edit with a field of the wrong type: shown as written, and ignored \
+                 (its target is shown as stored)"
+            )
+        );
+        // What the note says is what the page's "What the model saw" shows.
+        let redactor = crate::Redactor::new(Vec::new(), &[]).unwrap();
+        let options = crate::PageOptions::new("x", redactor);
+        let context = crate::context_data(&session, "u2", &options).unwrap();
+        let target = &context["messages"][0];
+        assert_eq!(target["e"], json!(0), "{context}");
+        assert_eq!(target["edit"], json!(1), "{context}");
+        assert_eq!(target["msg"]["blocks"], json!([]), "{context}");
     }
 }
