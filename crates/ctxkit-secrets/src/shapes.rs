@@ -1,6 +1,7 @@
 //! Keys recognised by their shape, whoever's they are: provider API keys (`sk-…`, `AIza…`), GitHub,
-//! Slack, npm, GitLab and Hugging Face tokens, Stripe keys, AWS access key ids, bearer values and
-//! private key blocks. Text meant to be
+//! Slack, npm, GitLab, Hugging Face, PyPI, SendGrid, DigitalOcean, Shopify and Databricks tokens,
+//! Google OAuth access tokens, Slack webhooks, JSON Web Tokens, Stripe keys, AWS access key ids,
+//! bearer values and private key blocks. Text meant to be
 //! kept apart from its source or shown to others (a summary, a shared page) leaves them out; tool
 //! output does not (the model edits files that hold such strings, and an edit must match them).
 
@@ -26,6 +27,17 @@ const WORD_SHAPES: &[&str] = &[
     r"npm_[A-Za-z0-9]{36}",
     r"glpat-[A-Za-z0-9_\-]{20,}",
     r"hf_[A-Za-z0-9]{30,}",
+    // PyPI's upload tokens (a macaroon whose base64 opens with `pypi.org`'s identifier), SendGrid,
+    // DigitalOcean, Shopify and Databricks tokens, Google OAuth access tokens, Slack webhooks.
+    r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{20,}",
+    r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+    r"do[opr]_v1_[a-f0-9]{64}",
+    r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+    r"dapi[a-f0-9]{32}",
+    r"ya29\.[0-9A-Za-z_\-]{30,}",
+    r"hooks\.slack\.com/services/[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]{16,}",
+    // A JSON Web Token: three base64url parts, the first two JSON objects (`eyJ`).
+    r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
 ];
 
 /// A private key block (PEM's `PRIVATE KEY`, PGP's `PRIVATE KEY BLOCK`), to its END line or to
@@ -165,6 +177,36 @@ mod tests {
             assert!(!redacted.contains(gone), "{gone}: {redacted}");
         }
         let plain = "the npm_config docs, sk_live mode and hf_hub downloads";
+        assert_eq!(redact_key_shapes(plain), plain);
+    }
+
+    /// QA r104: a PyPI token the user pasted was copied into a summary's goal verbatim, where a
+    /// GitHub token in the same sentence was redacted. Each row: a key of its service's shape.
+    const SERVICE_KEYS: &[&str] = &[
+        "pypi-AgEIcHlwaS5vcmcCJGE3ZDFkNTYyLTk4ZjItNDc0OS1iOGE2LTQ1YjUxN2Y0ZTNhNwACKlsz",
+        "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ",
+        "dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        "shpat_0123456789abcdef0123456789abcdef",
+        "dapi0123456789abcdef0123456789abcdef",
+        "ya29.a0AfH6SMBabcdefghijklmnopqrstuvwxyz0123",
+        "https://hooks.slack.com/services/T0123ABCD/B0123ABCD/abcdefghijklmnopqrstuvwx",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ];
+
+    #[test]
+    fn keys_of_further_services_are_redacted_and_their_neighbours_kept() {
+        for key in SERVICE_KEYS {
+            let text = format!("my token is {key} if you need it");
+            let redacted = redact_key_shapes(&text);
+            let tail = &key[key.len() - 12..];
+            assert!(!redacted.contains(tail), "{redacted}");
+            assert!(
+                redacted.starts_with("my token is ")
+                    && redacted.ends_with("<redacted> if you need it"),
+                "{redacted}"
+            );
+        }
+        let plain = "pip install pypi-tools; the SG.1 group; ya29 docs; shpat_ prefix; eyJ0 header";
         assert_eq!(redact_key_shapes(plain), plain);
     }
 
