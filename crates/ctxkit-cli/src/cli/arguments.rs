@@ -67,6 +67,20 @@ pub struct ChatArgs {
     /// `system`), in place of the setting `theme`, which stays as it is (Pi's `--use-theme`).
     #[arg(long, value_name = "NAME")]
     pub use_theme: Option<String>,
+    /// Print mode (Pi's `-p`): send one prompt (piped input, then the first MESSAGE), run the agent
+    /// to its end, print the final answer on stdout and exit; nothing in the prompt is run as
+    /// `!command` or `/command`. The default when standard input is not a terminal.
+    #[arg(short = 'p', long = "print", conflicts_with_all = ["script", "resume"])]
+    pub print: bool,
+    /// Read standard input as lines typed at the prompt, one prompt per line, `!command` and
+    /// `/command` lines run as typed (a scripted chat); without it, piped input is one prompt.
+    #[arg(long, conflicts_with = "messages")]
+    pub script: bool,
+    /// The first prompt, as Pi's message arguments: piped input goes before the first, each
+    /// further MESSAGE is sent as a prompt of its own after it (an `@file` argument attaches a file
+    /// as `@path` in a prompt does).
+    #[arg(value_name = "MESSAGE")]
+    pub messages: Vec<String>,
     /// Set with `--store postgres://…`: the private copy `session` names, and how the screen names
     /// the session instead (its id and the store, without a password).
     #[arg(skip)]

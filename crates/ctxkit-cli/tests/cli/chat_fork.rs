@@ -73,7 +73,7 @@ fn fork_with_no_id_lists_the_prompts_and_forks_before_the_one_picked() {
 fn fork_with_no_id_in_a_piped_chat_prints_the_prompts_with_their_ids() {
     let world = World::new(100_000, json!({}));
     world.answer(text("Answer alpha.", 300));
-    let command = chat_command(&world.project, world.home.path(), "");
+    let command = chat_command(&world.project, world.home.path(), "--script");
     let mut child = std::process::Command::new("sh")
         .args(["-c", &command])
         .stdin(std::process::Stdio::piped())

@@ -53,8 +53,20 @@ impl Run {
         self.ctxkit_with_input(args, variables, "")
     }
 
-    /// [`Run::ctxkit_with_env`] with `input` on its standard input (a piped `ctxkit chat`).
+    /// [`Run::ctxkit_with_env`] with `input` on its standard input: a `ctxkit chat` reads it as
+    /// lines typed at the input line (`--script` is added after `chat`, after any global flag, as a scripted chat is
+    /// what these tests drive; [`Run::ctxkit_piped`] pipes into the chat as it is).
     fn ctxkit_with_input(&self, args: &[&str], variables: &[(&str, &str)], input: &str) -> String {
+        let mut scripted = args.to_vec();
+        if let Some(command) = scripted.iter().position(|arg| *arg == "chat") {
+            scripted.insert(command + 1, "--script");
+        }
+        self.ctxkit_piped(&scripted, variables, input)
+    }
+
+    /// `ctxkit ARGS` with `input` on its standard input, the arguments as they are (a piped
+    /// `ctxkit chat` in print mode).
+    fn ctxkit_piped(&self, args: &[&str], variables: &[(&str, &str)], input: &str) -> String {
         use std::io::Write as _;
         let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
         for name in PROVIDER_VARIABLES {
@@ -254,6 +266,7 @@ mod chat_jail;
 mod chat_pi_resources;
 mod chat_pins;
 mod chat_piped;
+mod chat_print;
 mod chat_reload;
 mod chat_retry;
 mod chat_rewind;

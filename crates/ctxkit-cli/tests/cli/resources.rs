@@ -467,7 +467,7 @@ fn chat_and_serve_name_the_resource_problems_at_startup() {
                          `[ROOT]/proj/.ctxkit/npm/node_modules/not-installed-yet`: `ctxkit update` \
                          installs it (`[ROOT]/proj/.ctxkit`)";
     for (args, package_line) in [
-        (&["chat", "--no-session"][..], chat_failure),
+        (&["chat", "--script", "--no-session"][..], chat_failure),
         (&["serve", "--stdio"], serve_missing),
     ] {
         let output = world.ctxkit(args);
@@ -482,7 +482,7 @@ fn chat_and_serve_name_the_resource_problems_at_startup() {
             "---\n---\n",
         );
     }
-    let output = world.ctxkit(&["chat", "--no-session"]);
+    let output = world.ctxkit(&["chat", "--script", "--no-session"]);
     assert!(
         output.contains("… and 3 more resource problem(s): `ctxkit resources` lists them"),
         "{output}"
@@ -551,7 +551,7 @@ fn chat_installs_a_missing_configured_package_at_startup() {
     );
     assert!(!checkout.exists(), "listing installs nothing");
 
-    let output = world.ctxkit(&["chat", "--no-session"]);
+    let output = world.ctxkit(&["chat", "--script", "--no-session"]);
     assert!(output.starts_with("exit: 0"), "{output}");
     assert!(
         output.contains("Installing git:file://[ROOT]/repo..."),

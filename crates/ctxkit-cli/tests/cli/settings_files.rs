@@ -264,7 +264,7 @@ fn a_settings_file_that_does_not_parse_is_reported_once_by_the_command_it_stops(
     );
     let file = format!("{}/home/settings.json", world.root.display());
     let refusing: [&[&str]; 4] = [
-        &["chat"],
+        &["chat", "--script"],
         &["compact", "s.jsonl"],
         &["branch", "s.jsonl", "--to", "x"],
         &["serve", "--stdio"],

@@ -627,7 +627,7 @@ fn a_chat_holds_a_database_session_for_the_configured_lease() {
     });
     std::fs::write(run.home.path().join("settings.json"), settings.to_string()).unwrap();
     let mut chat = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
-        .args(["chat", "--session", &id])
+        .args(["chat", "--script", "--session", &id])
         .env("CTXKIT_HOME", run.home.path())
         .env("ANTHROPIC_API_KEY", "sk-ant-test-lease")
         .current_dir(run.home.path())

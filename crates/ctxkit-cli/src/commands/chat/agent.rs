@@ -14,6 +14,12 @@ use super::ui::{EventView, Ui};
 pub trait Ask: Send {
     fn ask(&mut self, prompt: &str) -> Option<String>;
 
+    /// Whether anybody is there to answer: false in print mode, where nothing that needs asking
+    /// runs, as in a chat whose input is not a terminal.
+    fn can_be_asked(&self) -> bool {
+        true
+    }
+
     /// Asks for a secret (an API key): typed without echo where the terminal allows, never kept
     /// in the input line's history; `None` for Ctrl-C or Ctrl-D. By default, a typed line.
     fn ask_secret(&mut self, prompt: &str) -> Option<String> {
@@ -181,9 +187,9 @@ fn tool_spinner(tool: &str) -> String {
     format!("Running {tool}…  Esc or Ctrl-C to interrupt")
 }
 
-/// What a piped chat says instead of asking.
-const NOT_ASKED: &str = "Not run: the chat's input is not a terminal, so nobody can be asked \
-(--yes or `chat.confirmBash: false` runs commands without asking; `chat.readablePaths` lists \
+/// What a piped chat, or one in print mode, says instead of asking.
+const NOT_ASKED: &str = "Not run: the chat's input is not a terminal, or it runs in print mode, \
+so nobody can be asked (--yes or `chat.confirmBash: false` runs commands without asking; `chat.readablePaths` lists \
 paths read without asking)";
 
 /// Asks at the input line: `[y]es / [n]o / [a]lways`, one key; Ctrl-C or Ctrl-D stops the turn.
@@ -204,8 +210,8 @@ impl AskApprover<'_> {
         // A piped chat's input is its prompts: an answer read from it would be the next prompt
         // (one starting with `y` approved the command, and the prompt was lost). Nobody is there
         // to ask, so nothing that needs asking runs.
-        if !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-            self.ui.line(&format!("{shown} {NOT_ASKED}"));
+        if !self.ask.can_be_asked() || !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            self.ui.notice(&format!("{shown} {NOT_ASKED}"));
             return Approval::Unanswered;
         }
         let question = format!("{shown} [y]es / [n]o / [a]lways: ");
@@ -242,8 +248,26 @@ impl Approver for AskApprover<'_> {
 }
 
 impl Chat {
-    /// Sends one user prompt and runs the agent until the model stops.
+    /// Sends one user prompt, the files its `@path` words name attached, and runs the agent until
+    /// the model stops.
     pub async fn prompt(&mut self, text: String, ask: &mut dyn Ask) -> Result<PromptEnd> {
+        let attached = super::attach::attach(
+            &text,
+            self.agent.workspace(),
+            &self.cwd,
+            self.agent.options().auto_resize_images,
+        );
+        self.prompt_attached(text, attached, ask).await
+    }
+
+    /// Sends `attached` as one user prompt (`text`, as typed, goes back to the input line when it
+    /// is not sent) and runs the agent until the model stops.
+    pub async fn prompt_attached(
+        &mut self,
+        text: String,
+        attached: super::attach::Attached,
+        ask: &mut dyn Ask,
+    ) -> Result<PromptEnd> {
         // Never send a prompt while the database session is known to be another writer's.
         let store = self
             .check_store(super::store_health::Look::AfterACommit)
@@ -269,12 +293,6 @@ impl Chat {
             .engine
             .with_session(|session| session.entries().len())
             .await;
-        let attached = super::attach::attach(
-            &text,
-            self.agent.workspace(),
-            &self.cwd,
-            self.agent.options().auto_resize_images,
-        );
         for note in &attached.notes {
             self.ui.info(note);
         }

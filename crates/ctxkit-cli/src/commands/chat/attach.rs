@@ -81,27 +81,48 @@ pub fn split_attached(text: &str) -> (Vec<&str>, &str) {
 
 /// `text` as prompt content with the files it mentions attached; `fit_images`: `images.autoResize`.
 pub fn attach(text: &str, workspace: &Workspace, cwd: &Path, fit_images: bool) -> Attached {
-    let mut files = String::new();
+    let mentioned = mentions(text);
+    let (attached, _) = attach_files(&mentioned, ("", text), workspace, cwd, fit_images);
+    attached
+}
+
+/// `files` attached between the two texts of `around` (print mode's piped input before them, the
+/// first message after them, as Pi joins them), and the files that could not be attached, each
+/// with why (no such file, or one no tool reads without asking).
+pub fn attach_files(
+    files: &[&str],
+    around: (&str, &str),
+    workspace: &Workspace,
+    cwd: &Path,
+    fit_images: bool,
+) -> (Attached, Vec<String>) {
+    let (before, text) = around;
+    let mut attached_text = String::new();
+    let files_text = &mut attached_text;
     let mut images = Vec::new();
     let mut notes = Vec::new();
-    for mention in mentions(text) {
+    let mut refused = Vec::new();
+    for mention in files.iter().copied() {
         match attachment(mention, workspace, cwd, fit_images) {
-            Ok(None) => {}
+            Ok(None) => refused.push(format!("`@{mention}` names no file")),
             Ok(Some(File::Text { text, note })) => {
-                files.push_str(&text);
+                files_text.push_str(&text);
                 notes.push(note);
             }
             Ok(Some(File::Image { block, hint, note })) => {
-                files.push_str(&format!("<file name=\"{mention}\">{hint}</file>\n"));
+                files_text.push_str(&format!("<file name=\"{mention}\">{hint}</file>\n"));
                 images.push(block);
                 notes.push(note);
             }
-            Err(refusal) => notes.push(format!("Not attached: {refusal}")),
+            Err(refusal) => {
+                notes.push(format!("Not attached: {refusal}"));
+                refused.push(refusal);
+            }
         }
     }
-    let mut content = vec![ContentBlock::text(format!("{files}{text}"))];
+    let mut content = vec![ContentBlock::text(format!("{before}{attached_text}{text}"))];
     content.extend(images);
-    Attached { content, notes }
+    (Attached { content, notes }, refused)
 }
 
 enum File {

@@ -27,6 +27,7 @@ mod moves;
 mod notes;
 mod palette;
 mod picker;
+mod print;
 mod progress;
 mod prompt_history;
 mod question;
@@ -73,6 +74,7 @@ use super::settings::ProcessSettings;
 use crate::Outcome;
 use crate::cli::ChatArgs;
 use interrupts::Interrupts;
+use print::ChatMode;
 use ui::{EventView, Ui};
 
 /// `ctxkit chat`.
@@ -81,12 +83,37 @@ pub fn chat(
     locations: &Locations,
     args: &ChatArgs,
 ) -> Result<Outcome> {
+    let mode = ChatMode::of(args);
+    // Read before anything may ask a question: in print mode the pipe is the prompt, never an
+    // answer.
+    let piped = match mode {
+        ChatMode::Print => print::read_piped()?,
+        ChatMode::Interactive | ChatMode::Script => None,
+    };
+    if mode == ChatMode::Print {
+        if args.resume {
+            return Err(crate::usage::UsageError {
+                message: "`--resume` lists sessions to pick from, which print mode cannot do"
+                    .to_owned(),
+                hint: "name the session: `--session FILE|ID`, or `--continue` for the last one"
+                    .to_owned(),
+            }
+            .into());
+        }
+        if piped.is_none() && args.messages.is_empty() {
+            return Err(print::nothing_to_send());
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     let mut chat = runtime.block_on(setup::build(process, locations, args))?;
-    let outcome = repl::run(&runtime, &mut chat);
+    let outcome =
+        print::starting_prompts(&chat, piped, &args.messages).and_then(|prompts| match mode {
+            ChatMode::Print => print::run(&runtime, &mut chat, prompts),
+            ChatMode::Interactive | ChatMode::Script => repl::run(&runtime, &mut chat, prompts),
+        });
     chat.warmer.cancel();
     drop(chat);
     runtime.shutdown_timeout(Duration::from_millis(200));

@@ -192,7 +192,44 @@ fn input_terminal(chat: &Chat) -> Result<(Terminal, KeyRequests, super::rewind::
     Ok((terminal, key_requests, double_escape))
 }
 
-pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
+/// How the prompts sent so far ended, for a piped chat's exit status.
+#[derive(Default)]
+struct Ends {
+    /// Why the last prompt's model request failed, if it did.
+    last_failure: Option<String>,
+    /// The last error that stopped a prompt (its session file could not be written): a piped
+    /// chat ends with it, whatever came after, as the prompt is lost.
+    prompt_error: Option<anyhow::Error>,
+}
+
+impl Ends {
+    /// Records how a prompt ended; the text to put back on the input line when it was not sent.
+    fn record(&mut self, runtime: &Runtime, chat: &Chat, end: Result<PromptEnd>) -> Option<String> {
+        match end {
+            Ok(PromptEnd::Done) => {
+                self.last_failure = None;
+                runtime.block_on(chat.usage_line());
+            }
+            Ok(PromptEnd::Failed(reason)) => {
+                self.last_failure = Some(reason);
+                runtime.block_on(chat.usage_line());
+            }
+            Ok(PromptEnd::NotSent(text)) => return Some(text),
+            Err(error) => {
+                show_error(chat, &error);
+                self.prompt_error = Some(error);
+            }
+        }
+        None
+    }
+}
+
+/// The input loop, after `starting` (the prompts of the command line) is sent.
+pub fn run(
+    runtime: &Runtime,
+    chat: &mut Chat,
+    starting: Vec<super::print::StartingPrompt>,
+) -> Result<Outcome> {
     let (mut terminal, key_requests, double_escape) = input_terminal(chat)?;
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
@@ -210,11 +247,17 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
     let mut initial = String::new();
     // Lines typed ahead after the one entered now, set aside while it runs.
     let mut held = Vec::new();
-    // Why the last prompt's model request failed, if it did (a piped chat's exit status).
-    let mut last_failure = None;
-    // The last error that stopped a prompt (its session file could not be written): a piped
-    // chat ends with it, whatever came after, as the prompt is lost.
-    let mut prompt_error = None;
+    let mut ends = Ends::default();
+    // The command line's prompts, each sent as it is (never a `!command` or a `/command`).
+    for prompt in starting {
+        chat.ui.line(&format!("{PROMPT}{}", prompt.shown));
+        let end =
+            runtime.block_on(chat.prompt_attached(prompt.shown, prompt.attached, &mut terminal));
+        if let Some(text) = ends.record(runtime, chat, end) {
+            initial = text;
+            break;
+        }
+    }
     loop {
         // After every command and prompt: the session open now is the one `--continue` opens.
         runtime.block_on(chat.remember_session(Remember::WhenSwitched));
@@ -310,26 +353,17 @@ pub fn run(runtime: &Runtime, chat: &mut Chat) -> Result<Outcome> {
             Action::Continue => {}
             Action::Quit => break,
             Action::Edit(text) => initial = as_typed(text),
-            Action::Prompt(text) => match runtime.block_on(chat.prompt(text, &mut terminal)) {
-                Ok(PromptEnd::Done) => {
-                    last_failure = None;
-                    runtime.block_on(chat.usage_line());
+            Action::Prompt(text) => {
+                let end = runtime.block_on(chat.prompt(text, &mut terminal));
+                if let Some(text) = ends.record(runtime, chat, end) {
+                    initial = text;
                 }
-                Ok(PromptEnd::Failed(reason)) => {
-                    last_failure = Some(reason);
-                    runtime.block_on(chat.usage_line());
-                }
-                Ok(PromptEnd::NotSent(text)) => initial = text,
-                Err(error) => {
-                    show_error(chat, &error);
-                    prompt_error = Some(error);
-                }
-            },
+            }
         }
     }
     runtime.block_on(chat.remember_session(Remember::Always));
     runtime.block_on(chat.farewell());
-    piped_outcome(chat, prompt_error, last_failure)
+    piped_outcome(chat, ends.prompt_error, ends.last_failure)
 }
 
 /// Reads the next line at the input line, starting from `initial` and what was typed while the

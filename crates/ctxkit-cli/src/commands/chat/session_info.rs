@@ -96,7 +96,9 @@ pub(super) fn last_reply_text(
 }
 
 /// The replies on the current branch, newest first, parsed one at a time.
-fn replies_newest_first(session: &Session) -> impl Iterator<Item = AssistantMessage> + '_ {
+pub(super) fn replies_newest_first(
+    session: &Session,
+) -> impl Iterator<Item = AssistantMessage> + '_ {
     session
         .branch_path(None)
         .into_iter()

@@ -52,6 +52,9 @@ pub struct Ui {
     hide_thinking: Arc<AtomicBool>,
     /// `terminal.showTerminalProgress`: the terminal is told while the agent works.
     terminal_progress: Arc<AtomicBool>,
+    /// Print mode: nothing of the conversation is shown (stdout holds the final answer only);
+    /// errors and notices go to stderr.
+    quiet: Arc<AtomicBool>,
 }
 
 /// What a reasoning block shows as under `hideThinkingBlock` (Pi's label).
@@ -79,7 +82,18 @@ impl Ui {
             spin_detail: Arc::default(),
             hide_thinking: Arc::default(),
             terminal_progress: Arc::default(),
+            quiet: Arc::default(),
         }
+    }
+
+    /// Print mode from now on: replies, tool calls, spinners and lines of information are not
+    /// shown; errors and notices are written to stderr.
+    pub fn set_quiet(&self) {
+        self.quiet.store(true, Ordering::Relaxed);
+    }
+
+    fn is_quiet(&self) -> bool {
+        self.quiet.load(Ordering::Relaxed)
     }
 
     /// Indents code blocks of replies by `indent` from now on (`markdown.codeBlockIndent`).
@@ -216,6 +230,9 @@ impl Ui {
 
     /// Prints lines whose only escape sequences are ctxkit's own colours (from `paint`).
     fn styled_line(&self, text: &str) {
+        if self.is_quiet() {
+            return;
+        }
         if let Some(queue) = &self.deferred {
             if let Ok(mut lines) = queue.lock() {
                 lines.push(text.to_owned());
@@ -265,6 +282,11 @@ impl Ui {
     /// A message of ctxkit's own, in the colour of `role`: on a terminal its lines are broken
     /// between words to fit (the terminal would break them at its last column, mid-word).
     fn message(&self, role: Role, text: &str) {
+        if self.is_quiet() {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "{}", crate::render::terminal_safe(text));
+            return;
+        }
         let text = if self.markdown.renders() {
             crate::render::wrap_at_words(text, terminal_width())
         } else {
@@ -281,6 +303,9 @@ impl Ui {
     /// The message is made safe for the terminal here: it may name what a model chose (a tool's
     /// name), and a spinner line is redrawn raw.
     pub fn spin(&self, message: &str) {
+        if self.is_quiet() {
+            return;
+        }
         let message = spinner_text(message);
         let message = message.as_str();
         self.clear_spinner();

@@ -85,6 +85,9 @@ impl Ui {
     /// still interrupts), reasoning is dimmed (or one line under `hideThinkingBlock`), blocks are
     /// separated by a line break.
     pub fn delta(&self, delta: &ChatDelta) {
+        if self.is_quiet() {
+            return;
+        }
         let Ok(mut stream) = self.stream.lock() else {
             return;
         };
@@ -189,6 +192,9 @@ impl Ui {
 
     /// Ends the line the stream left open.
     pub fn finish_stream(&self) {
+        if self.is_quiet() {
+            return;
+        }
         if let Ok(mut stream) = self.stream.lock() {
             self.end_block(&mut stream);
         }

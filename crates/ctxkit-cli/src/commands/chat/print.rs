@@ -1,0 +1,211 @@
+//! Print mode (Pi's `-p`, and what a chat whose input is piped does): one prompt made of the
+//! piped input, the `@file` arguments and the first message, the agent run to its end, the final
+//! answer printed on stdout. Nothing read from the pipe is run as a `!command` or taken as a
+//! `/command`, and nothing that needs asking runs (nobody is there to answer).
+
+use std::io::{IsTerminal as _, Read as _, Write as _};
+
+use anyhow::{Context as _, Result};
+use tokio::runtime::Runtime;
+
+use super::Chat;
+use super::agent::{Ask, PromptEnd};
+use super::attach::Attached;
+use super::session_file::Remember;
+use crate::Outcome;
+use crate::cli::ChatArgs;
+
+/// How a chat reads its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChatMode {
+    /// Typed at a terminal: the input line.
+    Interactive,
+    /// `--script`: standard input read as lines typed at the input line, `!` and `/` included.
+    Script,
+    /// `-p`, or standard input not a terminal: one prompt, the final answer printed.
+    Print,
+}
+
+impl ChatMode {
+    /// The mode `args` ask for: `--script` and `-p` say it; else a terminal on standard input
+    /// is the input line and anything else print mode, as Pi switches to print mode for piped input.
+    pub fn of(args: &ChatArgs) -> Self {
+        if args.script {
+            Self::Script
+        } else if args.print || !std::io::stdin().is_terminal() {
+            Self::Print
+        } else {
+            Self::Interactive
+        }
+    }
+}
+
+/// A prompt the chat starts with, from the command line (and the pipe, in print mode).
+pub struct StartingPrompt {
+    /// What goes back to the input line if it is not sent, and what the screen echoes.
+    pub shown: String,
+    pub attached: Attached,
+}
+
+/// Standard input read whole, trimmed, as Pi reads piped input (`None` when nothing but blanks
+/// came); not read when it is a terminal.
+pub fn read_piped() -> Result<Option<String>> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    stdin
+        .lock()
+        .read_to_end(&mut bytes)
+        .context("cannot read the chat's standard input")?;
+    let text = String::from_utf8_lossy(&bytes);
+    let trimmed = text.trim();
+    Ok((!trimmed.is_empty()).then(|| trimmed.to_owned()))
+}
+
+/// The message arguments split as Pi splits them: `@file` arguments, and the texts.
+fn split_messages(messages: &[String]) -> (Vec<&str>, Vec<&str>) {
+    let mut files = Vec::new();
+    let mut texts = Vec::new();
+    for message in messages {
+        match message.strip_prefix('@') {
+            Some(file) if !file.is_empty() => files.push(file),
+            Some(_) | None => texts.push(message.as_str()),
+        }
+    }
+    (files, texts)
+}
+
+/// The prompts the chat starts with: the piped input, the files and the first text message joined
+/// as Pi joins them (one after the other, nothing between), then each further text message on its
+/// own. Their text is sent as it is: an `@path` or `/name` inside it is text. A file that cannot be
+/// attached stops the chat before anything is sent.
+pub fn starting_prompts(
+    chat: &Chat,
+    piped: Option<String>,
+    messages: &[String],
+) -> Result<Vec<StartingPrompt>> {
+    let (files, texts) = split_messages(messages);
+    let mut texts = texts.into_iter();
+    let first_text = texts.next();
+    let mut prompts = Vec::new();
+    if piped.is_some() || !files.is_empty() || first_text.is_some() {
+        let before = piped.unwrap_or_default();
+        let after = first_text.unwrap_or_default();
+        let (attached, refused) = super::attach::attach_files(
+            &files,
+            (&before, after),
+            chat.agent.workspace(),
+            &chat.cwd,
+            chat.agent.options().auto_resize_images,
+        );
+        if let Some(refusal) = refused.first() {
+            return Err(crate::usage::UsageError {
+                message: format!("Not attached: {refusal}"),
+                hint: "an `@file` argument names a file of the project (or one of \
+                       `chat.readablePaths`)"
+                    .to_owned(),
+            }
+            .into());
+        }
+        prompts.push(StartingPrompt {
+            shown: format!("{before}{after}"),
+            attached,
+        });
+    }
+    for text in texts {
+        prompts.push(StartingPrompt {
+            shown: text.to_owned(),
+            attached: Attached {
+                content: vec![ctxkit_protocol::ContentBlock::text(text)],
+                notes: Vec::new(),
+            },
+        });
+    }
+    Ok(prompts)
+}
+
+/// Print mode has nobody to ask: a `bash` call runs only under `--yes` or
+/// `chat.confirmBash: false`, a question about a session file is left unanswered.
+struct NobodyToAsk;
+
+impl Ask for NobodyToAsk {
+    fn ask(&mut self, _prompt: &str) -> Option<String> {
+        None
+    }
+
+    fn can_be_asked(&self) -> bool {
+        false
+    }
+}
+
+/// Print mode with nothing to send: a usage error (Pi exits quietly, which reads as a hang that
+/// ended).
+pub fn nothing_to_send() -> anyhow::Error {
+    crate::usage::UsageError {
+        message: "Nothing to send: print mode sends the piped input and the MESSAGE arguments, \
+                  and there were none"
+            .to_owned(),
+        hint: "give the prompt: `ctxkit chat -p \"review this\"`, `cat notes.md | ctxkit chat`; \
+               `ctxkit chat --script < prompts.txt` reads lines as typed at the input line"
+            .to_owned(),
+    }
+    .into()
+}
+
+/// Sends `prompts` one after the other, each run to its end, then prints the final answer's text
+/// on stdout. A failed last request ends with [`super::LastRequestFailed`] (exit 7), a prompt the
+/// session could not record with its error, as a piped chat does.
+pub fn run(runtime: &Runtime, chat: &mut Chat, prompts: Vec<StartingPrompt>) -> Result<Outcome> {
+    {
+        let _guard = runtime.enter();
+        chat.interrupts
+            .listen()
+            .context("cannot listen for Ctrl-C")?;
+        chat.interrupts
+            .end_on_hangup_or_terminate()
+            .context("cannot listen for SIGHUP and SIGTERM")?;
+    }
+    let mut last_failure = None;
+    for prompt in prompts {
+        let mut nobody = NobodyToAsk;
+        let end =
+            runtime.block_on(chat.prompt_attached(prompt.shown, prompt.attached, &mut nobody));
+        match end? {
+            PromptEnd::Done => last_failure = None,
+            PromptEnd::Failed(reason) => last_failure = Some(reason),
+            PromptEnd::NotSent(_) => {
+                runtime.block_on(chat.remember_session(Remember::Always));
+                anyhow::bail!(
+                    "The prompt was not sent (the session changed, or a compaction before it was cancelled)"
+                );
+            }
+        }
+    }
+    runtime.block_on(chat.remember_session(Remember::Always));
+    if let Some(reason) = last_failure {
+        let provider = &chat.client.config().provider;
+        return Err(super::LastRequestFailed(ctxkit_llm::reply_failure(provider, &reason)).into());
+    }
+    let answer = runtime.block_on(
+        chat.engine
+            .with_session(|session| super::session_info::replies_newest_first(session).next()),
+    );
+    if let Some(reply) = answer {
+        let mut stdout = std::io::stdout().lock();
+        for text in reply
+            .content
+            .iter()
+            .filter_map(ctxkit_protocol::ContentBlock::as_text)
+        {
+            writeln!(stdout, "{text}").context("cannot write the answer")?;
+        }
+        stdout.flush().context("cannot write the answer")?;
+        if reply.stop_reason.as_deref() == Some("aborted") {
+            chat.ui.notice("The answer was interrupted");
+            return Ok(Outcome::Signalled { number: 2 });
+        }
+    }
+    Ok(Outcome::Success)
+}

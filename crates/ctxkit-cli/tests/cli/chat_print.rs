@@ -1,0 +1,218 @@
+//! `ctxkit chat` in print mode (Pi's `-p`, and what piped input gets): the piped input and the
+//! message arguments make one prompt, nothing in them runs as a `!command` or a `/command`, the
+//! final answer is printed on stdout, and a `bash` call runs only when `--yes` lets it.
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use crate::Run;
+
+const OPENAI_KEY: &str = "sk-oai-test-PRINT789";
+
+fn answered(text: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5-mini",
+        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+        "usage": {"input_tokens": 9, "output_tokens": 2, "total_tokens": 11}}))
+}
+
+/// A Responses API that answers `bash` with `command` first (when given), then `all good`.
+async fn server(command: Option<&str>) -> MockServer {
+    let server = MockServer::start().await;
+    if let Some(command) = command {
+        Mock::given(method("POST"))
+            .and(path("/v1/responses"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+                "id": "resp_0", "object": "response", "status": "completed", "model": "gpt-5-mini",
+                "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                            "name": "bash", "status": "completed",
+                            "arguments": json!({"command": command}).to_string()}],
+                "usage": {"input_tokens": 9, "output_tokens": 8, "total_tokens": 17}})))
+            .up_to_n_times(1)
+            .mount(&server)
+            .await;
+    }
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(answered("all good"))
+        .mount(&server)
+        .await;
+    server
+}
+
+/// `ctxkit chat --model openai/gpt-5-mini ARGS` against `server`, in the folder `project` of the
+/// run's home (the home is ctxkit's, where tools never work), `input` piped in as it is.
+fn print_chat(run: &Run, server: &MockServer, args: &[&str], input: &str) -> String {
+    use std::io::Write as _;
+    let project = project(run);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"));
+    for name in crate::PROVIDER_VARIABLES {
+        command.env_remove(name);
+    }
+    let mut child = command
+        .args(["chat", "--model", "openai/gpt-5-mini"])
+        .args(args)
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
+        .env("CTXKIT_HOME", run.home.path())
+        .env("HOME", run.home.path())
+        .env_remove("CTXKIT_SESSIONS_DIR")
+        .env_remove("COLUMNS")
+        .current_dir(&project)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(input.as_bytes());
+    }
+    let output = tokio::task::block_in_place(|| child.wait_with_output()).unwrap();
+    let mut text = format!("exit: {}\n", output.status.code().unwrap_or(-1));
+    text.push_str(&String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !stderr.is_empty() {
+        text.push_str("--- stderr\n");
+        text.push_str(&stderr);
+    }
+    text
+}
+
+/// The project folder the chat runs in.
+fn project(run: &Run) -> std::path::PathBuf {
+    let project = run.home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    project
+}
+
+/// The texts of the user messages of each request, in order.
+async fn user_texts(server: &MockServer) -> Vec<Vec<String>> {
+    let mut all = Vec::new();
+    for request in server.received_requests().await.unwrap() {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let texts = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|item| item["role"] == "user")
+            .flat_map(|item| match &item["content"] {
+                Value::String(text) => vec![text.clone()],
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|part| part["text"].as_str().map(str::to_owned))
+                    .collect(),
+                Value::Null | Value::Bool(_) | Value::Number(_) | Value::Object(_) => Vec::new(),
+            })
+            .collect();
+        all.push(texts);
+    }
+    all
+}
+
+/// The tester's scenario (r104 defect 1): a file piped in for review holds a `!` line and a `/`
+/// line. Nothing runs, the session is not renamed, and the model gets the whole file as one
+/// prompt in one request; stdout holds the answer only.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_piped_file_is_one_prompt_and_none_of_its_lines_runs() {
+    let server = server(None).await;
+    let run = Run::new();
+    let notes = "Please review these notes:\nstep one is fine\n!touch PWNED_BY_PIPE\n\
+                 /name renamed-by-pipe\n";
+    let output = print_chat(&run, &server, &[], notes);
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    assert_eq!(output.matches("all good").count(), 1, "{output}");
+    assert!(!project(&run).join("PWNED_BY_PIPE").exists(), "{output}");
+    assert!(!output.contains("renamed-by-pipe\u{201d}"), "{output}");
+    assert_eq!(
+        user_texts(&server).await,
+        vec![vec![notes.trim().to_owned()]]
+    );
+    let sessions = run.ctxkit(&["sessions", "--all"]);
+    assert!(!sessions.contains("renamed-by-pipe"), "{sessions}");
+}
+
+/// `git diff | pi -p "review this"`: the piped input goes before the message, joined as Pi joins
+/// them (nothing between), trimmed.
+#[tokio::test(flavor = "multi_thread")]
+async fn print_mode_puts_the_piped_input_before_the_message() {
+    let server = server(None).await;
+    let run = Run::new();
+    let output = print_chat(
+        &run,
+        &server,
+        &["--no-session", "-p", "review this"],
+        "\n-old line\n+new line\n\n",
+    );
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    assert_eq!(
+        user_texts(&server).await,
+        vec![vec!["-old line\n+new line".to_owned() + "review this"]]
+    );
+}
+
+/// Message arguments without a pipe: the first is the first prompt, each further one a prompt
+/// of its own after it; the final answer is printed. An `@file` argument attaches the file.
+#[tokio::test(flavor = "multi_thread")]
+async fn message_arguments_are_prompts_and_an_at_file_is_attached() {
+    let server = server(None).await;
+    let run = Run::new();
+    std::fs::write(project(&run).join("notes.md"), "the notes\n").unwrap();
+    let output = print_chat(
+        &run,
+        &server,
+        &["--no-session", "@notes.md", "first", "/name second"],
+        "",
+    );
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    let texts = user_texts(&server).await;
+    assert_eq!(texts.len(), 2, "{texts:?}");
+    assert_eq!(
+        texts[0],
+        vec!["<file name=\"notes.md\">\nthe notes\n</file>\nfirst".to_owned()]
+    );
+    assert_eq!(texts[1].last().unwrap(), "/name second");
+}
+
+/// Print mode asks nobody: a `bash` call does not run unless `--yes` lets it, and the model is
+/// told why; with `--yes` it runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn print_mode_refuses_a_bash_call_without_yes() {
+    let run = Run::new();
+    let marker = project(&run).join("RAN");
+    let command = format!("touch {}", marker.display());
+    let server = server(Some(&command)).await;
+    let output = print_chat(&run, &server, &["--no-session", "-p", "make files"], "");
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    assert!(output.contains("--- stderr\n"), "{output}");
+    assert!(output.contains("nobody can be asked"), "{output}");
+    assert!(!marker.exists(), "{output}");
+    let requests = server.received_requests().await.unwrap();
+    let second = String::from_utf8_lossy(&requests[1].body).into_owned();
+    assert!(second.contains("nobody can be asked"), "{second}");
+
+    let server = self::server(Some(&command)).await;
+    let output = print_chat(&run, &server, &["--no-session", "-y", "make files"], "");
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    assert!(marker.exists(), "{output}");
+}
+
+/// Print mode with no piped input and no message is a usage error, before anything starts;
+/// `--script` keeps reading the input as typed lines.
+#[tokio::test(flavor = "multi_thread")]
+async fn print_mode_with_nothing_to_send_says_how_to_give_a_prompt() {
+    let server = server(None).await;
+    let run = Run::new();
+    let output = print_chat(&run, &server, &["--no-session"], "  \n");
+    assert!(output.starts_with("exit: 2\n"), "{output}");
+    assert!(output.contains("Nothing to send"), "{output}");
+    assert!(output.contains("--script"), "{output}");
+    assert!(server.received_requests().await.unwrap().is_empty());
+
+    let marker = project(&run).join("SCRIPTED");
+    let input = format!("!touch {}\n", marker.display());
+    let output = print_chat(&run, &server, &["--no-session", "--script"], &input);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    assert!(marker.exists(), "{output}");
+}
