@@ -224,6 +224,25 @@ impl Ends {
     }
 }
 
+/// Sends the command line's prompts, each as it is (never a `!command` or a `/command`); the text
+/// of one not sent, for the input line (the ones after it are not sent either).
+fn send_starting(
+    runtime: &Runtime,
+    chat: &mut Chat,
+    terminal: &mut Terminal,
+    starting: Vec<super::print::StartingPrompt>,
+    ends: &mut Ends,
+) -> Option<String> {
+    for prompt in starting {
+        chat.ui.line(&format!("{PROMPT}{}", prompt.shown));
+        let end = runtime.block_on(chat.prompt_attached(prompt.shown, prompt.attached, terminal));
+        if let Some(text) = ends.record(runtime, chat, end) {
+            return Some(text);
+        }
+    }
+    None
+}
+
 /// The input loop, after `starting` (the prompts of the command line) is sent.
 pub fn run(
     runtime: &Runtime,
@@ -248,15 +267,8 @@ pub fn run(
     // Lines typed ahead after the one entered now, set aside while it runs.
     let mut held = Vec::new();
     let mut ends = Ends::default();
-    // The command line's prompts, each sent as it is (never a `!command` or a `/command`).
-    for prompt in starting {
-        chat.ui.line(&format!("{PROMPT}{}", prompt.shown));
-        let end =
-            runtime.block_on(chat.prompt_attached(prompt.shown, prompt.attached, &mut terminal));
-        if let Some(text) = ends.record(runtime, chat, end) {
-            initial = text;
-            break;
-        }
+    if let Some(text) = send_starting(runtime, chat, &mut terminal, starting, &mut ends) {
+        initial = text;
     }
     loop {
         // After every command and prompt: the session open now is the one `--continue` opens.

@@ -35,10 +35,7 @@ pub async fn build(
     let cwd_text = cwd.display().to_string();
     let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
     let (session, nothing_to_continue) = first_session(args, locations, &cwd_text, &session_dir)?;
-    let ui = Ui::new();
-    if super::print::ChatMode::of(args) == super::print::ChatMode::Print {
-        ui.set_quiet();
-    }
+    let ui = Ui::for_mode(super::print::ChatMode::of(args));
     ui.set_thinking_hidden(settings.settings().hide_thinking_block);
     ui.set_terminal_progress(settings.settings().terminal.show_terminal_progress);
     ui.set_code_block_indent(&settings.settings().markdown.code_block_indent);

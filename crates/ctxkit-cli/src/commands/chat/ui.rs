@@ -86,6 +86,15 @@ impl Ui {
         }
     }
 
+    /// The output of a chat in `mode`: quiet in print mode ([`Ui::set_quiet`]).
+    pub fn for_mode(mode: super::print::ChatMode) -> Self {
+        let ui = Self::new();
+        if mode == super::print::ChatMode::Print {
+            ui.set_quiet();
+        }
+        ui
+    }
+
     /// Print mode from now on: replies, tool calls, spinners and lines of information are not
     /// shown; errors and notices are written to stderr.
     pub fn set_quiet(&self) {
