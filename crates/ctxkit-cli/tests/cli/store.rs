@@ -632,10 +632,36 @@ fn a_chat_holds_a_database_session_for_the_configured_lease() {
         .env("ANTHROPIC_API_KEY", "sk-ant-test-lease")
         .current_dir(run.home.path())
         .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // The chat shows its help line once it holds its session. Probing with a lease of the test's own before
+    // that could take the session at the moment the chat asks for it, and the chat would stop.
+    let stdout = chat.stdout.take().unwrap();
+    let (lines, printed) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead as _;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // A loaded machine starts a debug chat slowly: the deadline is generous.
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|line: &String| line.starts_with("/help lists commands"))
+    {
+        match printed.recv_timeout(std::time::Duration::from_secs(90)) {
+            Ok(line) => seen.push(line),
+            Err(error) => panic!("the chat never opened its session ({error}): {seen:?}"),
+        }
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -644,21 +670,10 @@ fn a_chat_holds_a_database_session_for_the_configured_lease() {
         .block_on(ctxkit_store::PostgresStore::connect(&url))
         .unwrap();
     let lease = std::time::Duration::from_secs(60);
-    // A loaded machine starts a debug chat slowly: the deadlines are generous.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    let expires_in_ms = loop {
-        match runtime.block_on(store.acquire(&id, "the test", lease)) {
-            Err(ctxkit_store::StoreError::SessionInUse { expires_in_ms, .. }) => {
-                break expires_in_ms;
-            }
-            Ok(taken) => runtime.block_on(store.release(&taken)).unwrap(),
-            Err(other) => panic!("{other}"),
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the chat never took the session"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
+    let expires_in_ms = match runtime.block_on(store.acquire(&id, "the test", lease)) {
+        Err(ctxkit_store::StoreError::SessionInUse { expires_in_ms, .. }) => expires_in_ms,
+        Ok(_) => panic!("the chat opened the session without holding it"),
+        Err(other) => panic!("{other}"),
     };
     assert!(
         (0..=3_000).contains(&expires_in_ms),
