@@ -53,9 +53,15 @@ pub struct ChatArgs {
     /// Keep the conversation in memory only.
     #[arg(long)]
     pub no_session: bool,
-    /// The model, `provider/id` (default: settings `defaultProvider`/`defaultModel`).
-    #[arg(long)]
+    /// The model, as Pi's `--model`: `provider/id`, an id, or a part of one, with an optional
+    /// `:<level>` suffix for the starting thinking level (`--model sonnet:high`; default:
+    /// settings `defaultProvider`/`defaultModel`).
+    #[arg(long, value_name = "MODEL[:LEVEL]")]
     pub model: Option<String>,
+    /// The starting thinking level (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`, `max`), in
+    /// place of a `--model` suffix, the session's level and `defaultThinkingLevel`.
+    #[arg(long, value_name = "LEVEL", value_parser = ["off", "minimal", "low", "medium", "high", "xhigh", "max"])]
+    pub thinking: Option<String>,
     /// The models Ctrl-P steps through, comma-separated patterns (`provider/id`, an id, a glob,
     /// a part of a name, each with an optional `:level`), in place of the setting `enabledModels`.
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]

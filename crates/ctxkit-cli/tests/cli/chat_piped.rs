@@ -686,6 +686,14 @@ async fn a_misspelt_model_is_named_with_the_known_ones_near_it() {
         "{output}"
     );
     assert!(!chat("openai/gpt-5-mini").contains("is no known model"));
-    // An id far from every known one is taken as the user's own, without a guess.
-    assert!(!chat("openai/my-finetune-2027").contains("is no known model"));
+    // An id far from every known one is sent as a custom id, said without a guess (QA r104: it
+    // was silent).
+    let far = chat("openai/my-finetune-2027");
+    assert!(
+        far.contains(
+            "warning: `openai/my-finetune-2027` is no known model: it is sent to the provider as a \
+             custom id"
+        ),
+        "{far}"
+    );
 }

@@ -20,6 +20,7 @@ mod interrupts;
 mod large_input;
 mod login;
 mod markdown;
+mod model_flag;
 mod model_picker;
 mod model_scope;
 mod modified_keys;

@@ -58,23 +58,25 @@ impl Chat {
         Ok(())
     }
 
-    /// At startup, a model the table does not know (`--model`, `defaultModel`) whose id is near
-    /// known ones is likely a typo: the chat would run with automatic compaction off and prices
-    /// unknown, said only in the banner's parenthesis (QA r101). It still starts, as an id the
-    /// table lacks may be one the provider takes.
+    /// At startup, a model the table does not know (`--model`, `defaultModel`) is sent to the
+    /// provider as a custom id: the chat would run with automatic compaction off and prices
+    /// unknown, said only in the banner's parenthesis (QA r101, r104). It still starts, as an id
+    /// the table lacks may be one the provider takes, with a warning naming the known models near
+    /// it (a typo, likely), if any.
     pub(super) fn warn_of_a_near_miss(&self) {
         if self.client.context_window().is_some() {
             return;
         }
         let spec = self.client.config().display_name();
         let nearest = nearest_models(&known_models(&self.llm_options), &spec);
-        if nearest.is_empty() {
-            return;
-        }
+        let guess = if nearest.is_empty() {
+            String::new()
+        } else {
+            format!(" (did you mean `{}`?)", nearest.join("`, `"))
+        };
         self.ui.error(&format!(
-            "warning: `{spec}` is no known model (did you mean `{}`?): its window and prices are \
-             unknown, so automatic compaction is off",
-            nearest.join("`, `")
+            "warning: `{spec}` is no known model{guess}: it is sent to the provider as a custom \
+             id; its window and prices are unknown, so automatic compaction is off"
         ));
         self.ui.notice(
             "hint: `/model` switches to a known one; to keep this id, add it to `llm.models` with \
@@ -160,7 +162,7 @@ pub(super) fn offered_models(
 }
 
 /// The known models: the built-in table and the user's `llm.models`.
-fn known_models(options: &LlmOptions) -> ModelTable {
+pub(super) fn known_models(options: &LlmOptions) -> ModelTable {
     let mut table = ModelTable::builtin();
     for model in &options.models {
         table.insert(model.clone());

@@ -53,8 +53,9 @@ pub(super) fn scoped_models(
     (scoped, warnings)
 }
 
-/// `pattern` without a trailing `:level` naming a thinking level, and that level.
-fn split_level(pattern: &str) -> (&str, Option<&str>) {
+/// `pattern` without a trailing `:level` naming a thinking level, and that level (`--models`'
+/// and `--model`'s one reading of the suffix).
+pub(super) fn split_level(pattern: &str) -> (&str, Option<&str>) {
     match pattern.rsplit_once(':') {
         Some((base, level)) if LEVELS.contains(&level) => (base, Some(level)),
         _ => (pattern, None),

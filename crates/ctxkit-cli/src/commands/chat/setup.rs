@@ -52,10 +52,12 @@ pub async fn build(
         ui.notice(&note);
     }
     let recorded = super::thinking::recorded(&session);
+    let flag_model = flag_model(args, &llm_options)?;
     let (client, keyed_model) = chat_client(
         environment,
         &llm_options,
         args,
+        flag_model.as_ref().map(|model| model.spec.as_str()),
         locations,
         &session,
         &recorded,
@@ -78,10 +80,15 @@ pub async fn build(
     )?;
     let confirm_bash = !args.yes && typed.chat.confirm_bash;
 
-    // The level the session recorded, else Pi's `defaultThinkingLevel`, for models that reason.
-    let thinking_level = recorded
+    // `--thinking`, else `--model`'s suffix, else the level the session recorded, else Pi's
+    // `defaultThinkingLevel`, for models that reason.
+    let flag_level = args
         .thinking
         .clone()
+        .or_else(|| flag_model.and_then(|model| model.thinking));
+    let thinking_level = flag_level
+        .clone()
+        .or_else(|| recorded.thinking.clone())
         .or_else(|| typed.default_thinking_level.clone());
     let reasoning = thinking_level
         .as_deref()
@@ -100,7 +107,17 @@ pub async fn build(
     let thread_session = session.id().to_owned();
     let client = client.with_message_threads(&threads, &thread_session);
     let (engine, events) = super::start_engine(&parts, client.info(), session, &ui, &interrupts)?;
-    engine.set_thinking_level(thinking_level).await;
+    engine.set_thinking_level(thinking_level.clone()).await;
+    // A level asked on the command line of a session that recorded another is recorded, so the
+    // session continues at it (a session without one records it with its first prompt).
+    if let Some(level) = thinking_level.as_deref().filter(|_| flag_level.is_some())
+        && recorded
+            .thinking
+            .as_deref()
+            .is_some_and(|recorded| recorded != level)
+    {
+        engine.change_thinking_level(level).await?;
+    }
     let client = Arc::new(client);
     let limit = output_limit(&client);
     let mut agent = Agent::new(
@@ -246,6 +263,7 @@ fn chat_client(
     environment: &ctxkit_settings::Environment,
     llm_options: &ctxkit_llm::LlmOptions,
     args: &ChatArgs,
+    flag_model: Option<&str>,
     locations: &Locations,
     session: &Session,
     recorded: &super::thinking::Recorded,
@@ -269,7 +287,7 @@ fn chat_client(
                 chosen
             }
         },
-        None => first_client(environment, llm_options, args.model.as_deref())?,
+        None => first_client(environment, llm_options, flag_model)?,
     };
     let spec = chosen.0.config().display_name();
     if let Some(recorded) = recorded.model.as_deref().filter(|_| from_elsewhere)
@@ -279,6 +297,25 @@ fn chat_client(
         ui.notice(&super::thinking::model_not_restored(recorded, &spec));
     }
     Ok(chosen)
+}
+
+/// The model `--model` names, resolved among the known models as Pi's `--model` resolves it
+/// ([`super::model_flag`]); `None` without the flag.
+fn flag_model(
+    args: &ChatArgs,
+    llm_options: &ctxkit_llm::LlmOptions,
+) -> Result<Option<super::model_flag::FlagModel>> {
+    let Some(text) = args.model.as_deref() else {
+        return Ok(None);
+    };
+    let keyed = summary_setup::llm_environment()
+        .unwrap_or_else(|_| summary_setup::variables_environment())
+        .api_keys;
+    let usable = |provider: &str| keyed.contains_key(provider);
+    let table = super::model_picker::known_models(llm_options);
+    super::model_flag::resolve_model_flag(text, &table, &usable)
+        .map(Some)
+        .map_err(anyhow::Error::msg)
 }
 
 /// The client for a session's recorded model `spec`, when requests to it can be sent (its
