@@ -39,6 +39,11 @@ pub struct BuiltinModel {
     /// Pi's `thinkingLevelMap` names); empty when the catalog names none.
     #[serde(default)]
     pub thinking_levels: Vec<String>,
+    /// The thinking levels a reasoning model supports (Pi's `getSupportedThinkingLevels` over its
+    /// `thinkingLevelMap`), when they are not the default five, `off` … `high`
+    /// ([`crate::supported_thinking_levels`] reads it); empty: those five.
+    #[serde(default)]
+    pub supported_thinking_levels: Vec<String>,
     cost: Option<CatalogCost>,
 }
 

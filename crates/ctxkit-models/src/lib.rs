@@ -8,6 +8,8 @@
 
 mod catalog;
 mod prices;
+mod thinking_levels;
 
 pub use catalog::{BuiltinModel, builtin_models, model_cache_terms, model_prices, model_row};
 pub use prices::{CacheTerms, LONG_CACHE_WRITES, ModelPrices, PriceTier, usage_cost};
+pub use thinking_levels::{THINKING_LEVELS, clamp_thinking_level, supported_thinking_levels};

@@ -59,8 +59,10 @@ pub async fn build(
         args,
         flag_model.as_ref().map(|model| model.spec.as_str()),
         locations,
-        &session,
-        &recorded,
+        Opened {
+            session: &session,
+            recorded: &recorded,
+        },
         &ui,
     )?;
     let spec = client.config().display_name();
@@ -86,10 +88,17 @@ pub async fn build(
         .thinking
         .clone()
         .or_else(|| flag_model.and_then(|model| model.thinking));
+    // Clamped to the model's levels, as Pi's, and said when it was.
     let thinking_level = flag_level
-        .clone()
         .or_else(|| recorded.thinking.clone())
-        .or_else(|| typed.default_thinking_level.clone());
+        .or_else(|| typed.default_thinking_level.clone())
+        .map(|level| {
+            let (clamped, note) = super::thinking::clamped_level(&client, &level);
+            if let Some(note) = note {
+                ui.notice(&note);
+            }
+            clamped
+        });
     let reasoning = thinking_level
         .as_deref()
         .and_then(|level| super::thinking::reasoning_for(&client, level));
@@ -108,9 +117,10 @@ pub async fn build(
     let client = client.with_message_threads(&threads, &thread_session);
     let (engine, events) = super::start_engine(&parts, client.info(), session, &ui, &interrupts)?;
     engine.set_thinking_level(thinking_level.clone()).await;
-    // A level asked on the command line of a session that recorded another is recorded, so the
-    // session continues at it (a session without one records it with its first prompt).
-    if let Some(level) = thinking_level.as_deref().filter(|_| flag_level.is_some())
+    // A level asked on the command line of a session that recorded another, or its recorded level
+    // clamped, is recorded, so the session continues at it (a session without one records it
+    // with its first prompt).
+    if let Some(level) = thinking_level.as_deref()
         && recorded
             .thinking
             .as_deref()
@@ -255,6 +265,12 @@ fn agent_options(
     }
 }
 
+/// The session the chat opened and what it recorded to be talked to with.
+struct Opened<'a> {
+    session: &'a Session,
+    recorded: &'a super::thinking::Recorded,
+}
+
 /// The chat's model client. A continued session is talked to with the model it recorded last (as
 /// Pi restores it), unless `--model` picks one, or the file comes from outside the sessions
 /// folder: a session shipped in a cloned repository would choose where the conversation goes
@@ -265,10 +281,10 @@ fn chat_client(
     args: &ChatArgs,
     flag_model: Option<&str>,
     locations: &Locations,
-    session: &Session,
-    recorded: &super::thinking::Recorded,
+    opened: Opened<'_>,
     ui: &Ui,
 ) -> Result<(ctxkit_llm::ModelClient, Option<summary_setup::KeyedModel>)> {
+    let Opened { session, recorded } = opened;
     let from_elsewhere = args.session.is_some()
         && !super::thinking::in_sessions_folder(session, &locations.sessions_root);
     let restored = recorded

@@ -12,17 +12,37 @@ use super::Chat;
 /// The levels `/thinking` takes, as Pi names them (`max`, Pi 1.6's, is sent as `xhigh`).
 pub(super) const LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
 
-/// The levels Shift-Tab steps through, in Pi's order. `xhigh` is left to `/thinking xhigh`, as
-/// Pi leaves it out for a model not known to take it (the model table does not say which do).
-const CYCLE: [&str; 5] = ["off", "minimal", "low", "medium", "high"];
-
-/// The level after `current` in [`CYCLE`], `off` after `high` or after a level not in it.
-fn next_level(current: &str) -> &'static str {
-    let next = CYCLE
+/// The level after `current` among `supported` (the levels Shift-Tab steps through, as Pi's: the
+/// model's own), the first after the last or after a level not among them.
+fn next_level(current: &str, supported: &[&'static str]) -> &'static str {
+    let next = supported
         .iter()
         .position(|level| *level == current)
-        .map_or(0, |index| (index + 1) % CYCLE.len());
-    CYCLE[next]
+        .map_or(0, |index| (index + 1) % supported.len().max(1));
+    supported.get(next).copied().unwrap_or("off")
+}
+
+/// The levels `client`'s model supports (`ctxkit_models::supported_thinking_levels`).
+pub(super) fn supported_levels(client: &ModelClient) -> Vec<&'static str> {
+    let config = client.config();
+    ctxkit_models::supported_thinking_levels(&config.provider, &config.model, reasons(client))
+}
+
+/// `level` clamped to what `client`'s model supports, as Pi clamps it, and what to tell the user
+/// when it was. A model that does not reason keeps the level (it is asked for none, and a
+/// reasoning model switched to later thinks at it again).
+pub(super) fn clamped_level(client: &ModelClient, level: &str) -> (String, Option<String>) {
+    if !reasons(client) {
+        return (level.to_owned(), None);
+    }
+    let clamped = ctxkit_models::clamp_thinking_level(level, &supported_levels(client));
+    let note = (clamped != level).then(|| {
+        format!(
+            "{} does not support thinking level {level}: using {clamped}",
+            client.config().display_name()
+        )
+    });
+    (clamped.to_owned(), note)
 }
 
 /// What a session recorded to be talked to with: the model of its last `model_change` or reply,
@@ -99,6 +119,11 @@ impl Chat {
                 self.client.config().display_name()
             );
         }
+        let (level, note) = clamped_level(&self.client, level);
+        if let Some(note) = note {
+            self.ui.notice(&note);
+        }
+        let level = level.as_str();
         // Recorded only when it changes, as Pi's.
         let current = self.engine.thinking_level().await;
         if current.as_deref().unwrap_or("off") != level {
@@ -118,7 +143,10 @@ impl Chat {
             );
         }
         let current = self.engine.thinking_level().await;
-        let next = next_level(current.as_deref().unwrap_or("off"));
+        let next = next_level(
+            current.as_deref().unwrap_or("off"),
+            &supported_levels(&self.client),
+        );
         self.thinking(next).await
     }
 
@@ -135,8 +163,18 @@ impl Chat {
     }
 
     /// Asks the model for the engine's thinking level from the next request on, or for none when
-    /// the model does not reason (after `/thinking`, `/model` and `/resume`).
+    /// the model does not reason (after `/thinking`, `/model` and `/resume`). A level the model
+    /// does not support is clamped to one it does, recorded and said, as Pi's model switch does.
     pub(super) async fn follow_thinking_level(&mut self) {
+        if let Some(level) = self.engine.thinking_level().await {
+            let (clamped, note) = clamped_level(&self.client, &level);
+            if let Some(note) = note {
+                match self.engine.change_thinking_level(&clamped).await {
+                    Ok(_) => self.ui.notice(&note),
+                    Err(error) => self.ui.error(&format!("{note}, not recorded: {error}")),
+                }
+            }
+        }
         let level = self.engine.thinking_level().await;
         let reasoning = level
             .as_deref()
@@ -216,13 +254,18 @@ mod tests {
     }
 
     #[test]
-    fn shift_tab_steps_through_pis_levels_and_wraps() {
-        assert_eq!(next_level("off"), "minimal");
-        assert_eq!(next_level("medium"), "high");
-        assert_eq!(next_level("high"), "off");
-        assert_eq!(next_level("xhigh"), "off");
-        assert_eq!(next_level("max"), "off");
-        assert_eq!(next_level("bogus"), "off");
+    fn shift_tab_steps_through_the_models_levels_and_wraps() {
+        let five = ["off", "minimal", "low", "medium", "high"];
+        assert_eq!(next_level("off", &five), "minimal");
+        assert_eq!(next_level("medium", &five), "high");
+        assert_eq!(next_level("high", &five), "off");
+        assert_eq!(next_level("xhigh", &five), "off");
+        assert_eq!(next_level("max", &five), "off");
+        assert_eq!(next_level("bogus", &five), "off");
+        let opus = ["off", "minimal", "low", "medium", "high", "max"];
+        assert_eq!(next_level("high", &opus), "max");
+        assert_eq!(next_level("max", &opus), "off");
+        assert_eq!(next_level("high", &["low", "medium", "high"]), "low");
     }
 
     #[test]
