@@ -49,7 +49,8 @@ pub struct Settings {
     pub default_provider: Option<String>,
     /// The agent's model id (or `provider/id`).
     pub default_model: Option<String>,
-    /// The reasoning level for models that reason; also the level summaries are asked at.
+    /// The reasoning level for models that reason; also the level summaries are asked at. Unset,
+    /// no thinking is asked for (`off`; Pi 1.6.0's default is `medium`).
     #[schemars(extend("x-project" = true, "enum" = ["off", "minimal", "low", "medium", "high", "xhigh", "max"]))]
     pub default_thinking_level: Option<String>,
     /// How streamed answers arrive.
