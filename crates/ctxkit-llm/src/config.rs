@@ -361,6 +361,20 @@ pub fn resolve_model(
     }))
 }
 
+/// The limits (window, output) of the model `role` runs, from the built-in table and `llm.models`,
+/// without its endpoint or key: what a plan needs of a model it does not call (`compact --dry-run`).
+/// `Ok(None)` when no model is configured or the table does not know it.
+pub fn model_limits(
+    options: &LlmOptions,
+    role: ModelRole,
+) -> Result<Option<ModelLimits>, LlmError> {
+    let table = model_table(options);
+    let Some((provider, spec)) = model_for(options, &table, role)? else {
+        return Ok(None);
+    };
+    Ok(table.find(&provider, &spec.id).cloned())
+}
+
 /// The built-in models and the user's.
 fn model_table(options: &LlmOptions) -> ModelTable {
     let mut table = ModelTable::builtin();

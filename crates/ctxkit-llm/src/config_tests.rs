@@ -418,3 +418,17 @@ fn another_own_provider_is_refused_not_sent_to_the_settings_host() {
     );
     assert!(!error.to_string().contains("SECRET"), "{error}");
 }
+
+#[test]
+fn a_model_s_limits_need_no_key() {
+    // No key anywhere: resolving the model to call it fails, its window is still known.
+    let options = options("anthropic/claude-sonnet-4-5");
+    assert!(resolve_model(&options, &env(&[]), ModelRole::Compaction).is_err());
+    let limits = model_limits(&options, ModelRole::Compaction).unwrap();
+    assert_eq!(limits.map(|limits| limits.context_window), Some(200_000));
+    assert!(
+        model_limits(&LlmOptions::default(), ModelRole::Compaction)
+            .unwrap()
+            .is_none()
+    );
+}

@@ -37,7 +37,7 @@ pub use chat::{ChatRequest, OutputRoom, request_input_tokens};
 pub use client::ModelClient;
 pub use config::{
     DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelCost, ModelRole,
-    ModelSpec, ProviderConfig, ThinkingBudgets, resolve_model,
+    ModelSpec, ProviderConfig, ThinkingBudgets, model_limits, resolve_model,
 };
 pub use error::{LlmError, Retried};
 pub use failure::{ReplyFailure, credentials_hint, reply_failure};

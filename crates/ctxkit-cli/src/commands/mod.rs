@@ -264,6 +264,12 @@ fn dispatch(
                 reserve_tokens,
                 file_context,
                 model: model.as_deref(),
+                // A plan calls no model: it needs neither the model's key nor its settings.
+                summary_use: if dry_run {
+                    summary_setup::SummaryUse::PlansOnly
+                } else {
+                    summary_setup::SummaryUse::Summarizes
+                },
             };
             let setup = summary_setup::resolve(&process, flags)?;
             let args = compaction::CompactArgs {
@@ -291,6 +297,12 @@ fn dispatch(
                 &process,
                 summary_setup::SummaryFlags {
                     model: model.as_deref(),
+                    // A move without a summary calls no model.
+                    summary_use: if summarize {
+                        summary_setup::SummaryUse::Summarizes
+                    } else {
+                        summary_setup::SummaryUse::PlansOnly
+                    },
                     ..Default::default()
                 },
             )?;

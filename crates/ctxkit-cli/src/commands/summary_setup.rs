@@ -39,6 +39,21 @@ pub struct SummaryFlags<'a> {
     pub file_context: bool,
     /// `--model provider/id`.
     pub model: Option<&'a str>,
+    /// Whether the command summarizes, or only plans or moves.
+    pub summary_use: SummaryUse,
+}
+
+/// What a command does with the summarizer it asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SummaryUse {
+    /// It may summarize (`compact`, `branch --summarize`, `chat`, `serve`): the configured model
+    /// must be usable, its key and the settings its client reads included.
+    #[default]
+    Summarizes,
+    /// It never summarizes (`compact --dry-run`, `branch` without `--summarize`, a page's
+    /// transforms): the model is looked up for its window only, so neither its key nor a setting
+    /// only a model's client reads (`llm.*`, `retry.*`, …) stops it.
+    PlansOnly,
 }
 
 /// Model options from the settings: `defaultProvider`/`defaultModel` as the agent model,
@@ -222,10 +237,21 @@ pub(crate) fn choose_summarizer(
 pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result<SummarySetup> {
     let environment = process.environment()?;
     let settings = process.settings()?;
-    let (summarizer, model_context_window) = choose_summarizer(settings, flags.model)?;
-    // A project's hooks are someone else's commands until the user trusts them: the settings
-    // leave them out (and reading them said so).
-    refuse_invalid_settings(settings)?;
+    let (summarizer, model_context_window) = match flags.summary_use {
+        SummaryUse::Summarizes => {
+            let chosen = choose_summarizer(settings, flags.model)?;
+            // A project's hooks are someone else's commands until the user trusts them: the
+            // settings leave them out (and reading them said so).
+            refuse_invalid_settings(settings)?;
+            chosen
+        }
+        SummaryUse::PlansOnly => {
+            refuse_invalid_values(settings, |key| !read_by_the_model_client_only(key))?;
+            let size = super::offline_size::offline_summary_size(settings)?;
+            let summarizer: Box<dyn Summarizer> = Box::new(OfflineSummarizer::new(size));
+            (summarizer, planning_window(settings, flags.model))
+        }
+    };
     let mut engine_settings = ctxkit_engine::EngineSettings::from_settings(settings.settings());
     // A flag wins over the settings, every model's `compaction.modelOverrides` entry included.
     let compaction = &mut engine_settings.compaction;
@@ -251,6 +277,50 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
 /// readers would quietly use defaults (or fail naming neither), without the user's hooks, budgets
 /// or retries.
 pub(crate) fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManager) -> Result<()> {
+    refuse_invalid_values(settings, |_| true)
+}
+
+/// Whether only a model's client reads `key` (the model, its endpoint, key, retries, thinking):
+/// a command that calls no model goes on past a wrong value of it.
+fn read_by_the_model_client_only(key: &str) -> bool {
+    const KEYS: [&str; 6] = [
+        "defaultProvider",
+        "defaultModel",
+        "defaultThinkingLevel",
+        "compaction.model",
+        "httpProxy",
+        "cacheWarming",
+    ];
+    const SECTIONS: [&str; 3] = ["llm.", "retry.", "thinkingBudgets."];
+    KEYS.contains(&key) || SECTIONS.iter().any(|section| key.starts_with(section))
+}
+
+/// The window a plan follows: the configured (or `--model`) summarizing model's, from the model
+/// table and `llm.models`, without its key; `None` when no model is configured or it is unknown.
+fn planning_window(
+    settings: &ctxkit_settings::SettingsManager,
+    model_flag: Option<&str>,
+) -> Option<u64> {
+    let typed = settings.settings();
+    let options = ctxkit_llm::LlmOptions {
+        provider: typed.default_provider.clone(),
+        model: typed.default_model.clone(),
+        compaction_model: typed.compaction.model.clone(),
+        picked_compaction_model: model_flag.map(str::to_owned),
+        models: user_models(typed.llm.models.as_deref().unwrap_or_default()),
+        ..ctxkit_llm::LlmOptions::default()
+    };
+    ctxkit_llm::model_limits(&options, ctxkit_llm::ModelRole::Compaction)
+        .ok()
+        .flatten()
+        .map(|limits| limits.context_window)
+}
+
+/// [`refuse_invalid_settings`] over the keys `checked` accepts.
+fn refuse_invalid_values(
+    settings: &ctxkit_settings::SettingsManager,
+    checked: impl Fn(&str) -> bool,
+) -> Result<()> {
     settings.check_loaded()?;
     let mut invalid = settings.diagnostics().into_iter().filter_map(|diagnostic| {
         let ctxkit_settings::SettingsDiagnostic::InvalidValue {
@@ -264,7 +334,7 @@ pub(crate) fn refuse_invalid_settings(settings: &ctxkit_settings::SettingsManage
         else {
             return None;
         };
-        Some((path, line, key, expected, found))
+        checked(&key).then_some((path, line, key, expected, found))
     });
     let Some((path, line, key, expected, found)) = invalid.next() else {
         return Ok(());

@@ -145,7 +145,12 @@ fn page_options(
     summary_setup::refuse_invalid_settings(settings)?;
     let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     let secrets = boundary.workspace(&environment.cwd).secrets().to_vec();
-    let transforms = summary_setup::resolve(process, SummaryFlags::default())
+    // The page calls no model: the transforms need neither its key nor its settings.
+    let flags = SummaryFlags {
+        summary_use: summary_setup::SummaryUse::PlansOnly,
+        ..SummaryFlags::default()
+    };
+    let transforms = summary_setup::resolve(process, flags)
         .map(|setup| setup.engine_settings.transforms)
         .unwrap_or_default();
     let redactor = Redactor::new(secrets, &args.redact)?;

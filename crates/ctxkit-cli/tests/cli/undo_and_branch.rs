@@ -276,3 +276,50 @@ fn branch_to_a_user_message_again_says_the_leaf_is_before_it_and_gives_its_text(
     );
     assert_eq!(std::fs::read(&file).unwrap(), before);
 }
+
+/// A model configured but its key absent, or a retry setting or model id the model's client
+/// would refuse: a leaf move without a summary and a dry-run plan call no model, so they go on
+/// (both refused with "No API key…"); the commands that summarize still refuse.
+#[test]
+fn a_move_and_a_plan_need_no_model_key_nor_its_settings() {
+    let run = Run::new();
+    let path = demo(&run, "keyless.jsonl");
+    // Moved on a copy of its own, so the plans see the whole session.
+    let moving = demo(&run, "moving.jsonl");
+    let settings = run.home.path().join("settings.json");
+    for text in [
+        r#"{"defaultModel": "anthropic/claude-sonnet-4-5"}"#,
+        r#"{"defaultModel": "anthropc/claude-sonnet-4-5"}"#,
+        r#"{"retry": {"enabled": "yes"}}"#,
+    ] {
+        std::fs::write(&settings, text).unwrap();
+        let plan = run.ctxkit(&[
+            "compact",
+            &path,
+            "--keep-recent-tokens",
+            "2000",
+            "--dry-run",
+        ]);
+        assert!(
+            plan.starts_with("exit: 0\nWould summarize "),
+            "{text}: {plan}"
+        );
+        let summary = run.ctxkit(&[
+            "compact",
+            &path,
+            "--keep-recent-tokens",
+            "2000",
+            "--preview",
+        ]);
+        assert!(summary.starts_with("exit: 3\n"), "{text}: {summary}");
+        let summarized = run.ctxkit(&["branch", &moving, "--to", "61c45bec", "--summarize"]);
+        assert!(summarized.starts_with("exit: 3\n"), "{text}: {summarized}");
+        // Moved the first time, already there the next ones.
+        let moved = run.ctxkit(&["branch", &moving, "--to", "61c45bec"]);
+        assert!(moved.starts_with("exit: 0\n"), "{text}: {moved}");
+    }
+    // A wrong value a plan reads still stops it.
+    std::fs::write(&settings, r#"{"compaction": {"reserveTokens": "lots"}}"#).unwrap();
+    let plan = run.ctxkit(&["compact", &path, "--dry-run"]);
+    assert!(plan.contains("compaction.reserveTokens"), "{plan}");
+}
