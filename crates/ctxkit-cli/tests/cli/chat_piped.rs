@@ -582,7 +582,8 @@ async fn session_takes_the_start_of_a_session_id() {
 }
 
 /// `--session` naming a file that is not there starts a new session written there, as Pi's does
-/// (a tester's `--session /new/path.jsonl` was refused); a folder that is not there is refused.
+/// (a tester's `--session /new/path.jsonl` was refused); the folders missing on the way are
+/// created, as Pi 1.6.0 creates them (they were refused); a path through a file is refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn session_naming_a_new_file_writes_the_session_there() {
     let server = responses_server(answered()).await;
@@ -599,15 +600,25 @@ async fn session_naming_a_new_file_writes_the_session_there() {
     let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(header["type"], "session");
     assert!(text.contains("all good"), "{text}");
-    let nowhere = run.home.path().join("missing/x.jsonl");
+    // Relative to the working folder, two folders deep.
+    let made = chat_with(&run, &server, "hi\n", &["--session", "sub/dir/new.jsonl"]);
+    assert!(made.starts_with("exit: 0"), "{made}");
+    let nested = run.home.path().join("sub/dir/new.jsonl");
+    assert!(
+        std::fs::read_to_string(&nested)
+            .unwrap()
+            .contains("all good"),
+        "{made}"
+    );
+    let through_a_file = file.join("x.jsonl");
     let refused = chat_with(
         &run,
         &server,
         "hi\n",
-        &["--session", nowhere.to_str().unwrap()],
+        &["--session", through_a_file.to_str().unwrap()],
     );
-    assert!(refused.contains("neither is its folder"), "{refused}");
-    assert!(!nowhere.exists());
+    assert!(refused.starts_with("exit: 3"), "{refused}");
+    assert!(refused.contains("is not a folder"), "{refused}");
 }
 
 /// A piped chat whose session file cannot be written (its sessions folder is a file) fails with

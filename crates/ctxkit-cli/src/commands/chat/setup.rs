@@ -228,17 +228,20 @@ fn first_session(
     Ok((Session::create(cwd, session_dir), false))
 }
 
-/// `--session` naming a file that is not there: a new session written there, as Pi's does, in a
-/// folder that must exist.
+/// `--session` naming a file that is not there: a new session written there, as Pi's does; the
+/// folders missing on the way are created with the file, when it is first written (as the
+/// sessions folder is). Refused when a part of the path that is there is no folder.
 fn new_session_at(cwd: &str, file: &std::path::Path) -> Result<Session> {
     let path = std::path::absolute(file)?;
-    match path.parent() {
-        Some(folder) if folder.is_dir() => Ok(Session::create_at(cwd, &path)),
-        _ => anyhow::bail!(
-            "`{}` is not there and neither is its folder; name a session file, a folder that \
-             exists for a new one, or a session id",
-            file.display()
+    let existing = path.ancestors().skip(1).find(|folder| folder.exists());
+    match existing {
+        Some(folder) if !folder.is_dir() => anyhow::bail!(
+            "`{}` cannot be a new session file: `{}` is not a folder; name a session file, a \
+             new file's path, or a session id",
+            file.display(),
+            folder.display()
         ),
+        _ => Ok(Session::create_at(cwd, &path)),
     }
 }
 
