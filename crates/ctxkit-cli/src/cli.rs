@@ -101,6 +101,18 @@ pub fn store_from_environment() -> Option<String> {
     ctxkit_secrets::environment_variable(CTXKIT_STORE).filter(|url| !url.is_empty())
 }
 
+/// The sessions root when `--sessions-dir` is not given (see `GlobalArgs::sessions_dir`).
+pub const CTXKIT_SESSIONS_DIR: &str = "CTXKIT_SESSIONS_DIR";
+
+/// Where the sessions root `dir` came from: [`CTXKIT_SESSIONS_DIR`] when the variable holds it,
+/// else the flag `--sessions-dir` (which wins over the variable).
+pub fn sessions_dir_origin(dir: &std::path::Path) -> &'static str {
+    match std::env::var_os(CTXKIT_SESSIONS_DIR) {
+        Some(value) if std::path::Path::new(&value) == dir => CTXKIT_SESSIONS_DIR,
+        Some(_) | None => "--sessions-dir",
+    }
+}
+
 /// The width text output is fitted to when standard output is not a terminal (a terminal's own
 /// width wins): most shells keep it unexported, so a pipe or a file gets whole lines.
 pub const COLUMNS: &str = "COLUMNS";

@@ -64,35 +64,54 @@ fn scope(project: bool, settings: &SettingsManager) -> Result<SettingsScope> {
 /// The key of the store setting, which `--store` and `CTXKIT_STORE` override.
 const STORE_URL: &str = "store.url";
 
-/// The store named by `--store` or `CTXKIT_STORE`, which every command uses instead of
-/// `store.url`.
-struct StoreOverride {
+/// The key of the sessions root setting, which `--sessions-dir` and `CTXKIT_SESSIONS_DIR`
+/// override.
+const SESSION_DIR: &str = "sessionDir";
+
+/// A setting every command takes from a flag or an environment variable instead of the settings
+/// files: `store.url` (`--store`, `CTXKIT_STORE`), `sessionDir` (`--sessions-dir`,
+/// `CTXKIT_SESSIONS_DIR`). `config get` and `config list` show it, with its flag or variable as
+/// the origin.
+struct Override {
+    key: &'static str,
     text: String,
     origin: &'static str,
 }
 
-impl StoreOverride {
-    fn of(args: &crate::cli::GlobalArgs) -> Option<Self> {
-        match (&args.store, crate::cli::store_from_environment()) {
-            (Some(text), _) => Some(Self {
-                text: text.clone(),
-                origin: "--store",
-            }),
-            (None, Some(text)) => Some(Self {
-                text,
-                origin: crate::cli::CTXKIT_STORE,
-            }),
-            (None, None) => None,
-        }
-    }
+/// The overrides in force in this process.
+fn overrides(args: &crate::cli::GlobalArgs) -> Vec<Override> {
+    let store = match (&args.store, crate::cli::store_from_environment()) {
+        (Some(text), _) => Some((text.clone(), "--store")),
+        (None, Some(text)) => Some((text, crate::cli::CTXKIT_STORE)),
+        (None, None) => None,
+    };
+    let sessions_dir = args.sessions_dir.as_ref().map(|dir| {
+        let origin = crate::cli::sessions_dir_origin(dir);
+        (dir.display().to_string(), origin)
+    });
+    let store = store.map(|(text, origin)| Override {
+        key: STORE_URL,
+        text,
+        origin,
+    });
+    let sessions_dir = sessions_dir.map(|(text, origin)| Override {
+        key: SESSION_DIR,
+        text,
+        origin,
+    });
+    store.into_iter().chain(sessions_dir).collect()
 }
 
-/// The store the commands use in the `store.url` row (`--store` or `CTXKIT_STORE` when set), and
-/// why they cannot use it when it is not a store URL: listing never opens the store.
-fn store_row(row: &mut Row, store: Option<&StoreOverride>) {
-    if let Some(store) = store {
-        row.value = Some(SettingValue::text(store.text.clone()));
-        row.origin = store.origin;
+/// A row's value and origin as the commands take them (its override when there is one), and for
+/// `store.url` why the commands cannot use it when it is not a store URL: listing never opens the
+/// store.
+fn override_row(row: &mut Row, overrides: &[Override]) {
+    if let Some(found) = overrides.iter().find(|found| found.key == row.key) {
+        row.value = Some(SettingValue::text(found.text.clone()));
+        row.origin = found.origin;
+    }
+    if row.key != STORE_URL {
+        return;
     }
     let Some(text) = row.value.as_ref().and_then(SettingValue::as_text) else {
         return;
@@ -155,12 +174,14 @@ pub fn config(
     action: ConfigAction,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    let store_override = StoreOverride::of(process.args());
+    let overrides = overrides(process.args());
     let (environment, mut settings) = process.into_parts()?;
     match action {
         ConfigAction::Get { key, project, json } => {
             let key = KeyPath::parse(&key)?.dotted();
-            get(&settings, &key, project, json, out)
+            // The project's file is asked for itself, not for what the commands use.
+            let overrides = if project { &[][..] } else { &overrides[..] };
+            get(&settings, &key, project, json, overrides, out)
         }
         ConfigAction::Set {
             key,
@@ -227,8 +248,8 @@ pub fn config(
             Ok(Outcome::Success)
         }
         ConfigAction::List { project, json } => {
-            let store = (!project).then_some(store_override).flatten();
-            list(&settings, project, json, store.as_ref(), out)
+            let overrides = if project { &[][..] } else { &overrides[..] };
+            list(&settings, project, json, overrides, out)
         }
         ConfigAction::Schema => {
             print_json(out, ctxkit_settings::json_schema())?;
@@ -242,23 +263,29 @@ fn get(
     key: &str,
     project: bool,
     json: bool,
+    overrides: &[Override],
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let (value, origin, known) = if project {
         let value = settings.get_in(SettingsScope::Project, key)?;
         let known = settings.get(key)?.known;
         let origin = value.as_ref().map(|_| SettingOrigin::Project);
-        (value, origin, known)
+        (value, origin_name(origin), known)
     } else {
         let lookup = settings.get(key)?;
-        (lookup.value, lookup.origin, lookup.known)
+        (lookup.value, origin_name(lookup.origin), lookup.known)
+    };
+    // What the commands use, as `config list` shows it (a tester's `CTXKIT_STORE` was left out).
+    let (value, origin) = match overrides.iter().find(|found| found.key == key) {
+        Some(found) => (Some(SettingValue::text(found.text.clone())), found.origin),
+        None => (value, origin),
     };
     // Secrets below the key are masked as `config list` masks them; one asked for by name is not.
     let value = value.map(|value| shown_store(key, value.asked_for(key)));
     if json {
         print_json(
             out,
-            &json!({"key": key, "value": value, "origin": origin_name(origin), "known": known,
+            &json!({"key": key, "value": value, "origin": origin, "known": known,
                 "actedOn": known && !ctxkit_settings::is_pi_key_not_acted_on(key)}),
         )?;
     } else if let Some(value) = &value {
@@ -328,7 +355,7 @@ fn list(
     settings: &SettingsManager,
     project: bool,
     json: bool,
-    store: Option<&StoreOverride>,
+    overrides: &[Override],
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let mut rows = Vec::new();
@@ -348,9 +375,7 @@ fn list(
             known: entry.known,
             key: entry.key,
         };
-        if row.key == STORE_URL {
-            store_row(&mut row, store);
-        }
+        override_row(&mut row, overrides);
         row.value = row.value.map(|value| value.redacted(&row.key));
         rows.push(row);
     }

@@ -79,6 +79,13 @@ impl Run {
             .args(args)
             .env("CTXKIT_HOME", self.home.path())
             .env_remove("CTXKIT_SESSIONS_DIR")
+            // A test's own `CTXKIT_SESSIONS_DIR` (never its `CTXKIT_HOME`) is kept.
+            .envs(
+                variables
+                    .iter()
+                    .filter(|(name, _)| *name == "CTXKIT_SESSIONS_DIR")
+                    .copied(),
+            )
             .current_dir(self.home.path())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

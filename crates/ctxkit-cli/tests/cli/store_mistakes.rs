@@ -237,3 +237,57 @@ fn config_list_shows_a_bad_store_url_beside_its_row() {
         assert!(!output.contains("PW-s3cret"), "{args:?}: {output}");
     }
 }
+
+/// `config get` of a key a variable or flag overrides showed the settings file's value (or "not
+/// set", exit 1) where `config list` and every command use the override: both now show what the
+/// commands use, and where it comes from.
+#[test]
+fn config_get_shows_the_store_and_sessions_folder_the_commands_use() {
+    let run = Run::new();
+    let home = run.home.path().display().to_string();
+    let file_store = format!("{home}/filestore");
+    let set = run.ctxkit(&["config", "set", "store.url", &file_store]);
+    assert!(set.starts_with("exit: 0\n"), "{set}");
+    let env_store = format!("{home}/envstore");
+    let variables = [
+        ("CTXKIT_STORE", env_store.as_str()),
+        ("CTXKIT_SESSIONS_DIR", "/elsewhere/sessions"),
+    ];
+    let get = |key: &str| run.ctxkit_with_env(&["config", "get", key, "--json"], &variables);
+    let record = |key: &str| -> serde_json::Value {
+        let output = get(key);
+        serde_json::from_str(output.strip_prefix("exit: 0\n").unwrap()).unwrap()
+    };
+    let store = record("store.url");
+    assert_eq!(store["value"], "[HOME]/envstore");
+    assert_eq!(store["origin"], "CTXKIT_STORE");
+    let sessions = record("sessionDir");
+    assert_eq!(sessions["value"], "/elsewhere/sessions");
+    assert_eq!(sessions["origin"], "CTXKIT_SESSIONS_DIR");
+    let listed = run.ctxkit_with_env(&["config", "list"], &variables);
+    assert!(
+        listed.contains("sessionDir  /elsewhere/sessions  (CTXKIT_SESSIONS_DIR)")
+            || listed.lines().any(|line| line.starts_with("sessionDir ")
+                && line.ends_with("/elsewhere/sessions  (CTXKIT_SESSIONS_DIR)")),
+        "{listed}"
+    );
+    // The flag wins over the variable, and is named.
+    let flagged = run.ctxkit_with_env(
+        &[
+            "--sessions-dir",
+            "/flag/sessions",
+            "config",
+            "get",
+            "sessionDir",
+        ],
+        &variables,
+    );
+    assert_eq!(flagged, "exit: 0\n/flag/sessions\n");
+    // Not in the file, set by the variable: set, not "not set" with exit 1.
+    run.ctxkit(&["config", "unset", "store.url"]);
+    let plain = run.ctxkit_with_env(&["config", "get", "store.url"], &variables);
+    assert_eq!(plain, "exit: 0\n[HOME]/envstore\n");
+    // `--project` asks for the project's file itself.
+    let project = run.ctxkit_with_env(&["config", "get", "store.url", "--project"], &variables);
+    assert!(!project.contains("envstore"), "{project}");
+}
