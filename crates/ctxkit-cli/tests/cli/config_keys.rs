@@ -123,6 +123,26 @@ fn unsetting_a_key_that_is_not_set_leaves_the_file_as_it_is() {
     );
 }
 
+/// `config unset` on a file that does not parse said the key "was not set" (exit 0) though the
+/// file holds it; it is refused as `config set` is (exit 3), the file left as it is.
+#[test]
+fn unsetting_a_key_of_a_file_that_does_not_parse_is_refused() {
+    let world = World::new();
+    let text = "{\n  \"defaultModel\": \"claude-sonnet-4-5\",\n  \"theme\": \"dark\",\n}\n";
+    world.write("home/settings.json", text);
+    let output = world.ctxkit(&["config", "unset", "defaultModel"]);
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(
+        output.contains("could not be loaded, so it was not modified"),
+        "{output}"
+    );
+    assert!(!output.contains("was not set"), "{output}");
+    assert_eq!(
+        std::fs::read_to_string(world.home().join("settings.json")).unwrap(),
+        text
+    );
+}
+
 /// A string `"true"` printed as the boolean would, four spaces as nothing, and `'"dark"'` was
 /// stored with its quotes.
 #[test]

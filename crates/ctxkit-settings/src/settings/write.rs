@@ -80,10 +80,18 @@ impl SettingsManager {
     }
 
     /// Removes a dotted key from one scope; returns whether it was present. A key that was not
-    /// set leaves the file as it is: nothing to write (as Pi writes only on a change).
+    /// set leaves the file as it is: nothing to write (as Pi writes only on a change). A scope
+    /// whose file failed to load is refused ([`SettingsError::ScopeNotWritable`]), as a save is:
+    /// read as empty, it would say a key the file holds "was not set".
     pub fn unset(&mut self, scope: SettingsScope, key: &str) -> Result<bool, SettingsError> {
         let path = KeyPath::parse(key)?;
         let state = self.state_mut(scope);
+        if let (Some(_), Some(file)) = (&state.load_error, &state.path) {
+            return Err(SettingsError::ScopeNotWritable {
+                path: file.clone(),
+                scope,
+            });
+        }
         let removed = document::remove_path(&mut state.document, &path);
         if removed {
             Self::mark(state, path);
@@ -154,5 +162,28 @@ impl SettingsManager {
         if !state.modified.contains(&path) {
             state.modified.push(path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// QA r104: `config unset` on a file with a trailing comma said the key "was not set".
+    #[test]
+    fn a_file_that_did_not_load_refuses_an_unset_and_stays_as_it_is() {
+        let folder = tempfile::tempdir().unwrap();
+        let global = folder.path().join("settings.json");
+        let text = "{\n  \"defaultModel\": \"claude-sonnet-4-5\",\n}\n";
+        std::fs::write(&global, text).unwrap();
+        let mut settings =
+            SettingsManager::from_paths(global.clone(), folder.path().join("project.json"));
+        let refused = settings.unset(SettingsScope::Global, "defaultModel");
+        assert!(
+            matches!(refused, Err(SettingsError::ScopeNotWritable { .. })),
+            "{refused:?}"
+        );
+        assert!(settings.flush().is_ok());
+        assert_eq!(std::fs::read_to_string(&global).unwrap(), text);
     }
 }
