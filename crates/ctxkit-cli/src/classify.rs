@@ -311,6 +311,22 @@ fn other_formats_hint(named: ctxkit_import::SourceFormat) -> String {
     )
 }
 
+/// What to do about an unknown provider: the built-in one it most likely meant (the local
+/// servers included, which no model table lists), else how to name a model.
+fn unknown_provider_hint(provider: &str) -> String {
+    let meant = crate::commands::models::providers_meant(provider);
+    if meant.is_empty() {
+        return "name a model as `provider/id`, e.g. `--model anthropic/claude-sonnet-4-5` \
+                (`ctxkit models` lists them, and the local servers)"
+            .to_owned();
+    }
+    let named: Vec<String> = meant.iter().map(|name| format!("`{name}`")).collect();
+    format!(
+        "did you mean {}? (`ctxkit models` lists the providers, the local servers included)",
+        named.join(" or ")
+    )
+}
+
 fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
     use ctxkit_llm::LlmError;
     match error {
@@ -325,7 +341,8 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
             3,
             Some(format!("if they are for `{provider}`, name it: `ctxkit config set defaultProvider {provider}`; else unset them (`ctxkit config unset llm.baseUrl`)")),
         ),
-        LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. } => {
+        LlmError::UnknownProvider { provider } => (3, Some(unknown_provider_hint(provider))),
+        LlmError::InvalidModel { .. } => {
             (3, Some("name a model as `provider/id`, e.g. `--model anthropic/claude-sonnet-4-5` (`ctxkit models` lists them)".to_owned()))
         }
         LlmError::Http { status: 401 | 403, provider, .. } => (

@@ -14,7 +14,7 @@ mod import;
 mod inspect;
 pub(crate) mod login;
 mod missing_entry;
-mod models;
+pub(crate) mod models;
 mod navigate;
 mod offline_size;
 mod packages;

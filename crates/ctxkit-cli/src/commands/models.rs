@@ -34,15 +34,17 @@ pub fn models(
         .filter(|model| matches(model, search))
         .collect();
     models.sort_by(|a, b| (&a.provider, &a.id).cmp(&(&b.provider, &b.id)));
+    let local = local_servers(search);
     if json {
         let values: Vec<Value> = models
             .iter()
             .map(|model| json_record(model, price(model).as_ref()))
+            .chain(local.iter().map(|server| local_record(server)))
             .collect();
         print_json(out, &values)?;
         return Ok(Outcome::Success);
     }
-    if models.is_empty() {
+    if models.is_empty() && local.is_empty() {
         writeln!(
             out,
             "No known model matches `{}`; `ctxkit models` lists them all, and `llm.models` adds your own.",
@@ -53,8 +55,68 @@ pub fn models(
     for model in models {
         writeln!(out, "{}", text_line(model, price(model).as_ref()))?;
     }
+    write_local_servers(&local, out)?;
     writeln!(out, "{}", keys_line(settings.llm.api_key.is_some())?)?;
     Ok(Outcome::Success)
+}
+
+/// The built-in local servers (no key) whose `provider/` holds every word of `search`.
+fn local_servers(search: &[String]) -> Vec<&'static ctxkit_llm::ProviderInfo> {
+    ctxkit_llm::PROVIDERS
+        .iter()
+        .filter(|provider| provider.key_env.is_none())
+        .filter(|provider| {
+            let name = format!("{}/", provider.name);
+            search
+                .iter()
+                .all(|word| name.contains(word.to_lowercase().as_str()))
+        })
+        .collect()
+}
+
+/// The local servers, each with its address: they take any model id the server runs, so the
+/// model table holds none of theirs.
+fn write_local_servers(servers: &[&ctxkit_llm::ProviderInfo], out: &mut dyn Write) -> Result<()> {
+    let Some(first) = servers.first() else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "Local servers, no key needed, any model id the server runs (`{}/MODEL`; \
+         `llm.baseUrl` for another address):",
+        first.name
+    )?;
+    for server in servers {
+        writeln!(out, "  {:<10} {}", server.name, server.base_url)?;
+    }
+    Ok(())
+}
+
+/// The built-in providers `name` (unknown) most likely meant: the same letters and digits
+/// (`lm-studio`, `llamacpp`), or a letter or two off (`anthropc`).
+pub(crate) fn providers_meant(name: &str) -> Vec<&'static str> {
+    let letters = |text: &str| -> String {
+        text.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_lowercase()
+    };
+    let wanted = letters(name);
+    let names = ctxkit_llm::PROVIDERS
+        .iter()
+        .map(|provider| provider.name)
+        .chain(["gemini"]);
+    let mut close: Vec<(usize, &'static str)> = names
+        .map(|known| (strsim::damerau_levenshtein(&wanted, &letters(known)), known))
+        .filter(|(distance, _)| *distance <= 2 && *distance < wanted.len() / 2 + 1)
+        .collect();
+    close.sort();
+    let best = close.first().map(|(distance, _)| *distance);
+    close
+        .into_iter()
+        .filter(|(distance, _)| Some(*distance) == best)
+        .map(|(_, known)| known)
+        .collect()
 }
 
 /// Which built-in providers have a key now, and where it comes from (never its value); and
@@ -85,7 +147,8 @@ fn keys_line(settings_key: bool) -> Result<String> {
             .to_owned()
     } else {
         format!(
-            "Keys: {}; another provider needs `ctxkit login PROVIDER` or its variable.",
+            "Keys: {}; another provider needs `ctxkit login PROVIDER` or its variable (a \
+             local server none).",
             found.join(", ")
         )
     };
@@ -97,6 +160,12 @@ fn matches(model: &ModelLimits, words: &[String]) -> bool {
     words
         .iter()
         .all(|word| name.contains(word.to_lowercase().as_str()))
+}
+
+/// A local server's record: any model id, so no id, window or limit of its own.
+fn local_record(server: &ctxkit_llm::ProviderInfo) -> Value {
+    json!({"provider": server.name, "id": null, "contextWindow": null, "maxOutput": null,
+        "reasoning": null, "local": true, "baseUrl": server.base_url})
 }
 
 fn json_record(model: &ModelLimits, prices: Option<&ModelPrices>) -> Value {
@@ -179,6 +248,38 @@ mod tests {
             adaptive_thinking: false,
             xhigh_effort: None,
         }
+    }
+
+    #[test]
+    fn a_provider_misspelt_is_matched_to_the_one_meant() {
+        for (typed, meant) in [
+            ("lm-studio", vec!["lmstudio"]),
+            ("LMStudio", vec!["lmstudio"]),
+            ("llamacpp", vec!["llama.cpp"]),
+            ("llama-cpp", vec!["llama.cpp"]),
+            ("olama", vec!["ollama"]),
+            ("vllm ", vec!["vllm"]),
+            ("anthropc", vec!["anthropic"]),
+            ("myco", vec![]),
+            ("x", vec![]),
+        ] {
+            assert_eq!(providers_meant(typed), meant, "{typed}");
+        }
+    }
+
+    #[test]
+    fn the_local_servers_are_found_by_name() {
+        let names = |words: &[&str]| -> Vec<&str> {
+            let words: Vec<String> = words.iter().map(|word| (*word).to_owned()).collect();
+            local_servers(&words)
+                .iter()
+                .map(|server| server.name)
+                .collect()
+        };
+        assert_eq!(names(&[]), ["ollama", "vllm", "llama.cpp", "lmstudio"]);
+        assert_eq!(names(&["Ollama"]), ["ollama"]);
+        assert_eq!(names(&["ollama/"]), ["ollama"]);
+        assert!(names(&["claude"]).is_empty());
     }
 
     #[test]
