@@ -3,7 +3,8 @@
 //! tool result), summaries and cache warming, and the share
 //! of the requests' input read from the prompt cache. A call of unknown price (a model with no
 //! price known to ctxkit records $0 although it used tokens) is never shown as free: the spend
-//! says "price unknown" with the tokens used, and `llm.models[].cost` prices the model. A model
+//! says "price unknown" with the tokens used, and `llm.models[].cost` prices the model's calls
+//! from then on (a call recorded at $0 stays of unknown price: it is never repriced). A model
 //! given a `cost` of zeros is free: its calls count $0, known ([`free_models`]).
 
 use ctxkit_session::{FreeModels, SessionSpend, SpendPart};
@@ -122,13 +123,16 @@ pub(crate) fn breakdown_lines(spend: &SessionSpend) -> Vec<String> {
             tokens_used(spend)
         ),
         0 => format!("{} {over}", dollars(spend.total_dollars())),
+        // A price given now prices the calls made from now on: these were recorded at $0, and
+        // stay so (QA r104: the hint, followed, changed nothing it showed).
         unpriced if unpriced == counted => format!(
-            "price unknown {over} ({}): give the model's price in `llm.models[].cost`",
+            "price unknown {over} ({}): recorded without a price; `llm.models[].cost` prices \
+             the model's calls from now on",
             tokens_used(spend)
         ),
         unpriced => format!(
-            "{} {over}, {unpriced} of them of unknown price (not counted; `llm.models[].cost` \
-             prices a model)",
+            "{} {over}, {unpriced} of them recorded without a price (not counted; \
+             `llm.models[].cost` prices a model's calls from now on)",
             dollars(spend.total_dollars())
         ),
     };
@@ -304,8 +308,8 @@ mod tests {
         let lines = breakdown_lines(&spend);
         assert_eq!(
             lines[0],
-            "price unknown over 3 model calls (tokens 12.3k in / 1.1k out): give the model's \
-             price in `llm.models[].cost`"
+            "price unknown over 3 model calls (tokens 12.3k in / 1.1k out): recorded without a \
+             price; `llm.models[].cost` prices the model's calls from now on"
         );
         assert!(lines[1].contains("  unknown "), "{lines:?}");
         assert!(!lines.join("\n").contains("$0.0000"), "{lines:?}");
@@ -325,7 +329,7 @@ mod tests {
         );
         assert!(
             breakdown_lines(&spend)[0]
-                .starts_with("$0.0125 over 4 model calls, 3 of them of unknown price"),
+                .starts_with("$0.0125 over 4 model calls, 3 of them recorded without a price"),
             "{:?}",
             breakdown_lines(&spend)
         );

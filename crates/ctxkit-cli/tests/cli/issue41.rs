@@ -166,8 +166,8 @@ fn info_says_the_price_of_an_unpriced_model_is_unknown() {
     let info = run.ctxkit(&["info", "s.jsonl"]);
     assert!(
         info.contains(
-            "spend:    price unknown over 1 model call (tokens 12.3k in / 1.1k out): give the \
-             model's price in `llm.models[].cost`"
+            "spend:    price unknown over 1 model call (tokens 12.3k in / 1.1k out): recorded \
+             without a price; `llm.models[].cost` prices the model's calls from now on"
         ),
         "{info}"
     );
