@@ -226,6 +226,9 @@ impl std::fmt::Display for NoSuchSession {
 
 impl std::error::Error for NoSuchSession {}
 
+/// The most ids an ambiguous id's start lists (as a database store lists them).
+const AMBIGUOUS_IDS_SHOWN: usize = 5;
+
 /// A file that exists (or a session in an OpenCode database, `opencode.db#<session id>`, which the
 /// importer reads), else the session whose id is (or starts with) `name` in the sessions directory.
 pub(crate) fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
@@ -265,9 +268,17 @@ pub(crate) fn resolve_session(locations: &Locations, name: &str) -> Result<PathB
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        several => anyhow::bail!(
-            "`{name}` starts {} session ids; give more of it",
-            several.len()
-        ),
+        // As a database store says it (exit 2, the ids listed): the user picks one.
+        several => {
+            let mut ids: Vec<String> = several.iter().map(|session| session.id.clone()).collect();
+            ids.sort();
+            ids.dedup();
+            Err(ctxkit_store::StoreError::AmbiguousId {
+                prefix: name.to_owned(),
+                count: ids.len(),
+                ids: ids.into_iter().take(AMBIGUOUS_IDS_SHOWN).collect(),
+            }
+            .into())
+        }
     }
 }

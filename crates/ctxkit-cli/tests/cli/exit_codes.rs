@@ -251,3 +251,33 @@ fn a_file_url_to_install_is_pointed_to_the_git_form() {
         "{output}"
     );
 }
+
+/// The start of several session ids in a sessions folder was invalid input (3), naming none of
+/// them, where a database store says it is a usage error (2) and lists them: both now do the
+/// latter, so the user can pick one.
+#[test]
+fn an_ambiguous_session_id_start_is_a_usage_error_listing_the_ids() {
+    let run = Run::new();
+    let folder = run.home.path().join("sessions/--project--");
+    std::fs::create_dir_all(&folder).unwrap();
+    for id in [
+        "01a24c72-1bf3-7000-8000-000000000001",
+        "01a29d10-1bf3-7000-8000-000000000002",
+    ] {
+        let header = format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/project"}}"#
+        );
+        let message = r#"{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#;
+        std::fs::write(
+            folder.join(format!("{id}.jsonl")),
+            format!("{header}\n{message}\n"),
+        )
+        .unwrap();
+    }
+    let output = run.ctxkit(&["simulate", "01a2"]);
+    assert!(output.starts_with("exit: 2\n"), "{output}");
+    assert!(
+        output.contains("`01a2` starts 2 session ids (01a24c72-1bf3-7000-8000-000000000001, 01a29d10-1bf3-7000-8000-000000000002); give more of it"),
+        "{output}"
+    );
+}
