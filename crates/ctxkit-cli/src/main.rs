@@ -85,8 +85,11 @@ fn init_logging(global: &cli::GlobalArgs) -> anyhow::Result<()> {
     let Some(filter) = global.log.as_deref().filter(|filter| !filter.is_empty()) else {
         return Ok(());
     };
-    let filter = tracing_subscriber::EnvFilter::try_new(filter).with_context(|| {
-        format!("`--log {filter}` is not a log filter (try `debug` or `ctxkit_engine=debug`)")
+    // A value the flag cannot use is a usage error (2), as `--store`'s and `--redact`'s are.
+    let filter = tracing_subscriber::EnvFilter::try_new(filter).map_err(|_| usage::UsageError {
+        message: format!("`--log {filter}` is not a log filter"),
+        hint: "give a level or a filter, e.g. `--log debug` or `--log ctxkit_engine=debug`"
+            .to_owned(),
     })?;
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     match &global.log_file {

@@ -281,3 +281,18 @@ fn an_ambiguous_session_id_start_is_a_usage_error_listing_the_ids() {
         "{output}"
     );
 }
+
+/// A `--log` value that is no log filter is a usage error (2), as `ctxkit --help` says of a
+/// value ctxkit cannot use; it was invalid input (3).
+#[test]
+fn a_bad_log_filter_is_a_usage_error() {
+    let run = Run::new();
+    let session = run.copy("good-branches.jsonl");
+    let output = run.ctxkit(&["--log", "nonsense===", "info", session.to_str().unwrap()]);
+    assert!(output.starts_with("exit: 2\n"), "{output}");
+    assert!(
+        output.contains("error: `--log nonsense===` is not a log filter"),
+        "{output}"
+    );
+    assert!(output.contains("hint: "), "{output}");
+}
