@@ -420,6 +420,9 @@ pub fn list(session_file: &Path, json: bool, out: &mut dyn Write) -> Result<Outc
         }
         Ok(_) => {}
     }
+    // A file that is not a session is refused as every command on a session refuses it: a
+    // mistyped path read as "no checkpoints for this session".
+    ctxkit_session::read_header(session_file)?;
     let store = CheckpointStore::open(session_file)?;
     if json {
         let record = serde_json::json!({

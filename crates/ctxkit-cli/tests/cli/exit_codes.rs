@@ -296,3 +296,22 @@ fn a_bad_log_filter_is_a_usage_error() {
     );
     assert!(output.contains("hint: "), "{output}");
 }
+
+/// `checkpoints` of a file that is not a session said "No file checkpoints for this session."
+/// (exit 0); it is refused as every other command on a session refuses it (exit 3).
+#[test]
+fn checkpoints_of_a_file_that_is_not_a_session_is_refused() {
+    let run = Run::new();
+    std::fs::write(run.home.path().join("notes.txt"), "shopping list\n").unwrap();
+    for args in [
+        &["checkpoints", "notes.txt"][..],
+        &["checkpoints", "notes.txt", "--json"],
+    ] {
+        let output = run.ctxkit(args);
+        assert!(output.starts_with("exit: 3\n"), "{args:?}: {output}");
+        assert!(
+            output.contains("`notes.txt` is not a session file"),
+            "{args:?}: {output}"
+        );
+    }
+}
