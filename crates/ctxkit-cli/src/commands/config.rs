@@ -200,6 +200,15 @@ pub fn config(
             let secret_key = ctxkit_settings::secret_keys()
                 .iter()
                 .any(|secret| is_at_or_below(&key_path, secret));
+            // `config set llm.apiKey "$MYCO_KEY"` with the variable unset stored "", and every
+            // request then carried `Authorization: Bearer ` (QA r104).
+            if secret_key && value.trim().is_empty() {
+                anyhow::bail!(
+                    "`{key}` would be empty, and requests would carry an empty credential; give \
+                     the value itself (is the variable you passed set?), or remove it with \
+                     `ctxkit config unset {key}`"
+                );
+            }
             if project && (secret_key || ctxkit_secrets::has_credentials(&value)) {
                 anyhow::bail!(
                     "`{key}` would put credentials into the project settings, which are usually \

@@ -143,6 +143,19 @@ fn unsetting_a_key_of_a_file_that_does_not_parse_is_refused() {
     );
 }
 
+/// `config set llm.apiKey "$MYCO_KEY"` with the variable unset stored `""`, sent as
+/// `Authorization: Bearer `; an empty credential is refused, nothing written.
+#[test]
+fn an_empty_api_key_is_refused() {
+    let world = World::new();
+    for value in ["", "  "] {
+        let output = world.ctxkit(&["config", "set", "llm.apiKey", value]);
+        assert!(output.starts_with("exit: 3\n"), "{output}");
+        assert!(output.contains("`llm.apiKey` would be empty"), "{output}");
+    }
+    assert!(!world.home().join("settings.json").exists());
+}
+
 /// A string `"true"` printed as the boolean would, four spaces as nothing, and `'"dark"'` was
 /// stored with its quotes.
 #[test]
