@@ -126,7 +126,7 @@ pub enum ConfigAction {
         /// Read the project settings file only.
         #[arg(long)]
         project: bool,
-        /// Print `{key, value, origin, known}` as JSON (the value masked as in the text).
+        /// Print `{key, value, origin, known, actedOn}` as JSON (the value masked as in the text).
         #[arg(long)]
         json: bool,
     },
@@ -161,7 +161,8 @@ pub enum ConfigAction {
         /// Only what the project settings file sets.
         #[arg(long)]
         project: bool,
-        /// Print every setting as a JSON record `{key, value, origin, known}` instead of text.
+        /// Print every setting as a JSON record `{key, value, origin, known, actedOn}` instead of
+        /// text.
         #[arg(long)]
         json: bool,
     },
