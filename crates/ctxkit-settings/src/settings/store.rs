@@ -55,7 +55,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Document, SettingsError> {
             path: path.to_path_buf(),
             line: error.line(),
             column: error.column(),
-            message: strip_position(&error.to_string()),
+            message: strip_position(&error.to_string())
+                + comment_note(
+                    text.lines().nth(error.line().saturating_sub(1)),
+                    error.column(),
+                ),
         })?;
     match value {
         serde_json::Value::Object(mut object) => {
@@ -69,6 +73,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Document, SettingsError> {
         | serde_json::Value::Array(_) => Err(SettingsError::NotAnObject {
             path: path.to_path_buf(),
         }),
+    }
+}
+
+/// A note when the parser stopped at a comment (`// …`, `/* …`): serde's "key must be a string"
+/// does not say that JSON has none, which a user of JSONC editors (or Pi's docs) may not expect.
+fn comment_note(line: Option<&str>, column: usize) -> &'static str {
+    let Some(line) = line else { return "" };
+    let at = line.get(column.saturating_sub(1)..).unwrap_or_default();
+    let comment = |text: &str| text.starts_with("//") || text.starts_with("/*");
+    if comment(at) || comment(line.trim_start()) {
+        " (a comment: settings files are plain JSON, without comments)"
+    } else {
+        ""
     }
 }
 
@@ -222,6 +239,27 @@ mod tests {
             ),
             "{message}"
         );
+    }
+
+    /// QA r104: a `//` comment said "key must be a string" and no more.
+    #[test]
+    fn a_comment_is_named_as_one() {
+        for text in [
+            "{\n  // my comment\n  \"theme\": \"dark\"\n}",
+            "{\"theme\": \"dark\", /* old */ \"quietStartup\": true}",
+        ] {
+            let message = parse(Path::new("/x/settings.json"), text)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                message.ends_with("(a comment: settings files are plain JSON, without comments)"),
+                "{message}"
+            );
+        }
+        let message = parse(Path::new("/x/settings.json"), "{ invalid")
+            .unwrap_err()
+            .to_string();
+        assert!(!message.contains("comment"), "{message}");
     }
 
     /// QA r98: a BOM stopped the chat (exit 3) where Pi 1.6 reads the file.
