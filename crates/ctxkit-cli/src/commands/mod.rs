@@ -264,12 +264,7 @@ fn dispatch(
                 reserve_tokens,
                 file_context,
                 model: model.as_deref(),
-                // A plan calls no model: it needs neither the model's key nor its settings.
-                summary_use: if dry_run {
-                    summary_setup::SummaryUse::PlansOnly
-                } else {
-                    summary_setup::SummaryUse::Summarizes
-                },
+                summary_use: summary_setup::SummaryUse::plans_only_if(dry_run),
             };
             let setup = summary_setup::resolve(&process, flags)?;
             let args = compaction::CompactArgs {
@@ -297,12 +292,7 @@ fn dispatch(
                 &process,
                 summary_setup::SummaryFlags {
                     model: model.as_deref(),
-                    // A move without a summary calls no model.
-                    summary_use: if summarize {
-                        summary_setup::SummaryUse::Summarizes
-                    } else {
-                        summary_setup::SummaryUse::PlansOnly
-                    },
+                    summary_use: summary_setup::SummaryUse::plans_only_if(!summarize),
                     ..Default::default()
                 },
             )?;

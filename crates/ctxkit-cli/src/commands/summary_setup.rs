@@ -56,6 +56,18 @@ pub enum SummaryUse {
     PlansOnly,
 }
 
+impl SummaryUse {
+    /// [`SummaryUse::PlansOnly`] when the command only plans or moves (`compact --dry-run`,
+    /// `branch` without `--summarize`), else [`SummaryUse::Summarizes`].
+    pub fn plans_only_if(plans_only: bool) -> Self {
+        if plans_only {
+            Self::PlansOnly
+        } else {
+            Self::Summarizes
+        }
+    }
+}
+
 /// Model options from the settings: `defaultProvider`/`defaultModel` as the agent model,
 /// `compaction.model`, `llm.*` (with `llm.anthropic.contextManagement`, `llm.anthropic.compaction`,
 /// `llm.openaiResponses.compaction` and `llm.timeouts`) and `retry.*`.
