@@ -20,6 +20,85 @@ use crate::commands::settings::ProcessSettings;
 use crate::commands::summary_setup::{self, SummaryFlags};
 use crate::commands::tool_boundary::ToolBoundary;
 
+/// The chat's output for its mode, styled by the settings and the theme chosen (a theme that
+/// could not be used is said).
+fn chat_ui(
+    settings: &ctxkit_settings::SettingsManager,
+    args: &ChatArgs,
+    loaded: &ctxkit_resources::LoadedResources,
+) -> Ui {
+    let ui = Ui::for_mode(super::print::ChatMode::of(args));
+    ui.set_thinking_hidden(settings.settings().hide_thinking_block);
+    ui.set_terminal_progress(settings.settings().terminal.show_terminal_progress);
+    ui.set_code_block_indent(&settings.settings().markdown.code_block_indent);
+    let (palette, theme_warning) =
+        super::palette::chosen_palette(settings, args.use_theme.as_deref(), &loaded.themes.themes);
+    ui.set_palette(palette);
+    if let Some(warning) = theme_warning {
+        ui.notice(&warning);
+    }
+    ui
+}
+
+/// The engine talks at `level` from now on. A level asked on the command line of a session that
+/// recorded another, or its recorded level clamped, is recorded, so the session continues at it (a
+/// session without one records it with its first prompt).
+async fn set_starting_level(
+    engine: &ctxkit_engine::Engine,
+    level: Option<&str>,
+    recorded: &super::thinking::Recorded,
+) -> Result<()> {
+    engine.set_thinking_level(level.map(str::to_owned)).await;
+    if let Some(level) = level
+        && recorded
+            .thinking
+            .as_deref()
+            .is_some_and(|recorded| recorded != level)
+    {
+        engine.change_thinking_level(level).await?;
+    }
+    Ok(())
+}
+
+/// The agent's tools work inside the project's jail; the file checkpoints of `/rewind` see what
+/// they change through it.
+fn jail_tools(
+    agent: &mut Agent,
+    boundary: &ToolBoundary,
+    cwd: &std::path::Path,
+    checkpoint_max_bytes: u64,
+) -> super::file_checkpoints::FileCheckpoints {
+    let workspace = boundary.workspace(cwd);
+    agent.set_workspace(workspace.clone());
+    super::file_checkpoints::FileCheckpoints::new(
+        workspace,
+        cwd.to_path_buf(),
+        checkpoint_max_bytes,
+    )
+}
+
+/// The level the chat starts at: `--thinking`, else `--model`'s suffix, else the level the session
+/// recorded, else Pi's `defaultThinkingLevel`; clamped to the model's levels as Pi's. A level asked
+/// on the command line that was clamped is said; a recorded or default one is clamped quietly (a
+/// note at every start the user cannot act on would be noise).
+fn starting_level(
+    client: &ctxkit_llm::ModelClient,
+    flag_level: Option<String>,
+    recorded: &super::thinking::Recorded,
+    default_level: Option<&str>,
+    ui: &Ui,
+) -> Option<String> {
+    let asked_now = flag_level.is_some();
+    let level = flag_level
+        .or_else(|| recorded.thinking.clone())
+        .or_else(|| default_level.map(str::to_owned))?;
+    let (clamped, note) = super::thinking::clamped_level(client, &level);
+    if let Some(note) = note.filter(|_| asked_now) {
+        ui.notice(&note);
+    }
+    Some(clamped)
+}
+
 pub async fn build(
     process: &ProcessSettings<'_>,
     locations: &Locations,
@@ -35,16 +114,7 @@ pub async fn build(
     let cwd_text = cwd.display().to_string();
     let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
     let (session, nothing_to_continue) = first_session(args, locations, &cwd_text, &session_dir)?;
-    let ui = Ui::for_mode(super::print::ChatMode::of(args));
-    ui.set_thinking_hidden(settings.settings().hide_thinking_block);
-    ui.set_terminal_progress(settings.settings().terminal.show_terminal_progress);
-    ui.set_code_block_indent(&settings.settings().markdown.code_block_indent);
-    let (palette, theme_warning) =
-        super::palette::chosen_palette(settings, args.use_theme.as_deref(), &loaded.themes.themes);
-    ui.set_palette(palette);
-    if let Some(warning) = theme_warning {
-        ui.notice(&warning);
-    }
+    let ui = chat_ui(settings, args, &loaded);
     if nothing_to_continue {
         ui.notice("No earlier session in this folder to continue: starting a new one");
     }
@@ -82,23 +152,17 @@ pub async fn build(
     )?;
     let confirm_bash = !args.yes && typed.chat.confirm_bash;
 
-    // `--thinking`, else `--model`'s suffix, else the level the session recorded, else Pi's
-    // `defaultThinkingLevel`, for models that reason.
     let flag_level = args
         .thinking
         .clone()
         .or_else(|| flag_model.and_then(|model| model.thinking));
-    // Clamped to the model's levels, as Pi's, and said when it was.
-    let thinking_level = flag_level
-        .or_else(|| recorded.thinking.clone())
-        .or_else(|| typed.default_thinking_level.clone())
-        .map(|level| {
-            let (clamped, note) = super::thinking::clamped_level(&client, &level);
-            if let Some(note) = note {
-                ui.notice(&note);
-            }
-            clamped
-        });
+    let thinking_level = starting_level(
+        &client,
+        flag_level,
+        &recorded,
+        typed.default_thinking_level.as_deref(),
+        &ui,
+    );
     let reasoning = thinking_level
         .as_deref()
         .and_then(|level| super::thinking::reasoning_for(&client, level));
@@ -116,18 +180,7 @@ pub async fn build(
     let thread_session = session.id().to_owned();
     let client = client.with_message_threads(&threads, &thread_session);
     let (engine, events) = super::start_engine(&parts, client.info(), session, &ui, &interrupts)?;
-    engine.set_thinking_level(thinking_level.clone()).await;
-    // A level asked on the command line of a session that recorded another, or its recorded level
-    // clamped, is recorded, so the session continues at it (a session without one records it
-    // with its first prompt).
-    if let Some(level) = thinking_level.as_deref()
-        && recorded
-            .thinking
-            .as_deref()
-            .is_some_and(|recorded| recorded != level)
-    {
-        engine.change_thinking_level(level).await?;
-    }
+    set_starting_level(&engine, thinking_level.as_deref(), &recorded).await?;
     let client = Arc::new(client);
     let limit = output_limit(&client);
     let mut agent = Agent::new(
@@ -147,13 +200,7 @@ pub async fn build(
     agent.set_steering(typed_ahead(&ui, typed));
     let mut boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     boundary.set_skills(&loaded.skills.skills);
-    let workspace = boundary.workspace(&cwd);
-    agent.set_workspace(workspace.clone());
-    let checkpoints = super::file_checkpoints::FileCheckpoints::new(
-        workspace,
-        cwd.clone(),
-        typed.chat.checkpoint_max_bytes,
-    );
+    let checkpoints = jail_tools(&mut agent, &boundary, &cwd, typed.chat.checkpoint_max_bytes);
     let chat = Chat {
         agent,
         engine,

@@ -30,9 +30,11 @@ pub(super) fn supported_levels(client: &ModelClient) -> Vec<&'static str> {
 
 /// `level` clamped to what `client`'s model supports, as Pi clamps it, and what to tell the user
 /// when it was. A model that does not reason keeps the level (it is asked for none, and a
-/// reasoning model switched to later thinks at it again).
+/// reasoning model switched to later thinks at it again), and so does `off`: it asks the model
+/// for no reasoning setting at all, as before levels were clamped, where Pi would raise it to the
+/// lowest level of a model that always reasons (`minimal` for `gpt-5-mini`).
 pub(super) fn clamped_level(client: &ModelClient, level: &str) -> (String, Option<String>) {
-    if !reasons(client) {
+    if !reasons(client) || level == "off" {
         return (level.to_owned(), None);
     }
     let clamped = ctxkit_models::clamp_thinking_level(level, &supported_levels(client));
