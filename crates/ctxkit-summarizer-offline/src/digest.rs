@@ -32,8 +32,11 @@ pub struct Digest {
     pub requests: Vec<String>,
     pub replies: Vec<String>,
     pub commands: Vec<CommandRecord>,
-    /// Changed files with how many changes each.
+    /// Changed files with how many changes each: only changes whose result said they went through.
     pub changed: Vec<(String, usize)>,
+    /// Files every change of which failed (an edit whose text was not found, a write refused), with
+    /// the first failure's reason: not changed, whatever the calls asked for.
+    pub failed_changes: Vec<(String, String)>,
     /// Calls still waiting for their result.
     pub pending: Vec<(usize, String)>,
     /// `hash` on `branch`: message, as `git commit` printed them.
@@ -83,8 +86,19 @@ impl Digest {
         digest
             .pending
             .retain(|(index, _)| last_words.is_none_or(|words| *index > words));
+        // A file one of the span's changes went through is changed; the failures are only said for
+        // files no change went through.
+        let changed = std::mem::take(&mut digest.changed);
+        digest
+            .failed_changes
+            .retain(|(path, _)| !changed.iter().any(|(known, _)| known == path));
+        digest.changed = changed;
+        // The modified files the compaction lists (from the calls, whatever their result, as Pi
+        // lists them) except those the span shows every change of failing.
         for path in &source.modified_files {
-            if !digest.changed.iter().any(|(known, _)| known == path) {
+            let known = digest.changed.iter().any(|(known, _)| known == path)
+                || digest.failed_changes.iter().any(|(known, _)| known == path);
+            if !known {
                 digest.changed.push((path.clone(), 1));
             }
         }
@@ -109,6 +123,16 @@ impl Digest {
             .then(|| best_error_line(output))
             .flatten();
         match call.kind {
+            CallKind::Change if call.failed => {
+                if !self
+                    .failed_changes
+                    .iter()
+                    .any(|(path, _)| *path == call.target)
+                {
+                    self.failed_changes
+                        .push((call.target.clone(), failure_reason(output)));
+                }
+            }
             CallKind::Change => match self
                 .changed
                 .iter_mut()
@@ -164,6 +188,27 @@ impl Digest {
     pub fn ends_with_reply(&self) -> bool {
         matches!(self.steps.last(), Some(Step::Reply(_)))
     }
+}
+
+/// Characters of a failed change's reason kept.
+const FAILURE_REASON_CHARS: usize = 160;
+
+/// Why a change failed, as its tool said: the line that says most about the failure, else the
+/// output's first line, to its first sentence.
+pub fn failure_reason(output: &str) -> String {
+    let line = best_error_line(output).unwrap_or_else(|| {
+        output
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty())
+            .map(one_line)
+            .unwrap_or_default()
+    });
+    let first = match line.find(". ") {
+        Some(end) => &line[..=end],
+        None => line.as_str(),
+    };
+    clip(first.trim(), FAILURE_REASON_CHARS)
 }
 
 /// Programs whose runs only look (listings, reads, searches, status): not progress.

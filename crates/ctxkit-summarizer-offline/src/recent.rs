@@ -47,6 +47,9 @@ pub fn step_line(step: &Step) -> String {
                 outcome(call)
             ),
             CallKind::Read => format!("Read `{}`", call.target),
+            CallKind::Change if call.failed => {
+                format!("Change of `{}` → {}", call.target, outcome(call))
+            }
             CallKind::Change => format!("Changed `{}`", call.target),
             CallKind::Other => {
                 format!("{} → {}", clip(&one_line(&call.target), 160), outcome(call))

@@ -358,6 +358,15 @@ pub fn done(digest: &Digest) -> Vec<Item> {
             .collect();
         items.push(item(format!("Changed: {}", files.join(", ")), 90));
     }
+    // A file the calls asked to change but no change went through is not changed: a continuing
+    // model must not read it as done (QA r104: a failed edit of the public API file was listed
+    // as changed).
+    for (path, reason) in &digest.failed_changes {
+        items.push(item(
+            format!("Change failed, file unchanged: `{path}` (`{reason}`)"),
+            89,
+        ));
+    }
     let mut passed = Vec::new();
     // A commit has its own line; staging is part of it.
     let routine =

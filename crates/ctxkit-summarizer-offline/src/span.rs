@@ -206,7 +206,8 @@ fn tool_call(name: &str, arguments: &Value, result: Option<&ToolResultMessage>) 
     } else {
         (CallKind::Other, other_target(name, arguments))
     };
-    let written = (kind == CallKind::Change)
+    // A change that failed wrote nothing.
+    let written = (kind == CallKind::Change && !failed)
         .then(|| written_text(arguments))
         .filter(|text| !text.trim().is_empty());
     Call {

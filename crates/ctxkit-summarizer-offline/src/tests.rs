@@ -770,3 +770,92 @@ fn a_failing_run_behind_a_pipe_is_not_passed_and_the_stated_next_step_is_kept() 
         "{summary}"
     );
 }
+
+/// A change call: its tool, its path, its result and whether the tool reported an error.
+fn change(id: &str, tool: &str, path: &str, result: &str, is_error: bool) -> [Value; 2] {
+    let arguments = match tool {
+        "write" => json!({"path": path, "content": "rows = []\n"}),
+        _ => {
+            json!({"path": path, "edits": [{"oldText": "def export_csv(rows):", "newText": "def export_csv(rows, sep=','):"}]})
+        }
+    };
+    [
+        json!({"role": "assistant", "stopReason": "toolUse", "content": [{"type": "toolCall", "id": id, "name": tool, "arguments": arguments}]}),
+        json!({"role": "toolResult", "toolCallId": id, "toolName": tool, "content": [{"type": "text", "text": result}], "isError": is_error}),
+    ]
+}
+
+/// QA r104: an edit whose text was not found (`isError`) left the file untouched, yet the summary
+/// said `Changed: exporter/public.py` — the public API the user protected. The compaction's
+/// modified-files list (built from the calls, as Pi builds it) still names the file; the
+/// summary's Done says only what went through, and that the rest failed.
+#[test]
+fn a_change_that_failed_is_not_listed_as_changed() {
+    const NOT_FOUND: &str = "Could not find the exact text in exporter/public.py. The old text must match exactly including all whitespace and newlines.";
+    // (calls, what Done must say, what it must not)
+    type Case = (
+        Vec<[Value; 2]>,
+        &'static [&'static str],
+        &'static [&'static str],
+    );
+    let cases: [Case; 3] = [
+        (
+            vec![change("e1", "edit", "exporter/public.py", NOT_FOUND, true)],
+            &[
+                "Change failed, file unchanged: `exporter/public.py` (`Could not find the exact text in exporter/public.py.`)",
+            ],
+            &[
+                "Changed: `exporter/public.py`",
+                "Changed `exporter/public.py`",
+            ],
+        ),
+        (
+            vec![change(
+                "w1",
+                "write",
+                "exporter/public.py",
+                "EACCES: permission denied, open 'exporter/public.py'",
+                true,
+            )],
+            &[
+                "Change failed, file unchanged: `exporter/public.py` (`EACCES: permission denied, open 'exporter/public.py'`)",
+            ],
+            &["Changed: `exporter/public.py`"],
+        ),
+        (
+            vec![
+                change("e1", "edit", "exporter/public.py", NOT_FOUND, true),
+                change(
+                    "e2",
+                    "edit",
+                    "exporter/public.py",
+                    "Successfully replaced 1 block(s) in exporter/public.py.",
+                    false,
+                ),
+            ],
+            &["Changed: `exporter/public.py`"],
+            &["Change failed", "(2×)"],
+        ),
+    ];
+    for (calls, present, absent) in cases {
+        let mut values = vec![
+            json!({"role": "user", "content": "Fix the nightly export in exporter/writer.py."}),
+        ];
+        values.extend(calls.into_iter().flatten());
+        values.push(json!({"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Done with exporter/writer.py."}]}));
+        let mut request = request(messages(Value::Array(values)), None, 13_107);
+        request.source.modified_files = vec!["exporter/public.py".to_owned()];
+        let summary = summarize_offline(&request);
+        let done = summary
+            .split("### Done")
+            .nth(1)
+            .and_then(|rest| rest.split("### In Progress").next())
+            .unwrap_or_default();
+        for line in present {
+            assert!(done.contains(line), "{line}\n{summary}");
+        }
+        for line in absent {
+            assert!(!summary.contains(line), "{line}\n{summary}");
+        }
+    }
+}
