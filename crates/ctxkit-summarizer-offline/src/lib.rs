@@ -16,6 +16,7 @@ mod failure;
 mod layout;
 mod plan;
 mod previous;
+mod prohibition;
 mod prompt;
 mod recent;
 mod sections;

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use crate::carried::carried_priority;
 use crate::digest::Digest;
 use crate::previous::Slot;
+use crate::prohibition::{is_instruction, request_part};
 use crate::prompt::{Prompt, prompt, prompt_line};
 use crate::text::{best_error_line, clip, identifiers, one_line, sentences, split_fences};
 
@@ -129,9 +130,15 @@ pub fn request_line(text: &str, max_chars: usize) -> String {
     let long = long.join("\n");
     let kept = lines.join("\n");
     // Standing instructions are under Constraints & Preferences; the request keeps the rest.
+    // A sentence that both asks and forbids keeps its request here.
     let task: Vec<String> = sentences(&kept)
         .into_iter()
-        .filter(|sentence| !is_instruction(sentence))
+        .filter_map(|sentence| {
+            if !is_instruction(&sentence) {
+                return Some(sentence);
+            }
+            request_part(&sentence)
+        })
         .collect();
     let task = if task.is_empty() {
         kept
@@ -288,39 +295,6 @@ fn counter_free(text: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Words that make a sentence a standing instruction: a prohibition, in the languages sessions
-/// are held in. (Softer words such as "keep", "only", "should", "must" or "ください" marked
-/// ordinary requests as constraints and cost more than they kept: docs/summaries.md.)
-const INSTRUCTION_MARKERS: &[&str] = &[
-    "don't",
-    "do not",
-    "never",
-    "no new",
-    "not allowed",
-    "不要",
-    "别",
-    "禁止",
-    "ないで",
-    "nicht",
-    "kein",
-    "niemals",
-    "ne pas",
-    "jamais",
-    "nunca",
-    "não",
-    "non ",
-    "nie ",
-];
-
-fn is_instruction(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
-    INSTRUCTION_MARKERS
-        .iter()
-        .any(|marker| lower.contains(marker))
-        && !sentence.ends_with('?')
-        && sentence.chars().count() <= 400
 }
 
 pub fn constraints(digest: &Digest) -> Vec<Item> {

@@ -859,3 +859,58 @@ fn a_change_that_failed_is_not_listed_as_changed() {
         }
     }
 }
+
+/// The text of a section: from its heading to the next heading of any level.
+fn section_text<'a>(summary: &'a str, heading: &str) -> &'a str {
+    let rest = summary.split(heading).nth(1).unwrap_or_default();
+    rest.split("\n#").next().unwrap_or_default()
+}
+
+/// QA r104: "I don't know why the nightly export job crashes on Windows." (the problem) was filed
+/// as a constraint and cut from the Goal, and "Fix it with Decimal, and don't change the CSV
+/// export format." went whole to Constraints, so the request left the Goal.
+#[test]
+fn a_statement_with_a_negation_is_the_goal_and_a_request_that_forbids_keeps_its_request() {
+    // (the user's request, what the Goal holds, what Constraints hold, what they do not)
+    type Case = (
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [&'static str],
+    );
+    const CASES: &[Case] = &[
+        (
+            "I don't know why the nightly export job crashes on Windows. It doesn't happen on Linux. Find the cause in exporter/writer.py.",
+            &[
+                "I don't know why the nightly export job crashes on Windows.",
+                "Find the cause in exporter/writer.py.",
+            ],
+            &["(none)"],
+            &["I don't know"],
+        ),
+        (
+            "Rounding in ledger/money.py gives 0.30000000000000004 for invoice INV-2291 totals. Fix it with Decimal, and don't change the CSV export format.",
+            &["INV-2291 totals. Fix it with Decimal."],
+            &["Fix it with Decimal, and don't change the CSV export format."],
+            &[],
+        ),
+    ];
+    for (request_text, goal, constraints, not_constraints) in CASES {
+        let values = json!([
+            {"role": "user", "content": request_text},
+            {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "The cause is in `write_batch`."}]}
+        ]);
+        let summary = summarize_offline(&request(messages(values), None, 13_107));
+        let goal_text = section_text(&summary, "## Goal");
+        let constraints_text = section_text(&summary, "## Constraints & Preferences");
+        for words in *goal {
+            assert!(goal_text.contains(words), "{words}\n{summary}");
+        }
+        for words in *constraints {
+            assert!(constraints_text.contains(words), "{words}\n{summary}");
+        }
+        for words in *not_constraints {
+            assert!(!constraints_text.contains(words), "{words}\n{summary}");
+        }
+    }
+}
