@@ -27,8 +27,10 @@ pub struct ModelSpec {
 }
 
 impl ModelSpec {
-    /// Reads `provider/id` or a bare `id`.
+    /// Reads `provider/id` or a bare `id`, without the blanks around it (a paste's or an
+    /// unquoted variable's trailing blank, which Pi 1.6.0 trims too).
     pub fn parse(spec: &str) -> Result<Self, LlmError> {
+        let spec = spec.trim();
         let invalid = || LlmError::InvalidModel {
             spec: spec.to_owned(),
         };

@@ -29,6 +29,15 @@ fn model_specs_split_at_the_first_slash() {
 }
 
 #[test]
+fn model_specs_are_read_without_surrounding_blanks() {
+    let spec = ModelSpec::parse(" anthropic/claude-sonnet-4-5 \n").unwrap();
+    assert_eq!(spec.provider.as_deref(), Some("anthropic"));
+    assert_eq!(spec.id, "claude-sonnet-4-5");
+    assert_eq!(ModelSpec::parse("gpt-4o ").unwrap().id, "gpt-4o");
+    assert!(ModelSpec::parse("   ").is_err());
+}
+
+#[test]
 fn no_model_means_no_provider() {
     let resolved = resolve_model(&LlmOptions::default(), &env(&[]), ModelRole::Compaction).unwrap();
     assert!(resolved.is_none());

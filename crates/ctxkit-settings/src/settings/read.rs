@@ -45,7 +45,29 @@ pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
     settings.compaction.adaptive.reserve_tokens = !set("reserveTokens");
     settings.compaction.adaptive.keep_recent_tokens = !set("keepRecentTokens");
     settings.compaction.adaptive.append_summary_tokens = !set("appendSummaryTokens");
+    trim_model_names(&mut settings);
     settings
+}
+
+/// Model and provider names without the blanks a paste or an unquoted variable leaves around
+/// them (`"anthropic/claude-sonnet-4-5 "`), as Pi 1.6.0 reads them; a name of blanks alone is
+/// unset.
+fn trim_model_names(settings: &mut Settings) {
+    let trimmed = |name: &mut Option<String>| {
+        *name = name
+            .take()
+            .map(|text| text.trim().to_owned())
+            .filter(|text| !text.is_empty());
+    };
+    trimmed(&mut settings.default_provider);
+    trimmed(&mut settings.default_model);
+    trimmed(&mut settings.compaction.model);
+    if let Some(patterns) = settings.enabled_models.as_mut() {
+        patterns.retain_mut(|pattern| {
+            *pattern = pattern.trim().to_owned();
+            !pattern.is_empty()
+        });
+    }
 }
 
 fn fits(key: &str, field: &Field, value: &Value) -> bool {
@@ -107,6 +129,33 @@ mod tests {
         assert_eq!(settings.llm.timeouts.idle_seconds, 300);
         assert_eq!(settings.llm.timeouts.connect_seconds, 3);
         assert_eq!(read.diagnostics().len(), 4);
+    }
+
+    #[test]
+    fn model_names_are_read_without_surrounding_blanks() {
+        let settings = manager(json!({
+            "defaultProvider": " anthropic ",
+            "defaultModel": "anthropic/claude-sonnet-4-5 ",
+            "compaction": {"model": "\tanthropic/claude-haiku-4-5\n"},
+            "enabledModels": ["openai/gpt-5:high ", "  ", " *sonnet*"],
+        }))
+        .settings()
+        .clone();
+        assert_eq!(settings.default_provider.as_deref(), Some("anthropic"));
+        assert_eq!(
+            settings.default_model.as_deref(),
+            Some("anthropic/claude-sonnet-4-5")
+        );
+        assert_eq!(
+            settings.compaction.model.as_deref(),
+            Some("anthropic/claude-haiku-4-5")
+        );
+        assert_eq!(
+            settings.enabled_models,
+            Some(vec!["openai/gpt-5:high".to_owned(), "*sonnet*".to_owned()])
+        );
+        let blank = manager(json!({"defaultModel": "  "})).settings().clone();
+        assert_eq!(blank.default_model, None);
     }
 
     #[test]
