@@ -270,6 +270,7 @@ mod chat_habits;
 mod chat_highlight;
 mod chat_images;
 mod chat_jail;
+mod chat_other_writer;
 mod chat_pi_resources;
 mod chat_pins;
 mod chat_piped;

@@ -131,18 +131,20 @@ impl Chat {
         let Some(info) = sessions.get(index) else {
             bail!("No session number `{}`", index + 1);
         };
-        // The session open now is held by this chat: opening it again would say another process
-        // (this one) holds it.
+        let path = std::path::Path::new(&info.path);
+        // The session open now is held by this chat: it is read again only when another
+        // program added to it.
         if is_open(info) {
-            self.ui
-                .line("That is the session open now; nothing changed");
-            return Ok(false);
-        }
-        let session = Session::open(std::path::Path::new(&info.path))?;
-        let old_format = super::session_file::old_format_note(&session);
-        self.install(session).await?;
-        if let Some(note) = old_format {
-            self.ui.notice(&note);
+            if !self.resume_open_session(path).await? {
+                return Ok(false);
+            }
+        } else {
+            let session = Session::open(path)?;
+            let old_format = super::session_file::old_format_note(&session);
+            self.install(session).await?;
+            if let Some(note) = old_format {
+                self.ui.notice(&note);
+            }
         }
         self.restore_recorded(false).await;
         self.banner(super::banner::Banner::Switched).await;

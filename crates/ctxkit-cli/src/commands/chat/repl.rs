@@ -513,8 +513,8 @@ fn in_editor(chat: &Chat, text: String) -> String {
 fn show_error(chat: &Chat, error: &anyhow::Error) {
     chat.ui
         .error(&format!("error: {}", crate::render::error_chain(error)));
-    if super::session_file::is_file_changed(error) {
-        chat.ui.info(super::session_file::SAVE_HINT);
+    if let Some(hint) = super::session_file::file_changed_hint(error) {
+        chat.ui.info(hint);
     }
 }
 

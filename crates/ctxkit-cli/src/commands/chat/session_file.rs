@@ -2,12 +2,14 @@
 //! one it writes to (another program may have deleted, moved or rewritten it); when it is not, it
 //! says so in one line and offers to write the session afresh to a new file (`/save` does it any
 //! time), so nothing held in memory is lost and nothing is appended onto a file another program
-//! rewrote. Also remembers the session used last, for `--continue`.
+//! rewrote. When another program only appended to it (Pi, a second ctxkit), `/resume` of the open
+//! session reads it again instead, and `/save` refuses: the new file would leave that program's
+//! entries out. Also remembers the session used last, for `--continue`.
 
 use std::path::Path;
 
 use anyhow::Result;
-use ctxkit_session::{Session, SessionError, record_last_used_session};
+use ctxkit_session::{FileChange, Session, SessionError, record_last_used_session};
 
 use super::Chat;
 use super::agent::Ask;
@@ -16,19 +18,37 @@ use super::agent::Ask;
 pub const SAVE_HINT: &str =
     "hint: /save writes the session afresh to a new file (nothing held in memory is lost)";
 
-/// Whether an error (or one of its causes) is a changed session file.
-pub fn is_file_changed(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        matches!(
-            cause.downcast_ref::<SessionError>(),
-            Some(SessionError::FileChanged { .. })
-        ) || matches!(
-            cause.downcast_ref::<ctxkit_engine::EngineError>(),
-            Some(ctxkit_engine::EngineError::Session(
-                SessionError::FileChanged { .. }
-            ))
-        )
+/// The hint shown when another program appended to the session file: writing the session
+/// afresh would leave its entries out, reading the file again takes them in.
+pub const RESUME_HINT: &str =
+    "hint: /resume this session to load what the other program added, then go on";
+
+/// The hint under an error caused by a changed session file (`None`: another error): another
+/// program's appends are loaded by `/resume`, any other change is saved from by `/save`.
+pub fn file_changed_hint(error: &anyhow::Error) -> Option<&'static str> {
+    error.chain().find_map(|cause| {
+        let session_error = cause.downcast_ref::<SessionError>().or_else(|| {
+            match cause.downcast_ref::<ctxkit_engine::EngineError>() {
+                Some(ctxkit_engine::EngineError::Session(error)) => Some(error),
+                Some(_) | None => None,
+            }
+        });
+        match session_error {
+            Some(SessionError::FileChanged { change, .. }) => Some(hint_for(*change)),
+            Some(_) | None => None,
+        }
     })
+}
+
+/// The way out of `change`.
+fn hint_for(change: FileChange) -> &'static str {
+    match change {
+        FileChange::Extended { .. } => RESUME_HINT,
+        FileChange::Deleted
+        | FileChange::Moved
+        | FileChange::Replaced
+        | FileChange::Truncated { .. } => SAVE_HINT,
+    }
 }
 
 /// When [`Chat::remember_session`] writes the record.
@@ -60,6 +80,15 @@ impl Chat {
             Err(other) => return Err(other.into()),
         };
         self.ui.error(&error.to_string());
+        if let SessionError::FileChanged {
+            change: FileChange::Extended { .. },
+            ..
+        } = error
+        {
+            // Writing afresh would leave out what the other program added.
+            self.ui.info(RESUME_HINT);
+            return Ok(FileCheck::Changed);
+        }
         let answer = ask.ask_key(
             "Write the session afresh to a new file and go on? [y]es / [n]o: ",
             "yn",
@@ -80,6 +109,20 @@ impl Chat {
     /// continues there. Says both files: the new one names the old one as its parent session
     /// while the old one is still at its path (what another program appended stays there).
     pub async fn save_afresh(&mut self) -> Result<()> {
+        let checked = self.engine.with_session(Session::check_file).await;
+        if let Err(SessionError::FileChanged {
+            path,
+            change: FileChange::Extended { .. },
+        }) = checked
+        {
+            self.ui.error(&format!(
+                "`{}` holds entries another program added since the chat last wrote; /save would \
+                 leave them out of the new file, so nothing was written",
+                path.display()
+            ));
+            self.ui.info(RESUME_HINT);
+            return Ok(());
+        }
         let old_file = self
             .engine
             .with_session(|session| session.path().map(std::path::Path::to_owned))
@@ -115,6 +158,43 @@ impl Chat {
         }
         self.remember_session(Remember::Always).await;
         Ok(())
+    }
+
+    /// `/resume` of the session open now (at `path`): read again when another program appended
+    /// to its file since the chat last wrote (the chat holds a prefix of the file, so nothing is
+    /// lost), as any resumed session, its file locked; else says why nothing changed. `true`:
+    /// read again.
+    pub(super) async fn resume_open_session(&mut self, path: &Path) -> Result<bool> {
+        let checked = self.engine.with_session(Session::check_file).await;
+        match checked {
+            Ok(()) => {
+                self.ui
+                    .line("That is the session open now; nothing changed");
+                return Ok(false);
+            }
+            Err(SessionError::FileChanged {
+                change: FileChange::Extended { .. },
+                ..
+            }) => {}
+            Err(error @ SessionError::FileChanged { .. }) => {
+                // Reading the file again would drop what the chat holds and the file lacks.
+                self.ui.error(&error.to_string());
+                self.ui.info(SAVE_HINT);
+                return Ok(false);
+            }
+            Err(other) => return Err(other.into()),
+        }
+        let reloaded = Session::open(path)?;
+        // The file's lock is held through the open file: the chat lets go of it before the
+        // session read again takes it.
+        let cwd = self.cwd.display().to_string();
+        self.install(Session::in_memory(&cwd)).await?;
+        self.install(reloaded).await?;
+        self.ui.line(&format!(
+            "Read `{}` again with what another program added to it",
+            path.display()
+        ));
+        Ok(true)
     }
 
     /// Records the open session as this directory's session used last (`--continue` opens it)
