@@ -189,7 +189,16 @@ impl Chat {
         // session read again takes it.
         let cwd = self.cwd.display().to_string();
         self.install(Session::in_memory(&cwd)).await?;
-        self.install(reloaded).await?;
+        if let Err(error) = self.install(reloaded).await {
+            // Something still holds the old engine (a summary being written): the file's lock is
+            // not free yet, and the chat is left on a session kept in memory only.
+            self.ui.error(&format!("{error:#}"));
+            self.ui.info(
+                "hint: the chat now keeps the conversation in memory only; /resume this session \
+                 again once the summary being written has ended",
+            );
+            return Ok(false);
+        }
         self.ui.line(&format!(
             "Read `{}` again with what another program added to it",
             path.display()
