@@ -133,8 +133,8 @@ async fn a_piped_file_is_one_prompt_and_none_of_its_lines_runs() {
     assert!(!sessions.contains("renamed-by-pipe"), "{sessions}");
 }
 
-/// `git diff | pi -p "review this"`: the piped input goes before the message, joined as Pi joins
-/// them (nothing between), trimmed.
+/// `git diff | pi -p "review this"`: the piped input goes before the message, trimmed, a blank line
+/// between them (Pi joins them with nothing between: `…+new linereview this`).
 #[tokio::test(flavor = "multi_thread")]
 async fn print_mode_puts_the_piped_input_before_the_message() {
     let server = server(None).await;
@@ -148,7 +148,7 @@ async fn print_mode_puts_the_piped_input_before_the_message() {
     assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
     assert_eq!(
         user_texts(&server).await,
-        vec![vec!["-old line\n+new line".to_owned() + "review this"]]
+        vec![vec!["-old line\n+new line\n\nreview this".to_owned()]]
     );
 }
 

@@ -78,8 +78,8 @@ fn split_messages(messages: &[String]) -> (Vec<&str>, Vec<&str>) {
 }
 
 /// The prompts the chat starts with: the piped input, the files and the first text message joined
-/// as Pi joins them (one after the other, nothing between), then each further text message on its
-/// own. Their text is sent as it is: an `@path` or `/name` inside it is text. A file that cannot be
+/// in Pi's order, the piped input followed by a blank line (Pi puts nothing between, and a diff's
+/// last line ran into the request: `…}review this`), then each further text message on its own. Their text is sent as it is: an `@path` or `/name` inside it is text. A file that cannot be
 /// attached stops the chat before anything is sent.
 pub fn starting_prompts(
     chat: &Chat,
@@ -91,7 +91,10 @@ pub fn starting_prompts(
     let first_text = texts.next();
     let mut prompts = Vec::new();
     if piped.is_some() || !files.is_empty() || first_text.is_some() {
-        let before = piped.unwrap_or_default();
+        let mut before = piped.unwrap_or_default();
+        if !before.is_empty() && (!files.is_empty() || first_text.is_some()) {
+            before.push_str("\n\n");
+        }
         let after = first_text.unwrap_or_default();
         let (attached, refused) = super::attach::attach_files(
             &files,
