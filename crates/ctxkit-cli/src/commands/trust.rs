@@ -147,10 +147,13 @@ fn confirm_on_terminal(question: &str) -> Result<bool> {
     use std::io::IsTerminal as _;
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        anyhow::bail!(
-            "`ctxkit trust` asks before trusting, and there is no terminal to ask on; run it in a \
-             terminal, or pass `--yes` to trust what is shown above"
-        );
+        // A way of running it that cannot work, not bad input: a usage error (exit 2).
+        return Err(crate::usage::UsageError {
+            message: "`ctxkit trust` asks before trusting, and there is no terminal to ask on"
+                .to_owned(),
+            hint: "run it in a terminal, or pass `--yes` to trust what is shown above".to_owned(),
+        }
+        .into());
     }
     let mut stderr = std::io::stderr().lock();
     write!(stderr, "{question}")?;

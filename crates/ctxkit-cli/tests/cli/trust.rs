@@ -114,10 +114,11 @@ async fn an_untrusted_project_base_url_never_receives_the_key() {
     );
 
     // Once trusted, the project's endpoint is the user's choice.
-    // Off a terminal, trusting needs `--yes` (issue 41): nothing is trusted without it.
+    // Off a terminal, trusting needs `--yes` (issue 41): nothing is trusted without it, and asking
+    // where nobody can answer is a usage error.
     let refused = world.ctxkit(&["trust"]);
     assert!(
-        refused.starts_with("exit: 3") && refused.contains("pass `--yes`"),
+        refused.starts_with("exit: 2") && refused.contains("pass `--yes`"),
         "{refused}"
     );
     let trusted = world.ctxkit(&["trust", "--yes"]);
