@@ -52,6 +52,16 @@ pub fn import_opencode(path: &Path) -> Result<Vec<ImportedSession>, ImportError>
 /// The OpenCode sessions under `root` (`opencode.db` and `storage/session/*/*.json`), each with
 /// the path that imports it (`opencode.db#<id>` for the database).
 pub(crate) fn list_sessions(root: &Path) -> Vec<(PathBuf, Result<ImportedSession, ImportError>)> {
+    // OpenCode's `storage` folder named as the root (`--dir ~/.local/share/opencode/storage`, the
+    // folder holding `session/`) listed nothing: its data folder is the one above it.
+    let root = match root.parent() {
+        Some(data)
+            if root.file_name() == Some("storage".as_ref()) && root.join("session").is_dir() =>
+        {
+            data
+        }
+        Some(_) | None => root,
+    };
     let mut found = Vec::new();
     let database = root.join("opencode.db");
     if is_database(&database) {

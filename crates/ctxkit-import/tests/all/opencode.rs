@@ -236,6 +236,13 @@ fn opencode_sessions_are_listed_with_subagents_under_their_parent() {
             Some("Unrelated"),
         ]
     );
+    // The `storage` folder itself, named as the root, lists the same sessions.
+    let (from_storage, _) = list_foreign_sessions(
+        SourceFormat::OpenCode,
+        &shape("opencode-1x").join("storage"),
+    )
+    .unwrap();
+    assert_eq!(from_storage.len(), files.len());
 }
 
 /// QA: an imported OpenCode session showed its replies as "of unknown price" in `ctxkit info`:
