@@ -267,7 +267,8 @@ export async function chatRoundTrip(ref, bin, piDir, diff) {
     const [folder] = fs.readdirSync(sessions);
     const [name] = fs.readdirSync(path.join(sessions, folder));
     const file = path.join(sessions, folder, name);
-    const chat = await run(bin, ["chat", "--session", file], {
+    // `--script`: the piped lines as typed at the prompt (`/compact` a command), not print mode.
+    const chat = await run(bin, ["chat", "--script", "--session", file], {
       env,
       cwd: project,
       input: "Read the README again please\n/compact keep the README facts\nWhat did we do so far?\n",
