@@ -161,15 +161,7 @@ pub fn nothing_to_send() -> anyhow::Error {
 /// on stdout. A failed last request ends with [`super::LastRequestFailed`] (exit 7), a prompt the
 /// session could not record with its error, as a piped chat does.
 pub fn run(runtime: &Runtime, chat: &mut Chat, prompts: Vec<StartingPrompt>) -> Result<Outcome> {
-    {
-        let _guard = runtime.enter();
-        chat.interrupts
-            .listen()
-            .context("cannot listen for Ctrl-C")?;
-        chat.interrupts
-            .end_on_hangup_or_terminate()
-            .context("cannot listen for SIGHUP and SIGTERM")?;
-    }
+    super::repl::listen_for_interrupts(runtime, chat)?;
     let mut last_failure = None;
     for prompt in prompts {
         let mut nobody = NobodyToAsk;

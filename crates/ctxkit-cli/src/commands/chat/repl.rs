@@ -253,15 +253,7 @@ pub fn run(
     // Only after the editor exists: it installs a SIGINT handler of its own for its whole life,
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
     // terminal is in raw mode and Ctrl-C is a key the editor reads.
-    {
-        let _guard = runtime.enter();
-        chat.interrupts
-            .listen()
-            .context("cannot listen for Ctrl-C")?;
-        chat.interrupts
-            .end_on_hangup_or_terminate()
-            .context("cannot listen for SIGHUP and SIGTERM")?;
-    }
+    listen_for_interrupts(runtime, chat)?;
     opening(runtime, chat, &mut terminal)?;
     let mut initial = String::new();
     // Lines typed ahead after the one entered now, set aside while it runs.
@@ -516,6 +508,19 @@ fn show_error(chat: &Chat, error: &anyhow::Error) {
     if let Some(hint) = super::session_file::file_changed_hint(error) {
         chat.ui.info(hint);
     }
+}
+
+/// Ctrl-C interrupts the turn, and SIGHUP or SIGTERM ends the chat as `/quit` does, from now on
+/// (the handlers need the runtime's reactor).
+pub(super) fn listen_for_interrupts(runtime: &Runtime, chat: &Chat) -> Result<()> {
+    let _guard = runtime.enter();
+    chat.interrupts
+        .listen()
+        .context("cannot listen for Ctrl-C")?;
+    chat.interrupts
+        .end_on_hangup_or_terminate()
+        .context("cannot listen for SIGHUP and SIGTERM")?;
+    Ok(())
 }
 
 #[cfg(test)]
