@@ -45,39 +45,17 @@ async fn server(command: Option<&str>) -> MockServer {
 /// `ctxkit chat --model openai/gpt-5-mini ARGS` against `server`, in the folder `project` of the
 /// run's home (the home is ctxkit's, where tools never work), `input` piped in as it is.
 fn print_chat(run: &Run, server: &MockServer, args: &[&str], input: &str) -> String {
-    use std::io::Write as _;
-    let project = project(run);
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"));
-    for name in crate::PROVIDER_VARIABLES {
-        command.env_remove(name);
-    }
-    let mut child = command
-        .args(["chat", "--model", "openai/gpt-5-mini"])
-        .args(args)
-        .env("OPENAI_API_KEY", OPENAI_KEY)
-        .env("OPENAI_BASE_URL", format!("{}/v1", server.uri()))
-        .env("CTXKIT_HOME", run.home.path())
-        .env("HOME", run.home.path())
-        .env_remove("CTXKIT_SESSIONS_DIR")
-        .env_remove("COLUMNS")
-        .current_dir(&project)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(input.as_bytes());
-    }
-    let output = tokio::task::block_in_place(|| child.wait_with_output()).unwrap();
-    let mut text = format!("exit: {}\n", output.status.code().unwrap_or(-1));
-    text.push_str(&String::from_utf8_lossy(&output.stdout));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if !stderr.is_empty() {
-        text.push_str("--- stderr\n");
-        text.push_str(&stderr);
-    }
-    text
+    let base = format!("{}/v1", server.uri());
+    let home = run.home.path().display().to_string();
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("HOME", home.as_str()),
+    ];
+    let mut all = vec!["chat", "--model", "openai/gpt-5-mini"];
+    all.extend_from_slice(args);
+    // The mock server answers on this test's runtime: the wait must not block it.
+    tokio::task::block_in_place(|| run.ctxkit_piped_in(&project(run), &all, &variables, input))
 }
 
 /// The project folder the chat runs in.

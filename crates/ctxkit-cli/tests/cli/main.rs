@@ -67,6 +67,17 @@ impl Run {
     /// `ctxkit ARGS` with `input` on its standard input, the arguments as they are (a piped
     /// `ctxkit chat` in print mode).
     fn ctxkit_piped(&self, args: &[&str], variables: &[(&str, &str)], input: &str) -> String {
+        self.ctxkit_piped_in(self.home.path(), args, variables, input)
+    }
+
+    /// [`Run::ctxkit_piped`] run in the folder `cwd` (a project, where the chat's tools work).
+    fn ctxkit_piped_in(
+        &self,
+        cwd: &Path,
+        args: &[&str],
+        variables: &[(&str, &str)],
+        input: &str,
+    ) -> String {
         use std::io::Write as _;
         let mut command = Command::new(env!("CARGO_BIN_EXE_ctxkit"));
         for name in PROVIDER_VARIABLES {
@@ -86,7 +97,7 @@ impl Run {
                     .filter(|(name, _)| *name == "CTXKIT_SESSIONS_DIR")
                     .copied(),
             )
-            .current_dir(self.home.path())
+            .current_dir(cwd)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
