@@ -294,7 +294,10 @@ fn printed_identifiers(steps: &[Step], ranked: &[String]) -> Vec<String> {
         let Some(output) = call.output.as_deref() else {
             continue;
         };
-        let mut seen: Vec<String> = identifiers(output);
+        let mut seen: Vec<String> = identifiers(output)
+            .into_iter()
+            .filter(|name| !is_quantity(name))
+            .collect();
         seen.sort();
         seen.dedup();
         for name in seen {
@@ -311,6 +314,22 @@ fn printed_identifiers(steps: &[Step], ranked: &[String]) -> Vec<String> {
         .collect();
     printed.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     printed.into_iter().map(|(name, _)| name).collect()
+}
+
+/// Units a tool's output prints after a number: times, sizes, shares.
+const UNITS: &[&str] = &[
+    "ns", "us", "µs", "ms", "s", "m", "h", "B", "kB", "KB", "MB", "GB", "KiB", "MiB", "GiB", "Ki",
+    "Mi", "Gi", "%",
+];
+
+/// A number with a unit (`0.014s`, `12.4ms`, `512MiB`): a run's timing or a size, which a tool
+/// prints on every run and which names nothing the work turned on.
+fn is_quantity(name: &str) -> bool {
+    let digits = name
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(name.len());
+    let (number, unit) = name.split_at(digits);
+    number.starts_with(|c: char| c.is_ascii_digit()) && UNITS.contains(&unit)
 }
 
 /// The weight of a name an edit wrote (an edit's new text, a file written, a patch's added lines):
@@ -502,5 +521,23 @@ mod tests {
         );
         assert_eq!(commit_line("4f1a9e2 (HEAD -> feat/x) wip"), None);
         assert_eq!(commit_line("[chromium] › a.spec.ts"), None);
+    }
+
+    #[test]
+    fn a_timing_or_a_size_is_not_a_name_printed() {
+        for quantity in ["0.014s", "12.4ms", "214.3s", "512MiB", "0Mi", "98%", "3h"] {
+            assert!(is_quantity(quantity), "{quantity}");
+        }
+        for name in [
+            "cache_test.go:58",
+            "v0.1.40",
+            "TestXY109",
+            "s3",
+            "1.2.3",
+            "abc12s",
+            "sha256",
+        ] {
+            assert!(!is_quantity(name), "{name}");
+        }
     }
 }
