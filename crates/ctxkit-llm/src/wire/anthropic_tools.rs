@@ -226,7 +226,7 @@ fn content_blocks(parts: &[Part<'_>]) -> Vec<Value> {
 /// the visible reply).
 fn assistant_blocks(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Value> {
     let same = conversation::same_source(reply, &config.provider, config.api.as_str());
-    let same_model = same && reply.model.as_deref() == Some(config.model.as_str());
+    let same_model = conversation::from_this_model(reply, config);
     let mut blocks = Vec::new();
     // The provider's compaction goes back first, as it came: the API then reads the conversation
     // from it on. Another provider, or this one with compaction (and so its beta) turned off, gets

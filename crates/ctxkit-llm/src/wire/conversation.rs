@@ -11,6 +11,8 @@ use ctxkit_protocol::{
     anthropic_document, foreign_block_text,
 };
 
+use crate::config::ProviderConfig;
+
 /// The text sent for a tool call that has no result in the conversation.
 pub(crate) const NO_RESULT: &str = ctxkit_protocol::NO_TOOL_RESULT;
 
@@ -172,10 +174,20 @@ pub(crate) fn joined_text(parts: &[Part<'_>]) -> String {
         .join("\n")
 }
 
-/// Whether a reply came from the same provider and API as the request goes to, so that its
-/// signatures (thinking, reasoning items, thought signatures) are valid there.
+/// Whether a reply came from the same provider and API as the request goes to: a provider's
+/// compaction item goes back only there.
 pub(crate) fn same_source(reply: &AssistantMessage, provider: &str, api: &str) -> bool {
     reply.provider.as_deref() == Some(provider) && reply.api.as_deref() == Some(api)
+}
+
+/// Whether the provider, API and model of the request wrote `reply`: only then do its thinking and
+/// signatures (signed thinking, encrypted reasoning items, thought signatures, reasoning fields) go
+/// back, as Pi 1.6.0's `isSameModel` rules. They are bound to the model that made them: another
+/// model of the same provider may refuse them, and their text would read as part of the visible
+/// reply.
+pub(crate) fn from_this_model(reply: &AssistantMessage, config: &ProviderConfig) -> bool {
+    same_source(reply, &config.provider, config.api.as_str())
+        && reply.model.as_deref() == Some(config.model.as_str())
 }
 
 /// Tool-call arguments as a JSON object value (text that was not JSON is wrapped unchanged).

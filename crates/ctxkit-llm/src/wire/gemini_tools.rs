@@ -100,8 +100,7 @@ fn user_parts(parts: &[Part<'_>]) -> Vec<Value> {
 /// them; thinking from elsewhere is left out, as Pi 1.6 leaves it out (as text it would read as
 /// part of the visible reply).
 fn model_parts(config: &ProviderConfig, reply: &AssistantMessage) -> Vec<Value> {
-    let same = conversation::same_source(reply, &config.provider, config.api.as_str())
-        && reply.model.as_deref() == Some(config.model.as_str());
+    let same = conversation::from_this_model(reply, config);
     let signature = |extra: &JsonObject, key: &str| {
         extra
             .get(key)

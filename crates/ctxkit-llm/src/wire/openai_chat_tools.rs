@@ -180,7 +180,7 @@ fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value>
         Value::String(texts.join("\n"))
     };
     let mut value = json!({"role": "assistant", "content": content});
-    if from_this_model(config, reply) {
+    if conversation::from_this_model(reply, config) {
         if let Some(details) = sent_details(reply) {
             value["reasoning_details"] = Value::Array(details);
         } else if let Some((field, reasoning)) = sent_reasoning(reply) {
@@ -191,14 +191,6 @@ fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value>
         value["tool_calls"] = Value::Array(calls);
     }
     Some(value)
-}
-
-/// Whether the provider, API and model of the request wrote `reply`: only then does its reasoning
-/// go back, as Pi 1.6.0 sends it (thinking from any other is dropped: it would read as part of the
-/// visible reply, or be refused).
-fn from_this_model(config: &ProviderConfig, reply: &AssistantMessage) -> bool {
-    conversation::same_source(reply, &config.provider, config.api.as_str())
-        && reply.model.as_deref() == Some(config.model.as_str())
 }
 
 /// The `reasoning_details` a reply sends back: those its first thinking block signed with them

@@ -126,27 +126,48 @@ fn replayable(item: &Value) -> bool {
         .is_some_and(|content| !content.is_empty())
 }
 
-/// A reply's items: its reasoning items (only to the provider that made them, and only those that
-/// carry their encrypted content), messages and function calls. Item ids (`msg_…`, `fc_…`) go back
-/// only when they came from here and none of the reply's reasoning was left out: the API refuses
-/// an item whose reasoning item is missing.
+/// The reasoning item a thinking block sends back, if any: only to the model that wrote it, and
+/// only one that carries its encrypted content.
+fn sent_reasoning(
+    config: &ProviderConfig,
+    reply: &AssistantMessage,
+    thinking: &ThinkingContent,
+) -> Option<Value> {
+    reasoning_item(thinking)
+        .filter(|item| conversation::from_this_model(reply, config) && replayable(item))
+}
+
+/// Whether a reply's item ids (`msg_…`, `fc_…`) go back: only beside the reasoning they were
+/// issued with, as the API refuses an item whose reasoning item is missing ("Item 'fc_…' of type
+/// 'function_call' was provided without its required 'reasoning' item"). The one rule for every
+/// way reasoning is left out: another model wrote it, it has no encrypted content, or the view's
+/// transforms dropped it (`dropOldThinking`, pruning), which leaves no trace in the reply. So a
+/// reply goes back with its ids only when it holds reasoning and all of it is sent; without
+/// them, under `store: false`, the items are read as they are.
+fn sends_item_ids(config: &ProviderConfig, reply: &AssistantMessage) -> bool {
+    let mut thinking = reply
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Thinking(thinking) => reasoning_item(thinking).map(|_| thinking),
+            ContentBlock::Text(_)
+            | ContentBlock::ToolCall(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::Unknown(_) => None,
+        })
+        .peekable();
+    thinking.peek().is_some()
+        && thinking.all(|thinking| sent_reasoning(config, reply, thinking).is_some())
+}
+
+/// A reply's items: its reasoning items (see [`sent_reasoning`]), messages and function calls,
+/// with their item ids when [`sends_item_ids`] allows them.
 fn assistant_items(config: &ProviderConfig, reply: &AssistantMessage, out: &mut Vec<Value>) {
-    let same = conversation::same_source(reply, &config.provider, config.api.as_str());
-    let mut reasoning = reply.content.iter().filter_map(|block| match block {
-        ContentBlock::Thinking(thinking) => reasoning_item(thinking),
-        ContentBlock::Text(_)
-        | ContentBlock::ToolCall(_)
-        | ContentBlock::Image(_)
-        | ContentBlock::Unknown(_) => None,
-    });
-    let with_ids = same && reasoning.all(|item| replayable(&item));
+    let with_ids = sends_item_ids(config, reply);
     for block in &reply.content {
         match block {
             ContentBlock::Thinking(thinking) => {
-                if let Some(item) = reasoning_item(thinking).filter(|item| same && replayable(item))
-                {
-                    out.push(item);
-                }
+                out.extend(sent_reasoning(config, reply, thinking));
             }
             ContentBlock::Text(text) if text.text.is_empty() => {}
             ContentBlock::Text(text) => {
@@ -290,3 +311,7 @@ pub(crate) fn output_item(item: &Value) -> Result<Option<ContentBlock>, &'static
         Some(_) | None => Ok(None),
     }
 }
+
+#[cfg(test)]
+#[path = "openai_responses_tools_tests.rs"]
+mod tests;
