@@ -207,7 +207,46 @@ pub(crate) fn arguments_object(arguments: &serde_json::Value) -> serde_json::Val
 
 /// A tool-call id as Anthropic and Gemini accept it: letters, digits, `_` and `-`, at most 64.
 pub(crate) fn portable_id(id: &str) -> String {
-    id.chars()
+    id_characters(id).chars().take(64).collect()
+}
+
+/// The longest tool-call id OpenAI's Chat Completions takes.
+const CHAT_COMPLETIONS_ID_LIMIT: usize = 40;
+
+/// A tool-call id as Chat Completions takes it, for calls and their results alike (Pi 1.6.0's
+/// rule): a Responses id (`call_id|item id`, 65 characters and more) becomes `call_id_item id` with
+/// every character but letters, digits, `_` and `-` as `_`, and when that is longer than 40, the
+/// call id's start, `_` and a hash of the whole id (two calls of one turn may share a call id and
+/// differ by item id); another id to `openai` is cut to 40; any other id goes as it is.
+pub(crate) fn chat_completions_id<'a>(id: &'a str, provider: &str) -> Cow<'a, str> {
+    let limit = CHAT_COMPLETIONS_ID_LIMIT;
+    let Some((call_id, item_id)) = id.split_once('|') else {
+        if provider == "openai" && id.chars().count() > limit {
+            return Cow::Owned(id.chars().take(limit).collect());
+        }
+        return Cow::Borrowed(id);
+    };
+    let call_id = id_characters(call_id);
+    let item_id = id_characters(item_id);
+    let combined = if item_id.is_empty() {
+        call_id.clone()
+    } else {
+        format!("{call_id}_{item_id}")
+    };
+    if combined.len() <= limit {
+        return Cow::Owned(combined);
+    }
+    let hash = short_hash(id);
+    let prefix: String = call_id
+        .chars()
+        .take(limit.saturating_sub(hash.len() + 1).max(1))
+        .collect();
+    Cow::Owned(format!("{prefix}_{hash}"))
+}
+
+/// `text` with every character but ASCII letters, digits, `_` and `-` as `_`.
+fn id_characters(text: &str) -> String {
+    text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
                 c
@@ -215,8 +254,24 @@ pub(crate) fn portable_id(id: &str) -> String {
                 '_'
             }
         })
-        .take(64)
         .collect()
+}
+
+/// Eight base-36 characters standing for `text` (the same text, the same characters).
+fn short_hash(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(text.as_bytes());
+    let mut number = digest
+        .iter()
+        .take(8)
+        .fold(0u64, |number, byte| (number << 8) | u64::from(*byte));
+    let mut characters = Vec::with_capacity(8);
+    for _ in 0..8 {
+        let digit = u32::try_from(number % 36).unwrap_or(0);
+        characters.push(char::from_digit(digit, 36).unwrap_or('0'));
+        number /= 36;
+    }
+    characters.into_iter().collect()
 }
 
 /// A parsed reply, without provider, model or timestamp (the client stamps them).

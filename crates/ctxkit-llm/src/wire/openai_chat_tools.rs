@@ -86,7 +86,7 @@ fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
                 let parts = without_images(parts, images);
                 out.push(json!({
                     "role": "tool",
-                    "tool_call_id": id,
+                    "tool_call_id": conversation::chat_completions_id(id, &config.provider),
                     "content": tool_result_text(&parts),
                 }));
                 result_images.extend(parts.iter().filter_map(image_part));
@@ -160,7 +160,7 @@ fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value>
             ContentBlock::Text(text) if !text.text.is_empty() => texts.push(text.text.as_str()),
             ContentBlock::ToolCall(call) => {
                 calls.push(json!({
-                    "id": call.id,
+                    "id": conversation::chat_completions_id(&call.id, &config.provider),
                     "type": "function",
                     "function": {"name": call.name, "arguments": arguments_text(&call.arguments)},
                 }));

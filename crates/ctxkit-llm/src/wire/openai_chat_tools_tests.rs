@@ -302,3 +302,67 @@ fn a_text_only_model_is_sent_the_images_named_not_the_images() {
          (`llm.models[].input` does not list image)]"
     );
 }
+
+/// A Responses reply's call (`call_id|item id`, as Pi stores it) sent to Chat Completions: OpenAI
+/// refuses an id over 40 characters ("string too long", QA r105), so the call and its result get
+/// one id of at most 40 letters, digits, `_` and `-`, Pi 1.6.0's shape.
+#[test]
+fn a_responses_call_id_goes_to_chat_completions_normalised_in_its_call_and_result() {
+    let stored = "call_f323f4b97f814505a1be2350|fc_3babd3d4daea4b289162f6acaa383379";
+    let wire = build(
+        &config(),
+        &request(vec![
+            message(json!({"role": "user", "content": "read it", "timestamp": 1})),
+            message(
+                json!({"role": "assistant", "provider": "openai", "api": "openai-responses",
+                "model": "gpt-5-mini", "content": [
+                {"type": "toolCall", "id": stored, "name": "read", "arguments": {"path": "a"}}
+            ], "stopReason": "toolUse", "timestamp": 2}),
+            ),
+            message(
+                json!({"role": "toolResult", "toolCallId": stored, "toolName": "read",
+                "content": [{"type": "text", "text": "A"}], "isError": false, "timestamp": 3}),
+            ),
+        ]),
+    );
+    let messages = wire.body["messages"].as_array().unwrap();
+    let call_id = messages[2]["tool_calls"][0]["id"].as_str().unwrap();
+    assert_eq!(messages[3]["tool_call_id"], call_id);
+    assert!(call_id.len() <= 40, "{call_id}");
+    assert!(
+        call_id.starts_with("call_f323f4b97f814505a1be2350_"),
+        "{call_id}"
+    );
+    assert!(
+        call_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'),
+        "{call_id}"
+    );
+}
+
+#[test]
+fn chat_completions_ids_follow_pis_rule() {
+    use crate::wire::conversation::chat_completions_id;
+    // Short enough once joined: the two parts with `_`.
+    assert_eq!(chat_completions_id("call_1|fc_1", "vllm"), "call_1_fc_1");
+    assert_eq!(chat_completions_id("call_1|", "vllm"), "call_1");
+    assert_eq!(chat_completions_id("a+b|c/d", "vllm"), "a_b_c_d");
+    // Too long: the call id's start and a hash of the whole id, the same every time.
+    let long = format!("call_{}|fc_{}", "a".repeat(40), "b".repeat(48));
+    let sent = chat_completions_id(&long, "vllm");
+    assert_eq!(sent.len(), 40);
+    assert!(
+        sent.starts_with(&format!("call_{}_", "a".repeat(26))),
+        "{sent}"
+    );
+    assert_eq!(chat_completions_id(&long, "vllm"), sent);
+    // Two calls sharing a call id keep apart by their item ids.
+    let other = format!("call_{}|fc_{}", "a".repeat(40), "c".repeat(48));
+    assert_ne!(chat_completions_id(&other, "vllm"), sent);
+    // Ids of other formats: cut to OpenAI's 40 for OpenAI only, else as they are.
+    let plain = "x".repeat(50);
+    assert_eq!(chat_completions_id(&plain, "openai").len(), 40);
+    assert_eq!(chat_completions_id(&plain, "vllm"), plain);
+    assert_eq!(chat_completions_id("toolu_01", "openai"), "toolu_01");
+}
