@@ -306,6 +306,18 @@ impl ProviderConfig {
         self.model_info.as_ref().is_none_or(|model| model.images)
     }
 
+    /// Whether the model reasons: as the table or `llm.models` says; a Gemini model that takes
+    /// thinking levels (Gemini 3 and later, read from its id as Pi reads it) reasons whatever is
+    /// known of it, as it cannot turn thinking off: an id the table lacks at `high` was sent
+    /// `MINIMAL`, the level of thinking off.
+    pub fn reasons(&self) -> bool {
+        self.model_info
+            .as_ref()
+            .is_some_and(|model| model.reasoning)
+            || (self.api == crate::models::Api::Gemini
+                && crate::wire::gemini_thinking::takes_levels(&self.model))
+    }
+
     /// Whether an image is named in its place rather than sent: over Chat Completions to a model
     /// that takes text only (a text-only server refused the whole request). The other formats
     /// send it as it is.

@@ -441,3 +441,36 @@ fn a_model_s_limits_need_no_key() {
             .is_none()
     );
 }
+
+/// QA r105: `google/gemini-3-pro-preview` (an id the table lacks) at `high` was sent
+/// `thinkingLevel: "MINIMAL"`: the chat took it for a model that does not reason and asked no
+/// level, and a Gemini 3 model with no level gets its lowest. It reasons by its id.
+#[test]
+fn a_gemini_model_that_takes_levels_reasons_whatever_the_table_knows() {
+    let keys = env(&[("GEMINI_API_KEY", "g"), ("OPENAI_API_KEY", "o")]);
+    let reasons = |model: &str| {
+        resolve_model(&options(model), &keys, ModelRole::Agent)
+            .unwrap()
+            .unwrap()
+            .reasons()
+    };
+    assert!(reasons("google/gemini-3-pro-preview"));
+    assert!(reasons("google/gemini-3.1-pro-preview"));
+    assert!(reasons("openai/gpt-5-mini"));
+    assert!(!reasons("google/gemini-2.0-flash-lite-unknown"));
+    assert!(!reasons("openai/gpt-4.1"));
+    let config = resolve_model(
+        &options("google/gemini-3-pro-preview"),
+        &keys,
+        ModelRole::Agent,
+    )
+    .unwrap()
+    .unwrap();
+    let generation = crate::wire::gemini::generation(
+        &config,
+        Some(1000),
+        Some(crate::ReasoningLevel::High),
+        true,
+    );
+    assert_eq!(generation["thinkingConfig"]["thinkingLevel"], "HIGH");
+}

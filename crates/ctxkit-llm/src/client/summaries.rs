@@ -226,10 +226,7 @@ impl Summarizer for ModelClient {
     }
 
     fn supports_reasoning(&self) -> bool {
-        self.config
-            .model_info
-            .as_ref()
-            .is_some_and(|model| model.reasoning)
+        self.config.reasons()
     }
 
     fn can_continue(&self, prefix: &ConversationPrefix) -> bool {

@@ -76,13 +76,9 @@ pub(super) fn recorded(session: &Session) -> Recorded {
     }
 }
 
-/// Whether `client`'s model reasons (the model table says so).
+/// Whether `client`'s model reasons (`ProviderConfig::reasons`).
 pub(super) fn reasons(client: &ModelClient) -> bool {
-    client
-        .config()
-        .model_info
-        .as_ref()
-        .is_some_and(|model| model.reasoning)
+    client.config().reasons()
 }
 
 /// The reasoning level `level` asks of `client`: none for `off`, an unknown name or a model that
