@@ -300,10 +300,11 @@ impl ProviderConfig {
         format!("{}/{}", self.provider, self.model)
     }
 
-    /// Whether the model takes images: a model the table or `llm.models` knows says so; another
-    /// is taken to (as before models said).
+    /// Whether the model takes images: as the table or `llm.models[].input` says; a model neither
+    /// knows takes text only, as Pi 1.6.0 reads a model its `models.json` declares without
+    /// `input` (a text-only server, DeepSeek's, refused a whole request for one image).
     pub fn takes_images(&self) -> bool {
-        self.model_info.as_ref().is_none_or(|model| model.images)
+        self.model_info.as_ref().is_some_and(|model| model.images)
     }
 
     /// Whether the model reasons: as the table or `llm.models` says; a Gemini model that takes

@@ -129,7 +129,7 @@ fn an_image_attached_for_a_text_only_model_is_said_to_be_left_out() {
     let requests = world.chat_requests();
     let sent = requests[0]["messages"].to_string();
     assert!(
-        sent.contains("[image omitted: this model takes text only"),
+        sent.contains("(image omitted: model does not support images)"),
         "{sent}"
     );
     assert!(!sent.contains("image_url"), "{sent}");

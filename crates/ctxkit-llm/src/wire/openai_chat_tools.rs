@@ -61,9 +61,11 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
     chat_completions_request(config, body, request.max_tokens, request.reasoning)
 }
 
-/// Said in place of an image to a model that takes text only.
-const IMAGE_OMITTED: &str =
-    "[image omitted: this model takes text only (`llm.models[].input` does not list image)]";
+/// Said in place of a user's images to a model that takes text only (Pi 1.6.0's words).
+const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)";
+
+/// Said in place of a tool result's images to a model that takes text only (Pi 1.6.0's words).
+const TOOL_IMAGE_OMITTED: &str = "(tool image omitted: model does not support images)";
 
 /// The `messages` array: the system prompt, then the conversation (see [`conversation::turns`]).
 /// A `tool` message holds only text, so the images of a run of tool results follow it in one user
@@ -79,11 +81,11 @@ fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
         match turn {
             Turn::User(parts) => out.push(json!({
                 "role": "user",
-                "content": user_content(&without_images(parts, images)),
+                "content": user_content(&without_images(parts, images, USER_IMAGE_OMITTED)),
             })),
             Turn::Assistant(reply) => out.extend(assistant(config, reply)),
             Turn::ToolResult { id, parts, .. } => {
-                let parts = without_images(parts, images);
+                let parts = without_images(parts, images, TOOL_IMAGE_OMITTED);
                 out.push(json!({
                     "role": "tool",
                     "tool_call_id": conversation::chat_completions_id(id, &config.provider),
@@ -97,18 +99,28 @@ fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
     out
 }
 
-/// `parts` as sent: every image named in its place when the model takes none.
-fn without_images(parts: Vec<Part<'_>>, images: bool) -> Vec<Part<'_>> {
+/// `parts` as sent: when the model takes no images, each run of them is one `placeholder`.
+fn without_images<'a>(
+    parts: Vec<Part<'a>>,
+    images: bool,
+    placeholder: &'static str,
+) -> Vec<Part<'a>> {
     if images {
         return parts;
     }
-    parts
-        .into_iter()
-        .map(|part| match part {
-            Part::Image { .. } => Part::Text(std::borrow::Cow::Borrowed(IMAGE_OMITTED)),
+    let mut out: Vec<Part<'a>> = Vec::with_capacity(parts.len());
+    for part in parts {
+        let part = match part {
+            Part::Image { .. } => Part::Text(std::borrow::Cow::Borrowed(placeholder)),
             Part::Text(_) | Part::Document { .. } => part,
-        })
-        .collect()
+        };
+        let repeated = matches!((&part, out.last()),
+            (Part::Text(text), Some(Part::Text(previous))) if text == placeholder && previous == placeholder);
+        if !repeated {
+            out.push(part);
+        }
+    }
+    out
 }
 
 /// The text of a tool result: its text parts (the images go after the run of results).

@@ -20,6 +20,26 @@ fn config() -> ProviderConfig {
         .unwrap()
 }
 
+/// A model `llm.models` declares with `input: ["text", "image"]`.
+fn vision_config() -> ProviderConfig {
+    model_taking_images(true)
+}
+
+fn model_taking_images(images: bool) -> ProviderConfig {
+    let mut config = config();
+    config.model_info = Some(crate::ModelLimits {
+        provider: "vllm".into(),
+        id: "qwen3-coder".into(),
+        context_window: 100_000,
+        max_output: 4_096,
+        reasoning: false,
+        images,
+        adaptive_thinking: false,
+        xhigh_effort: None,
+    });
+    config
+}
+
 fn message(value: serde_json::Value) -> AgentMessage {
     serde_json::from_value(value).unwrap()
 }
@@ -87,7 +107,7 @@ fn a_conversation_with_tool_calls_maps_to_tool_messages() {
 #[test]
 fn failed_replies_are_left_out_and_unanswered_calls_get_a_result() {
     let wire = build(
-        &config(),
+        &vision_config(),
         &request(vec![
             message(json!({"role": "user", "content": "go"})),
             message(json!({"role": "assistant", "content": [
@@ -200,7 +220,7 @@ fn finish_reasons_map_to_stop_reasons() {
 #[test]
 fn the_images_of_tool_results_follow_them_in_a_user_message() {
     let wire = build(
-        &config(),
+        &vision_config(),
         &request(vec![
             message(json!({"role": "user", "content": "look at both", "timestamp": 1})),
             message(json!({"role": "assistant", "content": [
@@ -250,23 +270,18 @@ fn the_images_of_tool_results_follow_them_in_a_user_message() {
 }
 
 /// A model that takes text only (`llm.models[].input` without `image`, Pi's default for a model
-/// the user adds): a text-only server refused the whole request for one image, and every later
-/// one with it. Each image is named in its place.
+/// the user adds, and a model nothing declares): a text-only server refused the whole request for
+/// one image, and every later one with it. Each run of images is Pi 1.6.0's placeholder.
 #[test]
 fn a_text_only_model_is_sent_the_images_named_not_the_images() {
-    let mut config = config();
-    config.model_info = Some(crate::ModelLimits {
-        provider: "vllm".into(),
-        id: "qwen3-coder".into(),
-        context_window: 100_000,
-        max_output: 4_096,
-        reasoning: false,
-        images: false,
-        adaptive_thinking: false,
-        xhigh_effort: None,
-    });
+    for config in [model_taking_images(false), config()] {
+        text_only_model_gets_placeholders(&config);
+    }
+}
+
+fn text_only_model_gets_placeholders(config: &ProviderConfig) {
     let wire = build(
-        &config,
+        config,
         &request(vec![
             message(
                 json!({"role": "user", "content": [{"type": "text", "text": "look"},
@@ -278,7 +293,8 @@ fn a_text_only_model_is_sent_the_images_named_not_the_images() {
             message(
                 json!({"role": "toolResult", "toolCallId": "a", "toolName": "read",
                 "content": [{"type": "text", "text": "Read image file [image/png]"},
-                {"type": "image", "data": "BBBB", "mimeType": "image/png"}], "isError": false}),
+                {"type": "image", "data": "BBBB", "mimeType": "image/png"},
+                {"type": "image", "data": "CCCC", "mimeType": "image/png"}], "isError": false}),
             ),
         ]),
     );
@@ -289,17 +305,17 @@ fn a_text_only_model_is_sent_the_images_named_not_the_images() {
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool"]);
     let text = wire.body.to_string();
-    assert!(!text.contains("AAAA") && !text.contains("BBBB"), "{text}");
     assert!(
-        messages[1]["content"]
-            .as_str()
-            .unwrap()
-            .ends_with("does not list image)]")
+        !text.contains("AAAA") && !text.contains("BBBB") && !text.contains("CCCC"),
+        "{text}"
+    );
+    assert_eq!(
+        messages[1]["content"],
+        "look\n(image omitted: model does not support images)"
     );
     assert_eq!(
         messages[3]["content"],
-        "Read image file [image/png]\n[image omitted: this model takes text only \
-         (`llm.models[].input` does not list image)]"
+        "Read image file [image/png]\n(tool image omitted: model does not support images)"
     );
 }
 
