@@ -6,11 +6,12 @@ use std::collections::{HashMap, HashSet};
 
 use ctxkit_summarizer::SummarySpan;
 
+use crate::error_line::{best_error_line, failed_output_line};
 use crate::previous::{EarlierItem, earlier_items};
 use crate::prompt::prompt;
 use crate::sections::request_prose;
 use crate::span::{Call, CallKind, Step, steps};
-use crate::text::{best_error_line, clip, identifiers, one_line};
+use crate::text::{clip, identifiers, one_line};
 
 /// One distinct command and how its runs went.
 #[derive(Debug, Clone)]
@@ -120,7 +121,7 @@ impl Digest {
         // A search that found nothing exits non-zero without anything going wrong.
         let looking = call.kind == CallKind::Command && only_looks(&call.target);
         let error = (call.failed && !looking)
-            .then(|| best_error_line(output))
+            .then(|| failed_output_line(output))
             .flatten();
         match call.kind {
             CallKind::Change if call.failed => {
@@ -196,7 +197,7 @@ const FAILURE_REASON_CHARS: usize = 160;
 /// Why a change failed, as its tool said: the line that says most about the failure, else the
 /// output's first line, to its first sentence.
 pub fn failure_reason(output: &str) -> String {
-    let line = best_error_line(output).unwrap_or_else(|| {
+    let line = failed_output_line(output).unwrap_or_else(|| {
         output
             .lines()
             .map(str::trim)
@@ -401,6 +402,8 @@ fn rank_identifiers(steps: &[Step], earlier: &[EarlierItem]) -> (Vec<String>, us
                     .output
                     .as_deref()
                     .filter(|_| call.failed)
+                    // Weighed by the line a failure word marks (a paste's reading): a run's
+                    // diagnostic line is quoted, but its names do not crowd the ranking.
                     .and_then(best_error_line)
                 {
                     named.extend(identifiers(&error).into_iter().map(|name| (2.0, name)));

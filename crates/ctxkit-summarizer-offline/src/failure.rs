@@ -112,7 +112,7 @@ fn line_reports_failure(line: &str) -> bool {
 }
 
 /// A whole number above zero.
-fn is_positive(word: &str) -> bool {
+pub fn is_positive(word: &str) -> bool {
     !word.is_empty()
         && word.chars().all(|character| character.is_ascii_digit())
         && word.chars().any(|character| character != '0')

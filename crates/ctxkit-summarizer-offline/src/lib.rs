@@ -11,7 +11,9 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod carried;
+mod diagnostic;
 mod digest;
+mod error_line;
 mod failure;
 mod layout;
 mod plan;

@@ -3,17 +3,18 @@
 //! the sections goes here, newest first, so the summary keeps what the verbatim tail would.
 
 use crate::digest::only_looks;
+use crate::error_line::failed_output_line;
 use crate::prompt::{prompt, prompt_line};
 use crate::sections::{is_trivial, request_line};
 use crate::span::{Call, CallKind, Step};
-use crate::text::{best_error_line, clip, identifiers, one_line};
+use crate::text::{clip, identifiers, one_line};
 
 fn outcome(call: &Call) -> String {
     let Some(output) = &call.output else {
         return "no result yet".to_owned();
     };
     if call.failed {
-        return match best_error_line(output) {
+        return match failed_output_line(output) {
             Some(error) => format!("failed: `{error}`"),
             None => "failed".to_owned(),
         };

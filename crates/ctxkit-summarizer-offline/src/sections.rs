@@ -5,10 +5,11 @@ use std::collections::HashMap;
 
 use crate::carried::carried_priority;
 use crate::digest::Digest;
+use crate::error_line::best_error_line;
 use crate::previous::Slot;
 use crate::prohibition::{is_instruction, request_part};
 use crate::prompt::{Prompt, prompt, prompt_line};
-use crate::text::{best_error_line, clip, identifiers, one_line, sentences, split_fences};
+use crate::text::{clip, identifiers, one_line, sentences, split_fences};
 
 /// One line of a section.
 #[derive(Debug, Clone, PartialEq)]

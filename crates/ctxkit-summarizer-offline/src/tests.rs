@@ -914,3 +914,43 @@ fn a_statement_with_a_negation_is_the_goal_and_a_request_that_forbids_keeps_its_
         }
     }
 }
+
+/// QA r104: a failing `ruff check .` was `Blocked` on `Found 1 error.`, its tally, while the line
+/// that says what is wrong names a file, a line and a code. A diagnostic line is quoted, a tally
+/// only when the output has nothing better.
+#[test]
+fn blocked_quotes_the_diagnostic_line_not_the_tally() {
+    // (the command, its output, the line Blocked quotes)
+    let cases = [
+        (
+            "ruff check .",
+            "tallyho/duration.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.\n[*] 1 fixable with the `--fix` option.",
+            "tallyho/duration.py:1:8: F401 [*] `os` imported but unused",
+        ),
+        (
+            "cargo build",
+            "   Compiling calc v0.1.0\nerror[E0308]: mismatched types\n --> src/main.rs:3:5\n\nFor more information about this error, try `rustc --explain E0308`.\nerror: could not compile `calc` (bin \"calc\") due to 1 previous error",
+            "error[E0308]: mismatched types",
+        ),
+        (
+            "npx tsc --noEmit",
+            "src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.\n\nFound 1 error in src/a.ts:3",
+            "src/a.ts(3,5): error TS2322: Type 'string' is not assignable to type 'number'.",
+        ),
+        (
+            "make check",
+            "checking...\nFound 2 errors.",
+            "Found 2 errors.",
+        ),
+    ];
+    for (command, output, quoted) in cases {
+        let mut values = vec![json!({"role": "user", "content": "Make the checks pass."})];
+        values.extend(bash("c1", command, output, true));
+        let summary = summarize_offline(&request(messages(Value::Array(values)), None, 13_107));
+        let blocked = section_text(&summary, "### Blocked");
+        assert!(
+            blocked.contains(&format!("`{command}` fails: `{quoted}`")),
+            "{blocked}"
+        );
+    }
+}

@@ -246,64 +246,6 @@ pub fn identifiers(text: &str) -> Vec<String> {
     out
 }
 
-/// How much a line of output says about a failure: 0 for none. Lines naming an error with a
-/// message (`Error: …`, `error[E0308]: …`, `E   ImportError: …`) score highest, then lines with
-/// failure words; stack frames and decoration score lowest.
-pub fn error_score(line: &str) -> u32 {
-    let trimmed = line.trim();
-    let lower = trimmed.to_lowercase();
-    if trimmed.len() < 8 || trimmed.starts_with("at ") || trimmed.starts_with('❯') {
-        return 0;
-    }
-    let mut score = 0;
-    for (word, weight) in [
-        ("error", 4),
-        ("exception", 4),
-        ("panic", 4),
-        ("fatal", 3),
-        ("fail", 2),
-        ("cannot", 2),
-        ("not found", 2),
-        ("denied", 2),
-        ("undefined", 1),
-        ("race", 1),
-        ("violat", 2),
-        ("expected", 1),
-    ] {
-        if lower.contains(word) {
-            score += weight;
-        }
-    }
-    if score == 0 {
-        return 0;
-    }
-    if trimmed.contains(": ") {
-        score += 2;
-    }
-    // A count of zero (`0 Error(s)`, `failures: 0`) reports no failure.
-    let zero = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|word| word == "0")
-        && !lower.contains("error:")
-        && !lower.contains("error ");
-    if zero {
-        return 0;
-    }
-    score + identifiers(trimmed).len().min(3) as u32
-}
-
-/// The line of `output` that says most about a failure, if any does.
-pub fn best_error_line(output: &str) -> Option<String> {
-    let mut best: Option<(u32, &str)> = None;
-    for line in output.lines() {
-        let score = error_score(line);
-        if score > 0 && best.is_none_or(|(top, _)| score > top) {
-            best = Some((score, line));
-        }
-    }
-    best.map(|(_, line)| clip(&one_line(line), 240))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,16 +335,6 @@ mod tests {
                 "read_config"
             ]
         );
-    }
-
-    #[test]
-    fn the_error_line_names_the_error_not_the_banner_or_a_zero_count() {
-        let output = "Build FAILED.\n    0 Error(s)\nsrc/a.cs(57,28): error CS0618: 'SHA1Managed' is obsolete\n   at Foo.Bar()";
-        assert_eq!(
-            best_error_line(output).unwrap(),
-            "src/a.cs(57,28): error CS0618: 'SHA1Managed' is obsolete"
-        );
-        assert_eq!(best_error_line("all good\n3 passed"), None);
     }
 
     #[test]
