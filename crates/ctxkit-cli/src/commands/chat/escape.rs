@@ -4,7 +4,7 @@
 //! other keys typed meanwhile are kept ([`TypeAhead`]) instead of being lost. The terminal is restored when the spinner stops.
 
 use std::io::IsTerminal;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -25,6 +25,10 @@ const ESC: u8 = 0x1b;
 #[derive(Debug)]
 pub struct EscWatch {
     stop: Arc<AtomicBool>,
+    /// The write end of the pipe the thread also polls: closing it wakes the thread at once, so a
+    /// watch ends without waiting out the poll (each model call and tool call starts and ends one;
+    /// a 50 ms wait at each end cost about 100 ms a tool step).
+    wake: Option<OwnedFd>,
     thread: Option<JoinHandle<()>>,
     saved: Termios,
     quiet: Termios,
@@ -54,15 +58,29 @@ impl EscWatch {
         // text, not Enter.
         bracketed_paste(true);
         let stop = Arc::new(AtomicBool::new(false));
+        // Without a pipe the watch still ends, at its next poll timeout.
+        let (woken, wake) = match std::io::pipe() {
+            Ok((reader, writer)) => (Some(OwnedFd::from(reader)), Some(OwnedFd::from(writer))),
+            Err(_) => (None, None),
+        };
         let thread = std::thread::Builder::new()
             .name("ctxkit-esc".to_owned())
             .spawn({
                 let stop = Arc::clone(&stop);
-                move || watch(&stop, &interrupts, &typed, on_typed.as_ref())
+                move || {
+                    watch(
+                        &stop,
+                        woken.as_ref(),
+                        &interrupts,
+                        &typed,
+                        on_typed.as_ref(),
+                    )
+                }
             })
             .ok();
         Some(Self {
             stop,
+            wake,
             thread,
             saved,
             quiet,
@@ -73,6 +91,7 @@ impl EscWatch {
 impl Drop for EscWatch {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        drop(self.wake.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -204,9 +223,47 @@ fn same_mode(left: &Termios, right: &Termios) -> bool {
         && left.control_chars == right.control_chars
 }
 
-/// Reads stdin until stopped, checking the flag every 50 ms.
+/// How long one wait for a key lasts before the stop flag is checked again (a watch without its
+/// wake pipe).
+const POLL_EVERY_MS: u8 = 50;
+
+/// What waiting for a key ended with.
+#[derive(Debug, PartialEq, Eq)]
+enum Wait {
+    /// The input has bytes (or closed) to read.
+    Input,
+    /// The wake pipe's writer closed: the watch is ending.
+    Woken,
+    /// Nothing within the wait.
+    Idle,
+    /// Polling failed.
+    Failed,
+}
+
+/// Waits up to `timeout` for `input` to be readable or `woken`'s writer to close.
+fn wait_for_input(input: BorrowedFd<'_>, woken: Option<&OwnedFd>, timeout: PollTimeout) -> Wait {
+    let mut fds = vec![PollFd::new(input, PollFlags::POLLIN)];
+    fds.extend(woken.map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN)));
+    match poll(&mut fds, timeout) {
+        Ok(0) | Err(Errno::EINTR) => return Wait::Idle,
+        Ok(_) => {}
+        Err(_) => return Wait::Failed,
+    }
+    let ready = |fd: &PollFd<'_>| fd.revents().is_some_and(|events| !events.is_empty());
+    if ready(&fds[0]) {
+        Wait::Input
+    } else if fds.get(1).is_some_and(ready) {
+        Wait::Woken
+    } else {
+        Wait::Idle
+    }
+}
+
+/// Reads stdin until stopped: woken at once when `woken`'s other end closes, else checking the
+/// flag every 50 ms.
 fn watch(
     stop: &AtomicBool,
+    woken: Option<&OwnedFd>,
     interrupts: &Interrupts,
     typed: &Mutex<TypeAhead>,
     on_typed: &(dyn Fn(&str) + Send),
@@ -214,11 +271,10 @@ fn watch(
     let stdin = std::io::stdin();
     let mut buffer = [0_u8; 256];
     while !stop.load(Ordering::SeqCst) {
-        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, PollTimeout::from(50_u8)) {
-            Ok(0) | Err(Errno::EINTR) => continue,
-            Ok(_) => {}
-            Err(_) => return,
+        match wait_for_input(stdin.as_fd(), woken, PollTimeout::from(POLL_EVERY_MS)) {
+            Wait::Input => {}
+            Wait::Idle => continue,
+            Wait::Woken | Wait::Failed => return,
         }
         let read = match nix::unistd::read(stdin.as_fd(), &mut buffer) {
             Ok(0) | Err(_) => return,
@@ -247,6 +303,33 @@ fn watch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_watch_is_woken_at_once_when_its_wake_pipe_closes() {
+        let (input, _keys) = std::io::pipe().unwrap();
+        let (woken, wake) = std::io::pipe().unwrap();
+        let input = OwnedFd::from(input);
+        let woken = OwnedFd::from(woken);
+        // Nothing typed, the pipe open: the wait runs out.
+        assert_eq!(
+            wait_for_input(input.as_fd(), Some(&woken), PollTimeout::from(1_u8)),
+            Wait::Idle
+        );
+        // The writer closed: woken at once (not Idle when the 10 s run out).
+        drop(wake);
+        let long = PollTimeout::try_from(10_000_i32).unwrap();
+        assert_eq!(
+            wait_for_input(input.as_fd(), Some(&woken), long),
+            Wait::Woken
+        );
+        // A key typed is read first.
+        let (input, mut keys) = std::io::pipe().unwrap();
+        std::io::Write::write_all(&mut keys, b"x").unwrap();
+        assert_eq!(
+            wait_for_input(OwnedFd::from(input).as_fd(), Some(&woken), long),
+            Wait::Input
+        );
+    }
 
     #[test]
     fn the_first_key_of_a_read_answers_and_the_rest_is_kept() {
