@@ -17,6 +17,7 @@ mod frontmatter;
 mod loader;
 mod prompts;
 mod skills;
+mod template_args;
 mod theme_choice;
 mod theme_colors;
 mod themes;
@@ -34,11 +35,11 @@ pub use loader::{
 };
 pub use prompts::{
     PromptSet, PromptTemplate, expand_prompt_template, load_prompt_file, load_prompt_templates,
-    parse_command_args, substitute_args,
 };
 pub use skills::{
     Skill, SkillSet, expand_skill_command, format_skills_for_prompt, load_skill_file, load_skills,
 };
+pub use template_args::{parse_command_args, substitute_args};
 pub use theme_choice::{
     Appearance, SYSTEM_THEME, ThemeChoice, ThemeSources, builtin_theme, builtin_theme_names,
     choose_theme,

@@ -1,12 +1,12 @@
-//! Prompt templates: `/name args` expands a markdown file with `$1`, `$@`, `$ARGUMENTS` and
-//! `${@:N[:L]}` placeholders. Substitution is a single left-to-right pass, so text inserted from
-//! arguments is never expanded again (the reference re-scans `$ARGUMENTS` values for `$@`).
+//! Prompt templates: loading the markdown files, and `/name args` expanded with the arguments
+//! (`template_args`: their quoting and the placeholders they fill).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::frontmatter::parse_frontmatter;
+use crate::template_args::{parse_command_args, split_command, substitute_args};
 use ctxkit_packages::PathMetadata;
 use ctxkit_packages::{CollisionKind, ResourceDiagnostic};
 use ctxkit_packages::{EntryType, entry_type, sorted_entries};
@@ -119,113 +119,10 @@ pub fn load_prompt_templates(paths: &[PathBuf], cwd: &Path, home: &Path) -> Prom
     set
 }
 
-/// Splits template arguments: spaces and tabs separate outside quotes; `"` or `'` quote
-/// (quotes removed, may abut other text); no escapes; empty tokens dropped.
-pub fn parse_command_args(text: &str) -> Vec<String> {
-    let mut args = Vec::new();
-    let mut current = String::new();
-    let mut quote: Option<char> = None;
-    for character in text.chars() {
-        match quote {
-            Some(open) if character == open => quote = None,
-            Some(_) => current.push(character),
-            None => match character {
-                '"' | '\'' => quote = Some(character),
-                ' ' | '\t' => {
-                    if !current.is_empty() {
-                        args.push(std::mem::take(&mut current));
-                    }
-                }
-                other => current.push(other),
-            },
-        }
-    }
-    if !current.is_empty() {
-        args.push(current);
-    }
-    args
-}
-
-fn leading_digits(text: &str) -> &str {
-    let end = text
-        .find(|character: char| !character.is_ascii_digit())
-        .unwrap_or(text.len());
-    &text[..end]
-}
-
-/// `${@:N}` or `${@:N:L}` at the start of `text`: (start, length, consumed bytes).
-fn parse_slice(text: &str) -> Option<(usize, Option<usize>, usize)> {
-    let rest = text.strip_prefix("${@:")?;
-    let start_digits = leading_digits(rest);
-    if start_digits.is_empty() {
-        return None;
-    }
-    let start: usize = start_digits.parse().ok()?;
-    let after = &rest[start_digits.len()..];
-    if after.starts_with('}') {
-        return Some((start, None, 4 + start_digits.len() + 1));
-    }
-    let after = after.strip_prefix(':')?;
-    let length_digits = leading_digits(after);
-    if length_digits.is_empty() || !after[length_digits.len()..].starts_with('}') {
-        return None;
-    }
-    let length: usize = length_digits.parse().ok()?;
-    Some((
-        start,
-        Some(length),
-        4 + start_digits.len() + 1 + length_digits.len() + 1,
-    ))
-}
-
-/// Substitutes placeholders in one pass: `$<n>` (1-based, out of range → empty),
-/// `${@:N}` / `${@:N:L}`, `$ARGUMENTS` and `$@` (all arguments joined by spaces). Inserted text
-/// is never re-scanned and is taken literally.
-pub fn substitute_args(content: &str, args: &[String]) -> String {
-    let all = args.join(" ");
-    let mut out = String::with_capacity(content.len());
-    let mut rest = content;
-    while let Some(index) = rest.find('$') {
-        out.push_str(&rest[..index]);
-        let tail = &rest[index..];
-        let digits = leading_digits(&tail[1..]);
-        if !digits.is_empty() {
-            let position: usize = digits.parse().unwrap_or(0);
-            if position >= 1
-                && let Some(arg) = args.get(position - 1)
-            {
-                out.push_str(arg);
-            }
-            rest = &tail[1 + digits.len()..];
-        } else if let Some((start, length, consumed)) = parse_slice(tail) {
-            let from = start.max(1) - 1;
-            let selected: Vec<&str> = args
-                .iter()
-                .skip(from)
-                .take(length.unwrap_or(usize::MAX))
-                .map(String::as_str)
-                .collect();
-            out.push_str(&selected.join(" "));
-            rest = &tail[consumed..];
-        } else if let Some(after) = tail.strip_prefix("$ARGUMENTS") {
-            out.push_str(&all);
-            rest = after;
-        } else if let Some(after) = tail.strip_prefix("$@") {
-            out.push_str(&all);
-            rest = after;
-        } else {
-            out.push('$');
-            rest = &tail[1..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Expands `/name args` when a template has exactly that name; `None` otherwise.
+/// Expands `/name args` when a template has exactly that name (the name ends at the first
+/// whitespace, as in Pi 1.6.0); `None` otherwise.
 pub fn expand_prompt_template(input: &str, templates: &[PromptTemplate]) -> Option<String> {
-    let rest = input.strip_prefix('/')?;
-    let (name, args) = rest.split_once(' ').unwrap_or((rest, ""));
+    let (name, args) = split_command(input)?;
     let template = templates.iter().find(|template| template.name == name)?;
     Some(substitute_args(
         &template.content,
