@@ -18,8 +18,9 @@ pub struct WorkspaceLimits<'a> {
     pub secrets: &'a [String],
     /// Written only with the user's approval (hook scripts, local packages).
     pub guarded: &'a [PathBuf],
-    /// Folders of the loaded skills: read without a question although ctxkit's home holds them,
-    /// never written ([`Workspace::allow_reading_skill_folder`]); none in the sessions folder.
+    /// Folders of the loaded skills: read without a question wherever they lie (ctxkit's home, a
+    /// local package), never written ([`Workspace::allow_reading_skill_folder`]); none in the
+    /// sessions folder.
     pub skill_folders: &'a [PathBuf],
 }
 

@@ -101,8 +101,8 @@ pub struct Workspace {
     /// Folders of saved tool outputs tools may read although they lie in a protected place (what
     /// is saved there was redacted first).
     outputs: Vec<PathBuf>,
-    /// Folders of loaded skills in ctxkit's home tools may read (never write) although the home
-    /// holds them ([`Self::allow_reading_skill_folder`]).
+    /// Folders of loaded skills tools may read (never write) without a question, although ctxkit's
+    /// home or a place outside the project holds them ([`Self::allow_reading_skill_folder`]).
     skill_folders: Vec<PathBuf>,
     /// Paths outside the project the user lets tools read without a question, resolved.
     readable: Vec<PathBuf>,
@@ -198,22 +198,22 @@ impl Workspace {
         self.outputs.push(resolve(dir));
     }
 
-    /// Tools may read (never write) the folder of a loaded skill, `folder` (the one holding its
-    /// `SKILL.md`), although ctxkit's home holds it: the system prompt tells the model to read the
-    /// skill's file. Only a folder in the home or where one of the home's links leads, and none
-    /// holding a protected place (the home itself, its settings, the sessions): a skill named at
-    /// `~/.ctxkit/SKILL.md` opens nothing. Call it after every [`Self::protect`].
+    /// Tools may read (never write) the folder of a skill ctxkit loaded and offered the model,
+    /// `folder` (the one holding its `SKILL.md`), wherever it lies: the system prompt tells the
+    /// model to read the skill's file and the files it names relative to it. ctxkit's home, a local
+    /// package's folder or a `skills` entry of the user's settings alike; the loader loads no skill
+    /// of an untrusted project, so none of its folders comes here. Never a folder holding a
+    /// protected place (the home itself, its settings, the sessions) or one of the user's
+    /// credentials (`~` itself): a skill named at `~/.ctxkit/SKILL.md` or `~/SKILL.md` opens
+    /// nothing. Call it after every [`Self::protect`].
     pub fn allow_reading_skill_folder(&mut self, folder: &Path) {
         let resolved = resolve(folder);
-        let in_home = self
-            .protected
-            .iter()
-            .any(|place| resolved.starts_with(place));
         let holds_protected = self
             .protected
             .iter()
+            .chain(&self.credentials)
             .any(|place| place.starts_with(&resolved));
-        if in_home && !holds_protected && !self.skill_folders.contains(&resolved) {
+        if !holds_protected && !self.skill_folders.contains(&resolved) {
             self.skill_folders.push(resolved);
         }
     }

@@ -285,6 +285,57 @@ fn a_loaded_skills_folder_is_readable_and_nothing_else_of_the_home() {
     assert!(jail.read(&greeter.join("linked.json"), 1024).is_err());
 }
 
+/// QA r105 (3): a skill of a package installed from a local folder (`ctxkit install ~/mypkgs/pkg`)
+/// or of a `skills` entry of the user's settings was offered to the model, but reading its
+/// `SKILL.md` asked the user (refused in print mode): only skill folders in ctxkit's home were
+/// readable. Every loaded skill's folder is now, read-only; what lies beside it is not, and a folder
+/// holding the user's credentials (`~` itself) opens nothing.
+#[test]
+fn a_loaded_skills_folder_outside_the_home_is_readable_and_nothing_beside_it() {
+    let fixture = fixture();
+    let package = fixture.base.join("outside/mypkgs/pkg");
+    let deploy = package.join("skills/deploy");
+    std::fs::create_dir_all(&deploy).unwrap();
+    std::fs::write(package.join("package.json"), "{}").unwrap();
+    std::fs::write(deploy.join("SKILL.md"), "Run make deploy.").unwrap();
+    std::fs::write(deploy.join("steps.md"), "step one").unwrap();
+    let mut workspace = Workspace::new(&fixture.project);
+    workspace.set_home(&fixture.home);
+    workspace.allow_reading_skill_folder(&deploy);
+    let user_home = std::env::home_dir();
+    if let Some(user_home) = &user_home {
+        workspace.allow_reading_skill_folder(user_home);
+    }
+    let locate = |path: &Path, access| {
+        workspace.locate(&fixture.project, &path.display().to_string(), access)
+    };
+    for name in ["SKILL.md", "steps.md"] {
+        let path = deploy.join(name);
+        assert_eq!(
+            locate(&path, Access::Read),
+            Ok(Place::Allowed(path.clone()))
+        );
+        let jail = workspace.jail_for(&path).unwrap();
+        assert!(jail.read(&path, 1024).is_ok(), "{name}");
+        assert_eq!(
+            locate(&path, Access::Write),
+            Ok(Place::Outside(path.clone()))
+        );
+    }
+    let beside = package.join("package.json");
+    assert_eq!(
+        locate(&beside, Access::Read),
+        Ok(Place::Outside(beside.clone()))
+    );
+    if let Some(user_home) = user_home {
+        let notes = user_home.join("ctxkit-test-notes.md");
+        assert!(!matches!(
+            locate(&notes, Access::Read),
+            Ok(Place::Allowed(_))
+        ));
+    }
+}
+
 #[test]
 fn a_project_inside_the_home_is_the_projects_and_the_home_stays_closed() {
     let fixture = fixture();

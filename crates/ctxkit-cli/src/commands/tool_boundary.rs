@@ -16,8 +16,9 @@ pub struct ToolBoundary {
     pub secrets: Vec<String>,
     /// Hook scripts and local package folders: written only with the user's approval.
     pub guarded: Vec<PathBuf>,
-    /// The folders of the loaded skills: read without a question although ctxkit's home holds
-    /// them (the system prompt tells the model to read a skill's file), never written.
+    /// The folders of the loaded skills: read without a question wherever they lie, ctxkit's home
+    /// or a local package (the system prompt tells the model to read a skill's file), never
+    /// written. The loader loads no skill of an untrusted project.
     pub skill_folders: Vec<PathBuf>,
 }
 

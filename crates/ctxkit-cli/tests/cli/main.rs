@@ -290,6 +290,7 @@ mod chat_reload;
 mod chat_retry;
 mod chat_rewind;
 mod chat_session_commands;
+mod chat_skill_folders;
 mod chat_stated_limit;
 mod chat_status;
 mod chat_stream;
