@@ -106,6 +106,48 @@ fn resolving_lists_the_arrays_of_both_scopes() {
     assert_eq!(listed, vec!["work/proj/.ctxkit/b.ts", "home/.ctxkit/a.ts"]);
 }
 
+/// QA r105 (6): a path in `skills`, `prompts` or `themes` that names nothing loaded nothing without
+/// a word (as in Pi). Each such entry is now a warning naming the setting, the entry and the path;
+/// an entry that exists and a pattern say nothing.
+#[test]
+fn a_settings_entry_naming_nothing_is_a_warning_naming_the_setting() {
+    let world = World::new();
+    write(world.agent().join("prompts/here.md"), "here");
+    settings(
+        world.agent().join("settings.json"),
+        r#"{"skills":["/nonexistent/skills"],"prompts":["prompts/here.md","prompts/gone.md","!x*"],
+            "themes":["~/themes-typo"]}"#,
+    );
+    settings(
+        world.project().join("settings.json"),
+        r#"{"prompts":["missing-prompts"]}"#,
+    );
+    let resolved = resolve_trusted(&world);
+    let root = world.root.display().to_string();
+    let messages: Vec<String> = resolved
+        .diagnostics
+        .iter()
+        .map(|diagnostic| diagnostic.message().replace(&root, "<root>"))
+        .collect();
+    assert_eq!(
+        messages,
+        vec![
+            "The `skills` entry `/nonexistent/skills` of your settings names nothing: \
+             `/nonexistent/skills` does not exist; it loads nothing",
+            "The `prompts` entry `missing-prompts` of the project's settings names nothing: \
+             `<root>/work/proj/.ctxkit/missing-prompts` does not exist; it loads nothing",
+            "The `prompts` entry `prompts/gone.md` of your settings names nothing: \
+             `<root>/home/.ctxkit/prompts/gone.md` does not exist; it loads nothing",
+            "The `themes` entry `~/themes-typo` of your settings names nothing: \
+             `<root>/home/themes-typo` does not exist; it loads nothing",
+        ]
+    );
+    assert_eq!(
+        listed(&resolved.prompts, &world.root),
+        vec!["home/.ctxkit/prompts/here.md"]
+    );
+}
+
 /// The same local package configured in both scopes contributes its resources once, as the
 /// project's.
 #[test]

@@ -337,6 +337,11 @@ fn resolve_local_entries(
     let mut files = Vec::new();
     for entry in &plain {
         let path = resolve_against(&base, &expand_tilde_loose(entry, &environment.home));
+        if entry_type(&path).is_none() {
+            let diagnostic = missing_entry(kind, scope, entry, &path);
+            accumulator.resources.diagnostics.push(diagnostic);
+            continue;
+        }
         let mut found = collect_from_paths(std::slice::from_ref(&path), kind);
         if scope == SourceScope::Project {
             let confinement = Confinement {
@@ -360,6 +365,26 @@ fn resolve_local_entries(
         let on = enabled.contains(&file);
         accumulator.add(kind, file, on, &metadata);
     }
+}
+
+/// A settings entry naming nothing: Pi 1.6.0 loads nothing from it without a word, so a typo in a
+/// path went unseen (QA r105).
+fn missing_entry(
+    kind: ResourceKind,
+    scope: SourceScope,
+    entry: &str,
+    path: &Path,
+) -> ResourceDiagnostic {
+    let settings = match scope {
+        SourceScope::Project => "the project's settings",
+        SourceScope::User | SourceScope::Temporary => "your settings",
+    };
+    let message = format!(
+        "The `{}` entry `{entry}` of {settings} names nothing: `{}` does not exist; it loads nothing",
+        kind.key(),
+        path.display()
+    );
+    ResourceDiagnostic::warning(message, path)
 }
 
 /// Auto-discovered resources of one scope.
