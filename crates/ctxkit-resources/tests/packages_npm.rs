@@ -206,6 +206,39 @@ fn the_global_npm_root_is_looked_up_once_per_npm_command() {
     );
 }
 
+/// QA r105 (5): `ctxkit remove -l` could not remove some entries `ctxkit list` shows: a source
+/// ctxkit refuses (`npm:../../v`, listed as waiting for trust) answered the refusal, and a path as
+/// the file spells it (relative to `.ctxkit/`) was "No matching package". Both are removed as
+/// listed now, nothing run for them; a refused source no entry spells is still refused.
+#[test]
+fn remove_takes_an_entry_as_the_settings_file_spells_it() {
+    let world = World::new();
+    std::fs::create_dir_all(world.root.join("work/outside")).unwrap();
+    write(
+        world.project().join("settings.json"),
+        r#"{"packages":["npm:../../v","../../outside","npm:kept"]}"#,
+    );
+    let recorder = scripted(&world, &[]);
+    let manager = scripted_manager(&world, &recorder);
+    for listed in ["npm:../../v", "../../outside"] {
+        assert!(
+            manager
+                .remove_and_persist(listed, SettingsScope::Project)
+                .unwrap(),
+            "{listed}"
+        );
+    }
+    assert_eq!(
+        json_file(world.project().join("settings.json"))["packages"],
+        serde_json::json!(["npm:kept"])
+    );
+    assert!(recorder.lines(&world).is_empty());
+    let refused = manager
+        .remove_and_persist("npm:../../other", SettingsScope::Project)
+        .unwrap_err();
+    assert!(refused.to_string().contains("`..`"), "{refused}");
+}
+
 /// A local package source is stored in settings as a path relative to the settings file's
 /// directory.
 #[test]

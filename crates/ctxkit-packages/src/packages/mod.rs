@@ -215,14 +215,22 @@ impl PackageManager {
         })
     }
 
-    /// Removes, then deletes every entry of the scope's `packages` with the same
-    /// identity. Returns whether an entry was removed (the CLI reports "No matching package"
-    /// otherwise).
+    /// Removes, then deletes every entry of the scope's `packages` with the same identity, or
+    /// spelled as `source` is (the form `ctxkit list` shows: a path relative to the settings
+    /// file's folder). A source ctxkit refuses (`npm:../../v`) that an entry spells so is only
+    /// taken out of the file: nothing was installed for it. Returns whether an entry was removed
+    /// (the CLI reports "No matching package" otherwise).
     pub fn remove_and_persist(
         &self,
         source: &str,
         scope: SettingsScope,
     ) -> Result<bool, PackageError> {
+        if let Err(error) = PackageSource::parse(source) {
+            return match self.remove_entry_spelled(source, scope)? {
+                true => Ok(true),
+                false => Err(error.into()),
+            };
+        }
         self.remove(source, source_scope(scope))?;
         self.remove_source_from_settings(source, scope)
     }

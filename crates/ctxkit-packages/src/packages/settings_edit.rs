@@ -56,8 +56,8 @@ impl PackageManager {
         )?)
     }
 
-    /// Deletes every entry of the scope's `packages` with the identity of `source`; returns
-    /// whether one was deleted.
+    /// Deletes every entry of the scope's `packages` with the identity of `source` or spelled as
+    /// `source` is; returns whether one was deleted.
     pub fn remove_source_from_settings(
         &self,
         source: &str,
@@ -67,7 +67,21 @@ impl PackageManager {
         Ok(ctxkit_settings::remove_package_sources(
             &self.environment,
             scope,
-            |text| self.entry_identity(text, scope) == identity,
+            |text| text.trim() == source.trim() || self.entry_identity(text, scope) == identity,
+        )?)
+    }
+
+    /// Deletes every entry of the scope's `packages` spelled as `source` is; returns whether one
+    /// was deleted.
+    pub(crate) fn remove_entry_spelled(
+        &self,
+        source: &str,
+        scope: SettingsScope,
+    ) -> Result<bool, PackageError> {
+        Ok(ctxkit_settings::remove_package_sources(
+            &self.environment,
+            scope,
+            |text| text.trim() == source.trim(),
         )?)
     }
 }
