@@ -11,6 +11,11 @@ const SIMULATE_HINT: &str = "`simulate` reads Pi and ctxkit session files and wh
     reads (Claude Code, Codex, OpenCode); try `ctxkit import FILE --out /tmp/check.jsonl` or \
     `ctxkit check FILE`";
 
+/// What to do when print mode could not send its prompt.
+const PROMPT_NOT_SENT_HINT: &str = "send less (a shorter piped input, fewer `@FILE`s), pick a model \
+    with a larger context window with `--model` (`ctxkit models` lists them), or start a new session \
+    instead of `--continue`";
+
 pub(crate) fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
     for cause in error.chain() {
         if let Some(usage) = cause.downcast_ref::<crate::usage::UsageError>() {
@@ -64,6 +69,10 @@ pub(crate) fn classify(error: &anyhow::Error) -> (u8, Option<String>) {
         // A piped chat whose last request failed: the provider failed, as for any command.
         if let Some(failed) = cause.downcast_ref::<crate::commands::LastRequestFailed>() {
             return (7, failed.0.hint.clone());
+        }
+        // Print mode's prompt that does not fit the model's window: the input is the problem.
+        if cause.is::<crate::commands::PromptNotSent>() {
+            return (3, Some(PROMPT_NOT_SENT_HINT.to_owned()));
         }
         let engine_error = cause.downcast_ref::<ctxkit_engine::EngineError>();
         if let Some(ctxkit_engine::EngineError::Session(session_error)) = engine_error {

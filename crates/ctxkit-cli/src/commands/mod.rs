@@ -40,7 +40,7 @@ mod trust;
 mod undo;
 mod web;
 
-pub use chat::LastRequestFailed;
+pub use chat::{LastRequestFailed, PromptNotSent};
 pub use missing_entry::MissingEntry;
 pub use store_reimport::NotContinued;
 pub use summary_setup::NoModelConfigured;

@@ -8,7 +8,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::Run;
 
-const OPENAI_KEY: &str = "sk-oai-test-PRINT789";
+pub(crate) const OPENAI_KEY: &str = "sk-oai-test-PRINT789";
 
 fn answered(text: &str) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(json!({
@@ -19,7 +19,7 @@ fn answered(text: &str) -> ResponseTemplate {
 }
 
 /// A Responses API that answers `bash` with `command` first (when given), then `all good`.
-async fn server(command: Option<&str>) -> MockServer {
+pub(crate) async fn server(command: Option<&str>) -> MockServer {
     let server = MockServer::start().await;
     if let Some(command) = command {
         Mock::given(method("POST"))
@@ -59,7 +59,7 @@ fn print_chat(run: &Run, server: &MockServer, args: &[&str], input: &str) -> Str
 }
 
 /// The project folder the chat runs in.
-fn project(run: &Run) -> std::path::PathBuf {
+pub(crate) fn project(run: &Run) -> std::path::PathBuf {
     let project = run.home.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
     project

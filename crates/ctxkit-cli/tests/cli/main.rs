@@ -286,6 +286,7 @@ mod chat_pi_resources;
 mod chat_pins;
 mod chat_piped;
 mod chat_print;
+mod chat_print_signals;
 mod chat_reload;
 mod chat_retry;
 mod chat_rewind;

@@ -42,8 +42,11 @@ pub trait Ask: Send {
 /// How a prompt ended, for the input loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromptEnd {
-    /// The model answered, the turn was interrupted, or it failed (and said why).
+    /// The model answered.
     Done,
+    /// The user interrupted the run (Ctrl-C, Esc): during the reply, a tool, or the compaction it
+    /// could not go on without. What was done so far is recorded.
+    Interrupted,
     /// The compaction before the prompt was cancelled, so the prompt was not sent: its text goes
     /// back to the input line.
     NotSent(String),
@@ -317,10 +320,14 @@ impl Chat {
         self.show_custom_messages_since(entries_before).await;
         match outcome? {
             // An interruption shows with the reply or tool result it cut short.
-            PromptOutcome::Answered | PromptOutcome::Interrupted => {}
+            PromptOutcome::Answered => {}
+            PromptOutcome::Interrupted => return Ok(PromptEnd::Interrupted),
             PromptOutcome::NotSent(_) => {
-                self.ui
-                    .notice("The prompt was not sent; it is back on the input line");
+                // Print mode has no input line: its run ends with the reason (`PromptNotSent`).
+                if self.ui.has_input_line() {
+                    self.ui
+                        .notice("The prompt was not sent; it is back on the input line");
+                }
                 return Ok(PromptEnd::NotSent(text));
             }
             // The reply or the compaction already said why on screen.

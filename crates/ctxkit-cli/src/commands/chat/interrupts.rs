@@ -4,7 +4,7 @@
 //! and SIGTERM end the chat, after interrupting the turn at work the same way, so what it did
 //! so far is recorded as an interrupted turn's is.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +21,8 @@ pub struct Interrupts {
     engine: Arc<Mutex<Option<Engine>>>,
     work: Arc<Work>,
     before: Arc<Mutex<Option<BeforeInterrupt>>>,
+    /// How many times the user interrupted so far (Ctrl-C, Esc), whatever it stopped.
+    count: Arc<AtomicU64>,
 }
 
 /// What is done first when the user interrupts (Esc, Ctrl-C): the lines typed meanwhile are
@@ -81,6 +83,7 @@ impl Interrupts {
     /// cancelled compaction ends stops the turn: the run would go on without the compaction.
     /// What [`Interrupts::before_each`] set is done first.
     pub fn interrupt(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
         if let Ok(before) = self.before.lock()
             && let Some(action) = before.as_ref()
         {
@@ -100,6 +103,12 @@ impl Interrupts {
         }
     }
 
+    /// How many times the user interrupted so far: print mode compares it before and after a
+    /// prompt to tell a prompt the user stopped from one that could not go out.
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
     /// Stops everything running, a compaction and the turn alike, because the chat is ending.
     fn interrupt_everything(&self) {
         let Ok(target) = self.engine.lock() else {
@@ -113,7 +122,8 @@ impl Interrupts {
         engine.interrupt_turn_because(InterruptCause::ChatClosed);
     }
 
-    /// The input loop waits for a line now: a signal ending the chat has nothing to wait for.
+    /// The input loop waits for a line now (print mode: between its prompts, after the last):
+    /// a signal ending the chat has nothing to wait for.
     /// When a signal is ending the chat, this never returns (the signal's task ends the process,
     /// the input line is not drawn on a terminal that may be gone).
     pub fn at_input_line(&self) {
@@ -123,8 +133,8 @@ impl Interrupts {
         }
     }
 
-    /// The input loop took a line and works on it (a prompt, a command): a signal ending the
-    /// chat interrupts it and lets it record what it was doing first.
+    /// The input loop took a line and works on it (a prompt, a command; print mode: one of its
+    /// prompts): a signal ending the chat interrupts it and lets it record what it was doing first.
     pub fn left_input_line(&self) {
         self.work.at_input_line.send_replace(false);
     }

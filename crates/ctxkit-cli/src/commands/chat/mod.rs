@@ -55,6 +55,7 @@ mod type_ahead;
 mod ui;
 
 pub(super) use moves::{RESUME_QUESTION, resume_rows};
+pub use print::PromptNotSent;
 pub use repl::LastRequestFailed;
 
 use std::path::PathBuf;

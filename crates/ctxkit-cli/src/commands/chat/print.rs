@@ -157,50 +157,113 @@ pub fn nothing_to_send() -> anyhow::Error {
     .into()
 }
 
-/// Sends `prompts` one after the other, each run to its end, then prints the final answer's text
-/// on stdout. A failed last request ends with [`super::LastRequestFailed`] (exit 7), a prompt the
-/// session could not record with its error, as a piped chat does.
-pub fn run(runtime: &Runtime, chat: &mut Chat, prompts: Vec<StartingPrompt>) -> Result<Outcome> {
-    super::repl::listen_for_interrupts(runtime, chat)?;
+/// How print mode's prompts ended, for its exit status.
+enum RunEnd {
+    /// Every prompt was sent and run to its end; why the last one's model request failed, if it
+    /// did.
+    Ran { last_failure: Option<String> },
+    /// The user interrupted a prompt (its reply, a tool, the compaction before it): the prompts
+    /// after it are not sent.
+    Interrupted,
+    /// A prompt was not sent and the user did not stop it: it does not fit the model's window
+    /// (the line above says why), or the session changed under the chat.
+    NotSent,
+}
+
+/// A prompt print mode could not send, though nobody stopped it (exit 3, invalid input: the
+/// prompt is the problem, no model request was made). What kept it back was said above.
+#[derive(Debug)]
+pub struct PromptNotSent;
+
+impl std::fmt::Display for PromptNotSent {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(
+            "The prompt was not sent (the line above says why); nothing was asked of the model",
+        )
+    }
+}
+
+impl std::error::Error for PromptNotSent {}
+
+/// Sends `prompts` one after the other, each run to its end, while the signal handler knows a
+/// prompt is at work (SIGTERM, SIGHUP: the turn is interrupted and recorded before the chat ends,
+/// as at the input line). The user's interrupt stops the run: no later prompt is sent.
+fn send_each(runtime: &Runtime, chat: &mut Chat, prompts: Vec<StartingPrompt>) -> Result<RunEnd> {
     let mut last_failure = None;
     for prompt in prompts {
+        let interrupts_before = chat.interrupts.count();
+        chat.interrupts.left_input_line();
         let mut nobody = NobodyToAsk;
         let end =
             runtime.block_on(chat.prompt_attached(prompt.shown, prompt.attached, &mut nobody));
+        // The prompt's turn is recorded: a signal ending the chat ends it here.
+        chat.interrupts.at_input_line();
         match end? {
             PromptEnd::Done => last_failure = None,
             PromptEnd::Failed(reason) => last_failure = Some(reason),
-            PromptEnd::NotSent(_) => {
-                runtime.block_on(chat.remember_session(Remember::Always));
-                anyhow::bail!(
-                    "The prompt was not sent (the session changed, or a compaction before it was cancelled)"
-                );
+            PromptEnd::Interrupted => return Ok(RunEnd::Interrupted),
+            // The user stopped the compaction the prompt needed.
+            PromptEnd::NotSent(_) if chat.interrupts.count() != interrupts_before => {
+                return Ok(RunEnd::Interrupted);
             }
+            PromptEnd::NotSent(_) => return Ok(RunEnd::NotSent),
         }
     }
+    Ok(RunEnd::Ran { last_failure })
+}
+
+/// Sends `prompts` one after the other, each run to its end, then prints the final answer's text
+/// on stdout. The exit status is the run's: a failed last request ends with
+/// [`super::LastRequestFailed`] (exit 7), an interrupted run with 130 (the partial answer printed
+/// when the interrupt cut the answer itself, nothing when it stopped a tool: the reply that
+/// called it is no answer), a prompt that could not be sent with [`PromptNotSent`], a prompt the
+/// session could not record with its error, as a piped chat does.
+pub fn run(runtime: &Runtime, chat: &mut Chat, prompts: Vec<StartingPrompt>) -> Result<Outcome> {
+    super::repl::listen_for_interrupts(runtime, chat)?;
+    let end = send_each(runtime, chat, prompts);
     runtime.block_on(chat.remember_session(Remember::Always));
-    if let Some(reason) = last_failure {
-        let provider = &chat.client.config().provider;
-        return Err(super::LastRequestFailed(ctxkit_llm::reply_failure(provider, &reason)).into());
-    }
+    let interrupted = match end? {
+        RunEnd::Ran {
+            last_failure: Some(reason),
+        } => {
+            let provider = &chat.client.config().provider;
+            return Err(
+                super::LastRequestFailed(ctxkit_llm::reply_failure(provider, &reason)).into(),
+            );
+        }
+        RunEnd::NotSent => return Err(PromptNotSent.into()),
+        RunEnd::Ran { last_failure: None } => false,
+        RunEnd::Interrupted => true,
+    };
     let answer = runtime.block_on(
         chat.engine
             .with_session(|session| super::session_info::replies_newest_first(session).next()),
     );
+    let answer = answer.filter(|reply| {
+        let aborted = reply.stop_reason.as_deref() == Some("aborted");
+        // Interrupted, only a reply the interrupt cut is the (partial) answer.
+        !interrupted || aborted
+    });
     if let Some(reply) = answer {
-        let mut stdout = std::io::stdout().lock();
-        for text in reply
-            .content
-            .iter()
-            .filter_map(ctxkit_protocol::ContentBlock::as_text)
-        {
-            writeln!(stdout, "{text}").context("cannot write the answer")?;
-        }
-        stdout.flush().context("cannot write the answer")?;
-        if reply.stop_reason.as_deref() == Some("aborted") {
-            chat.ui.notice("The answer was interrupted");
-            return Ok(Outcome::Signalled { number: 2 });
-        }
+        print_answer(&reply)?;
+    }
+    if interrupted {
+        chat.ui.notice("The answer was interrupted");
+        return Ok(Outcome::Signalled { number: 2 });
     }
     Ok(Outcome::Success)
+}
+
+/// The text blocks of `reply` on stdout, one per line.
+fn print_answer(reply: &ctxkit_protocol::AssistantMessage) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    for text in reply
+        .content
+        .iter()
+        .filter_map(ctxkit_protocol::ContentBlock::as_text)
+    {
+        writeln!(stdout, "{text}").context("cannot write the answer")?;
+    }
+    stdout.flush().context("cannot write the answer")?;
+    Ok(())
 }

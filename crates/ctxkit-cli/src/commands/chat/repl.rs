@@ -206,7 +206,8 @@ impl Ends {
     /// Records how a prompt ended; the text to put back on the input line when it was not sent.
     fn record(&mut self, runtime: &Runtime, chat: &Chat, end: Result<PromptEnd>) -> Option<String> {
         match end {
-            Ok(PromptEnd::Done) => {
+            // An interrupted prompt at the input line: the user is there and goes on.
+            Ok(PromptEnd::Done | PromptEnd::Interrupted) => {
                 self.last_failure = None;
                 runtime.block_on(chat.usage_line());
             }

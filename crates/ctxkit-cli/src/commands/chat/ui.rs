@@ -105,6 +105,12 @@ impl Ui {
         self.quiet.load(Ordering::Relaxed)
     }
 
+    /// Whether the chat has an input line (a prompt not sent goes back to it, chat commands can
+    /// be typed): not in print mode.
+    pub fn has_input_line(&self) -> bool {
+        !self.is_quiet()
+    }
+
     /// Indents code blocks of replies by `indent` from now on (`markdown.codeBlockIndent`).
     pub fn set_code_block_indent(&self, indent: &str) {
         self.markdown.set_code_block_indent(indent);
