@@ -87,7 +87,9 @@ impl ModelClient {
                     held.push(delta);
                 })
                 .await;
-            let began = !held.is_empty() || !progress.assembly.content.is_empty();
+            // A block started empty (Anthropic's `content_block_start` with `"text": ""`) is
+            // nothing of the reply yet: an overload or a dropped connection after it is retried.
+            let began = !held.is_empty() || progress.assembly.has_content();
             let stopped = match stopped {
                 None if began => None,
                 None => continue,

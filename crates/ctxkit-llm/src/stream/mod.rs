@@ -223,6 +223,18 @@ impl Assembly {
         }
     }
 
+    /// Whether any of the reply arrived: a block with text or reasoning (or a signature), a tool
+    /// call, anything else; blocks started empty are not.
+    pub(crate) fn has_content(&self) -> bool {
+        self.content.iter().any(|block| match block {
+            ContentBlock::Text(text) => !text.text.is_empty(),
+            ContentBlock::Thinking(thinking) => {
+                !thinking.thinking.is_empty() || thinking.thinking_signature.is_some()
+            }
+            ContentBlock::ToolCall(_) | ContentBlock::Image(_) | ContentBlock::Unknown(_) => true,
+        })
+    }
+
     /// Starts a text block; returns its position.
     pub(crate) fn start_text(&mut self, extra: JsonObject) -> usize {
         self.changes += 1;

@@ -183,6 +183,32 @@ async fn a_passing_error_inside_the_stream_before_the_reply_is_retried_in_every_
     }
 }
 
+/// QA r105 (5): Anthropic's `overloaded_error` after an empty `content_block_start` (nothing of
+/// the reply yet) ended the reply (`Error: Overloaded`, exit 7) where Pi retries it; so did a
+/// connection dropped at that point. Both are retried now, as before the block start.
+#[tokio::test]
+async fn a_passing_error_after_an_empty_block_start_is_retried() {
+    let overloaded = sse(&[
+        anthropic_start(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "ping"}),
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ]);
+    let server = first_then(
+        "/v1/messages",
+        overloaded,
+        anthropic_reply("fine after retry"),
+    )
+    .await;
+    let (reply, shown) = streamed(&client("anthropic/claude-sonnet-4-5", &server)).await;
+    let reply = reply.unwrap();
+    assert_eq!(text_of(&reply), "fine after retry");
+    assert_eq!(reply.content.len(), 1, "{reply:?}");
+    assert_eq!(retries(&shown), vec!["Overloaded".to_owned()]);
+    assert_eq!(texts(&shown), vec!["fine after retry"]);
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
 #[tokio::test]
 async fn a_passing_error_that_outlasts_the_retries_says_how_often_it_was_tried() {
     let server = MockServer::start().await;
