@@ -194,3 +194,40 @@ async fn print_mode_with_nothing_to_send_says_how_to_give_a_prompt() {
     assert!(output.starts_with("exit: 0\n"), "{output}");
     assert!(marker.exists(), "{output}");
 }
+
+/// QA r105 (6): `-p --model` with a mistyped id said nothing (the warning lives in the banner,
+/// which print mode drops): the typo was sent and compaction silently off. The warning is on
+/// stderr now, naming the nearest known model, with a hint print mode can follow.
+#[tokio::test(flavor = "multi_thread")]
+async fn print_mode_warns_of_a_mistyped_model() {
+    let server = server(None).await;
+    let run = Run::new();
+    let base = format!("{}/v1", server.uri());
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let args = [
+        "chat",
+        "--model",
+        "openai/gpt-5-mnii",
+        "--no-session",
+        "-p",
+        "hello",
+    ];
+    let output =
+        tokio::task::block_in_place(|| run.ctxkit_piped_in(&project(&run), &args, &variables, ""));
+    let (stdout, stderr) = output.split_once("--- stderr\n").unwrap();
+    assert_eq!(stdout, "exit: 0\nall good\n", "{output}");
+    assert!(
+        stderr.starts_with(
+            "warning: `openai/gpt-5-mnii` is no known model (did you mean `openai/gpt-5-mini`"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: `--model` takes a known one"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("/model"), "{stderr}");
+}

@@ -78,10 +78,14 @@ impl Chat {
             "warning: `{spec}` is no known model{guess}: it is sent to the provider as a custom \
              id; its window and prices are unknown, so automatic compaction is off"
         ));
-        self.ui.notice(
+        // Print mode has no `/model` to type: the flag is what picks the model there.
+        self.ui.notice(if self.ui.has_input_line() {
             "hint: `/model` switches to a known one; to keep this id, add it to `llm.models` with \
-             its `contextWindow`",
-        );
+             its `contextWindow`"
+        } else {
+            "hint: `--model` takes a known one (`ctxkit models` lists them); to keep this id, add it \
+             to `llm.models` with its `contextWindow`"
+        });
     }
 
     /// Says that `spec` is no model of the table, with the nearest ones: nothing is switched.

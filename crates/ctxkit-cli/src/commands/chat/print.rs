@@ -220,6 +220,9 @@ fn send_each(runtime: &Runtime, chat: &mut Chat, prompts: Vec<StartingPrompt>) -
 /// session could not record with its error, as a piped chat does.
 pub fn run(runtime: &Runtime, chat: &mut Chat, prompts: Vec<StartingPrompt>) -> Result<Outcome> {
     super::repl::listen_for_interrupts(runtime, chat)?;
+    // The banner that says it elsewhere is not shown: a mistyped `--model` is still said, on
+    // stderr, before anything is sent.
+    chat.warn_of_a_near_miss();
     let end = send_each(runtime, chat, prompts);
     runtime.block_on(chat.remember_session(Remember::Always));
     let interrupted = match end? {
