@@ -23,6 +23,12 @@ pub enum Outcome {
     PartlyFailed {
         code: u8,
     },
+    /// Failed, and said why on stderr as it happened (a `chat` in print mode whose last model
+    /// request failed: the reply's error line was its report): exits with `code`, nothing printed
+    /// again.
+    FailedAsSaid {
+        code: u8,
+    },
     /// Ended by the signal numbered `number` (after it cleaned up): exits with 128 + `number`, as a
     /// shell reports a process the signal killed.
     Signalled {
@@ -59,7 +65,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::ProblemsFound) => ExitCode::from(1),
-        Ok(Outcome::PartlyFailed { code }) => ExitCode::from(code),
+        Ok(Outcome::PartlyFailed { code } | Outcome::FailedAsSaid { code }) => ExitCode::from(code),
         Ok(Outcome::Signalled { number }) => ExitCode::from(number.saturating_add(128)),
         Err(error) => report(&error),
     }

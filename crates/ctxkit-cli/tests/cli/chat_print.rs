@@ -231,3 +231,27 @@ async fn print_mode_warns_of_a_mistyped_model() {
     );
     assert!(!stderr.contains("/model"), "{stderr}");
 }
+
+/// QA r105 (7): a failed request was reported twice on stderr in print mode (the reply's
+/// `Error:` line and its hint, then `error: The chat's last model request failed:` and the same
+/// hint). Said once now; still exit 7.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_request_is_reported_once() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(ResponseTemplate::new(401).set_body_json(json!({"error": {
+            "message": "Incorrect API key provided", "type": "invalid_request_error",
+            "code": "invalid_api_key"}})))
+        .mount(&server)
+        .await;
+    let run = Run::new();
+    let output = print_chat(&run, &server, &["--no-session", "-p", "hi"], "");
+    assert!(output.starts_with("exit: 7\n--- stderr\n"), "{output}");
+    assert_eq!(output.matches("returned HTTP 401").count(), 1, "{output}");
+    assert_eq!(output.matches("hint:").count(), 1, "{output}");
+    assert!(
+        output.contains("hint: the provider refused the credentials"),
+        "{output}"
+    );
+}

@@ -20,15 +20,31 @@ pub const ORIGINALS_KEPT: &str =
 pub const FALLBACK_HINT: &str = "hint: the dropped messages are still in the session: `/undo-compact` \
      brings them back, then `/compact` summarizes them once the model answers";
 
+/// [`FALLBACK_HINT`] in print mode, which has no chat commands: the commands that do the same
+/// on the session file.
+pub const FALLBACK_HINT_PRINTED: &str = "hint: the dropped messages are still in the session: \
+     `ctxkit undo-compact FILE` brings them back (`ctxkit sessions` names the file)";
+
 /// After an overflow recovery gave up: the error says which compactions it wrote before (they
 /// stay), and the cause is often the model's window.
 pub const OVERFLOW_HINT: &str = "hint: the provider still refuses the request as too long; check the \
      model's contextWindow (`ctxkit models`) or switch models with /model; /compactions lists the \
      branch's compactions, /undo-compact undoes the last";
 
+/// [`OVERFLOW_HINT`] in print mode, which has no chat commands.
+pub const OVERFLOW_HINT_PRINTED: &str = "hint: the provider still refuses the request as too long; \
+     check the model's contextWindow (`ctxkit models`) or pick another model with `--model`; \
+     `ctxkit compactions FILE` lists the branch's compactions, `ctxkit undo-compact FILE` undoes \
+     the last";
+
 /// After a summary failed and nothing was written (`compaction.fallback` is `error`, the default).
 pub const FAILED_SUMMARY_HINT: &str = "hint: run `/compact` to try again, or `/model` to switch models; \
      with `compaction.fallback` set to `truncate` a failed summary drops the oldest messages instead";
+
+/// [`FAILED_SUMMARY_HINT`] in print mode, which has no chat commands.
+pub const FAILED_SUMMARY_HINT_PRINTED: &str = "hint: run the command again, or pick another model \
+     with `--model` (`compaction.model` summarizes with another); with `compaction.fallback` set \
+     to `truncate` a failed summary drops the oldest messages instead";
 
 /// `Compacted: 52000 → 9000 tokens (83% saved) · files tracked: 4 read, 2 modified`; both numbers
 /// on the status line's scale (`CompactionEnd::tokens_before`), so the status line under it shows

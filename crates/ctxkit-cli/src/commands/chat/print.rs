@@ -213,8 +213,8 @@ fn send_each(runtime: &Runtime, chat: &mut Chat, prompts: Vec<StartingPrompt>) -
 }
 
 /// Sends `prompts` one after the other, each run to its end, then prints the final answer's text
-/// on stdout. The exit status is the run's: a failed last request ends with
-/// [`super::LastRequestFailed`] (exit 7), an interrupted run with 130 (the partial answer printed
+/// on stdout. The exit status is the run's: a failed last request ends with exit 7 (its error
+/// said once, as the reply failed: [`Outcome::FailedAsSaid`]), an interrupted run with 130 (the partial answer printed
 /// when the interrupt cut the answer itself, nothing when it stopped a tool: the reply that
 /// called it is no answer), a prompt that could not be sent with [`PromptNotSent`], a prompt the
 /// session could not record with its error, as a piped chat does.
@@ -226,14 +226,11 @@ pub fn run(runtime: &Runtime, chat: &mut Chat, prompts: Vec<StartingPrompt>) -> 
     let end = send_each(runtime, chat, prompts);
     runtime.block_on(chat.remember_session(Remember::Always));
     let interrupted = match end? {
+        // The reply's error line (and its hint) said why on stderr: said once, exit 7 as
+        // `LastRequestFailed` (the failed provider).
         RunEnd::Ran {
-            last_failure: Some(reason),
-        } => {
-            let provider = &chat.client.config().provider;
-            return Err(
-                super::LastRequestFailed(ctxkit_llm::reply_failure(provider, &reason)).into(),
-            );
-        }
+            last_failure: Some(_),
+        } => return Ok(Outcome::FailedAsSaid { code: 7 }),
         RunEnd::NotSent => return Err(PromptNotSent.into()),
         RunEnd::Ran { last_failure: None } => false,
         RunEnd::Interrupted => true,

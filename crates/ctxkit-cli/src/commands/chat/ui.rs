@@ -105,6 +105,16 @@ impl Ui {
         self.quiet.load(Ordering::Relaxed)
     }
 
+    /// `chat_hint` where chat commands can be typed, `printed_hint` in print mode (which has
+    /// none: it names flags, settings and `ctxkit` commands instead).
+    pub fn hint<'a>(&self, chat_hint: &'a str, printed_hint: &'a str) -> &'a str {
+        if self.has_input_line() {
+            chat_hint
+        } else {
+            printed_hint
+        }
+    }
+
     /// Whether the chat has an input line (a prompt not sent goes back to it, chat commands can
     /// be typed): not in print mode.
     pub fn has_input_line(&self) -> bool {
@@ -493,14 +503,23 @@ impl Ui {
                 "The summary failed, so the oldest messages were dropped without one{retry}: {}",
                 one_line(error, 300)
             ));
-            self.notice(super::notes::FALLBACK_HINT);
+            self.notice(self.hint(
+                super::notes::FALLBACK_HINT,
+                super::notes::FALLBACK_HINT_PRINTED,
+            ));
         } else if failed.reason == ctxkit_engine::CompactionReason::Overflow {
             // Earlier compactions of the same recovery may have been written: not "nothing".
             self.error(&one_line(error, 400));
-            self.notice(super::notes::OVERFLOW_HINT);
+            self.notice(self.hint(
+                super::notes::OVERFLOW_HINT,
+                super::notes::OVERFLOW_HINT_PRINTED,
+            ));
         } else {
             self.error(&format!("{} (nothing was written)", one_line(error, 400)));
-            self.notice(super::notes::FAILED_SUMMARY_HINT);
+            self.notice(self.hint(
+                super::notes::FAILED_SUMMARY_HINT,
+                super::notes::FAILED_SUMMARY_HINT_PRINTED,
+            ));
         }
     }
 }
