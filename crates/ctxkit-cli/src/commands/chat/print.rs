@@ -91,7 +91,11 @@ pub fn starting_prompts(
     let first_text = texts.next();
     let mut prompts = Vec::new();
     if piped.is_some() || !files.is_empty() || first_text.is_some() {
-        let mut before = piped.unwrap_or_default();
+        // Piped input is a file's text as an `@file` is, redacted the same way: `cat .env | ctxkit
+        // chat -p "why does it fail"` sends no key the redactor knows.
+        let mut before = piped
+            .map(|text| chat.agent.workspace().redact(&text))
+            .unwrap_or_default();
         if !before.is_empty() && (!files.is_empty() || first_text.is_some()) {
             before.push_str("\n\n");
         }
