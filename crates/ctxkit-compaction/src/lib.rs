@@ -6,6 +6,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod branch;
+mod chunks;
 mod continuation;
 mod cut;
 mod error;

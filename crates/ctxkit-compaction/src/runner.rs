@@ -101,7 +101,7 @@ pub fn serialize_messages(messages: &[SourcedMessage]) -> String {
 
 /// Appends `messages` serialized to `text`. One message at a time: the span is not copied whole
 /// (nor converted whole) to be serialized.
-fn append_messages(text: &mut String, messages: &[SourcedMessage]) {
+pub(crate) fn append_messages(text: &mut String, messages: &[SourcedMessage]) {
     for message in messages {
         for converted in ctxkit_session::convert_to_llm(std::slice::from_ref(&message.message)) {
             append_message(text, &converted);
@@ -111,7 +111,7 @@ fn append_messages(text: &mut String, messages: &[SourcedMessage]) {
 
 /// The span's messages serialized for the summarizer, with a line where messages were left out of
 /// a span too long to be carried whole (`gap`; see `Preparation`).
-fn serialize_span(messages: &[SourcedMessage], gap: Option<SpanGap>) -> String {
+pub(crate) fn serialize_span(messages: &[SourcedMessage], gap: Option<SpanGap>) -> String {
     let Some(gap) = gap.filter(|gap| gap.at <= messages.len()) else {
         return serialize_messages(messages);
     };
@@ -134,11 +134,41 @@ pub fn history_request(
     summarizer: &dyn Summarizer,
     options: &CompactOptions,
 ) -> SummaryRequest {
-    let mut text = format!(
-        "<conversation>\n{}\n</conversation>\n\n",
-        serialize_span(&preparation.messages_to_summarize, preparation.history_gap)
-    );
-    let instructions = match &preparation.previous_summary {
+    let conversation = serialize_span(&preparation.messages_to_summarize, preparation.history_gap);
+    history_request_of(
+        &HistoryPart {
+            conversation: &conversation,
+            messages: &preparation.messages_to_summarize,
+            gap: preparation.history_gap,
+            previous_summary: preparation.previous_summary.as_deref(),
+        },
+        preparation,
+        prompts,
+        summarizer,
+        options,
+    )
+}
+
+/// What one history request covers: the whole span, or one chunk of it (`crate::chunks`).
+pub(crate) struct HistoryPart<'a> {
+    /// The messages serialized.
+    pub conversation: &'a str,
+    pub messages: &'a [SourcedMessage],
+    pub gap: Option<SpanGap>,
+    /// The summary the request updates, if any.
+    pub previous_summary: Option<&'a str>,
+}
+
+/// The history request of `part`: its conversation, the summary it updates, the instructions.
+pub(crate) fn history_request_of(
+    part: &HistoryPart<'_>,
+    preparation: &Preparation,
+    prompts: &Prompts,
+    summarizer: &dyn Summarizer,
+    options: &CompactOptions,
+) -> SummaryRequest {
+    let mut text = format!("<conversation>\n{}\n</conversation>\n\n", part.conversation);
+    let instructions = match part.previous_summary {
         Some(previous) => {
             text.push_str(&format!(
                 "<previous-summary>\n{previous}\n</previous-summary>\n\n"
@@ -161,9 +191,9 @@ pub fn history_request(
             focus: options.focus.clone().filter(|focus| !focus.is_empty()),
             room_tokens: Some(preparation.settings.reserve_tokens * 4 / 5),
             ..source(
-                &preparation.messages_to_summarize,
-                preparation.history_gap,
-                preparation.previous_summary.clone(),
+                part.messages,
+                part.gap,
+                part.previous_summary.map(str::to_owned),
                 &preparation.file_operations,
             )
         },
@@ -331,21 +361,21 @@ fn usage_value(usage: Option<&Usage>) -> Value {
 
 /// What a run of summary requests wrote: the summary (before the file blocks), the requests and
 /// their usages.
-struct Written {
+pub(crate) struct Written {
     summary: String,
     requests: Vec<SummaryRequest>,
     usages: Vec<Value>,
 }
 
 /// One compaction's summary requests, sent in a mode.
-struct Run<'a> {
-    preparation: &'a Preparation,
-    summarizer: &'a dyn Summarizer,
-    prompts: &'a Prompts,
-    options: &'a CompactOptions,
+pub(crate) struct Run<'a> {
+    pub(crate) preparation: &'a Preparation,
+    pub(crate) summarizer: &'a dyn Summarizer,
+    pub(crate) prompts: &'a Prompts,
+    pub(crate) options: &'a CompactOptions,
     /// The previous summary the new part is added after (`append_below_tokens`).
-    appended: Option<&'a str>,
-    cancel: &'a CancellationToken,
+    pub(crate) appended: Option<&'a str>,
+    pub(crate) cancel: &'a CancellationToken,
 }
 
 impl Run<'_> {
@@ -378,7 +408,7 @@ impl Run<'_> {
                         |previous| crate::file_ops::FileLists::strip_blocks(previous).to_owned(),
                     )
                 } else {
-                    after_previous(written.send(summarizer, history, mode, cancel).await?)
+                    after_previous(self.send_history(&mut written, history, mode).await?)
                 };
                 let prefix = match verbatim_turn_prefix(preparation) {
                     Some(checkpoint) => checkpoint,
@@ -390,7 +420,7 @@ impl Run<'_> {
                 };
                 format!("{history_text}{TURN_CONTEXT_SEPARATOR}{prefix}")
             } else {
-                after_previous(written.send(summarizer, history, mode, cancel).await?)
+                after_previous(self.send_history(&mut written, history, mode).await?)
             };
         Ok(written)
     }
@@ -398,7 +428,7 @@ impl Run<'_> {
 
 impl Written {
     /// Sends one request of the run, noting it and its usage; the answer's text.
-    async fn send(
+    pub(crate) async fn send(
         &mut self,
         summarizer: &dyn Summarizer,
         request: SummaryRequest,

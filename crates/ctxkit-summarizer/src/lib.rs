@@ -180,6 +180,15 @@ pub trait Summarizer: Send + Sync {
         false
     }
 
+    /// The most characters (UTF-16 units) the user text of a fresh request with `system_prompt`
+    /// may hold for the model to read all of it and keep room for its reply; `None` (the default)
+    /// when the summarizer reads any length, as the offline one does, or does not know its model's
+    /// window. A compaction whose span is longer summarizes it in chunks of this size, in order.
+    fn max_request_chars(&self, system_prompt: &str) -> Option<usize> {
+        let _ = system_prompt;
+        None
+    }
+
     /// Answers one request. Implementations should stop promptly once `cancel` fires; the runner
     /// drops the future then in any case.
     fn summarize(

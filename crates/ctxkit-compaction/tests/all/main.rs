@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod chunked;
 mod conformance;
 mod fixtures;
 mod history;

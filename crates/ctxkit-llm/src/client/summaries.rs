@@ -99,30 +99,38 @@ impl ModelClient {
         crate::output_limit::fit_output_limit(requested, window, input)
     }
 
-    /// `request` with its span shortened (oldest first) so that its reply keeps the output floor
-    /// in the summary model's window (`crate::summary_fit`); a request continuing the conversation
-    /// is left as it is.
-    fn fit_summary_input(&self, request: &mut SummaryRequest, continuing: bool) {
-        let (Some(model), Some(window)) = (self.config.model_info.as_ref(), self.planning_window())
-        else {
-            return;
-        };
-        if continuing || window == 0 {
-            return;
-        }
+    /// The most characters (UTF-16 units) of user text a fresh summary request with
+    /// `system_prompt` may hold while its reply keeps the output floor in the summary model's
+    /// window; `None` when the model or its window is unknown.
+    fn fresh_request_chars(&self, system_prompt: &str) -> Option<usize> {
+        let model = self.config.model_info.as_ref()?;
+        let window = self.planning_window().filter(|window| *window > 0)?;
         let own_limit = if model.max_output > 0 {
             model.max_output
         } else {
             UNKNOWN_MODEL_SUMMARY_TOKENS
         };
-        let system = crate::output_limit::estimate_request_tokens(&request.system_prompt, &[], &[]);
+        let system = crate::output_limit::estimate_request_tokens(system_prompt, &[], &[]);
         let room = ctxkit_overflow::output_room(window, own_limit) + system;
         let allowed_tokens = window.saturating_sub(room);
-        let max_chars = (allowed_tokens as f64 * crate::output_limit::CHARS_PER_TOKEN) as usize;
+        Some((allowed_tokens as f64 * crate::output_limit::CHARS_PER_TOKEN) as usize)
+    }
+
+    /// `request` with its span shortened (oldest first) so that its reply keeps the output floor
+    /// in the summary model's window (`crate::summary_fit`); a request continuing the conversation
+    /// is left as it is. The last resort: the compaction sends a span longer than this in chunks
+    /// that fit (`Summarizer::max_request_chars`), so only a single message longer than the window
+    /// is cut here.
+    fn fit_summary_input(&self, request: &mut SummaryRequest, continuing: bool) {
+        if continuing {
+            return;
+        }
+        let Some(max_chars) = self.fresh_request_chars(&request.system_prompt) else {
+            return;
+        };
         if let Some(fitted) = crate::summary_fit::fit_span(&request.user_text, max_chars) {
             tracing::info!(
-                window,
-                allowed_tokens,
+                max_chars,
                 "the summary's span was shortened to fit the summary model's window"
             );
             request.user_text = fitted;
@@ -231,6 +239,10 @@ impl Summarizer for ModelClient {
 
     fn can_continue(&self, prefix: &ConversationPrefix) -> bool {
         self.continues(prefix)
+    }
+
+    fn max_request_chars(&self, system_prompt: &str) -> Option<usize> {
+        self.fresh_request_chars(system_prompt)
     }
 
     fn summarize(
