@@ -90,6 +90,9 @@ pub struct Agent {
     /// The output folders of the sessions the current one was forked from, with what they were
     /// read for (its folder and parent): read once, not at every tool call.
     forked_outputs: Option<forked_outputs::ForkedOutputs>,
+    /// The next request is built from the shortened view: the last room check found that only
+    /// it leaves the reply room ([`Agent::without_room`]).
+    shorten_next_view: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Agent {
@@ -156,6 +159,7 @@ impl Agent {
             steering: None,
             call_ids: call_ids::CallIds::default(),
             forked_outputs: None,
+            shorten_next_view: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

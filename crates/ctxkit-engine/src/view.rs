@@ -371,6 +371,28 @@ impl Engine {
 
 /// The model's view of the session's leaf now, before the cache lifetime is chosen.
 pub(crate) fn current_view(state: &mut crate::state::State) -> Result<ModelView> {
+    let settings = state.model_settings().into_owned();
+    view_under(state, &settings)
+}
+
+/// [`current_view`] with every tool result longer than `pruneMinChars` cut to its marker, the most
+/// recent ones and those of the turn in progress too (`recall` returns each as stored).
+fn shortened_view(state: &mut crate::state::State) -> Result<ModelView> {
+    let mut settings = state.model_settings().into_owned();
+    settings.transforms = TransformSettings {
+        prune_enabled: true,
+        keep_recent_tool_results: 0,
+        prune_when_it_pays: false,
+        cache_aware: false,
+        ..settings.transforms
+    };
+    view_under(state, &settings)
+}
+
+fn view_under(
+    state: &mut crate::state::State,
+    settings: &crate::settings::EngineSettings,
+) -> Result<ModelView> {
     let window = state.model.as_ref().map_or(0, |model| model.context_window);
     let mut transcript = shared_transcript(state)?;
     // Pins a compaction written elsewhere cut away come back where ctxkit's would put them.
@@ -381,11 +403,22 @@ pub(crate) fn current_view(state: &mut crate::state::State) -> Result<ModelView>
             .map_or(0, |position| position + 1);
         transcript.insert(after_summary, Arc::new(MeasuredMessage::new(pinned)));
     }
-    Ok(build_measured_view(
-        &transcript,
-        &state.model_settings(),
-        window,
-    ))
+    Ok(build_measured_view(&transcript, settings, window))
+}
+
+impl Engine {
+    /// The model's view now with the long output of every tool result cut to its marker, the
+    /// turn in progress' included (the stored session is untouched; `recall` returns each
+    /// output): the last resort for a request whose reply no compaction left room for, since what
+    /// compaction keeps is that turn (QA long workday: six large reads in one turn left the
+    /// session refusing every request). Its estimate stands for the next request recorded, as
+    /// [`Engine::model_view`]'s does.
+    pub async fn model_view_shortened(&self) -> Result<ModelView> {
+        let mut state = self.lock().await;
+        let view = shortened_view(&mut state)?;
+        crate::projection::view_estimate(&mut state, &view);
+        Ok(view)
+    }
 }
 
 #[cfg(test)]

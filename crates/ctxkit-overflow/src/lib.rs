@@ -349,7 +349,9 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
 
 mod limits;
 
-pub use limits::{output_floor, output_margin, output_room, stated_count, stated_limit};
+pub use limits::{
+    output_floor, output_margin, output_minimum, output_room, stated_count, stated_limit,
+};
 
 #[cfg(test)]
 mod tests;

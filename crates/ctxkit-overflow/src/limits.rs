@@ -43,6 +43,13 @@ pub fn output_margin(context_window: u64) -> u64 {
     (context_window / 16).clamp(MIN_MARGIN, MAX_MARGIN)
 }
 
+/// The least output room a request whose reply cannot get its `floor` may still go out with, as
+/// the last resort after compaction and the shortened view (Pi 1.6 sends any room left, down to
+/// `max_tokens: 1`): a quarter of the floor, 2,048 tokens for a 64k window.
+pub fn output_minimum(floor: u64) -> u64 {
+    (floor / 4).max(1)
+}
+
 /// What a request needs after its input: the output floor plus the safety margin. The compaction
 /// threshold is never above the window minus this.
 pub fn output_room(context_window: u64, max_output: u64) -> u64 {
@@ -163,6 +170,13 @@ fn first_count(regexes: &[Regex], error_text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_resort_room_is_a_quarter_of_the_floor() {
+        assert_eq!(output_minimum(output_floor(65_536, 8_192)), 2_048);
+        assert_eq!(output_minimum(output_floor(8_192, 4_096)), 256);
+        assert_eq!(output_minimum(1), 1);
+    }
 
     #[test]
     fn every_limit_pattern_compiles() {

@@ -7,6 +7,7 @@ use ctxkit_llm::{CacheRetention, ChatDelta, ChatRequest};
 use ctxkit_protocol::{AgentMessage, AssistantMessage};
 use ctxkit_summarizer::ConversationPrefix;
 use ctxkit_transform::CacheLifetime;
+use std::sync::atomic::Ordering;
 use tokio_util::sync::CancellationToken;
 
 use super::no_room::NoRoomCause;
@@ -15,8 +16,15 @@ use super::{Agent, AgentEvent, AgentObserver};
 impl Agent {
     /// The next request: the engine's view of the branch after the system prompt the agent was
     /// given (with what the view adds to it), and the tools.
+    /// When the last room check found that only the shortened view leaves the reply room
+    /// ([`Agent::without_room`]), that view.
     pub(super) async fn build_request(&self) -> Result<ChatRequest, EngineError> {
-        self.build_request_with(&[]).await
+        let view = if self.shorten_next_view.swap(false, Ordering::Relaxed) {
+            ViewKind::Shortened
+        } else {
+            ViewKind::Configured
+        };
+        self.build_request_of(view, &[]).await
     }
 
     /// [`Self::build_request`] with `pending` (a prompt not stored yet) after the view. Its input
@@ -27,7 +35,19 @@ impl Agent {
         &self,
         pending: &[AgentMessage],
     ) -> Result<ChatRequest, EngineError> {
-        let mut view = self.engine.model_view().await?;
+        self.build_request_of(ViewKind::Configured, pending).await
+    }
+
+    /// [`Self::build_request_with`] from the view of `kind`.
+    pub(super) async fn build_request_of(
+        &self,
+        kind: ViewKind,
+        pending: &[AgentMessage],
+    ) -> Result<ChatRequest, EngineError> {
+        let mut view = match kind {
+            ViewKind::Configured => self.engine.model_view().await?,
+            ViewKind::Shortened => self.engine.model_view_shortened().await?,
+        };
         // Measured after the view, whose estimate the engine keeps for it.
         let projected_input_tokens = self.engine.projected_input_tokens(pending).await?;
         view.messages.extend_from_slice(pending);
@@ -122,6 +142,16 @@ impl Agent {
         }
         reply
     }
+}
+
+/// Which view of the session a request is built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ViewKind {
+    /// The transforms as configured.
+    Configured,
+    /// Every long tool output cut to its marker, the turn in progress' too
+    /// (`Engine::model_view_shortened`).
+    Shortened,
 }
 
 /// What the check of a request's output room did.

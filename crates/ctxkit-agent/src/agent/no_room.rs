@@ -7,6 +7,9 @@
 use ctxkit_engine::{CheckReport, Decision, EngineError, SkipReason};
 use ctxkit_protocol::AgentMessage;
 
+use std::sync::atomic::Ordering;
+
+use super::model_call::ViewKind;
 use super::{Agent, AgentEvent, AgentObserver};
 
 /// Why no compaction made output room for a request.
@@ -83,8 +86,13 @@ impl NoOutputRoom {
 
 impl Agent {
     /// After a room check that made no room for `cause`: the next request (with `pending`, the
-    /// prompt not stored yet) measured again; `None` when its reply now gets its floor (it goes
-    /// out), else the run stops and `observer` is told why.
+    /// prompt not stored yet) measured again; `None` when it goes out: its reply now gets its
+    /// floor, or, the last resort, the request built from the shortened view (every long tool
+    /// output cut to its marker, the turn in progress' too, `recall` returning each) gets at
+    /// least `ctxkit_overflow::output_minimum` of it, and is sent with what room it has, as Pi
+    /// does. What compaction keeps is the turn in progress, so without this a turn of large
+    /// results left every later request refused (QA long workday: six reads in one turn). Else
+    /// the run stops and `observer` is told why.
     pub(super) async fn without_room(
         &self,
         cause: NoRoomCause,
@@ -98,8 +106,23 @@ impl Agent {
         if room.room >= room.floor {
             return Ok(None);
         }
+        let tokens = ctxkit_llm::request_input_tokens(&request);
+        drop(request);
+        let shortened = self.build_request_of(ViewKind::Shortened, pending).await?;
+        let shortened_room = self.model.output_room(&shortened);
+        if shortened_room
+            .is_none_or(|room| room.room >= ctxkit_overflow::output_minimum(room.floor))
+        {
+            tracing::info!(
+                tokens,
+                shortened = ctxkit_llm::request_input_tokens(&shortened),
+                "the request goes out with the turn's long tool output cut to markers"
+            );
+            self.shorten_next_view.store(true, Ordering::Relaxed);
+            return Ok(None);
+        }
         let stop = NoOutputRoom {
-            tokens: ctxkit_llm::request_input_tokens(&request),
+            tokens,
             window: self.model.info().context_window,
             floor: room.floor,
             cause,
