@@ -106,9 +106,11 @@ impl AtomicWrite {
         let mut file = dir.open_with(temporary, &options)?.into_std();
         file.write_all(content)?;
         if let Some(metadata) = &previous {
-            file.set_permissions(std::fs::Permissions::from_mode(metadata.mode() & 0o7777))?;
+            // The owner first: the kernel clears the setuid and setgid bits on a change of owner,
+            // so a mode set before it lost them (a `4755` file became `755`).
             // Keeping the owner needs privileges; a file the user could write stays theirs.
             let _ = std::os::unix::fs::fchown(&file, Some(metadata.uid()), Some(metadata.gid()));
+            file.set_permissions(std::fs::Permissions::from_mode(metadata.mode() & 0o7777))?;
         }
         file.sync_all()
     }
@@ -150,6 +152,23 @@ mod tests {
         let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(names(dir.path()), ["fresh.txt", "old.txt"]);
+    }
+
+    /// QA r105: a `4755` or `2755` file came back `755`: the mode was set before the owner, and
+    /// the kernel clears the setuid and setgid bits on a change of owner.
+    #[test]
+    fn a_replaced_file_keeps_its_setuid_and_setgid_bits() {
+        let dir = tempfile::tempdir().unwrap();
+        // Setgid needs a group of this user: the file's own group is one.
+        for mode in [0o4755, 0o2755, 0o6750] {
+            let path = dir.path().join(format!("{mode:o}.sh"));
+            std::fs::write(&path, "v1").unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            PRIVATE.write_path(&path, b"v2").unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "v2");
+            let kept = std::fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(kept, mode, "{mode:o}");
+        }
     }
 
     /// QA (second round): a file named with 240 bytes could not be written or edited ("File name
