@@ -62,6 +62,20 @@ pub enum JailError {
     /// temporary file be renamed over it. Returned by [`crate::Jail::write_atomic`].
     #[error("`{}` is read-only: this user may not write it", path.display())]
     ReadOnly { path: PathBuf },
+    /// A new file cannot be made in `folder`: the system refused (`source`: this user may not
+    /// write the folder, a read-only mount). Returned by [`crate::Jail::write_atomic`] of a file
+    /// that did not exist (an existing one is written in place when its folder refuses).
+    #[error(
+        "the folder `{}` may not be written by this user ({source}), so `{}` cannot be made there",
+        folder.display(),
+        path.display()
+    )]
+    FolderReadOnly {
+        path: PathBuf,
+        folder: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// The file belongs to another local user (neither this process's user nor root), in a place
     /// ctxkit reads unasked from (a folder above the project): what they wrote is not taken.
     /// Returned by [`crate::read_in_folder_owned`].

@@ -13,7 +13,9 @@
 //!   ([`credential_places`], always).
 //!
 //! Writes go to a temporary file beneath the same directory handle and are renamed over the
-//! target; on any failure the temporary file is removed and the target is as it was.
+//! target; on any failure the temporary file is removed and the target is as it was. A file with
+//! other names (hard links), or one the system will not replace (a bind mount, a folder this user
+//! may not write), is written in place, its old content put back if the write fails part way.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -22,10 +24,12 @@ mod atomic;
 mod directory;
 mod error;
 mod guard;
+mod in_place;
 mod links;
 mod owners;
 mod places;
 mod regular;
+mod stream;
 mod temporaries;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -34,16 +38,18 @@ mod write;
 use std::path::{Component, Path, PathBuf};
 
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt as _};
+use cap_std::fs::Dir;
 
 pub use atomic::{AtomicWrite, Existing};
 pub use directory::OpenedDir;
 pub use error::JailError;
 pub use guard::completes_git_directory;
+pub use in_place::MAX_IN_PLACE_BYTES;
 pub use links::MAX_LINK_WALK;
 pub use owners::LocalUsers;
 pub use places::{credential_places, default_ctxkit_home};
 pub use regular::{is_link, read_regular, read_regular_to_string};
+pub use stream::OpenedFile;
 pub use temporaries::{
     TEMPORARY_SUFFIX, is_running, remove_dead_temporaries, remove_dead_temporaries_of,
     temporary_beside, temporary_owner, temporary_prefix,
@@ -200,19 +206,7 @@ impl Jail {
         check: impl FnOnce(&std::fs::Metadata) -> Result<(), JailError>,
     ) -> Result<(Vec<u8>, u64), JailError> {
         let relative = self.relative(path)?;
-        let mut options = OpenOptions::new();
-        options.read(true).custom_flags(libc::O_NONBLOCK);
-        let file = self
-            .dir
-            .open_with(beneath(relative), &options)
-            .map_err(|source| self.open_error(relative, source))?
-            .into_std();
-        self.check_opened(&file, relative)?;
-        let metadata = file
-            .metadata()
-            .map_err(|source| self.io_error(relative, source))?;
-        self.check_other_names(&metadata, relative)?;
-        check(&metadata)?;
+        let file = self.open_checked(relative, check)?;
         regular::read_opened(file, &self.root.join(relative), max)
     }
 

@@ -3,13 +3,14 @@
 //! temporary file is removed and the target is as it was. A symlink at the target's name is
 //! replaced, never followed. A file this process may not write is refused first: the rename only
 //! needs the folder's permission, and would otherwise replace a `0444` file that `echo x > file`
-//! by the same user cannot change.
+//! by the same user cannot change. A file with other names, or one the system will not replace
+//! (a bind mount, a folder this user may not write), is written in place (`in_place`).
 
 use std::path::{Path, PathBuf};
 
 use cap_std::fs::Dir;
 
-use crate::atomic::{AtomicWrite, Existing};
+use crate::in_place::{Replacer, replace_atomically};
 use crate::{Jail, JailError};
 
 /// Asks the system whether this process may write the existing file `name` in `dir`; `Err` with
@@ -113,6 +114,8 @@ impl Jail {
     /// Replaces the file at `path` by `content` atomically, creating missing parent directories.
     /// An existing file this process may not write is refused ([`JailError::ReadOnly`]) and left
     /// as it was.
+    /// A file with other names (hard links), or one the system refuses to replace (a bind mount,
+    /// a folder this user may not write), is written in place instead (`in_place`).
     pub fn write_atomic(&self, path: &Path, content: &[u8]) -> Result<(), JailError> {
         self.write_atomic_probed(path, content, system_may_write)
     }
@@ -124,6 +127,17 @@ impl Jail {
         content: &[u8],
         may_write: WriteProbe,
     ) -> Result<(), JailError> {
+        self.write_atomic_with(path, content, may_write, replace_atomically)
+    }
+
+    /// [`Self::write_atomic_probed`], replacing a file by `replace`.
+    pub(crate) fn write_atomic_with(
+        &self,
+        path: &Path,
+        content: &[u8],
+        may_write: WriteProbe,
+        replace: Replacer,
+    ) -> Result<(), JailError> {
         let relative = self.relative(path)?;
         let Some(name) = relative.file_name() else {
             return Err(JailError::NotRegular {
@@ -134,7 +148,8 @@ impl Jail {
         // A write that fails leaves no folder it made for the file.
         let missing = self.missing_folders(parent);
         let written = self.create_dir_all(parent).and_then(|()| {
-            self.write_in_parent(relative, parent, Path::new(name), content, may_write)
+            let name = Path::new(name);
+            self.write_in_parent(relative, parent, name, content, (may_write, replace))
         });
         if written.is_err() {
             for folder in missing.iter().rev() {
@@ -167,7 +182,7 @@ impl Jail {
         parent: &Path,
         name: &Path,
         content: &[u8],
-        may_write: WriteProbe,
+        (may_write, replace): (WriteProbe, Replacer),
     ) -> Result<(), JailError> {
         let dir = self.open_dir(parent)?;
         self.check_guarded(&dir, relative, name)?;
@@ -199,13 +214,7 @@ impl Jail {
                 Writable::Unknown(source) => return Err(self.io_error(relative, source)),
             }
         }
-        let write = AtomicWrite {
-            existing: Existing::Replace,
-            new_mode: 0o666,
-        };
-        if let Err(source) = write.write_in(&dir, name, content) {
-            return Err(self.io_error(relative, source));
-        }
+        self.write_replacing(&dir, relative, name, content, replace)?;
         // The rename itself is on disk once the directory is synced (best effort).
         if let Ok(handle) = dir.try_clone() {
             let _ = handle.into_std_file().sync_all();

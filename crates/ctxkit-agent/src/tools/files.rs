@@ -12,115 +12,8 @@ use crate::workspace::Access;
 /// The default number of entries `ls` shows.
 const LS_LIMIT: u64 = 500;
 
-/// The arguments of `read`.
-#[derive(Debug, Deserialize)]
-pub struct ReadArguments {
-    pub(super) path: String,
-    #[serde(default, deserialize_with = "lax::optional_u64")]
-    offset: Option<u64>,
-    #[serde(default, deserialize_with = "lax::optional_u64")]
-    limit: Option<u64>,
-}
-
-/// The most bytes `read` takes from one file; the rest is left unread (and the model is told).
+/// The most bytes `read` takes from an image, and `write` and `edit` from a file they change.
 pub const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
-
-/// `read {path, offset?, limit?}`: the file's lines from `offset` (1-based), bounded from the head.
-pub fn read(arguments: ReadArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
-    let shown = arguments.path.as_str();
-    let offset = arguments.offset.unwrap_or(1).max(1);
-    let limit = arguments.limit;
-    let target = context.target("read", shown, Access::Read)?;
-    let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
-        .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
-    if let Some(kind) = ctxkit_images::sniff(&bytes) {
-        if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
-            return Err(format!(
-                "`{shown}` is an image of {} MiB; `read` takes images up to {} MiB",
-                size.div_ceil(1024 * 1024),
-                MAX_READ_BYTES / (1024 * 1024)
-            ));
-        }
-        return Ok(super::read_image::image_outcome(&bytes, kind, context));
-    }
-    if bytes.iter().take(8192).any(|&byte| byte == 0) {
-        return Err(format!(
-            "`{shown}` is a binary file ({size} bytes); only text files can be read"
-        ));
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    let total = lines.len();
-    let first = usize::try_from(offset - 1).unwrap_or(usize::MAX);
-    if first >= total && total > 0 {
-        return Err(format!(
-            "offset {offset} is past the end of `{shown}` ({total} lines)"
-        ));
-    }
-    let count = limit.map_or(usize::MAX, |limit| {
-        usize::try_from(limit).unwrap_or(usize::MAX)
-    });
-    let selected: Vec<&str> = lines.iter().skip(first).take(count).copied().collect();
-    let mut outcome = lines_outcome(&selected, first, total, context);
-    if text.is_empty() {
-        outcome.text = "(empty file)".to_owned();
-    }
-    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
-        outcome.text.push_str(&format!(
-            "\n\n[Only the first {} MiB of `{shown}` ({size} bytes) can be read; use `bash` \
-             (e.g. `tail`, `sed -n`) for the rest.]",
-            MAX_READ_BYTES / (1024 * 1024)
-        ));
-    }
-    Ok(outcome)
-}
-
-/// The `selected` lines of a file (from line `first + 1` of `total`), redacted and within the
-/// output's limits, and where to go on: as Pi's `read`, the file itself is the full output. A cut
-/// saved a copy of the selection in ctxkit's home each time (16 MiB for a large log; QA r99: 25
-/// reads left 400 MiB), though `offset` reads on from the file.
-fn lines_outcome(
-    selected: &[&str],
-    first: usize,
-    total: usize,
-    context: &ToolContext,
-) -> ToolOutcome {
-    let text = context.workspace.redact(&selected.join("\n"));
-    let bounded = super::limit::bound_within(&text, Keep::Head, context.max_output_bytes);
-    let shown = bounded
-        .cut
-        .as_ref()
-        .map_or(selected.len(), |cut| cut.shown_lines);
-    let mut outcome = ToolOutcome::ok(bounded.text);
-    let line_cut = bounded.cut.as_ref().is_some_and(|cut| {
-        cut.shown_lines == 1
-            && selected
-                .first()
-                .is_some_and(|line| line.len() > cut.shown_bytes)
-    });
-    let last = first + shown;
-    if line_cut {
-        outcome.text.push_str(&format!(
-            "\n\n[Line {} is longer than the {} KB limit: its start is shown. Use `bash` (e.g. \
-             `sed -n '{}p'` with `cut -c`) for the rest.{}]",
-            first + 1,
-            (context.max_output_bytes + 512) / 1024,
-            first + 1,
-            if last < total {
-                format!(" Use offset={} for the lines after it.", last + 1)
-            } else {
-                String::new()
-            }
-        ));
-    } else if last < total {
-        outcome.text.push_str(&format!(
-            "\n\n[Showing lines {}-{last} of {total}. Use offset={} to continue.]",
-            first + 1,
-            last + 1
-        ));
-    }
-    outcome
-}
 
 /// At most `max` bytes of the regular file `target`, and its size, opened beneath its jail.
 /// Anything else (a FIFO, a device, a socket, a directory) is refused before it is read, and
@@ -148,6 +41,7 @@ pub(super) fn jail_reason(error: &ctxkit_jail::JailError) -> String {
         | ctxkit_jail::JailError::HardLinkUnchecked { .. }
         | ctxkit_jail::JailError::Guarded { .. }
         | ctxkit_jail::JailError::ReadOnly { .. }
+        | ctxkit_jail::JailError::FolderReadOnly { .. }
         | ctxkit_jail::JailError::OtherOwner { .. }
         | ctxkit_jail::JailError::TooLarge { .. }
         | ctxkit_jail::JailError::NotText { .. } => error.to_string(),
@@ -1127,18 +1021,20 @@ mod boundary_tests {
         assert_eq!(bytes.len() as u64, super::MAX_READ_BYTES);
         assert_eq!(size, 1 << 30);
         assert!(started.elapsed() < Duration::from_secs(5));
-        // A long text file is read up to the bound, and the model is told.
+        // A long text file is read past 16 MiB, and its line count is its own.
         let long = dir.path().join("long.txt");
         let line = format!("{}\n", "x".repeat(1023));
         std::fs::write(&long, line.repeat(17 * 1024)).unwrap();
         let outcome = run_tool(
             "read",
-            &json!({"path": "long.txt", "offset": 16380}),
+            &json!({"path": "long.txt", "offset": 17000}),
             "c",
             &context(dir.path()),
         );
         assert!(
-            outcome.text.contains("Only the first 16 MiB"),
+            outcome
+                .text
+                .ends_with("[Showing lines 17000-17049 of 17408. Use offset=17050 to continue.]"),
             "{}",
             &outcome.text[outcome.text.len().saturating_sub(300)..]
         );

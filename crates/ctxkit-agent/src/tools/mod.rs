@@ -8,6 +8,8 @@ mod files;
 mod find;
 mod leftovers;
 pub mod limit;
+mod lines;
+mod read;
 mod read_image;
 mod recall;
 pub mod recalled;
@@ -27,9 +29,10 @@ use serde_json::{Value, json};
 use crate::tool::{ToolContext, ToolOutcome, ToolRegistry, TypedTool};
 use crate::workspace::Access;
 pub use bash::{BashEnd, BashRun, execute_bash, run_bash};
-use files::{EditArguments, LsArguments, ReadArguments, WriteArguments};
+use files::{EditArguments, LsArguments, WriteArguments};
 use find::FindArguments;
 pub use leftovers::remove_leftover_temporaries;
+use read::ReadArguments;
 use recall::RecallArguments;
 pub use running::stop_running_commands;
 use search::GrepArguments;
@@ -82,8 +85,8 @@ impl TypedTool for Read {
         _call_id: &str,
         context: &ToolContext,
     ) -> Result<ToolOutcome, String> {
-        // The file is the full output: nothing is saved (`files::read`).
-        files::read(arguments, context)
+        // The file is the full output: nothing is saved (`read::read`).
+        read::read(arguments, context)
     }
 }
 

@@ -49,7 +49,7 @@ mod tests {
     use image::{DynamicImage, ImageFormat, RgbImage};
     use serde_json::json;
 
-    use super::super::files::read;
+    use super::super::read::read;
     use super::super::test_support::context;
 
     fn png(width: u32, height: u32) -> Vec<u8> {

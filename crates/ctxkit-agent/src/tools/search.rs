@@ -11,8 +11,8 @@ use regex::RegexBuilder;
 
 use serde::Deserialize;
 
-use super::files::MAX_READ_BYTES;
 use super::limit::Keep;
+use super::lines::{LineRead, LineReader};
 use super::{ToolContext, ToolOutcome, bounded_outcome, lax};
 use crate::workspace::Access;
 
@@ -85,9 +85,13 @@ pub fn grep(
     }
     // Paths are shown relative to the working directory as the system names it.
     let base = crate::workspace::resolve(&context.cwd);
-    let mut lines = Vec::new();
+    let mut found = Matches {
+        lines: Vec::new(),
+        limit,
+        long_lines: 0,
+    };
     let mut limited = false;
-    'files: for entry in walker.build().filter_map(Result::ok) {
+    for entry in walker.build().filter_map(Result::ok) {
         if context.cancel.is_cancelled() {
             return Err("Search cancelled".to_owned());
         }
@@ -95,8 +99,8 @@ pub fn grep(
             continue;
         }
         // Opened beneath the jail: a folder swapped for a symlink mid-walk leads nowhere.
-        let bytes = match jail.read(entry.path(), MAX_READ_BYTES) {
-            Ok((bytes, _)) => bytes,
+        let file = match jail.open_file(entry.path()) {
+            Ok(file) => file,
             // Where it really is was denied (a link to a credential, a renamed folder).
             Err(error) if error.is_denied_place() && entry.depth() == 0 => {
                 return Err(refused("grep", shown, &root));
@@ -107,28 +111,23 @@ pub fn grep(
             }
             Err(_) => continue,
         };
-        if bytes.iter().take(8192).any(|&byte| byte == 0) {
-            continue;
-        }
-        // Matched as `read` shows it, secrets redacted: a pattern run against the key itself
-        // answers "found" or "not" for each guess, and a tester's model spelled out a
-        // configured key from a project's `.env` in 400 calls of position-only patterns.
-        let text = context.workspace.redact(&String::from_utf8_lossy(&bytes));
         let name = display_path(entry.path(), &base);
-        for (number, line) in text.lines().enumerate() {
-            if !regex.is_match(line) {
-                continue;
-            }
-            if lines.len() == limit {
+        match search_file(file, &regex, &name, context, &mut found) {
+            Ok(Searched::Whole) | Err(_) => {}
+            Ok(Searched::LimitReached) => {
                 limited = true;
-                break 'files;
+                break;
             }
-            lines.push(format!("{name}:{}: {}", number + 1, cut(line)));
+            Ok(Searched::Cancelled) => return Err("Search cancelled".to_owned()),
         }
     }
+    let lines = found.lines;
     let skipped = skipped_notice(skipped.load(Ordering::Relaxed));
     if lines.is_empty() {
-        return Ok(ToolOutcome::ok(format!("No matches found{skipped}")));
+        let long_lines = long_lines_notice(found.long_lines);
+        return Ok(ToolOutcome::ok(format!(
+            "No matches found{long_lines}{skipped}"
+        )));
     }
     let mut text = lines.join("\n");
     if limited {
@@ -137,8 +136,101 @@ pub fn grep(
             limit.saturating_mul(2)
         ));
     }
+    text.push_str(&long_lines_notice(found.long_lines));
     text.push_str(&skipped);
     Ok(bounded_outcome(&text, Keep::Head, call_id, context, false))
+}
+
+/// The bytes of whole lines searched at a time: a file of any size is searched to its end with
+/// bounded memory (QA r105: only the first 16 MiB were, and a match past them was "No matches
+/// found").
+const CHUNK_BYTES: usize = 1024 * 1024;
+/// The most bytes of one line searched; the rest of a longer line is passed over (and said).
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The matching lines found so far, at most `limit`, and how many lines were longer than
+/// [`MAX_LINE_BYTES`].
+struct Matches {
+    lines: Vec<String>,
+    limit: usize,
+    long_lines: usize,
+}
+
+/// How the search of one file ended.
+enum Searched {
+    /// To its end (or it is binary and was left out).
+    Whole,
+    /// The match limit was reached in it.
+    LimitReached,
+    Cancelled,
+}
+
+/// Searches `file` (named `name`) for `regex`, a chunk of whole lines at a time, in its text as
+/// `read` shows it.
+fn search_file(
+    file: ctxkit_jail::OpenedFile,
+    regex: &regex::Regex,
+    name: &str,
+    context: &ToolContext,
+    found: &mut Matches,
+) -> std::io::Result<Searched> {
+    let mut reader = LineReader::new(file);
+    let mut chunk = Vec::new();
+    let mut lines_before: usize = 0;
+    let mut first = true;
+    loop {
+        chunk.clear();
+        let mut lines_in_chunk = 0;
+        let mut ended = false;
+        while chunk.len() < CHUNK_BYTES {
+            match reader.next_line(&mut chunk, MAX_LINE_BYTES)? {
+                LineRead::End => {
+                    ended = true;
+                    break;
+                }
+                LineRead::Cut => found.long_lines += 1,
+                LineRead::Whole => {}
+            }
+            chunk.push(b'\n');
+            lines_in_chunk += 1;
+        }
+        if std::mem::take(&mut first) && chunk.iter().take(8192).any(|&byte| byte == 0) {
+            return Ok(Searched::Whole);
+        }
+        if context.cancel.is_cancelled() {
+            return Ok(Searched::Cancelled);
+        }
+        // Matched as `read` shows it, secrets redacted: a pattern run against the key itself
+        // answers "found" or "not" for each guess, and a tester's model spelled out a
+        // configured key from a project's `.env` in 400 calls of position-only patterns.
+        let text = context.workspace.redact(&String::from_utf8_lossy(&chunk));
+        for (index, line) in text.lines().enumerate() {
+            if !regex.is_match(line) {
+                continue;
+            }
+            if found.lines.len() == found.limit {
+                return Ok(Searched::LimitReached);
+            }
+            let number = lines_before + index + 1;
+            found.lines.push(format!("{name}:{number}: {}", cut(line)));
+        }
+        lines_before += lines_in_chunk;
+        if ended {
+            return Ok(Searched::Whole);
+        }
+    }
+}
+
+/// What a search says when lines longer than [`MAX_LINE_BYTES`] were searched in their start only.
+fn long_lines_notice(count: usize) -> String {
+    match count {
+        0 => String::new(),
+        count => format!(
+            "\n\n[{count} line(s) longer than {} MiB were searched in their first {} MiB only]",
+            MAX_LINE_BYTES / (1024 * 1024),
+            MAX_LINE_BYTES / (1024 * 1024)
+        ),
+    }
 }
 
 /// A walk of `root` as the search tools walk: hidden files included, `.gitignore` respected in
@@ -361,6 +453,37 @@ mod tests {
             "{}",
             outcome.text
         );
+    }
+
+    /// QA r105: in a 23 MB dump, a match on line 250001 (past the first 16 MiB) was "No matches
+    /// found", with nothing said of the part left unsearched. The whole file is searched, and
+    /// line numbers run on across the pieces it is read in.
+    #[test]
+    fn a_match_past_16_mib_is_found_with_its_line_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = format!("INSERT INTO t VALUES ('{}');\n", "x".repeat(60));
+        let mut dump = row.repeat(250_000);
+        dump.push_str("INSERT INTO users VALUES (1, 'needle@example.com');\n");
+        dump.push_str(&row.repeat(10));
+        assert!(dump.len() > 17 * 1024 * 1024);
+        std::fs::write(dir.path().join("dump.sql"), dump).unwrap();
+        std::fs::write(dir.path().join("small.txt"), "a\nneedle@example\n").unwrap();
+        let context = context(dir.path());
+        let outcome = run_tool(
+            "grep",
+            &json!({"pattern": "needle@example", "path": "dump.sql"}),
+            "c",
+            &context,
+        );
+        assert_eq!(
+            outcome.text,
+            "dump.sql:250001: INSERT INTO users VALUES (1, 'needle@example.com');"
+        );
+        let outcome = run_tool("grep", &json!({"pattern": "needle@"}), "c", &context);
+        let mut lines: Vec<&str> = outcome.text.lines().collect();
+        lines.sort_unstable();
+        assert_eq!(lines.len(), 2, "{}", outcome.text);
+        assert_eq!(lines[1], "small.txt:2: needle@example");
     }
 
     #[test]

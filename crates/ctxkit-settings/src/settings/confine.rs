@@ -221,7 +221,8 @@ fn refusal(path: &Path, error: JailError) -> SettingsError {
         | JailError::HardLinkUnchecked { .. }
         | JailError::Guarded { .. }
         | JailError::OtherOwner { .. }
-        | JailError::ReadOnly { .. } => {
+        | JailError::ReadOnly { .. }
+        | JailError::FolderReadOnly { .. } => {
             return SettingsError::Read {
                 path: path.to_path_buf(),
                 source: std::io::Error::other(error).into(),

@@ -1,0 +1,284 @@
+//! `read` of a text file or an image. A text file is read as a stream (`lines`): any line of a
+//! file of any size can be read, with bounded memory, and the line count said is the file's own
+//! (QA r105: past the first 16 MiB, a 1,000,000-line file was said to have 166,112 lines).
+
+use std::io::Read as _;
+
+use serde::Deserialize;
+
+use super::files::{MAX_READ_BYTES, jail_reason};
+use super::limit::{Keep, MAX_LINES};
+use super::lines::{LineRead, LineReader};
+use super::{ToolContext, ToolOutcome, lax};
+use crate::workspace::Access;
+
+/// The bytes looked at to tell an image or a binary file.
+const HEAD_BYTES: u64 = 8192;
+
+/// The arguments of `read`.
+#[derive(Debug, Deserialize)]
+pub struct ReadArguments {
+    pub(super) path: String,
+    #[serde(default, deserialize_with = "lax::optional_u64")]
+    offset: Option<u64>,
+    #[serde(default, deserialize_with = "lax::optional_u64")]
+    limit: Option<u64>,
+}
+
+/// `read {path, offset?, limit?}`: the file's lines from `offset` (1-based), bounded from the head.
+pub fn read(arguments: ReadArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
+    let shown = arguments.path.as_str();
+    let target = context.target("read", shown, Access::Read)?;
+    let cannot = |reason: String| format!("Cannot read `{shown}`: {reason}");
+    let mut opened = target
+        .jail
+        .open_file(&target.path)
+        .map_err(|error| cannot(jail_reason(&error)))?;
+    let mut head = Vec::new();
+    (&mut opened)
+        .take(HEAD_BYTES)
+        .read_to_end(&mut head)
+        .map_err(|error| cannot(error.to_string()))?;
+    if let Some(kind) = ctxkit_images::sniff(&head) {
+        return image(opened, head, kind, shown, context);
+    }
+    if head.contains(&0) {
+        return Err(format!(
+            "`{shown}` is a binary file ({} bytes); only text files can be read",
+            opened.size()
+        ));
+    }
+    let page = Page {
+        first: arguments.offset.unwrap_or(1).max(1) - 1,
+        limit: arguments.limit.unwrap_or(u64::MAX),
+    };
+    let reader = LineReader::new(std::io::Cursor::new(head).chain(opened));
+    let lines = page
+        .read(reader, context.max_output_bytes)
+        .map_err(|error| cannot(error.to_string()))?;
+    lines.outcome(&page, shown, context)
+}
+
+/// The image whose first bytes `head` are, read whole (at most [`MAX_READ_BYTES`]).
+fn image(
+    mut opened: ctxkit_jail::OpenedFile,
+    mut head: Vec<u8>,
+    kind: ctxkit_images::ImageKind,
+    shown: &str,
+    context: &ToolContext,
+) -> Result<ToolOutcome, String> {
+    let rest = (MAX_READ_BYTES + 1).saturating_sub(u64::try_from(head.len()).unwrap_or(u64::MAX));
+    (&mut opened)
+        .take(rest)
+        .read_to_end(&mut head)
+        .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
+    let read = u64::try_from(head.len()).unwrap_or(u64::MAX);
+    if read > MAX_READ_BYTES {
+        return Err(format!(
+            "`{shown}` is an image of {} MiB; `read` takes images up to {} MiB",
+            opened.size().max(read).div_ceil(1024 * 1024),
+            MAX_READ_BYTES / (1024 * 1024)
+        ));
+    }
+    Ok(super::read_image::image_outcome(&head, kind, context))
+}
+
+/// The lines asked for: from line `first + 1` (0-based `first`), at most `limit` of them.
+struct Page {
+    first: u64,
+    limit: u64,
+}
+
+/// What a [`Page`] read: the lines selected (as many as can be shown), the file's line count,
+/// whether the file has no bytes, whether a selected line was not UTF-8.
+struct PageLines {
+    selected: Vec<String>,
+    total: u64,
+    lossy: bool,
+}
+
+impl Page {
+    /// Reads the page from `reader`, then counts the lines after it. At most as many lines as
+    /// can be shown within `max_output_bytes` are held, each at most a little over that.
+    fn read<R: std::io::Read>(
+        &self,
+        mut reader: LineReader<R>,
+        max_output_bytes: usize,
+    ) -> std::io::Result<PageLines> {
+        let skipped = reader.skip_lines(self.first)?;
+        let keep = max_output_bytes.saturating_add(1024);
+        let mut selected = Vec::new();
+        let (mut taken, mut held, mut lossy) = (0_u64, 0_usize, false);
+        let mut line = Vec::new();
+        while taken < self.limit && selected.len() <= MAX_LINES && held <= keep {
+            line.clear();
+            let read = reader.next_line(&mut line, keep)?;
+            if read == LineRead::End {
+                break;
+            }
+            taken += 1;
+            let text = match String::from_utf8(std::mem::take(&mut line)) {
+                Ok(text) => text,
+                Err(error) => {
+                    // A line cut inside a character is not lossy for that.
+                    lossy |= read == LineRead::Whole || error.utf8_error().error_len().is_some();
+                    String::from_utf8_lossy(error.as_bytes()).into_owned()
+                }
+            };
+            held = held.saturating_add(text.len() + 1);
+            selected.push(text);
+        }
+        let rest = reader.count_rest()?;
+        Ok(PageLines {
+            selected,
+            total: skipped + taken + rest,
+            lossy,
+        })
+    }
+}
+
+impl PageLines {
+    /// The answer to the model: the lines, where to go on, and what it should know of them.
+    fn outcome(
+        &self,
+        page: &Page,
+        shown: &str,
+        context: &ToolContext,
+    ) -> Result<ToolOutcome, String> {
+        let total = self.total;
+        if page.first >= total && total > 0 {
+            return Err(format!(
+                "offset {} is past the end of `{shown}` ({total} lines)",
+                page.first + 1
+            ));
+        }
+        let selected: Vec<&str> = self.selected.iter().map(String::as_str).collect();
+        let first = usize::try_from(page.first).unwrap_or(usize::MAX);
+        let total = usize::try_from(total).unwrap_or(usize::MAX);
+        let mut outcome = lines_outcome(&selected, first, total, context);
+        if total == 0 {
+            outcome.text = "(empty file)".to_owned();
+        }
+        if self.lossy {
+            outcome.text.push_str(&format!(
+                "\n\n[`{shown}` is not UTF-8 text: bytes that are not UTF-8 are shown as `�`. \
+                 `edit` does not change such a file; a `write` of this text would replace them.]"
+            ));
+        }
+        Ok(outcome)
+    }
+}
+
+/// The `selected` lines of a file (from line `first + 1` of `total`), redacted and within the
+/// output's limits, and where to go on: as Pi's `read`, the file itself is the full output. A cut
+/// saved a copy of the selection in ctxkit's home each time (16 MiB for a large log; QA r99: 25
+/// reads left 400 MiB), though `offset` reads on from the file.
+fn lines_outcome(
+    selected: &[&str],
+    first: usize,
+    total: usize,
+    context: &ToolContext,
+) -> ToolOutcome {
+    let text = context.workspace.redact(&selected.join("\n"));
+    let bounded = super::limit::bound_within(&text, Keep::Head, context.max_output_bytes);
+    let shown = bounded
+        .cut
+        .as_ref()
+        .map_or(selected.len(), |cut| cut.shown_lines);
+    let mut outcome = ToolOutcome::ok(bounded.text);
+    let line_cut = bounded.cut.as_ref().is_some_and(|cut| {
+        cut.shown_lines == 1
+            && selected
+                .first()
+                .is_some_and(|line| line.len() > cut.shown_bytes)
+    });
+    let last = first + shown;
+    if line_cut {
+        outcome.text.push_str(&format!(
+            "\n\n[Line {} is longer than the {} KB limit: its start is shown. Use `bash` (e.g. \
+             `sed -n '{}p'` with `cut -c`) for the rest.{}]",
+            first + 1,
+            (context.max_output_bytes + 512) / 1024,
+            first + 1,
+            if last < total {
+                format!(" Use offset={} for the lines after it.", last + 1)
+            } else {
+                String::new()
+            }
+        ));
+    } else if last < total {
+        outcome.text.push_str(&format!(
+            "\n\n[Showing lines {}-{last} of {total}. Use offset={} to continue.]",
+            first + 1,
+            last + 1
+        ));
+    }
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::run_tool;
+    use super::super::test_support::context;
+
+    /// QA r105: `read huge.txt offset=500000` of a 1,000,000-line, 101 MB file answered "offset
+    /// 500000 is past the end of `huge.txt` (166112 lines)": only 16 MiB were read. Any line of a
+    /// file of any size is read, and the count said is the file's.
+    #[test]
+    fn any_line_of_a_file_past_16_mib_is_read_and_the_count_is_true() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::new();
+        for number in 1..=200_000 {
+            text.push_str(&format!("row {number:07} {}\n", "y".repeat(88)));
+        }
+        assert!(text.len() > 17 * 1024 * 1024);
+        std::fs::write(dir.path().join("huge.txt"), &text).unwrap();
+        let context = context(dir.path());
+        let outcome = run_tool(
+            "read",
+            &json!({"path": "huge.txt", "offset": 190_000, "limit": 2}),
+            "c",
+            &context,
+        );
+        let y = "y".repeat(88);
+        assert_eq!(
+            outcome.text,
+            format!(
+                "row 0190000 {y}\nrow 0190001 {y}\n\n[Showing lines 190000-190001 of 200000. Use \
+                 offset=190002 to continue.]"
+            )
+        );
+        let outcome = run_tool(
+            "read",
+            &json!({"path": "huge.txt", "offset": 200_001}),
+            "c",
+            &context,
+        );
+        assert!(outcome.is_error);
+        assert_eq!(
+            outcome.text,
+            "offset 200001 is past the end of `huge.txt` (200000 lines)"
+        );
+    }
+
+    /// QA r105: a Latin-1 file was shown with replacement characters and nothing said.
+    #[test]
+    fn a_file_that_is_not_utf8_is_shown_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("latin1.py"), b"name = \"caf\xe9\"\n").unwrap();
+        std::fs::write(dir.path().join("utf8.py"), "name = \"café\"\n").unwrap();
+        let context = context(dir.path());
+        let outcome = run_tool("read", &json!({"path": "latin1.py"}), "c", &context);
+        assert!(
+            outcome
+                .text
+                .starts_with("name = \"caf\u{fffd}\"\n\n[`latin1.py` is not UTF-8 text"),
+            "{}",
+            outcome.text
+        );
+        let outcome = run_tool("read", &json!({"path": "utf8.py"}), "c", &context);
+        assert_eq!(outcome.text, "name = \"café\"");
+    }
+}
