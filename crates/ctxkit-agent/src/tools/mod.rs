@@ -17,6 +17,7 @@ mod replacement;
 mod running;
 pub mod saved_output;
 mod search;
+mod search_file;
 mod shell;
 mod walk;
 
@@ -265,7 +266,7 @@ impl TypedTool for Grep {
 
     fn description(&self) -> &'static str {
         "Search file contents for a regular expression, respecting .gitignore. Prints \
-         path:line: text for each match."
+         path:line: text for each match (path-line- text for a context line)."
     }
 
     fn parameters(&self) -> Value {
@@ -275,7 +276,8 @@ impl TypedTool for Grep {
             "glob": {"type": "string", "description": "Only files matching this glob, e.g. *.rs"},
             "ignoreCase": {"type": "boolean"},
             "literal": {"type": "boolean"},
-            "limit": {"type": "integer", "description": "Most matches (default 100)"}
+            "limit": {"type": "integer", "description": "Most matches (default 100)"},
+            "context": {"type": "integer", "description": "Lines to show before and after each match (default 0, at most 100)"}
         }, "required": ["pattern"]})
     }
 

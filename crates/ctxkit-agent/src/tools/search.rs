@@ -12,14 +12,12 @@ use regex::RegexBuilder;
 use serde::Deserialize;
 
 use super::limit::Keep;
-use super::lines::{LineRead, LineReader};
+use super::search_file::{MAX_CONTEXT_LINES, Matches, Searched, long_lines_notice, search_file};
 use super::{ToolContext, ToolOutcome, bounded_outcome, lax};
 use crate::workspace::Access;
 
 /// The default number of matches.
 const MATCH_LIMIT: u64 = 100;
-/// Longer matching lines are cut.
-const LINE_CHARS: usize = 500;
 
 /// The arguments of `grep`.
 #[derive(Debug, Deserialize)]
@@ -36,9 +34,12 @@ pub struct GrepArguments {
     literal: bool,
     #[serde(default, deserialize_with = "lax::optional_u64")]
     limit: Option<u64>,
+    /// Lines shown before and after each match (Pi's `context`).
+    #[serde(default, deserialize_with = "lax::optional_u64")]
+    context: Option<u64>,
 }
 
-/// `grep {pattern, path?, glob?, ignoreCase?, literal?, limit?}`.
+/// `grep {pattern, path?, glob?, ignoreCase?, literal?, limit?, context?}`.
 pub fn grep(
     arguments: GrepArguments,
     context: &ToolContext,
@@ -85,11 +86,8 @@ pub fn grep(
     }
     // Paths are shown relative to the working directory as the system names it.
     let base = crate::workspace::resolve(&context.cwd);
-    let mut found = Matches {
-        lines: Vec::new(),
-        limit,
-        long_lines: 0,
-    };
+    let context_lines = arguments.context.unwrap_or(0).min(MAX_CONTEXT_LINES);
+    let mut found = Matches::new(limit, usize::try_from(context_lines).unwrap_or(0));
     let mut limited = false;
     for entry in walker.build().filter_map(Result::ok) {
         if context.cancel.is_cancelled() {
@@ -139,98 +137,6 @@ pub fn grep(
     text.push_str(&long_lines_notice(found.long_lines));
     text.push_str(&skipped);
     Ok(bounded_outcome(&text, Keep::Head, call_id, context, false))
-}
-
-/// The bytes of whole lines searched at a time: a file of any size is searched to its end with
-/// bounded memory (QA r105: only the first 16 MiB were, and a match past them was "No matches
-/// found").
-const CHUNK_BYTES: usize = 1024 * 1024;
-/// The most bytes of one line searched; the rest of a longer line is passed over (and said).
-const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-
-/// The matching lines found so far, at most `limit`, and how many lines were longer than
-/// [`MAX_LINE_BYTES`].
-struct Matches {
-    lines: Vec<String>,
-    limit: usize,
-    long_lines: usize,
-}
-
-/// How the search of one file ended.
-enum Searched {
-    /// To its end (or it is binary and was left out).
-    Whole,
-    /// The match limit was reached in it.
-    LimitReached,
-    Cancelled,
-}
-
-/// Searches `file` (named `name`) for `regex`, a chunk of whole lines at a time, in its text as
-/// `read` shows it.
-fn search_file(
-    file: ctxkit_jail::OpenedFile,
-    regex: &regex::Regex,
-    name: &str,
-    context: &ToolContext,
-    found: &mut Matches,
-) -> std::io::Result<Searched> {
-    let mut reader = LineReader::new(file);
-    let mut chunk = Vec::new();
-    let mut lines_before: usize = 0;
-    let mut first = true;
-    loop {
-        chunk.clear();
-        let mut lines_in_chunk = 0;
-        let mut ended = false;
-        while chunk.len() < CHUNK_BYTES {
-            match reader.next_line(&mut chunk, MAX_LINE_BYTES)? {
-                LineRead::End => {
-                    ended = true;
-                    break;
-                }
-                LineRead::Cut => found.long_lines += 1,
-                LineRead::Whole => {}
-            }
-            chunk.push(b'\n');
-            lines_in_chunk += 1;
-        }
-        if std::mem::take(&mut first) && chunk.iter().take(8192).any(|&byte| byte == 0) {
-            return Ok(Searched::Whole);
-        }
-        if context.cancel.is_cancelled() {
-            return Ok(Searched::Cancelled);
-        }
-        // Matched as `read` shows it, secrets redacted: a pattern run against the key itself
-        // answers "found" or "not" for each guess, and a tester's model spelled out a
-        // configured key from a project's `.env` in 400 calls of position-only patterns.
-        let text = context.workspace.redact(&String::from_utf8_lossy(&chunk));
-        for (index, line) in text.lines().enumerate() {
-            if !regex.is_match(line) {
-                continue;
-            }
-            if found.lines.len() == found.limit {
-                return Ok(Searched::LimitReached);
-            }
-            let number = lines_before + index + 1;
-            found.lines.push(format!("{name}:{number}: {}", cut(line)));
-        }
-        lines_before += lines_in_chunk;
-        if ended {
-            return Ok(Searched::Whole);
-        }
-    }
-}
-
-/// What a search says when lines longer than [`MAX_LINE_BYTES`] were searched in their start only.
-fn long_lines_notice(count: usize) -> String {
-    match count {
-        0 => String::new(),
-        count => format!(
-            "\n\n[{count} line(s) longer than {} MiB were searched in their first {} MiB only]",
-            MAX_LINE_BYTES / (1024 * 1024),
-            MAX_LINE_BYTES / (1024 * 1024)
-        ),
-    }
 }
 
 /// A walk of `root` as the search tools walk: hidden files included, `.gitignore` respected in
@@ -287,15 +193,6 @@ pub(super) fn skipped_notice(count: usize) -> String {
 /// A path relative to the working directory when it is inside it.
 fn display_path(path: &Path, cwd: &Path) -> String {
     crate::names::shown(path.strip_prefix(cwd).unwrap_or(path).as_os_str())
-}
-
-fn cut(line: &str) -> String {
-    if line.chars().count() <= LINE_CHARS {
-        return line.to_owned();
-    }
-    let mut cut: String = line.chars().take(LINE_CHARS).collect();
-    cut.push_str("… [line cut]");
-    cut
 }
 
 #[cfg(test)]
