@@ -67,10 +67,12 @@ impl Agent {
             Ok(Ok(run)) => run,
             Ok(Err(error)) => crate::tools::BashRun {
                 output: error,
+                trailing_newlines: 0,
                 end: BashEnd::Exited(None),
             },
             Err(error) => crate::tools::BashRun {
                 output: format!("The command failed: {error}"),
+                trailing_newlines: 0,
                 end: BashEnd::Exited(None),
             },
         };

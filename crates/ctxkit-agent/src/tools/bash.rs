@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::limit::Keep;
-use super::{ToolContext, ToolOutcome, bounded_outcome};
+use super::{ToolContext, ToolOutcome};
 
 /// How long output is still collected after the command exits (background processes may hold the
 /// pipe open).
@@ -55,10 +55,12 @@ impl BashEnd {
 }
 
 /// A finished command: its output (both streams in order, trailing newlines removed, not yet
-/// bounded or redacted) and how it ended.
+/// bounded or redacted), how many newlines ended it, and how it ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BashRun {
     pub output: String,
+    /// The newlines taken off the end of `output`: the saved full output keeps them.
+    pub trailing_newlines: usize,
     pub end: BashEnd,
 }
 
@@ -86,12 +88,23 @@ pub fn run_bash(
         BashEnd::Cancelled => Some(cancelled_status(context)),
         end @ (BashEnd::Exited(_) | BashEnd::TimedOut(_)) => end.status(),
     };
-    let body = if run.output.is_empty() {
-        "(no output)".to_owned()
+    let (body, full) = if run.output.is_empty() {
+        ("(no output)".to_owned(), String::new())
     } else {
-        run.output
+        // The saved full output is the command's, byte for byte (QA r105: its last newline was
+        // dropped); the model is shown it without the trailing newlines.
+        let full = format!("{}{}", run.output, "\n".repeat(run.trailing_newlines));
+        (run.output, full)
     };
-    let mut outcome = bounded_outcome(&body, Keep::Tail, call_id, context, status.is_some());
+    let bound = |text: &str| super::limit::bound_within(text, Keep::Tail, context.max_output_bytes);
+    let mut outcome = super::outcome_within(
+        &body,
+        super::Saved::Full(&full),
+        bound,
+        call_id,
+        context,
+        status.is_some(),
+    );
     if let Some(status) = status {
         outcome.text.push_str("\n\n");
         outcome.text.push_str(&status);
@@ -211,8 +224,11 @@ fn execute_bash_capped(
             Err(_) => break,
         }
     }
+    let text = capture.text();
+    let output = text.trim_end_matches('\n');
     Ok(BashRun {
-        output: capture.text().trim_end_matches('\n').to_owned(),
+        output: output.to_owned(),
+        trailing_newlines: text.len() - output.len(),
         end,
     })
 }
@@ -532,5 +548,9 @@ mod tests {
         assert!(outcome.text.contains("showing the last 2000 of 5000 lines"));
         let saved = std::fs::read_to_string(dir.path().join(".outputs/call_b.txt")).unwrap();
         assert_eq!(saved.lines().count(), 5000);
+        // Byte for byte what the command wrote (QA r105: the last newline was dropped, and
+        // `wc -l` of the saved output said 4999).
+        let expected: String = (1..=5000).map(|number| format!("{number}\n")).collect();
+        assert_eq!(saved, expected);
     }
 }

@@ -428,12 +428,24 @@ fn bounded_outcome(
     is_error: bool,
 ) -> ToolOutcome {
     let bound = |text: &str| limit::bound_within(text, keep, context.max_output_bytes);
-    outcome_within(text, bound, call_id, context, is_error)
+    outcome_within(text, Saved::Shown, bound, call_id, context, is_error)
 }
 
-/// `text` redacted, then within the limits `bound` keeps, the full text saved when it cut.
+/// What is saved as the full output when a result is cut.
+#[derive(Debug, Clone, Copy)]
+enum Saved<'a> {
+    /// The text bounded.
+    Shown,
+    /// This text, of which the one bounded is a trimmed form (a command's output with its
+    /// trailing newlines).
+    Full(&'a str),
+}
+
+/// `text` redacted, then within the limits `bound` keeps, the full text (`saved`, redacted)
+/// saved when it cut.
 fn outcome_within(
     text: &str,
+    saved: Saved<'_>,
     bound: impl Fn(&str) -> limit::Bounded,
     call_id: &str,
     context: &ToolContext,
@@ -448,7 +460,15 @@ fn outcome_within(
             ..ToolOutcome::ok(bounded.text)
         };
     };
-    match saved_output::save_full_output(&context.output_dir, call_id, text) {
+    let full = match saved {
+        Saved::Shown => None,
+        Saved::Full(full) => Some(context.workspace.redact(full)),
+    };
+    match saved_output::save_full_output(
+        &context.output_dir,
+        call_id,
+        full.as_deref().unwrap_or(text),
+    ) {
         Ok(path) => ToolOutcome {
             is_error,
             details: Some(json!({"truncated": true, "fullOutputPath": path.display().to_string()})),

@@ -306,7 +306,8 @@ async fn full_outputs_of_sessions_in_memory_are_private_and_under_the_home() {
         .unwrap()
         .path();
     let saved = session_dir.join("c0.txt");
-    assert_eq!(std::fs::read_to_string(&saved).unwrap(), text.trim_end());
+    // Byte for byte what the command wrote, its last newline too (QA r105).
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), text);
     let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&saved), 0o600);
     assert_eq!(mode(&session_dir), 0o700);
