@@ -5,9 +5,10 @@
 //! 2. its line breaks written the file's other way: the model reads a file as lines (`read` shows
 //!    no line endings), so in a file written with `\r\n` (Windows) its multi-line `oldText` comes
 //!    with `\n`;
-//! 3. loosely, line by line: trailing white space, typographic quotes and dashes and unusual
-//!    spaces (a model retyping `“`, `–` or a non-breaking space as ASCII, or the reverse) do not
-//!    count. Only the lines the match touches are rewritten (from `newText` and the loose reading
+//! 3. loosely, line by line, as Pi 1.6.0 reads loosely: each line in NFKC (a letter and its
+//!    accent as one character or two, a ligature or a full-width letter as its plain letters),
+//!    then trailing white space, typographic quotes and dashes and unusual spaces (a model
+//!    retyping `“`, `–` or a non-breaking space as ASCII, or the reverse) do not count. Only the lines the match touches are rewritten (from `newText` and the loose reading
 //!    of what surrounds it on those lines); every other line keeps its bytes.
 //!
 //! The first two change nothing but the text replaced, in a file of mixed line endings too. The
@@ -162,9 +163,13 @@ fn loose_char(character: char) -> char {
     }
 }
 
-/// A line (without its ending) as the loose reading sees it.
+/// A line (without its ending) as the loose reading sees it: NFKC first, as Pi's
+/// `normalizeForFuzzyMatch` (QA r105: `café` typed precomposed did not match a file's `cafe` +
+/// U+0301, which Pi's loose match finds).
 fn loose_line(line: &str) -> String {
-    line.trim_end().chars().map(loose_char).collect()
+    use unicode_normalization::UnicodeNormalization as _;
+    let normal: String = line.nfkc().collect();
+    normal.trim_end().chars().map(loose_char).collect()
 }
 
 /// The file's lines: each line's text without its ending, and its ending (`\n`, `\r\n` or none).
@@ -396,6 +401,13 @@ mod tests {
             .map(|m| (m.line, m.replaced_lines, m.new_lines))
             .collect();
         assert_eq!(lines, [(1, 1, 3), (4, 2, 0), (4, 1, 1)]);
+    }
+
+    #[test]
+    fn a_letter_composed_the_other_way_matches_and_other_lines_keep_their_bytes() {
+        let text = "keep e\u{301}\ncafe\u{301} x\n";
+        assert_eq!(applied(text, "café x", "tea x"), "keep e\u{301}\ntea x\n");
+        assert_eq!(applied("café x\n", "cafe\u{301} x", "tea x"), "tea x\n");
     }
 
     #[test]
