@@ -665,9 +665,11 @@ fn an_overflow_inside_a_stream_is_compacted_and_retried() {
     if tmux_missing() {
         return;
     }
+    // A window with room for the system prompt and the seven tools' definitions beside the
+    // smallest compaction (in 8,192 they no longer fit once `grep` documented `context`).
     let world = World::new(
         Format::Anthropic,
-        8192,
+        12_288,
         json!({"reserveTokens": 2000, "keepRecentTokens": 100}),
     );
     let filler = "The parser reads tokens, builds the tree and reports errors with their spans. ";
