@@ -122,20 +122,12 @@ mod tests {
 
     use super::*;
     use crate::temporaries::shortened;
+    use crate::testing::names;
 
     const PRIVATE: AtomicWrite = AtomicWrite {
         existing: Existing::Replace,
         new_mode: 0o600,
     };
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
 
     #[test]
     fn a_replaced_file_keeps_its_mode_and_a_new_one_gets_the_given_mode() {

@@ -172,16 +172,8 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::testing::names;
     use crate::write::system_may_write;
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
 
     /// QA r105: `edit hard.txt` made a new `hard.txt`; its other name `hard2.txt` kept the old
     /// text, and nothing said so. Both names now see the change.

@@ -134,3 +134,19 @@ impl Swapper {
         swaps
     }
 }
+
+/// The names in `dir`, sorted: what a write left beside the file (a temporary, a copy).
+///
+/// # Panics
+/// When `dir` cannot be listed (test setup).
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()))
+        .map(|entry| match entry {
+            Ok(entry) => entry.file_name().to_string_lossy().into_owned(),
+            Err(error) => panic!("cannot list {}: {error}", dir.display()),
+        })
+        .collect();
+    names.sort();
+    names
+}
