@@ -4,23 +4,7 @@
 use ctxkit_protocol::{JsonObject, MessageContent, UserMessage};
 
 use super::*;
-use crate::config::{LlmOptions, ModelRole, resolve_model};
-use ctxkit_secrets::ApiKey;
-
-fn config(model: &str) -> ProviderConfig {
-    let options = LlmOptions {
-        model: Some(model.to_owned()),
-        api_key: Some(ApiKey::new("k")),
-        ..LlmOptions::default()
-    };
-    resolve_model(
-        &options,
-        &crate::config::EnvSettings::default(),
-        ModelRole::Agent,
-    )
-    .unwrap()
-    .unwrap()
-}
+use crate::wire::test_support::config;
 
 const MODEL: &str = "anthropic/claude-sonnet-4-5";
 

@@ -1,28 +1,12 @@
 //! Conversation mapping shared by the formats, and what each format does with replies from
 //! elsewhere: foreign thinking, unanswered calls, ids other providers refuse.
 
-use ctxkit_protocol::AgentMessage;
 use serde_json::{Value, json};
 
 use super::*;
 use crate::chat::ChatRequest;
-use crate::config::{EnvSettings, LlmOptions, ModelRole, ProviderConfig, resolve_model};
+use crate::wire::test_support::{config, message};
 use crate::wire::{anthropic_tools, gemini_tools, openai_responses_tools};
-
-fn config(model: &str) -> ProviderConfig {
-    let options = LlmOptions {
-        model: Some(model.to_owned()),
-        api_key: Some(ctxkit_secrets::ApiKey::new("k")),
-        ..LlmOptions::default()
-    };
-    resolve_model(&options, &EnvSettings::default(), ModelRole::Agent)
-        .unwrap()
-        .unwrap()
-}
-
-fn message(value: Value) -> AgentMessage {
-    serde_json::from_value(value).unwrap()
-}
 
 /// A reply from another provider with thinking, text and two calls; only the first is answered.
 fn foreign_conversation() -> ChatRequest {

@@ -203,3 +203,6 @@ pub(crate) fn bearer(config: &ProviderConfig) -> Vec<(String, String)> {
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod test_support;

@@ -6,22 +6,7 @@ use serde_json::{Value, json};
 
 use super::build;
 use crate::chat::ChatRequest;
-use crate::config::{EnvSettings, LlmOptions, ModelRole, ProviderConfig, resolve_model};
-
-fn config(model: &str) -> ProviderConfig {
-    let options = LlmOptions {
-        model: Some(model.to_owned()),
-        api_key: Some(ctxkit_secrets::ApiKey::new("k")),
-        ..LlmOptions::default()
-    };
-    resolve_model(&options, &EnvSettings::default(), ModelRole::Agent)
-        .unwrap()
-        .unwrap()
-}
-
-fn message(value: Value) -> AgentMessage {
-    serde_json::from_value(value).unwrap()
-}
+use crate::wire::test_support::{config, message};
 
 /// A gpt-5-mini reply as the session stores it.
 fn reply(content: Value) -> AgentMessage {

@@ -1,26 +1,9 @@
 //! Request shapes per API and reasoning level; response parsing is covered end to end in
 //! `tests/all`.
 
-use ctxkit_secrets::ApiKey;
-
 use super::*;
-use crate::config::{LlmOptions, ModelRole, ProviderConfig, resolve_model};
 use crate::models::ModelLimits;
-
-fn config(model: &str) -> ProviderConfig {
-    let options = LlmOptions {
-        model: Some(model.to_owned()),
-        api_key: Some(ApiKey::new("k")),
-        ..LlmOptions::default()
-    };
-    resolve_model(
-        &options,
-        &crate::config::EnvSettings::default(),
-        ModelRole::Agent,
-    )
-    .unwrap()
-    .unwrap()
-}
+use crate::wire::test_support::config;
 
 fn request(reasoning: Option<ReasoningLevel>) -> CompletionRequest {
     CompletionRequest {
