@@ -1,8 +1,9 @@
-//! Writing an existing file in place, where replacing it by a new file (`atomic`) would go wrong:
-//! a file with other names (hard links) would lose them (the other name keeps the old text), a
+//! Writing an existing file in place, where replacing it by a new file (`atomic`) is refused: a
 //! bind-mounted file cannot be renamed over (`EBUSY`), nor a file on another device (`EXDEV`), and
 //! a folder this user may not write refuses the temporary file though the file itself may be
-//! written. Pi 1.6.0 always writes in place; ctxkit does so only then.
+//! written. Pi 1.6.0 always writes in place; ctxkit does so only then, and never for a file with
+//! other names (hard links): one of them may lie outside the project, so the name in the project is
+//! replaced and parted from the others.
 //!
 //! A failed write still never destroys the file: the old content is kept in memory (at most
 //! [`MAX_IN_PLACE_BYTES`]), room for a longer content is taken before a byte is changed, and a
@@ -45,10 +46,9 @@ fn replacing_refused(error: &std::io::Error) -> bool {
 }
 
 impl Jail {
-    /// Writes `content` to `name` in `dir` (`relative` beneath the root): an existing file with
-    /// other names is written in place; any other is replaced by `replace`, and written in place
-    /// when the system refuses to replace it. A new file the folder refuses is
-    /// [`JailError::FolderReadOnly`].
+    /// Writes `content` to `name` in `dir` (`relative` beneath the root): replaced by `replace`,
+    /// and written in place when the system refuses to replace an existing file that has no
+    /// other name. A file the folder refuses is [`JailError::FolderReadOnly`].
     pub(crate) fn write_replacing(
         &self,
         dir: &Dir,
@@ -61,20 +61,16 @@ impl Jail {
             .symlink_metadata(name)
             .ok()
             .filter(|metadata| metadata.is_file());
-        if existing
+        // A file with other names is never written in place: an other name may lie outside the
+        // project (pnpm's store, linked into `node_modules`; a link the project's archive made),
+        // and finding every name of a file would mean walking the disk. Replacing the name here
+        // parts it from the others, which keep their text.
+        let single_name = existing
             .as_ref()
-            .is_some_and(|metadata| metadata.nlink() > 1)
-        {
-            match self.write_in_place(dir, relative, name, content) {
-                // Another name lies in ctxkit's own places or the credentials: that file is never
-                // written; the name here is replaced, which parts it from the other.
-                Err(error) if error.is_denied_place() => {}
-                written => return written,
-            }
-        }
+            .is_some_and(|metadata| metadata.nlink() <= 1);
         match replace(dir, name, content) {
             Ok(()) => Ok(()),
-            Err(source) if replacing_refused(&source) && existing.is_some() => {
+            Err(source) if replacing_refused(&source) && single_name => {
                 self.write_in_place(dir, relative, name, content)
             }
             Err(source) if matches!(source.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
@@ -175,30 +171,39 @@ mod tests {
     use crate::testing::names;
     use crate::write::system_may_write;
 
-    /// QA r105: `edit hard.txt` made a new `hard.txt`; its other name `hard2.txt` kept the old
-    /// text, and nothing said so. Both names now see the change.
+    /// A file with another name is replaced, never written in place: the other name may lie
+    /// outside the project (pnpm's store linked into `node_modules`), and that file must keep its
+    /// text. A version that wrote in place (QA r105, for Pi's parity) changed `outside/shared.txt`
+    /// through `project/hard-shared.txt`; the `agent_tools` fuzz target found it.
     #[test]
-    fn a_file_with_another_name_is_written_in_place_and_both_names_change() {
+    fn a_file_with_another_name_is_replaced_and_the_other_name_keeps_its_text() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("hard.txt"), "v1\n").unwrap();
-        std::fs::hard_link(dir.path().join("hard.txt"), dir.path().join("hard2.txt")).unwrap();
-        let inode = std::fs::metadata(dir.path().join("hard.txt"))
-            .unwrap()
-            .ino();
-        let jail = Jail::open_bare(dir.path()).unwrap();
+        let project = dir.path().join("project");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("shared.txt"), "v1\n").unwrap();
+        std::fs::hard_link(outside.join("shared.txt"), project.join("hard.txt")).unwrap();
+        let jail = Jail::open_bare(&project).unwrap();
         jail.write_atomic(Path::new("hard.txt"), b"v2 longer\n")
             .unwrap();
-        for name in ["hard.txt", "hard2.txt"] {
-            let path = dir.path().join(name);
-            assert_eq!(std::fs::read_to_string(&path).unwrap(), "v2 longer\n");
-            assert_eq!(std::fs::metadata(&path).unwrap().ino(), inode);
-        }
-        jail.write_atomic(Path::new("hard2.txt"), b"v3").unwrap();
         assert_eq!(
-            std::fs::read_to_string(dir.path().join("hard.txt")).unwrap(),
-            "v3"
+            std::fs::read_to_string(project.join("hard.txt")).unwrap(),
+            "v2 longer\n"
         );
-        assert_eq!(names(dir.path()), ["hard.txt", "hard2.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(outside.join("shared.txt")).unwrap(),
+            "v1\n"
+        );
+        assert_eq!(names(&project), ["hard.txt"]);
+        // Nor when the system refuses to replace it: the write fails, and neither name changes.
+        std::fs::hard_link(outside.join("shared.txt"), project.join("busy.txt")).unwrap();
+        let busy: Replacer = |_, _, _| Err(std::io::Error::from_raw_os_error(libc::EBUSY));
+        let refused = jail.write_atomic_with(Path::new("busy.txt"), b"v3", system_may_write, busy);
+        assert!(refused.is_err(), "{refused:?}");
+        for path in [outside.join("shared.txt"), project.join("busy.txt")] {
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "v1\n");
+        }
     }
 
     /// A hard link in the project to a file of a denied place is never written in place (the
