@@ -473,26 +473,10 @@ async fn a_shell_path_under_the_users_home_is_found() {
 /// one can be asked: the call does not run, the chat says why, and the next prompt is sent.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_piped_chat_asks_nothing_of_its_prompts_and_runs_nothing_that_needs_asking() {
-    let server = MockServer::start().await;
     let run = Run::new();
     let marker = run.home.path().join("APPROVED");
     let command = format!("touch {}", marker.display());
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5-mini",
-            "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_1",
-                        "name": "bash", "status": "completed",
-                        "arguments": json!({"command": command}).to_string()}],
-            "usage": {"input_tokens": 9, "output_tokens": 8, "total_tokens": 17}})))
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .respond_with(answered())
-        .mount(&server)
-        .await;
+    let server = crate::chat_print::server(Some(&command)).await;
     let output = piped_chat(
         &run,
         &server,

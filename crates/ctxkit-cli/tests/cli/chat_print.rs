@@ -44,7 +44,7 @@ pub(crate) async fn server(command: Option<&str>) -> MockServer {
 
 /// `ctxkit chat --model openai/gpt-5-mini ARGS` against `server`, in the folder `project` of the
 /// run's home (the home is ctxkit's, where tools never work), `input` piped in as it is.
-fn print_chat(run: &Run, server: &MockServer, args: &[&str], input: &str) -> String {
+pub(crate) fn print_chat(run: &Run, server: &MockServer, args: &[&str], input: &str) -> String {
     let base = format!("{}/v1", server.uri());
     let home = run.home.path().display().to_string();
     let variables = [

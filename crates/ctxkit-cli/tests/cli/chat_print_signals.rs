@@ -10,7 +10,7 @@ use serde_json::Value;
 use wiremock::MockServer;
 
 use crate::Run;
-use crate::chat_print::{OPENAI_KEY, project, server};
+use crate::chat_print::{OPENAI_KEY, print_chat, project, server};
 
 /// `ctxkit chat --model openai/gpt-5-mini --yes ARGS` against `server`, started in the run's
 /// project with nothing on its input, its output captured.
@@ -116,22 +116,12 @@ async fn a_prompt_too_big_for_the_window_says_why_it_was_not_sent() {
     let server = server(None).await;
     let run = Run::new();
     let big = "the log line of a long run, repeated many times over\n".repeat(50_000);
-    let base = format!("{}/v1", server.uri());
-    let variables = [
-        ("OPENAI_API_KEY", OPENAI_KEY),
-        ("OPENAI_BASE_URL", base.as_str()),
-    ];
-    let args = [
-        "chat",
-        "--model",
-        "openai/gpt-5-mini",
-        "--no-session",
-        "-p",
-        "summarize this log",
-    ];
-    let output = tokio::task::block_in_place(|| {
-        run.ctxkit_piped_in(&project(&run), &args, &variables, &big)
-    });
+    let output = print_chat(
+        &run,
+        &server,
+        &["--no-session", "-p", "summarize this log"],
+        &big,
+    );
     assert!(output.starts_with("exit: 3\n--- stderr\n"), "{output}");
     assert!(!output.contains("input line"), "{output}");
     assert!(!output.contains("cancelled"), "{output}");
