@@ -184,7 +184,12 @@ mod tests {
             r#"{"type":"message","id":"u2","parentId":"a1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"second","timestamp":3}}"#,
             "\n",
         );
-        let path = dir.join("d.jsonl");
+        written(dir, text)
+    }
+
+    /// The session `text` is, written as a file in `dir`.
+    fn written(dir: &std::path::Path, text: &str) -> Session {
+        let path = dir.join("session.jsonl");
         std::fs::write(&path, text).unwrap();
         Session::open(&path).unwrap()
     }
@@ -228,9 +233,7 @@ mod tests {
             "\n",
         );
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("w.jsonl");
-        std::fs::write(&path, text).unwrap();
-        let session = Session::open(&path).unwrap();
+        let session = written(dir.path(), text);
         let redactor = crate::Redactor::new(Vec::new(), &[]).unwrap();
         let options = crate::PageOptions::new("w", redactor);
         let data = crate::build_page_data(&session, &options).unwrap();
@@ -277,9 +280,7 @@ mod tests {
             "\n",
         );
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.jsonl");
-        std::fs::write(&path, text).unwrap();
-        let session = Session::open(&path).unwrap();
+        let session = written(dir.path(), text);
         let (list, count) = problems(&session);
         assert_eq!(count, 2, "{list}");
         assert_eq!(list[0]["line"], json!(3));
