@@ -104,6 +104,37 @@ async fn a_piped_chat_whose_last_request_succeeded_exits_0() {
     assert!(output.contains("all good"), "{output}");
 }
 
+/// QA (r105): under `--script` the provider's error and an unknown command's were printed on
+/// stdout, mixed with the replies a script reads; they go to stderr, the replies stay on stdout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scripts_errors_go_to_stderr_and_its_replies_to_stdout() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(refused())
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(answered())
+        .mount(&server)
+        .await;
+    let run = Run::new();
+    let output = piped_chat(&run, &server, "first\n/nonexistent-cmd\nsecond\n", &[]);
+    let (stdout, stderr) = output
+        .split_once("--- stderr\n")
+        .unwrap_or((output.as_str(), ""));
+    assert!(stdout.contains("all good"), "{output}");
+    for error in [
+        "Error: Provider `openai` returned HTTP 401",
+        "Unknown command `/nonexistent-cmd`",
+    ] {
+        assert!(stderr.contains(error), "{output}");
+        assert!(!stdout.contains(error), "{output}");
+    }
+}
+
 /// The reply stops on the output limit inside its tool calls: nothing runs, and the screen says
 /// so instead of listing the calls as if they ran.
 #[tokio::test(flavor = "multi_thread")]

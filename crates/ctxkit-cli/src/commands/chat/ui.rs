@@ -55,6 +55,8 @@ pub struct Ui {
     /// Print mode: nothing of the conversation is shown (stdout holds the final answer only);
     /// errors and notices go to stderr.
     quiet: Arc<AtomicBool>,
+    /// `--script`: the conversation on stdout, errors on stderr, where a script looks for them.
+    errors_to_stderr: bool,
 }
 
 /// What a reasoning block shows as under `hideThinkingBlock` (Pi's label).
@@ -83,14 +85,18 @@ impl Ui {
             hide_thinking: Arc::default(),
             terminal_progress: Arc::default(),
             quiet: Arc::default(),
+            errors_to_stderr: false,
         }
     }
 
-    /// The output of a chat in `mode`: quiet in print mode ([`Ui::set_quiet`]).
+    /// The output of a chat in `mode`: quiet in print mode ([`Ui::set_quiet`]); in script mode
+    /// errors go to stderr.
     pub fn for_mode(mode: super::print::ChatMode) -> Self {
-        let ui = Self::new();
-        if mode == super::print::ChatMode::Print {
-            ui.set_quiet();
+        let mut ui = Self::new();
+        match mode {
+            super::print::ChatMode::Print => ui.set_quiet(),
+            super::print::ChatMode::Script => ui.errors_to_stderr = true,
+            super::print::ChatMode::Interactive => {}
         }
         ui
     }
@@ -307,7 +313,9 @@ impl Ui {
     /// A message of ctxkit's own, in the colour of `role`: on a terminal its lines are broken
     /// between words to fit (the terminal would break them at its last column, mid-word).
     fn message(&self, role: Role, text: &str) {
-        if self.is_quiet() {
+        if self.is_quiet() || (self.errors_to_stderr && role == Role::Error) {
+            // What stdout holds so far comes first where both go to one file.
+            let _ = std::io::stdout().lock().flush();
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "{}", crate::render::terminal_safe(text));
             return;
