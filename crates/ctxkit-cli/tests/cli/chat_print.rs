@@ -270,3 +270,50 @@ async fn a_failed_request_is_reported_once() {
         "{output}"
     );
 }
+
+/// QA (r105 long workday): print mode started a summary in the background past
+/// `backgroundPercent` of the threshold, and the run ended before any compaction took it: the
+/// summary request was paid for and thrown away. Print mode writes no summary ahead; the
+/// compaction at the threshold still runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn print_mode_writes_no_summary_in_the_background() {
+    let server = MockServer::start().await;
+    let bash = |command: &str, input_tokens: u64| {
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": "resp_0", "object": "response", "status": "completed", "model": "gpt-5-mini",
+            "output": [{"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                        "name": "bash", "status": "completed",
+                        "arguments": json!({"command": command}).to_string()}],
+            "usage": {"input_tokens": input_tokens, "output_tokens": 8,
+                      "total_tokens": input_tokens + 8}}))
+    };
+    // Two long prompts: the second is what the compaction would keep, the first what it would
+    // summarize. The third run's first reply counts past 90% of the default 60,000-token
+    // threshold, under the threshold, and its tool takes a while.
+    let replies = [
+        answered("noted"),
+        answered("noted again"),
+        bash("sleep 2", 56_000),
+        answered("all good"),
+    ];
+    let served = std::sync::atomic::AtomicUsize::new(0);
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(move |_: &wiremock::Request| {
+            let index = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            replies[index.min(replies.len() - 1)].clone()
+        })
+        .mount(&server)
+        .await;
+    let run = Run::new();
+    let long = "a line of notes to keep in mind\n".repeat(2_000);
+    let first = print_chat(&run, &server, &["-p", "read these"], &long);
+    assert!(first.starts_with("exit: 0\nnoted"), "{first}");
+    let second = print_chat(&run, &server, &["-p", "-c", "and these"], &long);
+    assert!(second.starts_with("exit: 0\nnoted again"), "{second}");
+    let third = print_chat(&run, &server, &["-p", "--yes", "-c", "wait a little"], "");
+    assert!(third.starts_with("exit: 0\nall good"), "{third}");
+    // One request for each answer and one for the call: no summary between.
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 4, "{third}");
+}

@@ -88,7 +88,9 @@ pub struct CompactionConfig {
     /// (sends file contents to the summary model).
     pub file_context: bool,
     /// Write the summary in the background from `backgroundPercent` of the window on, so the
-    /// compaction at the threshold only appends it.
+    /// compaction at the threshold only appends it. Not in print mode (`ctxkit chat -p`): the
+    /// summary is kept in memory, and a run that ends before the threshold would throw away what
+    /// it cost.
     #[schemars(extend("x-project" = true))]
     pub background: bool,
     /// The share of the window (of the threshold when `thresholdTokens` is set) from which the

@@ -143,13 +143,18 @@ pub async fn build(
         .model
         .clone()
         .unwrap_or_else(|| spec.clone());
-    let setup = summary_setup::resolve(
+    let mut setup = summary_setup::resolve(
         process,
         SummaryFlags {
             model: Some(&compaction_model),
             ..SummaryFlags::default()
         },
     )?;
+    if super::print::ChatMode::of(args) == super::print::ChatMode::Print {
+        // A summary written ahead is kept in memory for the compaction at the threshold; print
+        // mode ends with its run, so one started there was paid for and thrown away.
+        setup.engine_settings.compaction.background = false;
+    }
     let confirm_bash = !args.yes && typed.chat.confirm_bash;
 
     let flag_level = args
