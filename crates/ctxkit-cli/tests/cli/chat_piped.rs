@@ -54,6 +54,23 @@ async fn responses_server(response: ResponseTemplate) -> MockServer {
     server
 }
 
+/// A Responses API that refuses the first request and answers every later one.
+async fn refused_once_then_answered() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(refused())
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(answered())
+        .mount(&server)
+        .await;
+    server
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_piped_chat_whose_last_request_failed_exits_7_and_says_why() {
     let server = responses_server(refused()).await;
@@ -82,18 +99,7 @@ async fn a_piped_chat_whose_last_request_failed_exits_7_and_says_why() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_piped_chat_whose_last_request_succeeded_exits_0() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .respond_with(refused())
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .respond_with(answered())
-        .mount(&server)
-        .await;
+    let server = refused_once_then_answered().await;
     let run = Run::new();
     let output = piped_chat(&run, &server, "first\nsecond\n", &[]);
     assert!(output.starts_with("exit: 0"), "{output}");
@@ -108,18 +114,7 @@ async fn a_piped_chat_whose_last_request_succeeded_exits_0() {
 /// stdout, mixed with the replies a script reads; they go to stderr, the replies stay on stdout.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_scripts_errors_go_to_stderr_and_its_replies_to_stdout() {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .respond_with(refused())
-        .up_to_n_times(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .respond_with(answered())
-        .mount(&server)
-        .await;
+    let server = refused_once_then_answered().await;
     let run = Run::new();
     let output = piped_chat(&run, &server, "first\n/nonexistent-cmd\nsecond\n", &[]);
     let (stdout, stderr) = output
