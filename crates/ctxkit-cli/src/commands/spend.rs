@@ -100,10 +100,12 @@ pub(crate) fn status_parts(spend: &SessionSpend) -> Option<(String, Option<Strin
             plural(unpriced)
         ),
     };
-    let share = spend
-        .requests
-        .cache_read_share()
-        .map(|share| format!("{:.0}% cache reads", share * 100.0));
+    // Over every call, as `/session` counts it: summaries that read the conversation's cache
+    // count too (QA r106: the status line said 91% where `/session` said 92.0%).
+    let (input, _) = spend.total_tokens();
+    let (cache_read, _) = spend.total_cache_tokens();
+    let share = (input > 0)
+        .then(|| format!("{:.0}% cache reads", cache_read as f64 * 100.0 / input as f64));
     Some((text, share))
 }
 
@@ -282,6 +284,17 @@ mod tests {
         assert_eq!(lines[0], "$0.1171 over 3 model calls");
         assert!(lines[1].starts_with("  requests"), "{lines:?}");
         assert!(lines[2].starts_with("  cache warming"), "{lines:?}");
+        // A summary that read the conversation's cache counts, as `/session` counts it.
+        spend.summaries = SpendPart {
+            calls: 1,
+            input_tokens: 0,
+            cache_read_tokens: 1_000,
+            ..SpendPart::default()
+        };
+        assert_eq!(
+            status_fragment(&spend).as_deref(),
+            Some("$0.1171 spent, 95% cache reads")
+        );
     }
 
     /// QA (fourth round): a custom model with no known price showed "$0.0000 spent" in the chat's
