@@ -104,8 +104,12 @@ pub(crate) fn status_parts(spend: &SessionSpend) -> Option<(String, Option<Strin
     // count too (QA r106: the status line said 91% where `/session` said 92.0%).
     let (input, _) = spend.total_tokens();
     let (cache_read, _) = spend.total_cache_tokens();
-    let share = (input > 0)
-        .then(|| format!("{:.0}% cache reads", cache_read as f64 * 100.0 / input as f64));
+    let share = (input > 0).then(|| {
+        format!(
+            "{:.0}% cache reads",
+            cache_read as f64 * 100.0 / input as f64
+        )
+    });
     Some((text, share))
 }
 

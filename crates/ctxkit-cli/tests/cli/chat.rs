@@ -200,7 +200,7 @@ impl World {
         *self.script.summary_delay.lock().unwrap() = delay;
     }
 
-    fn refuse_summaries(&self, refuse: bool) {
+    pub(crate) fn refuse_summaries(&self, refuse: bool) {
         self.script
             .refuse_summaries
             .store(refuse, std::sync::atomic::Ordering::SeqCst);

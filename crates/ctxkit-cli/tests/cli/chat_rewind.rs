@@ -158,6 +158,89 @@ fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
     assert!(summary_request.contains("the jump"), "{summary_request}");
 }
 
+/// QA (r106 tree): `branchSummary.skipPrompt` was read and never used, and Enter on the leaf
+/// asked about a summary, then said it moved there. As Pi 1.6.0: the setting moves at once with
+/// no summary, and Enter on the leaf says it is already there.
+#[test]
+fn tree_skips_the_summary_question_when_told_and_stays_on_the_leaf() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    let settings_path = world.home.path().join("settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings_path).unwrap()).unwrap();
+    settings["branchSummary"] = json!({"skipPrompt": true});
+    std::fs::write(&settings_path, settings.to_string()).unwrap();
+    world.answer(text("First answer.", 300));
+    world.answer(text("Second answer.", 400));
+    let tmux = world.start("");
+    tmux.resize(100, 24);
+    tmux.wait_idle(1);
+    tmux.line("one");
+    tmux.wait_idle(2);
+    tmux.line("two");
+    tmux.wait_for("Second answer.");
+    tmux.wait_idle(3);
+    tmux.line("/tree");
+    wait_list(&tmux, "Session tree");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Already at this point");
+    tmux.line("/tree");
+    wait_list(&tmux, "Session tree");
+    move_up_to(&tmux, "First answer.");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Moved to ");
+    assert!(
+        !screen.contains("Summarize the branch left behind"),
+        "{screen}"
+    );
+    assert!(world.summary_requests().is_empty());
+}
+
+/// QA (r106 tree): a branch summary the provider refused was said twice, as the summary's
+/// failure and as the command's error. It is said once; the leaf stays.
+#[test]
+fn a_failed_branch_summary_is_said_once_and_the_leaf_stays() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    world.answer(text("Second answer.", 400));
+    world.refuse_summaries(true);
+    let tmux = world.start("");
+    tmux.resize(100, 24);
+    tmux.wait_idle(1);
+    tmux.line("one");
+    tmux.wait_idle(2);
+    tmux.line("two");
+    tmux.wait_for("Second answer.");
+    tmux.wait_idle(3);
+    tmux.line("/tree");
+    wait_list(&tmux, "Session tree");
+    move_up_to(&tmux, "First answer.");
+    tmux.keys(&["Enter"]);
+    wait_list(&tmux, "Summarize the branch left behind");
+    tmux.keys(&["Down"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Branch summary failed");
+    tmux.wait_idle(4);
+    let screen = tmux.screen();
+    assert_eq!(
+        screen.matches("Summarization failed").count(),
+        1,
+        "{screen}"
+    );
+    let file = world.session_files().remove(0);
+    let entries = world.entries(&file);
+    assert!(
+        entries
+            .iter()
+            .all(|entry| entry["type"] != "branch_summary")
+    );
+}
+
 /// A linear session of `pairs` prompts and replies.
 fn long_session(file: &Path, cwd: &Path, pairs: usize) {
     let mut lines = vec![

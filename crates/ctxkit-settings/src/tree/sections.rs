@@ -11,7 +11,8 @@ pub struct BranchSummaryConfig {
     /// The summary's input budget is the window minus this (when this is as large as the window,
     /// the reserve compaction would take for that window: an eighth of it, at least 512).
     pub reserve_tokens: u64,
-    /// Summarize a left branch without asking.
+    /// Move in the chat's `/tree` without asking whether to summarize the branch left behind,
+    /// and without a summary (Pi's meaning; `/tree <id> --summarize` still summarizes).
     pub skip_prompt: bool,
 }
 

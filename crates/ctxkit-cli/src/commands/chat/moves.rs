@@ -53,11 +53,18 @@ impl Chat {
     /// what was summarized; a user message's text comes back for editing.
     pub(super) async fn go_to(&mut self, id: &str, options: NavigateOptions) -> Result<Action> {
         // A branch summary is work the terminal is told of, as a compaction is.
-        let working = options.summarize.then(|| self.ui.working());
+        let summarize = options.summarize;
+        let working = summarize.then(|| self.ui.working());
         let outcome = self.navigate_recorded(id, options).await;
         drop(working);
         self.events.flush().await;
-        let outcome = outcome?;
+        let outcome = match outcome {
+            // The summary's end event said why, above; the leaf stayed (QA r106: said twice).
+            Err(ctxkit_engine::EngineError::Summarization(_)) if summarize => {
+                return Ok(Action::Continue);
+            }
+            other => other?,
+        };
         if outcome.cancelled || outcome.aborted {
             self.ui.notice("Navigation cancelled; nothing changed");
             return Ok(Action::Continue);

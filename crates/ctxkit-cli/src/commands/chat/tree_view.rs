@@ -257,10 +257,11 @@ impl Chat {
         if every.is_empty() {
             return Ok(None);
         }
-        let setting = crate::commands::settings::settings_of_project(&self.environment)
-            .settings()
-            .tree_filter_mode
-            .clone();
+        let settings = crate::commands::settings::settings_of_project(&self.environment);
+        let setting = settings.settings().tree_filter_mode.clone();
+        // `branchSummary.skipPrompt` (Pi's): move without the summary question, and without a
+        // summary.
+        let skip_prompt = settings.settings().branch_summary.skip_prompt;
         let mut filter = TreeFilter::from_setting(&setting);
         let (shown, mut start) = filtered(&every, filter, leaf);
         let mut rows = Rows {
@@ -313,8 +314,18 @@ impl Chat {
                 }
                 Picked::Chosen(row) => {
                     let Some(id) = id(row) else { continue };
+                    // As Pi: Enter on the leaf moves nothing and asks nothing.
+                    if rows.rows.get(row).is_some_and(|row| row.is_leaf) {
+                        self.ui.line("Already at this point");
+                        return Ok(Some(Action::Continue));
+                    }
                     let short = rows.get(row).short;
-                    match choose_summary(&id, &short, ask) {
+                    let options = if skip_prompt {
+                        Some(NavigateOptions::default())
+                    } else {
+                        choose_summary(&id, &short, ask)
+                    };
+                    match options {
                         Some(options) => return self.go_to(&id, options).await.map(Some),
                         None => Some(id),
                     }
