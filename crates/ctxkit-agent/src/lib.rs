@@ -100,7 +100,10 @@ pub use limits::WorkspaceLimits;
 pub use model::ChatModel;
 pub use names::{shown_path, shown_path_argument};
 pub use tool::{Tool, ToolContext, ToolOutcome, ToolProgress, ToolRegistry, TypedTool};
-pub use tool_selection::{ToolSelection, UnknownTool, select_coding_tools};
+pub use tool_selection::{
+    NoTools, ToolFlags, ToolListProblem, ToolListSource, ToolSelection, UnknownTool,
+    select_coding_tools, select_tools, tool_list_problem,
+};
 pub use warming::{CacheWarmer, CacheWarming, PromptCache};
 pub use workspace::{Access, Place, Refusal, Workspace, resolve as resolve_path};
 

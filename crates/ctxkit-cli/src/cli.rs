@@ -32,7 +32,35 @@ pub struct Cli {
 
 /// Parses the command line, exiting as clap does on `--help`, `--version` or a usage error.
 pub fn parse_command_line() -> Cli {
-    Cli::try_parse().unwrap_or_else(|error| usage_error(error, std::env::args_os()).exit())
+    let arguments = with_pi_short_forms(std::env::args_os());
+    Cli::try_parse_from(arguments.clone())
+        .unwrap_or_else(|error| usage_error(error, arguments).exit())
+}
+
+/// Pi's short forms of more than one letter, which clap cannot declare (its short options are
+/// one letter: `-nt` would read as `-n t`), each with the long form it stands for.
+const PI_SHORT_FORMS: [(&str, &str); 3] = [
+    ("-nt", "--no-tools"),
+    ("-nbt", "--no-builtin-tools"),
+    ("-xt", "--exclude-tools"),
+];
+
+/// `arguments` with each of Pi's short forms of more than one letter ([`PI_SHORT_FORMS`]) that
+/// stands alone after `chat` and before `--` written as its long form, as Pi takes it.
+pub fn with_pi_short_forms(arguments: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut in_chat = false;
+    let mut options_ended = false;
+    let mut rewritten = Vec::new();
+    for argument in arguments {
+        let long_form = PI_SHORT_FORMS
+            .iter()
+            .find(|(short, _)| in_chat && !options_ended && argument == *short)
+            .map(|(_, long)| OsString::from(long));
+        options_ended |= in_chat && argument == "--";
+        in_chat |= argument == "chat";
+        rewritten.push(long_form.unwrap_or(argument));
+    }
+    rewritten
 }
 
 /// `error` as it reads without the environment: clap puts an argument a variable filled in the

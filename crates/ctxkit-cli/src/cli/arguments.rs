@@ -73,6 +73,22 @@ pub struct ChatArgs {
     /// `system`), in place of the setting `theme`, which stays as it is (Pi's `--use-theme`).
     #[arg(long, value_name = "NAME")]
     pub use_theme: Option<String>,
+    /// Only these tools (Pi's `--tools`, `-t`): comma-separated names or `*` patterns, `recall`
+    /// only when named or matched; a list of only `+name`/`-name` entries adds to or removes from
+    /// the `defaultTools` selection instead. Overrides the setting `defaultTools` for this run.
+    #[arg(short = 't', long, value_name = "TOOLS", value_parser = parse_tool_list)]
+    pub tools: Option<ToolList>,
+    /// No tools at all, `recall` included, unless `--tools` names some (Pi's `--no-tools`, `-nt`).
+    #[arg(long)]
+    pub no_tools: bool,
+    /// None of the built-in tools unless `--tools` names some; `recall` stays (Pi's
+    /// `--no-builtin-tools`, `-nbt`).
+    #[arg(long)]
+    pub no_builtin_tools: bool,
+    /// Never these tools, `recall` included: comma-separated names or `*` patterns, applied last
+    /// (Pi's `--exclude-tools`, `-xt`).
+    #[arg(long, value_name = "TOOLS", value_parser = parse_tool_names)]
+    pub exclude_tools: Option<ToolList>,
     /// Print mode (Pi's `-p`): send one prompt (piped input, then the first MESSAGE), run the agent
     /// to its end, print the final answer on stdout and exit; nothing in the prompt is run as
     /// `!command` or `/command`. The default when standard input is not a terminal.
@@ -95,6 +111,31 @@ pub struct ChatArgs {
     /// reads before each prompt.
     #[arg(skip)]
     pub store_sync: Option<crate::commands::SyncStatus>,
+}
+
+/// A comma-separated list of tool names, patterns or `+name`/`-name` entries, each trimmed,
+/// blank ones left out (as Pi splits it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolList(pub Vec<String>);
+
+fn parse_tool_names(text: &str) -> Result<ToolList, String> {
+    Ok(ToolList(
+        text.split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    ))
+}
+
+/// A `--tools` list, refused as Pi refuses it: names mixed with `+name`/`-name` entries, or a
+/// pattern in one of those.
+fn parse_tool_list(text: &str) -> Result<ToolList, String> {
+    let list = parse_tool_names(text)?;
+    match ctxkit_agent::tool_list_problem(&list.0) {
+        Some(problem) => Err(problem.to_string()),
+        None => Ok(list),
+    }
 }
 
 #[derive(Debug, Subcommand)]

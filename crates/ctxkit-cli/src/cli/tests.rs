@@ -2,7 +2,7 @@
 
 use clap::CommandFactory as _;
 
-use super::Cli;
+use super::{Cli, with_pi_short_forms};
 
 /// Every option of every command, with the path of commands it belongs to.
 fn options(command: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
@@ -37,4 +37,48 @@ fn trust_says_it_covers_every_held_setting() {
     let about = trust.get_about().unwrap().to_string();
     assert!(!about.contains("Trust the hooks"), "{about}");
     assert!(about.contains("llm.baseUrl"), "{about}");
+}
+
+fn words(line: &str) -> Vec<std::ffi::OsString> {
+    line.split(' ').map(std::ffi::OsString::from).collect()
+}
+
+/// Pi's `-nt`, `-nbt` and `-xt` are taken as their long forms after `chat` and before `--` (clap's
+/// short options are one letter), and stay as they are anywhere else.
+#[test]
+fn pi_short_forms_of_several_letters_are_taken_in_chat() {
+    assert_eq!(
+        with_pi_short_forms(words("ctxkit chat -nt -nbt -xt bash -p -- -nt")),
+        words("ctxkit chat --no-tools --no-builtin-tools --exclude-tools bash -p -- -nt")
+    );
+    assert_eq!(
+        with_pi_short_forms(words("ctxkit sessions -nt")),
+        words("ctxkit sessions -nt")
+    );
+}
+
+/// The tool flags parse as Pi's, and a `--tools` list Pi refuses is a usage error.
+#[test]
+fn the_tool_flags_parse_as_pi_takes_them() {
+    use clap::Parser as _;
+    let cli = Cli::try_parse_from(with_pi_short_forms(
+        words("ctxkit chat -t read,_grep_ -xt bash,,w* -nbt -p hi")
+            .into_iter()
+            .map(|word| word.to_string_lossy().replace('_', " ").into()),
+    ))
+    .unwrap();
+    let super::Command::Chat(args) = cli.command else {
+        panic!("not a chat: {:?}", cli.command);
+    };
+    assert_eq!(args.tools.unwrap().0, ["read", "grep"]);
+    assert_eq!(args.exclude_tools.unwrap().0, ["bash", "w*"]);
+    assert!(args.no_builtin_tools && !args.no_tools && args.print);
+    let error = Cli::try_parse_from(words("ctxkit chat --tools read,+bash")).unwrap_err();
+    assert_eq!(error.kind(), clap::error::ErrorKind::ValueValidation);
+    assert!(
+        error
+            .to_string()
+            .contains("tool names cannot be mixed with +name or -name entries"),
+        "{error}"
+    );
 }

@@ -282,6 +282,7 @@ mod chat_highlight;
 mod chat_images;
 mod chat_jail;
 mod chat_other_writer;
+mod chat_pi_flags;
 mod chat_pi_resources;
 mod chat_pins;
 mod chat_piped;

@@ -109,7 +109,8 @@ pub async fn build(
     let llm_options = summary_setup::llm_options(settings)?;
     let (loaded, cwd) = resources::load_for_chat(process)?;
     resources::warn_of_resources(&loaded)?;
-    let tools = crate::commands::default_tools::coding_tools(settings.settings())?;
+    let tool_flags = crate::commands::default_tools::tool_flags(args);
+    let tools = crate::commands::default_tools::chat_tools(settings.settings(), &tool_flags)?;
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
     let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
