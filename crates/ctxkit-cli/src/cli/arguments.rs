@@ -89,6 +89,14 @@ pub struct ChatArgs {
     /// (Pi's `--exclude-tools`, `-xt`).
     #[arg(long, value_name = "TOOLS", value_parser = parse_tool_names)]
     pub exclude_tools: Option<ToolList>,
+    /// The system prompt in place of ctxkit's and `SYSTEM.md` (Pi's `--system-prompt`): a file's
+    /// text when a file of that name is there (relative to the session's folder), else the text.
+    #[arg(long, value_name = "TEXT|FILE")]
+    pub system_prompt: Option<String>,
+    /// Text added to the system prompt in place of `APPEND_SYSTEM.md`, repeatable (Pi's
+    /// `--append-system-prompt`): a file's text when a file of that name is there, else the text.
+    #[arg(long, value_name = "TEXT|FILE")]
+    pub append_system_prompt: Vec<String>,
     /// Print mode (Pi's `-p`): send one prompt (piped input, then the first MESSAGE), run the agent
     /// to its end, print the final answer on stdout and exit; nothing in the prompt is run as
     /// `!command` or `/command`. The default when standard input is not a terminal.

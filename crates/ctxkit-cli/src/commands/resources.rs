@@ -86,10 +86,12 @@ impl<Announce: Fn(&str) + Send + Sync> ProgressReporter for InstallNotices<Annou
 /// missing (Pi 1.6 does so at every start and `/reload`; one that fails is a resource problem,
 /// tried again next time), each announced through `announce` before it runs. Only entries the
 /// settings apply are seen: an untrusted project's npm and git packages are held back until
-/// `ctxkit trust`, so nothing of such a project is installed here.
+/// `ctxkit trust`, so nothing of such a project is installed here. `options` are the chat's
+/// command-line inputs (`--system-prompt`, …).
 pub(super) fn load_installing(
     environment: &Environment,
     settings: &SettingsManager,
+    options: &LoaderOptions,
     announce: impl Fn(&str) + Send + Sync + 'static,
 ) -> LoadedResources {
     let manager = PackageManager::new(environment.clone(), settings)
@@ -99,7 +101,7 @@ pub(super) fn load_installing(
         environment,
         settings,
         &manager,
-        &LoaderOptions::default(),
+        options,
         &LoaderOverrides::default(),
     );
     warn_of_command_names(&mut loaded);
@@ -109,9 +111,10 @@ pub(super) fn load_installing(
 /// [`load_installing`] for a chat's start: the installs are said on stderr.
 pub(super) fn load_for_chat(
     process: &ProcessSettings<'_>,
+    options: &LoaderOptions,
 ) -> Result<(LoadedResources, std::path::PathBuf)> {
     let environment = process.environment()?;
-    let loaded = load_installing(environment, process.settings()?, |line| {
+    let loaded = load_installing(environment, process.settings()?, options, |line| {
         let _ = writeln!(crate::redact::stderr(), "{line}");
     });
     Ok((loaded, environment.cwd.clone()))

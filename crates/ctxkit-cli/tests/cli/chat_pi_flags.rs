@@ -103,3 +103,46 @@ fn a_mixed_tools_list_is_refused() {
         "{output}"
     );
 }
+
+/// The request's system prompt (the Responses API's `instructions`).
+async fn instructions(server: &MockServer) -> String {
+    first_request(server).await["instructions"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// `--system-prompt` and `--append-system-prompt` were unknown arguments. Now a value naming a
+/// file in the session's folder is read and any other is the text, as Pi's: the base replaces
+/// `SYSTEM.md`, the appended parts replace `APPEND_SYSTEM.md`, in order.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_system_prompt_flags_give_the_request_their_text() {
+    let server = server(None).await;
+    let run = Run::new();
+    std::fs::write(run.home.path().join("SYSTEM.md"), "From SYSTEM.md").unwrap();
+    std::fs::write(
+        run.home.path().join("APPEND_SYSTEM.md"),
+        "From APPEND_SYSTEM.md",
+    )
+    .unwrap();
+    std::fs::write(
+        crate::chat_print::project(&run).join("notes.md"),
+        "Notes from the file.",
+    )
+    .unwrap();
+    let args = [
+        "--system-prompt",
+        "You are a terse reviewer.",
+        "--append-system-prompt",
+        "notes.md",
+        "--append-system-prompt",
+        "Answer in French.",
+        "-p",
+        "hi",
+    ];
+    let output = print_chat(&run, &server, &args, "");
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    let prompt = instructions(&server).await;
+    assert!(prompt.starts_with("You are a terse reviewer.\n\n<addendum>\nNotes from the file.\n\nAnswer in French.\n</addendum>"), "{prompt}");
+    assert!(!prompt.contains("SYSTEM.md"), "{prompt}");
+}

@@ -224,7 +224,12 @@ impl Chat {
             }
         }
         let ui = self.ui.clone();
-        let loaded = load_installing(&self.environment, &settings, move |line| ui.notice(line));
+        let loaded = load_installing(
+            &self.environment,
+            &settings,
+            &self.loader_options,
+            move |line| ui.notice(line),
+        );
         let problems = diagnostics(&loaded);
         for problem in problems.iter().take(SHOWN_PROBLEMS) {
             self.ui.notice(&problem.to_string());

@@ -107,7 +107,8 @@ pub async fn build(
     let environment = process.environment()?;
     let settings = process.settings()?;
     let llm_options = summary_setup::llm_options(settings)?;
-    let (loaded, cwd) = resources::load_for_chat(process)?;
+    let loader_options = loader_options(args);
+    let (loaded, cwd) = resources::load_for_chat(process, &loader_options)?;
     resources::warn_of_resources(&loaded)?;
     let tool_flags = crate::commands::default_tools::tool_flags(args);
     let tools = crate::commands::default_tools::chat_tools(settings.settings(), &tool_flags)?;
@@ -243,12 +244,25 @@ pub async fn build(
         checkpoints,
         boundary,
         yes_flag: args.yes,
+        loader_options,
         confirm_bash,
         prompts_for_history: std::sync::Mutex::default(),
         spend_cache: std::sync::Mutex::default(),
     };
     chat.share_request_overhead().await;
     Ok(chat)
+}
+
+/// What the command line gives the resource loader: Pi's `--system-prompt` (in place of
+/// `SYSTEM.md`) and `--append-system-prompt` values (in place of `APPEND_SYSTEM.md`), each a file
+/// read when one of that name is there (relative to the session's folder), else the text itself.
+/// The user's own command line: no project trust is asked of it.
+fn loader_options(args: &ChatArgs) -> ctxkit_resources::LoaderOptions {
+    ctxkit_resources::LoaderOptions {
+        system_prompt: args.system_prompt.clone(),
+        append_system_prompt: args.append_system_prompt.clone(),
+        ..ctxkit_resources::LoaderOptions::default()
+    }
 }
 
 /// The session the chat starts in, and whether `--continue` found nothing to continue (a new
