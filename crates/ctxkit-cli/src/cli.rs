@@ -39,10 +39,13 @@ pub fn parse_command_line() -> Cli {
 
 /// Pi's short forms of more than one letter, which clap cannot declare (its short options are
 /// one letter: `-nt` would read as `-n t`), each with the long form it stands for.
-const PI_SHORT_FORMS: [(&str, &str); 3] = [
+const PI_SHORT_FORMS: [(&str, &str); 6] = [
     ("-nt", "--no-tools"),
     ("-nbt", "--no-builtin-tools"),
     ("-xt", "--exclude-tools"),
+    ("-nc", "--no-context-files"),
+    ("-ns", "--no-skills"),
+    ("-np", "--no-prompt-templates"),
 ];
 
 /// `arguments` with each of Pi's short forms of more than one letter ([`PI_SHORT_FORMS`]) that

@@ -97,6 +97,18 @@ pub struct ChatArgs {
     /// `--append-system-prompt`): a file's text when a file of that name is there, else the text.
     #[arg(long, value_name = "TEXT|FILE")]
     pub append_system_prompt: Vec<String>,
+    /// The session's display name, as `/name` sets it (Pi's `--name`, `-n`).
+    #[arg(short = 'n', long, value_name = "NAME", value_parser = parse_session_name)]
+    pub name: Option<String>,
+    /// Leave out the instruction files `AGENTS.md`/`CLAUDE.md` (Pi's `--no-context-files`, `-nc`).
+    #[arg(long)]
+    pub no_context_files: bool,
+    /// Load no configured skills (Pi's `--no-skills`, `-ns`).
+    #[arg(long)]
+    pub no_skills: bool,
+    /// Load no configured prompt templates (Pi's `--no-prompt-templates`, `-np`).
+    #[arg(long)]
+    pub no_prompt_templates: bool,
     /// Print mode (Pi's `-p`): send one prompt (piped input, then the first MESSAGE), run the agent
     /// to its end, print the final answer on stdout and exit; nothing in the prompt is run as
     /// `!command` or `/command`. The default when standard input is not a terminal.
@@ -119,6 +131,15 @@ pub struct ChatArgs {
     /// reads before each prompt.
     #[arg(skip)]
     pub store_sync: Option<crate::commands::SyncStatus>,
+}
+
+/// A `--name` value, trimmed; a blank one is refused, as Pi refuses it.
+fn parse_session_name(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    if name.is_empty() {
+        return Err("the session name is blank".to_owned());
+    }
+    Ok(name.to_owned())
 }
 
 /// A comma-separated list of tool names, patterns or `+name`/`-name` entries, each trimmed,

@@ -146,3 +146,22 @@ async fn the_system_prompt_flags_give_the_request_their_text() {
     assert!(prompt.starts_with("You are a terse reviewer.\n\n<addendum>\nNotes from the file.\n\nAnswer in French.\n</addendum>"), "{prompt}");
     assert!(!prompt.contains("SYSTEM.md"), "{prompt}");
 }
+
+/// `--name` and `--no-context-files` were unknown arguments. Now `--name` names the session as
+/// `/name` does (the listing shows it) and `-nc` leaves the instruction files out of the prompt.
+#[tokio::test(flavor = "multi_thread")]
+async fn name_names_the_session_and_no_context_files_leaves_agents_md_out() {
+    let server = server(None).await;
+    let run = Run::new();
+    let project = crate::chat_print::project(&run);
+    std::fs::write(project.join("AGENTS.md"), "Always answer in haiku.").unwrap();
+    let args = ["--name", " Refactor auth ", "-nc", "-p", "hi"];
+    let output = print_chat(&run, &server, &args, "");
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    let prompt = instructions(&server).await;
+    assert!(!prompt.contains("haiku"), "{prompt}");
+    let sessions = run.ctxkit(&["sessions", "--all"]);
+    assert!(sessions.contains("Refactor auth"), "{sessions}");
+    let refused = run.ctxkit(&["chat", "--name", " ", "-p", "hi"]);
+    assert!(refused.starts_with("exit: 2\n"), "{refused}");
+}

@@ -192,7 +192,7 @@ struct Chat {
     /// `--yes`: no `bash` command is asked about, whatever `chat.confirmBash` says.
     yes_flag: bool,
     /// What the command line gives the resource loader (`--system-prompt`,
-    /// `--append-system-prompt`): kept for `/reload`, as Pi keeps them.
+    /// `--append-system-prompt`, `--no-skills`, …): kept for `/reload`, as Pi keeps them.
     loader_options: ctxkit_resources::LoaderOptions,
     /// Whether `bash` commands are asked about now (`chat.confirmBash`, as last applied).
     confirm_bash: bool,

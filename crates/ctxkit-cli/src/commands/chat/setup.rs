@@ -188,6 +188,10 @@ pub async fn build(
     let client = client.with_message_threads(&threads, &thread_session);
     let (engine, events) = super::start_engine(&parts, client.info(), session, &ui, &interrupts)?;
     set_starting_level(&engine, thinking_level.as_deref(), &recorded).await?;
+    if let Some(name) = &args.name {
+        // Pi's `--name`: the session's display name, recorded as `/name` records it.
+        engine.name_session(name).await?;
+    }
     let client = Arc::new(client);
     let limit = output_limit(&client);
     let mut agent = Agent::new(
@@ -253,7 +257,8 @@ pub async fn build(
     Ok(chat)
 }
 
-/// What the command line gives the resource loader: Pi's `--system-prompt` (in place of
+/// What the command line gives the resource loader: Pi's `--no-context-files`, `--no-skills`,
+/// `--no-prompt-templates`, `--system-prompt` (in place of
 /// `SYSTEM.md`) and `--append-system-prompt` values (in place of `APPEND_SYSTEM.md`), each a file
 /// read when one of that name is there (relative to the session's folder), else the text itself.
 /// The user's own command line: no project trust is asked of it.
@@ -261,6 +266,12 @@ fn loader_options(args: &ChatArgs) -> ctxkit_resources::LoaderOptions {
     ctxkit_resources::LoaderOptions {
         system_prompt: args.system_prompt.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
+        switches: ctxkit_resources::ResourceSwitches {
+            no_skills: args.no_skills,
+            no_prompt_templates: args.no_prompt_templates,
+            no_context_files: args.no_context_files,
+            ..ctxkit_resources::ResourceSwitches::default()
+        },
         ..ctxkit_resources::LoaderOptions::default()
     }
 }
