@@ -99,6 +99,34 @@ fn starting_level(
     Some(clamped)
 }
 
+/// The summarizer and the engine's settings: summaries by `compaction.model` when set, else by
+/// the chat's own model `spec`.
+fn summaries(
+    process: &ProcessSettings<'_>,
+    args: &ChatArgs,
+    typed: &ctxkit_settings::Settings,
+    spec: &str,
+) -> Result<summary_setup::SummarySetup> {
+    let compaction_model = typed
+        .compaction
+        .model
+        .clone()
+        .unwrap_or_else(|| spec.to_owned());
+    let mut setup = summary_setup::resolve(
+        process,
+        SummaryFlags {
+            model: Some(&compaction_model),
+            ..SummaryFlags::default()
+        },
+    )?;
+    if super::print::ChatMode::of(args) == super::print::ChatMode::Print {
+        // A summary written ahead is kept in memory for the compaction at the threshold; print
+        // mode ends with its run, so one started there was paid for and thrown away.
+        setup.engine_settings.compaction.background = false;
+    }
+    Ok(setup)
+}
+
 pub async fn build(
     process: &ProcessSettings<'_>,
     locations: &Locations,
@@ -138,25 +166,8 @@ pub async fn build(
         &ui,
     )?;
     let spec = client.config().display_name();
-    // Summaries: `compaction.model` when set, else the chat's own model.
     let typed = settings.settings();
-    let compaction_model = typed
-        .compaction
-        .model
-        .clone()
-        .unwrap_or_else(|| spec.clone());
-    let mut setup = summary_setup::resolve(
-        process,
-        SummaryFlags {
-            model: Some(&compaction_model),
-            ..SummaryFlags::default()
-        },
-    )?;
-    if super::print::ChatMode::of(args) == super::print::ChatMode::Print {
-        // A summary written ahead is kept in memory for the compaction at the threshold; print
-        // mode ends with its run, so one started there was paid for and thrown away.
-        setup.engine_settings.compaction.background = false;
-    }
+    let setup = summaries(process, args, typed, &spec)?;
     let confirm_bash = !args.yes && typed.chat.confirm_bash;
 
     let flag_level = args
