@@ -20,9 +20,12 @@
 //!    `pruneToolCalls` (the recommended strategy) the long string arguments of those results' calls
 //!    (a file written, a patch) are cut the same way, their marker naming
 //!    `ctxkit://tool-call/<id>`; otherwise tool calls and their arguments are never touched.
-//! 2. **thinking** — thinking blocks are removed from every assistant message except the most
-//!    recent assistant that has thinking. An assistant keeps its text and tool calls; one left with
-//!    no content at all held only thinking, has no tool call to orphan a result, and is dropped.
+//! 2. **thinking** — thinking blocks are removed from the assistant messages of earlier turns: every
+//!    reply after the last user message (the turn in progress, a tool loop of any length) keeps
+//!    its thinking, which Anthropic (signed thinking of the current tool-use turn) and DeepSeek,
+//!    Kimi and MiMo (`reasoning_content` of every tool-call reply since the last user message)
+//!    require. An assistant keeps its text and tool calls; one left with no content at all held
+//!    only thinking, has no tool call to orphan a result, and is dropped.
 //! 3. **window** — only when the estimate after (1) and (2) is above `windowThresholdPercent`% of
 //!    `context_window` (0 = unknown: never): messages are dropped oldest first from the second on,
 //!    keeping the first message, the first user message and the last `keepLastMessages` (widened so
@@ -46,10 +49,10 @@
 //!
 //! **Cache-aware mode** (`cacheAware`): provider prompt caches reuse the longest byte-identical
 //! request prefix, and the plain rules change an older message on nearly every call (the
-//! keep-recent boundary moves with each new tool result, the previous latest assistant loses its
+//! keep-recent boundary moves with each new tool result, a finished turn's replies lose their
 //! thinking). In cache-aware mode the number of prunable tool results is rounded down to a multiple
 //! of `cacheBlockSize`, and thinking is removed only from assistants before the end of that block
-//! (never from the latest thinking assistant), so the prefix changes once per `cacheBlockSize` tool
+//! (never from the turn in progress), so the prefix changes once per `cacheBlockSize` tool
 //! results. The sliding window, once it acts, still moves every call.
 //!
 //! **Pruning when it pays** (`pruneWhenItPays`, the default; see `pays.rs`): the prune boundary
@@ -287,9 +290,14 @@ mod tests {
     use crate::test_support::*;
     use ctxkit_tokens::estimate_tokens;
 
-    /// One call of a growing conversation: an assistant that thinks and calls a tool, and its result.
+    /// One turn of a growing conversation: after the first, the user's next request, then an
+    /// assistant that thinks and calls a tool, and its result. (Thinking is dropped only from
+    /// earlier turns: a tool loop's replies keep theirs while it runs.)
     fn append_turn(messages: &mut Vec<AgentMessage>, turn: usize) {
         let id = format!("call_{turn}");
+        if turn > 0 {
+            messages.push(user(&format!("now step {turn}")));
+        }
         messages.push(assistant(vec![
             thinking(&format!("reasoning for step {turn} ").repeat(20)),
             text("next step"),

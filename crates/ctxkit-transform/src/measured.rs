@@ -373,7 +373,7 @@ mod tests {
     fn an_answer_to_a_call_left_without_a_result_has_its_reply_origin() {
         let messages = vec![
             user("task"),
-            assistant(vec![thinking("plan"), text("reading"), call("a")]),
+            assistant(vec![text("reading"), call("a")]),
             user("next"),
         ];
         let shared: Vec<MeasuredMessage> =

@@ -38,11 +38,13 @@ pub struct TransformSettings {
     /// Off by default (the reference never changes a call), on in the recommended strategy
     /// (docs/simulator.md, eleventh round).
     pub prune_tool_calls: bool,
-    /// Layer (b): remove thinking blocks from old assistant replies; the latest reply with thinking
-    /// always keeps it. With `pruneWhenItPays` (the default) or `cacheAware`, only the replies
-    /// before the prune boundary (the last of the old tool results layer (a) may cut) lose their
-    /// thinking, so while no cut pays (a short run) none is removed; with both off, every reply but
-    /// the latest one with thinking loses it.
+    /// Layer (b): remove thinking blocks from the replies of earlier turns; the replies since the
+    /// last user message (the turn in progress, a tool loop included) always keep theirs, as
+    /// Anthropic, DeepSeek, Kimi and MiMo require. With `pruneWhenItPays` (the default) or
+    /// `cacheAware`, only the replies before the prune boundary (the last of the old tool results
+    /// layer (a) may cut) lose their thinking, so while no cut pays (a short run) none is removed;
+    /// with both off, every earlier turn's reply loses it. A provider that wants the reasoning
+    /// field on every reply (DeepSeek's thinking mode) gets it empty on those.
     pub drop_old_thinking: bool,
     /// Layer (c): drop the oldest messages while the view is above the threshold.
     pub window_enabled: bool,
