@@ -3,7 +3,8 @@
 //! field, as Pi signs it; OpenRouter's `reasoning_details` items replace that signature, as
 //! JSON) and `tool_calls` pieces keyed by `index` (a piece naming another id than the call
 //! at its index starts a new call: Ollama sends each parallel call at `index: 0`); `finish_reason`
-//! on the last choice; usage in a final chunk with no choices (`stream_options.include_usage`);
+//! on the last choice; usage in a final chunk with no choices (`stream_options.include_usage`),
+//! else inside the choice (`choices[0].usage`: Moonshot);
 //! `[DONE]`; an `error` object when the server fails mid-stream.
 
 use ctxkit_overflow::StopReason;
@@ -147,6 +148,13 @@ impl State {
         let Some(choice) = data.pointer("/choices/0") else {
             return Ok(false);
         };
+        // Moonshot (Kimi) puts the usage inside the choice; read there when the chunk has none,
+        // as Pi 1.6.0 falls back to it.
+        if !data.get("usage").is_some_and(Value::is_object)
+            && choice.get("usage").is_some_and(Value::is_object)
+        {
+            assembly.usage = crate::wire::openai_chat::chat_usage(choice);
+        }
         let delta = choice.get("delta").unwrap_or(&Value::Null);
         if let Some((field, reasoning)) = openai_chat_tools::reasoning_of(delta) {
             let position = self.thinking_position(assembly, field);

@@ -82,6 +82,44 @@ fn chat_completions_text_reasoning_and_a_call_in_pieces() {
     assert_eq!(shown[2], ChatDelta::Text("Let".into()));
 }
 
+/// Moonshot (Kimi) sends the usage inside the last choice, not beside it: it is read there, and
+/// the chunk's own usage wins when both are sent.
+#[test]
+fn chat_completions_usage_inside_the_choice_is_read() {
+    let usage = json!({"prompt_tokens": 1234, "completion_tokens": 7, "total_tokens": 1241,
+        "prompt_tokens_details": {"cached_tokens": 200}});
+    let last = json!({"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop",
+        "usage": usage}]});
+    let events = vec![
+        (
+            None,
+            json!({"id": "c1", "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": null}]}),
+        ),
+        (None, last.clone()),
+    ];
+    let (reply, _) = read(
+        Api::OpenAiChat,
+        &format!("{}data: [DONE]\n\n", sse(&events)),
+    );
+    let usage = reply.unwrap().usage.unwrap();
+    assert_eq!(
+        (
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.total_tokens
+        ),
+        (1034, 7, 200, 1241)
+    );
+    let mut both = last;
+    both["usage"] = json!({"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6});
+    let (reply, _) = read(
+        Api::OpenAiChat,
+        &format!("{}data: [DONE]\n\n", sse(&[(None, both)])),
+    );
+    assert_eq!(reply.unwrap().usage.unwrap().total_tokens, 6);
+}
+
 #[test]
 fn chat_completions_error_inside_the_stream_keeps_its_wording() {
     let text = sse(&[
