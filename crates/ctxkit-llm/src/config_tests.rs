@@ -160,6 +160,7 @@ fn custom_providers_need_an_api_and_a_base_url() {
         images: true,
         adaptive_thinking: false,
         xhigh_effort: None,
+        chat_compat: Default::default(),
     });
     let resolved = resolve_model(&custom, &env(&[]), ModelRole::Agent)
         .unwrap()
@@ -201,6 +202,7 @@ fn a_user_models_prices_and_cache_lifetime_apply() {
         images: true,
         adaptive_thinking: false,
         xhigh_effort: None,
+        chat_compat: Default::default(),
     });
     let unpriced = resolve_model(&gateway, &env(&[]), ModelRole::Agent)
         .unwrap()
@@ -264,6 +266,7 @@ fn myco_endpoint() -> LlmOptions {
             images: true,
             adaptive_thinking: false,
             xhigh_effort: None,
+            chat_compat: Default::default(),
         }],
         ..LlmOptions::default()
     }
@@ -417,6 +420,7 @@ fn another_own_provider_is_refused_not_sent_to_the_settings_host() {
         images: true,
         adaptive_thinking: false,
         xhigh_effort: None,
+        chat_compat: Default::default(),
     });
     options.picked_model = Some("otherco/big".into());
     let error = resolve_model(&options, &every_key(), ModelRole::Agent).unwrap_err();

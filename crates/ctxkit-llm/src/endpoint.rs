@@ -207,6 +207,7 @@ mod tests {
             images: true,
             adaptive_thinking: false,
             xhigh_effort: None,
+            chat_compat: Default::default(),
         };
         options.models = vec![model("openai"), model("myco"), model("myco")];
         assert_eq!(owner_of(&options).as_deref(), Some("myco"));

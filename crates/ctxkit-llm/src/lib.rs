@@ -8,6 +8,7 @@
 mod betas;
 mod cache_warming;
 mod chat;
+mod chat_compat;
 mod chat_stream;
 mod client;
 mod config;
@@ -34,6 +35,7 @@ pub use cache_warming::{
     WarmingDecision, WarmingPhase, evaluate_cache_warming, warming_delay,
 };
 pub use chat::{ChatRequest, OutputRoom, request_input_tokens};
+pub use chat_compat::{ChatCompat, ThinkingFormat};
 pub use client::ModelClient;
 pub use config::{
     DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelCost, ModelRole,

@@ -178,6 +178,8 @@ pub struct ModelLimits {
     /// The effort the `xhigh` level asks of an adaptive-thinking model (`xhigh` or `max`); `None`:
     /// `high`.
     pub xhigh_effort: Option<String>,
+    /// What a Chat Completions request of the model needs (Pi's `thinkingLevelMap` and `compat`).
+    pub chat_compat: crate::ChatCompat,
 }
 
 /// Known models, built-in first, then the user's (which replace built-ins of the same name).
@@ -200,6 +202,7 @@ impl ModelTable {
                 images: model.images,
                 adaptive_thinking: model.force_adaptive_thinking,
                 xhigh_effort: model.xhigh_effort.clone(),
+                chat_compat: crate::ChatCompat::of_builtin(model),
             })
             .collect();
         Self { models }
@@ -283,6 +286,7 @@ mod tests {
             images: true,
             adaptive_thinking: false,
             xhigh_effort: None,
+            chat_compat: Default::default(),
         });
         table.insert(ModelLimits {
             provider: "openai".into(),
@@ -293,6 +297,7 @@ mod tests {
             images: true,
             adaptive_thinking: false,
             xhigh_effort: None,
+            chat_compat: Default::default(),
         });
         assert_eq!(
             table.find("ollama", "qwen3:8b").map(|m| m.context_window),

@@ -2,6 +2,7 @@
 //! `data/update-models` (context windows, output limits, reasoning, Anthropic's adaptive thinking,
 //! list prices and tiers).
 
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use serde::Deserialize;
@@ -44,6 +45,19 @@ pub struct BuiltinModel {
     /// ([`crate::supported_thinking_levels`] reads it); empty: those five.
     #[serde(default)]
     pub supported_thinking_levels: Vec<String>,
+    /// Pi's `thinkingLevelMap` of a reasoning model spoken to over Chat Completions: the value the
+    /// provider takes for each level (Groq's Qwen3: `off` is `none`, `high` is `default`); a
+    /// level mapped to `None` is not supported, a level missing is sent by its own name.
+    #[serde(default)]
+    pub thinking_level_map: BTreeMap<String, Option<String>>,
+    /// Pi's `compat.thinkingFormat`: how a Chat Completions request asks for reasoning
+    /// (`openrouter`: a `reasoning` object; `deepseek`: a `thinking` object beside the effort).
+    #[serde(default)]
+    pub thinking_format: Option<String>,
+    /// Pi's `compat.requiresReasoningContentOnAssistantMessages`: every assistant message of a
+    /// request carries `reasoning_content` (DeepSeek's thinking mode and the gateways serving it).
+    #[serde(default)]
+    pub requires_reasoning_content: bool,
     cost: Option<CatalogCost>,
 }
 
@@ -214,6 +228,19 @@ mod tests {
         assert_eq!(adaptive("claude-opus-5-5"), Some((true, "xhigh")));
         assert_eq!(adaptive("claude-sonnet-4-6"), Some((true, "max")));
         assert_eq!(adaptive("claude-sonnet-4-5"), Some((false, "high")));
+        // The level values and request formats of Chat Completions models (Pi's catalog).
+        let qwen = find("groq", "qwen/qwen3.6-27b").unwrap();
+        let value = |level: &str| qwen.thinking_level_map.get(level).cloned().flatten();
+        assert_eq!(value("off").as_deref(), Some("none"));
+        assert_eq!(value("high").as_deref(), Some("default"));
+        let deepseek = find("openrouter", "deepseek/deepseek-v3.2").unwrap();
+        assert_eq!(deepseek.thinking_format.as_deref(), Some("openrouter"));
+        assert!(
+            find("openrouter", "deepseek/deepseek-v4-flash")
+                .unwrap()
+                .requires_reasoning_content
+        );
+        assert!(!deepseek.requires_reasoning_content);
         let tiers = find("google", "gemini-2.5-pro").unwrap().prices().unwrap();
         assert_eq!(tiers.tiers[0].input_tokens_above, 200_000);
     }

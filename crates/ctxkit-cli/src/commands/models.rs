@@ -247,6 +247,7 @@ mod tests {
             images: true,
             adaptive_thinking: false,
             xhigh_effort: None,
+            chat_compat: Default::default(),
         }
     }
 

@@ -445,6 +445,7 @@ pub fn user_models(models: &[ctxkit_settings::UserModel]) -> Vec<ctxkit_llm::Mod
                 .and_then(|compat| compat.force_adaptive_thinking)
                 .unwrap_or(false),
             xhigh_effort: None,
+            chat_compat: Default::default(),
         })
         .collect()
 }

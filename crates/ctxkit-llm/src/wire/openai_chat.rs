@@ -21,7 +21,8 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
 }
 
 /// A Chat Completions request from its `body` (model, messages, tools): the output limit under the
-/// field name the model takes, the reasoning effort, the endpoint and the bearer header.
+/// field name the model takes, the reasoning in the model's format (`chat_compat`), the endpoint
+/// and the bearer header.
 pub(crate) fn chat_completions_request(
     config: &ProviderConfig,
     mut body: Value,
@@ -35,9 +36,7 @@ pub(crate) fn chat_completions_request(
         };
         body[field] = json!(max_tokens);
     }
-    if let Some(level) = reasoning {
-        body["reasoning_effort"] = json!(level.openai_effort());
-    }
+    crate::chat_compat::apply_reasoning(config, &mut body, reasoning);
     WireRequest {
         url: format!("{}/chat/completions", config.base_url),
         headers: bearer(config),

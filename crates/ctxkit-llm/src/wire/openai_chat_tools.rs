@@ -202,6 +202,14 @@ fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value>
     if !calls.is_empty() {
         value["tool_calls"] = Value::Array(calls);
     }
+    // DeepSeek's thinking mode refuses a reply without the field; one whose reasoning is not sent
+    // (an earlier turn's, dropped by the view's transforms; another model's) gets it empty, as
+    // Pi 1.6.0 sends it.
+    if crate::chat_compat::requires_reasoning_content(config)
+        && value.get("reasoning_content").is_none()
+    {
+        value["reasoning_content"] = Value::String(String::new());
+    }
     Some(value)
 }
 

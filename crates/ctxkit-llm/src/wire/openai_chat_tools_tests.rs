@@ -36,6 +36,7 @@ fn model_taking_images(images: bool) -> ProviderConfig {
         images,
         adaptive_thinking: false,
         xhigh_effort: None,
+        chat_compat: Default::default(),
     });
     config
 }

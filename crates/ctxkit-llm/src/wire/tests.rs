@@ -79,6 +79,7 @@ fn budgets_shrink_under_the_model_cap() {
         images: true,
         adaptive_thinking: false,
         xhigh_effort: None,
+        chat_compat: Default::default(),
     });
     let wire = build(&config, &request(Some(ReasoningLevel::High)));
     assert_eq!(wire.body["max_tokens"], 8192);

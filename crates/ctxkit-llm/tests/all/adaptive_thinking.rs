@@ -142,6 +142,7 @@ async fn a_users_model_marked_adaptive_gets_adaptive_thinking() {
         images: true,
         adaptive_thinking,
         xhigh_effort: None,
+        chat_compat: Default::default(),
     };
     let mut settings = options("anthropic/claude-next", &server);
     settings.models.push(user_model(true));

@@ -52,6 +52,7 @@ fn endpoint(model: &str, api: ctxkit_llm::Api, base_url: String) -> LlmOptions {
             images: true,
             adaptive_thinking: false,
             xhigh_effort: None,
+            chat_compat: Default::default(),
         }],
         retry: ctxkit_llm::RetryPolicy {
             max_retries: 0,

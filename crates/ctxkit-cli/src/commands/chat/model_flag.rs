@@ -211,6 +211,7 @@ mod tests {
                 images: false,
                 adaptive_thinking: false,
                 xhigh_effort: None,
+                chat_compat: Default::default(),
             });
         }
         table

@@ -247,6 +247,7 @@ mod tests {
                 images: false,
                 adaptive_thinking: false,
                 xhigh_effort: None,
+                chat_compat: Default::default(),
             });
         }
         let table = known_models(&options);
@@ -267,6 +268,7 @@ mod tests {
             images: true,
             adaptive_thinking: false,
             xhigh_effort: None,
+            chat_compat: Default::default(),
         });
         let offered = offered_models(&options, &["anthropic".to_owned()], "mock");
         let specs: Vec<&str> = offered.iter().map(|model| model.spec.as_str()).collect();
