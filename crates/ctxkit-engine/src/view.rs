@@ -34,6 +34,9 @@ pub struct ModelView {
     /// The prompt cache lifetime the request should ask for (`transforms.longCacheWhenItPays`;
     /// `Configured` when it is off or the view was built outside the engine).
     pub cache_lifetime: CacheLifetime,
+    /// The tool call id of the last tool result the prune layer cut in `messages` (`None`: none),
+    /// the end of the prefix that stays the same from request to request.
+    pub last_cut_tool_result: Option<String>,
 }
 
 impl ModelView {
@@ -170,6 +173,7 @@ fn assemble_view<'a, M: Borrow<AgentMessage> + 'a>(
         messages,
         report: transformed.report,
         cache_lifetime: CacheLifetime::Configured,
+        last_cut_tool_result: transformed.last_cut_tool_result,
     }
 }
 
@@ -443,6 +447,7 @@ mod tests {
             messages: vec![message],
             report: TransformReport::default(),
             cache_lifetime: CacheLifetime::default(),
+            last_cut_tool_result: None,
         }
         .without_recall();
         let expected = format!(

@@ -135,6 +135,7 @@ fn request() -> ChatRequest {
         max_tokens: None,
         reasoning: None,
         cache_retention: None,
+        cache: ctxkit_summarizer::CacheHints::default(),
         projected_input_tokens: None,
     }
 }

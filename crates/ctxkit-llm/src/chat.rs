@@ -39,6 +39,10 @@ pub struct ChatRequest {
     /// (`transforms.longCacheWhenItPays`). `None`: the model's. Only Anthropic Messages reads it,
     /// and a model set to cache nothing (`none`) stays uncached.
     pub cache_retention: Option<crate::CacheRetention>,
+    /// What the request tells the prompt cache: its key (the session's id; OpenAI's
+    /// `prompt_cache_key`) and the end of the conversation's stable prefix (Anthropic's fourth
+    /// breakpoint). Default: neither.
+    pub cache: ctxkit_summarizer::CacheHints,
     /// The caller's projection of the input the provider will count for this request (an agent's
     /// engine: the last request's count plus the estimated change of its view since, so what the
     /// context transforms cut since is not counted). The output limit is fitted to it in place of

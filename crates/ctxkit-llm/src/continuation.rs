@@ -46,6 +46,8 @@ impl ModelClient {
             max_tokens: Some(max_tokens),
             reasoning: prefix.reasoning.as_deref().and_then(ReasoningLevel::parse),
             cache_retention: None,
+            // The same key and breakpoints as the request it continues: the same cache entry.
+            cache: prefix.cache.clone(),
             projected_input_tokens: None,
         }
     }

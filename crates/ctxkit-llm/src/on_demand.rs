@@ -33,6 +33,7 @@ impl ModelClient {
             max_tokens: None,
             reasoning: span.reasoning.as_deref().and_then(ReasoningLevel::parse),
             cache_retention: None,
+            cache: span.cache,
             projected_input_tokens: None,
         };
         let wire = anthropic_compaction::build(config, &request);

@@ -49,6 +49,23 @@ pub struct ConversationPrefix {
     pub tools: Vec<ToolDefinition>,
     /// The request's reasoning level (`minimal` … `xhigh`), `None` for none.
     pub reasoning: Option<String>,
+    /// What the request told the provider's prompt cache; a summary continuing it tells the same,
+    /// so it reads the same cache entry.
+    pub cache: CacheHints,
+}
+
+/// What a conversation request tells the provider's prompt cache beside its bytes. A request
+/// built outside a session (a test, a one-off) leaves both unset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheHints {
+    /// The key that keeps a session's requests on one cache (OpenAI's `prompt_cache_key`, Pi
+    /// 1.6.0's): the session's id. `None`: no key is sent.
+    pub key: Option<String>,
+    /// The tool call id of the last tool result of the request's messages the prune layer cut (the
+    /// view knows it; a result's text is never read for it): the end of the part of the
+    /// conversation that stays the same from request to request, where Anthropic Messages puts a
+    /// cache breakpoint. `None` while nothing is cut.
+    pub stable_prefix_end: Option<String>,
 }
 
 /// What a summary request covers, as structure: the span's messages, the earlier summary and the

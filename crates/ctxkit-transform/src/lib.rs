@@ -59,8 +59,10 @@
 //! moves only at a call where the tokens the move saves over the expected rest of the run outweigh
 //! the cache it rewrites, under the cache prices `cacheReadPercent` and `cacheWritePercent`
 //! (Anthropic's by default), and then by a whole batch of results; thinking is removed only before
-//! that boundary, as in cache-aware mode (which this mode replaces). A short run is not pruned at
-//! all; a long one a few times.
+//! that boundary, as in cache-aware mode (which this mode replaces). Results deep in the cached
+//! prefix are cut in batches (none in a short run); the result the model has just read ends the
+//! cached prefix, so cutting it at the next request rewrites only what follows it and pays at once
+//! when it is large: with `keepRecentToolResults` 1 such results go one per request.
 //!
 //! Token numbers are the reference's chars/4 estimate (`ctxkit_tokens::estimate_tokens`).
 //!
@@ -180,6 +182,9 @@ pub struct TransformOutput {
     pub messages: Vec<AgentMessage>,
     /// What the layers did.
     pub report: TransformReport,
+    /// The tool call id of the last tool result the prune layer cut (`None`: it cut none). Told
+    /// by the layer, never read back from a result's text, which may quote a marker.
+    pub last_cut_tool_result: Option<String>,
 }
 
 /// Applies the enabled layers to the model's view `messages` (owned, or shared as `Arc`s) and returns
@@ -194,20 +199,25 @@ pub fn transform_context<M: std::borrow::Borrow<AgentMessage>>(
         .iter()
         .map(|message| Slot::borrowed(message.borrow()))
         .collect();
-    let (slots, report) = transform_slots(slots, settings, context_window);
+    let (slots, report, last_cut_tool_result) = transform_slots(slots, settings, context_window);
     let messages = slots
         .into_iter()
         .map(|slot| model_copy(slot.message))
         .collect();
-    TransformOutput { messages, report }
+    TransformOutput {
+        messages,
+        report,
+        last_cut_tool_result,
+    }
 }
 
-/// The layers over a view's slots: what is left of them and what was done.
+/// The layers over a view's slots: what is left of them, what was done, and the tool call id of
+/// the last result the prune layer cut when it is still in the view.
 pub(crate) fn transform_slots<'a>(
     mut slots: Vec<Slot<'a>>,
     settings: &TransformSettings,
     context_window: u64,
-) -> (Vec<Slot<'a>>, TransformReport) {
+) -> (Vec<Slot<'a>>, TransformReport, Option<String>) {
     let mut report = TransformReport {
         estimated_tokens_before: total_tokens(&slots),
         ..TransformReport::default()
@@ -224,8 +234,10 @@ pub(crate) fn transform_slots<'a>(
     } else {
         prune::PruneBlock::default()
     };
+    let mut last_cut_tool_result = None;
     if settings.prune_enabled {
         let outcome = prune::prune_tool_results(&mut slots, block, settings);
+        last_cut_tool_result = outcome.last_cut_tool_result;
         report.tool_results_pruned = outcome.tool_results_pruned;
         report.tool_calls_cut = outcome.tool_calls_cut;
         report.chars_saved = outcome.chars_saved;
@@ -249,7 +261,15 @@ pub(crate) fn transform_slots<'a>(
     }
 
     report.estimated_tokens_after = total_tokens(&slots);
-    (slots, report)
+    // The window may have dropped it (or orphan repair, its call).
+    let last_cut_tool_result = last_cut_tool_result.filter(|id| {
+        slots.iter().any(|slot| {
+            slot.message
+                .as_tool_result()
+                .is_some_and(|result| result.tool_call_id == *id)
+        })
+    });
+    (slots, report, last_cut_tool_result)
 }
 
 /// `message` as the model is sent it: a tool result without its `details`, which are for a user

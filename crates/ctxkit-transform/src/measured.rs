@@ -85,13 +85,15 @@ pub fn transform_measured<'a, M: Borrow<MeasuredMessage>>(
         .enumerate()
         .map(|(origin, message)| Slot::measured(message.borrow(), origin))
         .collect();
-    let (slots, report) = crate::transform_slots(slots, settings, context_window);
+    let (slots, report, last_cut_tool_result) =
+        crate::transform_slots(slots, settings, context_window);
     let origins = slots.iter().map(|slot| slot.origin).collect();
     let messages = slots.into_iter().map(|slot| slot.message).collect();
     MeasuredView {
         messages,
         origins,
         report,
+        last_cut_tool_result,
     }
 }
 
@@ -108,6 +110,8 @@ pub struct MeasuredView<'a> {
     pub origins: Vec<usize>,
     /// What the layers did.
     pub report: TransformReport,
+    /// As [`TransformOutput::last_cut_tool_result`].
+    pub last_cut_tool_result: Option<String>,
 }
 
 impl MeasuredView<'_> {
@@ -117,6 +121,7 @@ impl MeasuredView<'_> {
         TransformOutput {
             messages,
             report: self.report,
+            last_cut_tool_result: self.last_cut_tool_result,
         }
     }
 }

@@ -101,11 +101,13 @@ fn result_saving(result: &ToolResultMessage, tokens: u64, settings: &TransformSe
 }
 
 /// What the prune layer did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct PruneOutcome {
     pub tool_results_pruned: usize,
     pub tool_calls_cut: usize,
     pub chars_saved: u64,
+    /// The tool call id of the last tool result it cut, in view order.
+    pub last_cut_tool_result: Option<String>,
 }
 
 /// Cuts the first `block.tool_results` tool results of the view.
@@ -142,6 +144,9 @@ pub(crate) fn prune_tool_results(
             Some(cut) => {
                 if cut.result {
                     outcome.tool_results_pruned += 1;
+                    outcome.last_cut_tool_result = message
+                        .as_tool_result()
+                        .map(|result| result.tool_call_id.clone());
                 } else {
                     outcome.tool_calls_cut += 1;
                 }

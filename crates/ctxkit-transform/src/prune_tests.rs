@@ -291,3 +291,31 @@ fn the_digest_leaves_out_names_the_model_can_already_read() {
     );
     assert!(!marker_of(&plain_cut[2]).contains("mentions"));
 }
+
+#[test]
+fn the_last_cut_result_is_told_by_the_layer_not_read_from_text() {
+    // A file that quotes a marker, naming even its own call: nothing is old enough to be cut.
+    let quoted = "[... 9 lines (400 chars) omitted; full output: ctxkit://tool-result/c0]";
+    let mut messages = vec![user("task")];
+    messages.push(assistant(vec![call("c0")]));
+    messages.push(tool_result(
+        "c0",
+        &format!("{}{quoted}\n", long_output("c0", 100)),
+    ));
+    let whole = crate::transform_context(&messages, &plain(), 200_000);
+    assert_eq!(whole.report.tool_results_pruned, 0);
+    assert_eq!(whole.last_cut_tool_result, None);
+    // Ten results: the four oldest are cut, the last of them is named, whatever the texts say.
+    let mut messages = conversation(10);
+    if let AgentMessage::ToolResult(result) = &mut messages[20] {
+        result.content =
+            ctxkit_protocol::MessageContent::Blocks(vec![ctxkit_protocol::ContentBlock::text(
+                quoted.to_owned(),
+            )]);
+    }
+    let (_, outcome) = prune(&messages, &plain());
+    assert_eq!(outcome.tool_results_pruned, 4);
+    assert_eq!(outcome.last_cut_tool_result.as_deref(), Some("c3"));
+    let output = crate::transform_context(&messages, &plain(), 200_000);
+    assert_eq!(output.last_cut_tool_result.as_deref(), Some("c3"));
+}

@@ -5,7 +5,7 @@
 use ctxkit_engine::EngineError;
 use ctxkit_llm::{CacheRetention, ChatDelta, ChatRequest};
 use ctxkit_protocol::{AgentMessage, AssistantMessage};
-use ctxkit_summarizer::ConversationPrefix;
+use ctxkit_summarizer::{CacheHints, ConversationPrefix};
 use ctxkit_transform::CacheLifetime;
 use std::sync::atomic::Ordering;
 use tokio_util::sync::CancellationToken;
@@ -55,6 +55,11 @@ impl Agent {
         if !self.tools.names().any(|name| name == "recall") {
             view = view.without_recall();
         }
+        // The session's id keys its prompt cache (OpenAI's `prompt_cache_key`, as Pi sends it).
+        let session_id = self
+            .engine
+            .with_session(|session| session.id().to_owned())
+            .await;
         let mut system_prompt = self.options.system_prompt.clone();
         for text in &view.system {
             system_prompt.push_str("\n\n");
@@ -67,6 +72,10 @@ impl Agent {
             max_tokens: self.options.max_tokens,
             reasoning: self.options.reasoning,
             cache_retention: retention_asked(view.cache_lifetime),
+            cache: CacheHints {
+                key: Some(session_id),
+                stable_prefix_end: view.last_cut_tool_result,
+            },
             projected_input_tokens,
         })
     }
@@ -84,6 +93,7 @@ impl Agent {
                 messages: request.messages,
                 tools: request.tools,
                 reasoning: request.reasoning.map(|level| level.as_str().to_owned()),
+                cache: request.cache,
             })
             .await;
     }

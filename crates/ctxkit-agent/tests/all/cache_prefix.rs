@@ -29,6 +29,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate, matchers::m
 enum Wire {
     Anthropic,
     OpenAiChat,
+    OpenAiResponses,
 }
 
 impl Wire {
@@ -36,6 +37,7 @@ impl Wire {
         match self {
             Self::Anthropic => "anthropic/claude-sonnet-4-5",
             Self::OpenAiChat => "groq/llama-3.3-70b-versatile",
+            Self::OpenAiResponses => "openai/gpt-5-mini",
         }
     }
 
@@ -57,11 +59,22 @@ impl Wire {
                 "usage": {"prompt_tokens": 40 + cache_read, "completion_tokens": 30,
                           "prompt_tokens_details": {"cached_tokens": cache_read}},
             }),
+            Self::OpenAiResponses => json!({
+                "id": "resp_1", "object": "response", "status": "completed",
+                "output": [{"type": "message", "id": "msg_1", "role": "assistant",
+                            "content": [{"type": "output_text", "text": text}]}],
+                "usage": {"input_tokens": 40 + cache_read, "output_tokens": 30,
+                          "input_tokens_details": {"cached_tokens": cache_read}},
+            }),
         }
     }
 
     /// The conversation part of a request body: system prompt, tools, messages.
     fn parts(self, body: &Value) -> (Value, Value, Vec<Value>) {
+        if let Self::OpenAiResponses = self {
+            let input = body["input"].as_array().unwrap().clone();
+            return (body["instructions"].clone(), body["tools"].clone(), input);
+        }
         let messages = body["messages"].as_array().unwrap().clone();
         match self {
             Self::Anthropic => (body["system"].clone(), body["tools"].clone(), messages),
@@ -71,6 +84,7 @@ impl Wire {
                 body["tools"].clone(),
                 messages[1..].to_vec(),
             ),
+            Self::OpenAiResponses => unreachable!("read above"),
         }
     }
 }
@@ -279,6 +293,7 @@ async fn continues_the_last_request(wire: Wire) -> Vec<Value> {
     let text = match wire {
         Wire::Anthropic => instruction["content"][0]["text"].as_str().unwrap(),
         Wire::OpenAiChat => instruction["content"].as_str().unwrap(),
+        Wire::OpenAiResponses => instruction["content"][0]["text"].as_str().unwrap(),
     };
     assert!(text.starts_with(&Prompts::default().continuation), "{text}");
     assert!(text.contains("## Goal") && text.ends_with("Additional focus: the parser"));
@@ -342,6 +357,7 @@ fn assert_fresh(wire: Wire, body: &Value) {
         // Fresh summaries are sent without prompt caching, as Pi sends them.
         Wire::Anthropic => system,
         Wire::OpenAiChat => system["content"].clone(),
+        Wire::OpenAiResponses => system,
     };
     assert_eq!(system, json!(Prompts::default().system));
     assert!(tools.is_null());
@@ -364,6 +380,7 @@ async fn fresh_prompts_when_the_request_cannot_be_continued() {
         let other = match wire {
             Wire::Anthropic => "anthropic/claude-haiku-4-5",
             Wire::OpenAiChat => "groq/llama-3.1-8b-instant",
+            Wire::OpenAiResponses => "openai/gpt-5-nano",
         };
         let mut cheaper = run(wire, true, Some(other)).await;
         let (bodies, details) = cheaper.converse_and_compact().await;
@@ -474,4 +491,45 @@ async fn a_client_gives_the_engine_its_model_s_cache_terms() {
     let openai = cache("openai/gpt-5").unwrap();
     assert_eq!((openai.write_percent, openai.reads_any_prefix), (100, true));
     assert_eq!(cache("openai/a-model-nobody-priced"), None);
+}
+
+/// The key every request of `run`'s session went out with, after two prompts and a compaction
+/// whose summary requests continue the conversation; `None` for a request without one.
+async fn cache_keys(wire: Wire) -> (String, Vec<Option<String>>) {
+    let mut run = run(wire, true, None).await;
+    let (bodies, details) = run.converse_and_compact().await;
+    assert_eq!(details["cachePrefix"], json!({"used": true}));
+    assert!(bodies.len() >= 3, "{}", bodies.len());
+    let session = run
+        .engine
+        .with_session(|session| session.id().to_owned())
+        .await;
+    let keys = bodies
+        .iter()
+        .map(|body| body["prompt_cache_key"].as_str().map(str::to_owned))
+        .collect();
+    (session, keys)
+}
+
+#[tokio::test]
+async fn openai_requests_of_a_session_carry_its_id_as_their_prompt_cache_key() {
+    // Conversation requests and the summary requests continuing them: one key, the session's id,
+    // as Pi 1.6.0 sends it, so they reach the same cache.
+    let (first, keys) = cache_keys(Wire::OpenAiResponses).await;
+    assert!(
+        keys.iter()
+            .all(|key| key.as_deref() == Some(first.as_str())),
+        "{first}: {keys:?}"
+    );
+    // Another session, another key.
+    let (second, keys) = cache_keys(Wire::OpenAiResponses).await;
+    assert_ne!(first, second);
+    assert!(
+        keys.iter()
+            .all(|key| key.as_deref() == Some(second.as_str())),
+        "{keys:?}"
+    );
+    // Chat Completions to a server other than OpenAI's (Groq here) is sent none.
+    let (_, keys) = cache_keys(Wire::OpenAiChat).await;
+    assert!(keys.iter().all(Option::is_none), "{keys:?}");
 }

@@ -418,6 +418,7 @@ fn conversation() -> ConversationPrefix {
             parameters: serde_json::json!({"type": "object"}),
         }],
         reasoning: Some("high".into()),
+        cache: ctxkit_summarizer::CacheHints::default(),
     }
 }
 

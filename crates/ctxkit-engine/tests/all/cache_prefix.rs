@@ -50,6 +50,7 @@ async fn record_by(harness: &Harness, recording: Recording) -> Vec<ctxkit_protoc
         messages: view.messages.clone(),
         tools: Vec::new(),
         reasoning: None,
+        cache: ctxkit_summarizer::CacheHints::default(),
     };
     match recording {
         Recording::Moved => harness.engine.record_model_request(prefix).await,

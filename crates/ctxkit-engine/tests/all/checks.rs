@@ -724,6 +724,7 @@ async fn record_view_as_sent(harness: &Harness, system_prompt: &str) {
             messages: view.messages,
             tools: Vec::new(),
             reasoning: None,
+            cache: ctxkit_summarizer::CacheHints::default(),
         })
         .await;
 }

@@ -40,6 +40,7 @@ async fn record(harness: &Harness) {
             messages: view.messages,
             tools: Vec::new(),
             reasoning: None,
+            cache: ctxkit_summarizer::CacheHints::default(),
         })
         .await;
 }

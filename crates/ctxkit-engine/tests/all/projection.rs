@@ -67,6 +67,7 @@ async fn tool_call(harness: &Harness, id: &str) -> u64 {
             messages: view.messages,
             tools: Vec::new(),
             reasoning: None,
+            cache: ctxkit_summarizer::CacheHints::default(),
         })
         .await;
     harness.engine.append(call(id, sent)).await.unwrap();

@@ -44,6 +44,7 @@ async fn sent(harness: &Harness) {
             messages: view.messages,
             tools: Vec::new(),
             reasoning: None,
+            cache: ctxkit_summarizer::CacheHints::default(),
         })
         .await;
 }

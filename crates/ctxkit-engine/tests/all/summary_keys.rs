@@ -110,6 +110,7 @@ async fn an_on_demand_summary_keeps_no_key_in_its_readable_text() {
             messages: view.messages,
             tools: Vec::new(),
             reasoning: None,
+            cache: ctxkit_summarizer::CacheHints::default(),
         })
         .await;
     harness.engine.compact(None).await.unwrap();

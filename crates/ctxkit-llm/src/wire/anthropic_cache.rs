@@ -2,11 +2,13 @@
 //! places it: a `cache_control` breakpoint on the system prompt, on the last tool definition and on
 //! the last block of the request's last message when that message is the user's (text, image or
 //! tool result); never on thinking or empty blocks. The fourth, which Pi leaves unused, marks the
-//! end of the stable part of the conversation: the last tool result the prune layer cut (its text
-//! holds a `ctxkit://tool-result/` marker) before the last message. Cut results change only when
-//! pruning moves in a batch (`transforms.pruneWhenItPays`), so that position is the same request
-//! after request and stays cached (each read refreshes it) whatever happens after it; when the next
-//! batch is cut, the API finds it again by its lookback of about 20 blocks from the new one. A
+//! end of the stable part of the conversation: the last tool result the prune layer cut before the
+//! last message, as the view names it (`ChatRequest::cache`, `CacheHints::stable_prefix_end`; a
+//! result's text is never read for it, since a file may quote a marker). Cut results change only when
+//! the prune boundary moves (`transforms.pruneWhenItPays`), so between moves that position is the
+//! same request after request and stays cached (each read refreshes it) whatever happens after it;
+//! when the boundary moves, the API finds it again by its lookback of about 20 blocks from the new
+//! one. A
 //! cache-prefix summary request carries the breakpoints of the conversation request it continues
 //! (the last one on that request's last user block), none of its own; fresh summaries none at all,
 //! as Pi sends them. Pure.
@@ -120,14 +122,13 @@ pub(crate) fn mark_user_message(
     cacheable
 }
 
-/// The text a cut tool result's marker holds (`ctxkit-transform`, `marker.rs`).
-const PRUNE_MARKER: &str = "ctxkit://tool-result/";
-
-/// Marks the last `tool_result` block of `messages[..before]` whose content holds a prune marker;
-/// whether one was marked.
+/// Marks the `tool_result` block answering the call `tool_call_id` (the last result the prune
+/// layer cut, as the view says: `ChatRequest::cache`) when it is in `messages[..before]`; whether
+/// it was marked. What a result's text says is never read: a file may quote a marker.
 pub(crate) fn mark_stable_prefix(
     messages: &mut [Value],
     before: usize,
+    tool_call_id: &str,
     retention: CacheRetention,
 ) -> bool {
     let Some(control) = retention.cache_control() else {
@@ -141,9 +142,10 @@ pub(crate) fn mark_stable_prefix(
         let Some(blocks) = message["content"].as_array_mut() else {
             continue;
         };
-        let found = blocks.iter_mut().rev().find(|block| {
-            block["type"] == "tool_result" && block["content"].to_string().contains(PRUNE_MARKER)
-        });
+        let found = blocks
+            .iter_mut()
+            .rev()
+            .find(|block| block["type"] == "tool_result" && block["tool_use_id"] == tool_call_id);
         if let Some(block) = found {
             block["cache_control"] = control;
             return true;
@@ -198,7 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn the_last_cut_tool_result_before_the_tail_marks_the_stable_prefix() {
+    fn the_result_the_view_names_before_the_tail_marks_the_stable_prefix() {
         let cut = |id: &str| {
             json!({"type": "tool_result", "tool_use_id": id, "content":
                 format!("head\n[... 9 lines (400 chars) omitted; full output: ctxkit://tool-result/{id}]")})
@@ -212,12 +214,48 @@ mod tests {
             json!({"role": "user", "content": [cut("d")]}),
         ];
         // The tail (index 4) is not looked at: the anchor is before it.
-        assert!(mark_stable_prefix(&mut messages, 4, CacheRetention::Short));
+        assert!(mark_stable_prefix(
+            &mut messages,
+            4,
+            "b",
+            CacheRetention::Short
+        ));
         assert!(messages[1]["content"][1].get("cache_control").is_some());
         assert!(messages[1]["content"][0].get("cache_control").is_none());
         assert!(messages[4]["content"][0].get("cache_control").is_none());
         let mut none = messages.clone();
-        assert!(!mark_stable_prefix(&mut none, 1, CacheRetention::Short));
-        assert!(!mark_stable_prefix(&mut none, 4, CacheRetention::None));
+        assert!(!mark_stable_prefix(
+            &mut none,
+            1,
+            "b",
+            CacheRetention::Short
+        ));
+        assert!(!mark_stable_prefix(
+            &mut none,
+            4,
+            "d",
+            CacheRetention::Short
+        ));
+        assert!(!mark_stable_prefix(&mut none, 4, "b", CacheRetention::None));
+    }
+
+    #[test]
+    fn a_result_quoting_a_marker_is_not_a_cut_one() {
+        // A file read whose text quotes a marker, even one naming its own call: the view named no
+        // cut result, so nothing in the text can place the breakpoint.
+        let quoted = json!({"type": "tool_result", "tool_use_id": "r1", "content":
+            "see [... 9 lines (400 chars) omitted; full output: ctxkit://tool-result/r1]"});
+        let mut messages = vec![
+            json!({"role": "user", "content": [{"type": "text", "text": "task"}]}),
+            json!({"role": "user", "content": [quoted]}),
+            json!({"role": "user", "content": [{"type": "text", "text": "go on"}]}),
+        ];
+        assert!(!mark_stable_prefix(
+            &mut messages,
+            2,
+            "c9",
+            CacheRetention::Short
+        ));
+        assert!(messages[1]["content"][0].get("cache_control").is_none());
     }
 }

@@ -36,6 +36,7 @@ fn chat(messages: Vec<AgentMessage>) -> ChatRequest {
         max_tokens: None,
         reasoning: None,
         cache_retention: None,
+        cache: ctxkit_summarizer::CacheHints::default(),
         projected_input_tokens: None,
     }
 }

@@ -56,7 +56,9 @@ fn build_marked(
     let retention = CacheRetention::for_request(config.cache_retention, request.cache_retention);
     if let Some(index) = marked {
         anthropic_cache::mark_user_message(&mut messages, index, retention);
-        anthropic_cache::mark_stable_prefix(&mut messages, index, retention);
+        if let Some(end) = request.cache.stable_prefix_end.as_deref() {
+            anthropic_cache::mark_stable_prefix(&mut messages, index, end, retention);
+        }
     }
     let max_tokens = request
         .max_tokens

@@ -33,6 +33,7 @@ fn foreign_conversation() -> ChatRequest {
         max_tokens: Some(100),
         reasoning: None,
         cache_retention: None,
+        cache: ctxkit_summarizer::CacheHints::default(),
         projected_input_tokens: None,
     }
 }

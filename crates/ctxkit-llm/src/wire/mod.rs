@@ -13,6 +13,7 @@ pub(crate) mod gemini_thinking;
 pub(crate) mod gemini_tools;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_chat_tools;
+pub(crate) mod openai_prompt_cache;
 pub(crate) mod openai_responses;
 pub(crate) mod openai_responses_tools;
 pub(crate) mod provider_compaction;

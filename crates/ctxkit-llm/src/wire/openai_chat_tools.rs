@@ -58,6 +58,7 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
             })
             .collect();
     }
+    super::openai_prompt_cache::add_key(config, request, &mut body);
     chat_completions_request(config, body, request.max_tokens, request.reasoning)
 }
 

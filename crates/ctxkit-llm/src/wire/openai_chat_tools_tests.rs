@@ -57,6 +57,7 @@ fn request(messages: Vec<AgentMessage>) -> ChatRequest {
         max_tokens: Some(4096),
         reasoning: None,
         cache_retention: None,
+        cache: ctxkit_summarizer::CacheHints::default(),
         projected_input_tokens: None,
     }
 }

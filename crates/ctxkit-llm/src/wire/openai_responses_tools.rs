@@ -42,6 +42,7 @@ pub(crate) fn build(config: &ProviderConfig, request: &ChatRequest) -> WireReque
     if let Some(compaction) = &config.openai_compaction {
         body["context_management"] = compaction.request_field();
     }
+    super::openai_prompt_cache::add_key(config, request, &mut body);
     let mut wire = finish(config, body, request.reasoning);
     if request.reasoning.is_some() {
         wire.body["reasoning"]["summary"] = json!("auto");

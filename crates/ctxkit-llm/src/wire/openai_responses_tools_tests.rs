@@ -52,6 +52,7 @@ fn pruned_view() -> ChatRequest {
         max_tokens: None,
         reasoning: None,
         cache_retention: None,
+        cache: ctxkit_summarizer::CacheHints::default(),
         projected_input_tokens: None,
     }
 }

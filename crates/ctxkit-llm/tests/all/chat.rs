@@ -29,6 +29,7 @@ pub fn request(messages: Vec<AgentMessage>) -> ChatRequest {
         max_tokens: None,
         reasoning: None,
         cache_retention: None,
+        cache: ctxkit_summarizer::CacheHints::default(),
         projected_input_tokens: None,
     }
 }

@@ -115,6 +115,7 @@ impl Driver<'_> {
             messages,
             tools: Vec::new(),
             reasoning: None,
+            cache: ctxkit_summarizer::CacheHints::default(),
         };
         // The engine copies the messages only when a compaction may continue the request.
         self.engine.record_model_request_copied(&prefix).await;

@@ -67,6 +67,7 @@ impl Chat {
             request_messages: 0,
             tools: self.agent.tools().definitions(),
             reasoning: None,
+            cache: ctxkit_summarizer::CacheHints::default(),
         })
     }
 }
