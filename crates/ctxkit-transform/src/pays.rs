@@ -38,8 +38,11 @@
 //!
 //! Every earlier step of the fold reads only messages that are already in the view and never
 //! change, so the boundary of a request is the boundary of the previous one or a later one: the
-//! request prefix changes only at the requests where pruning pays or is free, by a whole batch of
-//! results at once. Without a cache (`cacheReadPercent` = `cacheWritePercent` = 100) any gain pays,
+//! request prefix changes only at the requests where pruning pays or is free. A move deep in the
+//! cached prefix pays only for a batch of results; a move that cuts only the result the previous
+//! request ended with rewrites nothing but that result's kept lines and what follows it, which a
+//! large result's reads outweigh at once: with `keepRecentToolResults` 1 large results are cut one
+//! per request, at the request after the one that sent them whole. Without a cache (`cacheReadPercent` = `cacheWritePercent` = 100) any gain pays,
 //! which is the plain rule.
 //!
 //! The cache's prices and rule are the current model's unless the settings name them (the engine

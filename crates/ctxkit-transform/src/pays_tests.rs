@@ -231,3 +231,29 @@ fn any_cache_terms_a_settings_file_can_hold_decide_without_overflow() {
         );
     }
 }
+
+#[test]
+fn keeping_one_result_a_large_result_is_cut_at_the_next_call() {
+    // The recommended strategy keeps one result whole: the result the model has just read is the
+    // end of the cached prefix, so cutting it at the next call rewrites only what follows it (its
+    // reply's few tokens and the kept head and tail) and no longer reads it — that pays at once,
+    // one result per call, under Anthropic's terms and OpenAI's alike.
+    let keep_one = |terms: TransformSettings| TransformSettings {
+        keep_recent_tool_results: 1,
+        ..terms
+    };
+    let openai = TransformSettings {
+        cache_read_percent: Some(10),
+        cache_write_percent: Some(100),
+        cache_reads_any_prefix: Some(true),
+        ..TransformSettings::default()
+    };
+    for settings in [keep_one(TransformSettings::default()), keep_one(openai)] {
+        let pruned = pruned_at_each_call(12, &settings);
+        assert_eq!(pruned, (0..12).collect::<Vec<_>>(), "{settings:?}");
+    }
+    // A small result saves less than the tail it would rewrite: it is left whole.
+    let messages = conversation(12, 8);
+    let small = transform_context(&messages, &keep_one(TransformSettings::default()), 0);
+    assert_eq!(small.report.tool_results_pruned, 0);
+}

@@ -62,7 +62,12 @@ pub struct TransformSettings {
     pub cache_block_size: usize,
     /// Move the prune boundary only when the move pays for itself under the prompt cache's prices
     /// (see `pays.rs`): the tokens it saves over the expected rest of the run outweigh the cache it
-    /// rewrites. Old results are then cut in batches, rarely; `cacheAware` is not used.
+    /// rewrites; `cacheAware` is not used. A result deep in the cached prefix rewrites everything
+    /// after it, so such results are cut in batches, and not at all in a short run; but the result
+    /// the model has just read ends the cached prefix, and cutting it at the next request rewrites
+    /// only its reply and its kept lines while it is no longer read: when it is large that pays at
+    /// once. With `keepRecentToolResults` 1 (the recommended strategy) a large result is therefore
+    /// cut at the request after the one that first sent it whole, one result per request.
     pub prune_when_it_pays: bool,
     /// The price of input read from the provider's prompt cache, in percent of the base input price.
     /// Absent (the default): the current model's own prices (Anthropic and OpenAI: 10); 10 when
