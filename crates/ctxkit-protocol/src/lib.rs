@@ -20,6 +20,7 @@ mod pinned;
 mod provider_compaction;
 mod provider_edits;
 mod records;
+mod scripts;
 mod shown;
 mod tagged;
 mod tool_pairing;
@@ -51,6 +52,7 @@ pub use provider_compaction::{
 };
 pub use provider_edits::{PROVIDER_EDITS_FIELD, ProviderContextEdit};
 pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
+pub use scripts::is_written_without_spaces;
 pub use shown::{UNSAFE_TO_SHOW, is_unsafe_to_show};
 pub use tool_pairing::{NO_TOOL_RESULT, OpenCall, OpenToolCalls};
 

@@ -3,7 +3,10 @@
 //! can decide to fetch it back. Deterministic: the same omitted text gives the same bytes, so a
 //! marker with a digest is as cache-stable as one without.
 //!
-//! A *name* is a run of ASCII letters, digits and `_ . / : - # @` (with `.`, `:`, `-`, `/` trimmed
+//! A *name* is a run of letters and digits of any script, `_` and `. / : - # @` (Unicode's
+//! identifier characters, XID_Continue, and those five: `parse_订单`, `größe_berechnen`,
+//! `config/設定.toml`; where an ASCII letter or digit meets Chinese, Japanese or Thai prose with no
+//! space between, the name ends there) (with `.`, `:`, `-`, `/` trimmed
 //! from both ends, a trailing `:<line>` number dropped, and the letters of a backslash escape
 //! before it left out: `\nWe`, `\u2013`, see [`crate::escapes`]) that has at least one letter
 //! and is one of:
@@ -91,8 +94,24 @@ const MIN_NAME_CHARS: usize = 3;
 /// Names longer than this (blobs, base64, minified code) are not listed.
 const MAX_NAME_CHARS: usize = 120;
 
-fn is_name_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"_./:-#@".contains(&byte)
+/// Whether `character` may be part of a name: a character of a Unicode identifier
+/// (XID_Continue: letters and digits of any script, combining marks, `_`) or one of `./:-#@`.
+fn is_name_character(character: char) -> bool {
+    if character.is_ascii() {
+        character.is_ascii_alphanumeric() || "_./:-#@".contains(character)
+    } else {
+        unicode_ident::is_xid_continue(character)
+    }
+}
+
+/// Whether a name ends between `before` and `after`, two name characters side by side: an ASCII
+/// letter or digit against a letter of a script written without spaces (`文件config`,
+/// `設定.toml不存在`), where Chinese or Japanese prose meets a name with no space between. A
+/// name joins the two scripts with `_`, `.` or `/` (`parse_订单`, `config/設定.toml`).
+fn ends_name_between(before: char, after: char) -> bool {
+    use ctxkit_protocol::is_written_without_spaces as unspaced;
+    (before.is_ascii_alphanumeric() && unspaced(after))
+        || (unspaced(before) && after.is_ascii_alphanumeric())
 }
 
 /// Drops a grep context line's number and what follows it (`src/a.rs-12-text`, see
@@ -129,26 +148,38 @@ pub(crate) struct Shape {
 
 pub(crate) fn shape(name: &str) -> Option<Shape> {
     let bytes = name.as_bytes();
-    if bytes.len() < MIN_NAME_CHARS || bytes.len() > MAX_NAME_CHARS {
+    if bytes.len() < MIN_NAME_CHARS || bytes.len() > MAX_NAME_CHARS * 4 {
         return None;
     }
-    // One pass over the bytes; most tokens are plain words and leave here.
-    let (mut has_letter, mut has_digit, mut marked, mut camel) = (false, false, false, false);
-    let mut previous_lower = false;
-    for &byte in bytes {
-        has_letter |= byte.is_ascii_alphabetic();
-        has_digit |= byte.is_ascii_digit();
-        marked |= matches!(byte, b'_' | b'/' | b':' | b'.');
-        camel |= previous_lower && byte.is_ascii_uppercase();
-        previous_lower = byte.is_ascii_lowercase();
+    let ascii = name.is_ascii();
+    let characters = if ascii {
+        bytes.len()
+    } else {
+        name.chars().count()
+    };
+    if !(MIN_NAME_CHARS..=MAX_NAME_CHARS).contains(&characters) {
+        return None;
     }
+    // One pass over the characters; most tokens are plain words and leave here.
+    let (mut has_letter, mut has_digit, mut marked, mut camel) = (false, false, false, false);
+    let (mut previous_lower, mut unspaced) = (false, false);
+    for character in name.chars() {
+        has_letter |= character.is_alphabetic();
+        has_digit |= character.is_ascii_digit();
+        marked |= matches!(character, '_' | '/' | ':' | '.');
+        camel |= previous_lower && character.is_uppercase();
+        previous_lower = character.is_lowercase();
+        unspaced |= !ascii && ctxkit_protocol::is_written_without_spaces(character);
+    }
+    // Letters and digits alone make no name in prose written without spaces (`共有3个文件`).
+    let has_digit = has_digit && !unspaced;
     if !has_letter || !(has_digit || marked || camel) || is_time_or_measure(name) {
         return None;
     }
     let url = name.starts_with("http://") || name.starts_with("https://");
     let slash_path = name
         .split_once('/')
-        .is_some_and(|(_, after)| after.bytes().any(|byte| byte.is_ascii_alphabetic()));
+        .is_some_and(|(_, after)| after.chars().any(char::is_alphabetic));
     let file_name = name.rsplit_once('.').is_some_and(|(stem, extension)| {
         !stem.is_empty()
             && FILE_EXTENSIONS
@@ -166,7 +197,7 @@ pub(crate) fn shape(name: &str) -> Option<Shape> {
 /// Units a number may carry and still be a measurement, not a name (lower case).
 const UNITS: &[&str] = &[
     "ns", "us", "ms", "s", "m", "h", "b", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib", "px",
-    "k", "x",
+    "k", "x", "µs", "μs",
 ];
 
 /// Whether `name` is a date or time (digits and `-:.+` with only `T` and `Z` for letters) or a
@@ -203,15 +234,43 @@ pub(crate) fn reports_failure(line: &str) -> bool {
     })
 }
 
-/// The tokens of `line`: maximal runs of name bytes. Bytes of multibyte characters are never name
-/// bytes, so the runs are whole ASCII substrings.
+/// The tokens of `line`: maximal runs of name characters ([`is_name_character`]), also ended where
+/// a name meets prose of a script written without spaces ([`ends_name_between`]). Whole
+/// characters: a name in any script is never cut inside a word.
 pub(crate) fn tokens(line: &str) -> impl Iterator<Item = &str> {
-    line.split(|character: char| !character.is_ascii() || !is_name_byte(character as u8))
+    NameRuns { rest: line }
         .map(move |token| {
             let token = crate::escapes::after_backslash_escape(line, token);
             after_escape_parameters(line, token)
         })
         .filter(|token| token.len() >= MIN_NAME_CHARS)
+}
+
+/// The runs of name characters of a text, in order (see [`tokens`]).
+struct NameRuns<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Iterator for NameRuns<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let start = self.rest.find(is_name_character)?;
+        let text = &self.rest[start..];
+        let mut end = text.len();
+        let mut previous: Option<char> = None;
+        for (at, character) in text.char_indices() {
+            let ends = !is_name_character(character)
+                || previous.is_some_and(|before| ends_name_between(before, character));
+            if ends {
+                end = at;
+                break;
+            }
+            previous = Some(character);
+        }
+        self.rest = &text[end..];
+        Some(&text[..end])
+    }
 }
 
 /// `token` without the parameters and final letter of a terminal escape it starts with: after
@@ -373,8 +432,8 @@ pub(crate) fn digest_unseen<'a>(
         if visible.contains(name) {
             continue;
         }
-        // Names are ASCII: bytes are characters. ", " separates them.
-        let cost = name.len() + if chosen.is_empty() { 0 } else { 2 };
+        // Counted in characters (a name may be in any script). ", " separates them.
+        let cost = name.chars().count() + if chosen.is_empty() { 0 } else { 2 };
         if chars + cost > max_chars {
             continue;
         }
