@@ -7,13 +7,51 @@
 pub(crate) const SEARCHED_CHARACTERS: usize = 100_000;
 
 /// The words a text search matches, of a query or of an entry line: runs of letters and digits,
-/// lowercased. A query matches a line holding each of its words as a whole word (both backends:
-/// PostgreSQL's index splits a line the same way).
+/// lowercased, a run also ended where a letter of a script written without spaces (Chinese,
+/// Japanese, Thai: [`ctxkit_protocol::is_written_without_spaces`]) meets one of another
+/// (`parse模块` is `parse` and `模块`). A query matches a line holding each of its words as a whole
+/// word, and each word in a script written without spaces anywhere inside a word
+/// ([`matches_word`]): a Chinese clause is one run, and `多币种` is found inside it.
 pub(crate) fn words_of(text: &str) -> Vec<String> {
-    text.split(|character: char| !character.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    let mut words = Vec::new();
+    let mut start = None;
+    let mut previous_unspaced = false;
+    for (at, character) in text.char_indices() {
+        let unspaced = ctxkit_protocol::is_written_without_spaces(character);
+        if !character.is_alphanumeric() {
+            words.extend(start.take().map(|start| text[start..at].to_lowercase()));
+            continue;
+        }
+        match start {
+            Some(begun) if unspaced != previous_unspaced => {
+                words.push(text[begun..at].to_lowercase());
+                start = Some(at);
+            }
+            Some(_) => {}
+            None => start = Some(at),
+        }
+        previous_unspaced = unspaced;
+    }
+    words.extend(start.map(|start| text[start..].to_lowercase()));
+    words
+}
+
+/// Whether a query's `word` ([`words_of`]) is among a line's `line_words`: equal to one, or, for
+/// a word in a script written without spaces, inside one.
+pub(crate) fn matches_word(line_words: &[String], word: &str) -> bool {
+    if is_unspaced_word(word) {
+        line_words.iter().any(|line_word| line_word.contains(word))
+    } else {
+        line_words.iter().any(|line_word| line_word == word)
+    }
+}
+
+/// Whether a word of [`words_of`] is in a script written without spaces (its first letter's
+/// script is every letter's).
+pub(crate) fn is_unspaced_word(word: &str) -> bool {
+    word.chars()
+        .next()
+        .is_some_and(ctxkit_protocol::is_written_without_spaces)
 }
 
 /// The part of `line` a text search reads.
@@ -69,7 +107,9 @@ impl<'w> LineSearch<'w> {
             return false;
         }
         let line_words = words_of(part);
-        self.words.iter().all(|word| line_words.contains(word))
+        self.words
+            .iter()
+            .all(|word| matches_word(&line_words, word))
     }
 }
 
@@ -124,6 +164,23 @@ mod tests {
             ("kube-pod", "pod KUBE", true),
             ("nothing", "", true),
             ("nothing", "!!", true),
+            // QA r107: Chinese and Japanese are written without spaces, and a word inside a
+            // clause was never found.
+            (
+                "请把 parse 模块改成支持多币种，不要修改公共接口",
+                "多币种",
+                true,
+            ),
+            (
+                "请把 parse 模块改成支持多币种，不要修改公共接口",
+                "模块 parse",
+                true,
+            ),
+            ("请把 parse模块改成支持多币种", "parse 币种", true),
+            ("請求をparse関数で処理する", "関数 処理", true),
+            ("请把 parse 模块改成支持多币种", "汇率转换", false),
+            ("请把 parser 模块", "parse", false),
+            ("วันนี้อากาศดีมาก", "อากาศ", true),
         ];
         for (text, query, found) in cases {
             let bytes =

@@ -3,7 +3,7 @@
 use super::deadline::Deadline as _;
 use super::{PostgresStore, SESSION_COLUMNS, session_of};
 use crate::error::Result;
-use crate::search::words_of;
+use crate::search::{is_unspaced_word, words_of};
 use crate::store::{ListQuery, StoredSession};
 
 /// The words of an entry line as the text index holds them (`migrations/0003_text_index_words.sql`
@@ -25,7 +25,17 @@ impl PostgresStore {
         let name_pattern = query.name.as_deref().map(like_pattern);
         // The query's words as the file store splits them; none (only punctuation) matches a
         // session with any entry, as there.
-        let words = query.text.as_deref().map(|text| words_of(text).join(" "));
+        // A word in a script written without spaces is looked for inside the line's text, as
+        // the file store looks for it inside a word (the index holds a Chinese clause as one
+        // word).
+        let (inside, whole): (Vec<String>, Vec<String>) = query
+            .text
+            .as_deref()
+            .map(words_of)
+            .unwrap_or_default()
+            .into_iter()
+            .partition(|word| is_unspaced_word(word));
+        let words = query.text.as_ref().map(|_| whole.join(" "));
         let rows = client
             .query(
                 &format!(
@@ -36,7 +46,9 @@ impl PostgresStore {
                        AND ($4::bigint IS NULL OR s.modified_ms < $4)
                        AND ($5::text IS NULL OR EXISTS (
                            SELECT 1 FROM ctxkit_entries e WHERE e.session_id = s.id
-                             AND ($5 = '' OR {SEARCHED_WORDS} @@ plainto_tsquery('simple', $5))))
+                             AND ($5 = '' OR {SEARCHED_WORDS} @@ plainto_tsquery('simple', $5))
+                             AND NOT EXISTS (SELECT 1 FROM unnest($7::text[]) AS inside(word)
+                                 WHERE strpos(lower(left(e.line, 100000)), inside.word) = 0)))
                      ORDER BY s.modified_ms DESC, s.id LIMIT $6"
                 ),
                 &[
@@ -46,6 +58,7 @@ impl PostgresStore {
                     &query.until_ms,
                     &words,
                     &limit,
+                    &inside,
                 ],
             )
             .within("list the sessions")
