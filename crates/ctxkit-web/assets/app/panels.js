@@ -81,37 +81,67 @@
   }
 
   // ---- search ----
+  // A character's case fold for search: its upper case's lower case (ß and SS, σ and ς alike),
+  // and İ as i, so `izmit` finds `İzmit` (its lower case is i and a combining dot).
+  function foldChar(c) { return c === "\u0130" ? "i" : c.toUpperCase().toLowerCase(); }
+  // `s` case-folded, with where each of its UTF-16 units came from in `s`: `start[k]` and
+  // `end[k]` bound the character of `s` that folded unit k is part of. A fold may be longer or
+  // shorter than its character, so an offset in the fold is not one in `s`.
+  function folded(s) {
+    let text = "";
+    const start = [], end = [];
+    for (let i = 0; i < s.length;) {
+      const c = String.fromCodePoint(s.codePointAt(i));
+      const f = foldChar(c);
+      for (let k = 0; k < f.length; k++) { start.push(i); end.push(i + c.length); }
+      text += f;
+      i += c.length;
+    }
+    return { text, start, end };
+  }
+  // Where the case-folded `q` is in `s`, as `[from, to]` offsets of `s` itself, or null.
+  function findFolded(s, q) {
+    const hay = folded(s);
+    const at = hay.text.indexOf(q);
+    return at < 0 || !q ? null : [hay.start[at], hay.end[at + q.length - 1]];
+  }
+  // `at` moved off the second half of a surrogate pair (an emoji) to the pair's start.
+  function atCharacter(s, at) {
+    const unit = s.charCodeAt(at);
+    return at > 0 && unit >= 0xdc00 && unit <= 0xdfff ? at - 1 : at;
+  }
   function search(query) {
     const box = document.getElementById("results");
     if (!query) { box.className = ""; box.replaceChildren(); return; }
-    const q = query.toLowerCase();
+    const q = folded(query).text;
     const hits = [];
     for (let i = 0; i < D.entries.length && hits.length < 500; i++) {
       const e = D.entries[i];
       // The ids the page shows (an entry's, a tool call's, the call a result answers) are found
       // too: searching an id `ctxkit tree` printed found nothing.
       const ids = [e.id, e.toolCallId].concat((e.blocks || []).map((b) => b.k === "tool" ? b.id : null));
-      const id = ids.find((s) => typeof s === "string" && s.toLowerCase().includes(q));
-      if (id) { hits.push([i, id, id.toLowerCase().indexOf(q)]); continue; }
+      const id = ids.find((s) => typeof s === "string" && findFolded(s, q));
+      if (id) { hits.push([i, id, findFolded(id, q)]); continue; }
       for (const b of e.blocks || []) {
         const s = (b.t || "") + (b.name ? " " + b.name : "") + (b.head ? " " + b.head : "");
-        const at = s.toLowerCase().indexOf(q);
-        if (at >= 0) { hits.push([i, s, at]); break; }
+        const found = findFolded(s, q);
+        if (found) { hits.push([i, s, found]); break; }
       }
     }
     box.className = "on";
     box.replaceChildren(el("div", "note", hits.length === 1 ? "1 entry matches" : fmt(hits.length) + (hits.length === 500 ? "+" : "") + " entries match"));
-    for (const [i, s, at] of hits) {
+    for (const [i, s, [at, to]] of hits) {
       // Up to 40 characters before the hit, from the start of a word (a tester's snippet began
-      // "ppear to be"), with an ellipsis when the text went on before it.
-      let from = Math.max(0, at - 40);
+      // "ppear to be"), with an ellipsis when the text went on before it; never half an emoji.
+      let from = atCharacter(s, Math.max(0, at - 40));
+      const until = atCharacter(s, to + 80);
       if (from > 0) {
         const space = s.slice(from, at).search(/\s/);
         from = space >= 0 ? from + space + 1 : from;
       }
       const before = (from > 0 ? "…" : "") + visible(s.slice(from, at)).replace(/\s+/g, " ");
       const item = el("div", "item search-hit", el("span", "who", who(entry(i)) + " "),
-        before, el("mark", null, s.slice(at, at + query.length)), visible(s.slice(at + query.length, at + query.length + 80)).replace(/\s+/g, " "));
+        before, el("mark", null, s.slice(at, to)), visible(s.slice(to, until)).replace(/\s+/g, " "));
       item.addEventListener("click", () => { select(i, true); showTab("conversation"); showEntryPane(); });
       box.append(item);
     }

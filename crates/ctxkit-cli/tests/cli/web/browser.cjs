@@ -102,6 +102,14 @@ async function exported(page) {
   await page.fill("#search", "needle-word");
   await page.press("#search", "Enter");
   check(await page.locator("#results .search-hit").count() >= 1, "search finds the needle");
+  // Any case, in any script, and the mark on the text found (QA r107: each İ before the hit, whose
+  // lower case is longer, moved the mark a character on, and `izmit` did not find `İzmit`).
+  for (const [query, marked] of [["hatası", "hatası"], ["izmit", "İzmit"], ["İZMİR", "İzmir"]]) {
+    await page.fill("#search", query);
+    await page.press("#search", "Enter");
+    const marks = await page.locator("#results .search-hit mark").allTextContents();
+    check(marks.length === 1 && marks[0] === marked, "search " + query + " marks " + JSON.stringify(marks));
+  }
   // A hit deep in a long text: its snippet starts at a word, after an ellipsis (it began
   // "ppear to be" for a tester).
   await page.fill("#search", "line 9 of c05");

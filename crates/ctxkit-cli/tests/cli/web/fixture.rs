@@ -106,7 +106,7 @@ pub fn demo_session() -> DemoSession {
     demo.push(json!({"type": "session_info", "name": "Parser refactor"}));
     demo.push(json!({"type": "thinking_level_change", "thinkingLevel": "medium"}));
     let first_user = demo.user(&format!(
-        "fix the parser; the needle-word is here. {HOSTILE}"
+        "fix the parser; the needle-word is here. İstanbul İzmir İzmit hatası burada. {HOSTILE}"
     ));
     let sonnet = "claude-sonnet-4-5";
     demo.tool_turn("c01", 9_000, sonnet);
