@@ -41,9 +41,9 @@ impl Jail {
     /// The directory at `path` (absolute under the root, or relative to it), opened beneath the
     /// root and checked against the denied places.
     pub fn open_directory(&self, path: &Path) -> Result<OpenedDir, JailError> {
-        let relative = self.relative(path)?;
-        let dir = self.open_dir(relative)?;
-        let real = places::real_path(&dir).unwrap_or_else(|| self.root.join(relative));
+        let relative = self.stored_spelling(self.relative(path)?);
+        let dir = self.open_dir(&relative)?;
+        let real = places::real_path(&dir).unwrap_or_else(|| self.root.join(&relative));
         Ok(OpenedDir { dir, real })
     }
 }

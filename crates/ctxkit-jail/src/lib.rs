@@ -29,6 +29,7 @@ mod links;
 mod owners;
 mod places;
 mod regular;
+mod spelling;
 mod stream;
 mod temporaries;
 #[cfg(any(test, feature = "testing"))]
@@ -205,9 +206,9 @@ impl Jail {
         max: u64,
         check: impl FnOnce(&std::fs::Metadata) -> Result<(), JailError>,
     ) -> Result<(Vec<u8>, u64), JailError> {
-        let relative = self.relative(path)?;
-        let file = self.open_checked(relative, check)?;
-        regular::read_opened(file, &self.root.join(relative), max)
+        let relative = self.stored_spelling(self.relative(path)?);
+        let file = self.open_checked(&relative, check)?;
+        regular::read_opened(file, &self.root.join(&relative), max)
     }
 
     /// The whole text of the file at `path` when it is at most `max` bytes of UTF-8.
@@ -247,11 +248,11 @@ impl Jail {
 
     /// The entries of the directory at `path`, unsorted.
     pub fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, JailError> {
-        let relative = self.relative(path)?;
-        let dir = self.open_dir(relative)?;
+        let relative = self.stored_spelling(self.relative(path)?);
+        let dir = self.open_dir(&relative)?;
         let entries = dir
             .entries()
-            .map_err(|source| self.io_error(relative, source))?;
+            .map_err(|source| self.io_error(&relative, source))?;
         Ok(entries
             .filter_map(Result::ok)
             .map(|entry| {
@@ -265,16 +266,17 @@ impl Jail {
     /// Whether `path` is a directory beneath the root (`false` when it cannot be opened).
     pub fn is_dir(&self, path: &Path) -> bool {
         self.relative(path)
-            .is_ok_and(|relative| self.open_dir(relative).is_ok())
+            .is_ok_and(|relative| self.open_dir(&self.stored_spelling(relative)).is_ok())
     }
 
     /// Whether `path` names a regular file that [`Self::read`] would open.
     pub fn is_file(&self, path: &Path) -> bool {
         self.relative(path).is_ok_and(|relative| {
+            let relative = self.stored_spelling(relative);
             self.dir
-                .metadata(beneath(relative))
+                .metadata(beneath(&relative))
                 .is_ok_and(|metadata| metadata.is_file())
-                && self.denial_of(&self.root.join(relative)).is_none()
+                && self.denial_of(&self.root.join(&relative)).is_none()
         })
     }
 

@@ -34,19 +34,19 @@ impl Jail {
     /// The regular file at `path`, opened to be read as a stream. Anything else (a FIFO, a
     /// device, a socket, a directory) is refused before a byte is read, as [`Jail::read`] refuses it.
     pub fn open_file(&self, path: &Path) -> Result<OpenedFile, JailError> {
-        let relative = self.relative(path)?;
-        let file = self.open_checked(relative, |metadata| {
+        let relative = self.stored_spelling(self.relative(path)?);
+        let file = self.open_checked(&relative, |metadata| {
             if metadata.is_file() {
                 Ok(())
             } else {
                 Err(JailError::NotRegular {
-                    path: self.root.join(relative),
+                    path: self.root.join(&relative),
                 })
             }
         })?;
         let size = file
             .metadata()
-            .map_err(|source| self.io_error(relative, source))?
+            .map_err(|source| self.io_error(&relative, source))?
             .len();
         Ok(OpenedFile { file, size })
     }

@@ -356,3 +356,70 @@ fn places_near_the_root_are_all_that_can_deny_and_all_are_kept() {
     assert!(jail.is_denied(Path::new("src/lib.rs")));
     assert!(jail.read(Path::new("src/lib.rs"), 1024).is_err());
 }
+
+#[test]
+fn a_name_stored_decomposed_is_found_by_its_composed_spelling_and_the_other_way() {
+    // QA r107: macOS stores `Café-Übersicht.md` decomposed (NFD) and the model asks for it
+    // composed (NFC); `read` said no such file, and a write made a second file beside it.
+    let scene = scene();
+    let decomposed = "Cafe\u{301}-U\u{308}bersicht.md";
+    std::fs::write(scene.project.join(decomposed), "# Übersicht").unwrap();
+    std::fs::create_dir(scene.project.join("re\u{301}sume\u{301}")).unwrap();
+    std::fs::write(scene.project.join("Ünïcode.md"), "composed").unwrap();
+    let jail = jail_on(&scene.project, &scene);
+    let composed = Path::new("Café-Übersicht.md");
+    assert_eq!(jail.read_to_string(composed, 1024).unwrap(), "# Übersicht");
+    assert!(jail.is_file(composed) && jail.is_dir(Path::new("résumé")));
+    assert!(jail.read_dir(Path::new("résumé")).unwrap().is_empty());
+    let asked = "U\u{308}ni\u{308}code.md";
+    assert_eq!(
+        jail.read_to_string(Path::new(asked), 1024).unwrap(),
+        "composed"
+    );
+    jail.write_atomic(composed, b"# neu").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(scene.project.join(decomposed)).unwrap(),
+        "# neu"
+    );
+    assert!(!scene.project.join("Café-Übersicht.md").exists());
+    // A name stored in neither spelling is still not found.
+    assert!(jail.read(Path::new("Crème.md"), 1024).is_err());
+}
+
+#[test]
+fn the_other_spelling_of_a_name_reaches_no_further_than_the_first() {
+    let scene = scene();
+    // Outside the project: a file in NFD beside it, and a folder a link in NFD leads to.
+    std::fs::write(scene.home.join("Cafe\u{301}.md"), "outside").unwrap();
+    std::fs::create_dir(scene.home.join("elsewhere")).unwrap();
+    std::fs::write(scene.home.join("elsewhere/notes.md"), "outside").unwrap();
+    symlink(
+        scene.home.join("elsewhere"),
+        scene.project.join("Re\u{301}sume\u{301}"),
+    )
+    .unwrap();
+    symlink(scene.home.join(".ssh"), scene.project.join("cle\u{301}s")).unwrap();
+    let jail = jail_on(&scene.project, &scene);
+    for path in [
+        "../Café.md",
+        "Résumé/notes.md",
+        "clés/id_rsa",
+        "src/../../Café.md",
+    ] {
+        assert!(jail.read(Path::new(path), 1024).is_err(), "{path}");
+        assert!(!jail.is_file(Path::new(path)), "{path}");
+    }
+    assert!(jail.read_dir(Path::new("Résumé")).is_err());
+    // A write by the composed name is not led out by the link's decomposed one: it makes the
+    // composed folder in the project, as it did before spellings were retried.
+    jail.write_atomic(Path::new("Résumé/notes.md"), b"x")
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(scene.project.join("Résumé/notes.md")).unwrap(),
+        "x"
+    );
+    assert_eq!(
+        std::fs::read_to_string(scene.home.join("elsewhere/notes.md")).unwrap(),
+        "outside"
+    );
+}

@@ -138,7 +138,9 @@ impl Jail {
         may_write: WriteProbe,
         replace: Replacer,
     ) -> Result<(), JailError> {
-        let relative = self.relative(path)?;
+        // An existing file stored in another normalization is replaced, not written beside.
+        let relative = self.stored_spelling(self.relative(path)?);
+        let relative: &Path = &relative;
         let Some(name) = relative.file_name() else {
             return Err(JailError::NotRegular {
                 path: self.root.join(relative),
