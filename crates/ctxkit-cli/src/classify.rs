@@ -336,6 +336,36 @@ fn unknown_provider_hint(provider: &str) -> String {
     )
 }
 
+/// What to do when Pi's `models.json` routes a provider elsewhere: set `llm.baseUrl` to Pi's
+/// route, or to the public URL on purpose; for a provider the settings' endpoint is not for, make
+/// it the default provider first (`llm.*` describes that one), or for `openai` set
+/// `OPENAI_BASE_URL`.
+fn routed_elsewhere_hint(
+    provider: &str,
+    default_url: &str,
+    route_url: &str,
+    owns_settings: bool,
+) -> String {
+    let choice = format!(
+        "`ctxkit config set llm.baseUrl {route_url}` to follow Pi's route, or set `llm.baseUrl` \
+         to {default_url} to go to {} on purpose",
+        ctxkit_llm::host_of(default_url)
+    );
+    let first = if owns_settings {
+        String::new()
+    } else {
+        format!(
+            "`llm.*` is the default provider's: `ctxkit config set defaultProvider {provider}`, then "
+        )
+    };
+    let variable = if provider == "openai" {
+        " (or set `OPENAI_BASE_URL`)"
+    } else {
+        ""
+    };
+    format!("{first}{choice}{variable}")
+}
+
 fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
     use ctxkit_llm::LlmError;
     match error {
@@ -350,6 +380,13 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
             3,
             Some(format!("if they are for `{provider}`, name it: `ctxkit config set defaultProvider {provider}`; else unset them (`ctxkit config unset llm.baseUrl`)")),
         ),
+        LlmError::RoutedElsewhere {
+            provider,
+            default_url,
+            route_url,
+            owns_settings,
+            ..
+        } => (3, Some(routed_elsewhere_hint(provider, default_url, route_url, *owns_settings))),
         LlmError::UnknownProvider { provider } => (3, Some(unknown_provider_hint(provider))),
         LlmError::InvalidModel { .. } => {
             (3, Some("name a model as `provider/id`, e.g. `--model anthropic/claude-sonnet-4-5` (`ctxkit models` lists them)".to_owned()))

@@ -230,6 +230,7 @@ impl ModelClient {
             | LlmError::MissingApiKey { .. }
             | LlmError::EndpointOfAnotherProvider { .. }
             | LlmError::UnownedEndpoint { .. }
+            | LlmError::RoutedElsewhere { .. }
             | LlmError::UnknownProvider { .. }
             | LlmError::InvalidModel { .. }
             | LlmError::InvalidHeader { .. }

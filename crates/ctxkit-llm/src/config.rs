@@ -196,6 +196,18 @@ pub struct EnvSettings {
     pub api_keys: BTreeMap<String, ApiKey>,
     /// `OPENAI_BASE_URL`, for the `openai` provider.
     pub openai_base_url: Option<String>,
+    /// Where the user's Pi sends providers (its `models.json`'s `baseUrl`s), which ctxkit does not
+    /// follow: a provider whose host ctxkit was not told is refused when Pi's route goes elsewhere.
+    pub foreign_routes: Vec<ForeignRoute>,
+}
+
+/// A provider's endpoint another program of the user's sets (Pi's `models.json`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForeignRoute {
+    pub provider: String,
+    pub base_url: String,
+    /// The file that sets it, named in the refusal.
+    pub file: std::path::PathBuf,
 }
 
 impl EnvSettings {
@@ -216,6 +228,7 @@ impl EnvSettings {
         Self {
             api_keys,
             openai_base_url: get("OPENAI_BASE_URL").map(|url| url.trim().to_owned()),
+            foreign_routes: Vec::new(),
         }
     }
 

@@ -108,13 +108,17 @@ pub(crate) fn endpoint(
         .or(builtin.map(|info| info.api))
         .ok_or_else(no_endpoint)?;
     let env_base_url = env.openai_base_url.clone().filter(|_| provider == "openai");
-    let base_url = options
-        .base_url
-        .clone()
-        .filter(|_| whole)
-        .or(env_base_url)
-        .or(builtin.map(|info| info.base_url.to_owned()))
-        .ok_or_else(no_endpoint)?;
+    let told = options.base_url.clone().filter(|_| whole).or(env_base_url);
+    let base_url = match told {
+        Some(base_url) => base_url,
+        None => {
+            let public = builtin
+                .map(|info| info.base_url.to_owned())
+                .ok_or_else(no_endpoint)?;
+            refuse_route_elsewhere(env, provider, &public, whole)?;
+            public
+        }
+    };
     let api_key = options
         .api_key
         .clone()
@@ -139,6 +143,43 @@ pub(crate) fn endpoint(
         api_key,
         headers,
     })
+}
+
+/// Refuses `provider`'s public host `public_url`, which ctxkit was not told to use, when the
+/// user's Pi routes the provider to another host: its key would go where the user's setup says it
+/// does not.
+fn refuse_route_elsewhere(
+    env: &EnvSettings,
+    provider: &str,
+    public_url: &str,
+    owns_settings: bool,
+) -> Result<(), LlmError> {
+    let Some(route) = env
+        .foreign_routes
+        .iter()
+        .find(|route| canonical(&route.provider) == provider)
+    else {
+        return Ok(());
+    };
+    if origin(&route.base_url) == origin(public_url) {
+        return Ok(());
+    }
+    Err(LlmError::RoutedElsewhere {
+        provider: provider.to_owned(),
+        default_url: public_url.to_owned(),
+        route_url: route.base_url.clone(),
+        file: route.file.clone(),
+        owns_settings,
+    })
+}
+
+/// The scheme and host of `url`, lowercase: where a request goes.
+fn origin(url: &str) -> String {
+    let scheme = url
+        .split_once("://")
+        .map_or("", |(scheme, _)| scheme)
+        .to_ascii_lowercase();
+    format!("{scheme}://{}", crate::error::host_of(url))
 }
 
 /// The provider of `spec`: its own prefix, else `default_provider`, else the model table's
@@ -229,6 +270,74 @@ mod tests {
             ..LlmOptions::default()
         };
         assert_eq!(owner_of(&unnamed), None);
+    }
+
+    /// QA r106 (migrate, defect 1): a Pi user's `models.json` routes `anthropic` through their
+    /// gateway; ctxkit, not told of it, sent the key to api.anthropic.com. Refused unless told.
+    #[test]
+    fn a_public_host_is_refused_where_pi_routes_the_provider_elsewhere() {
+        let mut env = EnvSettings::from_map(
+            &[
+                ("ANTHROPIC_API_KEY", "sk-ant-0123456789"),
+                ("OPENAI_API_KEY", "sk-0123456789"),
+            ]
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect(),
+        );
+        let route = |provider: &str, base_url: &str| crate::config::ForeignRoute {
+            provider: provider.into(),
+            base_url: base_url.into(),
+            file: "/home/me/.pi/agent/models.json".into(),
+        };
+        env.foreign_routes = vec![
+            route("anthropic", "http://gw.corp:8080/anthropic"),
+            route("openai", "HTTPS://API.OPENAI.COM/v1/"),
+        ];
+        let options = LlmOptions {
+            model: Some("anthropic/claude-sonnet-4-5".into()),
+            ..LlmOptions::default()
+        };
+        let resolve = |options: &LlmOptions, env: &EnvSettings, provider: &str| {
+            let owner = endpoint_owner(options, &ModelTable::builtin()).unwrap();
+            let share = endpoint_share(owner.as_deref(), provider, true);
+            endpoint(options, env, provider, share, owner.as_deref()).map(|found| found.base_url)
+        };
+        let refused = resolve(&options, &env, "anthropic").unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "Not sending `anthropic` requests to api.anthropic.com: /home/me/.pi/agent/models.json \
+             routes `anthropic` through gw.corp:8080 (Pi's models.json, which ctxkit does not \
+             read); nothing was sent"
+        );
+        assert!(matches!(
+            refused,
+            LlmError::RoutedElsewhere {
+                owns_settings: true,
+                ..
+            }
+        ));
+        // The same host as Pi's: nothing to refuse.
+        assert_eq!(
+            resolve(&options, &env, "openai").unwrap(),
+            "https://api.openai.com/v1"
+        );
+        // Told explicitly, either way: that wins.
+        let told = LlmOptions {
+            base_url: Some("https://api.anthropic.com".into()),
+            ..options.clone()
+        };
+        assert_eq!(
+            resolve(&told, &env, "anthropic").unwrap(),
+            "https://api.anthropic.com"
+        );
+        env.foreign_routes = vec![route("openai", "http://gw.corp/openai")];
+        assert!(resolve(&options, &env, "openai").is_err());
+        env.openai_base_url = Some("http://proxy.corp/v1".into());
+        assert_eq!(
+            resolve(&options, &env, "openai").unwrap(),
+            "http://proxy.corp/v1"
+        );
     }
 
     #[test]

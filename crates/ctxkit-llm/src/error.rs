@@ -137,6 +137,23 @@ pub enum LlmError {
         "Provider `{provider}` does not use `llm.baseUrl`, `llm.apiKey` or `llm.headers`: they belong to no provider until `defaultModel` or `defaultProvider` names one"
     )]
     UnownedEndpoint { provider: String },
+    /// A provider whose host ctxkit was not told (no `llm.baseUrl` for it, no `OPENAI_BASE_URL`)
+    /// would be sent to its public host, `default_url`, while the user's Pi sends it elsewhere
+    /// (`route_url`, set in `file`, a Pi `models.json`, which ctxkit does not read). Refused before
+    /// any request: its key never goes where the user's setup says it does not. An explicit
+    /// `llm.baseUrl` wins (`owns_settings`: whether the settings' endpoint is this provider's, so
+    /// `llm.baseUrl` alone applies to it).
+    #[error(
+        "Not sending `{provider}` requests to {}: {} routes `{provider}` through {} (Pi's models.json, which ctxkit does not read); nothing was sent",
+        host_of(default_url), file.display(), host_of(route_url)
+    )]
+    RoutedElsewhere {
+        provider: String,
+        default_url: String,
+        route_url: String,
+        file: std::path::PathBuf,
+        owns_settings: bool,
+    },
     /// The provider name is neither built in nor declared (a model of it in `llm.models`, or the
     /// `defaultProvider`), or a declared one has no API kind or base URL.
     #[error(
@@ -207,6 +224,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::RoutedElsewhere { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -232,6 +250,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::RoutedElsewhere { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -258,6 +277,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::RoutedElsewhere { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -311,6 +331,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::RoutedElsewhere { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -336,6 +357,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::RoutedElsewhere { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -508,4 +530,17 @@ fn one_line(text: &str) -> String {
     } else {
         joined
     }
+}
+
+/// The host (and port) of `url`, credentials left out: what a refusal names.
+pub fn host_of(url: &str) -> String {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = after_scheme
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or(after_scheme);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    host.to_ascii_lowercase()
 }

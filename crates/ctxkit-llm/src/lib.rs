@@ -38,10 +38,10 @@ pub use chat::{ChatRequest, OutputRoom, request_input_tokens};
 pub use chat_compat::{ChatCompat, ThinkingFormat};
 pub use client::ModelClient;
 pub use config::{
-    DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, LlmOptions, ModelCost, ModelRole,
-    ModelSpec, ProviderConfig, ThinkingBudgets, model_limits, resolve_model,
+    DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, ForeignRoute, LlmOptions, ModelCost,
+    ModelRole, ModelSpec, ProviderConfig, ThinkingBudgets, model_limits, resolve_model,
 };
-pub use error::{LlmError, Retried};
+pub use error::{LlmError, Retried, host_of};
 pub use failure::{ReplyFailure, credentials_hint, reply_failure};
 pub use http::{
     DEFAULT_CONNECT_SECONDS, DEFAULT_FIRST_BYTE_SECONDS, DEFAULT_IDLE_SECONDS, HttpClient, Proxies,

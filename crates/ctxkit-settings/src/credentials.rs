@@ -141,7 +141,7 @@ fn escaped(key: &str) -> String {
 }
 
 /// The literal key Pi reads from `written`, or `None` when it names an environment variable.
-fn unescaped(written: &str) -> Option<String> {
+pub(crate) fn unescaped(written: &str) -> Option<String> {
     let mut key = String::with_capacity(written.len());
     let mut characters = written.chars();
     while let Some(character) = characters.next() {

@@ -15,6 +15,7 @@ mod env;
 mod error;
 mod json;
 mod kind;
+mod pi_files;
 mod protected;
 mod settings;
 mod tree;
@@ -31,6 +32,9 @@ pub use env::{
 pub use error::{FileRefusal, SettingsError, SettingsScope};
 pub use json::string_items;
 pub use kind::ResourceKind;
+pub use pi_files::{
+    PI_MODELS_FILE_NAME, PiRoute, pi_agent_dir, pi_models_paths, pi_routes, pi_secrets,
+};
 pub use protected::{ProtectedResource, project_agent_skill_dirs, protected_resources};
 pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys};
 pub use settings::{

@@ -151,6 +151,14 @@ pub fn process_credentials_path() -> Option<&'static std::path::Path> {
     CREDENTIALS.get().map(std::path::PathBuf::as_path)
 }
 
+/// The Pi `models.json` files whose routes this process heeds (`ctxkit_settings::pi_models_paths`).
+static PI_MODELS: OnceLock<Vec<std::path::PathBuf>> = OnceLock::new();
+
+/// This process's Pi `models.json` files, once its environment was read (none before).
+pub fn process_pi_models_paths() -> &'static [std::path::PathBuf] {
+    PI_MODELS.get().map_or(&[], Vec::as_slice)
+}
+
 /// The resources environment of this process, with `--home` and `--offline` (which clap already
 /// merged with `CTXKIT_HOME` / `CTXKIT_OFFLINE`) applied.
 fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
@@ -165,6 +173,7 @@ fn resource_environment(global: &GlobalArgs) -> Result<Environment> {
         environment = environment.with_variable(CTXKIT_OFFLINE_VAR, "1");
     }
     let _ = CREDENTIALS.set(ctxkit_settings::credentials_path(&environment));
+    let _ = PI_MODELS.set(ctxkit_settings::pi_models_paths(&environment));
     Ok(environment)
 }
 

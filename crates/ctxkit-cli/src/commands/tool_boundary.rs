@@ -88,12 +88,17 @@ impl ToolBoundary {
     }
 }
 
-/// Every key the settings hold and every key `ctxkit login` saved (a saved-keys file that cannot
-/// be read gives none: the model client refuses to start on it).
+/// Every key the settings hold, every key `ctxkit login` saved (a saved-keys file that cannot
+/// be read gives none: the model client refuses to start on it), and the keys of the user's Pi
+/// (`~/.pi/agent/auth.json`, the `apiKey`s of its `models.json`): an approved `cat` of them shows
+/// none.
 fn secrets(environment: &Environment, settings: &SettingsManager) -> Vec<String> {
     let mut secrets = settings.credential_values();
     let saved = ctxkit_settings::saved_keys(&ctxkit_settings::credentials_path(environment));
-    for key in saved.into_iter().flat_map(|saved| saved.keys.into_values()) {
+    let pi_keys =
+        ctxkit_settings::pi_secrets(environment, &ctxkit_settings::pi_models_paths(environment));
+    let saved_keys = saved.into_iter().flat_map(|saved| saved.keys.into_values());
+    for key in saved_keys.chain(pi_keys) {
         let key = key.trim().to_owned();
         if !key.is_empty() && !secrets.contains(&key) {
             secrets.push(key);
@@ -214,6 +219,32 @@ mod tests {
                 project.join("hooks/guard.py"),
                 project.join("top.py")
             ]
+        );
+    }
+
+    /// QA r106 (migrate, finding 3): an approved `cat ~/.pi/agent/auth.json` put Pi's keys in the
+    /// session and the request. They are known secrets now, with `models.json`'s `apiKey`s.
+    #[test]
+    fn pi_keys_are_redacted_from_tool_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let environment = Environment::new(dir.path(), dir.path().join("project"));
+        let pi = ctxkit_settings::pi_agent_dir(&environment);
+        std::fs::create_dir_all(&pi).unwrap();
+        std::fs::write(
+            pi.join("auth.json"),
+            r#"{"anthropic":{"type":"api_key","key":"sk-ant-api03-PIKEY-0123"}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            pi.join("models.json"),
+            r#"{"providers":{"local":{"baseUrl":"http://x","apiKey":"sk-local-MODELSJSON-222"}}}"#,
+        )
+        .unwrap();
+        let settings = SettingsManager::in_memory(serde_json::Map::new());
+        let boundary = ToolBoundary::new(&environment, &settings, &dir.path().join("sessions"));
+        assert_eq!(
+            boundary.secrets,
+            ["sk-ant-api03-PIKEY-0123", "sk-local-MODELSJSON-222"]
         );
     }
 
