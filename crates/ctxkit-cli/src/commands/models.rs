@@ -129,11 +129,16 @@ fn keys_line(settings_key: bool) -> Result<String> {
         .map(|(provider, why)| format!(" The saved entry of `{provider}` is not used: {why}."))
         .collect();
     let saved = saved_keys.keys;
+    // Who saved a key is not known (`ctxkit login`, Pi's `/login`, a copied file): where it is.
+    let saved_in = super::settings::process_credentials_path().map_or_else(
+        || "saved in `<home>/auth.json`".to_owned(),
+        |path| format!("saved in `{}`", path.display()),
+    );
     let mut found: Vec<String> = super::login::keyed_providers()
         .into_iter()
         .filter_map(|(provider, _)| {
             Some(match super::summary_setup::key_source(provider, &saved)? {
-                KeySource::Saved => format!("{provider} (saved by `ctxkit login`)"),
+                KeySource::Saved => format!("{provider} ({saved_in})"),
                 KeySource::Variable(variable) => format!("{provider} (`{variable}`)"),
             })
         })

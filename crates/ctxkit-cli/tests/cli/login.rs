@@ -128,7 +128,7 @@ async fn a_saved_key_is_sent_in_place_of_the_variable_and_never_shown() {
     let listed = ctxkit(&["models", "gpt-5"], &[("GROQ_API_KEY", VARIABLE_KEY)], "");
     assert!(
         listed.contains(
-            "Keys: openai (saved by `ctxkit login`), groq (`GROQ_API_KEY`); another provider needs"
+            "Keys: openai (saved in `[HOME]/auth.json`), groq (`GROQ_API_KEY`); another provider needs"
         ),
         "{listed}"
     );
