@@ -54,6 +54,7 @@ fn request(messages: Vec<AgentMessage>, reasoning: Option<ReasoningLevel>) -> Ch
         reasoning,
         cache_retention: None,
         projected_input_tokens: None,
+        cache: ctxkit_summarizer::CacheHints::default(),
     }
 }
 

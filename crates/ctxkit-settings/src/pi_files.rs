@@ -102,7 +102,11 @@ fn providers_of(path: &Path) -> Vec<(String, serde_json::Map<String, Value>)> {
         .into_iter()
         .filter_map(|(provider, entry)| match entry {
             Value::Object(entry) => Some((provider, entry)),
-            _ => None,
+            Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Array(_) => None,
         })
         .collect()
 }
