@@ -18,6 +18,7 @@ pub(crate) mod models;
 mod navigate;
 mod offline_size;
 mod packages;
+mod pi_sessions;
 mod resources;
 mod serve;
 pub(crate) mod sessions;
@@ -200,7 +201,7 @@ fn dispatch(
             from: None,
             name: None,
             grep: None,
-        } => sessions::sessions(&locations, dir, all, json, out),
+        } => sessions::sessions(&locations, process.environment().ok(), dir, all, json, out),
         Command::Sessions { .. } | Command::Store(_) => {
             anyhow::bail!("this command runs on the store, not on files")
         }

@@ -13,6 +13,7 @@ use crate::render::one_line;
 
 pub fn sessions(
     locations: &Locations,
+    environment: Option<&ctxkit_settings::Environment>,
     dir: Option<PathBuf>,
     all: bool,
     json: bool,
@@ -41,6 +42,15 @@ pub fn sessions(
         print_json(out, &sessions)?;
     } else if sessions.is_empty() {
         writeln!(out, "{}", nothing_here(locations, this_directory))?;
+        let cwd = std::env::current_dir()?.display().to_string();
+        if let Some(hint) = environment
+            .filter(|_| this_directory)
+            .and_then(|environment| {
+                super::pi_sessions::hint(environment, &locations.sessions_root, &cwd)
+            })
+        {
+            writeln!(crate::redact::stderr(), "hint: {hint}")?;
+        }
         if let Some(dir) = named_dir.filter(|dir| !dir.starts_with(&locations.sessions_root)) {
             // Sweep 9: `--dir` given a project listed nothing and said no more.
             writeln!(

@@ -77,6 +77,28 @@ fn sessions_of_a_project_folder_say_what_dir_names() {
     );
 }
 
+/// QA (r106 migrate): in a folder whose sessions Pi made, `ctxkit sessions` said "No sessions."
+/// and `chat -c` started a new session without a word about them. The list says where Pi's are
+/// and the flag that lists them.
+#[test]
+fn an_empty_list_points_at_pis_sessions_for_the_folder() {
+    let run = Run::new();
+    let project = run.home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    let cwd = project.canonicalize().unwrap();
+    let pi_root = run.home.path().join(".pi/agent/sessions");
+    let pi_folder = ctxkit_session::default_session_dir(&pi_root, &cwd.display().to_string());
+    std::fs::create_dir_all(&pi_folder).unwrap();
+    std::fs::write(pi_folder.join("2026-12-01T10-00-00-000Z_x.jsonl"), "").unwrap();
+    let home = run.home.path().display().to_string();
+    let listed = run.ctxkit_piped_in(&cwd, &["sessions"], &[("HOME", home.as_str())], "");
+    assert!(
+        listed.contains("No sessions.") && listed.contains("hint: Pi's sessions for this folder"),
+        "{listed}"
+    );
+    assert!(listed.contains("--sessions-dir"), "{listed}");
+}
+
 /// Sweep 9: `config unset` of a mistyped key said it "was not set", exit 0, and the typo went
 /// unnoticed; it is named as `config get` names it. An unknown key that is set is still removed.
 #[test]

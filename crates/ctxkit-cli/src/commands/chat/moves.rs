@@ -97,6 +97,14 @@ impl Chat {
         let (sessions, _) = list_sessions(&self.session_dir)?;
         if sessions.is_empty() {
             self.ui.line("No saved sessions for this directory.");
+            let cwd = self.environment.cwd.display().to_string();
+            let pi = self
+                .session_dir
+                .parent()
+                .and_then(|root| crate::commands::pi_sessions::hint(&self.environment, root, &cwd));
+            if let Some(hint) = pi {
+                self.ui.notice(&format!("hint: {hint}"));
+            }
             return Ok(false);
         }
         let open = self

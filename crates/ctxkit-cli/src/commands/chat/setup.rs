@@ -147,6 +147,11 @@ pub async fn build(
     let ui = chat_ui(settings, args, &loaded);
     if nothing_to_continue {
         ui.notice("No earlier session in this folder to continue: starting a new one");
+        let pi =
+            crate::commands::pi_sessions::hint(environment, &locations.sessions_root, &cwd_text);
+        if let Some(hint) = pi {
+            ui.notice(&format!("hint: {hint}"));
+        }
     }
     if let Some(note) = super::session_file::old_format_note(&session) {
         ui.notice(&note);
