@@ -10,6 +10,7 @@
 //! `model_change` when the model changes, and every other record a `custom` entry. Facts and sources:
 //! `docs/import-formats.md`.
 
+mod batches;
 mod items;
 mod legacy;
 mod turns;
@@ -130,6 +131,8 @@ struct Converter {
     turns: turns::Turns,
     /// The usage of each model call, by the line of its last reply.
     usage: usage::CallUsage,
+    /// The run of parallel calls being gathered into one message.
+    batches: batches::Batches,
 }
 
 impl Converter {
@@ -153,6 +156,7 @@ impl Converter {
             tip: None,
             turns: turns::Turns::default(),
             usage: outline.usage,
+            batches: batches::Batches::default(),
         }
     }
 
@@ -161,38 +165,58 @@ impl Converter {
             .and_then(normalize_timestamp)
             .unwrap_or_else(|| self.last_timestamp.clone());
         self.last_timestamp.clone_from(&timestamp);
-        if let Some(count) = turns::rolled_back_turns(&line.record)
-            && let Some(parent) = self.turns.roll_back(count)
-        {
-            self.tip = parent;
+        if let Some(count) = turns::rolled_back_turns(&line.record) {
+            let released = self.batches.release();
+            self.chain(released);
+            if let Some(parent) = self.turns.roll_back(count) {
+                self.tip = parent;
+            }
         }
         let mut emitted = line_entries(line, &timestamp, &mut self.state, &mut self.builder);
         if let Some(counts) = self.usage.take(&line.key) {
             record_usage(&mut emitted, counts);
         }
-        let session_id = &self.identity.session_id;
-        for (index, emitted) in emitted.into_iter().enumerate() {
+        let session_id = self.identity.session_id.clone();
+        for (index, mut kind) in emitted.into_iter().enumerate() {
+            if self.batches.absorb(&mut kind) {
+                continue;
+            }
             let key = if index == 0 {
                 format!("{session_id}:{}", line.key)
             } else {
                 format!("{session_id}:{}#{index}", line.key)
             };
             let id = self.builder.ids.derive(&key);
-            let parent_id = self.tip.replace(id.clone());
-            self.turns.observe(&emitted, parent_id.as_ref());
-            self.planned.push(Stored::from(Planned {
+            let released = self.batches.place(batches::Pending {
                 line: line.line,
+                kind: keeping_nothing_before(kind, &id),
+                id,
+                timestamp: timestamp.clone(),
+            });
+            self.chain(released);
+        }
+    }
+
+    /// Hangs `entries` one under the other below the tip, in order.
+    fn chain(&mut self, entries: Vec<batches::Pending>) {
+        for pending in entries {
+            let parent_id = self.tip.replace(pending.id.clone());
+            self.turns.observe(&pending.kind, parent_id.as_ref());
+            self.planned.push(Stored::from(Planned {
+                line: pending.line,
                 entry: SessionEntry {
-                    kind: keeping_nothing_before(emitted, &id),
-                    id,
+                    kind: pending.kind,
+                    id: pending.id,
                     parent_id,
-                    timestamp: timestamp.clone(),
+                    timestamp: pending.timestamp,
                 },
             }));
         }
     }
 
-    fn finish(self, records: usize) -> ImportedSession {
+    fn finish(mut self, records: usize) -> ImportedSession {
+        let released = self.batches.release();
+        self.chain(released);
         let Identity {
             session_id,
             cwd,

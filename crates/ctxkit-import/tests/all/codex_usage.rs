@@ -44,13 +44,13 @@ fn reply_usages(name: &str) -> Vec<String> {
 
 #[test]
 fn a_count_written_after_its_response_goes_on_the_response_last_reply() {
-    // Reasoning, a message and two calls are one response; then one call; then the answer; then an
-    // aborted turn's reasoning (no count); then a reply whose count came before it.
+    // Reasoning, a message and two calls are one response (the two calls one reply, with the
+    // usage of the last); then one call; then the answer; then an aborted turn's reasoning (no
+    // count); then a reply whose count came before it.
     let usages = reply_usages("codex-usage-after-items.jsonl");
     assert_eq!(
         usages,
         [
-            "-",
             "-",
             "-",
             "3000/1000/300=4300",

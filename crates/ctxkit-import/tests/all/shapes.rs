@@ -507,3 +507,46 @@ fn a_byte_order_mark_at_the_start_costs_no_record() {
         assert_eq!(imported.report.issues, expected.report.issues, "{fixture}");
     }
 }
+
+#[test]
+fn codex_parallel_calls_are_one_reply_followed_by_every_output() {
+    // Three calls of one response, a developer message Codex wrote between two outputs: one reply
+    // holding the three calls, their outputs right after it, the developer text after the outputs
+    // (an assistant message per call left every call but the last without its result).
+    let (session, context) = imported_context(&shape("codex-parallel-calls.jsonl"));
+    assert_eq!(
+        context,
+        [
+            "user: Why does the build fail?",
+            "assistant: <thinking Look at the manifest, the lock file and the log at once.>",
+            "assistant: Reading three files.",
+            "assistant: <call call_one shell_command> | <call call_two shell_command> | <call call_three shell_command>",
+            "toolResult call_one shell_command: Exit code: 0\nOutput:\n[package]\nname = \"shop\"\n",
+            "toolResult call_two shell_command: Exit code: 0\nOutput:\nversion = 4\n",
+            "toolResult call_three shell_command: Exit code: 0\nOutput:\nerror: missing field `edition`\n",
+            "custom import.codex.developer: Approved command prefix saved:\n- [\"head\"]",
+            "assistant: <call call_four shell_command>",
+            "toolResult call_four shell_command: Exit code: 1\nOutput:\n",
+            "assistant: Cargo.toml has no `edition`; add `edition = \"2024\"`.",
+        ]
+    );
+    assert!(
+        session.report.issues.is_empty(),
+        "{:?}",
+        session.report.issues
+    );
+    // The response's usage is on the reply holding its calls.
+    let entries = session.entries();
+    let calls = entries
+        .iter()
+        .filter_map(|entry| {
+            if let ctxkit_protocol::EntryKind::Message(message) = &entry.kind {
+                message.as_assistant()
+            } else {
+                None
+            }
+        })
+        .find(|reply| reply.content.len() == 3)
+        .unwrap();
+    assert_eq!(calls.usage.as_ref().unwrap().total_tokens, 2100);
+}
