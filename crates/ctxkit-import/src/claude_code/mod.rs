@@ -8,6 +8,7 @@
 mod linear;
 mod local;
 mod messages;
+mod progress;
 mod reader;
 mod uuids;
 
@@ -95,6 +96,8 @@ struct Record {
     conversational: bool,
     /// A user record of a local command (`local::is_local_command`).
     local_command: bool,
+    /// A `progress` record (hook and tool progress), which is no part of the conversation.
+    progress: bool,
     /// Merged into another record (a fragment of the same reply); writes nothing.
     removed: bool,
     entries: Vec<Stored>,
@@ -148,6 +151,7 @@ fn finish(reader: RecordReader, outline: Outline, path: &Path) -> ImportedSessio
         uuids,
         open_boundary,
     } = reader.finish();
+    progress::relink_past_progress(&mut records, uuids.len());
     linear::relink_parallel_calls(&mut records, uuids.len());
     if let Some(index) = open_boundary
         && let Some(record) = records.get(index)

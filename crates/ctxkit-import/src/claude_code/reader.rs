@@ -346,6 +346,7 @@ impl RecordReader {
             tool_results: head.record_type == "user" && has_tool_results(record),
             conversational,
             local_command: super::local::is_local_command(record),
+            progress: head.record_type == "progress",
             removed: false,
             alias_of: None,
             fallback_parent_uuid: None,

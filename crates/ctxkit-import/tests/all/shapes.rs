@@ -550,3 +550,30 @@ fn codex_parallel_calls_are_one_reply_followed_by_every_output() {
         .unwrap();
     assert_eq!(calls.usage.as_ref().unwrap().total_tokens, 2100);
 }
+
+#[test]
+fn a_prompt_under_hook_progress_records_continues_from_the_reply_before_it() {
+    // Claude Code 2.1.81: the hooks' progress records hang off the first tool call, written after
+    // the turn, and the next prompt hangs under the last of them. The prompt continues from the
+    // turn's last reply, as Claude Code wrote it, not from the call (which left the call's result
+    // and the replies after it on a dead branch).
+    let (session, context) = imported_context(&shape("claude-progress-fork.jsonl"));
+    assert_eq!(
+        context,
+        [
+            "user: List the notes about taxes.",
+            "assistant: <call toolu_glob Glob>",
+            "toolResult toolu_glob Glob: notes/tax-2025.md",
+            "assistant: <call toolu_read Read>",
+            "toolResult toolu_read Read: Deadline: April 15.",
+            "assistant: One note: notes/tax-2025.md, deadline April 15.",
+            "user: Add a reminder for it.",
+            "assistant: Reminder added for April 15.",
+        ]
+    );
+    assert!(
+        session.report.issues.is_empty(),
+        "{:?}",
+        session.report.issues
+    );
+}
