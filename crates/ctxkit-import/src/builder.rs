@@ -71,6 +71,7 @@ impl Builder {
         let mut planned = planned;
         break_parent_cycles(&mut planned, &mut self.issues);
         let planned = repair_tools(planned, &mut self.ids, &mut self.issues, missing_text);
+        crate::branches::report_messages_beside_the_path(&planned, &mut self.issues);
         if !planned.iter().any(Stored::is_conversation) {
             self.issues.push(ImportIssue {
                 line: None,

@@ -11,6 +11,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod append_plan;
+mod branches;
 mod builder;
 mod claude_code;
 mod codex;

@@ -77,6 +77,10 @@ pub enum IssueKind {
     ImageNotInline,
     /// The file holds no conversation (only metadata records); the session has no messages.
     NoConversation,
+    /// Messages of the conversation are on branches beside the one the session continues (an
+    /// edited prompt, an undone turn, links the agent wrote forked): the context at the leaf leaves
+    /// them out; `ctxkit tree` shows them.
+    MessagesBesideThePath { messages: usize },
     /// The source's session id cannot name a file (a path separator, a dots-only name, a control
     /// character, too long): the session is stored under a hash of it; `importedFrom.sessionId`
     /// keeps the original.
@@ -179,6 +183,23 @@ impl fmt::Display for IssueKind {
             } => write!(
                 formatter,
                 "session id `{original}` cannot name a file; stored as `{replacement}` (the original is kept in `importedFrom.sessionId`)"
+            ),
+            Self::MessagesBesideThePath { messages } => write!(
+                formatter,
+                "{messages} {} of the conversation {} beside the one the session continues; its \
+                 context leaves {} out (`ctxkit tree` shows {})",
+                if *messages == 1 {
+                    "message"
+                } else {
+                    "messages"
+                },
+                if *messages == 1 {
+                    "is on a branch"
+                } else {
+                    "are on branches"
+                },
+                if *messages == 1 { "it" } else { "them" },
+                if *messages == 1 { "it" } else { "them" },
             ),
             Self::NoConversation => {
                 write!(
