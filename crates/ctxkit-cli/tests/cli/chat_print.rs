@@ -317,3 +317,43 @@ async fn print_mode_writes_no_summary_in_the_background() {
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests.len(), 4, "{third}");
 }
+
+/// QA (r107 i18n repro): a print-mode run that compacted hung for good: the compaction's notice,
+/// said from the event task, waited for stdout's lock, which the thread running the chat holds.
+/// It finishes, and the notice is on stderr.
+#[tokio::test(flavor = "multi_thread")]
+async fn print_mode_finishes_after_a_compaction() {
+    let server = MockServer::start().await;
+    let counted = |text: &str, input_tokens: u64| {
+        ResponseTemplate::new(200).set_body_json(json!({
+            "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-5-mini",
+            "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+            "usage": {"input_tokens": input_tokens, "output_tokens": 2,
+                      "total_tokens": input_tokens + 2}}))
+    };
+    // The second reply counts past the default 60,000-token threshold: the run compacts after
+    // it (the summary is the third request).
+    let replies = [
+        counted("noted", 13_000),
+        counted("noted again", 70_000),
+        counted("## Goal\nSUMMARY-OF-EARLIER", 500),
+    ];
+    let served = std::sync::atomic::AtomicUsize::new(0);
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(move |_: &wiremock::Request| {
+            let index = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            replies[index.min(replies.len() - 1)].clone()
+        })
+        .mount(&server)
+        .await;
+    let run = Run::new();
+    let long = "a line of notes to keep in mind\n".repeat(1_600);
+    let first = print_chat(&run, &server, &["-p", "read these"], &long);
+    assert!(first.starts_with("exit: 0\nnoted"), "{first}");
+    let second = print_chat(&run, &server, &["-p", "-c", "and these"], &long);
+    assert!(second.starts_with("exit: 0\nnoted again"), "{second}");
+    let (_, stderr) = second.split_once("--- stderr\n").unwrap_or(("", ""));
+    assert!(stderr.contains("Compacted"), "{second}");
+}

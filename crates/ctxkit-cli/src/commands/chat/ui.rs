@@ -313,9 +313,10 @@ impl Ui {
     /// A message of ctxkit's own, in the colour of `role`: on a terminal its lines are broken
     /// between words to fit (the terminal would break them at its last column, mid-word).
     fn message(&self, role: Role, text: &str) {
+        // Never stdout's lock here: the thread running the chat holds it, and the event task
+        // says its notices from another thread (a print-mode compaction hung on it). Every line
+        // written to stdout is flushed as it is written, so stderr comes after it.
         if self.is_quiet() || (self.errors_to_stderr && role == Role::Error) {
-            // What stdout holds so far comes first where both go to one file.
-            let _ = std::io::stdout().lock().flush();
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "{}", crate::render::terminal_safe(text));
             return;
