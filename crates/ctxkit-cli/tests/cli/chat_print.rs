@@ -296,15 +296,7 @@ async fn print_mode_writes_no_summary_in_the_background() {
         bash("sleep 2", 56_000),
         answered("all good"),
     ];
-    let served = std::sync::atomic::AtomicUsize::new(0);
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .respond_with(move |_: &wiremock::Request| {
-            let index = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            replies[index.min(replies.len() - 1)].clone()
-        })
-        .mount(&server)
-        .await;
+    answer_in_order(&server, replies).await;
     let run = Run::new();
     let long = "a line of notes to keep in mind\n".repeat(2_000);
     let first = print_chat(&run, &server, &["-p", "read these"], &long);
@@ -339,15 +331,7 @@ async fn print_mode_finishes_after_a_compaction() {
         counted("noted again", 70_000),
         counted("## Goal\nSUMMARY-OF-EARLIER", 500),
     ];
-    let served = std::sync::atomic::AtomicUsize::new(0);
-    Mock::given(method("POST"))
-        .and(path("/v1/responses"))
-        .respond_with(move |_: &wiremock::Request| {
-            let index = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            replies[index.min(replies.len() - 1)].clone()
-        })
-        .mount(&server)
-        .await;
+    answer_in_order(&server, replies).await;
     let run = Run::new();
     let long = "a line of notes to keep in mind\n".repeat(1_600);
     let first = print_chat(&run, &server, &["-p", "read these"], &long);
@@ -356,4 +340,18 @@ async fn print_mode_finishes_after_a_compaction() {
     assert!(second.starts_with("exit: 0\nnoted again"), "{second}");
     let (_, stderr) = second.split_once("--- stderr\n").unwrap_or(("", ""));
     assert!(stderr.contains("Compacted"), "{second}");
+}
+
+/// Mounts `replies` on `server`'s Responses API, one per request in order, the last for every
+/// request after them.
+async fn answer_in_order<const N: usize>(server: &MockServer, replies: [ResponseTemplate; N]) {
+    let served = std::sync::atomic::AtomicUsize::new(0);
+    Mock::given(method("POST"))
+        .and(path("/v1/responses"))
+        .respond_with(move |_: &wiremock::Request| {
+            let index = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            replies[index.min(N - 1)].clone()
+        })
+        .mount(server)
+        .await;
 }

@@ -68,15 +68,8 @@ fn entry_text(entry: &Value) -> String {
     entry["message"]["content"].to_string()
 }
 
-#[test]
-fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
-    if tmux_missing() {
-        return;
-    }
-    let world = World::new(100_000, json!({}));
-    world.answer(text("First answer.", 300));
-    world.answer(text("Second answer.", 400));
-    world.answer(text("After the jump.", 500));
+/// A chat of two prompts (answered "First answer." and "Second answer."), then `/tree`.
+fn two_prompts_then_tree(world: &World) -> Tmux {
     let tmux = world.start("");
     tmux.resize(100, 24);
     tmux.wait_idle(1);
@@ -86,6 +79,19 @@ fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
     tmux.wait_for("Second answer.");
     tmux.wait_idle(3);
     tmux.line("/tree");
+    tmux
+}
+
+#[test]
+fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    world.answer(text("Second answer.", 400));
+    world.answer(text("After the jump.", 500));
+    let tmux = two_prompts_then_tree(&world);
     let screen = wait_list(&tmux, "Session tree");
     assert!(screen.contains("← leaf"), "{screen}");
     assert!(screen.contains(" tok"), "tokens per entry:\n{screen}");
@@ -174,15 +180,7 @@ fn tree_skips_the_summary_question_when_told_and_stays_on_the_leaf() {
     std::fs::write(&settings_path, settings.to_string()).unwrap();
     world.answer(text("First answer.", 300));
     world.answer(text("Second answer.", 400));
-    let tmux = world.start("");
-    tmux.resize(100, 24);
-    tmux.wait_idle(1);
-    tmux.line("one");
-    tmux.wait_idle(2);
-    tmux.line("two");
-    tmux.wait_for("Second answer.");
-    tmux.wait_idle(3);
-    tmux.line("/tree");
+    let tmux = two_prompts_then_tree(&world);
     wait_list(&tmux, "Session tree");
     tmux.keys(&["Enter"]);
     tmux.wait_for("Already at this point");
@@ -209,15 +207,7 @@ fn a_failed_branch_summary_is_said_once_and_the_leaf_stays() {
     world.answer(text("First answer.", 300));
     world.answer(text("Second answer.", 400));
     world.refuse_summaries(true);
-    let tmux = world.start("");
-    tmux.resize(100, 24);
-    tmux.wait_idle(1);
-    tmux.line("one");
-    tmux.wait_idle(2);
-    tmux.line("two");
-    tmux.wait_for("Second answer.");
-    tmux.wait_idle(3);
-    tmux.line("/tree");
+    let tmux = two_prompts_then_tree(&world);
     wait_list(&tmux, "Session tree");
     move_up_to(&tmux, "First answer.");
     tmux.keys(&["Enter"]);
