@@ -5,8 +5,6 @@
 //! continued session lacks part of it. Only the leaf's own tree counts: subagent runs and records
 //! whose parent is missing (reported apart) are trees of their own.
 
-use std::collections::HashMap;
-
 use crate::report::{ImportIssue, IssueKind};
 use crate::stored::Stored;
 
@@ -16,16 +14,7 @@ pub(crate) fn report_messages_beside_the_path(planned: &[Stored], issues: &mut V
     let Some(leaf) = planned.len().checked_sub(1) else {
         return;
     };
-    let positions: HashMap<&str, usize> = planned
-        .iter()
-        .enumerate()
-        .map(|(position, stored)| (stored.id.as_str(), position))
-        .collect();
-    let parents: Vec<Option<usize>> = planned
-        .iter()
-        .map(|stored| positions.get(stored.parent_id.as_deref()?).copied())
-        .collect();
-    drop(positions);
+    let parents = crate::stored::parent_positions(planned);
     let roots = roots_of(&parents);
     let mut on_path = vec![false; planned.len()];
     let mut current = Some(leaf);

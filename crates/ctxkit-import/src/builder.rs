@@ -107,19 +107,7 @@ impl Builder {
 /// link, the parent of its earliest entry in file order, which becomes a root as ctxkit's loader
 /// would take it; every entry stays.
 fn break_parent_cycles(planned: &mut [Stored], issues: &mut Vec<ImportIssue>) {
-    let positions: std::collections::HashMap<&str, usize> = planned
-        .iter()
-        .enumerate()
-        .map(|(position, stored)| (stored.id.as_str(), position))
-        .collect();
-    let parents: Vec<Option<usize>> = planned
-        .iter()
-        .map(|stored| {
-            let parent = stored.parent_id.as_deref()?;
-            positions.get(parent).copied()
-        })
-        .collect();
-    drop(positions);
+    let parents = crate::stored::parent_positions(planned);
     // The walk that first reached each entry (0: none yet).
     let mut walk_of = vec![0_usize; planned.len()];
     let mut cut = Vec::new();

@@ -269,3 +269,16 @@ impl Line {
         Ok(text)
     }
 }
+
+/// Each entry's parent as a position in `planned` (`None`: a root, or a parent not in it).
+pub(crate) fn parent_positions(planned: &[Stored]) -> Vec<Option<usize>> {
+    let positions: std::collections::HashMap<&str, usize> = planned
+        .iter()
+        .enumerate()
+        .map(|(position, stored)| (stored.id.as_str(), position))
+        .collect();
+    planned
+        .iter()
+        .map(|stored| positions.get(stored.parent_id.as_deref()?).copied())
+        .collect()
+}
