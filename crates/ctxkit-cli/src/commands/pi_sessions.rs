@@ -61,67 +61,31 @@ mod tests {
     #[test]
     fn pis_sessions_for_the_folder_are_pointed_at() {
         let home = tempfile::tempdir().unwrap();
+        let environment = Environment::new(home.path(), "/work");
         let ours = home.path().join(".ctxkit/sessions");
         std::fs::create_dir_all(&ours).unwrap();
-        assert_eq!(
-            hint(
-                &Environment::new(home.path(), "/work"),
-                &ours,
-                "/work/project"
-            ),
-            None
-        );
+        assert_eq!(hint(&environment, &ours, "/work/project"), None);
         let pi_root = home.path().join(".pi/agent/sessions");
         let pi_folder = default_session_dir(&pi_root, "/work/project");
         std::fs::create_dir_all(&pi_folder).unwrap();
-        assert_eq!(
-            hint(
-                &Environment::new(home.path(), "/work"),
-                &ours,
-                "/work/project"
-            ),
-            None
-        );
+        assert_eq!(hint(&environment, &ours, "/work/project"), None);
         std::fs::write(pi_folder.join("2026-12-01_x.jsonl"), "{}\n").unwrap();
-        let said = hint(
-            &Environment::new(home.path(), "/work"),
-            &ours,
-            "/work/project",
-        )
-        .unwrap();
+        let said = hint(&environment, &ours, "/work/project").unwrap();
         assert!(said.contains("--sessions-dir"), "{said}");
         // Already reading Pi's folder: nothing to point at.
-        assert_eq!(
-            hint(
-                &Environment::new(home.path(), "/work"),
-                &pi_root,
-                "/work/project"
-            ),
-            None
-        );
+        assert_eq!(hint(&environment, &pi_root, "/work/project"), None);
         // Another folder's sessions are not this one's.
-        assert_eq!(
-            hint(
-                &Environment::new(home.path(), "/work"),
-                &ours,
-                "/work/other"
-            ),
-            None
-        );
+        assert_eq!(hint(&environment, &ours, "/work/other"), None);
     }
 
     #[test]
     fn a_flat_sessions_folder_is_named() {
         let home = tempfile::tempdir().unwrap();
+        let environment = Environment::new(home.path(), "/work");
         let flat = home.path().join("pi-sessions");
         std::fs::create_dir_all(&flat).unwrap();
         std::fs::write(flat.join("2026-12-01_x.jsonl"), "{}\n").unwrap();
-        let said = hint(
-            &Environment::new(home.path(), "/work"),
-            &flat,
-            "/work/project",
-        )
-        .unwrap();
+        let said = hint(&environment, &flat, "/work/project").unwrap();
         assert!(said.contains("top level"), "{said}");
     }
 }

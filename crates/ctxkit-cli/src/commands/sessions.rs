@@ -42,13 +42,13 @@ pub fn sessions(
         print_json(out, &sessions)?;
     } else if sessions.is_empty() {
         writeln!(out, "{}", nothing_here(locations, this_directory))?;
-        let cwd = std::env::current_dir()?.display().to_string();
-        if let Some(hint) = environment
+        let pi_hint = environment
             .filter(|_| this_directory)
             .and_then(|environment| {
+                let cwd = environment.cwd.display().to_string();
                 super::pi_sessions::hint(environment, &locations.sessions_root, &cwd)
-            })
-        {
+            });
+        if let Some(hint) = pi_hint {
             writeln!(crate::redact::stderr(), "hint: {hint}")?;
         }
         if let Some(dir) = named_dir.filter(|dir| !dir.starts_with(&locations.sessions_root)) {
