@@ -53,6 +53,30 @@ pub struct ChatArgs {
     /// Keep the conversation in memory only.
     #[arg(long)]
     pub no_session: bool,
+    /// Go on in a copy of this session (Pi's `--fork`): a file, or a session id or its start from
+    /// any project's sessions; the copy gets a new id (or `--session-id`'s) and this directory, and
+    /// the session named stays as it was. A Claude Code transcript or Codex rollout is imported
+    /// as `/import` imports it.
+    #[arg(
+        long,
+        value_name = "FILE|ID",
+        conflicts_with_all = ["session", "continue_recent", "resume", "no_session"]
+    )]
+    pub fork: Option<PathBuf>,
+    /// The id of the session (Pi's `--session-id`): this directory's session of that id is opened,
+    /// else a new one is started under it; with `--fork`, the copy's id. Letters, digits, `-`, `_`
+    /// and `.`, starting and ending with a letter or digit.
+    #[arg(
+        long,
+        value_name = "ID",
+        value_parser = parse_session_id,
+        conflicts_with_all = ["session", "continue_recent", "resume"]
+    )]
+    pub session_id: Option<String>,
+    /// The provider whose models `--model` is looked up among (Pi's `--provider`), as if
+    /// `--model` were `PROVIDER/MODEL`.
+    #[arg(long, value_name = "PROVIDER", requires = "model")]
+    pub provider: Option<String>,
     /// The model, as Pi's `--model`: `provider/id`, an id, or a part of one, with an optional
     /// `:<level>` suffix for the starting thinking level (`--model sonnet:high`; default:
     /// settings `defaultProvider`/`defaultModel`).
@@ -131,6 +155,25 @@ pub struct ChatArgs {
     /// reads before each prompt.
     #[arg(skip)]
     pub store_sync: Option<crate::commands::SyncStatus>,
+}
+
+/// A `--session-id` value, checked as Pi checks it: letters, digits, `-`, `_` and `.`, starting and
+/// ending with a letter or digit (it names the session's file too).
+fn parse_session_id(text: &str) -> Result<String, String> {
+    let plain = |character: char| character.is_ascii_alphanumeric();
+    let fits = text
+        .chars()
+        .all(|character| plain(character) || "-_.".contains(character))
+        && text.starts_with(plain)
+        && text.ends_with(plain);
+    if !fits {
+        return Err(
+            "a session id is letters, digits, `-`, `_` and `.`, starting and ending with \
+                    a letter or digit"
+                .to_owned(),
+        );
+    }
+    Ok(text.to_owned())
 }
 
 /// A `--name` value, trimmed; a blank one is refused, as Pi refuses it.

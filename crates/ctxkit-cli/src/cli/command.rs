@@ -229,7 +229,7 @@ pub enum Command {
         listen: Option<String>,
     },
     /// Chat with the configured model as a coding agent: tools, compaction, the session tree.
-    Chat(ChatArgs),
+    Chat(Box<ChatArgs>),
     /// Replay sessions (or a generated one) under each context strategy, billed as the provider
     /// bills: cost, cache reads, overflows and recall beside no management and the reference's
     /// compaction, and the settings that would have cost least (docs/simulator.md).

@@ -187,6 +187,22 @@ fn header_parent(path: &Path) -> Result<Option<PathBuf>> {
 /// (its header stored at once), or with `--continue` this directory's most recent one. `--session`,
 /// `--no-session` and `--resume` (the directory's session files) are left as they are.
 pub(super) fn chat_in_store(url: &StoreUrl, args: &mut ChatArgs) -> Result<()> {
+    if let Some(flag) = [
+        args.fork.as_ref().map(|_| "--fork"),
+        args.session_id.as_ref().map(|_| "--session-id"),
+    ]
+    .into_iter()
+    .flatten()
+    .next()
+    {
+        return Err(crate::usage::UsageError {
+            message: format!("`{flag}` works on session files, not on a database store"),
+            hint: "`--session ID` opens a stored session, and `ctxkit store export ID -o FILE` \
+                   writes one to a file"
+                .to_owned(),
+        }
+        .into());
+    }
     if args.session.is_some() || args.no_session {
         return Ok(());
     }

@@ -165,3 +165,155 @@ async fn name_names_the_session_and_no_context_files_leaves_agents_md_out() {
     let refused = run.ctxkit(&["chat", "--name", " ", "-p", "hi"]);
     assert!(refused.starts_with("exit: 2\n"), "{refused}");
 }
+
+/// The session files under the run's sessions folder, with their text.
+fn session_files(run: &Run) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut folders = vec![run.home.path().join("sessions")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|extension| extension == "jsonl")
+            {
+                let text = std::fs::read_to_string(&path).unwrap();
+                found.push((path, text));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// `--session-id` and `--fork` were unknown arguments. Now `--session-id` starts a session under
+/// that id (saying so) and opens it again the next time, as Pi's does; `--fork` goes on in a copy
+/// of a session named by its id, the copy a session of its own and the original left as it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn session_id_opens_its_session_and_fork_copies_one() {
+    let server = server(None).await;
+    let run = Run::new();
+    let output = print_chat(
+        &run,
+        &server,
+        &["--session-id", "nightly-1", "-p", "first"],
+        "",
+    );
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    assert!(
+        output.contains("No session of id `nightly-1` in this folder: starting a new one"),
+        "{output}"
+    );
+    let output = print_chat(
+        &run,
+        &server,
+        &["--session-id", "nightly-1", "-p", "second"],
+        "",
+    );
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    let files = session_files(&run);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let (original, text) = &files[0];
+    assert!(text.starts_with(r#"{"type":"session""#) && text.contains(r#""id":"nightly-1""#));
+    assert!(text.contains("first") && text.contains("second"), "{text}");
+
+    let output = print_chat(&run, &server, &["--fork", "nightly", "-p", "third"], "");
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    assert!(output.contains("Forked "), "{output}");
+    let files = session_files(&run);
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert_eq!(&std::fs::read_to_string(original).unwrap(), text);
+    let (_, copy) = files.iter().find(|(path, _)| path != original).unwrap();
+    assert!(copy.contains("first") && copy.contains("third"), "{copy}");
+    assert!(!copy.contains(r#""id":"nightly-1""#), "{copy}");
+    assert!(copy.contains(r#""parentSession":"#), "{copy}");
+
+    let taken = print_chat(
+        &run,
+        &server,
+        &[
+            "--fork",
+            "nightly-1",
+            "--session-id",
+            "nightly-1",
+            "-p",
+            "x",
+        ],
+        "",
+    );
+    assert!(
+        taken.contains("a session of id `nightly-1` is already in this folder"),
+        "{taken}"
+    );
+    for bad in [
+        "--session-id=-lead",
+        "--session-id=has space",
+        "--session-id=trail.",
+    ] {
+        let refused = run.ctxkit_piped(&["chat", bad, "-p", "hi"], &[], "");
+        assert!(refused.starts_with("exit: 2\n"), "{bad}: {refused}");
+        assert!(
+            refused.contains("a session id is letters, digits"),
+            "{refused}"
+        );
+    }
+    let clash = run.ctxkit_piped(&["chat", "--fork", "nightly-1", "-c", "-p", "hi"], &[], "");
+    assert!(clash.starts_with("exit: 2\n"), "{clash}");
+    assert!(
+        clash.contains("'--fork <FILE|ID>' cannot be used with"),
+        "{clash}"
+    );
+}
+
+/// `--provider` was an unknown argument. Now it names the provider `--model` is looked up in, and
+/// needs `--model`, as Pi's.
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_names_where_the_model_is_looked_up() {
+    let server = server(None).await;
+    let run = Run::new();
+    let base = format!("{}/v1", server.uri());
+    let home = run.home.path().display().to_string();
+    let variables = [
+        ("OPENAI_API_KEY", crate::chat_print::OPENAI_KEY),
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("HOME", home.as_str()),
+    ];
+    let args = [
+        "chat",
+        "--provider",
+        "OpenAI",
+        "--model",
+        "gpt-5-mini",
+        "-p",
+        "hi",
+    ];
+    let project = crate::chat_print::project(&run);
+    let output =
+        tokio::task::block_in_place(|| run.ctxkit_piped_in(&project, &args, &variables, ""));
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    assert_eq!(first_request(&server).await["model"], "gpt-5-mini");
+    let alone = run.ctxkit_piped(&["chat", "--provider", "openai", "-p", "hi"], &[], "");
+    assert!(alone.starts_with("exit: 2\n"), "{alone}");
+    assert!(alone.contains("--model <MODEL[:LEVEL]>"), "{alone}");
+}
+
+/// On a database store `--fork` and `--session-id` are refused before anything is opened: they
+/// name session files and this folder's ids, which a database does not have.
+#[test]
+fn fork_and_session_id_are_refused_on_a_database_store() {
+    let run = Run::new();
+    let store = "postgres://nobody@127.0.0.1:1/nothing";
+    for flags in [["--fork", "abc"], ["--session-id", "abc"]] {
+        let mut args = vec!["--store", store, "chat"];
+        args.extend(flags);
+        args.extend(["-p", "hi"]);
+        let output = run.ctxkit_piped(&args, &[], "");
+        assert!(output.starts_with("exit: 2\n"), "{output}");
+        assert!(
+            output.contains(&format!("`{}` works on session files", flags[0])),
+            "{output}"
+        );
+    }
+}

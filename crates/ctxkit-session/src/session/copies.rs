@@ -18,8 +18,22 @@ impl Session {
     /// Copies every entry of the session at `source` into a new session file for `target_cwd` in
     /// `session_dir`, whose header names `source` as its parent. The source is migrated first.
     pub fn fork_from(source: &Path, target_cwd: &str, session_dir: &Path) -> Result<Self> {
+        Self::fork_from_as(source, target_cwd, session_dir, None)
+    }
+
+    /// [`Session::fork_from`], the copy under the session id `id` when one is given (Pi's
+    /// `--fork` with `--session-id`); the caller checks that the id is a plain name and not taken.
+    pub fn fork_from_as(
+        source: &Path,
+        target_cwd: &str,
+        session_dir: &Path,
+        id: Option<String>,
+    ) -> Result<Self> {
         let loaded = load_file(source)?;
-        let header = child_header(source, target_cwd.to_owned());
+        let mut header = child_header(source, target_cwd.to_owned());
+        if let Some(id) = id {
+            header.id = id;
+        }
         let path = session_dir.join(session_file_name(&header.timestamp, &header.id));
         write_copy(&header, &loaded, &path, true)?;
         Self::open(&path)

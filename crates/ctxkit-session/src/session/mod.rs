@@ -101,7 +101,13 @@ impl Session {
     /// A new session for `cwd` in `session_dir`; its file is written once it holds a user or
     /// assistant message.
     pub fn create(cwd: &str, session_dir: &Path) -> Self {
-        let header = SessionHeader::new(new_session_id(), now_iso(), cwd.to_owned(), None);
+        Self::create_with_id(cwd, session_dir, new_session_id())
+    }
+
+    /// [`Session::create`] under the session id `id` (Pi's `--session-id`); the caller checks that
+    /// the id is a plain name and not taken.
+    pub fn create_with_id(cwd: &str, session_dir: &Path, id: String) -> Self {
+        let header = SessionHeader::new(id, now_iso(), cwd.to_owned(), None);
         let path = session_dir.join(session_file_name(&header.timestamp, &header.id));
         Self {
             header,
@@ -126,8 +132,13 @@ impl Session {
 
     /// A session that is never written.
     pub fn in_memory(cwd: &str) -> Self {
+        Self::in_memory_with_id(cwd, new_session_id())
+    }
+
+    /// [`Session::in_memory`] under the session id `id` (Pi's `--no-session --session-id`).
+    pub fn in_memory_with_id(cwd: &str, id: String) -> Self {
         Self {
-            header: SessionHeader::new(new_session_id(), now_iso(), cwd.to_owned(), None),
+            header: SessionHeader::new(id, now_iso(), cwd.to_owned(), None),
             index: SessionIndex::default(),
             leaf: None,
             session_dir: None,

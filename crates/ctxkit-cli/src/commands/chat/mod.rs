@@ -13,6 +13,7 @@ mod escape;
 mod export;
 mod external_editor;
 mod file_checkpoints;
+mod first_session;
 mod fork;
 mod import;
 mod input;

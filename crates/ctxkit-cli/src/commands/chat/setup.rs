@@ -8,6 +8,7 @@ use anyhow::Result;
 use ctxkit_agent::{Agent, AgentOptions, ChatModel};
 use ctxkit_session::{Session, default_session_dir};
 
+use super::first_session::StartNote;
 use super::interrupts::Interrupts;
 use super::rewind::DoubleEscapeAction;
 use super::slash_completion::SlashCommands;
@@ -143,16 +144,10 @@ pub async fn build(
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
     let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
-    let (session, nothing_to_continue) = first_session(args, locations, &cwd_text, &session_dir)?;
+    let (session, note) =
+        super::first_session::first_session(args, locations, &cwd_text, &session_dir)?;
     let ui = chat_ui(settings, args, &loaded);
-    if nothing_to_continue {
-        ui.notice("No earlier session in this folder to continue: starting a new one");
-        let pi =
-            crate::commands::pi_sessions::hint(environment, &locations.sessions_root, &cwd_text);
-        if let Some(hint) = pi {
-            ui.notice(&format!("hint: {hint}"));
-        }
-    }
+    say_start_note(&ui, &note, environment, locations, &cwd_text);
     if let Some(note) = super::session_file::old_format_note(&session) {
         ui.notice(&note);
     }
@@ -292,50 +287,23 @@ fn loader_options(args: &ChatArgs) -> ctxkit_resources::LoaderOptions {
     }
 }
 
-/// The session the chat starts in, and whether `--continue` found nothing to continue (a new
-/// session is started then, and the chat says so: sweep 9 found it silent).
-/// `--session` takes a file or, as Pi's does, a session id or its start (from the sessions folder).
-fn first_session(
-    args: &ChatArgs,
+/// What the chat says about the session it starts in ([`StartNote`]).
+fn say_start_note(
+    ui: &Ui,
+    note: &StartNote,
+    environment: &ctxkit_settings::Environment,
     locations: &Locations,
     cwd: &str,
-    session_dir: &std::path::Path,
-) -> Result<(Session, bool)> {
-    if args.no_session {
-        return Ok((Session::in_memory(cwd), false));
+) {
+    if let Some(line) = note.line() {
+        ui.notice(&line);
     }
-    if let Some(file) = &args.session {
-        let named_a_file = file.components().count() > 1
-            || file
-                .extension()
-                .is_some_and(|extension| extension == "jsonl");
-        if named_a_file && !file.exists() {
-            return new_session_at(cwd, file).map(|session| (session, false));
+    if *note == StartNote::NothingToContinue {
+        ui.notice("No earlier session in this folder to continue: starting a new one");
+        let pi = crate::commands::pi_sessions::hint(environment, &locations.sessions_root, cwd);
+        if let Some(hint) = pi {
+            ui.notice(&format!("hint: {hint}"));
         }
-        let file = crate::commands::sessions::resolve_session(locations, &file.to_string_lossy())?;
-        return Ok((Session::open(&file)?, false));
-    }
-    if args.continue_recent {
-        let nothing = ctxkit_session::find_most_recent_session(session_dir).is_none();
-        return Ok((Session::continue_recent(cwd, session_dir)?, nothing));
-    }
-    Ok((Session::create(cwd, session_dir), false))
-}
-
-/// `--session` naming a file that is not there: a new session written there, as Pi's does; the
-/// folders missing on the way are created with the file, when it is first written (as the
-/// sessions folder is). Refused when a part of the path that is there is no folder.
-fn new_session_at(cwd: &str, file: &std::path::Path) -> Result<Session> {
-    let path = std::path::absolute(file)?;
-    let existing = path.ancestors().skip(1).find(|folder| folder.exists());
-    match existing {
-        Some(folder) if !folder.is_dir() => anyhow::bail!(
-            "`{}` cannot be a new session file: `{}` is not a folder; name a session file, a \
-             new file's path, or a session id",
-            file.display(),
-            folder.display()
-        ),
-        _ => Ok(Session::create_at(cwd, &path)),
     }
 }
 
@@ -418,15 +386,20 @@ fn flag_model(
     args: &ChatArgs,
     llm_options: &ctxkit_llm::LlmOptions,
 ) -> Result<Option<super::model_flag::FlagModel>> {
-    let Some(text) = args.model.as_deref() else {
+    let Some(model) = args.model.as_deref() else {
         return Ok(None);
+    };
+    // Pi's `--provider`: the model looked up among that provider's, as `provider/model` is.
+    let text = match &args.provider {
+        Some(provider) => format!("{}/{}", provider.trim(), model.trim()),
+        None => model.to_owned(),
     };
     let keyed = summary_setup::llm_environment()
         .unwrap_or_else(|_| summary_setup::variables_environment())
         .api_keys;
     let usable = |provider: &str| keyed.contains_key(provider);
     let table = super::model_picker::known_models(llm_options);
-    super::model_flag::resolve_model_flag(text, &table, &usable)
+    super::model_flag::resolve_model_flag(&text, &table, &usable)
         .map(Some)
         .map_err(anyhow::Error::msg)
 }
