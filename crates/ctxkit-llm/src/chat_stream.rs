@@ -50,7 +50,7 @@ impl ModelClient {
     ) -> Result<AssistantMessage, LlmError> {
         let config = self.config();
         let mut wire = self.chat_wire(request);
-        streaming(config.api, &mut wire);
+        streaming(config, &mut wire);
         // An endpoint that refused the threads beta gets no thread (nor the header).
         let thread = self
             .thread_binding()
@@ -134,7 +134,7 @@ impl ModelClient {
     ) -> Result<Completion, LlmError> {
         let config = self.config();
         let mut wire = wire::build(config, request);
-        streaming(config.api, &mut wire);
+        streaming(config, &mut wire);
         let headers = self.headers(&wire.url, &wire.headers)?;
         // Nobody watches a summary's retries but the log.
         let mut unobserved = |_| {};
@@ -365,12 +365,15 @@ enum Whole {
 }
 
 /// Turns a request into its streaming form: `stream` on (with usage in the last Chat Completions
-/// chunk), or Gemini's server-sent-events endpoint.
-fn streaming(api: Api, wire: &mut WireRequest) {
-    match api {
+/// chunk, unless the model's `supportsUsageInStreaming` is false), or Gemini's server-sent-events
+/// endpoint.
+fn streaming(config: &crate::config::ProviderConfig, wire: &mut WireRequest) {
+    match config.api {
         Api::OpenAiChat => {
             wire.body["stream"] = json!(true);
-            wire.body["stream_options"] = json!({"include_usage": true});
+            if crate::chat_compat::asks_usage_in_stream(config) {
+                wire.body["stream_options"] = json!({"include_usage": true});
+            }
         }
         Api::AnthropicMessages | Api::OpenAiResponses => wire.body["stream"] = json!(true),
         Api::Gemini => {

@@ -50,6 +50,17 @@ pub enum MaxTokensField {
     MaxTokens,
 }
 
+impl MaxTokensField {
+    /// Reads Pi's `compat.maxTokensField` values, the field names.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "max_completion_tokens" => Some(Self::MaxCompletionTokens),
+            "max_tokens" => Some(Self::MaxTokens),
+            _ => None,
+        }
+    }
+}
+
 /// A built-in provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProviderInfo {
@@ -208,14 +219,18 @@ impl ModelTable {
         Self { models }
     }
 
-    /// Adds a model, replacing one with the same provider and id.
-    pub fn insert(&mut self, model: ModelLimits) {
+    /// Adds a model, replacing one with the same provider and id; the Chat Completions flags
+    /// the new one leaves unset are the replaced one's ([`crate::ChatCompat::over`]).
+    pub fn insert(&mut self, mut model: ModelLimits) {
         match self
             .models
             .iter_mut()
             .find(|m| m.provider == model.provider && m.id == model.id)
         {
-            Some(existing) => *existing = model,
+            Some(existing) => {
+                model.chat_compat = model.chat_compat.over(&existing.chat_compat);
+                *existing = model;
+            }
             None => self.models.push(model),
         }
     }

@@ -6,6 +6,8 @@
 mod adaptive_thinking;
 #[path = "all/chat.rs"]
 mod chat;
+#[path = "all/chat_compat_flags.rs"]
+mod chat_compat_flags;
 #[path = "all/chat_formats.rs"]
 mod chat_formats;
 #[path = "all/chat_reasoning.rs"]

@@ -12,7 +12,7 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
     let body = json!({
         "model": config.model,
         "messages": [
-            { "role": "system", "content": request.system_prompt },
+            { "role": crate::chat_compat::instruction_role(config), "content": request.system_prompt },
             { "role": "user", "content": request.user_text },
         ],
         "stream": false,
@@ -21,8 +21,8 @@ pub(super) fn build(config: &ProviderConfig, request: &CompletionRequest) -> Wir
 }
 
 /// A Chat Completions request from its `body` (model, messages, tools): the output limit under the
-/// field name the model takes, the reasoning in the model's format (`chat_compat`), the endpoint
-/// and the bearer header.
+/// field name the model takes, `store: false` where the model takes it, the reasoning in the
+/// model's format (`chat_compat`), the endpoint and the bearer header.
 pub(crate) fn chat_completions_request(
     config: &ProviderConfig,
     mut body: Value,
@@ -30,11 +30,14 @@ pub(crate) fn chat_completions_request(
     reasoning: Option<ReasoningLevel>,
 ) -> WireRequest {
     if let Some(max_tokens) = max_tokens {
-        let field = match config.max_tokens_field {
+        let field = match crate::chat_compat::max_tokens_field(config) {
             MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
             MaxTokensField::MaxTokens => "max_tokens",
         };
         body[field] = json!(max_tokens);
+    }
+    if crate::chat_compat::sends_store(config) {
+        body["store"] = json!(false);
     }
     crate::chat_compat::apply_reasoning(config, &mut body, reasoning);
     WireRequest {

@@ -68,35 +68,55 @@ const USER_IMAGE_OMITTED: &str = "(image omitted: model does not support images)
 /// Said in place of a tool result's images to a model that takes text only (Pi 1.6.0's words).
 const TOOL_IMAGE_OMITTED: &str = "(tool image omitted: model does not support images)";
 
-/// The `messages` array: the system prompt, then the conversation (see [`conversation::turns`]).
-/// A `tool` message holds only text, so the images of a run of tool results follow it in one user
-/// message, as Pi sends them. To a model that takes no images, each is named in its place.
+/// What a model whose `requiresAssistantAfterToolResult` is set is told between tool results and
+/// the user message after them (Pi 1.6.0's words).
+const TOOL_RESULTS_PROCESSED: &str = "I have processed the tool results.";
+
+/// The `messages` array: the system prompt (in the role the model takes), then the conversation
+/// (see [`conversation::turns`]). A `tool` message holds only text, so the images of a run of
+/// tool results follow it in one user message, as Pi sends them. To a model that takes no images,
+/// each is named in its place.
 fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
     let images = config.takes_images();
-    let mut out = vec![json!({"role": "system", "content": request.system_prompt})];
+    let bridge = crate::chat_compat::requires_assistant_after_tool_result(config);
+    let named = crate::chat_compat::requires_tool_result_name(config);
+    let role = crate::chat_compat::instruction_role(config);
+    let mut out = vec![json!({"role": role, "content": request.system_prompt})];
     let mut result_images: Vec<Value> = Vec::new();
     for turn in conversation::turns(&request.messages) {
         if !matches!(turn, Turn::ToolResult { .. }) {
-            flush_result_images(&mut out, &mut result_images);
+            flush_result_images(config, &mut out, &mut result_images);
         }
         match turn {
-            Turn::User(parts) => out.push(json!({
-                "role": "user",
-                "content": user_content(&without_images(parts, images, USER_IMAGE_OMITTED)),
-            })),
-            Turn::Assistant(reply) => out.extend(assistant(config, reply)),
-            Turn::ToolResult { id, parts, .. } => {
-                let parts = without_images(parts, images, TOOL_IMAGE_OMITTED);
+            Turn::User(parts) => {
+                let after_results = out.last().is_some_and(|last| last["role"] == "tool");
+                if bridge && after_results {
+                    out.push(json!({"role": "assistant", "content": TOOL_RESULTS_PROCESSED}));
+                }
                 out.push(json!({
+                    "role": "user",
+                    "content": user_content(&without_images(parts, images, USER_IMAGE_OMITTED)),
+                }));
+            }
+            Turn::Assistant(reply) => out.extend(assistant(config, reply)),
+            Turn::ToolResult {
+                id, name, parts, ..
+            } => {
+                let parts = without_images(parts, images, TOOL_IMAGE_OMITTED);
+                let mut message = json!({
                     "role": "tool",
                     "tool_call_id": conversation::chat_completions_id(id, &config.provider),
                     "content": tool_result_text(&parts),
-                }));
+                });
+                if named && !name.is_empty() {
+                    message["name"] = json!(name);
+                }
+                out.push(message);
                 result_images.extend(parts.iter().filter_map(image_part));
             }
         }
     }
-    flush_result_images(&mut out, &mut result_images);
+    flush_result_images(config, &mut out, &mut result_images);
     out
 }
 
@@ -143,10 +163,14 @@ fn tool_result_text(parts: &[Part<'_>]) -> String {
     }
 }
 
-/// The user message that carries the images of the tool results just sent, if they had any.
-fn flush_result_images(out: &mut Vec<Value>, images: &mut Vec<Value>) {
+/// The user message that carries the images of the tool results just sent, if they had any
+/// (after an assistant message saying they were processed, when the model requires one).
+fn flush_result_images(config: &ProviderConfig, out: &mut Vec<Value>, images: &mut Vec<Value>) {
     if images.is_empty() {
         return;
+    }
+    if crate::chat_compat::requires_assistant_after_tool_result(config) {
+        out.push(json!({"role": "assistant", "content": TOOL_RESULTS_PROCESSED}));
     }
     let mut content = vec![json!({"type": "text", "text": "Attached image(s) from tool result:"})];
     content.append(images);
@@ -184,20 +208,38 @@ fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value>
             | ContentBlock::Unknown(_) => {}
         }
     }
-    if texts.is_empty() && calls.is_empty() {
+    let thinking_text = thinking_as_text(config, reply);
+    if texts.is_empty() && calls.is_empty() && thinking_text.is_none() {
         return None;
     }
-    let content = if texts.is_empty() {
-        Value::Null
-    } else {
+    let content = if let Some(thinking) = thinking_text {
+        // Pi 1.6.0 sends the reasoning as the first text part, then the reply's non-blank texts.
+        let parts = std::iter::once(thinking)
+            .chain(
+                texts
+                    .iter()
+                    .filter(|text| !text.trim().is_empty())
+                    .map(|text| (*text).to_owned()),
+            )
+            .map(|text| json!({"type": "text", "text": text}))
+            .collect();
+        Value::Array(parts)
+    } else if !texts.is_empty() {
         Value::String(texts.join("\n"))
+    } else if crate::chat_compat::requires_assistant_after_tool_result(config) {
+        Value::String(String::new())
+    } else {
+        Value::Null
     };
     let mut value = json!({"role": "assistant", "content": content});
     if conversation::from_this_model(reply, config) {
         if let Some(details) = sent_details(reply) {
             value["reasoning_details"] = Value::Array(details);
         } else if let Some((field, reasoning)) = sent_reasoning(reply) {
-            value[field] = Value::String(reasoning);
+            // Reasoning sent as text is not sent again in its field.
+            if !value["content"].is_array() {
+                value[field] = Value::String(reasoning);
+            }
         }
     }
     if !calls.is_empty() {
@@ -212,6 +254,31 @@ fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value>
         value["reasoning_content"] = Value::String(String::new());
     }
     Some(value)
+}
+
+/// A reply's reasoning as text, for a model whose `requiresThinkingAsText` is set: its non-blank
+/// thinking blocks joined by a blank line; `None` for another model's reply or one without.
+fn thinking_as_text(config: &ProviderConfig, reply: &AssistantMessage) -> Option<String> {
+    if !crate::chat_compat::requires_thinking_as_text(config)
+        || !conversation::from_this_model(reply, config)
+    {
+        return None;
+    }
+    let blocks: Vec<&str> = reply
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
+                Some(thinking.thinking.as_str())
+            }
+            ContentBlock::Thinking(_)
+            | ContentBlock::Text(_)
+            | ContentBlock::ToolCall(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::Unknown(_) => None,
+        })
+        .collect();
+    (!blocks.is_empty()).then(|| blocks.join("\n\n"))
 }
 
 /// The `reasoning_details` a reply sends back: those its first thinking block signed with them
