@@ -1,7 +1,9 @@
 //! `llm.models`: the user's models, as Pi's `models.json` declares them — provider, id, window,
 //! output limit, reasoning, prices (`cost`, dollars per million tokens, with Pi 1.6's request-wide
 //! `tiers`) and the prompt cache's
-//! lifetime (`cacheRetention`), and of Pi's `compat` flags `forceAdaptiveThinking`. Each problem names its own key (`llm.models[1].cost.cacheRead`).
+//! lifetime (`cacheRetention`), and of Pi's `compat` flags `forceAdaptiveThinking` and the Chat
+//! Completions flags that change a request ([`COMPAT_FLAGS`], `maxTokensField`,
+//! `thinkingFormat`). Each problem names its own key (`llm.models[1].cost.cacheRead`).
 //! A key of Pi's `models.json` that ctxkit does not read (`baseUrl`, `headers`, `api`, `maxTokens`,
 //! …) is reported as unknown, as inside `cost` and `compaction.modelOverrides`: an entry's
 //! `baseUrl` or `headers` does not route or authenticate anything here, and saying so beats a
@@ -89,19 +91,62 @@ fn check_model(key: &str, model: &Value, report: &mut CheckReport) {
     }
 }
 
-/// `compat`: of Pi's flags, `forceAdaptiveThinking` (a boolean) is read; the others are unknown.
+/// The boolean flags of Pi's `compat` that ctxkit reads.
+const COMPAT_FLAGS: [&str; 9] = [
+    "forceAdaptiveThinking",
+    "supportsDeveloperRole",
+    "supportsUsageInStreaming",
+    "supportsStore",
+    "supportsReasoningEffort",
+    "requiresToolResultName",
+    "requiresAssistantAfterToolResult",
+    "requiresThinkingAsText",
+    "requiresReasoningContentOnAssistantMessages",
+];
+
+/// The values of `compat.maxTokensField` (Pi's).
+const MAX_TOKENS_FIELDS: [&str; 2] = ["max_completion_tokens", "max_tokens"];
+
+/// `compat`: Pi's flags ctxkit reads ([`COMPAT_FLAGS`], booleans; `maxTokensField`;
+/// `thinkingFormat`, one of Pi's names); the others are unknown.
 fn check_compat(key: &str, compat: &Value, report: &mut CheckReport) {
     let Some(flags) = compat.as_object() else {
-        report.refuse(key, "an object {forceAdaptiveThinking?}", compat);
+        report.refuse(
+            key,
+            "an object {forceAdaptiveThinking?, supportsDeveloperRole?, maxTokensField?, …}",
+            compat,
+        );
         return;
     };
+    let is_one_of =
+        |flag: &Value, names: &[&str]| flag.as_str().is_some_and(|name| names.contains(&name));
     for (name, flag) in flags {
         let flag_key = format!("{key}.{name}");
         match name.as_str() {
-            "forceAdaptiveThinking" if !flag.is_boolean() => {
+            "maxTokensField" if !is_one_of(flag, &MAX_TOKENS_FIELDS) => {
+                report.refuse(
+                    &flag_key,
+                    "one of `max_completion_tokens`, `max_tokens`",
+                    flag,
+                );
+            }
+            "thinkingFormat" if !is_one_of(flag, &crate::tree::THINKING_FORMATS) => {
+                report.refuse(
+                    &flag_key,
+                    format!(
+                        "one of {}",
+                        crate::tree::THINKING_FORMATS
+                            .map(|name| format!("`{name}`"))
+                            .join(", ")
+                    ),
+                    flag,
+                );
+            }
+            "maxTokensField" | "thinkingFormat" => {}
+            flag_name if COMPAT_FLAGS.contains(&flag_name) && !flag.is_boolean() => {
                 report.refuse(&flag_key, "a boolean (`true` or `false`)", flag);
             }
-            "forceAdaptiveThinking" => {}
+            flag_name if COMPAT_FLAGS.contains(&flag_name) => {}
             _ => report.unknown_keys.push(flag_key),
         }
     }
@@ -226,6 +271,49 @@ mod tests {
             ["llm.models[0].compat.supportsMidConvoEffort"]
         );
         assert!(format!("{report:?}").contains("llm.models[0].compat.forceAdaptiveThinking"));
+    }
+
+    /// Pi 1.6.0's Chat Completions flags that change a request are read and checked; a flag
+    /// ctxkit does not act on is named as unknown.
+    #[test]
+    fn compat_takes_the_chat_completions_flags_and_checks_their_types() {
+        let taken = check(json!([{
+            "provider": "local", "id": "qwen3", "contextWindow": 32768,
+            "compat": {"supportsDeveloperRole": false, "supportsUsageInStreaming": false,
+                "supportsStore": true, "supportsReasoningEffort": false,
+                "maxTokensField": "max_tokens", "thinkingFormat": "qwen-chat-template",
+                "requiresToolResultName": true, "requiresAssistantAfterToolResult": true,
+                "requiresThinkingAsText": true, "requiresReasoningContentOnAssistantMessages": true}
+        }]));
+        assert_eq!(taken, CheckReport::default());
+        let report = check(json!([{
+            "provider": "local", "id": "qwen3", "contextWindow": 32768,
+            "compat": {"supportsStore": "no", "maxTokensField": "max_output_tokens",
+                "thinkingFormat": "qwen3", "requiresToolResultName": 1,
+                "supportsStrictMode": true}
+        }]));
+        let refused: Vec<(&str, &str)> = report
+            .violations
+            .iter()
+            .map(|violation| (violation.key.as_str(), violation.expected.as_str()))
+            .collect();
+        let boolean = "a boolean (`true` or `false`)";
+        let formats = "one of `openai`, `openrouter`, `deepseek`, `together`, `baseten`, `zai`, \
+            `qwen`, `chat-template`, `qwen-chat-template`, `string-thinking`, `ant-ling`";
+        let fields = "one of `max_completion_tokens`, `max_tokens`";
+        assert_eq!(
+            refused,
+            [
+                ("llm.models[0].compat.supportsStore", boolean),
+                ("llm.models[0].compat.maxTokensField", fields),
+                ("llm.models[0].compat.thinkingFormat", formats),
+                ("llm.models[0].compat.requiresToolResultName", boolean),
+            ]
+        );
+        assert_eq!(
+            report.unknown_keys,
+            ["llm.models[0].compat.supportsStrictMode"]
+        );
     }
 
     #[test]

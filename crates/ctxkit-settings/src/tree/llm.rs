@@ -29,7 +29,17 @@ pub struct LlmConfig {
     /// The user's models, as Pi's `models.json` declares them:
     /// `{provider, id, contextWindow, maxOutput?, reasoning?, input?, cost?, cacheRetention?, compat?}`;
     /// of Pi's `compat` flags, `forceAdaptiveThinking` is read (a Claude model that requires
-    /// adaptive thinking: its thinking level is sent as an effort, not a budget).
+    /// adaptive thinking: its thinking level is sent as an effort, not a budget), and Pi 1.6.0's
+    /// Chat Completions flags that change a request, with Pi's meaning, each over the built-in
+    /// table's for the same model and detected from the provider and host as Pi detects them
+    /// when unset: `supportsDeveloperRole` (a reasoning model's system prompt as `developer`;
+    /// unset, OpenAI's own API), `maxTokensField` (`max_completion_tokens` or `max_tokens`; unset,
+    /// the first for OpenAI's own API, the second for others), `supportsUsageInStreaming`
+    /// (`stream_options.include_usage`; unset, on), `supportsStore` (`store: false`; unset,
+    /// OpenAI's own API), `supportsReasoningEffort`, `thinkingFormat` (`openai`, `openrouter`,
+    /// `deepseek`, `zai`, `qwen`, `qwen-chat-template`; Pi's others fall back to the detected
+    /// format), `requiresToolResultName`, `requiresAssistantAfterToolResult`,
+    /// `requiresThinkingAsText`, `requiresReasoningContentOnAssistantMessages`.
     /// A project's list joins the user's model by model (an entry for the same `provider` and
     /// `id` replaces the user's), where other arrays replace whole.
     /// `input` (`["text"]` by default, `["text", "image"]` for a model that sees) decides whether
@@ -129,7 +139,8 @@ pub struct UserModel {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("enum" = ["none", "short", "long"]))]
     pub cache_retention: Option<String>,
-    /// Pi's `compat` flags; ctxkit reads `forceAdaptiveThinking`.
+    /// Pi's `compat` flags: `forceAdaptiveThinking` (Anthropic) and the Chat Completions flags
+    /// that change a request (`supportsDeveloperRole`, `maxTokensField`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compat: Option<ModelCompat>,
 }
@@ -142,7 +153,60 @@ pub struct ModelCompat {
     /// `thinking: {type: adaptive}` with an `output_config.effort`, never as a thinking budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force_adaptive_thinking: Option<bool>,
+    /// A reasoning model's system prompt is sent as a `developer` message (unset: only to
+    /// OpenAI's own API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_developer_role: Option<bool>,
+    /// A stream asks `stream_options: {include_usage: true}` (unset: yes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_usage_in_streaming: Option<bool>,
+    /// The request says `store: false` (unset: only to OpenAI's own API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_store: Option<bool>,
+    /// A thinking level is sent as `reasoning_effort` (unset: yes, but to xAI, z.ai, Moonshot,
+    /// Together, NVIDIA, Cloudflare's AI Gateway and Ant Ling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supports_reasoning_effort: Option<bool>,
+    /// The field of the output limit (unset: `max_completion_tokens` for OpenAI's own API,
+    /// `max_tokens` for others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["max_completion_tokens", "max_tokens"]))]
+    pub max_tokens_field: Option<String>,
+    /// How reasoning is asked for: ctxkit speaks `openai`, `openrouter`, `deepseek`, `zai`,
+    /// `qwen` and `qwen-chat-template`; Pi's other formats fall back to the detected one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = THINKING_FORMATS))]
+    pub thinking_format: Option<String>,
+    /// A `tool` message carries its tool's `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_tool_result_name: Option<bool>,
+    /// A user message right after tool results follows an assistant message saying they were
+    /// processed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_assistant_after_tool_result: Option<bool>,
+    /// A reply's reasoning goes back as the first text of its content, not in a field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_thinking_as_text: Option<bool>,
+    /// Every assistant message of a reasoning model carries `reasoning_content` (an empty one when
+    /// its reasoning is not sent; unset: DeepSeek's API).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires_reasoning_content_on_assistant_messages: Option<bool>,
 }
+
+/// Pi 1.6.0's values of `compat.thinkingFormat`.
+pub(crate) const THINKING_FORMATS: [&str; 11] = [
+    "openai",
+    "openrouter",
+    "deepseek",
+    "together",
+    "baseten",
+    "zai",
+    "qwen",
+    "chat-template",
+    "qwen-chat-template",
+    "string-thinking",
+    "ant-ling",
+];
 
 /// `llm.models[].cost`, dollars per million tokens.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]

@@ -24,6 +24,7 @@ pub use compaction::{
     DurabilityMode, FallbackPolicy, MAX_TOKEN_BUDGET, PinnedScript, SessionConfig, SummaryProvider,
     SummaryRole, model_override_key,
 };
+pub(crate) use llm::THINKING_FORMATS;
 pub use llm::{
     AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig, LlmConfig,
     LlmTimeouts, ModelCompat, ModelPrices, OpenAiResponsesCompactionConfig, OpenAiResponsesConfig,
