@@ -455,9 +455,33 @@ pub fn user_models(models: &[ctxkit_settings::UserModel]) -> Vec<ctxkit_llm::Mod
                 .and_then(|compat| compat.force_adaptive_thinking)
                 .unwrap_or(false),
             xhigh_effort: None,
-            chat_compat: Default::default(),
+            chat_compat: model.compat.as_ref().map(chat_compat).unwrap_or_default(),
         })
         .collect()
+}
+
+/// The Chat Completions flags of a user's `compat` (Pi 1.6.0's); a `thinkingFormat` ctxkit does
+/// not speak is left unset, so the detected format is used.
+fn chat_compat(compat: &ctxkit_settings::ModelCompat) -> ctxkit_llm::ChatCompat {
+    ctxkit_llm::ChatCompat {
+        thinking_level_map: Default::default(),
+        thinking_format: compat
+            .thinking_format
+            .as_deref()
+            .and_then(ctxkit_llm::ThinkingFormat::parse),
+        requires_reasoning_content: compat.requires_reasoning_content_on_assistant_messages,
+        supports_developer_role: compat.supports_developer_role,
+        supports_usage_in_streaming: compat.supports_usage_in_streaming,
+        supports_store: compat.supports_store,
+        supports_reasoning_effort: compat.supports_reasoning_effort,
+        max_tokens_field: compat
+            .max_tokens_field
+            .as_deref()
+            .and_then(ctxkit_llm::MaxTokensField::parse),
+        requires_tool_result_name: compat.requires_tool_result_name,
+        requires_assistant_after_tool_result: compat.requires_assistant_after_tool_result,
+        requires_thinking_as_text: compat.requires_thinking_as_text,
+    }
 }
 
 /// Whether a model's `input` (Pi's `llm.models[].input`) takes images; without one, text only, as
@@ -588,6 +612,43 @@ pub fn model_client(
 #[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use ctxkit_settings::SettingsManager;
+
+    /// A Pi user's `compat` reaches the model's Chat Completions flags; a `thinkingFormat` ctxkit
+    /// does not speak is left to detection.
+    #[test]
+    fn a_users_chat_completions_flags_reach_the_model() {
+        let model: ctxkit_settings::UserModel = serde_json::from_value(serde_json::json!({
+            "provider": "local", "id": "qwen3", "contextWindow": 32768,
+            "compat": {"supportsDeveloperRole": true, "supportsUsageInStreaming": false,
+                "supportsStore": true, "supportsReasoningEffort": false,
+                "maxTokensField": "max_completion_tokens", "thinkingFormat": "qwen",
+                "requiresToolResultName": true, "requiresAssistantAfterToolResult": true,
+                "requiresThinkingAsText": true, "requiresReasoningContentOnAssistantMessages": true}
+        }))
+        .unwrap();
+        let compat = &super::user_models(&[model.clone()])[0].chat_compat;
+        let expected = ctxkit_llm::ChatCompat {
+            thinking_level_map: Default::default(),
+            thinking_format: Some(ctxkit_llm::ThinkingFormat::Qwen),
+            requires_reasoning_content: Some(true),
+            supports_developer_role: Some(true),
+            supports_usage_in_streaming: Some(false),
+            supports_store: Some(true),
+            supports_reasoning_effort: Some(false),
+            max_tokens_field: Some(ctxkit_llm::MaxTokensField::MaxCompletionTokens),
+            requires_tool_result_name: Some(true),
+            requires_assistant_after_tool_result: Some(true),
+            requires_thinking_as_text: Some(true),
+        };
+        assert_eq!(compat, &expected);
+        let mut baseten = model;
+        baseten.compat = Some(ctxkit_settings::ModelCompat {
+            thinking_format: Some("baseten".to_owned()),
+            ..Default::default()
+        });
+        let compat = &super::user_models(&[baseten])[0].chat_compat;
+        assert_eq!(compat, &ctxkit_llm::ChatCompat::default());
+    }
 
     #[test]
     fn a_users_price_tiers_keep_the_base_rate_they_leave_out() {
