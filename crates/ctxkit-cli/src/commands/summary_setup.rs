@@ -626,7 +626,7 @@ mod tests {
                 "requiresThinkingAsText": true, "requiresReasoningContentOnAssistantMessages": true}
         }))
         .unwrap();
-        let compat = &super::user_models(&[model.clone()])[0].chat_compat;
+        let compat = &super::user_models(std::slice::from_ref(&model))[0].chat_compat;
         let expected = ctxkit_llm::ChatCompat {
             thinking_level_map: Default::default(),
             thinking_format: Some(ctxkit_llm::ThinkingFormat::Qwen),
