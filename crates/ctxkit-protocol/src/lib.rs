@@ -54,7 +54,7 @@ pub use provider_edits::{PROVIDER_EDITS_FIELD, ProviderContextEdit};
 pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
 pub use scripts::is_written_without_spaces;
 pub use shown::{UNSAFE_TO_SHOW, is_unsafe_to_show};
-pub use tool_pairing::{NO_TOOL_RESULT, OpenCall, OpenToolCalls};
+pub use tool_pairing::{NO_TOOL_RESULT, OpenCall, OpenToolCalls, paired_order};
 
 /// A JSON object with its keys in file order.
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

@@ -39,7 +39,9 @@
 //!
 //! **Orphan repair** ([`repair_orphans`]) runs on the input and after every layer, so the view is
 //! one a provider accepts as it is (serve's `view.get` hands it to clients who send it): a tool
-//! result that answers no open call of the assistant message before it is dropped; a tool call left
+//! result whose call is in an earlier assistant message of its turn (no user message between: an
+//! old Codex import's message per parallel call) moves to right after that message's results; a
+//! tool result that answers no open call of the assistant message before it is dropped; a tool call left
 //! without a result (the session went on from the reply that made it, or the turn was killed before
 //! its tool ran) stays in its reply and is answered, right after the reply's own results, by a
 //! synthetic error result reading `No result provided` ([`ctxkit_protocol::NO_TOOL_RESULT`]), as Pi

@@ -103,10 +103,12 @@ pub struct MeasuredView<'a> {
     /// The view's messages: borrowed, an input message sent as it is (a tool result without its
     /// `details`, which a model is never sent); owned, a changed copy.
     pub messages: Vec<Cow<'a, AgentMessage>>,
-    /// For each message, the position of the input message it is or was made from, non-decreasing:
-    /// the synthetic result orphan repair answers a call left without one with has the position
-    /// of the reply that made the call, and follows that reply (so the first message of a
-    /// position is the input's own).
+    /// For each message, the position of the input message it is or was made from: the synthetic
+    /// result orphan repair answers a call left without one with has the position of the reply
+    /// that made the call, and follows that reply (so the first message of a position is the
+    /// input's own). Non-decreasing but where the view moves a message: a pin written after a
+    /// compaction goes after its summary, a tool result whose call is in an earlier reply of its
+    /// turn after that reply's results (an old Codex import's parallel calls).
     pub origins: Vec<usize>,
     /// What the layers did.
     pub report: TransformReport,

@@ -3,6 +3,10 @@
 //! (pi-ai `transformMessages`) makes it.
 //!
 //! Rules, in order:
+//! 0. A tool result whose call is in an earlier assistant message of the same turn (no user
+//!    message between; `ctxkit_protocol::paired_order`) moves to right after that message's own
+//!    results: sessions imported from Codex before 2026-12-06 hold a response's parallel calls as
+//!    an assistant message per call, then their outputs. Only the order changes, never a message.
 //! 1. A tool result is kept only if it answers a call still open (`ctxkit_protocol::OpenToolCalls`,
 //!    the rule ctxkit's own requests follow): a call of the assistant message it follows, with only
 //!    tool results between them, not answered yet. A second result of a call (a client's retry
@@ -21,7 +25,7 @@
 
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, JsonObject, MessageContent, NO_TOOL_RESULT,
-    OpenCall, OpenToolCalls, TextContent, ToolResultMessage,
+    OpenCall, OpenToolCalls, TextContent, ToolResultMessage, paired_order,
 };
 
 use crate::view::{Slot, assistant_with_content, block_chars};
@@ -233,9 +237,27 @@ fn apply<T>(
     repaired
 }
 
+/// Moves each tool result whose call is in an earlier reply of its turn to right after that
+/// reply's own results (rule 0); `items` is left alone when every result is where it pairs.
+fn pair_results<T>(items: &mut Vec<T>, message: impl Fn(&T) -> &AgentMessage) {
+    if is_well_formed(items, &message) {
+        return;
+    }
+    let Some(order) = paired_order(items, &message) else {
+        return;
+    };
+    let mut taken: Vec<Option<T>> = std::mem::take(items).into_iter().map(Some).collect();
+    *items = order
+        .into_iter()
+        .filter_map(|position| taken.get_mut(position).and_then(Option::take))
+        .collect();
+}
+
 /// Repairs the working view; returns the number of orphans (results dropped plus calls answered
-/// or, in a failed reply, removed). A synthetic result has the origin of the reply it answers.
+/// or, in a failed reply, removed). A synthetic result has the origin of the reply it answers; a
+/// moved result keeps its own.
 pub(crate) fn repair_slots(slots: &mut Vec<Slot<'_>>) -> usize {
+    pair_results(slots, |slot| &slot.message);
     let plan = plan(slots, |slot| &slot.message);
     if plan.repairs.is_empty() {
         return 0;
@@ -266,14 +288,17 @@ fn strip_slot(slot: &mut Slot<'_>, removed: &[usize]) -> bool {
 }
 
 /// Makes the tool calls and tool results of `messages` consistent, as providers require and as Pi
-/// 1.6.0 sends them: a tool result that answers no open call (rule 1 above: its call's assistant
+/// 1.6.0 sends them: a tool result whose call is in an earlier reply of its turn goes right after
+/// that reply's own results (not Pi's: it answers the call `No result provided` and sends the
+/// result after another reply, which Anthropic refuses); a tool result that answers no open call (rule 1 above: its call's assistant
 /// message right before it, that call not answered yet) is dropped; a call that closes without a
 /// result is answered by a synthetic error result ([`NO_TOOL_RESULT`]) after its reply's results
 /// (a failed reply's such call is removed instead, and the reply dropped if that empties it). The
 /// calls of the last assistant message are pending, and left open, when only tool results (or
 /// nothing) follow it. Returns the repaired list and the number of orphans (results dropped plus
 /// calls answered or removed).
-pub fn repair_orphans(messages: Vec<AgentMessage>) -> (Vec<AgentMessage>, usize) {
+pub fn repair_orphans(mut messages: Vec<AgentMessage>) -> (Vec<AgentMessage>, usize) {
+    pair_results(&mut messages, |message| message);
     let plan = plan(&messages, |message| message);
     if plan.repairs.is_empty() {
         return (messages, 0);
@@ -564,6 +589,95 @@ mod tests {
             tool_result("a", "A"),
         ];
         assert!(is_well_formed(&well_formed, |message| message));
+    }
+
+    /// The messages of a session file's entries, in file order (the fixtures are one chain).
+    fn fixture_messages(jsonl: &str) -> Vec<AgentMessage> {
+        jsonl
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .filter_map(|entry| match entry["type"].as_str() {
+                Some("message") => Some(serde_json::from_value(entry["message"].clone()).unwrap()),
+                Some("custom_message") => Some(
+                    serde_json::from_value(serde_json::json!({
+                        "role": "custom", "customType": entry["customType"],
+                        "content": entry["content"], "display": entry["display"]}))
+                    .unwrap(),
+                ),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A session imported from Codex before 2026-12-06: each parallel call of a response is its own
+    /// reply, the outputs come after the last, and a developer message stands between two of them.
+    /// Every output is sent right after the reply making its call; none is answered
+    /// `No result provided`, none is dropped, and the order is the only change.
+    #[test]
+    fn an_old_codex_import_s_parallel_calls_keep_their_outputs() {
+        let messages = fixture_messages(include_str!(
+            "../tests/fixtures/codex-one-reply-per-call.jsonl"
+        ));
+        let (repaired, orphans) = repair(messages.clone());
+        assert_eq!(orphans, 0);
+        let shape: Vec<String> = repaired
+            .iter()
+            .map(|message| match message {
+                AgentMessage::Assistant(reply) => {
+                    let calls: Vec<&str> = reply
+                        .content
+                        .iter()
+                        .filter_map(|block| Some(block.as_tool_call()?.id.as_str()))
+                        .collect();
+                    format!("assistant {}", calls.join(","))
+                }
+                AgentMessage::ToolResult(result) => format!("result {}", result.tool_call_id),
+                AgentMessage::User(_)
+                | AgentMessage::BashExecution(_)
+                | AgentMessage::Custom(_)
+                | AgentMessage::BranchSummary(_)
+                | AgentMessage::CompactionSummary(_)
+                | AgentMessage::Unknown(_) => message.role().to_owned(),
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                "user",
+                "assistant ",
+                "assistant ",
+                "assistant call_one",
+                "result call_one",
+                "assistant call_two",
+                "result call_two",
+                "assistant call_three",
+                "result call_three",
+                "custom",
+                "assistant call_four",
+                "result call_four",
+                "assistant ",
+            ]
+        );
+        assert!(
+            !repaired
+                .iter()
+                .any(|message| output_text(message) == NO_TOOL_RESULT)
+        );
+        let mut sorted = repaired.clone();
+        let mut original = messages;
+        let key = |message: &AgentMessage| serde_json::to_string(message).unwrap();
+        sorted.sort_by_key(key);
+        original.sort_by_key(key);
+        assert_eq!(sorted, original);
+        // Repaired once, the view is consistent, and what follows never moves it.
+        assert_eq!(repair(repaired.clone()), (repaired.clone(), 0));
+        let mut longer = repaired.clone();
+        longer.extend([
+            user("next"),
+            assistant(vec![call("z")]),
+            tool_result("z", "Z"),
+        ]);
+        assert_eq!(repair(longer.clone()).0[..repaired.len()], repaired[..]);
     }
 
     #[test]

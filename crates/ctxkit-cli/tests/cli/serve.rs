@@ -267,6 +267,62 @@ fn the_view_carries_the_session_s_text_exactly() {
     assert!(server.child.wait().unwrap().success());
 }
 
+/// A session imported from Codex before 2026-12-06 holds a reply per parallel call, then the
+/// outputs. Continued, the view sent each output right after the reply making its call; until then
+/// it answered every call but the last `No result provided` and dropped the recorded outputs.
+#[test]
+fn an_old_codex_import_s_view_carries_the_real_outputs() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("old-import.jsonl");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctxkit-transform/tests/fixtures/codex-one-reply-per-call.jsonl");
+    std::fs::copy(&fixture, &file).unwrap();
+    let stored = std::fs::read(&file).unwrap();
+    let mut server = Server::start(home.path());
+    let opened = server.call("session.open", json!({"path": file}));
+    assert!(opened["result"].is_object(), "{opened}");
+    let view = server.call("view.get", Value::Null);
+    let messages = view["result"]["messages"].as_array().unwrap();
+    let whole = view["result"]["messages"].to_string();
+    assert!(!whole.contains("No result provided"), "{whole}");
+    for output in [
+        "name = \\\"shop\\\"",
+        "version = 4",
+        "missing field `edition`",
+    ] {
+        assert!(whole.contains(output), "{output} in {whole}");
+    }
+    // Each result right after the reply making its call (its results between).
+    let mut calls: Vec<&str> = Vec::new();
+    let mut results = 0;
+    for message in messages {
+        match message["role"].as_str() {
+            Some("assistant") => {
+                calls = message["content"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|block| block["id"].as_str())
+                    .collect();
+            }
+            Some("toolResult") => {
+                assert!(
+                    calls.contains(&message["toolCallId"].as_str().unwrap()),
+                    "{whole}"
+                );
+                results += 1;
+            }
+            _ => calls.clear(),
+        }
+    }
+    assert_eq!(results, 4);
+    assert_eq!(view["result"]["report"]["orphans_repaired"], 0, "{view}");
+    server.call("shutdown", Value::Null);
+    assert!(server.child.wait().unwrap().success());
+    // The stored history is untouched.
+    assert_eq!(std::fs::read(&file).unwrap(), stored);
+}
+
 #[test]
 fn a_closed_stdin_ends_the_server_cleanly() {
     let home = tempfile::tempdir().unwrap();

@@ -1,5 +1,7 @@
 //! The model's view flattened for the wire: user turns, replies and tool results in the order a
-//! provider accepts them. Failed replies are left out; a tool result that answers no open call of
+//! provider accepts them. Failed replies are left out; a tool result whose call is in an earlier
+//! reply of its turn goes right after that reply's results (`ctxkit_protocol::paired_order`: old
+//! Codex imports hold a reply per parallel call); a tool result that answers no open call of
 //! the latest reply is dropped (`ctxkit_protocol::OpenToolCalls`, the rule the model's view follows
 //! too); a call left without a result (an interrupted turn) is answered with
 //! [`NO_RESULT`], since every provider refuses an unanswered call. Pure: no I/O.
@@ -8,7 +10,7 @@ use std::borrow::Cow;
 
 use ctxkit_protocol::{
     AgentMessage, AssistantMessage, ContentBlock, MessageContent, OpenCall, OpenToolCalls,
-    anthropic_document, foreign_block_text,
+    anthropic_document, foreign_block_text, paired_order,
 };
 
 use crate::config::ProviderConfig;
@@ -46,9 +48,16 @@ pub(crate) enum Turn<'a> {
 }
 
 pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
+    let ordered: Vec<&AgentMessage> = match paired_order(messages, |message| message) {
+        Some(order) => order
+            .into_iter()
+            .filter_map(|at| messages.get(at))
+            .collect(),
+        None => messages.iter().collect(),
+    };
     let mut out = Vec::new();
     let mut pending = OpenToolCalls::default();
-    for message in messages {
+    for message in ordered {
         match message {
             AgentMessage::User(user) => {
                 answer_unanswered(&mut out, pending.close());

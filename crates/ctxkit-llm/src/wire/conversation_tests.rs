@@ -51,6 +51,52 @@ fn an_unanswered_call_gets_an_error_result_before_the_next_user_turn() {
     assert!(matches!(&turns[4], Turn::User(_)));
 }
 
+/// A session imported from Codex before 2026-12-06: a reply per parallel call, then the outputs.
+/// Each output is sent right after the reply making its call, not answered `No result provided`.
+#[test]
+fn results_of_an_earlier_reply_of_the_turn_are_sent_after_it() {
+    let reply = |id: &str| {
+        message(
+            json!({"role": "assistant", "provider": "openai", "api": "openai-responses",
+            "model": "gpt-5.4", "content": [
+            {"type": "toolCall", "id": id, "name": "shell", "arguments": {}}
+        ], "stopReason": "toolUse", "timestamp": 2}),
+        )
+    };
+    let output = |id: &str| {
+        message(
+            json!({"role": "toolResult", "toolCallId": id, "toolName": "shell",
+            "content": [{"type": "text", "text": format!("output of {id}")}], "isError": false,
+            "timestamp": 3}),
+        )
+    };
+    let messages = vec![
+        message(json!({"role": "user", "content": "go", "timestamp": 1})),
+        reply("call_a"),
+        reply("call_b"),
+        output("call_a"),
+        output("call_b"),
+    ];
+    let shape: Vec<String> = turns(&messages)
+        .iter()
+        .map(|turn| match turn {
+            Turn::User(_) => "user".to_owned(),
+            Turn::Assistant(reply) => format!("call {}", reply.content.len()),
+            Turn::ToolResult { id, parts, .. } => format!("{id}: {}", joined_text(parts)),
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            "user",
+            "call 1",
+            "call_a: output of call_a",
+            "call 1",
+            "call_b: output of call_b"
+        ]
+    );
+}
+
 #[test]
 fn anthropic_leaves_out_foreign_thinking_and_gets_portable_ids_grouped_results() {
     let wire = anthropic_tools::build(
