@@ -67,6 +67,51 @@ pub fn saved_keys(path: &Path) -> Result<SavedKeys, SettingsError> {
     Ok(saved)
 }
 
+/// Every credential string of the `auth.json` at `path`, to keep out of what a model reads: each
+/// entry's literal key (not a `!command` or an environment reference, which name no secret) and
+/// every string of an account login, whatever its field (OAuth `access` and `refresh` tokens,
+/// Copilot's `tid=…` tokens; a provider's login may add fields), nested ones too. Only `type` is
+/// left out. None when the file does not exist.
+pub fn credential_strings(path: &Path) -> Result<Vec<String>, SettingsError> {
+    let mut strings = Vec::new();
+    for (_, entry) in read_entries(path)? {
+        let Value::Object(fields) = entry else {
+            continue;
+        };
+        for (field, value) in fields {
+            match (field.as_str(), value) {
+                ("type", _) => {}
+                ("key", Value::String(key)) => {
+                    strings.extend(literal_of(&key));
+                }
+                (_, value) => string_values(&value, &mut strings),
+            }
+        }
+    }
+    Ok(strings)
+}
+
+/// The literal a Pi value means (`apiKey`, a header value, an `auth.json` key): none for a
+/// `!command` or a value naming an environment variable (`$NAME`, `${NAME}`).
+pub(crate) fn literal_of(written: &str) -> Option<String> {
+    if written.starts_with('!') {
+        return None;
+    }
+    unescaped(written).filter(|literal| !literal.trim().is_empty())
+}
+
+/// Every string inside `value`, appended to `strings`.
+fn string_values(value: &Value, strings: &mut Vec<String>) {
+    match value {
+        Value::String(text) => strings.push(text.clone()),
+        Value::Array(items) => items.iter().for_each(|item| string_values(item, strings)),
+        Value::Object(fields) => fields
+            .values()
+            .for_each(|field| string_values(field, strings)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
 /// Saves `key` for `provider` in `path`, keeping every other provider's entry as written.
 pub fn save_key(path: &Path, provider: &str, key: &str) -> Result<(), SettingsError> {
     let mut entry = Map::new();

@@ -22,7 +22,8 @@ mod tree;
 mod trust;
 
 pub use credentials::{
-    CREDENTIALS_FILE_NAME, SavedKeys, credentials_path, remove_key, save_key, saved_keys,
+    CREDENTIALS_FILE_NAME, SavedKeys, credential_strings, credentials_path, remove_key, save_key,
+    saved_keys,
 };
 pub use env::{
     CTXKIT_HOME_VAR, CTXKIT_OFFLINE_VAR, Environment, HOME_DIR_NAME, PROJECT_DIR_NAME,

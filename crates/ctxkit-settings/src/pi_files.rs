@@ -64,27 +64,56 @@ pub fn pi_routes(paths: &[PathBuf]) -> Vec<PiRoute> {
     routes
 }
 
-/// The literal keys of Pi's own files: `~/.pi/agent/auth.json`'s API keys and the `apiKey` of
-/// each provider of the `models.json` files at `models_paths` (a `$NAME` reference or a `!command`
-/// is not a key here). Unreadable files give none.
+/// The credentials of Pi's own files, redacted from tool results as ctxkit's own keys are: every
+/// credential string of `~/.pi/agent/auth.json` (API keys, and the OAuth access and refresh tokens
+/// of an account login: [`crate::credential_strings`]) and, anywhere under each provider of the
+/// `models.json` files at `models_paths` (the provider, its models, its model overrides), every
+/// literal `apiKey` and `headers` value (a `$NAME`/`${NAME}` reference or a `!command` is not a
+/// secret here: it names one). Unreadable files give none.
 pub fn pi_secrets(environment: &Environment, models_paths: &[PathBuf]) -> Vec<String> {
     let auth = pi_agent_dir(environment).join(crate::credentials::CREDENTIALS_FILE_NAME);
-    let mut secrets: Vec<String> = crate::credentials::saved_keys(&auth)
-        .map(|saved| saved.keys.into_values().collect())
-        .unwrap_or_default();
+    let mut found = crate::credentials::credential_strings(&auth).unwrap_or_default();
     for path in models_paths {
         for (_, entry) in providers_of(path) {
-            let literal = entry
-                .get("apiKey")
-                .and_then(Value::as_str)
-                .filter(|key| !key.starts_with('!'))
-                .and_then(crate::credentials::unescaped);
-            secrets.extend(literal);
+            configured_secrets(&Value::Object(entry), &mut found);
         }
     }
-    secrets.retain(|secret| !secret.trim().is_empty());
-    secrets.dedup();
+    let mut secrets: Vec<String> = Vec::new();
+    for secret in found {
+        if !secret.trim().is_empty() && !secrets.contains(&secret) {
+            secrets.push(secret);
+        }
+    }
     secrets
+}
+
+/// The literal `apiKey` and `headers` values of `fields`, appended to `secrets`.
+fn literal_fields(fields: &serde_json::Map<String, Value>, secrets: &mut Vec<String>) {
+    if let Some(Value::String(written)) = fields.get("apiKey") {
+        secrets.extend(crate::credentials::literal_of(written));
+    }
+    if let Some(Value::Object(headers)) = fields.get("headers") {
+        let values = headers.values().filter_map(Value::as_str);
+        secrets.extend(values.filter_map(crate::credentials::literal_of));
+    }
+}
+
+/// The literal `apiKey` and `headers` values of every object inside `value`.
+fn configured_secrets(value: &Value, secrets: &mut Vec<String>) {
+    match value {
+        Value::Object(fields) => {
+            literal_fields(fields, secrets);
+            for (name, field) in fields {
+                if name != "headers" {
+                    configured_secrets(field, secrets);
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter()
+            .for_each(|item| configured_secrets(item, secrets)),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+    }
 }
 
 /// The `providers` object of the Pi `models.json` at `path`, each entry an object.
@@ -177,8 +206,7 @@ mod tests {
         let pi = pi_agent_dir(&environment);
         std::fs::write(
             pi.join("auth.json"),
-            r#"{"anthropic":{"type":"api_key","key":"sk-ant-api03-PIKEY"},
-               "openai":{"type":"oauth","access":"x"}}"#,
+            r#"{"anthropic":{"type":"api_key","key":"sk-ant-api03-PIKEY"}}"#,
         )
         .unwrap();
         std::fs::write(
@@ -189,5 +217,43 @@ mod tests {
         .unwrap();
         let secrets = pi_secrets(&environment, &pi_models_paths(&environment));
         assert_eq!(secrets, ["sk-ant-api03-PIKEY", "sk-local-MODELSKEY"]);
+    }
+
+    /// QA r108 (adv3, D1): an approved `cat ~/.pi/agent/auth.json ~/.pi/agent/models.json` sent
+    /// the OAuth tokens of Pi's logins and a gateway's header token to the provider; only the
+    /// `api_key` entries were secrets.
+    #[test]
+    fn every_credential_of_pi_logins_and_models_headers_is_a_secret() {
+        let (_dir, environment) = world();
+        let pi = pi_agent_dir(&environment);
+        std::fs::write(
+            pi.join("auth.json"),
+            include_str!("../fixtures/pi/auth-logins.json"),
+        )
+        .unwrap();
+        std::fs::write(
+            pi.join(PI_MODELS_FILE_NAME),
+            include_str!("../fixtures/pi/models-secrets.json"),
+        )
+        .unwrap();
+        let secrets = pi_secrets(&environment, &pi_models_paths(&environment));
+        assert_eq!(
+            secrets,
+            [
+                "sk-ant-oat01-FAKEACCESS0123456789abcdefghijABCDEFGHIJ",
+                "sk-ant-ort01-FAKEREFRESH0123456789abcdefghijABCDEFGH",
+                "eyJhbGciOiJSUzI1NiJ9.eyJGQUtFQ09ERVgiOjF9.RkFLRUNPREVYU0lHTkFUVVJF",
+                "rt_FAKECODEXREFRESH0123456789abcdef",
+                "acct-FAKE-0123456789",
+                "ghu_FAKECOPILOTREFRESH0123456789abcd",
+                "tid=FAKECOPILOTACCESS0123456789;exp=1999999999",
+                "FAKEZAIKEY0123456789abcdef",
+                "!FAKEBANGKEY$0123456789",
+                "FAKEGATEWAYKEY0123456789",
+                "FAKEHEADERTOKEN0123456789",
+                "FAKEMODELHEADER0123456789",
+                "FAKEOVERRIDEHEADER0123456789",
+            ]
+        );
     }
 }

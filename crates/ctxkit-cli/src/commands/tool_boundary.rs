@@ -88,17 +88,18 @@ impl ToolBoundary {
     }
 }
 
-/// Every key the settings hold, every key `ctxkit login` saved (a saved-keys file that cannot
-/// be read gives none: the model client refuses to start on it), and the keys of the user's Pi
-/// (`~/.pi/agent/auth.json`, the `apiKey`s of its `models.json`): an approved `cat` of them shows
-/// none.
+/// Every key the settings hold, every credential of ctxkit's `auth.json` (the keys `ctxkit login`
+/// saved, and the OAuth tokens of a Pi `auth.json` copied there; a file that cannot be read gives
+/// none: the model client refuses to start on it), and the credentials of the user's Pi (every
+/// one of `~/.pi/agent/auth.json`, the literal `apiKey`s and header values of its `models.json`):
+/// an approved `cat` of them shows none.
 fn secrets(environment: &Environment, settings: &SettingsManager) -> Vec<String> {
     let mut secrets = settings.credential_values();
-    let saved = ctxkit_settings::saved_keys(&ctxkit_settings::credentials_path(environment));
+    let saved =
+        ctxkit_settings::credential_strings(&ctxkit_settings::credentials_path(environment));
     let pi_keys =
         ctxkit_settings::pi_secrets(environment, &ctxkit_settings::pi_models_paths(environment));
-    let saved_keys = saved.into_iter().flat_map(|saved| saved.keys.into_values());
-    for key in saved_keys.chain(pi_keys) {
+    for key in saved.into_iter().flatten().chain(pi_keys) {
         let key = key.trim().to_owned();
         if !key.is_empty() && !secrets.contains(&key) {
             secrets.push(key);
@@ -245,6 +246,33 @@ mod tests {
         assert_eq!(
             boundary.secrets,
             ["sk-ant-api03-PIKEY-0123", "sk-local-MODELSJSON-222"]
+        );
+    }
+
+    /// QA r108 (adv3, D1): the OAuth tokens of a Pi `auth.json` copied to ctxkit's home (as the
+    /// README suggests) reached the provider; only `ctxkit login`'s keys were redacted.
+    #[test]
+    fn oauth_tokens_in_ctxkit_auth_json_are_redacted_from_tool_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let environment = Environment::new(dir.path(), dir.path().join("project"));
+        let auth = ctxkit_settings::credentials_path(&environment);
+        std::fs::create_dir_all(auth.parent().unwrap()).unwrap();
+        std::fs::write(
+            &auth,
+            r#"{"anthropic":{"type":"oauth","access":"sk-ant-oat01-FAKEACCESS-0123",
+                "refresh":"sk-ant-ort01-FAKEREFRESH-0123","expires":1},
+               "openai":{"type":"api_key","key":"sk-FAKESAVEDKEY-0123"}}"#,
+        )
+        .unwrap();
+        let settings = SettingsManager::in_memory(serde_json::Map::new());
+        let boundary = ToolBoundary::new(&environment, &settings, &dir.path().join("sessions"));
+        assert_eq!(
+            boundary.secrets,
+            [
+                "sk-ant-oat01-FAKEACCESS-0123",
+                "sk-ant-ort01-FAKEREFRESH-0123",
+                "sk-FAKESAVEDKEY-0123"
+            ]
         );
     }
 
