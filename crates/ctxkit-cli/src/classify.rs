@@ -387,6 +387,10 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
             owns_settings,
             ..
         } => (3, Some(routed_elsewhere_hint(provider, default_url, route_url, *owns_settings))),
+        LlmError::PiRoutesUnknown { provider, file, .. } => (
+            3,
+            Some(format!("fix `{}` (Pi reads JSON with `//` comments and trailing commas), or say where `{provider}` goes: `ctxkit config set llm.baseUrl URL`", file.display())),
+        ),
         LlmError::UnknownProvider { provider } => (3, Some(unknown_provider_hint(provider))),
         LlmError::InvalidModel { .. } => {
             (3, Some("name a model as `provider/id`, e.g. `--model anthropic/claude-sonnet-4-5` (`ctxkit models` lists them)".to_owned()))

@@ -231,6 +231,7 @@ impl ModelClient {
             | LlmError::EndpointOfAnotherProvider { .. }
             | LlmError::UnownedEndpoint { .. }
             | LlmError::RoutedElsewhere { .. }
+            | LlmError::PiRoutesUnknown { .. }
             | LlmError::UnknownProvider { .. }
             | LlmError::InvalidModel { .. }
             | LlmError::InvalidHeader { .. }

@@ -199,12 +199,25 @@ pub struct EnvSettings {
     /// Where the user's Pi sends providers (its `models.json`'s `baseUrl`s), which ctxkit does not
     /// follow: a provider whose host ctxkit was not told is refused when Pi's route goes elsewhere.
     pub foreign_routes: Vec<ForeignRoute>,
+    /// The files of routes that exist but cannot be read (a Pi `models.json` that does not parse):
+    /// every provider whose host ctxkit was not told is refused while one is here.
+    pub unreadable_routes: Vec<UnreadableRoutes>,
+}
+
+/// A file of routes that cannot be read, and why (with the line and column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableRoutes {
+    pub file: std::path::PathBuf,
+    pub reason: String,
 }
 
 /// A provider's endpoint another program of the user's sets (Pi's `models.json`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForeignRoute {
     pub provider: String,
+    /// The model whose own endpoint this is (Pi: a model's `baseUrl` overrides its provider's);
+    /// `None` for the whole provider's.
+    pub model: Option<String>,
     pub base_url: String,
     /// The file that sets it, named in the refusal.
     pub file: std::path::PathBuf,
@@ -229,6 +242,7 @@ impl EnvSettings {
             api_keys,
             openai_base_url: get("OPENAI_BASE_URL").map(|url| url.trim().to_owned()),
             foreign_routes: Vec::new(),
+            unreadable_routes: Vec::new(),
         }
     }
 
@@ -364,7 +378,7 @@ pub fn resolve_model(
     }
     let owner = endpoint_owner(options, &table)?;
     let share = endpoint_share(owner.as_deref(), &provider, builtin.is_some());
-    let endpoint = endpoint(options, env, &provider, share, owner.as_deref())?;
+    let endpoint = endpoint(options, env, &provider, &spec.id, share, owner.as_deref())?;
     let features = features(options, role, &provider, &spec.id, &endpoint);
     Ok(Some(ProviderConfig {
         message_threads: features.message_threads,

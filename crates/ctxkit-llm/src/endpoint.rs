@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use ctxkit_secrets::ApiKey;
 
-use crate::config::{EnvSettings, LlmOptions, ModelSpec};
+use crate::config::{EnvSettings, ForeignRoute, LlmOptions, ModelSpec};
 use crate::error::LlmError;
 use crate::models::{Api, ModelTable, find_provider};
 
@@ -73,12 +73,13 @@ pub(crate) struct Endpoint {
     pub(crate) headers: BTreeMap<String, String>,
 }
 
-/// `provider`'s endpoint: the configured one as far as `share` allows, then `OPENAI_BASE_URL` for
-/// `openai`, the built-in defaults and the provider's own key variable.
+/// `provider`'s endpoint for its model `model`: the configured one as far as `share` allows, then
+/// `OPENAI_BASE_URL` for `openai`, the built-in defaults and the provider's own key variable.
 pub(crate) fn endpoint(
     options: &LlmOptions,
     env: &EnvSettings,
     provider: &str,
+    model: &str,
     share: EndpointShare,
     owner: Option<&str>,
 ) -> Result<Endpoint, LlmError> {
@@ -115,7 +116,7 @@ pub(crate) fn endpoint(
             let public = builtin
                 .map(|info| info.base_url.to_owned())
                 .ok_or_else(no_endpoint)?;
-            refuse_route_elsewhere(env, provider, &public, whole)?;
+            refuse_route_elsewhere(env, provider, model, &public, whole)?;
             public
         }
     };
@@ -145,25 +146,49 @@ pub(crate) fn endpoint(
     })
 }
 
-/// Refuses `provider`'s public host `public_url`, which ctxkit was not told to use, when the
-/// user's Pi routes the provider to another host: its key would go where the user's setup says it
-/// does not.
+/// Refuses `provider`'s public host `public_url`, which ctxkit was not told to use, for its model
+/// `model`, when the user's Pi routes the provider to another host: its key would go where the
+/// user's setup says it does not. The provider counts as routed elsewhere when its `baseUrl` or
+/// any of its models' own `baseUrl` is another host, unless `model`'s own route is the public host
+/// (a model whose id Pi's file spells differently is never taken for the public one). A Pi file
+/// that cannot be read refuses every provider: where it routes them is unknown.
 fn refuse_route_elsewhere(
     env: &EnvSettings,
     provider: &str,
+    model: &str,
     public_url: &str,
     owns_settings: bool,
 ) -> Result<(), LlmError> {
-    let Some(route) = env
+    if let Some(unreadable) = env.unreadable_routes.first() {
+        return Err(LlmError::PiRoutesUnknown {
+            provider: provider.to_owned(),
+            default_url: public_url.to_owned(),
+            file: unreadable.file.clone(),
+            reason: unreadable.reason.clone(),
+        });
+    }
+    let routes: Vec<&ForeignRoute> = env
         .foreign_routes
         .iter()
-        .find(|route| canonical(&route.provider) == provider)
-    else {
-        return Ok(());
-    };
-    if origin(&route.base_url) == origin(public_url) {
+        .filter(|route| canonical(&route.provider) == provider)
+        .collect();
+    let is_public = |route: &ForeignRoute| origin(&route.base_url) == origin(public_url);
+    let own = routes
+        .iter()
+        .copied()
+        .find(|route| route.model.as_deref() == Some(model));
+    if own.is_some_and(is_public) {
         return Ok(());
     }
+    // The model's own route first, then the provider's, then another model's.
+    let elsewhere = own
+        .into_iter()
+        .chain(routes.iter().copied().filter(|route| route.model.is_none()))
+        .chain(routes.iter().copied().filter(|route| route.model.is_some()))
+        .find(|route| !is_public(route));
+    let Some(route) = elsewhere else {
+        return Ok(());
+    };
     Err(LlmError::RoutedElsewhere {
         provider: provider.to_owned(),
         default_url: public_url.to_owned(),
@@ -287,6 +312,7 @@ mod tests {
         );
         let route = |provider: &str, base_url: &str| crate::config::ForeignRoute {
             provider: provider.into(),
+            model: None,
             base_url: base_url.into(),
             file: "/home/me/.pi/agent/models.json".into(),
         };
@@ -301,7 +327,8 @@ mod tests {
         let resolve = |options: &LlmOptions, env: &EnvSettings, provider: &str| {
             let owner = endpoint_owner(options, &ModelTable::builtin()).unwrap();
             let share = endpoint_share(owner.as_deref(), provider, true);
-            endpoint(options, env, provider, share, owner.as_deref()).map(|found| found.base_url)
+            endpoint(options, env, provider, "m", share, owner.as_deref())
+                .map(|found| found.base_url)
         };
         let refused = resolve(&options, &env, "anthropic").unwrap_err();
         assert_eq!(
@@ -337,6 +364,72 @@ mod tests {
         assert_eq!(
             resolve(&options, &env, "openai").unwrap(),
             "http://proxy.corp/v1"
+        );
+    }
+
+    /// QA r108 (adv3, D3 and D2): a model's own `baseUrl` in Pi's `models.json`, and a
+    /// `models.json` that does not parse, let the key go to api.anthropic.com.
+    #[test]
+    fn a_model_routed_elsewhere_or_an_unreadable_pi_file_refuses_the_public_host() {
+        let mut env = EnvSettings::from_map(
+            &[("ANTHROPIC_API_KEY", "sk-ant-0123456789")]
+                .into_iter()
+                .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                .collect(),
+        );
+        let route = |model: Option<&str>, base_url: &str| ForeignRoute {
+            provider: "anthropic".into(),
+            model: model.map(str::to_owned),
+            base_url: base_url.into(),
+            file: "/home/me/.pi/agent/models.json".into(),
+        };
+        let options = LlmOptions {
+            model: Some("anthropic/claude-sonnet-4-5".into()),
+            ..LlmOptions::default()
+        };
+        let resolve = |env: &EnvSettings, model: &str| {
+            endpoint(
+                &options,
+                env,
+                "anthropic",
+                model,
+                EndpointShare::Whole,
+                None,
+            )
+            .map(|found| found.base_url)
+        };
+        env.foreign_routes = vec![route(Some("claude-sonnet-4-5"), "http://127.0.0.1:18630")];
+        let refused = resolve(&env, "claude-sonnet-4-5").unwrap_err();
+        assert!(
+            refused.to_string().contains("through 127.0.0.1:18630"),
+            "{refused}"
+        );
+        // Another model of the provider routed elsewhere: refused too (the safe side).
+        assert!(resolve(&env, "claude-opus-4-1").is_err());
+        // The model's own route is the public host: that one goes there.
+        env.foreign_routes
+            .push(route(Some("claude-opus-4-1"), "https://api.anthropic.com/"));
+        assert_eq!(
+            resolve(&env, "claude-opus-4-1").unwrap(),
+            "https://api.anthropic.com"
+        );
+        // A provider route on the public host does not hide a model's route elsewhere.
+        env.foreign_routes = vec![
+            route(None, "https://api.anthropic.com"),
+            route(Some("claude-haiku-4-5"), "http://gw.corp"),
+        ];
+        assert!(resolve(&env, "claude-sonnet-4-5").is_err());
+        env.foreign_routes = Vec::new();
+        assert!(resolve(&env, "claude-sonnet-4-5").is_ok());
+        env.unreadable_routes = vec![crate::config::UnreadableRoutes {
+            file: "/home/me/.pi/agent/models.json".into(),
+            reason: "line 3, column 5: Unexpected token".into(),
+        }];
+        assert_eq!(
+            resolve(&env, "claude-sonnet-4-5").unwrap_err().to_string(),
+            "Not sending `anthropic` requests to api.anthropic.com: \
+             `/home/me/.pi/agent/models.json` does not parse (line 3, column 5: Unexpected token), \
+             so where the user's Pi sends `anthropic` is unknown; nothing was sent"
         );
     }
 

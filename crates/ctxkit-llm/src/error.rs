@@ -154,6 +154,20 @@ pub enum LlmError {
         file: std::path::PathBuf,
         owns_settings: bool,
     },
+    /// As [`LlmError::RoutedElsewhere`], but the Pi `models.json` at `file` exists and cannot be
+    /// read as Pi reads it (`reason`, with the line and column): where it sends `provider` is
+    /// unknown, so its public host `default_url` is refused rather than taken on a typo. Fix the
+    /// file, or say where the provider goes with `llm.baseUrl`.
+    #[error(
+        "Not sending `{provider}` requests to {}: `{}` does not parse ({reason}), so where the user's Pi sends `{provider}` is unknown; nothing was sent",
+        host_of(default_url), file.display()
+    )]
+    PiRoutesUnknown {
+        provider: String,
+        default_url: String,
+        file: std::path::PathBuf,
+        reason: String,
+    },
     /// The provider name is neither built in nor declared (a model of it in `llm.models`, or the
     /// `defaultProvider`), or a declared one has no API kind or base URL.
     #[error(
@@ -225,6 +239,7 @@ impl LlmError {
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
             | Self::RoutedElsewhere { .. }
+            | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -251,6 +266,7 @@ impl LlmError {
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
             | Self::RoutedElsewhere { .. }
+            | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -278,6 +294,7 @@ impl LlmError {
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
             | Self::RoutedElsewhere { .. }
+            | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -332,6 +349,7 @@ impl LlmError {
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
             | Self::RoutedElsewhere { .. }
+            | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }
@@ -358,6 +376,7 @@ impl LlmError {
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
             | Self::RoutedElsewhere { .. }
+            | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }
             | Self::InvalidModel { .. }
             | Self::InvalidHeader { .. }

@@ -34,7 +34,8 @@ pub use error::{FileRefusal, SettingsError, SettingsScope};
 pub use json::string_items;
 pub use kind::ResourceKind;
 pub use pi_files::{
-    PI_MODELS_FILE_NAME, PiRoute, pi_agent_dir, pi_models_paths, pi_routes, pi_secrets,
+    PI_MODELS_FILE_NAME, PiRoute, PiRoutes, UnreadablePiModels, pi_agent_dir, pi_models_paths,
+    pi_routes, pi_secrets,
 };
 pub use protected::{ProtectedResource, project_agent_skill_dirs, protected_resources};
 pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys};

@@ -1,8 +1,10 @@
 //! What a Pi user's own files say that ctxkit does not follow but must never contradict: the
-//! routes Pi's `models.json` gives providers (`providers.<name>.baseUrl`), so a key is not sent to
-//! a provider's public host when the user's Pi sends it elsewhere, and the literal keys of Pi's
-//! `auth.json` and `models.json`, redacted from tool results as ctxkit's own keys are. These files
-//! are only read here, never written, and nothing else of them is used.
+//! routes Pi's `models.json` gives providers (`providers.<name>.baseUrl`, and a model's own
+//! `baseUrl`), so a key is not sent to a provider's public host when the user's Pi sends it
+//! elsewhere, and the credentials of Pi's `auth.json` and `models.json`, redacted from tool results
+//! as ctxkit's own keys are. These files are only read here, never written, and nothing else of
+//! them is used. A `models.json` is read as Pi 1.6.0 reads it (a UTF-8 BOM, `//` comments and
+//! trailing commas allowed); one that cannot be read so is reported, never taken to route nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -14,15 +16,37 @@ use crate::settings::confine::{self, Reach};
 /// The name of Pi's file of providers and models.
 pub const PI_MODELS_FILE_NAME: &str = "models.json";
 
-/// A provider's endpoint as a Pi `models.json` sets it.
+/// A provider's endpoint as a Pi `models.json` sets it, for the whole provider or one model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PiRoute {
     /// The provider's name as the file writes it (`anthropic`).
     pub provider: String,
+    /// The model whose own `baseUrl` this is (`providers.<name>.models[].baseUrl`, which
+    /// overrides the provider's in Pi); `None` for the provider's `baseUrl`.
+    pub model: Option<String>,
     /// Its `baseUrl`, trimmed.
     pub base_url: String,
     /// The file that says so.
     pub file: PathBuf,
+}
+
+/// A Pi `models.json` that exists but cannot be read as Pi reads it: where it sends providers is
+/// unknown, so a model client refuses every provider's public host until told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadablePiModels {
+    /// The file.
+    pub file: PathBuf,
+    /// Why, with the line and column where it stops parsing (`line 4, column 3: …`).
+    pub reason: String,
+}
+
+/// What the Pi `models.json` files say about where providers go.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PiRoutes {
+    /// Every route, the first file's where two name one provider (or one model of it).
+    pub routes: Vec<PiRoute>,
+    /// The files that exist but could not be read.
+    pub unreadable: Vec<UnreadablePiModels>,
 }
 
 /// Pi's agent folder under the user's home, `~/.pi/agent`.
@@ -41,27 +65,63 @@ pub fn pi_models_paths(environment: &Environment) -> Vec<PathBuf> {
     paths
 }
 
-/// Every provider's `baseUrl` of the files at `paths`, the first file's where two name one
-/// provider. A file that is missing, unreadable or not JSON routes nothing (Pi refuses it too).
-pub fn pi_routes(paths: &[PathBuf]) -> Vec<PiRoute> {
-    let mut routes: Vec<PiRoute> = Vec::new();
+/// Every provider's `baseUrl` and every model's own `baseUrl` of the files at `paths`, the first
+/// file's where two name one provider (or one model of it). A missing file routes nothing; one that
+/// cannot be read or parsed as Pi parses it is [`PiRoutes::unreadable`] (Pi refuses it too, but the
+/// user meant it to route somewhere: a key must not go to the public host on a typo).
+pub fn pi_routes(paths: &[PathBuf]) -> PiRoutes {
+    let mut found = PiRoutes::default();
     for path in paths {
-        for (provider, entry) in providers_of(path) {
-            let Some(base_url) = entry.get("baseUrl").and_then(Value::as_str) else {
-                continue;
-            };
-            let base_url = base_url.trim();
-            if base_url.is_empty() || routes.iter().any(|route| route.provider == provider) {
+        let providers = match read_models(path) {
+            Ok(providers) => providers,
+            Err(reason) => {
+                found.unreadable.push(UnreadablePiModels {
+                    file: path.clone(),
+                    reason,
+                });
                 continue;
             }
-            routes.push(PiRoute {
-                provider,
-                base_url: base_url.to_owned(),
-                file: path.clone(),
-            });
+        };
+        for (provider, entry) in objects_of(providers) {
+            for (model, base_url) in base_urls_of(&entry) {
+                let known = found
+                    .routes
+                    .iter()
+                    .any(|route| route.provider == provider && route.model == model);
+                if !known {
+                    found.routes.push(PiRoute {
+                        provider: provider.clone(),
+                        model,
+                        base_url,
+                        file: path.clone(),
+                    });
+                }
+            }
         }
     }
-    routes
+    found
+}
+
+/// The provider's own `baseUrl` (model `None`), then each of its `models` entries' by id, trimmed,
+/// blank ones left out.
+fn base_urls_of(entry: &serde_json::Map<String, Value>) -> Vec<(Option<String>, String)> {
+    let base_url = |fields: &serde_json::Map<String, Value>| {
+        fields
+            .get("baseUrl")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|base_url| !base_url.is_empty())
+            .map(str::to_owned)
+    };
+    let mut found: Vec<(Option<String>, String)> =
+        base_url(entry).map(|url| (None, url)).into_iter().collect();
+    let models = entry.get("models").and_then(Value::as_array);
+    for model in models.into_iter().flatten().filter_map(Value::as_object) {
+        if let (Some(id), Some(url)) = (model.get("id").and_then(Value::as_str), base_url(model)) {
+            found.push((Some(id.to_owned()), url));
+        }
+    }
+    found
 }
 
 /// The credentials of Pi's own files, redacted from tool results as ctxkit's own keys are: every
@@ -116,17 +176,16 @@ fn configured_secrets(value: &Value, secrets: &mut Vec<String>) {
     }
 }
 
-/// The `providers` object of the Pi `models.json` at `path`, each entry an object.
+/// The provider entries of the Pi `models.json` at `path` that are objects; none when it cannot
+/// be read.
 fn providers_of(path: &Path) -> Vec<(String, serde_json::Map<String, Value>)> {
-    let Ok(Some(text)) = confine::read_text(path, Reach::Anywhere) else {
-        return Vec::new();
-    };
-    let Ok(Value::Object(mut document)) = serde_json::from_str::<Value>(&text) else {
-        return Vec::new();
-    };
-    let Some(Value::Object(providers)) = document.remove("providers") else {
-        return Vec::new();
-    };
+    objects_of(read_models(path).unwrap_or_default())
+}
+
+/// The entries of `providers` that are objects.
+fn objects_of(
+    providers: serde_json::Map<String, Value>,
+) -> Vec<(String, serde_json::Map<String, Value>)> {
     providers
         .into_iter()
         .filter_map(|(provider, entry)| match entry {
@@ -138,6 +197,50 @@ fn providers_of(path: &Path) -> Vec<(String, serde_json::Map<String, Value>)> {
             | Value::Array(_) => None,
         })
         .collect()
+}
+
+/// The `providers` object of the Pi `models.json` at `path`, read as Pi 1.6.0 reads it (a UTF-8
+/// BOM, `//` comments and trailing commas allowed; `jsonc-parser` also takes `/* */` comments,
+/// which Pi refuses: reading a route Pi would not is the safe side). Empty when the file does not
+/// exist, is blank or has no `providers`; why not when it cannot be read or parsed.
+fn read_models(path: &Path) -> Result<serde_json::Map<String, Value>, String> {
+    let text = match confine::read_text(path, Reach::Anywhere) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(serde_json::Map::new()),
+        Err(error) => return Err(error.to_string()),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    if text.trim().is_empty() {
+        return Ok(serde_json::Map::new());
+    }
+    let options = jsonc_parser::ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    };
+    let document: Value = jsonc_parser::parse_to_serde_value(text, &options).map_err(|error| {
+        format!(
+            "line {}, column {}: {}",
+            error.line_display(),
+            error.column_display(),
+            error.kind()
+        )
+    })?;
+    let Value::Object(mut document) = document else {
+        return Err("expected a JSON object".to_owned());
+    };
+    match document.remove("providers") {
+        None => Ok(serde_json::Map::new()),
+        Some(Value::Object(providers)) => Ok(providers),
+        Some(_) => Err("`providers` is not an object".to_owned()),
+    }
 }
 
 #[cfg(test)]
@@ -170,7 +273,9 @@ mod tests {
         )
         .unwrap();
         let routes = pi_routes(&paths);
+        assert_eq!(routes.unreadable, []);
         let shown: Vec<_> = routes
+            .routes
             .iter()
             .map(|route| {
                 (
@@ -190,14 +295,77 @@ mod tests {
     }
 
     #[test]
-    fn a_home_shared_with_pi_is_one_file_and_a_broken_file_routes_nothing() {
+    fn a_home_shared_with_pi_is_one_file() {
         let (_dir, environment) = world();
         let pi = pi_agent_dir(&environment);
         let shared = environment.with_variable(crate::CTXKIT_HOME_VAR, &pi.display().to_string());
         let paths = pi_models_paths(&shared);
         assert_eq!(paths, [pi.join(PI_MODELS_FILE_NAME)]);
-        std::fs::write(&paths[0], "{not json").unwrap();
-        assert_eq!(pi_routes(&paths), []);
+        assert_eq!(pi_routes(&paths), PiRoutes::default());
+        std::fs::write(&paths[0], " \n").unwrap();
+        assert_eq!(pi_routes(&paths), PiRoutes::default());
+    }
+
+    /// A route as (provider, model, base URL).
+    type Shown = (String, Option<String>, String);
+
+    /// The routes of the Pi `models.json` `fixture`, and its problems.
+    fn routes_of(fixture: &str) -> (Vec<Shown>, Vec<String>) {
+        let (_dir, environment) = world();
+        let path = pi_agent_dir(&environment).join(PI_MODELS_FILE_NAME);
+        std::fs::write(&path, fixture).unwrap();
+        let found = pi_routes(std::slice::from_ref(&path));
+        let routes = found
+            .routes
+            .into_iter()
+            .map(|route| (route.provider, route.model, route.base_url))
+            .collect();
+        let problems = found
+            .unreadable
+            .into_iter()
+            .map(|unreadable| unreadable.reason)
+            .collect();
+        (routes, problems)
+    }
+
+    /// QA r108 (adv3, D2 and D3): Pi 1.6.0 reads `models.json` with a BOM, `//` comments and
+    /// trailing commas, and a model's own `baseUrl` overrides its provider's; ctxkit's strict read
+    /// saw no route in such a file, nor a model's, and the key went to the public host.
+    #[test]
+    fn models_json_is_read_as_pi_reads_it_with_models_own_routes() {
+        let anthropic = (
+            "anthropic".to_owned(),
+            None,
+            "http://127.0.0.1:18621".to_owned(),
+        );
+        let (routes, problems) = routes_of(include_str!("../fixtures/pi/models-commented.json"));
+        assert_eq!(problems, Vec::<String>::new());
+        assert_eq!(
+            routes,
+            [
+                anthropic.clone(),
+                (
+                    "openai".to_owned(),
+                    Some("gpt-5".to_owned()),
+                    "https://gw.example.com/openai".to_owned()
+                ),
+            ]
+        );
+        let (routes, problems) = routes_of(include_str!("../fixtures/pi/models-bom.json"));
+        assert_eq!((routes, problems), (vec![anthropic], vec![]));
+    }
+
+    /// A `models.json` that does not parse even as Pi reads it is reported with its line, never
+    /// taken to route nothing.
+    #[test]
+    fn a_models_json_that_does_not_parse_is_unreadable_not_empty() {
+        let (routes, problems) = routes_of(include_str!("../fixtures/pi/models-broken.json"));
+        assert_eq!(routes, []);
+        assert_eq!(problems, ["line 3, column 57: Expected comma"]);
+        let (_, problems) = routes_of(r#"{"providers": ["anthropic"]}"#);
+        assert_eq!(problems, ["`providers` is not an object"]);
+        let (_, problems) = routes_of("[]");
+        assert_eq!(problems, ["expected a JSON object"]);
     }
 
     #[test]

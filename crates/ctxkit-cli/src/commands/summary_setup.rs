@@ -174,8 +174,8 @@ pub fn cache_warmer(
 
 /// The providers' keys and `OPENAI_BASE_URL`: the process's standard environment variables,
 /// then the keys `ctxkit login` saved (`<home>/auth.json`), which win over a variable as in Pi;
-/// and where a Pi `models.json` (in ctxkit's home or `~/.pi/agent`) routes providers, which a
-/// model client refuses to contradict. A saved-keys file that cannot be read is an error naming it.
+/// and where a Pi `models.json` (in ctxkit's home or `~/.pi/agent`) routes providers and their
+/// models, or that one cannot be read, which a model client refuses to contradict. A saved-keys file that cannot be read is an error naming it.
 pub fn llm_environment() -> Result<ctxkit_llm::EnvSettings> {
     let mut environment = variables_environment();
     for (provider, key) in saved_keys()?.keys {
@@ -183,15 +183,25 @@ pub fn llm_environment() -> Result<ctxkit_llm::EnvSettings> {
             .api_keys
             .insert(provider, ctxkit_secrets::ApiKey::new(key.trim()));
     }
-    environment.foreign_routes =
-        ctxkit_settings::pi_routes(super::settings::process_pi_models_paths())
-            .into_iter()
-            .map(|route| ctxkit_llm::ForeignRoute {
-                provider: route.provider,
-                base_url: route.base_url,
-                file: route.file,
-            })
-            .collect();
+    let pi = ctxkit_settings::pi_routes(super::settings::process_pi_models_paths());
+    environment.foreign_routes = pi
+        .routes
+        .into_iter()
+        .map(|route| ctxkit_llm::ForeignRoute {
+            provider: route.provider,
+            model: route.model,
+            base_url: route.base_url,
+            file: route.file,
+        })
+        .collect();
+    environment.unreadable_routes = pi
+        .unreadable
+        .into_iter()
+        .map(|unreadable| ctxkit_llm::UnreadableRoutes {
+            file: unreadable.file,
+            reason: unreadable.reason,
+        })
+        .collect();
     Ok(environment)
 }
 
