@@ -93,6 +93,7 @@ mod hooks;
 mod hot;
 mod line_excerpt;
 mod messages;
+mod navigate_marker;
 mod on_demand;
 mod owed_end;
 mod pins;
@@ -131,6 +132,7 @@ pub use hooks::{
     BeforeTree, BeforeTreeResult, FileOpsView, ForkPosition, HookCompaction, HookError, HookFuture,
     HookSet, HookSummary, Hooks, PreparationSettings, PreparationView,
 };
+pub use navigate_marker::NAVIGATE_MARKER_TYPE;
 pub use pins::Pin;
 pub use planning::{CompactionPlan, NoCompaction};
 pub use project::ProjectDir;

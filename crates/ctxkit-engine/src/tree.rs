@@ -78,6 +78,11 @@ pub struct NavigateOutcome {
     /// changes, extension state, a navigation marker…). The leaf moved all the same.
     #[serde(default)]
     pub nothing_to_summarize: bool,
+    /// The navigation marker that records a move without a summary entry, now the session's leaf
+    /// (standing on `new_leaf_id`, or a new root when that is `None`): written by
+    /// [`Engine::navigate_recorded`], never by [`Engine::navigate`].
+    #[serde(default)]
+    pub marker_entry_id: Option<String>,
 }
 
 /// What a fork did.
@@ -319,6 +324,7 @@ impl Engine {
             summary_entry_id,
             new_leaf_id,
             nothing_to_summarize,
+            marker_entry_id: None,
         })
     }
 
@@ -460,7 +466,7 @@ impl Engine {
         let entry = state
             .session
             .entry(entry_id)
-            .ok_or(EngineError::InvalidForkEntry)?;
+            .ok_or_else(|| EngineError::EntryNotFound(entry_id.to_owned()))?;
         let parent = entry.parent_id().map(str::to_owned);
         let is_user = entry.role() == Some("user");
         let (leaf, selected_text) = match position {

@@ -144,6 +144,13 @@ impl Engine {
         Ok(undone)
     }
 
+    /// Takes the session file's writer lock now (`Session::hold_lock`), so work that ends in a
+    /// write (a summary the model is paid for) is refused before it starts when another process
+    /// or client writes the session, or the file changed since it was read.
+    pub async fn hold_lock(&self) -> Result<()> {
+        Ok(self.lock().await.session.hold_lock()?)
+    }
+
     /// Writes the entries Pi's deferred first write holds back (no assistant message yet), so every
     /// id handed out is on disk; nothing to do when none are held.
     pub async fn flush_pending(&self) -> Result<()> {

@@ -44,7 +44,7 @@ pub(crate) fn engine_error(error: EngineError) -> MethodError {
         ),
         None if matches!(error, EngineError::InvalidForkEntry) => format!(
             "{error}: `fork` with `position` `before` (the default) forks just before a user \
-             message, and this entry is not one (or is not in the session); to fork at any other \
+             message, and this entry is not one; to fork at any other \
              entry, pass `\"position\": \"at\"`"
         ),
         None => error.to_string(),

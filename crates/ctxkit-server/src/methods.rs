@@ -392,6 +392,8 @@ async fn context_method(
             let compacted = if cancelled {
                 engine.compact_cancelled().await
             } else {
+                // Another writer refuses the compaction before its summary is paid for.
+                engine.hold_lock().await.map_err(engine_error)?;
                 engine.compact(params.focus).await
             };
             to_json(wire::CompactionResult::from(
@@ -466,7 +468,7 @@ async fn tree_method(shared: &Arc<Shared>, method: &str, raw: Value) -> Result<V
             to_json(wire::Navigated::from(
                 engine(shared)
                     .await?
-                    .navigate(&target_id, params.into())
+                    .navigate_recorded(&target_id, params.into())
                     .await
                     .map_err(engine_error)?,
             ))

@@ -33,6 +33,9 @@ fn invalid(message: String) -> MethodError {
 
 /// Refuses parameters given to a method that takes none (any other method: `Ok`).
 pub(crate) fn none(method: &str, params: &Value) -> Result<(), MethodError> {
+    if method == "initialize" {
+        return any_object(method, params);
+    }
     if !WITHOUT_PARAMS.contains(&method) {
         return Ok(());
     }
@@ -48,6 +51,18 @@ pub(crate) fn none(method: &str, params: &Value) -> Result<(), MethodError> {
         Value::Array(_) | Value::Bool(_) | Value::Number(_) | Value::String(_) => {
             Err(invalid(format!("`{method}` takes no parameters")))
         }
+    }
+}
+
+/// `initialize`'s parameters: any object, read by no one (or none at all); positional ones
+/// (a non-empty array) and other values are refused as for every other method.
+fn any_object(method: &str, params: &Value) -> Result<(), MethodError> {
+    match params {
+        Value::Object(_) | Value::Null => Ok(()),
+        Value::Array(items) if items.is_empty() => Ok(()),
+        Value::Array(_) | Value::Bool(_) | Value::Number(_) | Value::String(_) => Err(invalid(
+            format!("`{method}` takes an object (by name), if any parameters"),
+        )),
     }
 }
 
@@ -169,5 +184,17 @@ mod tests {
         );
         assert!(none("view.get", &json!([1])).is_err());
         assert!(none("initialize", &json!({"client": "me"})).is_ok());
+    }
+
+    /// QA r108: `initialize` took `[1]`, which the protocol refuses as positional parameters.
+    #[test]
+    fn initialize_takes_any_object_and_refuses_positional_params() {
+        for taken in [Value::Null, json!({}), json!([]), json!({"client": "me"})] {
+            assert!(none("initialize", &taken).is_ok(), "{taken}");
+        }
+        for refused in [json!([1]), json!("me"), json!(1), json!(true)] {
+            let error = none("initialize", &refused).unwrap_err();
+            assert_eq!(error.code, codes::INVALID_PARAMS, "{refused}");
+        }
     }
 }

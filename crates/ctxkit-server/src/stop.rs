@@ -54,7 +54,9 @@ pub(crate) async fn run_request(
     });
     let mut stops = shared.stop.subscribe();
     let already_stopping = stops.borrow_and_update().applies_to(&method);
-    if already_stopping && let Some(answer) = stopped_before_it_started(&method, &params) {
+    if already_stopping
+        && let Some(answer) = stopped_before_it_started(shared, &method, &params).await
+    {
         return answer;
     }
     let request_shared = Arc::clone(shared);
@@ -151,14 +153,41 @@ async fn stopping(
 /// The answer of a request that waits on a model, a summary or a hook, read after the server was
 /// told to stop (`shutdown`, the client's end, `agent.cancel` for `agent.*`): it is not started,
 /// and answered as if stopped at once. `None` for the others, which run (they end by themselves).
-fn stopped_before_it_started(
+/// A `tree.navigate` is answered as a running one cancelled is (`cancelled`, `aborted`, the leaf
+/// where it was), not with a compaction's error.
+async fn stopped_before_it_started(
+    shared: &Shared,
     method: &str,
     params: &Value,
 ) -> Option<Result<crate::Answer, MethodError>> {
     match method {
-        "compact" | "check.before_prompt" | "check.after_run" | "tree.navigate" => Some(Err(
+        "compact" | "check.before_prompt" | "check.after_run" => Some(Err(
             crate::errors::engine_error(ctxkit_engine::EngineError::Cancelled),
         )),
+        "tree.navigate" => {
+            let engine = shared.engine.read().await.clone();
+            let leaf = match engine {
+                Some(engine) => {
+                    engine
+                        .with_session(|session| session.leaf_id().map(str::to_owned))
+                        .await
+                }
+                None => None,
+            };
+            let outcome = ctxkit_engine::NavigateOutcome {
+                cancelled: true,
+                aborted: true,
+                new_leaf_id: leaf,
+                ..ctxkit_engine::NavigateOutcome::default()
+            };
+            Some(
+                serde_json::to_value(crate::wire::Navigated::from(outcome))
+                    .map(crate::Answer::Value)
+                    .map_err(|error| {
+                        MethodError::new(crate::codes::ENGINE_ERROR, error.to_string())
+                    }),
+            )
+        }
         "agent.run" => {
             let text = params.get("text").and_then(Value::as_str)?;
             Some(Ok(crate::Answer::Value(

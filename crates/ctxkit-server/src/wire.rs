@@ -246,8 +246,12 @@ pub(crate) struct Navigated {
     aborted: bool,
     editor_text: Option<String>,
     summary_entry_id: Option<String>,
+    /// The session's leaf after the move: the summary entry, the navigation marker, or where the
+    /// leaf landed when neither was written.
     new_leaf_id: Option<String>,
     nothing_to_summarize: bool,
+    /// The navigation marker recording a move without a summary (`ctxkit.navigate`).
+    marker_entry_id: Option<String>,
 }
 
 impl From<NavigateOutcome> for Navigated {
@@ -257,8 +261,9 @@ impl From<NavigateOutcome> for Navigated {
             aborted: outcome.aborted,
             editor_text: outcome.editor_text,
             summary_entry_id: outcome.summary_entry_id,
-            new_leaf_id: outcome.new_leaf_id,
+            new_leaf_id: outcome.marker_entry_id.clone().or(outcome.new_leaf_id),
             nothing_to_summarize: outcome.nothing_to_summarize,
+            marker_entry_id: outcome.marker_entry_id,
         }
     }
 }
@@ -351,8 +356,22 @@ impl From<Pin> for PinRecord {
 #[derive(Debug, Serialize)]
 pub(crate) struct ViewAnswer<'a> {
     system: &'a [String],
-    messages: &'a [ctxkit_protocol::AgentMessage],
+    messages: ProviderMessages<'a>,
     report: ViewReport,
+}
+
+/// The view's messages a provider takes in its message list: a system prompt Pi 1.6.0 recorded in
+/// the session (`{"role":"system","content":"","sections":…}`, at a session's first prompt) is
+/// left out. It describes Pi's harness and tools, not the client's; no provider takes it among
+/// the messages (Anthropic refuses the role), and `agent.run` leaves it out of its requests too.
+/// `transcript.get` still shows it.
+#[derive(Debug)]
+struct ProviderMessages<'a>(&'a [ctxkit_protocol::AgentMessage]);
+
+impl Serialize for ProviderMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().filter(|message| message.role() != "system"))
+    }
 }
 
 /// What the transforms did to the view.
@@ -373,7 +392,7 @@ impl<'a> From<&'a ctxkit_engine::ModelView> for ViewAnswer<'a> {
         let report = &view.report;
         Self {
             system: &view.system,
-            messages: &view.messages,
+            messages: ProviderMessages(&view.messages),
             report: ViewReport {
                 tool_results_pruned: report.tool_results_pruned,
                 tool_calls_cut: report.tool_calls_cut,

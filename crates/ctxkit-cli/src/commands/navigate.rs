@@ -20,9 +20,6 @@ use super::summary_setup::SummarySetup;
 use crate::Outcome;
 use crate::render::counted;
 
-/// The custom entry type recording a leaf move without a summary.
-pub const NAVIGATE_TYPE: &str = "ctxkit.navigate";
-
 /// Options of `ctxkit branch`.
 #[derive(Debug)]
 pub struct BranchArgs<'a> {
@@ -89,7 +86,7 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
     // branches.
     let stayed = outcome.summary_entry_id.is_none() && {
         let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-        runtime.block_on(leaf_stayed(&engine, old_leaf.as_deref()))
+        runtime.block_on(engine.leaf_stayed(old_leaf.as_deref()))
     };
     if stayed {
         // Before a user message, the leaf stands on its parent: said so, and its text given
@@ -165,48 +162,11 @@ fn write_text_to_send_again(target: &str, text: &str, out: &mut dyn Write) -> Re
     Ok(())
 }
 
-/// Whether the leaf, moved from `old_leaf`, stays where it was: the same entry, or the one a
-/// navigation marker at `old_leaf` stands on (a marker is in no context). Such a move is not
-/// recorded: a marker each time grew the tree with empty branches.
-async fn leaf_stayed(engine: &Engine, old_leaf: Option<&str>) -> bool {
-    engine
-        .with_session(|session| {
-            let new_leaf = session.leaf_id();
-            old_leaf == new_leaf
-                || old_leaf
-                    .and_then(|id| session.entry(id))
-                    .filter(|entry| entry.parent_id() == new_leaf)
-                    .and_then(|entry| entry.parse().ok())
-                    .is_some_and(|entry| {
-                        matches!(&entry.kind, ctxkit_protocol::EntryKind::Custom(custom)
-                            if custom.custom_type == NAVIGATE_TYPE)
-                    })
-        })
-        .await
-}
-
 /// What recording a move left in the session.
 struct Recorded {
     landing: Option<String>,
     leaf: Option<String>,
     summary: Option<String>,
-}
-
-/// Records a leaf move made without a summary entry, so it survives reopening: a navigation
-/// marker (a `custom` entry, which no context shows) at the new leaf, or a new root when the leaf
-/// went to the start of the session. Pi and ctxkit open a session at its last entry. A move that
-/// stayed where it was ([`leaf_stayed`]) records nothing.
-pub(crate) async fn record_leaf_move(
-    engine: &Engine,
-    old_leaf: Option<String>,
-) -> ctxkit_engine::Result<()> {
-    if leaf_stayed(engine, old_leaf.as_deref()).await {
-        return Ok(());
-    }
-    engine
-        .append_custom_entry(NAVIGATE_TYPE, Some(json!({"fromId": old_leaf})))
-        .await?;
-    engine.flush_pending().await
 }
 
 /// Makes the move survive reopening: without a summary entry, a navigation marker at the new leaf
@@ -220,7 +180,7 @@ fn record_move(
 ) -> Result<Recorded> {
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     if outcome.summary_entry_id.is_none() {
-        runtime.block_on(record_leaf_move(engine, old_leaf))?;
+        runtime.block_on(engine.record_leaf_move(old_leaf))?;
     }
     let summary_id = outcome.summary_entry_id.as_deref();
     let before_target = outcome.editor_text.is_some();

@@ -20,5 +20,6 @@ mod stale_writer;
 mod stopping;
 mod stored_ids;
 mod support;
+mod tree_moves;
 mod websocket;
 mod websocket_budget;

@@ -884,6 +884,8 @@ async fn requests_read_after_the_end_that_would_wait_are_answered_at_once() {
     lines.push(
         json!({"jsonrpc": "2.0", "id": 3, "method": "agent.run", "params": {"text": "go on"}}),
     );
+    lines.push(json!({"jsonrpc": "2.0", "id": 4, "method": "tree.navigate",
+        "params": {"target_id": "anywhere", "summarize": true}}));
     let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
     let (writer, mut reader) = tokio::io::duplex(1 << 20);
     let mut output = String::new();
@@ -910,6 +912,14 @@ async fn requests_read_after_the_end_that_would_wait_are_answered_at_once() {
     assert_eq!(
         answer(3)["result"],
         json!({"outcome": "not_sent", "text": "go on"})
+    );
+    // QA r108 S1: answered as a running navigation cancelled is, not "Compaction cancelled".
+    assert_eq!(
+        answer(4)["result"],
+        json!({"cancelled": true, "aborted": true, "editor_text": null,
+               "summary_entry_id": null, "new_leaf_id": answer(13)["result"]["entry_id"],
+               "nothing_to_summarize": false, "marker_entry_id": null}),
+        "{output}"
     );
 }
 

@@ -36,17 +36,7 @@ impl Chat {
         id: &str,
         options: NavigateOptions,
     ) -> ctxkit_engine::Result<ctxkit_engine::NavigateOutcome> {
-        let leaf = || {
-            self.engine
-                .with_session(|session| session.leaf_id().map(str::to_owned))
-        };
-        let old_leaf = leaf().await;
-        let outcome = self.engine.navigate(id, options).await?;
-        let moved = leaf().await != old_leaf;
-        if moved && outcome.summary_entry_id.is_none() && !outcome.cancelled && !outcome.aborted {
-            crate::commands::navigate::record_leaf_move(&self.engine, old_leaf).await?;
-        }
-        Ok(outcome)
+        self.engine.navigate_recorded(id, options).await
     }
 
     /// Moves the leaf to `id` (`/tree <id>`, the interactive `/tree`): says where it went and
