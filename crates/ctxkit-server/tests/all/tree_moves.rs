@@ -68,9 +68,13 @@ fn texts(view: &Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|message| match &message["content"] {
-            Value::String(text) => text.clone(),
-            blocks => blocks[0]["text"].as_str().unwrap_or("").to_owned(),
+        .map(|message| {
+            let content = &message["content"];
+            content
+                .as_str()
+                .or_else(|| content[0]["text"].as_str())
+                .unwrap_or("")
+                .to_owned()
         })
         .collect()
 }
