@@ -1,7 +1,8 @@
 //! Overflow recovery's plans. After a provider refused a request as too long, the compaction keeps
 //! the most of the recent conversation it can while the context after it fits: its estimate (the
-//! kept messages, room for the summary, the system prompt and tools), multiplied by the provider's
-//! over-count seen so far, must stay below the window minus the reply's room. No summary is asked
+//! kept messages, the system prompt and tools) multiplied by the provider's over-count seen so far,
+//! plus the room for the summary (already in the provider's tokens), must stay below the window
+//! minus the reply's room. No summary is asked
 //! for when no plan fits. Each compaction of a streak cuts later in the session than the one
 //! before, so recovery cannot loop.
 
@@ -57,19 +58,7 @@ pub(crate) fn learn_from_reply(state: &mut State, reply: &AssistantMessage) {
     // which the estimate never held (a long reply is not an under-estimate of the request).
     let request_counted =
         counted.saturating_sub(reply.usage.as_ref().map_or(0, |usage| usage.output));
-    if request_counted == 0 || request.total == 0 || request.total < teaching_floor(state) {
-        return;
-    }
-    let ratio = (request_counted as f64 / request.total as f64).min(MAX_OVER_COUNT);
-    if ratio > state.over_count {
-        tracing::debug!(
-            over_count = ratio,
-            counted = request_counted,
-            estimated = request.total,
-            "the provider counts more than ctxkit's estimate"
-        );
-        state.over_count = ratio;
-    }
+    learn_over_count(state, request_counted, request.total);
 }
 
 /// The smallest request (ctxkit's estimate) whose count teaches the over-count: an eighth of the
@@ -86,23 +75,29 @@ fn teaching_floor(state: &State) -> u64 {
     }
 }
 
-/// A refused request: when what the provider would have counted for it (ctxkit's estimate of the
-/// recorded request, or of the transcript, times the over-count) is under the window, the
-/// provider's real limit is below the window, and recovery plans for the largest request it
-/// accepted.
+/// A refused request: when what the provider would have counted for it (its own count when the
+/// error states one, else ctxkit's estimate of the recorded request, or of the transcript, times
+/// the over-count) is under the window, the provider's real limit is below the window, and
+/// recovery plans for the largest request it accepted. A stated count also teaches the over-count,
+/// as a reply's usage does. A refusal stating a limit at the window (Anthropic's `12021 + 4096 >
+/// 16000`: the input and the reply's room together went over) says the limit is the window: no
+/// limit below it is inferred (QA r107: a Chinese chat's refusal was read as a limit below the
+/// window, recovery aimed at the largest request accepted and found no plan that fit).
 pub(crate) fn learn_from_overflow(state: &mut State, error_text: Option<&str>) -> Result<()> {
     // What this refusal counted, for a message that gives up (an earlier refusal's count is not
     // this request's).
     state.refused_count = error_text.and_then(ctxkit_overflow::stated_count);
     let window = state.context_window();
+    let request = state.last_request_estimate.take();
+    if let (Some(counted), Some(request)) = (state.refused_count, request) {
+        learn_over_count(state, counted, request.total);
+    }
     if window == 0 {
         return Ok(());
     }
+    let stated_limit = error_text.and_then(ctxkit_overflow::stated_limit);
     // Most providers state their limit: plan with it from now on.
-    if let Some(limit) = error_text
-        .and_then(ctxkit_overflow::stated_limit)
-        .filter(|limit| *limit < window)
-    {
+    if let Some(limit) = stated_limit.filter(|limit| *limit < window) {
         tracing::debug!(
             limit,
             window,
@@ -110,14 +105,16 @@ pub(crate) fn learn_from_overflow(state: &mut State, error_text: Option<&str>) -
         );
         state.limit_tokens = Some(state.limit_tokens.map_or(limit, |known| known.min(limit)));
         state.limit_below_window = true;
-        state.last_request_estimate = None;
         return Ok(());
     }
-    let estimated = match state.last_request_estimate.take() {
-        Some(request) => request.total,
-        None => Measure::of(state)?.sent_tokens(0),
+    if stated_limit.is_some() {
+        return Ok(());
+    }
+    let counted = match (state.refused_count, request) {
+        (Some(counted), _) => counted,
+        (None, Some(request)) => (request.total as f64 * state.over_count) as u64,
+        (None, None) => (Measure::of(state)?.sent_tokens(0) as f64 * state.over_count) as u64,
     };
-    let counted = (estimated as f64 * state.over_count) as u64;
     if counted < window && !state.limit_below_window {
         tracing::debug!(
             counted,
@@ -130,6 +127,24 @@ pub(crate) fn learn_from_overflow(state: &mut State, error_text: Option<&str>) -
         state.limit_below_window = true;
     }
     Ok(())
+}
+
+/// Raises the over-count to what the provider `counted` of a request ctxkit estimated at
+/// `estimated`, when that request is large enough to teach one ([`teaching_floor`]).
+fn learn_over_count(state: &mut State, counted: u64, estimated: u64) {
+    if counted == 0 || estimated == 0 || estimated < teaching_floor(state) {
+        return;
+    }
+    let ratio = (counted as f64 / estimated as f64).min(MAX_OVER_COUNT);
+    if ratio > state.over_count {
+        tracing::debug!(
+            over_count = ratio,
+            counted,
+            estimated,
+            "the provider counts more than ctxkit's estimate"
+        );
+        state.over_count = ratio;
+    }
 }
 
 /// The provider refused again a request no larger than recovery plans for: a compaction of the
@@ -296,6 +311,15 @@ fn summary_allowance(plan: &Preparation, reserve: u64, window: u64) -> u64 {
     }
 }
 
+/// What the provider will count of the context after a compaction: ctxkit's estimate of the kept
+/// messages with the system prompt and tools (`estimated`), times the over-count, plus the
+/// summary's room (`summary`), which is the summary requests' output limit, already in the
+/// provider's tokens: scaled too, a Chinese chat's over-count of 2.8 made a 2,400-token summary
+/// weigh 6,700 and refused a compaction that fit (QA r107).
+fn after_compaction_counted(estimated: u64, summary: u64, over_count: f64) -> u64 {
+    (estimated as f64 * over_count.max(1.0)).ceil() as u64 + summary
+}
+
 /// What the context after a compaction may hold, in provider tokens: the window in force (the
 /// provider's stated limit, when it gave one below the model's window) minus the reply's room (the
 /// window's own reserve, at most a quarter of the window); once the provider refused a request
@@ -347,8 +371,9 @@ pub(crate) fn overflow_plan(state: &State) -> Result<(Preparation, EntryIndex)> 
             continue;
         }
         let kept = measure.kept_tokens(first_kept);
-        let after = kept + summary_allowance(&plan, reserve, state.limit_window()) + overhead;
-        let counted = (after as f64 * state.over_count).ceil() as u64;
+        let summary = summary_allowance(&plan, reserve, state.limit_window());
+        let after = kept + summary + overhead;
+        let counted = after_compaction_counted(kept + overhead, summary, state.over_count);
         tracing::debug!(
             budget,
             kept,

@@ -247,3 +247,44 @@ async fn giving_up_names_what_the_provider_counted() {
     );
     assert!(!error.contains("turn alone"), "{error}");
 }
+
+/// QA r107 (defect 1): a Chinese chat in a 16,000 window. The provider counted the first request
+/// at 2.8 times ctxkit's estimate; the second prompt (as long again) is refused with Anthropic's
+/// `12024 + 4096 > 16000`: the input and the reply's room together, against a limit that is the
+/// window. Recovery gave up ("even the smallest compaction would leave about 13313 tokens"): it
+/// read the refusal as a limit below the window (aiming at the largest request accepted) and
+/// scaled the summary's room by the over-count. A compaction keeping the second prompt fits.
+#[tokio::test]
+async fn a_chinese_prompt_refused_with_the_reply_room_is_recovered() {
+    let mut harness = Harness::with(
+        EngineSettings::recommended(),
+        Some(model(16_000)),
+        ctxkit_engine::HookSet::new(),
+        [],
+    );
+    let clause = "第{}段：汇率转换逻辑需要仔细检查，不要修改公共接口。".repeat(220);
+    harness
+        .engine
+        .append(user(&clause.replace("{}", "一")))
+        .await
+        .unwrap();
+    sent(&harness).await;
+    harness.engine.append(reply("收到。", 6_599)).await.unwrap();
+    harness
+        .engine
+        .append(user(&clause.replace("{}", "二")))
+        .await
+        .unwrap();
+    sent(&harness).await;
+    let refusal = "400 {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"input length and `max_tokens` exceed context limit: 12024 + 4096 > 16000, decrease input length or `max_tokens` and try again\"}}";
+    harness.engine.append(error_reply(refusal)).await.unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert_eq!(report.decision, Decision::Overflow);
+    let end = compaction_end(&harness.drain());
+    assert!(end.error.is_none(), "{:?}", end.error);
+    assert!(report.retry && end.will_retry, "{report:?}");
+    assert_eq!(harness.compactions().await, 1);
+    // The limit stays the window: nothing below it was inferred.
+    let status = harness.engine.context_status().await.unwrap().unwrap();
+    assert_eq!(status.context_window, 16_000);
+}
