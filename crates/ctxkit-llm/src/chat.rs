@@ -59,7 +59,13 @@ impl ModelClient {
         request: &ChatRequest,
         cancel: &CancellationToken,
     ) -> Result<AssistantMessage, LlmError> {
-        let reply = self.chat_once(request, cancel).await;
+        let reply = match self.chat_once(request, cancel).await {
+            Err(error) => match self.refitted(request, &error) {
+                Some(refitted) => self.chat_once(&refitted, cancel).await,
+                None => Err(error),
+            },
+            reply => reply,
+        };
         let reply = self.learn_from(reply)?;
         if !self.paused_after_compaction(&reply) {
             return Ok(reply);
@@ -130,6 +136,38 @@ impl ModelClient {
     /// margin. `None` when the model table does not know the model (nothing to fit).
     fn fitted(&self, request: &ChatRequest) -> Option<ChatRequest> {
         let max_tokens = self.fitted_max_tokens(request)?;
+        Some(ChatRequest {
+            max_tokens: Some(max_tokens),
+            ..request.clone()
+        })
+    }
+
+    /// `request` again with the output room a refusal over the reply's room leaves
+    /// (`ctxkit_overflow::refitted_output`): the provider stated its exact count of the input
+    /// (`12021 + 4096 > 16000`), and that input fits with a smaller reply, at least the request's
+    /// floor. Pi 1.6 fits its output limit with a 4,096-token margin and so sent this request with
+    /// room to spare; ctxkit's margin is a sixteenth of the window, and the estimate of Chinese text
+    /// at four characters a token is a quarter of the provider's count (QA r107). `None`: the
+    /// error is no such refusal, or only a compaction makes room.
+    pub(crate) fn refitted(&self, request: &ChatRequest, error: &LlmError) -> Option<ChatRequest> {
+        let LlmError::Http { body, .. } = error else {
+            return None;
+        };
+        let stated = ctxkit_overflow::stated_room(body)?;
+        let model = self.config().model_info.as_ref()?;
+        let fitted = self.fitted_max_tokens(request)?;
+        let own = request.max_tokens.unwrap_or(model.max_output);
+        let floor = ctxkit_overflow::output_floor(stated.limit, own);
+        // What the wire adds to the request's own limit (a thinking budget) stays added.
+        let added = stated.output.saturating_sub(fitted);
+        let room = ctxkit_overflow::refitted_output(stated, floor.saturating_add(added))?;
+        let max_tokens = room - added;
+        tracing::info!(
+            counted = stated.input,
+            limit = stated.limit,
+            max_tokens,
+            "the provider refused the reply's room: sending again with the room its count leaves"
+        );
         Some(ChatRequest {
             max_tokens: Some(max_tokens),
             ..request.clone()

@@ -31,7 +31,13 @@ impl ModelClient {
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
     ) -> Result<AssistantMessage, LlmError> {
-        let reply = self.chat_streaming_once(request, cancel, sink).await;
+        let reply = match self.chat_streaming_once(request, cancel, sink).await {
+            Err(error) => match self.refitted(request, &error) {
+                Some(refitted) => self.chat_streaming_once(&refitted, cancel, sink).await,
+                None => Err(error),
+            },
+            reply => reply,
+        };
         let reply = self.learn_from(reply)?;
         if !self.paused_after_compaction(&reply) {
             return Ok(reply);

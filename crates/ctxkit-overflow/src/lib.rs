@@ -350,7 +350,8 @@ pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u6
 mod limits;
 
 pub use limits::{
-    output_floor, output_margin, output_minimum, output_room, stated_count, stated_limit,
+    StatedRoom, output_floor, output_margin, output_minimum, output_room, refitted_output,
+    stated_count, stated_limit, stated_room,
 };
 
 #[cfg(test)]

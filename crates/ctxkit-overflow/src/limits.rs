@@ -137,6 +137,57 @@ pub fn stated_count(error_text: &str) -> Option<u64> {
     first_count(&COUNTS, error_text)
 }
 
+/// What a refusal over the reply's room states: the input the provider counted, the output room
+/// the request asked for and the limit both must fit (Anthropic's `input length and max_tokens
+/// exceed context limit: I + M > L`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatedRoom {
+    /// The provider's exact count of the refused request's input.
+    pub input: u64,
+    /// The output room (`max_tokens`) the request asked for.
+    pub output: u64,
+    /// The limit input and output room together must stay within.
+    pub limit: u64,
+}
+
+static ROOM: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    RegexBuilder::new(r"exceed context limit: ([\d,]+) \+ ([\d,]+) > ([\d,]+)")
+        .case_insensitive(true)
+        .build()
+        .ok()
+});
+
+/// The counts a refusal over the reply's room states, when its wording gives all three.
+pub fn stated_room(error_text: &str) -> Option<StatedRoom> {
+    let captures = ROOM.as_ref()?.captures(error_text)?;
+    let number = |group: usize| -> Option<u64> {
+        let digits: String = captures
+            .get(group)?
+            .as_str()
+            .chars()
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    Some(StatedRoom {
+        input: number(1)?,
+        output: number(2)?,
+        limit: number(3)?,
+    })
+}
+
+/// The output room a request refused as `stated` may go out again with, the same input fitting
+/// alone: the limit less the counted input and the margin ([`output_margin`]), when that is at
+/// least `floor` and less than the room the refused request asked for; `None` otherwise (only a
+/// compaction helps).
+pub fn refitted_output(stated: StatedRoom, floor: u64) -> Option<u64> {
+    let room = stated
+        .limit
+        .checked_sub(stated.input)?
+        .checked_sub(output_margin(stated.limit))?;
+    (room >= floor.max(1) && room < stated.output).then_some(room)
+}
+
 fn compile(patterns: &[&str]) -> Vec<Regex> {
     patterns
         .iter()
@@ -287,6 +338,34 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(stated_limit(text), *expected, "{text}");
         }
+    }
+
+    /// QA r107: `12021 + 4096 > 16000` leaves 16,000 − 12,021 − 1,000 (the margin) = 2,979 for
+    /// the reply, above the 2,000 floor: the request goes again with that room.
+    #[test]
+    fn a_refusal_over_the_reply_room_states_the_room_left() {
+        let text = "input length and `max_tokens` exceed context limit: 12021 + 4096 > 16000, decrease input length or `max_tokens` and try again";
+        let stated = stated_room(text).unwrap();
+        assert_eq!(
+            stated,
+            StatedRoom {
+                input: 12_021,
+                output: 4_096,
+                limit: 16_000
+            }
+        );
+        assert_eq!(
+            refitted_output(stated, output_floor(16_000, 4_096)),
+            Some(2_979)
+        );
+        // Under the floor, or an input over the limit alone: nothing to refit.
+        assert_eq!(refitted_output(stated, 3_000), None);
+        let over = stated_room("exceed context limit: 16500 + 4096 > 16000").unwrap();
+        assert_eq!(refitted_output(over, 1), None);
+        assert_eq!(
+            stated_room("prompt is too long: 213462 tokens > 200000 maximum"),
+            None
+        );
     }
 
     #[test]

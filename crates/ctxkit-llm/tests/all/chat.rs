@@ -256,3 +256,42 @@ async fn a_retried_error_echoing_the_request_headers_names_no_key() {
     assert!(!shown.contains(KEY), "{shown}");
     assert!(shown.contains("<redacted>"), "{shown}");
 }
+
+/// QA r107: Anthropic refuses the reply's room, stating its exact count of the input
+/// (`150000 + 64000 > 200000`). The input fits alone with a smaller reply: the request goes once
+/// more with `max_tokens` 200,000 − 150,000 − 4,096 (the margin) = 45,904, and the reply comes back,
+/// no compaction needed.
+#[tokio::test]
+async fn a_refused_reply_room_is_sent_again_with_the_room_the_count_leaves() {
+    let server = MockServer::start().await;
+    let refusal = json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": "input length and `max_tokens` exceed context limit: 150000 + 64000 > 200000, decrease input length or `max_tokens` and try again"}});
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(ResponseTemplate::new(400).set_body_json(refusal))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "id": "msg_02", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "收到。"}],
+            "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 150000, "output_tokens": 5}
+        })))
+        .mount(&server)
+        .await;
+    let client = client("anthropic/claude-sonnet-4-5", &server);
+    let reply = client
+        .chat(&request(vec![user("hi")]), &CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("stop"));
+    let bodies = sent_bodies(&server).await;
+    let sent: Vec<_> = bodies
+        .iter()
+        .map(|body| body["max_tokens"].clone())
+        .collect();
+    assert_eq!(sent, [json!(64_000), json!(45_904)]);
+}
