@@ -147,7 +147,11 @@ impl Interrupts {
         self.work.ending.store(true, Ordering::SeqCst);
         let mut at_input_line = self.work.at_input_line.subscribe();
         let deadline = tokio::time::Instant::now() + RECORD_GRACE;
-        while !*at_input_line.borrow_and_update() && tokio::time::Instant::now() < deadline {
+        // A full-screen list open waits for the user as the input line does: nothing to record.
+        while !*at_input_line.borrow_and_update()
+            && !super::picker::is_open()
+            && tokio::time::Instant::now() < deadline
+        {
             self.interrupt_everything();
             let pause = tokio::time::sleep(Duration::from_millis(100));
             tokio::select! {
@@ -212,7 +216,8 @@ impl ShellTerminal {
     }
 
     /// Puts the saved mode back (echo, line editing) and ends what the input line turned on:
-    /// bracketed paste and synchronized output; the cursor is shown.
+    /// bracketed paste and synchronized output; the cursor is shown, and a full-screen list's
+    /// alternate screen is left.
     fn restore(&self) {
         use std::io::IsTerminal;
         use std::os::fd::AsFd;
@@ -223,7 +228,36 @@ impl ShellTerminal {
         if stdout.is_terminal() {
             // Straight to the descriptor: the thread drawing the screen may hold stdout's lock,
             // and the chat is ending whatever it was drawing.
-            let _ = nix::unistd::write(stdout.as_fd(), b"\x1b[?2004l\x1b[?2026l\x1b[?25h\r\n");
+            let _ = nix::unistd::write(stdout.as_fd(), &restore_sequence(super::picker::is_open()));
         }
+    }
+}
+
+/// What ends the chat's terminal modes: bracketed paste and synchronized output off, the cursor
+/// shown, and the alternate screen left when a full-screen list is open (`alternate`). Only then:
+/// leaving an alternate screen never entered moves the cursor on some terminals.
+fn restore_sequence(alternate: bool) -> Vec<u8> {
+    let mut sequence = Vec::new();
+    if alternate {
+        sequence.extend_from_slice(b"\x1b[?1049l");
+    }
+    sequence.extend_from_slice(b"\x1b[?2004l\x1b[?2026l\x1b[?25h\r\n");
+    sequence
+}
+
+#[cfg(test)]
+mod terminal_tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_with_a_list_open_leaves_the_alternate_screen() {
+        // QA r108: SIGTERM with /settings open left the shell on the alternate screen.
+        assert!(restore_sequence(true).starts_with(b"\x1b[?1049l"));
+        assert!(
+            !restore_sequence(false)
+                .windows(8)
+                .any(|part| part == b"\x1b[?1049")
+        );
+        assert!(restore_sequence(false).ends_with(b"\x1b[?25h\r\n"));
     }
 }

@@ -5,6 +5,7 @@
 //! scrolling so it fits any height from a dozen lines up. Crossterm comes with termimad.
 
 use std::io::{IsTerminal as _, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use termimad::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use termimad::crossterm::{cursor, execute, queue, style, terminal};
@@ -56,6 +57,15 @@ pub fn leave_resizes_to_the_line_editor() {
     }
 }
 
+/// Whether a list is on the alternate screen now.
+static SHOWN: AtomicBool = AtomicBool::new(false);
+
+/// Whether a full-screen list is open: the chat waits for the user, nothing is at work, and a
+/// signal ending the chat leaves the terminal's alternate screen.
+pub fn is_open() -> bool {
+    SHOWN.load(Ordering::SeqCst)
+}
+
 /// Shows `list` with the cursor on `start`; `Err` when stdin is not a terminal.
 pub fn pick(list: &List<'_>, start: usize) -> std::io::Result<Picked> {
     pick_scrolled(list, start, &mut None)
@@ -73,9 +83,11 @@ pub fn pick_scrolled(
     }
     let mut stdout = std::io::stdout();
     terminal::enable_raw_mode()?;
+    SHOWN.store(true, Ordering::SeqCst);
     let entered = execute!(stdout, terminal::EnterAlternateScreen, cursor::Hide);
     let picked = entered.and_then(|()| run(list, start, top, &mut stdout));
     let _ = execute!(stdout, cursor::Show, terminal::LeaveAlternateScreen);
+    SHOWN.store(false, Ordering::SeqCst);
     let _ = terminal::disable_raw_mode();
     picked
 }
