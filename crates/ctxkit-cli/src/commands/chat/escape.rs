@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::termios::{
-    LocalFlags, SetArg, SpecialCharacterIndices, Termios, tcgetattr, tcsetattr,
+    InputFlags, LocalFlags, SetArg, SpecialCharacterIndices, Termios, tcgetattr, tcsetattr,
 };
 
 use super::interrupts::Interrupts;
@@ -51,6 +51,8 @@ impl EscWatch {
         quiet
             .local_flags
             .remove(LocalFlags::ICANON | LocalFlags::ECHO);
+        // Enter comes as a carriage return, Ctrl-J as a line feed: told apart, as at the input line.
+        quiet.input_flags.remove(InputFlags::ICRNL);
         quiet.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
         quiet.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
         tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &quiet).ok()?;
@@ -129,6 +131,7 @@ pub fn read_key(prompt: &str, keys: &str) -> Result<(Option<char>, Vec<u8>), ()>
     let mut raw = saved.clone();
     raw.local_flags
         .remove(LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::ISIG);
+    raw.input_flags.remove(InputFlags::ICRNL);
     raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
     raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
     tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &raw).map_err(|_| ())?;

@@ -1,6 +1,6 @@
 //! The input line: Tab completes `@path` over the project's files (fuzzy, `.gitignore`
 //! respected; a second Tab lists the matches) and a command's name after `/`
-//! ([`super::slash_completion`]); Alt-Enter (and Shift-Enter where the terminal sends
+//! ([`super::slash_completion`]); Alt-Enter and Ctrl-J (and Shift-Enter where the terminal sends
 //! it as Alt-Enter, or in xterm's modifyOtherKeys form: [`super::modified_keys`]) inserts a newline, Enter typed after a `\` goes on on the next line (the `\` dropped); Ctrl-G
 //! hands the text to `$EDITOR`, Shift-Tab moves to the next thinking level, Ctrl-P to the next
 //! model and Ctrl-T shows or hides reasoning ([`KeyRequest`]).
@@ -285,7 +285,15 @@ impl ConditionalEventHandler for RequestKey {
     }
 }
 
-/// The chat's key bindings on `editor`: Alt-Enter a newline, Ctrl-G the external editor,
+/// The keys that insert a newline: Alt-Enter, and Ctrl-J (a line feed; Enter is a carriage
+/// return in raw mode), Pi's newline key that works in every terminal. Inside a paste a line feed
+/// stays pasted text.
+const NEWLINE_KEYS: [KeyEvent; 2] = [
+    KeyEvent(KeyCode::Enter, Modifiers::ALT),
+    KeyEvent(KeyCode::Char('J'), Modifiers::CTRL),
+];
+
+/// The chat's key bindings on `editor`: Alt-Enter and Ctrl-J a newline, Ctrl-G the external editor,
 /// Shift-Tab the next thinking level, Ctrl-P the next model (in place of rustyline's previous
 /// line of history, as in Pi; Up still goes back), Ctrl-T reasoning shown or hidden (in place of
 /// rustyline's transposition), and every other key through [`LargeInput`]
@@ -295,10 +303,9 @@ pub fn bind_keys(editor: &mut ChatEditor, requests: &KeyRequests, large: &LargeI
         KeyEvent(KeyCode::Enter, Modifiers::NONE),
         large.unless_pasting(BackslashEnter(requests.clone())),
     );
-    editor.bind_sequence(
-        KeyEvent(KeyCode::Enter, Modifiers::ALT),
-        large.unless_pasting(Always(Cmd::Newline)),
-    );
+    for newline in NEWLINE_KEYS {
+        editor.bind_sequence(newline, large.unless_pasting(Always(Cmd::Newline)));
+    }
     editor.bind_sequence(
         KeyEvent(KeyCode::Char('G'), Modifiers::CTRL),
         large.unless_pasting(requests.on_key(KeyRequest::Edit)),
@@ -366,5 +373,14 @@ mod tests {
         );
         assert_eq!(without_continuations("ONE \\\ntwo", &typed), "ONE \\\ntwo");
         assert_eq!(without_continuations("a \\ b", &typed), "a \\ b");
+    }
+
+    #[test]
+    fn ctrl_j_inserts_a_newline_and_enter_does_not() {
+        // In raw mode Enter is a carriage return and Ctrl-J a line feed: rustyline reads them as
+        // these keys. QA r108: Ctrl-J sent the half-typed prompt; in Pi it is a newline.
+        assert!(NEWLINE_KEYS.contains(&KeyEvent::new('\n', Modifiers::NONE)));
+        assert!(NEWLINE_KEYS.contains(&KeyEvent::new('\r', Modifiers::ALT)));
+        assert!(!NEWLINE_KEYS.contains(&KeyEvent::new('\r', Modifiers::NONE)));
     }
 }

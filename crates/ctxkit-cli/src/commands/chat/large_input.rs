@@ -19,7 +19,9 @@ use rustyline::{
     RepeatCount,
 };
 
-use super::modified_keys::ModifiedKeyTail;
+use super::cursor_keys::CursorKeys;
+use super::joined_lines::joining_key;
+use super::modified_keys::{ModifiedKeyTail, take_unknown_sequence};
 
 /// The most bytes the line editor is given: below it every width and row count it sums fits its
 /// 16 bits.
@@ -38,11 +40,14 @@ struct State {
     handed: Option<String>,
     /// The rest of a modified key's sequence, which the line editor does not read.
     modified_key: ModifiedKeyTail,
+    /// Up, Down and Ctrl-] as Pi moves them.
+    cursor_keys: CursorKeys,
 }
 
 /// The handler of every key the chat does not bind itself: reads pastes, and hands over input too
 /// large to edit ([`LargeInput::take`]); outside a paste, a modified key's sequence is read to
-/// its end first ([`ModifiedKeyTail`]).
+/// its end first ([`ModifiedKeyTail`]), and a key joining two lines is drawn in full
+/// ([`joining_key`]).
 #[derive(Debug, Clone, Default)]
 pub struct LargeInput(Arc<Mutex<State>>);
 
@@ -95,22 +100,36 @@ impl ConditionalEventHandler for LargeInput {
         context: &EventContext<'_>,
     ) -> Option<Cmd> {
         let key = event.get(0)?;
+        // Taken whatever the key does, so it never stands for a later one.
+        let sequence = (*key == KeyEvent(KeyCode::UnknownEscSeq, Modifiers::NONE))
+            .then(take_unknown_sequence)
+            .flatten();
         let mut state = self.state();
         if *key == KeyEvent(KeyCode::BracketedPasteStart, Modifiers::NONE) {
             state.paste = Some(String::new());
             return Some(Cmd::Noop);
         }
         let Some(paste) = state.paste.as_mut() else {
-            if let Some(command) = state.modified_key.key(key, Instant::now()) {
+            if let Some(command) = state
+                .modified_key
+                .key(key, sequence.as_deref(), Instant::now())
+            {
                 return Some(command);
             }
-            return oversized_line(&mut state, key, context.line());
+            if let Some(command) = oversized_line(&mut state, key, context.line()) {
+                return Some(command);
+            }
+            let (line, pos) = (context.line(), context.pos());
+            return state
+                .cursor_keys
+                .key(key, line, pos)
+                .or_else(|| joining_key(key, line, pos));
         };
         if *key != KeyEvent(KeyCode::BracketedPasteEnd, Modifiers::NONE) {
             push_pasted_key(paste, key);
             return Some(Cmd::Noop);
         }
-        let paste = state.paste.take().unwrap_or_default();
+        let paste = with_line_feeds(&state.paste.take().unwrap_or_default());
         let (command, handed) = pasted(context.line(), context.pos(), paste);
         state.handed = handed;
         Some(command)
@@ -167,9 +186,17 @@ fn pasted(line: &str, pos: usize, paste: String) -> (Cmd, Option<String>) {
     (Cmd::AcceptLine, Some(format!("{before}{paste}{after}")))
 }
 
+/// A paste's line breaks as line feeds, as Pi 1.6.0 reads them: `\r\n` (a file written on
+/// Windows, many clipboards) and a lone `\r` are one `\n` each. Read as keys, `\r\n` was Enter
+/// and then Ctrl-J: two line breaks, a blank line after each line pasted.
+fn with_line_feeds(paste: &str) -> String {
+    paste.replace("\r\n", "\n").replace('\r', "\n")
+}
+
 /// What a key read inside a paste stands for, as rustyline's own paste reading keeps it: the
-/// character, a line break (`\r` and `\n` alike), a tab, a control character; an escape sequence
-/// (an arrow key) is left out, as rustyline leaves it out.
+/// character, a carriage return (Enter) or a line feed (Ctrl-J) as sent ([`with_line_feeds`] makes
+/// them line feeds), a tab, a control character; an escape sequence (an arrow key) is left out,
+/// as rustyline leaves it out.
 fn push_pasted_key(paste: &mut String, key: &KeyEvent) {
     match *key {
         KeyEvent(KeyCode::Char(character), Modifiers::NONE | Modifiers::SHIFT) => {
@@ -184,7 +211,7 @@ fn push_pasted_key(paste: &mut String, key: &KeyEvent) {
             paste.push('\x1b');
             paste.push(character);
         }
-        KeyEvent(KeyCode::Enter, modifiers) => push_with_alt(paste, modifiers, '\n'),
+        KeyEvent(KeyCode::Enter, modifiers) => push_with_alt(paste, modifiers, '\r'),
         KeyEvent(KeyCode::Tab, modifiers) => push_with_alt(paste, modifiers, '\t'),
         KeyEvent(KeyCode::Esc, modifiers) => push_with_alt(paste, modifiers, '\x1b'),
         KeyEvent(..) => {}
@@ -268,6 +295,20 @@ mod tests {
         ] {
             push_pasted_key(&mut paste, &key);
         }
-        assert_eq!(paste, "a\n\n\té\x1b\x1b\x1b\n");
+        assert_eq!(paste, "a\r\n\té\x1b\x1b\x1b\r");
+        assert_eq!(with_line_feeds(&paste), "a\n\té\x1b\x1b\x1b\n");
+    }
+
+    #[test]
+    fn a_crlf_paste_keeps_one_line_break_per_line() {
+        // QA r108: `one\r\ntwo` pasted was sent as `one\n\ntwo`.
+        let mut paste = String::new();
+        for byte in "crlf one\r\ncrlf two\r\n\tindented\r\nend\rlast".chars() {
+            push_pasted_key(&mut paste, &KeyEvent::new(byte, Modifiers::NONE));
+        }
+        assert_eq!(
+            with_line_feeds(&paste),
+            "crlf one\ncrlf two\n\tindented\nend\nlast"
+        );
     }
 }

@@ -51,7 +51,7 @@ impl Chat {
             .client
             .context_window()
             .map_or_else(|| "unknown".to_owned(), |window| window.to_string());
-        self.ui.line(&format!(
+        self.ui.say(&format!(
             "Model: {} (context window {window})",
             self.client.config().display_name()
         ));

@@ -175,6 +175,8 @@ fn input_terminal(chat: &Chat) -> Result<(Terminal, KeyRequests, super::rewind::
     // Before the editor installs its SIGWINCH handler: the input line follows every resize, also
     // after a full-screen list has been open.
     super::picker::leave_resizes_to_the_line_editor();
+    // Shift-Enter in the CSI-u form, which rustyline reads only into its log.
+    super::modified_keys::listen_for_unknown_sequences();
     let mut editor = Editor::with_config(config)?;
     editor.set_helper(Some(super::input::InputHelper::new(
         &chat.cwd,

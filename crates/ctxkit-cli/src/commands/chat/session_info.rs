@@ -143,8 +143,8 @@ fn identity(session: &Session) -> Identity {
 const HOTKEYS: &str = "\
 Keys of the input line:
   Enter                     send the prompt
-  Alt-Enter / final \\       a new line of the same prompt (Shift-Enter and Ctrl-Enter too,
-                            in a terminal that tells them from Enter)
+  Alt-Enter / Ctrl-J        a new line of the same prompt (so does a final \\; Shift-Enter and
+                            Ctrl-Enter too, in a terminal that tells them from Enter)
   Tab                       complete an @path (fuzzy over the project's files) or a /command's
                             name; twice lists them
   Up / Down                 earlier prompts (Ctrl-N too); Ctrl-R searches them
@@ -264,8 +264,8 @@ impl Chat {
         match copied {
             Ok(Copied::ByTool(tool)) => self
                 .ui
-                .line(&format!("Copied the last reply to the clipboard ({tool})")),
-            Ok(Copied::ByTerminal(_)) => self.ui.line(
+                .say(&format!("Copied the last reply to the clipboard ({tool})")),
+            Ok(Copied::ByTerminal(_)) => self.ui.say(
                 "Copied the last reply to the clipboard (sent to the terminal as OSC 52; a \
                  terminal that does not take it copies nothing)",
             ),

@@ -1,9 +1,14 @@
 //! Keys typed while the agent works, kept for later: each text ended by Enter waits to steer the
 //! agent or to be entered when the turn ends; the text after the last Enter, with its cursor,
-//! starts the next input line. A small live editor: Left, Right, Home, End, Backspace and Delete
-//! edit that text where its cursor is, a line ending in `\` goes on on the next one when Enter
-//! is typed after it (as at the input line), and a bracketed paste is text, never keys: its line
-//! breaks stay in it, byte for byte, and nothing of it is entered until the user types Enter.
+//! starts the next input line. A small live editor with the input line's editing keys: Left,
+//! Right, Home, End, Backspace, Delete, Ctrl-A/E/B/F/D, Ctrl-W and Alt-Backspace (a word back),
+//! Alt-D (a word forward), Ctrl-U and Ctrl-K (to the start and the end of the line),
+//! Alt-B/F and Ctrl-Left/Right (a word back, forward) edit that text where its cursor is; Alt-Enter,
+//! Ctrl-J and a modified Enter (Shift-Enter, Ctrl-Enter in the CSI-u or xterm form) put a line
+//! break in it; Tab does nothing (as in Pi's editor), a line ending in `\` goes on on the next one
+//! when Enter is typed after it (as at the input line), and a bracketed paste is text, never
+//! keys: its line breaks stay in it (`\r\n` and `\r` read as `\n`), and nothing of it is entered
+//! until the user types Enter.
 //! Esc takes the entered texts back, unsent, onto the next input line ([`TypeAhead::unsend`]).
 
 use std::collections::VecDeque;
@@ -43,7 +48,15 @@ enum EditKey {
     Home,
     End,
     Delete,
-    /// Alt-Enter: a line break in the text.
+    /// Alt-B, Ctrl-Left: to the start of the word before the cursor.
+    WordLeft,
+    /// Alt-F, Ctrl-Right: to the end of the word after the cursor.
+    WordRight,
+    /// Alt-Backspace: deletes the word before the cursor (letters and digits).
+    DeleteWordBack,
+    /// Alt-D: deletes the word after the cursor.
+    DeleteWordForward,
+    /// Alt-Enter, Shift-Enter, Ctrl-Enter: a line break in the text.
     Newline,
     PasteStart,
     /// Any other sequence (Up, a function key, an Alt key): nothing to do.
@@ -129,11 +142,40 @@ impl TypeAhead {
                     self.pending.remove(self.cursor);
                 }
             }
-            '\r' | '\n' => self.enter(),
-            // Ctrl-A and Ctrl-E, as at the input line.
+            // Enter is a carriage return; Ctrl-J, a line feed, is a line break, as in Pi.
+            '\r' => self.enter(),
+            '\n' => self.insert("\n"),
+            // Ctrl-A, Ctrl-E, Ctrl-B, Ctrl-F and Ctrl-D, as at the input line.
             '\u{1}' => self.edit(EditKey::Home),
             '\u{5}' => self.edit(EditKey::End),
-            '\t' => self.insert(" "),
+            '\u{2}' => self.edit(EditKey::Left),
+            '\u{6}' => self.edit(EditKey::Right),
+            '\u{4}' => self.edit(EditKey::Delete),
+            // Ctrl-W: the blank-separated word before the cursor, as at the input line.
+            '\u{17}' => {
+                let start = word_start_before(&self.pending, self.cursor, char::is_whitespace);
+                self.delete_range(start, self.cursor);
+            }
+            // Ctrl-U: to the start of the line; at its start, the line break before it.
+            '\u{15}' => {
+                let start = line_start(&self.pending, self.cursor);
+                let start = if start == self.cursor {
+                    start.saturating_sub(1)
+                } else {
+                    start
+                };
+                self.delete_range(start, self.cursor);
+            }
+            // Ctrl-K: to the end of the line; at its end, the line break after it.
+            '\u{b}' => {
+                let end = line_end(&self.pending, self.cursor);
+                let end = if end == self.cursor {
+                    (end + 1).min(self.pending.len())
+                } else {
+                    end
+                };
+                self.delete_range(self.cursor, end);
+            }
             control if control.is_control() => {}
             other => self.insert(other.encode_utf8(&mut [0; 4])),
         }
@@ -171,9 +213,32 @@ impl TypeAhead {
                     self.pending.remove(self.cursor);
                 }
             }
+            EditKey::WordLeft => {
+                self.cursor = word_start_before(&self.pending, self.cursor, not_a_word_character);
+            }
+            EditKey::WordRight => {
+                self.cursor = word_end_after(&self.pending, self.cursor);
+            }
+            EditKey::DeleteWordBack => {
+                let start = word_start_before(&self.pending, self.cursor, not_a_word_character);
+                self.delete_range(start, self.cursor);
+            }
+            EditKey::DeleteWordForward => {
+                let end = word_end_after(&self.pending, self.cursor);
+                self.delete_range(self.cursor, end);
+            }
             EditKey::Newline => self.insert("\n"),
             EditKey::PasteStart => self.pasting = true,
             EditKey::Ignored => {}
+        }
+    }
+
+    /// Deletes `start..end` of the text (byte offsets on character boundaries, `start` at or
+    /// before the cursor), the cursor at `start`.
+    fn delete_range(&mut self, start: usize, end: usize) {
+        if start < end && end <= self.pending.len() {
+            self.pending.replace_range(start..end, "");
+            self.cursor = start;
         }
     }
 
@@ -279,6 +344,45 @@ fn names_a_command(text: &str) -> bool {
     text.trim_start().starts_with(['/', '!'])
 }
 
+/// Whether `character` separates words for Alt-B/F/D and Alt-Backspace (as at the input line:
+/// a word is letters and digits).
+fn not_a_word_character(character: char) -> bool {
+    !character.is_alphanumeric()
+}
+
+/// Where the word before `cursor` starts: the separators just before it skipped, then the word.
+fn word_start_before(text: &str, cursor: usize, separator: fn(char) -> bool) -> usize {
+    let before = &text[..cursor];
+    let word_end = before.trim_end_matches(separator).len();
+    before[..word_end]
+        .char_indices()
+        .rev()
+        .find(|(_, character)| separator(*character))
+        .map_or(0, |(index, character)| index + character.len_utf8())
+}
+
+/// Where the word after `cursor` ends: the separators just after it skipped, then the word.
+fn word_end_after(text: &str, cursor: usize) -> usize {
+    let after = &text[cursor..];
+    let word_start = after.len() - after.trim_start_matches(not_a_word_character).len();
+    after[word_start..]
+        .char_indices()
+        .find(|(_, character)| not_a_word_character(*character))
+        .map_or(text.len(), |(index, _)| cursor + word_start + index)
+}
+
+/// Where the line holding `cursor` starts.
+fn line_start(text: &str, cursor: usize) -> usize {
+    text[..cursor].rfind('\n').map_or(0, |index| index + 1)
+}
+
+/// Where the line holding `cursor` ends (before its line break).
+fn line_end(text: &str, cursor: usize) -> usize {
+    text[cursor..]
+        .find('\n')
+        .map_or(text.len(), |index| cursor + index)
+}
+
 /// A paste's text as the terminal sent it, with its line breaks as `\n` (a terminal sends them
 /// as `\r`, some as `\r\n`).
 fn pasted_text(text: &str) -> String {
@@ -297,6 +401,10 @@ fn escape_sequence(text: &str) -> Sequence {
             Some(final_byte) => Sequence::Complete(3, final_key(*final_byte, "")),
         },
         Some(b'\r' | b'\n') => Sequence::Complete(2, EditKey::Newline),
+        Some(b'\x7f' | b'\x08') => Sequence::Complete(2, EditKey::DeleteWordBack),
+        Some(b'b') => Sequence::Complete(2, EditKey::WordLeft),
+        Some(b'f') => Sequence::Complete(2, EditKey::WordRight),
+        Some(b'd') => Sequence::Complete(2, EditKey::DeleteWordForward),
         // An Alt key: Esc and the character after it, or Esc alone before another Esc.
         Some(b'\x1b') => Sequence::Complete(1, EditKey::Ignored),
         Some(_) => {
@@ -322,12 +430,20 @@ fn control_sequence(bytes: &[u8]) -> Sequence {
 /// The key a sequence's final byte and parameters name.
 fn final_key(final_byte: u8, parameters: &str) -> EditKey {
     match (final_byte, parameters) {
+        // Ctrl- or Alt-Left/Right: a word.
+        (b'D', "1;5" | "1;3") => EditKey::WordLeft,
+        (b'C', "1;5" | "1;3") => EditKey::WordRight,
         (b'D', _) => EditKey::Left,
         (b'C', _) => EditKey::Right,
         (b'H', _) | (b'~', "1" | "7") => EditKey::Home,
         (b'F', _) | (b'~', "4" | "8") => EditKey::End,
         (b'~', "3") => EditKey::Delete,
         (b'~', "200") => EditKey::PasteStart,
+        // A modified Enter: CSI-u `ESC [ 13 ; m u`, xterm's `ESC [ 27 ; m ; 13 ~`.
+        (b'u', _) if parameters.starts_with("13;") => EditKey::Newline,
+        (b'~', _) if parameters.starts_with("27;") && parameters.ends_with(";13") => {
+            EditKey::Newline
+        }
         _ => EditKey::Ignored,
     }
 }
@@ -445,8 +561,48 @@ mod tests {
     fn other_sequences_and_control_keys_are_dropped() {
         let mut typed = read(&[
             b"fix the tets\x7f\x7fsts\x1b[Anow",
-            "\x1bb é\x01\t".as_bytes(),
+            "\x1b[1;2P é\x01\t".as_bytes(),
         ]);
-        assert_eq!(typed.take_pending().text, " fix the testsnow é");
+        assert_eq!(typed.take_pending().text, "fix the testsnow é");
+    }
+
+    #[test]
+    fn the_input_line_s_deletion_keys_edit_the_kept_text() {
+        // QA r108: Ctrl-W and Ctrl-U did nothing here, and the text the user deleted was sent.
+        let mut typed = read(&[b"delete this wrong\x17\x17right\r"]);
+        assert_eq!(typed.take_entered().as_deref(), Some("delete right"));
+        let mut typed = read(&[b"second steer junk\x15clean\r"]);
+        assert_eq!(typed.take_entered().as_deref(), Some("clean"));
+        // Alt-Backspace a word of letters; Ctrl-K to the end of the line; Alt-D a word forward.
+        let mut typed = read(&[b"src/main.rs\x1b\x7frs two three\x1bb\x1bb\x0b"]);
+        assert_eq!(typed.take_pending().text, "src/main.rs ");
+        let mut typed = read(&[b"one two three\x01\x1bd\x06X"]);
+        assert_eq!(typed.take_pending().text, " Xtwo three");
+        // Ctrl-Left, Ctrl-Right move a word; Ctrl-B, Ctrl-F a character; Ctrl-D deletes one.
+        let mut typed = read(&[b"alpha beta\x1b[1;5D\x1b[1;5D\x1b[1;5CX\x02\x02\x04"]);
+        assert_eq!(typed.take_pending().text, "alphX beta");
+    }
+
+    #[test]
+    fn ctrl_u_and_ctrl_k_join_lines_at_a_line_s_ends() {
+        let mut typed = read(&[b"aaa\x1b\rbbb\x15\x15X"]);
+        assert_eq!(typed.take_pending().text, "aaaX");
+        let mut typed = read(&[b"aaa\x1b\rbbb\x1b[A\x01\x05\x0b"]);
+        assert_eq!(typed.take_pending().text, "aaa\nbbb");
+        let mut typed = read(&[b"aaa\x1b\rbbb\x1b[D\x1b[D\x1b[D\x1b[D\x0b"]);
+        assert_eq!(typed.take_pending().text, "aaabbb");
+    }
+
+    #[test]
+    fn ctrl_j_and_a_modified_enter_are_line_breaks_and_tab_does_nothing() {
+        // Enter is a carriage return, Ctrl-J a line feed; CSI-u and xterm Shift-Enter, Ctrl-Enter.
+        let mut typed = read(&[b"first\nsecond\x1b[13;2uthird\x1b[13;5ufourth\x1b[27;2;13~Y\tZ"]);
+        assert_eq!(typed.take_entered(), None);
+        assert_eq!(
+            typed.take_pending().text,
+            "first\nsecond\nthird\nfourth\nYZ"
+        );
+        let mut typed = read(&[b"\x1b[200~crlf one\r\ncrlf two\r\n\x1b[201~\r"]);
+        assert_eq!(typed.take_entered().as_deref(), Some("crlf one\ncrlf two"));
     }
 }

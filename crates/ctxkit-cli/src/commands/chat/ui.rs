@@ -298,8 +298,31 @@ impl Ui {
         })
     }
 
+    /// A message of ctxkit's own in the info colour, broken between words to fit, as
+    /// [`Ui::notice`] is.
     pub fn info(&self, text: &str) {
-        self.styled_line(&self.paint(Role::Info, text));
+        let lines: Vec<String> = self
+            .fitted(text)
+            .split('\n')
+            .map(|line| self.paint(Role::Info, line))
+            .collect();
+        self.styled_line(&lines.join("\n"));
+    }
+
+    /// A sentence of ctxkit's own without colour (what `/copy` did, the model now in use):
+    /// broken between words to fit, where [`Ui::line`] leaves text (a file's lines, a tool's
+    /// output) as it is.
+    pub fn say(&self, text: &str) {
+        self.line(&self.fitted(text));
+    }
+
+    /// `text` broken between words to fit the terminal, when the chat lays out for one.
+    fn fitted(&self, text: &str) -> String {
+        if self.markdown.renders() {
+            crate::render::wrap_at_words(text, terminal_width())
+        } else {
+            text.to_owned()
+        }
     }
 
     pub fn error(&self, text: &str) {
@@ -321,12 +344,8 @@ impl Ui {
             let _ = writeln!(stderr, "{}", crate::render::terminal_safe(text));
             return;
         }
-        let text = if self.markdown.renders() {
-            crate::render::wrap_at_words(text, terminal_width())
-        } else {
-            text.to_owned()
-        };
-        let lines: Vec<String> = text
+        let lines: Vec<String> = self
+            .fitted(text)
             .split('\n')
             .map(|line| self.paint(role, line))
             .collect();
