@@ -20,7 +20,6 @@ use rustyline::{
 };
 
 use super::cursor_keys::CursorKeys;
-use super::joined_lines::joining_key;
 use super::modified_keys::{ModifiedKeyTail, take_unknown_sequence};
 
 /// The most bytes the line editor is given: below it every width and row count it sums fits its
@@ -46,8 +45,7 @@ struct State {
 
 /// The handler of every key the chat does not bind itself: reads pastes, and hands over input too
 /// large to edit ([`LargeInput::take`]); outside a paste, a modified key's sequence is read to
-/// its end first ([`ModifiedKeyTail`]), and a key joining two lines is drawn in full
-/// ([`joining_key`]).
+/// its end first ([`ModifiedKeyTail`]), and Up, Down and Ctrl-] move as Pi's ([`CursorKeys`]).
 #[derive(Debug, Clone, Default)]
 pub struct LargeInput(Arc<Mutex<State>>);
 
@@ -119,11 +117,7 @@ impl ConditionalEventHandler for LargeInput {
             if let Some(command) = oversized_line(&mut state, key, context.line()) {
                 return Some(command);
             }
-            let (line, pos) = (context.line(), context.pos());
-            return state
-                .cursor_keys
-                .key(key, line, pos)
-                .or_else(|| joining_key(key, line, pos));
+            return state.cursor_keys.key(key, context.line(), context.pos());
         };
         if *key != KeyEvent(KeyCode::BracketedPasteEnd, Modifiers::NONE) {
             push_pasted_key(paste, key);

@@ -19,7 +19,6 @@ mod fork;
 mod import;
 mod input;
 mod interrupts;
-mod joined_lines;
 mod large_input;
 mod login;
 mod markdown;
