@@ -39,13 +39,13 @@ struct State {
     handed: Option<String>,
     /// The rest of a modified key's sequence, which the line editor does not read.
     modified_key: ModifiedKeyTail,
-    /// Up, Down and Ctrl-] as Pi moves them.
+    /// Ctrl-] as Pi moves it.
     cursor_keys: CursorKeys,
 }
 
 /// The handler of every key the chat does not bind itself: reads pastes, and hands over input too
 /// large to edit ([`LargeInput::take`]); outside a paste, a modified key's sequence is read to
-/// its end first ([`ModifiedKeyTail`]), and Up, Down and Ctrl-] move as Pi's ([`CursorKeys`]).
+/// its end first ([`ModifiedKeyTail`]), and Ctrl-] moves as Pi's ([`CursorKeys`]).
 #[derive(Debug, Clone, Default)]
 pub struct LargeInput(Arc<Mutex<State>>);
 
@@ -117,7 +117,7 @@ impl ConditionalEventHandler for LargeInput {
             if let Some(command) = oversized_line(&mut state, key, context.line()) {
                 return Some(command);
             }
-            return state.cursor_keys.key(key, context.line(), context.pos());
+            return state.cursor_keys.key(key);
         };
         if *key != KeyEvent(KeyCode::BracketedPasteEnd, Modifiers::NONE) {
             push_pasted_key(paste, key);
