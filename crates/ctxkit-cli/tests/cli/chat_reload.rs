@@ -34,7 +34,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     );
     tmux.line("/reload");
     tmux.wait_for("the system prompt is unchanged");
-    tmux.wait_for("chat.* (what the tools may reach included), shellPath");
+    tmux.wait_for("included), shellPath, shellCommandPrefix");
     tmux.line("second");
     tmux.wait_for("After.");
     tmux.wait_idle(5);
