@@ -97,11 +97,15 @@ const MAX_NAME_CHARS: usize = 120;
 /// Whether `character` may be part of a name: a character of a Unicode identifier
 /// (XID_Continue: letters and digits of any script, combining marks, `_`) or one of `./:-#@`.
 fn is_name_character(character: char) -> bool {
-    if character.is_ascii() {
-        character.is_ascii_alphanumeric() || "_./:-#@".contains(character)
-    } else {
-        unicode_ident::is_xid_continue(character)
+    match u8::try_from(character) {
+        Ok(byte) if byte.is_ascii() => is_ascii_name_byte(byte),
+        Ok(_) | Err(_) => unicode_ident::is_xid_continue(character),
     }
+}
+
+/// [`is_name_character`] of an ASCII character, by its byte.
+fn is_ascii_name_byte(byte: u8) -> bool {
+    matches!(byte, b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' | b'/' | b':' | b'-' | b'#' | b'@')
 }
 
 /// Whether a name ends between `before` and `after`, two name characters side by side: an ASCII
@@ -110,6 +114,10 @@ fn is_name_character(character: char) -> bool {
 /// name joins the two scripts with `_`, `.` or `/` (`parse_订单`, `config/設定.toml`).
 fn ends_name_between(before: char, after: char) -> bool {
     use ctxkit_protocol::is_written_without_spaces as unspaced;
+    // Scripts written without spaces are all outside ASCII: two ASCII characters never end a name.
+    if before.is_ascii() && after.is_ascii() {
+        return false;
+    }
     (before.is_ascii_alphanumeric() && unspaced(after))
         || (unspaced(before) && after.is_ascii_alphanumeric())
 }
@@ -257,16 +265,25 @@ impl<'a> Iterator for NameRuns<'a> {
     fn next(&mut self) -> Option<&'a str> {
         let start = self.rest.find(is_name_character)?;
         let text = &self.rest[start..];
-        let mut end = text.len();
+        let bytes = text.as_bytes();
+        let mut end = 0;
         let mut previous: Option<char> = None;
-        for (at, character) in text.char_indices() {
+        while let Some(&byte) = bytes.get(end) {
+            // Most text is ASCII: its bytes are read as they are, without decoding characters.
+            let character = match byte {
+                0..=0x7F => char::from(byte),
+                _ => match text.get(end..).and_then(|rest| rest.chars().next()) {
+                    Some(character) => character,
+                    None => break,
+                },
+            };
             let ends = !is_name_character(character)
                 || previous.is_some_and(|before| ends_name_between(before, character));
             if ends {
-                end = at;
                 break;
             }
             previous = Some(character);
+            end += character.len_utf8();
         }
         self.rest = &text[end..];
         Some(&text[..end])

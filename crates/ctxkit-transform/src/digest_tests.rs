@@ -249,3 +249,50 @@ fn line_numbers_and_edge_punctuation_are_trimmed() {
     assert_eq!(shape("ab"), None);
     assert_eq!(shape(&"a_".repeat(100)), None);
 }
+
+/// The runs as the definition reads: character by character, a run ended by a character that is
+/// no name character or by a name meeting prose written without spaces.
+fn runs_by_characters(text: &str) -> Vec<&str> {
+    let mut runs = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut previous: Option<char> = None;
+    for (at, character) in text.char_indices() {
+        if let Some(from) = start {
+            let ends = !is_name_character(character)
+                || previous.is_some_and(|before| ends_name_between(before, character));
+            if ends {
+                runs.push(&text[from..at]);
+                start = None;
+            }
+        }
+        if start.is_none() && is_name_character(character) {
+            start = Some(at);
+        }
+        previous = Some(character);
+    }
+    if let Some(from) = start {
+        runs.push(&text[from..]);
+    }
+    runs
+}
+
+/// The runs are read byte by byte where the text is ASCII (most tool output): the same runs as
+/// character by character, in ASCII, in any script and where the two meet.
+#[test]
+fn name_runs_read_by_bytes_are_the_runs_read_by_characters() {
+    let texts = [
+        "src/a.rs:12: error[E0308] in parse_header (v1.2.3) at https://x.io/a_b#c @me",
+        "pub fn parse_订单(input) 文件config 設定.toml不存在 größe_berechnen ü_ß",
+        "ไฟล์config.toml ok — “quoted” café_au_lait 共有3个文件 日本語abc123def",
+        "\u{1b}[1;33mWarning_one:\u{1b}[0m\tx\n\r\\nWe a\u{2028}b 😀abc_def😀 ...",
+        "",
+        "a",
+        "日",
+        "-",
+        "๏abc ๏ไทย abc๏def",
+    ];
+    for text in texts {
+        let by_bytes: Vec<&str> = NameRuns { rest: text }.collect();
+        assert_eq!(by_bytes, runs_by_characters(text), "{text}");
+    }
+}

@@ -77,9 +77,11 @@ struct Candidate<'a> {
 /// by each name's best score (a failure line +3, a path or URL +1, a symbol +1), ties to the
 /// earlier name.
 fn rank(omitted: &str, kept: &str) -> Vec<Ranked> {
-    let kept_names: HashSet<&str> = kept.split('\n').flat_map(tokens).map(trim_name).collect();
+    // Hashed fast (the names are counted, never listed in the maps' order).
+    let kept_names: HashSet<&str, foldhash::fast::FixedState> =
+        kept.split('\n').flat_map(tokens).map(trim_name).collect();
     let mut candidates: Vec<Candidate<'_>> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut index: HashMap<&str, usize, foldhash::fast::FixedState> = HashMap::default();
     for line in omitted.split('\n') {
         let mut failure: Option<bool> = None;
         for token in tokens(line) {
