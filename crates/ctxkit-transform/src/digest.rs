@@ -171,13 +171,24 @@ pub(crate) fn shape(name: &str) -> Option<Shape> {
     // One pass over the characters; most tokens are plain words and leave here.
     let (mut has_letter, mut has_digit, mut marked, mut camel) = (false, false, false, false);
     let (mut previous_lower, mut unspaced) = (false, false);
-    for character in name.chars() {
-        has_letter |= character.is_alphabetic();
-        has_digit |= character.is_ascii_digit();
-        marked |= matches!(character, '_' | '/' | ':' | '.');
-        camel |= previous_lower && character.is_uppercase();
-        previous_lower = character.is_lowercase();
-        unspaced |= !ascii && ctxkit_protocol::is_written_without_spaces(character);
+    if ascii {
+        // Most names: their bytes are their characters, classed as the loop below classes them.
+        for &byte in bytes {
+            has_letter |= byte.is_ascii_alphabetic();
+            has_digit |= byte.is_ascii_digit();
+            marked |= matches!(byte, b'_' | b'/' | b':' | b'.');
+            camel |= previous_lower && byte.is_ascii_uppercase();
+            previous_lower = byte.is_ascii_lowercase();
+        }
+    } else {
+        for character in name.chars() {
+            has_letter |= character.is_alphabetic();
+            has_digit |= character.is_ascii_digit();
+            marked |= matches!(character, '_' | '/' | ':' | '.');
+            camel |= previous_lower && character.is_uppercase();
+            previous_lower = character.is_lowercase();
+            unspaced |= ctxkit_protocol::is_written_without_spaces(character);
+        }
     }
     // Letters and digits alone make no name in prose written without spaces (`共有3个文件`).
     let has_digit = has_digit && !unspaced;

@@ -1,14 +1,13 @@
 //! The ranking of an omitted text's names (see `digest`), kept for the texts cut most recently.
 //! A result cut for one request is cut the same way for the next (the prune boundary only moves
 //! forward), and ranking its names was most of a cut's work: a view built again at every request
-//! of a chat or a replay, or at every entry of an exported page, now ranks each cut text once per
-//! thread. What a view can already read is left out after the ranking, which keeps the order of
-//! the names that remain, so the digest is the same byte for byte.
+//! of a chat or a replay, or at every entry of an exported page, now ranks each cut text once,
+//! whichever thread builds the view. What a view can already read is left out after the ranking,
+//! which keeps the order of the names that remain, so the digest is the same byte for byte.
 
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher as _;
-use std::rc::Rc;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use crate::digest::{reports_failure, shape, tokens, trim_name};
 
@@ -21,44 +20,47 @@ pub(crate) struct Ranked {
     pub first: usize,
 }
 
-/// The most names (and texts) a thread holds rankings of; past it the rankings are let go. About
-/// 5 MB a thread: a server's every worker thread may hold its own. Exporting a 1,918-entry session
-/// ranks 350 texts of 7,400 names in all.
+/// The most names (and texts) held; past it the rankings are let go. About 5 MB. Exporting a
+/// 1,918-entry session ranks 350 texts of 7,400 names in all.
 const MAX_HELD: usize = 200_000;
 
 /// Rankings by the hashes of the omitted and the kept text and the omitted text's length.
 #[derive(Default)]
 struct Rankings {
-    by_text: HashMap<(u64, u64, usize), Rc<[Ranked]>>,
+    by_text: HashMap<(u64, u64, usize), Arc<[Ranked]>>,
     held: usize,
 }
 
-thread_local! {
-    static RANKINGS: RefCell<Rankings> = RefCell::new(Rankings::default());
+/// Shared by every thread: views built on several threads at once hold the same results, and
+/// each thread ranked each of them again (a fifth of an export's CPU went to ranking names).
+static RANKINGS: LazyLock<Mutex<Rankings>> = LazyLock::new(Mutex::default);
+
+fn rankings() -> std::sync::MutexGuard<'static, Rankings> {
+    RANKINGS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The names of `omitted` not among those of `kept`, best first (the module `digest` says how),
-/// from this thread's rankings when it ranked the same texts before.
-pub(crate) fn ranked_names(omitted: &str, kept: &str) -> Rc<[Ranked]> {
+/// as ranked before when the same texts were.
+pub(crate) fn ranked_names(omitted: &str, kept: &str) -> Arc<[Ranked]> {
     let hasher = foldhash::fast::FixedState::with_seed(0);
     let key = (
         hasher.hash_one(omitted),
         hasher.hash_one(kept),
         omitted.len(),
     );
-    if let Some(found) = RANKINGS.with(|rankings| rankings.borrow().by_text.get(&key).cloned()) {
+    if let Some(found) = rankings().by_text.get(&key).cloned() {
         return found;
     }
-    let ranked: Rc<[Ranked]> = rank(omitted, kept).into();
-    RANKINGS.with(|rankings| {
-        let mut rankings = rankings.borrow_mut();
-        if rankings.held + ranked.len() + 1 > MAX_HELD {
-            rankings.by_text.clear();
-            rankings.held = 0;
-        }
+    // Ranked without the lock: two threads ranking one text at once each rank it (the same).
+    let ranked: Arc<[Ranked]> = rank(omitted, kept).into();
+    let mut rankings = rankings();
+    if rankings.held + ranked.len() + 1 > MAX_HELD {
+        rankings.by_text.clear();
+        rankings.held = 0;
+    }
+    if rankings.by_text.insert(key, Arc::clone(&ranked)).is_none() {
         rankings.held += ranked.len() + 1;
-        rankings.by_text.insert(key, Rc::clone(&ranked));
-    });
+    }
     ranked
 }
 
@@ -152,14 +154,14 @@ mod tests {
         // Another copy of the same text: what is held is found by the text, not by its address.
         let copy = String::from(omitted);
         let again = ranked_names(&copy, "");
-        assert!(Rc::ptr_eq(&first, &again));
+        assert!(Arc::ptr_eq(&first, &again));
         let names: Vec<&str> = first
             .iter()
             .map(|name| &omitted[name.start..name.end])
             .collect();
         assert_eq!(names, ["src/a.rs", "parse_header", "src/b.rs"]);
         let without = ranked_names(omitted, "src/a.rs");
-        assert!(!Rc::ptr_eq(&first, &without));
+        assert!(!Arc::ptr_eq(&first, &without));
         assert!(
             without
                 .iter()
