@@ -71,7 +71,9 @@ impl Redactor {
                 cleaned = pattern.replace_all(&cleaned, REDACTED).into_owned();
             }
         }
-        if self.url_password.is_match(&cleaned) {
+        // Its `\b` is Unicode's, which sends the regex engine to its slow search on any text
+        // with a non-ASCII character: only a text holding `://` can match.
+        if cleaned.contains("://") && self.url_password.is_match(&cleaned) {
             cleaned = self
                 .url_password
                 .replace_all(&cleaned, format!("$1:{REDACTED}@"))
@@ -129,6 +131,11 @@ mod tests {
             cleaned.contains("https://<redacted>@example.com/x"),
             "{cleaned}"
         );
+        // Among non-ASCII text too; a text without `://` is left as it is.
+        let accented = redactor.clean("café — git https://me:tok3n@example.com/x «ok»");
+        assert_eq!(accented, "café — git https://<redacted>@example.com/x «ok»");
+        let plain = "café — me:tok3n@example.com «ok»";
+        assert_eq!(redactor.clean(plain), plain);
     }
 
     /// QA r104: with `ANTHROPIC_API_KEY` set, another key of the session sharing 16 characters
