@@ -317,3 +317,26 @@ fn fork_and_session_id_are_refused_on_a_database_store() {
         );
     }
 }
+
+/// Pi's `modelThinkingLevels` was read as a key ctxkit does not use: a Pi user who lowered one
+/// model's level got `defaultThinkingLevel` on it. Now a new session on that model starts at its
+/// entry; `--thinking` still comes first.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_models_own_thinking_level_comes_before_the_default() {
+    for (flags, effort) in [(&[][..], "low"), (&["--thinking", "medium"][..], "medium")] {
+        let server = server(None).await;
+        let run = Run::new();
+        std::fs::write(
+            run.home.path().join("settings.json"),
+            r#"{"defaultThinkingLevel": "high",
+                "modelThinkingLevels": {"openai/gpt-5-mini": "low", "openai/gpt-5": "minimal"}}"#,
+        )
+        .unwrap();
+        let mut args = flags.to_vec();
+        args.extend(["-p", "hi"]);
+        let output = print_chat(&run, &server, &args, "");
+        assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+        let body = first_request(&server).await;
+        assert_eq!(body["reasoning"]["effort"], effort, "{flags:?}: {body}");
+    }
+}

@@ -373,6 +373,7 @@ mod tests {
             "llm.models",
             "llm.openaiResponses",
             "markdown",
+            "modelThinkingLevels",
             "packages",
             "pinned",
             "prompts",

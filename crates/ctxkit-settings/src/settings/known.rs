@@ -40,8 +40,7 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
 /// it, holds them, and they are no typo. Pi's settings manager (the `Settings` interface of
 /// `settings-manager.ts`, and the keys its older versions wrote: `/work/shared/spec/resources.md`
 /// SM-5 migrates `queueMode`, `websockets`, `retry.maxDelayMs` and the object form of `skills`).
-const PI_KEYS_NOT_READ: [&str; 27] = [
-    "modelThinkingLevels",
+const PI_KEYS_NOT_READ: [&str; 26] = [
     "showCacheMissNotices",
     "defaultProjectTrust",
     "enableAnalytics",

@@ -54,6 +54,11 @@ pub struct Settings {
     /// no thinking is asked for (`off`; Pi 1.6.0's default is `medium`).
     #[schemars(extend("x-project" = true, "enum" = ["off", "minimal", "low", "medium", "high", "xhigh", "max"]))]
     pub default_thinking_level: Option<String>,
+    /// The thinking level a new session starts at on a model, per `provider/id` (Pi 1.6.0's), in
+    /// place of `defaultThinkingLevel`; `--thinking`, a `--model` suffix and a continued
+    /// session's recorded level come first. A value that names no level is passed over.
+    #[schemars(extend("x-project" = true, "x-check" = "stringMap"))]
+    pub model_thinking_levels: Option<std::collections::BTreeMap<String, String>>,
     /// How streamed answers arrive.
     #[schemars(extend("x-project" = true, "enum" = ["sse", "websocket", "websocket-cached", "auto"]))]
     pub transport: String,
@@ -230,6 +235,7 @@ impl Default for Settings {
             default_provider: None,
             default_model: None,
             default_thinking_level: None,
+            model_thinking_levels: None,
             transport: "auto".to_owned(),
             cache_warming: "idle".to_owned(),
             steering_mode: "one-at-a-time".to_owned(),

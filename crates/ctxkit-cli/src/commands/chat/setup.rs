@@ -78,6 +78,26 @@ fn jail_tools(
     )
 }
 
+/// The thinking levels' names, as `--thinking` takes them.
+const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// The level a session starts at when nothing names one, as Pi 1.6.0's: a new session's is the
+/// model's `modelThinkingLevels` entry (`spec`: `provider/id`), else `defaultThinkingLevel`; a
+/// continued one that recorded none takes `defaultThinkingLevel`.
+fn default_level_of<'a>(
+    typed: &'a ctxkit_settings::Settings,
+    recorded: &super::thinking::Recorded,
+    spec: &str,
+) -> Option<&'a str> {
+    let per_model = typed
+        .model_thinking_levels
+        .as_ref()
+        .and_then(|levels| levels.get(spec))
+        .map(String::as_str)
+        .filter(|level| THINKING_LEVELS.contains(level) && !recorded.continued);
+    per_model.or(typed.default_thinking_level.as_deref())
+}
+
 /// The level the chat starts at: `--thinking`, else `--model`'s suffix, else the level the session
 /// recorded, else Pi's `defaultThinkingLevel`; clamped to the model's levels as Pi's. A level asked
 /// on the command line that was clamped is said; a recorded or default one is clamped quietly (a
@@ -174,13 +194,8 @@ pub async fn build(
         .thinking
         .clone()
         .or_else(|| flag_model.and_then(|model| model.thinking));
-    let thinking_level = starting_level(
-        &client,
-        flag_level,
-        &recorded,
-        typed.default_thinking_level.as_deref(),
-        &ui,
-    );
+    let default_level = default_level_of(typed, &recorded, &spec);
+    let thinking_level = starting_level(&client, flag_level, &recorded, default_level, &ui);
     let reasoning = thinking_level
         .as_deref()
         .and_then(|level| super::thinking::reasoning_for(&client, level));

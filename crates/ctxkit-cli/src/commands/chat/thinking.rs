@@ -54,6 +54,8 @@ pub(super) struct Recorded {
     /// `provider/id`.
     pub model: Option<String>,
     pub thinking: Option<String>,
+    /// Whether the session holds messages (a continued one, not a new one).
+    pub continued: bool,
 }
 
 pub(super) fn recorded(session: &Session) -> Recorded {
@@ -73,6 +75,7 @@ pub(super) fn recorded(session: &Session) -> Recorded {
     Recorded {
         model,
         thinking: has_level.then_some(context.thinking_level),
+        continued: true,
     }
 }
 
@@ -287,13 +290,20 @@ mod tests {
             recorded(&session(&lines)),
             Recorded {
                 model: Some("openai/gpt-5".to_owned()),
-                thinking: Some("high".to_owned())
+                thinking: Some("high".to_owned()),
+                continued: true,
             }
         );
         let plain = [header.clone(), user("u1", "")];
         let mut plain = plain.to_vec();
         plain[1]["parentId"] = serde_json::Value::Null;
-        assert_eq!(recorded(&session(&plain)), Recorded::default());
+        assert_eq!(
+            recorded(&session(&plain)),
+            Recorded {
+                continued: true,
+                ..Recorded::default()
+            }
+        );
         let empty = [
             header,
             json!({"type": "model_change", "id": "m1", "parentId": null, "timestamp": at,
