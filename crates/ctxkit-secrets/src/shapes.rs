@@ -1,7 +1,7 @@
 //! Keys recognised by their shape, whoever's they are: provider API keys (`sk-…`, `AIza…`), GitHub,
 //! Slack, npm, GitLab, Hugging Face, PyPI, SendGrid, DigitalOcean, Shopify and Databricks tokens,
 //! Google OAuth access tokens, Slack webhooks, JSON Web Tokens, Stripe keys, AWS access key ids,
-//! bearer values and private key blocks. Text meant to be
+//! GitHub Copilot session tokens, `rt_` refresh tokens, bearer values and private key blocks. Text meant to be
 //! kept apart from its source or shown to others (a summary, a shared page) leaves them out; tool
 //! output does not (the model edits files that hold such strings, and an edit must match them).
 
@@ -38,7 +38,23 @@ const WORD_SHAPES: &[&str] = &[
     r"hooks\.slack\.com/services/[A-Za-z0-9]+/[A-Za-z0-9]+/[A-Za-z0-9]{16,}",
     // A JSON Web Token: three base64url parts, the first two JSON objects (`eyJ`).
     r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",
+    // GitHub Copilot's session token (`tid=…;exp=…;…;8kp=1:…`, the `access` of Pi's
+    // `github-copilot` login), its fields to the next blank or quote.
+    r"tid=[A-Za-z0-9_\-]{8,};exp=[0-9]{9,}(?:;[^\s\x22'\\<>]*)?",
+    // An OAuth refresh token of the `rt_` form (OpenAI's, the `refresh` of Pi's `openai-codex`
+    // login): taken only when [`is_random_token`] says it is not a name (`rt_sigqueueinfo`).
+    r"rt_[A-Za-z0-9_\-.]{40,}",
 ];
+
+/// The prefix of the shapes a name could take ([`is_random_token`] decides).
+const NAME_LIKE_PREFIX: &str = "rt_";
+
+/// Whether `token` reads as random characters, not a name: it mixes capitals, small letters and
+/// digits, as a base64 string of its length does and an identifier seldom does.
+fn is_random_token(token: &str) -> bool {
+    let has = |test: fn(&char) -> bool| token.chars().any(|character| test(&character));
+    has(char::is_ascii_uppercase) && has(char::is_ascii_lowercase) && has(char::is_ascii_digit)
+}
 
 /// A private key block (PEM's `PRIVATE KEY`, PGP's `PRIVATE KEY BLOCK`), to its END line or to
 /// the end of the text (a clipped block).
@@ -114,6 +130,10 @@ fn redact_found_shapes(text: &str) -> Cow<'_, str> {
     let shaped = match SHAPE.as_ref() {
         Some(shape) => shape.replace_all(text, |found: &regex::Captures<'_>| {
             let escape = found.get(1).map_or("", |escape| escape.as_str());
+            let key = &found[0][escape.len()..];
+            if key.starts_with(NAME_LIKE_PREFIX) && !is_random_token(key) {
+                return found[0].to_owned();
+            }
             format!("{escape}<redacted>")
         }),
         None => Cow::Borrowed(text),
@@ -210,6 +230,8 @@ mod tests {
         "ya29.a0AfH6SMBabcdefghijklmnopqrstuvwxyz0123",
         "https://hooks.slack.com/services/T0123ABCD/B0123ABCD/abcdefghijklmnopqrstuvwx",
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "tid=0a1b2c3d4e5f60718293a4b5c6d7e8f9;exp=1790000000;sku=monthly_subscriber;proxy-ep=proxy.individual.githubcopilot.com;st=dotcom;chat=1;8kp=1:9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "rt_Xk2v9QpL3mN8rT5wY1zA4bC7dE0fG6hJ9kL2mN5pQ8rS1tU4vW7xY0zA3bC6dE9f",
     ];
 
     #[test]
@@ -226,6 +248,22 @@ mod tests {
             );
         }
         let plain = "pip install pypi-tools; the SG.1 group; ya29 docs; shpat_ prefix; eyJ0 header";
+        assert_eq!(redact_key_shapes(plain), plain);
+    }
+
+    /// QA r108 (F2): a Copilot session token and an OAuth refresh token of Pi's logins reached a
+    /// shared page whole. A name of the refresh token's form is not one, nor a short `tid=`.
+    #[test]
+    fn login_tokens_are_redacted_and_names_of_their_form_kept() {
+        let copilot = "Authorization: Bearer tid=0a1b2c3d4e5f6071;exp=1790000000;8kp=1:abc\" tail";
+        assert_eq!(
+            redact_key_shapes(copilot),
+            "Authorization: Bearer <redacted>\" tail"
+        );
+        let refresh = r#""refresh": "rt_Xk2v9QpL3mN8rT5wY1zA4bC7dE0fG6hJ9kL2mN5pQ8rS1tU.x9Z""#;
+        assert_eq!(redact_key_shapes(refresh), r#""refresh": "<redacted>""#);
+        let plain = "rt_multi_thread_runtime_configuration_builder_v2 and rt_sigqueueinfo; \
+                     tid=7;exp=1 in a test";
         assert_eq!(redact_key_shapes(plain), plain);
     }
 
