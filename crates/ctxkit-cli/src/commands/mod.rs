@@ -1,6 +1,7 @@
 //! One function per command. Each takes resolved arguments and the output stream and returns an
 //! [`Outcome`]; errors go back to `main`, which reports them.
 
+mod awaiting_key;
 mod chat;
 mod check_warnings;
 pub(crate) mod checkpoints;

@@ -15,7 +15,7 @@ use tokio_util::sync::PollSender;
 use super::Locations;
 use super::resources;
 use super::settings::ProcessSettings;
-use super::summary_setup::{self, SummaryFlags};
+use super::summary_setup::{self, SummaryFlags, SummaryUse};
 use super::tool_boundary::ToolBoundary;
 use crate::Outcome;
 
@@ -143,7 +143,18 @@ fn server_config(
 ) -> Result<ServerConfig> {
     // Budgets nobody set follow the window of the model the client sets (`model.set`), in the
     // engine, as in chat.
-    let setup = summary_setup::resolve(process, SummaryFlags::default())?;
+    let flags = SummaryFlags {
+        summary_use: SummaryUse::Serves,
+        ..SummaryFlags::default()
+    };
+    let setup = summary_setup::resolve(process, flags)?;
+    if let Some(provider) = &setup.key_missing_for {
+        // Pi's RPC mode starts without a key too; what needs the model fails until one is set.
+        let _ = writeln!(
+            crate::redact::stderr(),
+            "warning: no API key for `{provider}`: summaries and runs with its model fail until one is set (`ctxkit login {provider}`)"
+        );
+    }
     let environment = process.environment()?;
     let settings = process.settings()?;
     let boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);

@@ -19,6 +19,9 @@ pub struct SummarySetup {
     pub summarizer: Box<dyn Summarizer>,
     /// The summarizing model's context window, when known.
     pub model_context_window: Option<u64>,
+    /// Under [`SummaryUse::Serves`], the provider of the configured model when its key was not
+    /// found at start (its summaries look for it again).
+    pub key_missing_for: Option<String>,
 }
 
 impl std::fmt::Debug for SummarySetup {
@@ -50,6 +53,9 @@ pub enum SummaryUse {
     /// must be usable, its key and the settings its client reads included.
     #[default]
     Summarizes,
+    /// It summarizes for clients while it runs (`serve`): a configured model without a key
+    /// does not stop it from starting; each summary looks for the key again.
+    Serves,
     /// It never summarizes (`compact --dry-run`, `branch` without `--summarize`, a page's
     /// transforms): the model is looked up for its window only, so neither its key nor a setting
     /// only a model's client reads (`llm.*`, `retry.*`, …) stops it.
@@ -240,6 +246,9 @@ fn shared_http(options: &ctxkit_llm::LlmOptions) -> Result<ctxkit_llm::HttpClien
     Ok(SHARED.get_or_init(|| http).clone())
 }
 
+/// A summarizer and its model's context window, when known.
+type ChosenSummarizer = (Box<dyn Summarizer>, Option<u64>);
+
 /// The summarizer: `--model`, else `compaction.model`, else the agent's `defaultProvider`/`defaultModel`;
 /// the offline summarizer only when no model is configured. A configured model that cannot be used
 /// (no API key, unknown provider) is an error, not a silent fallback. The offline summarizer's
@@ -247,7 +256,7 @@ fn shared_http(options: &ctxkit_llm::LlmOptions) -> Result<ctxkit_llm::HttpClien
 pub(crate) fn choose_summarizer(
     settings: &ctxkit_settings::SettingsManager,
     model_flag: Option<&str>,
-) -> Result<(Box<dyn Summarizer>, Option<u64>)> {
+) -> Result<ChosenSummarizer> {
     // Checked whichever summarizer runs: a bad value is a mistake to report, not to skip.
     let size = super::offline_size::offline_summary_size(settings)?;
     let mut options = llm_options(settings)?;
@@ -266,15 +275,59 @@ pub(crate) fn choose_summarizer(
     }
 }
 
+/// The client of the model `options` name for summaries, its key read now (`ctxkit serve`'s
+/// summarizer made at its first summary, [`super::awaiting_key::AwaitingKey`]).
+pub(crate) fn compaction_client(
+    options: &ctxkit_llm::LlmOptions,
+) -> Result<ctxkit_llm::ModelClient> {
+    let environment = llm_environment()?;
+    let config =
+        ctxkit_llm::resolve_model(options, &environment, ctxkit_llm::ModelRole::Compaction)?
+            .context("no model is configured for summaries")?;
+    Ok(ctxkit_llm::ModelClient::with_http(
+        config,
+        shared_http(options)?,
+    )?)
+}
+
+/// [`choose_summarizer`] for a server: a configured model without a key is not an error at start
+/// but a summarizer that looks for the key at each summary, and the provider is returned to be
+/// named in a warning.
+fn choose_serving_summarizer(
+    settings: &ctxkit_settings::SettingsManager,
+    model_flag: Option<&str>,
+) -> Result<(ChosenSummarizer, Option<String>)> {
+    match choose_summarizer(settings, model_flag) {
+        Ok(chosen) => Ok((chosen, None)),
+        Err(error) => match error.downcast_ref::<ctxkit_llm::LlmError>() {
+            Some(ctxkit_llm::LlmError::MissingApiKey { provider, .. }) => {
+                let provider = provider.clone();
+                let mut options = llm_options(settings)?;
+                options.picked_compaction_model = model_flag.map(str::to_owned);
+                let awaiting = super::awaiting_key::AwaitingKey::new(options, &provider);
+                Ok(((Box::new(awaiting), None), Some(provider)))
+            }
+            _ => Err(error),
+        },
+    }
+}
+
 pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result<SummarySetup> {
     let environment = process.environment()?;
     let settings = process.settings()?;
+    let mut key_missing_for = None;
     let (summarizer, model_context_window) = match flags.summary_use {
         SummaryUse::Summarizes => {
             let chosen = choose_summarizer(settings, flags.model)?;
             // A project's hooks are someone else's commands until the user trusts them: the
             // settings leave them out (and reading them said so).
             refuse_invalid_settings(settings)?;
+            chosen
+        }
+        SummaryUse::Serves => {
+            let (chosen, missing) = choose_serving_summarizer(settings, flags.model)?;
+            refuse_invalid_settings(settings)?;
+            key_missing_for = missing;
             chosen
         }
         SummaryUse::PlansOnly => {
@@ -301,6 +354,7 @@ pub fn resolve(process: &ProcessSettings<'_>, flags: SummaryFlags<'_>) -> Result
         prompts,
         summarizer,
         model_context_window,
+        key_missing_for,
     })
 }
 

@@ -326,6 +326,7 @@ mod serve_ends;
 mod serve_in_run;
 mod serve_listen_stop;
 mod serve_protocol;
+mod serve_without_key;
 mod settings_files;
 mod simulate;
 mod small_windows;
