@@ -133,6 +133,18 @@ pub struct ChatArgs {
     /// Load no configured prompt templates (Pi's `--no-prompt-templates`, `-np`).
     #[arg(long)]
     pub no_prompt_templates: bool,
+    /// A skill file, or a folder of skills, for this run, repeatable (Pi's `--skill`): loaded
+    /// after the configured ones, whose names win, and with `--no-skills` too.
+    #[arg(long = "skill", value_name = "PATH")]
+    pub skill_paths: Vec<String>,
+    /// A prompt template file, or a folder of them, for this run, repeatable (Pi's
+    /// `--prompt-template`): loaded after the configured ones, whose names win.
+    #[arg(long = "prompt-template", value_name = "PATH")]
+    pub prompt_template_paths: Vec<String>,
+    /// A theme file, or a folder of themes, for this run, repeatable (Pi's `--theme`): its themes
+    /// can be picked by name (`--use-theme`, `/settings`) after the configured ones.
+    #[arg(long = "theme", value_name = "PATH")]
+    pub theme_paths: Vec<String>,
     /// Print mode (Pi's `-p`): send one prompt (piped input, then the first MESSAGE), run the agent
     /// to its end, print the final answer on stdout and exit; nothing in the prompt is run as
     /// `!command` or `/command`. The default when standard input is not a terminal.

@@ -340,3 +340,66 @@ async fn a_models_own_thinking_level_comes_before_the_default() {
         assert_eq!(body["reasoning"]["effort"], effort, "{flags:?}: {body}");
     }
 }
+
+/// `--skill`, `--prompt-template` and `--theme` were unknown arguments, the last of Pi's resource
+/// flags. Each adds its path after the configured resources, as Pi's do: the skill is offered with
+/// `--no-skills` too, the template expands as `/name`, a theme file's theme is picked by
+/// `--use-theme`, and a path that is not there is said.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_resource_path_flags_load_what_they_name() {
+    let server = server(None).await;
+    let run = Run::new();
+    let extra = run.home.path().join("extra");
+    std::fs::create_dir_all(extra.join("deploy")).unwrap();
+    std::fs::write(
+        extra.join("deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: Ship the site to production.\n---\nRun make deploy.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        extra.join("review.md"),
+        "---\ndescription: Review a file\n---\nReview $1 with care.\n",
+    )
+    .unwrap();
+    let mut theme: Value =
+        serde_json::from_str(include_str!("../../../ctxkit-resources/themes/dark.json")).unwrap();
+    theme["name"] = Value::from("ocean");
+    std::fs::write(extra.join("ocean.json"), theme.to_string()).unwrap();
+    let base = format!("{}/v1", server.uri());
+    let variables = [
+        ("OPENAI_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", base.as_str()),
+    ];
+    let chat = |flags: &[&str]| {
+        let mut args = vec!["chat", "--no-session", "--model", "openai/gpt-5-mini"];
+        args.extend_from_slice(flags);
+        tokio::task::block_in_place(|| {
+            run.ctxkit_piped_in(&extra, &args, &variables, "/review main.rs\n")
+        })
+    };
+    let output = chat(&[
+        "--script",
+        "--no-skills",
+        "--skill",
+        "deploy",
+        "--prompt-template",
+        "review.md",
+        "--theme",
+        "ocean.json",
+        "--use-theme",
+        "ocean",
+        "--skill",
+        "nowhere",
+    ]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(!output.contains("colours stand"), "{output}");
+    assert!(output.contains("skill path does not exist"), "{output}");
+    assert!(output.contains("nowhere"), "{output}");
+    let sent = first_request(&server).await.to_string();
+    assert!(sent.contains("<name>deploy</name>"), "{sent}");
+    assert!(sent.contains("Ship the site to production."), "{sent}");
+    assert!(sent.contains("Review main.rs with care."), "{sent}");
+    // Without the flags, neither the theme nor the template is known.
+    let output = chat(&["--script", "--use-theme", "ocean"]);
+    assert!(output.contains("colours stand"), "{output}");
+}

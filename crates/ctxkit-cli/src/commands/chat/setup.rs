@@ -283,13 +283,17 @@ pub async fn build(
     Ok(chat)
 }
 
-/// What the command line gives the resource loader: Pi's `--no-context-files`, `--no-skills`,
-/// `--no-prompt-templates`, `--system-prompt` (in place of
+/// What the command line gives the resource loader: Pi's `--skill`, `--prompt-template` and
+/// `--theme` paths (made absolute against the current directory, loaded last),
+/// `--no-context-files`, `--no-skills`, `--no-prompt-templates`, `--system-prompt` (in place of
 /// `SYSTEM.md`) and `--append-system-prompt` values (in place of `APPEND_SYSTEM.md`), each a file
 /// read when one of that name is there (relative to the session's folder), else the text itself.
 /// The user's own command line: no project trust is asked of it.
 fn loader_options(args: &ChatArgs) -> ctxkit_resources::LoaderOptions {
     ctxkit_resources::LoaderOptions {
+        skill_paths: args.skill_paths.clone(),
+        prompt_template_paths: args.prompt_template_paths.clone(),
+        theme_paths: args.theme_paths.clone(),
         system_prompt: args.system_prompt.clone(),
         append_system_prompt: args.append_system_prompt.clone(),
         switches: ctxkit_resources::ResourceSwitches {
