@@ -185,6 +185,36 @@ pub fn offer_first_key(environment: &ctxkit_settings::Environment) -> Result<boo
     Ok(true)
 }
 
+/// An interactive chat whose model's provider has no key: offers to save one as `ctxkit login
+/// PROVIDER` does (Pi's interactive start says to `/login`). Whether one was saved; `false` for a
+/// provider ctxkit saves no key for, off a terminal, or when the user leaves (an empty key,
+/// Ctrl-C or Ctrl-D): the chat then stops with the missing key's error, as before.
+pub fn offer_key_of(environment: &ctxkit_settings::Environment, name: &str) -> Result<bool> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return Ok(false);
+    }
+    let Ok(provider) = provider_named(name) else {
+        return Ok(false);
+    };
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
+        "No API key for `{}`, the provider of the model to use. Save one now, as `ctxkit login {}` \
+         does (empty to leave)?",
+        provider.0, provider.0
+    )?;
+    let Some(key) = read_key(provider.0)? else {
+        writeln!(out, "Cancelled; nothing was saved.")?;
+        return Ok(false);
+    };
+    if key.trim().is_empty() {
+        return Ok(false);
+    }
+    let credentials = ctxkit_settings::credentials_path(environment);
+    writeln!(out, "{}", save(&credentials, provider, &key)?)?;
+    Ok(true)
+}
+
 /// On a terminal, the provider typed after the list of those that take a key (`None` when the
 /// input is not a terminal, or nothing was typed).
 fn ask_provider(out: &mut dyn Write) -> Result<Option<String>> {

@@ -307,6 +307,49 @@ async fn a_first_chat_without_a_key_offers_to_save_one_and_starts_on_it() {
     assert!(!other.home.path().join("auth.json").exists());
 }
 
+/// A chat whose settings name a model of a provider without a key stopped with the missing key's
+/// error. On a terminal it now offers to save that provider's key, as Pi's start says to `/login`,
+/// and starts on it; an empty answer leaves with the error, as before.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_whose_model_has_no_key_offers_to_save_that_providers() {
+    if crate::chat::tmux_missing() {
+        return;
+    }
+    let openai = answering_host().await;
+    let base = format!("{}/v1", openai.uri());
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        r#"{"defaultModel": "openai/gpt-5-mini"}"#,
+    )
+    .unwrap();
+    let project = run.home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let command = crate::chat::chat_command(&project, run.home.path(), "--no-session")
+        .replace(" HOME=", &format!(" OPENAI_BASE_URL='{base}' HOME="));
+    let tmux = crate::chat::Tmux::start(&command);
+    tmux.wait_for("No API key for `openai`, the provider of the model to use. Save one now");
+    tmux.wait_for("API key of `openai` (typed without echo; Ctrl-C cancels):");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("hint: set the key, or pick another model");
+    assert!(!run.home.path().join("auth.json").exists());
+    drop(tmux);
+
+    let tmux = crate::chat::Tmux::start(&command);
+    tmux.wait_for("API key of `openai` (typed without echo; Ctrl-C cancels):");
+    tmux.keys(&["-l", SAVED_KEY]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Saved the key of `openai`");
+    assert!(!screen.contains(SAVED_KEY), "{screen}");
+    tmux.wait_idle(1);
+    tmux.line("hi");
+    tokio::task::block_in_place(|| tmux.wait_for("openai reply"));
+    assert_eq!(
+        bearer_of(&requests_at(&openai).await),
+        [format!("Bearer {SAVED_KEY}")]
+    );
+}
+
 /// Attack: a cloned project's settings name the saved key's provider and point its endpoint at
 /// the project's host. Untrusted, `llm.baseUrl` is held: the saved key goes only to the
 /// provider's own host.

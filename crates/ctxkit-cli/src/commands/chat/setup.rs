@@ -387,7 +387,12 @@ fn chat_client(
                 chosen
             }
         },
-        None => first_client(environment, llm_options, flag_model)?,
+        None => first_client(
+            environment,
+            llm_options,
+            flag_model,
+            super::print::ChatMode::of(args) == super::print::ChatMode::Interactive,
+        )?,
     };
     let spec = chosen.0.config().display_name();
     if let Some(recorded) = recorded.model.as_deref().filter(|_| from_elsewhere)
@@ -462,19 +467,32 @@ fn remove_leftover_temporaries(ui: &Ui, cwd: &std::path::Path) {
 }
 
 /// The chat's model client; with no model configured and no key anywhere, on a terminal, the
-/// user is offered to save a key first (`login::offer_first_key`) and the chat starts on it.
+/// user is offered to save a key first (`login::offer_first_key`) and the chat starts on it; an
+/// interactive chat whose model has no key is offered to save that provider's
+/// (`login::offer_key_of`).
 fn first_client(
     environment: &ctxkit_settings::Environment,
     llm_options: &ctxkit_llm::LlmOptions,
     spec: Option<&str>,
+    interactive: bool,
 ) -> Result<(ctxkit_llm::ModelClient, Option<summary_setup::KeyedModel>)> {
-    match summary_setup::agent_model_client(llm_options, spec) {
+    let error = match summary_setup::agent_model_client(llm_options, spec) {
+        Err(error) => error,
+        chosen => return chosen,
+    };
+    let offered = if error.is::<summary_setup::NoModelConfigured>() {
+        crate::commands::login::offer_first_key(environment)?
+    } else if let Some(ctxkit_llm::LlmError::MissingApiKey { provider, .. }) =
+        error.downcast_ref::<ctxkit_llm::LlmError>()
+        && interactive
+    {
+        crate::commands::login::offer_key_of(environment, provider)?
+    } else {
+        false
+    };
+    if offered {
+        summary_setup::agent_model_client(llm_options, spec)
+    } else {
         Err(error)
-            if error.is::<summary_setup::NoModelConfigured>()
-                && crate::commands::login::offer_first_key(environment)? =>
-        {
-            summary_setup::agent_model_client(llm_options, spec)
-        }
-        other => other,
     }
 }
