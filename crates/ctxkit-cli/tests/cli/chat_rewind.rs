@@ -231,6 +231,49 @@ fn a_failed_branch_summary_is_said_once_and_the_leaf_stays() {
     );
 }
 
+/// Esc while the branch summary is written stops it and shows the tree again at the same entry,
+/// as Pi's does, so the move can be made without a summary (the tree was left for the input
+/// line, and the move had to be looked for again).
+#[test]
+fn esc_during_a_branch_summary_comes_back_to_the_tree() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    world.answer(text("Second answer.", 400));
+    world.summary_delay(std::time::Duration::from_secs(30));
+    let tmux = two_prompts_then_tree(&world);
+    wait_list(&tmux, "Session tree");
+    move_up_to(&tmux, "First answer.");
+    tmux.keys(&["Enter"]);
+    wait_list(&tmux, "Summarize the branch left behind");
+    tmux.keys(&["Down"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Esc or Ctrl-C to cancel");
+    tmux.keys(&["Escape"]);
+    let screen = wait_list(&tmux, "Session tree");
+    assert!(cursor_row(&screen).contains("First answer."), "{screen}");
+    tmux.keys(&["Enter"]);
+    wait_list(&tmux, "Summarize the branch left behind");
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Moved to ");
+    assert_eq!(
+        screen
+            .matches("Branch summary cancelled (nothing was written)")
+            .count(),
+        1,
+        "{screen}"
+    );
+    let file = world.session_files().remove(0);
+    assert!(
+        world
+            .entries(&file)
+            .iter()
+            .all(|entry| entry["type"] != "branch_summary")
+    );
+}
+
 /// A linear session of `pairs` prompts and replies.
 fn long_session(file: &Path, cwd: &Path, pairs: usize) {
     let mut lines = vec![

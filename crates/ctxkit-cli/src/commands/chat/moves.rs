@@ -39,9 +39,19 @@ impl Chat {
         self.engine.navigate_recorded(id, options).await
     }
 
-    /// Moves the leaf to `id` (`/tree <id>`, the interactive `/tree`): says where it went and
-    /// what was summarized; a user message's text comes back for editing.
+    /// Moves the leaf to `id` (`/tree <id>`): says where it went and what was summarized; a user
+    /// message's text comes back for editing.
     pub(super) async fn go_to(&mut self, id: &str, options: NavigateOptions) -> Result<Action> {
+        Ok(self.move_to(id, options).await?.unwrap_or(Action::Continue))
+    }
+
+    /// [`Chat::go_to`], or `None` when the user stopped the branch summary (Esc): nothing moved,
+    /// and the interactive `/tree` is shown again at the same entry, as Pi's.
+    pub(super) async fn move_to(
+        &mut self,
+        id: &str,
+        options: NavigateOptions,
+    ) -> Result<Option<Action>> {
         // A branch summary is work the terminal is told of, as a compaction is.
         let summarize = options.summarize;
         let working = summarize.then(|| self.ui.working());
@@ -51,13 +61,17 @@ impl Chat {
         let outcome = match outcome {
             // The summary's end event said why, above; the leaf stayed (QA r106: said twice).
             Err(ctxkit_engine::EngineError::Summarization(_)) if summarize => {
-                return Ok(Action::Continue);
+                return Ok(Some(Action::Continue));
             }
             other => other?,
         };
+        if outcome.aborted && summarize {
+            // The summary's end event said so, above.
+            return Ok(None);
+        }
         if outcome.cancelled || outcome.aborted {
             self.ui.notice("Navigation cancelled; nothing changed");
-            return Ok(Action::Continue);
+            return Ok(Some(Action::Continue));
         }
         let leaf = outcome.new_leaf_id.as_deref().unwrap_or("the start");
         match &outcome.summary_entry_id {
@@ -71,7 +85,9 @@ impl Chat {
             None => self.ui.line(&format!("Moved to {leaf}")),
         }
         self.load_prompt_history().await;
-        Ok(outcome.editor_text.map_or(Action::Continue, Action::Edit))
+        Ok(Some(
+            outcome.editor_text.map_or(Action::Continue, Action::Edit),
+        ))
     }
 
     /// `/resume [n]`: this directory's sessions, newest first; opens the one chosen (`true`), or

@@ -325,8 +325,12 @@ impl Chat {
                     } else {
                         choose_summary(&id, &short, ask)
                     };
+                    // Esc at the summary question, or during the summary, comes back here.
                     match options {
-                        Some(options) => return self.go_to(&id, options).await.map(Some),
+                        Some(options) => match self.move_to(&id, options).await? {
+                            Some(action) => return Ok(Some(action)),
+                            None => Some(id),
+                        },
                         None => Some(id),
                     }
                 }
