@@ -33,8 +33,23 @@ pub struct Cli {
 /// Parses the command line, exiting as clap does on `--help`, `--version` or a usage error.
 pub fn parse_command_line() -> Cli {
     let arguments = with_pi_short_forms(std::env::args_os());
-    Cli::try_parse_from(arguments.clone())
-        .unwrap_or_else(|error| usage_error(error, arguments).exit())
+    let cli = Cli::try_parse_from(arguments.clone())
+        .unwrap_or_else(|error| usage_error(error, arguments).exit());
+    with_models_listed(cli)
+}
+
+/// `ctxkit chat --list-models [SEARCH]` (Pi's flag) is `ctxkit models SEARCH`: the chat does not
+/// start.
+pub fn with_models_listed(mut cli: Cli) -> Cli {
+    if let Command::Chat(args) = &cli.command
+        && let Some(search) = &args.list_models
+    {
+        cli.command = Command::Models {
+            search: search.split_whitespace().map(str::to_owned).collect(),
+            json: false,
+        };
+    }
+    cli
 }
 
 /// Pi's short forms of more than one letter, which clap cannot declare (its short options are

@@ -145,6 +145,10 @@ pub struct ChatArgs {
     /// can be picked by name (`--use-theme`, `/settings`) after the configured ones.
     #[arg(long = "theme", value_name = "PATH")]
     pub theme_paths: Vec<String>,
+    /// List the known models, or those whose `provider/id` holds every word of SEARCH, and exit
+    /// (Pi's `--list-models [search]`; `ctxkit models` lists them the same way).
+    #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
     /// Print mode (Pi's `-p`): send one prompt (piped input, then the first MESSAGE), run the agent
     /// to its end, print the final answer on stdout and exit; nothing in the prompt is run as
     /// `!command` or `/command`. The default when standard input is not a terminal.

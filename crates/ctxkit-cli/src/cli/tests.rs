@@ -2,7 +2,7 @@
 
 use clap::CommandFactory as _;
 
-use super::{Cli, with_pi_short_forms};
+use super::{Cli, with_models_listed, with_pi_short_forms};
 
 /// Every option of every command, with the path of commands it belongs to.
 fn options(command: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
@@ -85,4 +85,32 @@ fn the_tool_flags_parse_as_pi_takes_them() {
             .contains("tool names cannot be mixed with +name or -name entries"),
         "{error}"
     );
+}
+
+/// Pi's `--list-models [search]` is `ctxkit models` (every model without a search), not a chat.
+#[test]
+fn list_models_is_the_models_command() {
+    use clap::Parser as _;
+    let listed = |line: &str| {
+        // `_` stands for a space inside one argument.
+        let arguments = words(line)
+            .into_iter()
+            .map(|word| std::ffi::OsString::from(word.to_string_lossy().replace('_', " ")));
+        let cli = with_models_listed(Cli::try_parse_from(arguments).unwrap());
+        let super::Command::Models { search, json } = cli.command else {
+            return None;
+        };
+        assert!(!json);
+        Some(search)
+    };
+    assert_eq!(listed("ctxkit chat --list-models"), Some(Vec::new()));
+    assert_eq!(
+        listed("ctxkit chat --list-models openai_gpt-5"),
+        Some(vec!["openai".to_owned(), "gpt-5".to_owned()])
+    );
+    assert_eq!(
+        listed("ctxkit chat --model x --list-models sonnet"),
+        Some(vec!["sonnet".to_owned()])
+    );
+    assert_eq!(listed("ctxkit chat -p hi"), None);
 }
