@@ -254,7 +254,13 @@ fn esc_during_a_branch_summary_comes_back_to_the_tree() {
     tmux.keys(&["Escape"]);
     let screen = wait_list(&tmux, "Session tree");
     assert!(cursor_row(&screen).contains("First answer."), "{screen}");
+    // Ctrl-C at the focus question comes back to the summary's choices, as Pi's.
     tmux.keys(&["Enter"]);
+    wait_list(&tmux, "Summarize it with a focus");
+    tmux.keys(&["Down", "Down"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Focus for the summary:");
+    tmux.keys(&["C-c"]);
     wait_list(&tmux, "Summarize the branch left behind");
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("Moved to ");

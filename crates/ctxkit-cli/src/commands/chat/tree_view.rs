@@ -363,8 +363,29 @@ impl Chat {
     }
 }
 
-/// After Enter: go without a summary, with one, or with one with a focus; `None` goes back.
+/// After Enter: go without a summary, with one, or with one with a focus; `None` goes back to
+/// the tree. A focus question left (Esc, Ctrl-C) comes back to these choices, as Pi's.
 fn choose_summary(id: &str, short: &str, ask: &mut dyn Ask) -> Option<NavigateOptions> {
+    loop {
+        let choice = pick_summary_choice(id, short)?;
+        let custom_instructions = if choice == 2 {
+            let Some(focus) = ask.ask("Focus for the summary: ") else {
+                continue;
+            };
+            Some(focus.trim().to_owned()).filter(|focus| !focus.is_empty())
+        } else {
+            None
+        };
+        return Some(NavigateOptions {
+            summarize: choice >= 1,
+            custom_instructions,
+            ..NavigateOptions::default()
+        });
+    }
+}
+
+/// The summary question's list: the choice's number, `None` when left.
+fn pick_summary_choice(id: &str, short: &str) -> Option<usize> {
     let choices = [
         "No summary: move there".to_owned(),
         "Summarize the branch left behind".to_owned(),
@@ -387,21 +408,10 @@ fn choose_summary(id: &str, short: &str, ask: &mut dyn Ask) -> Option<NavigateOp
         detail: &detail,
         keys: "",
     };
-    let choice = match pick(&list, 0).ok()? {
-        Picked::Chosen(choice) => choice,
-        Picked::Key(_, _) | Picked::Left => return None,
-    };
-    let custom_instructions = if choice == 2 {
-        let focus = ask.ask("Focus for the summary: ")?;
-        Some(focus.trim().to_owned()).filter(|focus| !focus.is_empty())
-    } else {
-        None
-    };
-    Some(NavigateOptions {
-        summarize: choice >= 1,
-        custom_instructions,
-        ..NavigateOptions::default()
-    })
+    match pick(&list, 0).ok()? {
+        Picked::Chosen(choice) => Some(choice),
+        Picked::Key(_, _) | Picked::Left => None,
+    }
 }
 
 #[cfg(test)]
