@@ -1,6 +1,5 @@
 //! Read-only commands: `info`, `tree`, `context`, `check`. None of them writes to the file.
 
-use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -12,7 +11,7 @@ use serde_json::json;
 
 use super::print_json;
 use crate::Outcome;
-use crate::render::{counted, entry_summary, message_text, one_line, role_label};
+use crate::render::{counted, message_text, one_line, role_label};
 
 /// `ctxkit info FILE`; calls of `free` models recorded at $0 are free.
 pub fn info(
@@ -96,147 +95,8 @@ pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
         writeln!(out, "(empty session: a header and no entries)")?;
         return Ok(Outcome::Success);
     }
-    write_tree(&session, crate::cli::output_columns(), out)?;
+    super::tree_text::write_tree(&session, crate::cli::output_columns(), out)?;
     Ok(Outcome::Success)
-}
-
-/// The fewest characters of an entry's text a tree line shows, however deep or narrow.
-const TREE_TEXT_MIN: usize = 20;
-/// An entry's text on a tree line when the width is not known (output to a file or a pipe).
-const TREE_TEXT_DEFAULT: usize = 70;
-
-/// The entry tree, one line per entry (usage records left out unless one is the leaf): id, kind,
-/// text, label, the leaf marked. Each line fits `columns` when given (a terminal's width), its
-/// text cut to the room the rest leaves (a tester's 80-column terminal wrapped 531 of 913 lines).
-pub(super) fn write_tree(
-    session: &Session,
-    columns: Option<usize>,
-    out: &mut dyn Write,
-) -> Result<()> {
-    let index = session.index();
-    let leaf = session.leaf_id();
-    for row in tree_rows(session) {
-        let Some(entry) = index.get(row.index) else {
-            continue;
-        };
-        // Usage records (Pi 0.87) are bookkeeping, hidden as in Pi's tree view; `--json` lists them.
-        if entry.type_name() == "usage" && Some(entry.id()) != leaf {
-            continue;
-        }
-        let (kind, text) = entry_summary(entry);
-        let label = index
-            .label(entry.id())
-            .map(|label| format!(" [{}]", one_line(label, 40)))
-            .unwrap_or_default();
-        let marker = if Some(entry.id()) == leaf {
-            "  ← leaf"
-        } else {
-            ""
-        };
-        let bullet = if row.side { "├ " } else { "" };
-        let pad = "  ".repeat(row.depth.saturating_sub(usize::from(row.side)));
-        let head = format!("{pad}{bullet}{} {kind}: ", entry.id());
-        let room = columns.map_or(TREE_TEXT_DEFAULT, |columns| {
-            let taken = [head.as_str(), label.as_str(), marker]
-                .iter()
-                .map(|part| unicode_width::UnicodeWidthStr::width(*part))
-                .sum::<usize>();
-            columns.saturating_sub(taken).max(TREE_TEXT_MIN)
-        });
-        writeln!(out, "{head}{}{label}{marker}", one_line(&text, room))?;
-    }
-    Ok(())
-}
-
-/// Where one entry goes in the text tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct TreeRow {
-    index: usize,
-    /// Indentation, in steps of two columns.
-    depth: usize,
-    /// Drawn with a `├ ` bullet: one of several children, beside the line that goes on.
-    side: bool,
-}
-
-/// The entries in the order the text tree draws them. A line is indented only where the tree
-/// branches, so a long linear session stays at the left. Where a branch point has a child that goes
-/// on — the one toward the leaf, else the only one with children of its own — that child keeps its
-/// parent's column and its siblings are drawn before it, one step right with a `├ ` bullet, as
-/// `git log --graph` keeps the checked-out line straight: an imported Claude Code session hangs a
-/// `progress` entry beside nearly every step, and each such fork pushed the rest of the
-/// conversation two columns right. Other branch points indent every child one step.
-fn tree_rows(session: &Session) -> Vec<TreeRow> {
-    let index = session.index();
-    let leaf_path: HashSet<usize> = session
-        .leaf_id()
-        .and_then(|id| index.position(id))
-        .map(|leaf| index.path_to(leaf).into_iter().collect())
-        .unwrap_or_default();
-    let nodes = session.tree();
-    // Children in the order `tree` visits them (by time); roots likewise.
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut roots = Vec::new();
-    for node in &nodes {
-        match index.parent(node.index) {
-            Some(parent) => children.entry(parent).or_default().push(node.index),
-            None => roots.push(node.index),
-        }
-    }
-    let has_children = |entry: usize| children.get(&entry).is_some_and(|list| !list.is_empty());
-    let mut rows = Vec::with_capacity(nodes.len());
-    let mut stack: Vec<TreeRow> = roots
-        .iter()
-        .rev()
-        .map(|&root| TreeRow {
-            index: root,
-            depth: 0,
-            side: false,
-        })
-        .collect();
-    while let Some(row) = stack.pop() {
-        rows.push(row);
-        let list = children.get(&row.index).map_or(&[][..], Vec::as_slice);
-        let placed = place_children(list, row.depth, has_children, |entry| {
-            leaf_path.contains(&entry)
-        });
-        stack.extend(placed.into_iter().rev());
-    }
-    rows
-}
-
-/// The rows of one entry's children (at `depth`, the parent's), in drawing order (see
-/// [`tree_rows`]).
-fn place_children(
-    children: &[usize],
-    depth: usize,
-    has_children: impl Fn(usize) -> bool,
-    on_leaf_path: impl Fn(usize) -> bool,
-) -> Vec<TreeRow> {
-    let row = |index, depth, side| TreeRow { index, depth, side };
-    if let [only] = children {
-        return vec![row(*only, depth, false)];
-    }
-    let going_on = children
-        .iter()
-        .copied()
-        .find(|&child| on_leaf_path(child))
-        .or_else(|| {
-            let mut parents = children
-                .iter()
-                .copied()
-                .filter(|&child| has_children(child));
-            match (parents.next(), parents.next()) {
-                (Some(one), None) => Some(one),
-                (Some(_), Some(_)) | (None, _) => None,
-            }
-        });
-    let mut placed: Vec<TreeRow> = children
-        .iter()
-        .filter(|&&child| Some(child) != going_on)
-        .map(|&child| row(child, depth + 1, true))
-        .collect();
-    placed.extend(going_on.map(|child| row(child, depth, false)));
-    placed
 }
 
 pub fn context(

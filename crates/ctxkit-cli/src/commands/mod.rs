@@ -38,6 +38,7 @@ mod summary_setup;
 mod themes_in_use;
 mod tokens;
 mod tool_boundary;
+mod tree_text;
 mod trust;
 mod undo;
 mod web;

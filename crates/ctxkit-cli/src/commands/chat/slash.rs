@@ -11,7 +11,7 @@ use ctxkit_tokens::estimate_tokens;
 use super::Chat;
 use super::agent::Ask;
 use crate::commands::compaction::describe_compaction;
-use crate::commands::inspect::write_tree;
+use crate::commands::tree_text::write_tree;
 use crate::render::{counted, one_line};
 
 /// What the input loop does after a command.
