@@ -24,6 +24,35 @@ const PROHIBITION_MARKERS: &[&str] = &[
     "não",
     "non ",
     "nie ",
+    // Korean's negative imperative (`하지 마세요`, `바꾸지 말고`) and "forbidden".
+    "지 마",
+    "지 말",
+    "금지",
+    // Russian's negative imperatives (a bare `не ` negates statements too: `тесты не проходят`).
+    "нельзя",
+    "не надо",
+    "не нужно",
+    "запрещ",
+    "не трогай",
+    "не меняй",
+    "не изменяй",
+    "не удаляй",
+    "не используй",
+    "не добавляй",
+    "не делай",
+    // Arabic's "forbidden", "must not", and negative imperatives (`لا ت…` alone also opens a
+    // statement: `الاختبارات لا تعمل`, the tests do not work).
+    "ممنوع",
+    "يجب ألا",
+    "يجب عدم",
+    "لا يجب",
+    "لا تقم",
+    "لا تستخدم",
+    "لا تغير",
+    "لا تحذف",
+    "لا تعدل",
+    "لا تلمس",
+    "لا تضف",
 ];
 
 /// The English markers that are a prohibition only when they open a clause addressed to the
@@ -173,6 +202,15 @@ mod tests {
         ("Keep going, but don’t rename the module.", true),
         ("No new crates.", true),
         ("Ändere die API nicht.", true),
+        ("main 브랜치에 직접 푸시하지 마세요.", true),
+        ("새 의존성은 추가하지 말고 표준 라이브러리만 쓰세요.", true),
+        ("Не трогай публичный API в api/routes.py.", true),
+        ("Новые зависимости добавлять нельзя.", true),
+        ("لا تستخدم مكتبات جديدة في requirements.txt.", true),
+        ("ممنوع تغيير المخطط.", true),
+        ("테스트가 통과하지 않습니다.", false),
+        ("Тесты не проходят на CI.", false),
+        ("الاختبارات لا تعمل على CI.", false),
         (
             "I don't know why the nightly export job crashes on Windows.",
             false,

@@ -396,7 +396,8 @@ pub fn blocked(digest: &Digest) -> Vec<Item> {
     items
 }
 
-/// Words of a sentence that states a choice or a finding.
+/// Words of a sentence that states a choice or a finding ("because" holds "cause"), in the
+/// languages sessions are held in: a reply in another language named its choices in none.
 const DECISION_MARKERS: &[&str] = &[
     "i'll ",
     "rather than",
@@ -404,6 +405,29 @@ const DECISION_MARKERS: &[&str] = &[
     "decided",
     "cause",
     "原因",
+    // Chinese and Japanese: instead of, switch to, decide, because; Japanese "decided to".
+    "而不是",
+    "改用",
+    "决定",
+    "因为",
+    "代わりに",
+    "ことにし",
+    // Korean: instead, decision, cause, because.
+    "대신",
+    "결정",
+    "원인",
+    "때문",
+    // Russian: instead of, decided, cause or reason, because.
+    "вместо",
+    "решил",
+    "причин",
+    "потому что",
+    // Arabic: instead of, I decided, the cause, because.
+    "بدلا من",
+    "بدلاً من",
+    "قررت",
+    "السبب",
+    "لأن",
 ];
 
 pub fn decisions(digest: &Digest) -> Vec<Item> {

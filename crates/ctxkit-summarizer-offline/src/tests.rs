@@ -954,3 +954,52 @@ fn blocked_quotes_the_diagnostic_line_not_the_tally() {
         );
     }
 }
+
+/// The section of `summary` under `heading`, to the next heading of its level or above.
+fn section<'a>(summary: &'a str, heading: &str) -> &'a str {
+    let start = summary
+        .find(heading)
+        .map_or(summary.len(), |at| at + heading.len());
+    let rest = &summary[start..];
+    rest.find("\n## ").map_or(rest, |end| &rest[..end])
+}
+
+/// QA r107 (i18n): a session held in Korean, Russian or Arabic kept the user's prohibition among
+/// the goals and named none of the assistant's choices (Key Decisions empty; Chinese, Japanese and
+/// the languages of Latin script had their markers).
+#[test]
+fn prohibitions_and_choices_are_found_in_korean_russian_and_arabic() {
+    let cases = [
+        (
+            "api/routes.py의 /health 엔드포인트를 고쳐 주세요. main 브랜치에 직접 푸시하지 마세요.",
+            "`requests` 대신 `httpx`를 쓰기로 결정했습니다: `api/routes.py`에서 시간 제한을 지원합니다.",
+            "푸시하지 마세요",
+            "`requests` 대신 `httpx`",
+        ),
+        (
+            "Почини эндпоинт /health в api/routes.py. Не трогай публичный API.",
+            "Я использую `httpx` вместо `requests`: в `api/routes.py` нужен таймаут.",
+            "Не трогай публичный API",
+            "`httpx` вместо `requests`",
+        ),
+        (
+            "أصلح نقطة /health في api/routes.py. لا تستخدم مكتبات جديدة.",
+            "استخدمت `httpx` بدلاً من `requests` في `api/routes.py` لأن المهلة مطلوبة.",
+            "لا تستخدم مكتبات جديدة",
+            "`httpx` بدلاً من `requests`",
+        ),
+    ];
+    for (ask, reply, prohibition, choice) in cases {
+        let span = messages(json!([
+            {"role": "user", "content": ask},
+            {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": reply}]},
+            {"role": "user", "content": "ok"},
+            {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "Done."}]},
+        ]));
+        let summary = summarize_offline(&request(span, None, 13_107));
+        let constraints = section(&summary, "## Constraints & Preferences");
+        assert!(constraints.contains(prohibition), "{summary}");
+        let decisions = section(&summary, "## Key Decisions");
+        assert!(decisions.contains(choice), "{summary}");
+    }
+}
