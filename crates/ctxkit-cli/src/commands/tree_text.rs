@@ -70,13 +70,33 @@ struct TreeRow {
     last: bool,
 }
 
-/// Each row's indentation and connector. A side row at depth `d` has its connector in step
-/// `d − 1`; its branch is every row after it that is deeper, or as deep and not a side row (the
-/// branch's own line), and while it lasts, step `d − 1` shows `│` unless the row was the last.
+/// Where a row of a drawn tree stands (the text tree's, the chat's `/tree`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Placement {
+    /// Indentation, in steps of two columns.
+    pub depth: usize,
+    /// One of several children, drawn with a connector in the step before its depth.
+    pub side: bool,
+    /// A side row no sibling follows (`└ `).
+    pub last: bool,
+}
+
 fn prefixes(rows: &[TreeRow]) -> Vec<String> {
+    connector_prefixes(rows.iter().map(|row| Placement {
+        depth: row.depth,
+        side: row.side,
+        last: row.last,
+    }))
+}
+
+/// Each row's indentation and connector, in drawing order. A side row at depth `d` has its
+/// connector in step `d − 1`; its branch is every row after it that is deeper, or as deep and not
+/// a side row (the branch's own line), and while it lasts, step `d − 1` shows `│` unless the row
+/// was the last.
+pub(crate) fn connector_prefixes(rows: impl IntoIterator<Item = Placement>) -> Vec<String> {
     // The side rows whose branch is being drawn: their depth, and whether a line runs down it.
     let mut open: Vec<(usize, bool)> = Vec::new();
-    rows.iter()
+    rows.into_iter()
         .map(|row| {
             open.retain(|&(depth, _)| depth < row.depth || (depth == row.depth && !row.side));
             let steps = row.depth.saturating_sub(usize::from(row.side));

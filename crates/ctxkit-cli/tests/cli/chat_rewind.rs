@@ -150,7 +150,15 @@ fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
 
     // To a prompt of the user, with a focus for the summary: its text comes back to edit.
     tmux.line("/tree");
-    wait_list(&tmux, "Session tree");
+    let screen = wait_list(&tmux, "Session tree");
+    // The branch left and the one taken, drawn with connectors as Pi's tree draws them.
+    assert!(
+        screen.contains("├ user: two")
+            && screen.contains("│ assistant: Second answer.")
+            && screen.contains("└ branch summary: ")
+            && screen.contains("  assistant: After the jump."),
+        "{screen}"
+    );
     move_up_to(&tmux, "user: one");
     tmux.keys(&["Enter"]);
     wait_list(&tmux, "Summarize it with a focus");

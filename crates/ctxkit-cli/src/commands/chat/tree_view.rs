@@ -16,6 +16,7 @@ use super::Chat;
 use super::agent::Ask;
 use super::picker::{List, Picked, pick, pick_scrolled};
 use super::slash::Action;
+use crate::commands::tree_text::{Placement, connector_prefixes};
 use crate::render::{entry_summary, one_line};
 
 /// One entry of the tree; its text is rendered when its row is shown.
@@ -23,6 +24,8 @@ use crate::render::{entry_summary, one_line};
 struct TreeRow {
     entry: StoredEntry,
     depth: usize,
+    /// The indentation and connector before the entry's kind (`│ ├ `).
+    prefix: String,
     mark: &'static str,
     is_leaf: bool,
     label: Option<String>,
@@ -58,7 +61,7 @@ impl TreeRow {
                 self.mark,
                 entry.id(),
                 format!("~{tokens} tok"),
-                indent(self.depth),
+                indent(&self.prefix, self.depth),
                 one_line(&text, 70)
             ),
             detail: format!(
@@ -75,12 +78,13 @@ impl TreeRow {
 /// Deepest indentation shown; deeper entries say their depth instead.
 const MAX_INDENT: usize = 8;
 
-/// The indentation of an entry `depth` branches deep.
-fn indent(depth: usize) -> String {
+/// The indentation of an entry `depth` branches deep, its connectors `prefix` (two columns a step).
+fn indent(prefix: &str, depth: usize) -> String {
     if depth <= MAX_INDENT {
-        "  ".repeat(depth)
+        prefix.to_owned()
     } else {
-        format!("{}»{depth} ", "  ".repeat(MAX_INDENT))
+        let shown: String = prefix.chars().take(2 * MAX_INDENT).collect();
+        format!("{shown}»{depth} ")
     }
 }
 
@@ -210,19 +214,33 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
         .map(|node| (node.index, node.children))
         .collect();
     let mut indent: HashMap<usize, usize> = HashMap::new();
+    // Children of each entry drawn so far: the last of several gets `└ `.
+    let mut seen: HashMap<usize, usize> = HashMap::new();
     let mut rows = Vec::new();
+    let mut placements = Vec::new();
     let mut leaf_row = 0;
     for node in &nodes {
         let Some(entry) = index.get(node.index) else {
             continue;
         };
-        let depth = match index.parent(node.index) {
+        let placement = match index.parent(node.index) {
             Some(parent) => {
-                let branches = children.get(&parent).copied().unwrap_or(0) > 1;
-                indent.get(&parent).copied().unwrap_or(0) + usize::from(branches)
+                let siblings = children.get(&parent).copied().unwrap_or(0);
+                let before = seen.entry(parent).or_default();
+                *before += 1;
+                Placement {
+                    depth: indent.get(&parent).copied().unwrap_or(0) + usize::from(siblings > 1),
+                    side: siblings > 1,
+                    last: *before == siblings,
+                }
             }
-            None => 0,
+            None => Placement {
+                depth: 0,
+                side: false,
+                last: false,
+            },
         };
+        let depth = placement.depth;
         indent.insert(node.index, depth);
         if entry.type_name() == "usage" && Some(entry.id()) != leaf {
             continue;
@@ -238,13 +256,18 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
         } else {
             "  "
         };
+        placements.push(placement);
         rows.push(TreeRow {
             entry: entry.clone(),
             depth,
+            prefix: String::new(),
             mark,
             is_leaf,
             label: index.label(entry.id()).map(str::to_owned),
         });
+    }
+    for (row, prefix) in rows.iter_mut().zip(connector_prefixes(placements)) {
+        row.prefix = prefix;
     }
     (rows, leaf_row)
 }
