@@ -869,3 +869,37 @@ fn a_streamed_reply_of_wide_characters_is_shown_once() {
     assert!(screen.contains("> joined please"), "{screen}");
     assert_eq!(screen.matches('界').count(), 200, "{screen}");
 }
+
+/// A local server without a reasoning parser streams the model's reasoning inside the content,
+/// between `<think>` tags cut across chunks. The chat showed it as the answer (as Pi does); it is
+/// the reply's thinking now, shown as thinking, and the answer alone is the answer.
+#[test]
+fn reasoning_streamed_between_think_tags_is_shown_as_thinking() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(Format::Chat, 100_000, json!({}));
+    world.server.answer(Format::Chat.text(
+        "<think>\nThe user asks for a sum; 2 and 2 make 4.\n</th",
+        "ink>\n\nIt is FOUR-ANSWER.",
+        Duration::from_millis(100),
+        300,
+    ));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("what is 2 + 2?");
+    let screen = tmux.wait_idle(2);
+    assert!(screen.contains("It is FOUR-ANSWER."), "{screen}");
+    assert!(screen.contains("2 and 2 make 4"), "{screen}");
+    assert!(!screen.contains("think>"), "{screen}");
+    let reply = world
+        .entries()
+        .into_iter()
+        .rev()
+        .find(|entry| entry["message"]["role"] == "assistant")
+        .unwrap();
+    let content = &reply["message"]["content"];
+    assert_eq!(content[0]["type"], "thinking", "{content}");
+    assert_eq!(content[0]["thinkingSignature"], "think-tags", "{content}");
+    assert_eq!(content[1]["text"], "It is FOUR-ANSWER.", "{content}");
+}

@@ -8,6 +8,7 @@ pub(crate) mod gemini;
 pub(crate) mod openai_chat;
 pub(crate) mod openai_responses;
 pub(crate) mod sse;
+pub(crate) mod think_tags;
 
 use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{AssistantMessage, ContentBlock, JsonObject, Usage};

@@ -11,6 +11,7 @@ use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{ContentBlock, JsonObject};
 use serde_json::Value;
 
+use super::think_tags::{Piece, Splitter, THINK_TAGS};
 use super::{Assembly, ChatDelta, DeltaSink, StreamError};
 use crate::wire::{openai_chat_tools, reasoning_details};
 
@@ -24,6 +25,8 @@ pub(crate) struct State {
     done: bool,
     /// The `reasoning_details` items so far (OpenRouter), kept as the thinking block's signature.
     details: Vec<Value>,
+    /// A content that opens with `<think>` (a local server without a reasoning parser).
+    tags: Splitter,
 }
 
 /// One call of the reply: where its pieces go.
@@ -104,9 +107,38 @@ impl State {
         }
     }
 
+    /// Appends content pieces: thinking read between `<think>` tags, then text.
+    fn take(&mut self, assembly: &mut Assembly, pieces: Vec<Piece>, sink: &mut DeltaSink<'_>) {
+        for piece in pieces {
+            match piece {
+                Piece::Thinking(thinking) => {
+                    let position = self.thinking_position(assembly, THINK_TAGS);
+                    assembly.append(position, &thinking, sink);
+                }
+                Piece::Text(text) => {
+                    if self.thinking.is_some() && self.text.is_none() {
+                        sink(ChatDelta::BlockEnd);
+                    }
+                    let position = match self.text {
+                        Some(position) => position,
+                        None => {
+                            let position = assembly.start_text(JsonObject::new());
+                            self.text = Some(position);
+                            position
+                        }
+                    };
+                    assembly.append(position, &text, sink);
+                }
+            }
+        }
+    }
+
     /// Signs the thinking block with the `reasoning_details` items read, as JSON (written once,
-    /// however many pieces streamed), so they go back with the message as Pi sends them.
+    /// however many pieces streamed), so they go back with the message as Pi sends them; content
+    /// held while it could be the start of a `<think>` tag is written (a stream cut short).
     pub(crate) fn settle(&mut self, assembly: &mut Assembly) {
+        let held = self.tags.finish();
+        self.take(assembly, held, &mut |_| {});
         if self.details.is_empty() {
             return;
         }
@@ -157,30 +189,24 @@ impl State {
         }
         let delta = choice.get("delta").unwrap_or(&Value::Null);
         if let Some((field, reasoning)) = openai_chat_tools::reasoning_of(delta) {
+            let held = self.tags.content_is_text();
+            self.take(assembly, held, sink);
             let position = self.thinking_position(assembly, field);
             assembly.append(position, reasoning, sink);
         }
         self.read_details(assembly, delta);
         let text = delta.get("content").and_then(Value::as_str).unwrap_or("");
-        if !text.is_empty() {
-            if self.thinking.is_some() && self.text.is_none() {
-                sink(ChatDelta::BlockEnd);
-            }
-            let position = match self.text {
-                Some(position) => position,
-                None => {
-                    let position = assembly.start_text(JsonObject::new());
-                    self.text = Some(position);
-                    position
-                }
-            };
-            assembly.append(position, text, sink);
-        }
+        let pieces = self.tags.split(text);
+        self.take(assembly, pieces, sink);
         let calls = delta
             .get("tool_calls")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or_default();
+        if !calls.is_empty() {
+            let held = self.tags.finish();
+            self.take(assembly, held, sink);
+        }
         for call in calls {
             let position = self.call_position(assembly, call, sink);
             if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
@@ -193,6 +219,8 @@ impl State {
             .and_then(Value::as_str)
             .filter(|reason| !reason.is_empty())
         {
+            let held = self.tags.finish();
+            self.take(assembly, held, sink);
             if self.text.is_some() || self.thinking.is_some() {
                 sink(ChatDelta::BlockEnd);
             }

@@ -82,6 +82,45 @@ fn chat_completions_text_reasoning_and_a_call_in_pieces() {
     assert_eq!(shown[2], ChatDelta::Text("Let".into()));
 }
 
+/// A local server without a reasoning parser (Ollama, llama.cpp serving Qwen3) sends the
+/// reasoning inside `content` between `<think>` tags, cut anywhere: it is the reply's thinking,
+/// shown as thinking, and the answer after it is the text (Pi shows it all as the answer).
+#[test]
+fn chat_completions_reasoning_between_think_tags_is_thinking() {
+    let chunk = |content: &str, finish: Value| {
+        (
+            None,
+            json!({"id": "c1", "choices": [{"index": 0, "delta": {"content": content},
+                "finish_reason": finish}]}),
+        )
+    };
+    let events = vec![
+        chunk("<thi", Value::Null),
+        chunk("nk>\nThe sum is ", Value::Null),
+        chunk("easy.\n</th", Value::Null),
+        chunk("ink>\n\nIt is ", Value::Null),
+        chunk("4.", json!("stop")),
+    ];
+    let (reply, shown) = read(
+        Api::OpenAiChat,
+        &format!("{}data: [DONE]\n\n", sse(&events)),
+    );
+    let reply = reply.unwrap();
+    let ContentBlock::Thinking(thinking) = &reply.content[0] else {
+        panic!("{:?}", reply.content)
+    };
+    assert_eq!(thinking.thinking, "\nThe sum is easy.\n");
+    assert_eq!(thinking.thinking_signature.as_deref(), Some("think-tags"));
+    assert!(matches!(&reply.content[1], ContentBlock::Text(t) if t.text == "It is 4."));
+    assert_eq!(reply.content.len(), 2);
+    assert!(shown.contains(&ChatDelta::BlockEnd));
+    assert!(
+        shown
+            .iter()
+            .all(|delta| !matches!(delta, ChatDelta::Text(text) if text.contains("think")))
+    );
+}
+
 /// Moonshot (Kimi) sends the usage inside the last choice, not beside it: it is read there, and
 /// the chunk's own usage wins when both are sent.
 #[test]

@@ -14,6 +14,7 @@ use super::openai_chat::{chat_completions_request, chat_usage};
 use super::reasoning_details;
 use crate::chat::ChatRequest;
 use crate::config::ProviderConfig;
+use crate::stream::think_tags::THINK_TAGS;
 
 /// The error of a reply stopped by the provider's content filter.
 pub(crate) const CONTENT_FILTER: &str = "The provider's content filter stopped the reply";
@@ -209,6 +210,14 @@ fn assistant(config: &ProviderConfig, reply: &AssistantMessage) -> Option<Value>
         }
     }
     let thinking_text = thinking_as_text(config, reply);
+    // Reasoning the server sent between `<think>` tags goes back between them (a chat template
+    // reads it there), for this model's replies whose thinking the view kept.
+    let tagged = tagged_thinking(config, reply).filter(|_| thinking_text.is_none());
+    let joined;
+    if let Some(thinking) = &tagged {
+        joined = format!("<think>{thinking}</think>\n\n{}", texts.join("\n"));
+        texts = vec![joined.as_str()];
+    }
     if texts.is_empty() && calls.is_empty() && thinking_text.is_none() {
         return None;
     }
@@ -279,6 +288,32 @@ fn thinking_as_text(config: &ProviderConfig, reply: &AssistantMessage) -> Option
         })
         .collect();
     (!blocks.is_empty()).then(|| blocks.join("\n\n"))
+}
+
+/// The thinking of one of this model's replies that the server sent between `<think>` tags
+/// (signed [`THINK_TAGS`]), its non-blank blocks joined; `None` for any other reply.
+fn tagged_thinking(config: &ProviderConfig, reply: &AssistantMessage) -> Option<String> {
+    if !conversation::from_this_model(reply, config) {
+        return None;
+    }
+    let blocks: Vec<&str> = reply
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Thinking(thinking)
+                if thinking.thinking_signature.as_deref() == Some(THINK_TAGS)
+                    && !thinking.thinking.trim().is_empty() =>
+            {
+                Some(thinking.thinking.as_str())
+            }
+            ContentBlock::Thinking(_)
+            | ContentBlock::Text(_)
+            | ContentBlock::ToolCall(_)
+            | ContentBlock::Image(_)
+            | ContentBlock::Unknown(_) => None,
+        })
+        .collect();
+    (!blocks.is_empty()).then(|| blocks.concat())
 }
 
 /// The `reasoning_details` a reply sends back: those its first thinking block signed with them
@@ -375,6 +410,21 @@ fn user_content(parts: &[Part<'_>]) -> Value {
     Value::Array(parts)
 }
 
+/// A whole content's thinking between `<think>` tags, if it opens with them, and its text.
+fn split_think_tags(content: &str) -> (String, String) {
+    let mut splitter = crate::stream::think_tags::Splitter::default();
+    let mut pieces = splitter.split(content);
+    pieces.extend(splitter.finish());
+    let (mut thinking, mut text) = (String::new(), String::new());
+    for piece in pieces {
+        match piece {
+            crate::stream::think_tags::Piece::Thinking(part) => thinking.push_str(&part),
+            crate::stream::think_tags::Piece::Text(part) => text.push_str(&part),
+        }
+    }
+    (thinking, text)
+}
+
 /// The reply of a success response, without provider, model or timestamp.
 pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
     let choice = value.pointer("/choices/0").ok_or("no `choices`")?;
@@ -417,6 +467,19 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
             .join("\n"),
         Some(_) | None => String::new(),
     };
+    // Reasoning between `<think>` tags opening the content, when no field carried any.
+    let (tagged, text) = if content.is_empty() {
+        split_think_tags(&text)
+    } else {
+        (String::new(), text)
+    };
+    if !tagged.is_empty() {
+        content.push(ContentBlock::Thinking(ThinkingContent {
+            thinking: tagged,
+            thinking_signature: Some(THINK_TAGS.to_owned()),
+            extra: JsonObject::new(),
+        }));
+    }
     if !text.is_empty() {
         content.push(ContentBlock::Text(TextContent {
             text,

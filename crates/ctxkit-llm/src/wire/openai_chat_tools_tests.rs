@@ -384,3 +384,59 @@ fn chat_completions_ids_follow_pis_rule() {
     assert_eq!(chat_completions_id(&plain, "vllm"), plain);
     assert_eq!(chat_completions_id("toolu_01", "openai"), "toolu_01");
 }
+
+/// Reasoning the server sent between `<think>` tags goes back between them in the content (the
+/// model's chat template reads it there), for this model's replies only.
+#[test]
+fn reasoning_read_between_think_tags_goes_back_between_them() {
+    let config = config();
+    let reply = |provider: &str| {
+        message(json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "\nCheck main.rs first.\n", "thinkingSignature": "think-tags"},
+            {"type": "text", "text": "Reading it."},
+            {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "main.rs"}}
+        ], "provider": provider, "model": "qwen3-coder", "api": "openai-completions",
+        "stopReason": "toolUse", "timestamp": 2}))
+    };
+    let result = message(
+        json!({"role": "toolResult", "toolCallId": "call_1", "toolName": "read",
+        "content": [{"type": "text", "text": "fn main() {}"}], "isError": false, "timestamp": 3}),
+    );
+    let user = message(json!({"role": "user", "content": "show main.rs", "timestamp": 1}));
+    let wire = build(
+        &config,
+        &request(vec![user.clone(), reply("vllm"), result.clone()]),
+    );
+    assert_eq!(
+        wire.body["messages"][2]["content"],
+        "<think>\nCheck main.rs first.\n</think>\n\nReading it."
+    );
+    assert!(wire.body["messages"][2].get("reasoning_content").is_none());
+    let other = build(&config, &request(vec![user, reply("ollama"), result]));
+    assert_eq!(other.body["messages"][2]["content"], "Reading it.");
+}
+
+/// A whole (unstreamed) reply whose content opens with `<think>` tags: its thinking and its text;
+/// a reply with a reasoning field keeps the tags in its text, as the server sent them.
+#[test]
+fn a_whole_reply_opening_with_think_tags_is_read_as_thinking_and_text() {
+    let reply = |message: serde_json::Value| {
+        parse(
+            &json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "qwen3",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}]}),
+        )
+        .unwrap()
+    };
+    let tagged = reply(json!({"role": "assistant",
+        "content": "<think>\nAdd them.\n</think>\n\nIt is 4."}));
+    assert!(matches!(&tagged.content[0], ContentBlock::Thinking(t)
+        if t.thinking == "\nAdd them.\n" && t.thinking_signature.as_deref() == Some("think-tags")));
+    assert!(matches!(&tagged.content[1], ContentBlock::Text(t) if t.text == "It is 4."));
+    let fielded = reply(
+        json!({"role": "assistant", "reasoning_content": "Add them.",
+        "content": "<think>x</think> is a tag."}),
+    );
+    assert!(
+        matches!(&fielded.content[1], ContentBlock::Text(t) if t.text == "<think>x</think> is a tag.")
+    );
+}
