@@ -226,6 +226,9 @@ impl Engine {
             }
         };
         let retry_allowed = trigger == Trigger::AfterRun;
+        // A session another process writes is refused before its summary is paid for, as
+        // `compact` refuses it (the write after the summary would be refused anyway).
+        state.session.hold_lock()?;
         let end = match self
             .run_locked(&mut state, reason, planned, None, retry_allowed)
             .await

@@ -157,6 +157,33 @@ async fn a_summary_is_not_paid_for_on_a_session_another_writer_holds() {
     assert_eq!(info["result"]["leaf_id"], json!(replies[1]), "{info}");
 }
 
+/// The same for the checks a client makes around a run: `check.before_prompt` and
+/// `check.after_run` over the threshold asked the model for a summary the other writer's lock
+/// then refused. They are refused before the model is asked; under the threshold they answer.
+#[tokio::test]
+async fn a_check_does_not_pay_for_a_summary_on_a_session_another_writer_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = start_with(dir.path(), None);
+    let (file, _) = two_turns(&mut writer, dir.path()).await;
+    let counting = Arc::new(Counting::default());
+    let mut other = start_summarizing(dir.path(), None, counting.clone());
+    let opened = other.call("session.open", json!({"path": file})).await;
+    assert!(opened["result"].is_object(), "{opened}");
+    let model = |window: u64| json!({"model": {"provider": "faux", "id": "faux-1", "context_window": window}});
+    other.call("model.set", model(1_000_000)).await;
+    let under = other.call("check.before_prompt", Value::Null).await;
+    assert!(under["result"].is_object(), "{under}");
+    other.call("model.set", model(2_005)).await;
+    for check in ["check.before_prompt", "check.after_run"] {
+        let refused = other.call(check, Value::Null).await;
+        assert_eq!(
+            refused["error"]["data"]["kind"], "session_in_use",
+            "{check}: {refused}"
+        );
+    }
+    assert_eq!(counting.asked.load(Ordering::SeqCst), 0);
+}
+
 /// D2: `view.get` on a session Pi 1.6.0 wrote held Pi's recorded system prompt
 /// (`{"role":"system","content":"","sections":…}`) among the messages, which no provider takes
 /// there. It is left out; `transcript.get` still shows it.
