@@ -26,13 +26,15 @@ pub fn edit(text: &str, configured: Option<&str>) -> Result<String> {
         .and_then(|()| file.flush())
         .context("cannot write the prompt for the editor")?;
     // Through the shell, as git does: `EDITOR="code --wait"` takes its arguments.
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg("sh")
-        .arg(file.path())
-        .status()
-        .with_context(|| format!("cannot start the editor `{editor}`"))?;
+    let status = super::enter_key::as_a_shell_reads_it(|| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("sh")
+            .arg(file.path())
+            .status()
+    })
+    .with_context(|| format!("cannot start the editor `{editor}`"))?;
     if !status.success() {
         bail!("the editor `{editor}` failed ({status}); the prompt is unchanged");
     }

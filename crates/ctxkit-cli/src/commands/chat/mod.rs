@@ -10,6 +10,7 @@ mod banner;
 mod clipboard;
 mod code_blocks;
 mod cursor_keys;
+mod enter_key;
 mod escape;
 mod export;
 mod external_editor;

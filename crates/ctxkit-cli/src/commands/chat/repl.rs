@@ -257,6 +257,8 @@ pub fn run(
     // and ours must be installed on top of it (it chains to the editor's). At the input line the
     // terminal is in raw mode and Ctrl-C is a key the editor reads.
     listen_for_interrupts(runtime, chat)?;
+    // After the signal handlers saved the shell's mode, which they put back.
+    let _enter_kept = super::enter_key::EnterKept::on_stdin();
     opening(runtime, chat, &mut terminal)?;
     let mut initial = String::new();
     // Lines typed ahead after the one entered now, set aside while it runs.
