@@ -213,8 +213,18 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
         .iter()
         .map(|node| (node.index, node.children))
         .collect();
+    // Usage records (Pi 0.87) are bookkeeping, hidden as in Pi's tree view, unless one is the leaf.
+    let hidden = |entry: &StoredEntry| entry.type_name() == "usage" && Some(entry.id()) != leaf;
+    // Children of each entry that are drawn, and how many of them so far: the last gets `└ `.
+    let mut drawn_children: HashMap<usize, usize> = HashMap::new();
+    for node in &nodes {
+        if let (Some(entry), Some(parent)) = (index.get(node.index), index.parent(node.index))
+            && !hidden(entry)
+        {
+            *drawn_children.entry(parent).or_default() += 1;
+        }
+    }
     let mut indent: HashMap<usize, usize> = HashMap::new();
-    // Children of each entry drawn so far: the last of several gets `└ `.
     let mut seen: HashMap<usize, usize> = HashMap::new();
     let mut rows = Vec::new();
     let mut placements = Vec::new();
@@ -227,11 +237,11 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
             Some(parent) => {
                 let siblings = children.get(&parent).copied().unwrap_or(0);
                 let before = seen.entry(parent).or_default();
-                *before += 1;
+                *before += usize::from(!hidden(entry));
                 Placement {
                     depth: indent.get(&parent).copied().unwrap_or(0) + usize::from(siblings > 1),
                     side: siblings > 1,
-                    last: *before == siblings,
+                    last: Some(&*before) == drawn_children.get(&parent),
                 }
             }
             None => Placement {
@@ -242,7 +252,7 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
         };
         let depth = placement.depth;
         indent.insert(node.index, depth);
-        if entry.type_name() == "usage" && Some(entry.id()) != leaf {
+        if hidden(entry) {
             continue;
         }
         let is_leaf = Some(entry.id()) == leaf;
