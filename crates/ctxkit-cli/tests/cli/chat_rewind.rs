@@ -250,6 +250,7 @@ fn esc_during_a_branch_summary_comes_back_to_the_tree() {
     let world = World::new(100_000, json!({}));
     world.answer(text("First answer.", 300));
     world.answer(text("Second answer.", 400));
+    world.answer(text("After the move.", 500));
     world.summary_delay(std::time::Duration::from_secs(30));
     let tmux = two_prompts_then_tree(&world);
     wait_list(&tmux, "Session tree");
@@ -285,6 +286,16 @@ fn esc_during_a_branch_summary_comes_back_to_the_tree() {
             .entries(&file)
             .iter()
             .all(|entry| entry["type"] != "branch_summary")
+    );
+    // The move's marker (hidden by the default filter) starts the new branch: the tree hangs it
+    // from the reply it left, the last of two branches there.
+    tmux.line("three");
+    tmux.wait_for("After the move.");
+    tmux.line("/tree");
+    let screen = wait_list(&tmux, "Session tree");
+    assert!(
+        screen.contains("├ user: two") && screen.contains("└ user: three"),
+        "{screen}"
     );
 }
 

@@ -23,6 +23,8 @@ use crate::render::{entry_summary, one_line};
 #[derive(Debug, Clone)]
 struct TreeRow {
     entry: StoredEntry,
+    /// The entry's place in the session's index.
+    node: usize,
     depth: usize,
     /// The indentation and connector before the entry's kind (`│ ├ `).
     prefix: String,
@@ -183,11 +185,12 @@ impl TreeFilter {
     }
 }
 
-/// The rows `filter` shows, and where `row` (of every row) is among them, or the nearest before.
-fn filtered(rows: &[TreeRow], filter: TreeFilter, row: usize) -> (Vec<TreeRow>, usize) {
+/// The rows `filter` shows, laid out as a tree of their own, and where `row` (of every row) is
+/// among them, or the nearest before.
+fn filtered(tree: &Tree, filter: TreeFilter, row: usize) -> (Vec<TreeRow>, usize) {
     let mut start = 0;
     let mut kept = Vec::new();
-    for (index, candidate) in rows.iter().enumerate() {
+    for (index, candidate) in tree.rows.iter().enumerate() {
         if filter.shows(candidate) {
             if index <= row {
                 start = kept.len();
@@ -195,53 +198,53 @@ fn filtered(rows: &[TreeRow], filter: TreeFilter, row: usize) -> (Vec<TreeRow>, 
             kept.push(candidate.clone());
         }
     }
+    lay_out(&mut kept, &tree.parents);
     (kept, start)
 }
 
-/// The rows of the tree in display order (usage records hidden) and the leaf's row; only ids,
-/// depths and labels are read here, no entry's text.
-fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
-    let index = session.index();
-    let leaf = session.leaf_id();
-    let on_branch: HashSet<&str> = session
-        .branch_path(None)
-        .into_iter()
-        .map(StoredEntry::id)
-        .collect();
-    let nodes = session.tree();
-    let children: HashMap<usize, usize> = nodes
-        .iter()
-        .map(|node| (node.index, node.children))
-        .collect();
-    // Usage records (Pi 0.87) are bookkeeping, hidden as in Pi's tree view, unless one is the leaf.
-    let hidden = |entry: &StoredEntry| entry.type_name() == "usage" && Some(entry.id()) != leaf;
-    // Children of each entry that are drawn, and how many of them so far: the last gets `└ `.
-    let mut drawn_children: HashMap<usize, usize> = HashMap::new();
-    for node in &nodes {
-        if let (Some(entry), Some(parent)) = (index.get(node.index), index.parent(node.index))
-            && !hidden(entry)
-        {
-            *drawn_children.entry(parent).or_default() += 1;
+/// Every row of the tree, in display order, and what lays out a part of them.
+struct Tree {
+    rows: Vec<TreeRow>,
+    /// The leaf's row.
+    leaf: usize,
+    /// Each entry's parent (by place in the session's index), shown or not.
+    parents: HashMap<usize, usize>,
+}
+
+/// Each row's depth and connectors among `rows` alone, as Pi lays out a filtered tree: a row hangs
+/// from its nearest ancestor that is shown (a `/tree` move's marker, hidden by the default filter,
+/// left the branch it started without its `└`). Children of an entry with several are one step
+/// right, with a connector; a single child keeps its parent's column.
+fn lay_out(rows: &mut [TreeRow], parents: &HashMap<usize, usize>) {
+    let shown: HashSet<usize> = rows.iter().map(|row| row.node).collect();
+    let shown_parent = |node: usize| {
+        let mut at = parents.get(&node).copied();
+        while let Some(parent) = at {
+            if shown.contains(&parent) {
+                return Some(parent);
+            }
+            at = parents.get(&parent).copied();
         }
+        None
+    };
+    let parent_of: Vec<Option<usize>> = rows.iter().map(|row| shown_parent(row.node)).collect();
+    let mut children: HashMap<usize, usize> = HashMap::new();
+    for parent in parent_of.iter().flatten() {
+        *children.entry(*parent).or_default() += 1;
     }
-    let mut indent: HashMap<usize, usize> = HashMap::new();
+    let mut depth_of: HashMap<usize, usize> = HashMap::new();
     let mut seen: HashMap<usize, usize> = HashMap::new();
-    let mut rows = Vec::new();
-    let mut placements = Vec::new();
-    let mut leaf_row = 0;
-    for node in &nodes {
-        let Some(entry) = index.get(node.index) else {
-            continue;
-        };
-        let placement = match index.parent(node.index) {
+    let mut placements = Vec::with_capacity(rows.len());
+    for (row, parent) in rows.iter_mut().zip(&parent_of) {
+        let placement = match parent {
             Some(parent) => {
-                let siblings = children.get(&parent).copied().unwrap_or(0);
-                let before = seen.entry(parent).or_default();
-                *before += usize::from(!hidden(entry));
+                let siblings = children.get(parent).copied().unwrap_or(0);
+                let before = seen.entry(*parent).or_default();
+                *before += 1;
                 Placement {
-                    depth: indent.get(&parent).copied().unwrap_or(0) + usize::from(siblings > 1),
+                    depth: depth_of.get(parent).copied().unwrap_or(0) + usize::from(siblings > 1),
                     side: siblings > 1,
-                    last: Some(&*before) == drawn_children.get(&parent),
+                    last: *before == siblings,
                 }
             }
             None => Placement {
@@ -250,14 +253,44 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
                 last: false,
             },
         };
-        let depth = placement.depth;
-        indent.insert(node.index, depth);
-        if hidden(entry) {
+        depth_of.insert(row.node, placement.depth);
+        row.depth = placement.depth;
+        placements.push(placement);
+    }
+    for (row, prefix) in rows.iter_mut().zip(connector_prefixes(placements)) {
+        row.prefix = prefix;
+    }
+}
+
+/// The rows of the tree in display order (usage records hidden) and the leaf's row; only ids
+/// and labels are read here, no entry's text.
+fn tree_rows(session: &Session) -> Tree {
+    let index = session.index();
+    let leaf = session.leaf_id();
+    let on_branch: HashSet<&str> = session
+        .branch_path(None)
+        .into_iter()
+        .map(StoredEntry::id)
+        .collect();
+    let mut tree = Tree {
+        rows: Vec::new(),
+        leaf: 0,
+        parents: HashMap::new(),
+    };
+    for node in &session.tree() {
+        let Some(entry) = index.get(node.index) else {
+            continue;
+        };
+        if let Some(parent) = index.parent(node.index) {
+            tree.parents.insert(node.index, parent);
+        }
+        // Usage records (Pi 0.87) are bookkeeping, hidden as in Pi's tree view, unless the leaf.
+        if entry.type_name() == "usage" && Some(entry.id()) != leaf {
             continue;
         }
         let is_leaf = Some(entry.id()) == leaf;
         if is_leaf {
-            leaf_row = rows.len();
+            tree.leaf = tree.rows.len();
         }
         let mark = if is_leaf {
             "◆ "
@@ -266,28 +299,25 @@ fn tree_rows(session: &Session) -> (Vec<TreeRow>, usize) {
         } else {
             "  "
         };
-        placements.push(placement);
-        rows.push(TreeRow {
+        tree.rows.push(TreeRow {
             entry: entry.clone(),
-            depth,
+            node: node.index,
+            depth: 0,
             prefix: String::new(),
             mark,
             is_leaf,
             label: index.label(entry.id()).map(str::to_owned),
         });
     }
-    for (row, prefix) in rows.iter_mut().zip(connector_prefixes(placements)) {
-        row.prefix = prefix;
-    }
-    (rows, leaf_row)
+    tree
 }
 
 impl Chat {
     /// Walks the tree at a terminal; `None` when the input is not a terminal (the caller prints
     /// the tree instead).
     pub(super) async fn walk_tree(&mut self, ask: &mut dyn Ask) -> Result<Option<Action>> {
-        let (every, leaf) = self.engine.with_session(tree_rows).await;
-        if every.is_empty() {
+        let every = self.engine.with_session(tree_rows).await;
+        if every.rows.is_empty() {
             return Ok(None);
         }
         let settings = crate::commands::settings::settings_of_project(&self.environment);
@@ -296,7 +326,7 @@ impl Chat {
         // summary.
         let skip_prompt = settings.settings().branch_summary.skip_prompt;
         let mut filter = TreeFilter::from_setting(&setting);
-        let (shown, mut start) = filtered(&every, filter, leaf);
+        let (shown, mut start) = filtered(&every, filter, every.leaf);
         let mut rows = Rows {
             rows: shown,
             rendered: RefCell::default(),
@@ -368,10 +398,10 @@ impl Chat {
                     }
                 }
             };
-            let (every, leaf) = self.engine.with_session(tree_rows).await;
+            let every = self.engine.with_session(tree_rows).await;
             let at = kept
-                .and_then(|id| every.iter().position(|row| row.entry.id() == id))
-                .unwrap_or(leaf);
+                .and_then(|id| every.rows.iter().position(|row| row.entry.id() == id))
+                .unwrap_or(every.leaf);
             let (shown, at) = filtered(&every, filter, at);
             start = at;
             rows = Rows {
