@@ -112,6 +112,20 @@ fn closing_the_terminal_stops_the_running_command() {
 /// QA (2026-12-05): a chat ended by SIGTERM at its input line left the terminal in raw mode
 /// (`-icanon -echo`): the shell it returned to did not show what was typed. The terminal's mode
 /// is put back before the chat ends.
+/// What `stty -a` wrote to `file` once the chat before it ended (waited for, up to 20 s).
+fn shell_modes(file: &std::path::Path) -> String {
+    let started = Instant::now();
+    while !file.exists() || std::fs::read_to_string(file).unwrap().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no stty output"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    std::fs::read_to_string(file).unwrap()
+}
+
 /// The chat keeps Enter a carriage return while it runs (an Enter typed between a turn's end and
 /// the next input line was read as Ctrl-J, a line break, and the line typed ahead was not
 /// entered); a chat left with `/quit` gives the shell its mode back, carriage return translated.
@@ -132,16 +146,7 @@ fn a_chat_left_with_quit_gives_the_shell_its_enter_key_back() {
     ));
     tmux.wait_idle(1);
     tmux.line("/quit");
-    let started = Instant::now();
-    while !modes.exists() || std::fs::read_to_string(&modes).unwrap().is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no stty output"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    let modes = std::fs::read_to_string(&modes).unwrap();
+    let modes = shell_modes(&modes);
     let flags: Vec<&str> = modes.split_whitespace().collect();
     assert!(
         flags.contains(&"icrnl") && flags.contains(&"icanon") && flags.contains(&"echo"),
@@ -179,16 +184,7 @@ fn a_chat_ended_by_sigterm_gives_the_shell_its_terminal_back() {
         .status()
         .unwrap();
     assert!(status.success());
-    let started = Instant::now();
-    while !modes.exists() || std::fs::read_to_string(&modes).unwrap().is_empty() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no stty output"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    let modes = std::fs::read_to_string(&modes).unwrap();
+    let modes = shell_modes(&modes);
     let flags: Vec<&str> = modes.split_whitespace().collect();
     assert!(
         flags.contains(&"icanon") && flags.contains(&"echo"),

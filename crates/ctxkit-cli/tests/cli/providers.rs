@@ -8,7 +8,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::Run;
 
-fn reply(text: &str) -> serde_json::Value {
+pub(crate) fn reply(text: &str) -> serde_json::Value {
     json!({
         "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-4o-mini",
         "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",

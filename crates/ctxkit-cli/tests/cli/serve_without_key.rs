@@ -8,18 +8,10 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::Run;
+use crate::providers::reply as reply_of_responses;
 use crate::serve::{Server, reply, user};
 
 const SAVED_KEY: &str = "sk-saved-while-serving-SECRET789";
-
-fn summary_reply(text: &str) -> Value {
-    json!({
-        "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-4o-mini",
-        "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                    "content": [{"type": "output_text", "text": text, "annotations": []}]}],
-        "usage": {"input_tokens": 1200, "output_tokens": 80, "total_tokens": 1280}
-    })
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn serve_starts_without_a_key_and_summarizes_once_one_is_saved() {
@@ -28,7 +20,7 @@ async fn serve_starts_without_a_key_and_summarizes_once_one_is_saved() {
         .and(path("/v1/responses"))
         .respond_with(
             ResponseTemplate::new(200)
-                .set_body_json(summary_reply("## Goal\n- the summary the model wrote")),
+                .set_body_json(reply_of_responses("## Goal\n- the summary the model wrote")),
         )
         .mount(&mock)
         .await;

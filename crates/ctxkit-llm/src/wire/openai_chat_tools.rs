@@ -273,20 +273,7 @@ fn thinking_as_text(config: &ProviderConfig, reply: &AssistantMessage) -> Option
     {
         return None;
     }
-    let blocks: Vec<&str> = reply
-        .content
-        .iter()
-        .filter_map(|block| match block {
-            ContentBlock::Thinking(thinking) if !thinking.thinking.trim().is_empty() => {
-                Some(thinking.thinking.as_str())
-            }
-            ContentBlock::Thinking(_)
-            | ContentBlock::Text(_)
-            | ContentBlock::ToolCall(_)
-            | ContentBlock::Image(_)
-            | ContentBlock::Unknown(_) => None,
-        })
-        .collect();
+    let blocks = non_blank_thinking(reply, |_| true);
     (!blocks.is_empty()).then(|| blocks.join("\n\n"))
 }
 
@@ -296,13 +283,23 @@ fn tagged_thinking(config: &ProviderConfig, reply: &AssistantMessage) -> Option<
     if !conversation::from_this_model(reply, config) {
         return None;
     }
-    let blocks: Vec<&str> = reply
+    let blocks = non_blank_thinking(reply, |thinking| {
+        thinking.thinking_signature.as_deref() == Some(THINK_TAGS)
+    });
+    (!blocks.is_empty()).then(|| blocks.concat())
+}
+
+/// The text of `reply`'s thinking blocks that are not blank and that `wanted` takes, in order.
+fn non_blank_thinking(
+    reply: &AssistantMessage,
+    wanted: impl Fn(&ThinkingContent) -> bool,
+) -> Vec<&str> {
+    reply
         .content
         .iter()
         .filter_map(|block| match block {
             ContentBlock::Thinking(thinking)
-                if thinking.thinking_signature.as_deref() == Some(THINK_TAGS)
-                    && !thinking.thinking.trim().is_empty() =>
+                if !thinking.thinking.trim().is_empty() && wanted(thinking) =>
             {
                 Some(thinking.thinking.as_str())
             }
@@ -312,8 +309,7 @@ fn tagged_thinking(config: &ProviderConfig, reply: &AssistantMessage) -> Option<
             | ContentBlock::Image(_)
             | ContentBlock::Unknown(_) => None,
         })
-        .collect();
-    (!blocks.is_empty()).then(|| blocks.concat())
+        .collect()
 }
 
 /// The `reasoning_details` a reply sends back: those its first thinking block signed with them
