@@ -35,18 +35,40 @@ pub fn parse_command_line() -> Cli {
     let arguments = with_pi_short_forms(std::env::args_os());
     let cli = Cli::try_parse_from(arguments.clone())
         .unwrap_or_else(|error| usage_error(error, arguments).exit());
-    with_models_listed(cli)
+    with_pi_one_shots(cli)
 }
 
-/// `ctxkit chat --list-models [SEARCH]` (Pi's flag) is `ctxkit models SEARCH`: the chat does not
-/// start.
-pub fn with_models_listed(mut cli: Cli) -> Cli {
-    if let Command::Chat(args) = &cli.command
-        && let Some(search) = &args.list_models
-    {
+/// Pi's flags that do one thing and exit, as the commands that do it: `ctxkit chat --list-models
+/// [SEARCH]` is `ctxkit models SEARCH`, and `ctxkit chat --export FILE [OUTPUT]` is `ctxkit export
+/// FILE --out OUTPUT` (by default `ctxkit-session-<name>.html` here, as Pi names it). The chat does
+/// not start.
+pub fn with_pi_one_shots(mut cli: Cli) -> Cli {
+    let Command::Chat(args) = &cli.command else {
+        return cli;
+    };
+    if let Some(search) = &args.list_models {
         cli.command = Command::Models {
             search: search.split_whitespace().map(str::to_owned).collect(),
             json: false,
+        };
+    } else if let Some(file) = &args.export {
+        let out = args.messages.first().map_or_else(
+            || {
+                let name = file.file_stem().unwrap_or_default().to_string_lossy();
+                PathBuf::from(format!("ctxkit-session-{name}.html"))
+            },
+            PathBuf::from,
+        );
+        cli.command = Command::Export {
+            web: arguments::WebArgs {
+                file: Some(file.clone()),
+                from: "auto".to_owned(),
+                no_thinking: false,
+                redact: Vec::new(),
+                context_window: None,
+            },
+            html: true,
+            out,
         };
     }
     cli

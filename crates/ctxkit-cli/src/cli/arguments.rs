@@ -149,6 +149,10 @@ pub struct ChatArgs {
     /// (Pi's `--list-models [search]`; `ctxkit models` lists them the same way).
     #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,
+    /// Write the session FILE as a page and exit (Pi's `--export <file> [output]`): to the first
+    /// MESSAGE as its path, else `ctxkit-session-<name>.html` here; `ctxkit export` does the same.
+    #[arg(long, value_name = "FILE", conflicts_with = "list_models")]
+    pub export: Option<PathBuf>,
     /// Print mode (Pi's `-p`): send one prompt (piped input, then the first MESSAGE), run the agent
     /// to its end, print the final answer on stdout and exit; nothing in the prompt is run as
     /// `!command` or `/command`. The default when standard input is not a terminal.

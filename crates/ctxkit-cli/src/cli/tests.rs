@@ -2,7 +2,7 @@
 
 use clap::CommandFactory as _;
 
-use super::{Cli, with_models_listed, with_pi_short_forms};
+use super::{Cli, with_pi_one_shots, with_pi_short_forms};
 
 /// Every option of every command, with the path of commands it belongs to.
 fn options(command: &clap::Command, path: &str, out: &mut Vec<(String, clap::Arg)>) {
@@ -96,7 +96,7 @@ fn list_models_is_the_models_command() {
         let arguments = words(line)
             .into_iter()
             .map(|word| std::ffi::OsString::from(word.to_string_lossy().replace('_', " ")));
-        let cli = with_models_listed(Cli::try_parse_from(arguments).unwrap());
+        let cli = with_pi_one_shots(Cli::try_parse_from(arguments).unwrap());
         let super::Command::Models { search, json } = cli.command else {
             return None;
         };
@@ -113,4 +113,31 @@ fn list_models_is_the_models_command() {
         Some(vec!["sonnet".to_owned()])
     );
     assert_eq!(listed("ctxkit chat -p hi"), None);
+}
+
+/// Pi's `--export <file> [output]` is `ctxkit export`: to the path given after it, else to
+/// `ctxkit-session-<name>.html` in the current directory, as Pi names it.
+#[test]
+fn export_is_the_export_command() {
+    use clap::Parser as _;
+    let exported = |line: &str| {
+        let cli = with_pi_one_shots(Cli::try_parse_from(words(line)).unwrap());
+        let super::Command::Export { web, html, out } = cli.command else {
+            return None;
+        };
+        assert!(html);
+        Some((web.file.unwrap(), out))
+    };
+    assert_eq!(
+        exported("ctxkit chat --export s/2026_abc.jsonl"),
+        Some((
+            "s/2026_abc.jsonl".into(),
+            "ctxkit-session-2026_abc.html".into()
+        ))
+    );
+    assert_eq!(
+        exported("ctxkit chat --export s.jsonl page.html"),
+        Some(("s.jsonl".into(), "page.html".into()))
+    );
+    assert_eq!(exported("ctxkit chat -p hi"), None);
 }
