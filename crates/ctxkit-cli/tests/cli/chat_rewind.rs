@@ -153,10 +153,10 @@ fn tree_walks_labels_and_goes_back_with_a_summary_of_the_branch_left() {
     let screen = wait_list(&tmux, "Session tree");
     // The branch left and the one taken, drawn with connectors as Pi's tree draws them.
     assert!(
-        screen.contains("├ user: two")
-            && screen.contains("│ assistant: Second answer.")
-            && screen.contains("└ branch summary: ")
-            && screen.contains("  assistant: After the jump."),
+        screen.contains("├ branch summary: ")
+            && screen.contains("│ assistant: After the jump.")
+            && screen.contains("└ user: two")
+            && screen.contains("  assistant: Second answer."),
         "{screen}"
     );
     move_up_to(&tmux, "user: one");
@@ -288,13 +288,13 @@ fn esc_during_a_branch_summary_comes_back_to_the_tree() {
             .all(|entry| entry["type"] != "branch_summary")
     );
     // The move's marker (hidden by the default filter) starts the new branch: the tree hangs it
-    // from the reply it left, the last of two branches there.
+    // from the reply it left, first as the branch toward the leaf (Pi's order).
     tmux.line("three");
     tmux.wait_for("After the move.");
     tmux.line("/tree");
     let screen = wait_list(&tmux, "Session tree");
     assert!(
-        screen.contains("├ user: two") && screen.contains("└ user: three"),
+        screen.contains("├ user: three") && screen.contains("└ user: two"),
         "{screen}"
     );
 }

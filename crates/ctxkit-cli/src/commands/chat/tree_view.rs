@@ -277,12 +277,12 @@ fn tree_rows(session: &Session) -> Tree {
         leaf: 0,
         parents: HashMap::new(),
     };
-    for node in &session.tree() {
-        let Some(entry) = index.get(node.index) else {
+    for node in walk_order(session, &on_branch) {
+        let Some(entry) = index.get(node) else {
             continue;
         };
-        if let Some(parent) = index.parent(node.index) {
-            tree.parents.insert(node.index, parent);
+        if let Some(parent) = index.parent(node) {
+            tree.parents.insert(node, parent);
         }
         // Usage records (Pi 0.87) are bookkeeping, hidden as in Pi's tree view, unless the leaf.
         if entry.type_name() == "usage" && Some(entry.id()) != leaf {
@@ -301,7 +301,7 @@ fn tree_rows(session: &Session) -> Tree {
         };
         tree.rows.push(TreeRow {
             entry: entry.clone(),
-            node: node.index,
+            node,
             depth: 0,
             prefix: String::new(),
             mark,
@@ -310,6 +310,39 @@ fn tree_rows(session: &Session) -> Tree {
         });
     }
     tree
+}
+
+/// The entries in the order the tree lists them, as Pi's: depth first, and among the children of
+/// an entry (and the roots) the one toward the leaf first, the others by time.
+fn walk_order(session: &Session, on_branch: &HashSet<&str>) -> Vec<usize> {
+    let index = session.index();
+    let nodes = session.tree();
+    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut roots = Vec::new();
+    for node in &nodes {
+        match index.parent(node.index) {
+            Some(parent) => children.entry(parent).or_default().push(node.index),
+            None => roots.push(node.index),
+        }
+    }
+    let toward_leaf_first = |list: &mut Vec<usize>| {
+        list.sort_by_key(|&node| {
+            !index
+                .get(node)
+                .is_some_and(|entry| on_branch.contains(entry.id()))
+        });
+    };
+    toward_leaf_first(&mut roots);
+    let mut order = Vec::with_capacity(nodes.len());
+    let mut stack: Vec<usize> = roots.into_iter().rev().collect();
+    while let Some(node) = stack.pop() {
+        order.push(node);
+        if let Some(list) = children.get_mut(&node) {
+            toward_leaf_first(list);
+            stack.extend(list.iter().rev());
+        }
+    }
+    order
 }
 
 impl Chat {
