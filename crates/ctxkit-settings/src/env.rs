@@ -29,6 +29,10 @@ pub struct Environment {
     pub temp_dir: PathBuf,
     /// Environment variables that matter to this crate (`CTXKIT_HOME`, `CTXKIT_OFFLINE`, …).
     pub variables: BTreeMap<String, String>,
+    /// This run's decision on the project's trust, over the one recorded by `ctxkit trust`: the
+    /// chat's `--approve` (`Some(true)`) or `--no-approve` (`Some(false)`), as Pi's flags. Never
+    /// recorded; `None` reads the record.
+    pub project_trust_override: Option<bool>,
 }
 
 impl Environment {
@@ -41,6 +45,7 @@ impl Environment {
             cwd: cwd.into(),
             temp_dir,
             variables: BTreeMap::new(),
+            project_trust_override: None,
         }
     }
 
@@ -62,6 +67,7 @@ impl Environment {
             cwd,
             temp_dir: std::env::temp_dir(),
             variables,
+            project_trust_override: None,
         })
     }
 

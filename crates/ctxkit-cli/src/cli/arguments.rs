@@ -90,6 +90,14 @@ pub struct ChatArgs {
     /// a part of a name, each with an optional `:level`), in place of the setting `enabledModels`.
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
     pub models: Option<Vec<String>>,
+    /// Trust this project's settings and resources for this run only (Pi's `--approve`, `-a`):
+    /// what `ctxkit trust` would let apply applies now, and nothing is recorded.
+    #[arg(short = 'a', long, conflicts_with = "no_approve")]
+    pub approve: bool,
+    /// Leave this project's settings and resources that need trust out of this run, even if it is
+    /// trusted (Pi's `--no-approve`, `-na`).
+    #[arg(long)]
+    pub no_approve: bool,
     /// Run `bash` tool calls without asking first (setting `chat.confirmBash: false`).
     #[arg(short = 'y', long)]
     pub yes: bool,

@@ -52,8 +52,8 @@ fn pi_short_forms_of_several_letters_are_taken_in_chat() {
         words("ctxkit chat --no-tools --no-builtin-tools --exclude-tools bash -p -- -nt")
     );
     assert_eq!(
-        with_pi_short_forms(words("ctxkit chat -nc -ns -np -n x")),
-        words("ctxkit chat --no-context-files --no-skills --no-prompt-templates -n x")
+        with_pi_short_forms(words("ctxkit chat -nc -ns -np -na -n x")),
+        words("ctxkit chat --no-context-files --no-skills --no-prompt-templates --no-approve -n x")
     );
     assert_eq!(
         with_pi_short_forms(words("ctxkit sessions -nt")),

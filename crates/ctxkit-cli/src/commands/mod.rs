@@ -128,7 +128,14 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<Outcome> {
     } else {
         settings::UnknownKeys::Warn
     };
-    let process = settings::ProcessSettings::new(&global, unloaded, unknown_keys);
+    // Pi's `--approve` and `--no-approve`: the chat's own decision on the project's trust.
+    let trust_override = if let Command::Chat(args) = &command {
+        (args.approve || args.no_approve).then_some(args.approve)
+    } else {
+        None
+    };
+    let process = settings::ProcessSettings::new(&global, unloaded, unknown_keys)
+        .with_trust_override(trust_override);
     let url = store::choose(&process, &mut command, &mut locations)?;
     let lease = store::lease(&url, &process);
     // Named as the user named it (a database session is read through a temporary file).

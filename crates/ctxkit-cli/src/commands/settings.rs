@@ -21,6 +21,8 @@ pub struct ProcessSettings<'a> {
     settings: OnceLock<SettingsManager>,
     unloaded: UnloadedFiles,
     unknown_keys: UnknownKeys,
+    /// This run's decision on the project's trust (the chat's `--approve`, `--no-approve`).
+    trust_override: Option<bool>,
 }
 
 /// Who says that a settings file holds a key ctxkit does not know.
@@ -47,12 +49,21 @@ impl<'a> ProcessSettings<'a> {
     /// whether a file that does not load is warned of, or left to the command's refusal.
     pub fn new(global: &'a GlobalArgs, unloaded: UnloadedFiles, unknown_keys: UnknownKeys) -> Self {
         Self {
+            trust_override: None,
             global,
             environment: OnceLock::new(),
             settings: OnceLock::new(),
             unloaded,
             unknown_keys,
         }
+    }
+
+    /// Decides the project's trust for this run (`Some(true)`: trusted, `Some(false)`: not),
+    /// over the recorded one; before anything is read.
+    #[must_use]
+    pub fn with_trust_override(mut self, trusted: Option<bool>) -> Self {
+        self.trust_override = trusted;
+        self
     }
 
     /// The global flags the process was started with.
@@ -65,7 +76,8 @@ impl<'a> ProcessSettings<'a> {
         if let Some(environment) = self.environment.get() {
             return Ok(environment);
         }
-        let environment = resource_environment(self.global)?;
+        let mut environment = resource_environment(self.global)?;
+        environment.project_trust_override = self.trust_override;
         Ok(self.environment.get_or_init(|| environment))
     }
 

@@ -403,3 +403,47 @@ async fn the_resource_path_flags_load_what_they_name() {
     let output = chat(&["--script", "--use-theme", "ocean"]);
     assert!(output.contains("colours stand"), "{output}");
 }
+
+/// `--approve` (`-a`) and `--no-approve` (`-na`) were unknown arguments. As Pi's, they decide the
+/// project's trust for one run: its skills (resources that wait for trust) load with `-a` in an
+/// untrusted project and stay out with `-na` in a trusted one, and nothing is recorded.
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_and_no_approve_decide_the_projects_trust_for_one_run() {
+    let server = server(None).await;
+    let run = Run::new();
+    let project = crate::chat_print::project(&run);
+    let skill = project.join(".ctxkit/skills/release-notes");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: release-notes\ndescription: Write the release notes.\n---\nSteps.\n",
+    )
+    .unwrap();
+    let offered = |flags: &[&str]| {
+        let before = tokio::task::block_in_place(|| {
+            futures::executor::block_on(server.received_requests())
+                .unwrap_or_default()
+                .len()
+        });
+        let mut args = flags.to_vec();
+        args.extend(["-p", "hi"]);
+        let output = print_chat(&run, &server, &args, "");
+        assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+        let requests =
+            tokio::task::block_in_place(|| futures::executor::block_on(server.received_requests()))
+                .unwrap();
+        String::from_utf8_lossy(&requests[before].body).contains("<name>release-notes</name>")
+    };
+    assert!(!offered(&[]), "an untrusted project's skill waits");
+    assert!(offered(&["-a"]));
+    assert!(!offered(&[]), "nothing was recorded");
+    let trusted =
+        tokio::task::block_in_place(|| run.ctxkit_piped_in(&project, &["trust", "--yes"], &[], ""));
+    assert!(trusted.starts_with("exit: 0"), "{trusted}");
+    assert!(offered(&[]));
+    assert!(!offered(&["-na"]));
+    assert!(!offered(&["--no-approve"]));
+    assert!(offered(&[]), "the trust recorded stays");
+    let refused = run.ctxkit(&["chat", "-a", "--no-approve", "-p", "hi"]);
+    assert!(refused.starts_with("exit: 2\n"), "{refused}");
+}

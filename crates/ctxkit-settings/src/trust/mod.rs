@@ -256,6 +256,7 @@ pub fn project_trust(
             nearest::parent_covers(environment, &parent, own_settings_held, &resources)
         }
     };
+    let trusted = environment.project_trust_override.unwrap_or(trusted);
     let mut held = held_settings(&held, shown_keys);
     held.extend(resources.into_iter().map(|resource| HeldSetting {
         key: format!("{} ({})", resource.place, resource.effect),

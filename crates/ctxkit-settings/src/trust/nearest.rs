@@ -66,8 +66,10 @@ pub(super) fn parent_covers(
     if own_settings_held {
         return false;
     }
+    // The parent's own record is read: this run's decision is the project's, not its parent's.
     let parent_environment = Environment {
         cwd: parent.to_path_buf(),
+        project_trust_override: None,
         ..environment.clone()
     };
     let shown: Vec<PathBuf> = project_agent_skill_dirs(&parent_environment)

@@ -18,12 +18,16 @@ impl Chat {
             "revoke" => true,
             other => anyhow::bail!("Usage: /trust [revoke] (not `{other}`)"),
         };
-        let settings = settings_of_project(&self.environment);
-        let pending = ctxkit_settings::project_trust(&self.environment, &settings)?;
+        // What is recorded, whatever `--approve` or `--no-approve` decided for this run.
+        let environment = ctxkit_settings::Environment {
+            project_trust_override: None,
+            ..self.environment.clone()
+        };
+        let settings = settings_of_project(&environment);
+        let pending = ctxkit_settings::project_trust(&environment, &settings)?;
         let project = pending.project.display().to_string();
         if revoke {
-            let revoked =
-                crate::commands::trust::revoke_trust(&self.environment, &settings, &pending)?;
+            let revoked = crate::commands::trust::revoke_trust(&environment, &settings, &pending)?;
             self.ui
                 .line(&format!("{revoked} (from the next `/reload` or chat)"));
             return Ok(());
@@ -54,7 +58,7 @@ impl Chat {
             self.ui.line("Not trusted; nothing changed");
             return Ok(());
         }
-        ctxkit_settings::set_project_trust(&self.environment, &settings, false)?;
+        ctxkit_settings::set_project_trust(&environment, &settings, false)?;
         self.ui.line(&format!(
             "Trusted the {what} of `{project}`: they apply from the next `/reload` or chat \
              (this one was started without them)"
