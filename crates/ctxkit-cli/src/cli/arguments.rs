@@ -73,6 +73,12 @@ pub struct ChatArgs {
         conflicts_with_all = ["session", "continue_recent", "resume"]
     )]
     pub session_id: Option<String>,
+    /// The folder this chat's sessions are kept in and looked up in (Pi's `--session-dir`): a new
+    /// session, `--continue`, `--resume`, `--session-id` and `/resume` use it in place of this
+    /// directory's folder under the sessions root; `--session ID` looks there first. The model's
+    /// writes into it ask first.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_session")]
+    pub session_dir: Option<PathBuf>,
     /// The provider whose models `--model` is looked up among (Pi's `--provider`), as if
     /// `--model` were `PROVIDER/MODEL`.
     #[arg(long, value_name = "PROVIDER", requires = "model")]

@@ -190,6 +190,7 @@ pub(super) fn chat_in_store(url: &StoreUrl, args: &mut ChatArgs) -> Result<()> {
     if let Some(flag) = [
         args.fork.as_ref().map(|_| "--fork"),
         args.session_id.as_ref().map(|_| "--session-id"),
+        args.session_dir.as_ref().map(|_| "--session-dir"),
     ]
     .into_iter()
     .flatten()

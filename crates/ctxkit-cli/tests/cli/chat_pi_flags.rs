@@ -447,3 +447,55 @@ async fn approve_and_no_approve_decide_the_projects_trust_for_one_run() {
     let refused = run.ctxkit(&["chat", "-a", "--no-approve", "-p", "hi"]);
     assert!(refused.starts_with("exit: 2\n"), "{refused}");
 }
+
+/// `--session-dir` was an unknown argument. As Pi's, it is the folder the chat's sessions are
+/// kept in and looked up in: a new session goes there (not under the sessions root), `--continue`
+/// and `--session-id` look there, and `--session` finds an id's start there first.
+#[tokio::test(flavor = "multi_thread")]
+async fn session_dir_keeps_and_finds_the_sessions_in_its_folder() {
+    let server = server(None).await;
+    let run = Run::new();
+    let project = crate::chat_print::project(&run);
+    let folder = project.join("kept");
+    let chat = |flags: &[&str]| {
+        let mut args = vec!["--session-dir", "kept"];
+        args.extend_from_slice(flags);
+        let output = print_chat(&run, &server, &args, "");
+        assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    };
+    let files = || -> Vec<std::path::PathBuf> {
+        let mut files: Vec<_> = std::fs::read_dir(&folder)
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|path| {
+                path.extension()
+                    .is_some_and(|extension| extension == "jsonl")
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    chat(&["-p", "first prompt"]);
+    assert_eq!(files().len(), 1);
+    chat(&["-c", "-p", "second prompt"]);
+    let first = files().remove(0);
+    let text = std::fs::read_to_string(&first).unwrap();
+    assert!(text.contains("first prompt") && text.contains("second prompt"));
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let start = &header["id"].as_str().unwrap()[..8];
+    chat(&["--session", start, "-p", "third prompt"]);
+    assert!(
+        std::fs::read_to_string(&first)
+            .unwrap()
+            .contains("third prompt")
+    );
+    chat(&["--session-id", "nightly", "-p", "by its id"]);
+    assert_eq!(files().len(), 2);
+    assert!(
+        !run.home.path().join("sessions").exists() || session_files(&run).is_empty(),
+        "nothing under the sessions root"
+    );
+    let refused = run.ctxkit(&["chat", "--session-dir", "kept", "--no-session", "-p", "hi"]);
+    assert!(refused.starts_with("exit: 2\n"), "{refused}");
+}

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use ctxkit_import::{ImportError, import_file};
 use ctxkit_session::Session;
 
@@ -69,7 +69,15 @@ pub(super) fn first_session(
         if named_a_file && !file.exists() {
             return quiet(new_session_at(cwd, file)?);
         }
-        let file = crate::commands::sessions::resolve_session(locations, &file.to_string_lossy())?;
+        let text = file.to_string_lossy();
+        let in_chosen_folder = args
+            .session_dir
+            .as_ref()
+            .and_then(|_| session_of_id_start(session_dir, &text));
+        let file = match in_chosen_folder {
+            Some(file) => file,
+            None => crate::commands::sessions::resolve_session(locations, &text)?,
+        };
         return quiet(Session::open(&file)?);
     }
     if args.continue_recent {
@@ -134,6 +142,31 @@ fn forked(
     };
     let session = Session::open(&copy)?;
     Ok((session, StartNote::Forked { source, copy }))
+}
+
+/// `--session-dir`'s folder, absolute (against the current directory `cwd`) and made if missing.
+pub(super) fn chosen_folder(folder: &Path, cwd: &Path) -> Result<PathBuf> {
+    let folder = cwd.join(folder);
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot make the session folder `{}`", folder.display()))?;
+    Ok(folder)
+}
+
+/// The one file in `session_dir` whose session id starts with `start` (`--session ID` with
+/// `--session-dir`, looked up there first as Pi does); `None` for none or several.
+fn session_of_id_start(session_dir: &Path, start: &str) -> Option<PathBuf> {
+    let mut found = std::fs::read_dir(session_dir)
+        .ok()?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "jsonl")
+                && ctxkit_session::read_header(path)
+                    .is_ok_and(|header| header.id.starts_with(start))
+        });
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// The file in `session_dir` whose session id is exactly `id`, as Pi's `--session-id` looks it up

@@ -168,6 +168,8 @@ struct Chat {
     cwd: PathBuf,
     /// Where new sessions of this directory go.
     session_dir: PathBuf,
+    /// `session_dir` is `--session-dir`'s, which the way back to a session must name.
+    session_dir_chosen: bool,
     /// `--no-session`: new sessions (`/new`, the first) stay in memory. What the chat says of the
     /// session open follows the session itself: `/resume` and `/import` open a file.
     in_memory: bool,

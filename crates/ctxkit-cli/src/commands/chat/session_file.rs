@@ -249,9 +249,14 @@ impl Chat {
             Some((copy, _)) if copy.parent() == path.parent() => {}
             _ => {
                 self.ui.info(&format!("Session saved: {}", path.display()));
-                self.ui.info(
-                    "Back to it with `ctxkit chat --continue`; `ctxkit chat --resume` lists the others",
-                );
+                let chat = if self.session_dir_chosen {
+                    format!("ctxkit chat --session-dir '{}'", self.session_dir.display())
+                } else {
+                    "ctxkit chat".to_owned()
+                };
+                self.ui.info(&format!(
+                    "Back to it with `{chat} --continue`; `{chat} --resume` lists the others"
+                ));
             }
         }
     }

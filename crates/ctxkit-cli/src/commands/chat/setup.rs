@@ -163,7 +163,10 @@ pub async fn build(
     let tools = crate::commands::default_tools::chat_tools(settings.settings(), &tool_flags)?;
     let system_prompt = resources::system_prompt(&loaded, &cwd);
     let cwd_text = cwd.display().to_string();
-    let session_dir = default_session_dir(&locations.sessions_root, &cwd_text);
+    let session_dir = match &args.session_dir {
+        Some(folder) => super::first_session::chosen_folder(folder, &cwd)?,
+        None => default_session_dir(&locations.sessions_root, &cwd_text),
+    };
     let (session, note) =
         super::first_session::first_session(args, locations, &cwd_text, &session_dir)?;
     let ui = chat_ui(settings, args, &loaded);
@@ -237,6 +240,10 @@ pub async fn build(
     agent.set_steering(typed_ahead(&ui, typed));
     let mut boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     boundary.set_skills(&loaded.skills.skills);
+    if args.session_dir.is_some() {
+        // `--session-dir`'s folder holds this chat's own file: the model's writes there ask first.
+        boundary.guarded.push(session_dir.clone());
+    }
     let checkpoints = jail_tools(&mut agent, &boundary, &cwd, typed.chat.checkpoint_max_bytes);
     let chat = Chat {
         agent,
@@ -262,6 +269,7 @@ pub async fn build(
         environment: environment.clone(),
         cwd,
         session_dir,
+        session_dir_chosen: args.session_dir.is_some(),
         in_memory: args.no_session,
         resume_at_start: args.resume,
         quiet_startup: typed.quiet_startup,
