@@ -305,7 +305,11 @@ async fn provider_names_where_the_model_is_looked_up() {
 fn fork_and_session_id_are_refused_on_a_database_store() {
     let run = Run::new();
     let store = "postgres://nobody@127.0.0.1:1/nothing";
-    for flags in [["--fork", "abc"], ["--session-id", "abc"]] {
+    for flags in [
+        ["--fork", "abc"],
+        ["--session-id", "abc"],
+        ["--session-dir", "kept"],
+    ] {
         let mut args = vec!["--store", store, "chat"];
         args.extend(flags);
         args.extend(["-p", "hi"]);
