@@ -22,10 +22,13 @@ pub fn held_settings_warning(
     if !held.is_empty() {
         let keys: Vec<String> = held.iter().map(|key| format!("`{key}`")).collect();
         lines.push(format!(
-            "warning: ignored {} in `{}`: this project is not trusted\n\
-             hint: read the project's settings, then run `ctxkit trust` to apply them",
+            "warning: ignored {} in `{}`: {}",
             keys.join(", "),
-            project.display()
+            project.display(),
+            not_trusted(
+                environment,
+                "read the project's settings, then run `ctxkit trust` to apply them"
+            )
         ));
     }
     if let Some(resources) = held_resources_warning(environment, settings) {
@@ -72,10 +75,22 @@ fn held_resources_warning(environment: &Environment, settings: &SettingsManager)
         .map(|resource| format!("`{}` ({})", resource.place, resource.effect))
         .collect();
     Some(format!(
-        "warning: not loaded: {}: this project is not trusted\n\
-         hint: read them, then run `ctxkit trust` to load them",
-        places.join(", ")
+        "warning: not loaded: {}: {}",
+        places.join(", "),
+        not_trusted(
+            environment,
+            "read them, then run `ctxkit trust` to load them"
+        )
     ))
+}
+
+/// Why the project's held settings do not apply, and `hint` on the way to trust; for a run started
+/// with `--no-approve`, that flag, and no hint.
+fn not_trusted(environment: &Environment, hint: &str) -> String {
+    match environment.project_trust_override {
+        Some(false) => "left out for this run (`--no-approve`)".to_owned(),
+        Some(true) | None => format!("this project is not trusted\nhint: {hint}"),
+    }
 }
 
 /// The hint after the warnings about entries reaching outside an untrusted project: trust it, or

@@ -448,6 +448,11 @@ async fn approve_and_no_approve_decide_the_projects_trust_for_one_run() {
     assert!(!offered(&["-na"]));
     assert!(!offered(&["--no-approve"]));
     assert!(offered(&[]), "the trust recorded stays");
+    let said = print_chat(&run, &server, &["-na", "-p", "hi"], "");
+    assert!(
+        said.contains("left out for this run (`--no-approve`)") && !said.contains("ctxkit trust"),
+        "{said}"
+    );
     let refused = run.ctxkit(&["chat", "-a", "--no-approve", "-p", "hi"]);
     assert!(refused.starts_with("exit: 2\n"), "{refused}");
 }
