@@ -12,6 +12,10 @@ pub(crate) const THINK_TAGS: &str = "think-tags";
 const OPEN: &str = "<think>";
 const CLOSE: &str = "</think>";
 
+/// The most blanks held at a reply's start while it may still open with `<think>`: a server
+/// sending only blanks has its content shown as it comes after that.
+const OPENING_MAX_BYTES: usize = 4096;
+
 /// A piece of the content, and what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Piece {
@@ -71,7 +75,7 @@ impl Splitter {
                     let after = after.to_owned();
                     self.phase = Phase::Inside(String::new());
                     self.split(&after)
-                } else if OPEN.starts_with(start) {
+                } else if OPEN.starts_with(start) && held.len() <= OPENING_MAX_BYTES {
                     Vec::new()
                 } else {
                     let held = std::mem::take(held);
@@ -199,6 +203,25 @@ mod tests {
             run(&["<think>still going </thi"]),
             ("still going </thi".to_owned(), String::new())
         );
+    }
+
+    /// Attack: a server streams blanks without end. They are held only up to a bound, then shown.
+    #[test]
+    fn blanks_at_the_start_are_held_only_so_long() {
+        let mut splitter = Splitter::default();
+        let blanks = " ".repeat(1024);
+        let mut shown = 0;
+        for _ in 0..8 {
+            shown += splitter
+                .split(&blanks)
+                .iter()
+                .map(|piece| match piece {
+                    Piece::Text(text) => text.len(),
+                    Piece::Thinking(_) => 0,
+                })
+                .sum::<usize>();
+        }
+        assert_eq!(shown, 8 * 1024);
     }
 
     #[test]
