@@ -130,18 +130,13 @@ fn tree_rows(session: &Session) -> Vec<TreeRow> {
         .and_then(|id| index.position(id))
         .map(|leaf| index.path_to(leaf).into_iter().collect())
         .unwrap_or_default();
-    let nodes = session.tree();
-    // Children in the order `tree` visits them (by time); roots likewise.
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut roots = Vec::new();
-    for node in &nodes {
-        match index.parent(node.index) {
-            Some(parent) => children.entry(parent).or_default().push(node.index),
-            None => roots.push(node.index),
-        }
-    }
+    let Family {
+        children,
+        roots,
+        count,
+    } = family(session);
     let has_children = |entry: usize| children.get(&entry).is_some_and(|list| !list.is_empty());
-    let mut rows = Vec::with_capacity(nodes.len());
+    let mut rows = Vec::with_capacity(count);
     let mut stack: Vec<TreeRow> = roots
         .iter()
         .rev()
@@ -161,6 +156,33 @@ fn tree_rows(session: &Session) -> Vec<TreeRow> {
         stack.extend(placed.into_iter().rev());
     }
     rows
+}
+
+/// Each entry's children and the roots, by place in the session's index, in the order the
+/// session's tree visits them (by time).
+pub(crate) struct Family {
+    pub children: HashMap<usize, Vec<usize>>,
+    pub roots: Vec<usize>,
+    /// How many entries there are.
+    pub count: usize,
+}
+
+/// The session's [`Family`].
+pub(crate) fn family(session: &Session) -> Family {
+    let index = session.index();
+    let nodes = session.tree();
+    let mut family = Family {
+        children: HashMap::new(),
+        roots: Vec::new(),
+        count: nodes.len(),
+    };
+    for node in &nodes {
+        match index.parent(node.index) {
+            Some(parent) => family.children.entry(parent).or_default().push(node.index),
+            None => family.roots.push(node.index),
+        }
+    }
+    family
 }
 
 /// The rows of one entry's children (at `depth`, the parent's), in drawing order (see

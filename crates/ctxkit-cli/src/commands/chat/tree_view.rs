@@ -16,7 +16,7 @@ use super::Chat;
 use super::agent::Ask;
 use super::picker::{List, Picked, pick, pick_scrolled};
 use super::slash::Action;
-use crate::commands::tree_text::{Placement, connector_prefixes};
+use crate::commands::tree_text::{Family, Placement, connector_prefixes, family};
 use crate::render::{entry_summary, one_line};
 
 /// One entry of the tree; its text is rendered when its row is shown.
@@ -316,15 +316,11 @@ fn tree_rows(session: &Session) -> Tree {
 /// an entry (and the roots) the one toward the leaf first, the others by time.
 fn walk_order(session: &Session, on_branch: &HashSet<&str>) -> Vec<usize> {
     let index = session.index();
-    let nodes = session.tree();
-    let mut children: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut roots = Vec::new();
-    for node in &nodes {
-        match index.parent(node.index) {
-            Some(parent) => children.entry(parent).or_default().push(node.index),
-            None => roots.push(node.index),
-        }
-    }
+    let Family {
+        mut children,
+        mut roots,
+        count,
+    } = family(session);
     let toward_leaf_first = |list: &mut Vec<usize>| {
         list.sort_by_key(|&node| {
             !index
@@ -333,7 +329,7 @@ fn walk_order(session: &Session, on_branch: &HashSet<&str>) -> Vec<usize> {
         });
     };
     toward_leaf_first(&mut roots);
-    let mut order = Vec::with_capacity(nodes.len());
+    let mut order = Vec::with_capacity(count);
     let mut stack: Vec<usize> = roots.into_iter().rev().collect();
     while let Some(node) = stack.pop() {
         order.push(node);
