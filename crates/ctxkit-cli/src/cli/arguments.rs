@@ -147,6 +147,16 @@ pub struct ChatArgs {
     /// Load no configured prompt templates (Pi's `--no-prompt-templates`, `-np`).
     #[arg(long)]
     pub no_prompt_templates: bool,
+    /// Load no configured themes (Pi's `--no-themes`); `--theme` paths still load.
+    #[arg(long)]
+    pub no_themes: bool,
+    /// Show the whole startup banner, whatever the setting `quietStartup` says (Pi's `--verbose`).
+    #[arg(long)]
+    pub verbose: bool,
+    /// Pi's `--tui-mode regular|fullscreen`. ctxkit's chat always draws in the terminal's own
+    /// scrollback, as Pi's `regular` mode does; `fullscreen` is taken and says so.
+    #[arg(long, value_name = "MODE", value_parser = ["regular", "fullscreen"])]
+    pub tui_mode: Option<String>,
     /// A skill file, or a folder of skills, for this run, repeatable (Pi's `--skill`): loaded
     /// after the configured ones, whose names win, and with `--no-skills` too.
     #[arg(long = "skill", value_name = "PATH")]

@@ -406,6 +406,41 @@ async fn the_resource_path_flags_load_what_they_name() {
     // Without the flags, neither the theme nor the template is known.
     let output = chat(&["--script", "--use-theme", "ocean"]);
     assert!(output.contains("colours stand"), "{output}");
+    // A configured theme: `--no-themes` leaves it out, and `--theme` still loads with it.
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        serde_json::json!({"themes": [extra.join("ocean.json")]}).to_string(),
+    )
+    .unwrap();
+    let output = chat(&["--script", "--use-theme", "ocean"]);
+    assert!(!output.contains("colours stand"), "{output}");
+    let output = chat(&["--script", "--no-themes", "--use-theme", "ocean"]);
+    assert!(output.contains("colours stand"), "{output}");
+    let output = chat(&[
+        "--script",
+        "--no-themes",
+        "--theme",
+        "ocean.json",
+        "--use-theme",
+        "ocean",
+    ]);
+    assert!(!output.contains("colours stand"), "{output}");
+}
+
+/// `--tui-mode` was an unknown argument. Pi's `regular` is how ctxkit's chat always draws;
+/// `fullscreen` is taken and says there is no such mode; another word is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn tui_mode_is_taken_as_pi_takes_it() {
+    let server = server(None).await;
+    let run = Run::new();
+    let output = print_chat(&run, &server, &["--tui-mode", "regular", "-p", "hi"], "");
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    assert!(!output.contains("full-screen"), "{output}");
+    let output = print_chat(&run, &server, &["--tui-mode", "fullscreen", "-p", "hi"], "");
+    assert!(output.starts_with("exit: 0\nall good\n"), "{output}");
+    assert!(output.contains("no full-screen mode"), "{output}");
+    let refused = run.ctxkit(&["chat", "--tui-mode", "wide", "-p", "hi"]);
+    assert!(refused.starts_with("exit: 2\n"), "{refused}");
 }
 
 /// `--approve` (`-a`) and `--no-approve` (`-na`) were unknown arguments. As Pi's, they decide the

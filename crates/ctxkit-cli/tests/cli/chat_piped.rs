@@ -205,6 +205,11 @@ async fn quiet_startup_hides_the_banner() {
         assert!(!output.contains(banner), "{banner}: {output}");
     }
     assert!(output.contains("all good"), "{output}");
+    // Pi's `--verbose` shows the whole banner whatever the setting says.
+    let output = piped_chat(&run, &server, "hi\n", &["--verbose"]);
+    for banner in ["ctxkit chat ·", "Session:", "Instructions from AGENTS.md"] {
+        assert!(output.contains(banner), "{banner}: {output}");
+    }
 }
 
 /// QA r98: Pi 1.6's `quietStartup: "header"` (keep the header, hide the loaded resources)

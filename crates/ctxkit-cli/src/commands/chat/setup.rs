@@ -38,6 +38,12 @@ fn chat_ui(
     if let Some(warning) = theme_warning {
         ui.notice(&warning);
     }
+    if args.tui_mode.as_deref() == Some("fullscreen") {
+        ui.notice(
+            "`--tui-mode fullscreen`: ctxkit's chat has no full-screen mode; it draws in the \
+             terminal's scrollback, as Pi's `regular` mode does",
+        );
+    }
     ui
 }
 
@@ -272,7 +278,11 @@ pub async fn build(
         session_dir_chosen: args.session_dir.is_some(),
         in_memory: args.no_session,
         resume_at_start: args.resume,
-        quiet_startup: typed.quiet_startup,
+        quiet_startup: if args.verbose {
+            ctxkit_settings::QuietStartup::Off
+        } else {
+            typed.quiet_startup
+        },
         keyed_model,
         shown_as: args.shown_as.clone(),
         store: super::store_health::StoreWatch::new(args.store_sync.clone()),
@@ -293,9 +303,10 @@ pub async fn build(
 
 /// What the command line gives the resource loader: Pi's `--skill`, `--prompt-template` and
 /// `--theme` paths (made absolute against the current directory, loaded last),
-/// `--no-context-files`, `--no-skills`, `--no-prompt-templates`, `--system-prompt` (in place of
-/// `SYSTEM.md`) and `--append-system-prompt` values (in place of `APPEND_SYSTEM.md`), each a file
-/// read when one of that name is there (relative to the session's folder), else the text itself.
+/// `--no-context-files`, `--no-skills`, `--no-prompt-templates`, `--no-themes`, `--system-prompt`
+/// (in place of `SYSTEM.md`) and `--append-system-prompt` values (in place of `APPEND_SYSTEM.md`),
+/// each a file read when one of that name is there (relative to the session's folder), else the
+/// text itself.
 /// The user's own command line: no project trust is asked of it.
 fn loader_options(args: &ChatArgs) -> ctxkit_resources::LoaderOptions {
     ctxkit_resources::LoaderOptions {
@@ -307,6 +318,7 @@ fn loader_options(args: &ChatArgs) -> ctxkit_resources::LoaderOptions {
         switches: ctxkit_resources::ResourceSwitches {
             no_skills: args.no_skills,
             no_prompt_templates: args.no_prompt_templates,
+            no_themes: args.no_themes,
             no_context_files: args.no_context_files,
             ..ctxkit_resources::ResourceSwitches::default()
         },
