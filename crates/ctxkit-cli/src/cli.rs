@@ -76,8 +76,9 @@ pub fn with_pi_one_shots(mut cli: Cli) -> Cli {
 
 /// Pi's short forms of more than one letter, which clap cannot declare (its short options are
 /// one letter: `-nt` would read as `-n t`), each with the long form it stands for.
-const PI_SHORT_FORMS: [(&str, &str); 7] = [
+const PI_SHORT_FORMS: [(&str, &str); 8] = [
     ("-na", "--no-approve"),
+    ("-ne", "--no-extensions"),
     ("-nt", "--no-tools"),
     ("-nbt", "--no-builtin-tools"),
     ("-xt", "--exclude-tools"),

@@ -147,6 +147,14 @@ pub struct ChatArgs {
     /// Load no configured prompt templates (Pi's `--no-prompt-templates`, `-np`).
     #[arg(long)]
     pub no_prompt_templates: bool,
+    /// Load no configured extensions (Pi's `--no-extensions`, `-ne`). ctxkit runs no extension
+    /// code: its extensions are only listed, and this leaves them out of the list.
+    #[arg(long)]
+    pub no_extensions: bool,
+    /// Pi's `--no-mcp`: ctxkit connects to no MCP server, so it changes nothing; taken so a Pi
+    /// user's command lines run.
+    #[arg(long)]
+    pub no_mcp: bool,
     /// Load no configured themes (Pi's `--no-themes`); `--theme` paths still load.
     #[arg(long)]
     pub no_themes: bool,

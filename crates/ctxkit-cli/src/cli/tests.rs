@@ -55,6 +55,11 @@ fn pi_short_forms_of_several_letters_are_taken_in_chat() {
         with_pi_short_forms(words("ctxkit chat -nc -ns -np -na -n x")),
         words("ctxkit chat --no-context-files --no-skills --no-prompt-templates --no-approve -n x")
     );
+    // Pi's `-ne` is `--no-extensions`; it was read as `-n e`, naming the session `e`.
+    assert_eq!(
+        with_pi_short_forms(words("ctxkit chat -ne -p hi")),
+        words("ctxkit chat --no-extensions -p hi")
+    );
     assert_eq!(
         with_pi_short_forms(words("ctxkit sessions -nt")),
         words("ctxkit sessions -nt")

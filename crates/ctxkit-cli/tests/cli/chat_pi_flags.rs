@@ -443,6 +443,28 @@ async fn tui_mode_is_taken_as_pi_takes_it() {
     assert!(refused.starts_with("exit: 2\n"), "{refused}");
 }
 
+/// Pi's `-ne` (`--no-extensions`) was read as `-n e` and named the session `e`, and `--no-mcp`
+/// was an unknown argument. Both are taken now: ctxkit runs no extension code and connects to no
+/// MCP server, so the run is the plain one, its session unnamed.
+#[tokio::test(flavor = "multi_thread")]
+async fn no_extensions_and_no_mcp_are_taken_and_name_nothing() {
+    let server = server(None).await;
+    let run = Run::new();
+    let project = crate::chat_print::project(&run);
+    for flags in [&["-ne"][..], &["--no-extensions", "--no-mcp"][..]] {
+        let mut args = flags.to_vec();
+        args.extend(["-p", "hi"]);
+        let output = print_chat(&run, &server, &args, "");
+        assert!(
+            output.starts_with("exit: 0\nall good\n"),
+            "{flags:?}: {output}"
+        );
+    }
+    let sessions = run.ctxkit_piped_in(&project, &["sessions", "--json"], &[], "");
+    assert!(!sessions.contains("\"name\": \"e\""), "{sessions}");
+    assert!(!sessions.contains("\"name\":\"e\""), "{sessions}");
+}
+
 /// `--approve` (`-a`) and `--no-approve` (`-na`) were unknown arguments. As Pi's, they decide the
 /// project's trust for one run: its skills (resources that wait for trust) load with `-a` in an
 /// untrusted project and stay out with `-na` in a trusted one, and nothing is recorded.

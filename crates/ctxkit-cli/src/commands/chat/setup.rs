@@ -303,10 +303,10 @@ pub async fn build(
 
 /// What the command line gives the resource loader: Pi's `--skill`, `--prompt-template` and
 /// `--theme` paths (made absolute against the current directory, loaded last),
-/// `--no-context-files`, `--no-skills`, `--no-prompt-templates`, `--no-themes`, `--system-prompt`
-/// (in place of `SYSTEM.md`) and `--append-system-prompt` values (in place of `APPEND_SYSTEM.md`),
-/// each a file read when one of that name is there (relative to the session's folder), else the
-/// text itself.
+/// `--no-context-files`, `--no-skills`, `--no-prompt-templates`, `--no-themes`,
+/// `--no-extensions`, `--system-prompt` (in place of `SYSTEM.md`) and `--append-system-prompt`
+/// values (in place of `APPEND_SYSTEM.md`), each a file read when one of that name is there
+/// (relative to the session's folder), else the text itself.
 /// The user's own command line: no project trust is asked of it.
 fn loader_options(args: &ChatArgs) -> ctxkit_resources::LoaderOptions {
     ctxkit_resources::LoaderOptions {
@@ -319,8 +319,8 @@ fn loader_options(args: &ChatArgs) -> ctxkit_resources::LoaderOptions {
             no_skills: args.no_skills,
             no_prompt_templates: args.no_prompt_templates,
             no_themes: args.no_themes,
+            no_extensions: args.no_extensions,
             no_context_files: args.no_context_files,
-            ..ctxkit_resources::ResourceSwitches::default()
         },
         ..ctxkit_resources::LoaderOptions::default()
     }
