@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, Parser};
 
 pub use arguments::{ChatArgs, CheckpointsArgs, ConfigAction, StoreAction, WebArgs};
+pub use auth::{AuthCommand, AuthTarget};
 pub use command::Command;
 
 /// ctxkit — context engine for LLM coding agents: inspect, branch and repair Pi-compatible sessions.
@@ -347,6 +348,7 @@ pub struct GlobalArgs {
 }
 
 mod arguments;
+mod auth;
 mod command;
 
 #[cfg(test)]

@@ -288,6 +288,12 @@ pub enum Command {
         /// The provider whose saved key to remove.
         provider: Option<String>,
     },
+    /// Pi's `auth` commands: `login`, `logout`, `check` (is a provider ready?) and
+    /// `print-api-key` (its key, for another program).
+    Auth {
+        #[command(subcommand)]
+        command: super::auth::AuthCommand,
+    },
     /// Print the assembled system prompt (base, appended parts, context files, skills list).
     Prompt,
     /// Install a package (`npm:name[@version]`, a git URL or `git:host/path[@ref]`, or a local

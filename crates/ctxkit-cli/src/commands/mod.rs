@@ -1,6 +1,7 @@
 //! One function per command. Each takes resolved arguments and the output stream and returns an
 //! [`Outcome`]; errors go back to `main`, which reports them.
 
+mod auth;
 mod awaiting_key;
 mod chat;
 mod check_warnings;
@@ -181,6 +182,7 @@ fn refuses_unloaded_settings(command: &Command) -> bool {
         | Command::Trust { .. }
         | Command::Login { .. }
         | Command::Logout { .. }
+        | Command::Auth { .. }
         | Command::Prompt
         | Command::Install { .. }
         | Command::Remove { .. }
@@ -329,6 +331,7 @@ fn dispatch(
         Command::Prompt => resources::prompt(&process, out),
         Command::Login { provider } => login::login(process.environment()?, provider, out),
         Command::Logout { provider } => login::logout(process.environment()?, provider, out),
+        Command::Auth { command } => auth::run(&process, command, out),
         Command::Trust { revoke, yes } => trust(&process, revoke, yes, out),
         Command::Install { source, local } => packages::install(&process, &source, local, out),
         Command::Remove { source, local } => packages::remove(&process, &source, local, out),

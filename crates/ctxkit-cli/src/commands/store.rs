@@ -88,6 +88,7 @@ fn touches_sessions(command: &Command) -> bool {
         | Command::Trust { .. }
         | Command::Login { .. }
         | Command::Logout { .. }
+        | Command::Auth { .. }
         | Command::Prompt
         | Command::Install { .. }
         | Command::Remove { .. }

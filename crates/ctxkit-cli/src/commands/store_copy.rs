@@ -80,6 +80,7 @@ pub(super) fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, A
         | Command::Trust { .. }
         | Command::Login { .. }
         | Command::Logout { .. }
+        | Command::Auth { .. }
         | Command::Prompt
         | Command::Install { .. }
         | Command::Remove { .. }

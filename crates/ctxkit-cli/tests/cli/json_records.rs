@@ -86,6 +86,7 @@ fn every_documented_json_record_has_the_documented_keys() {
         "ctxkit check FILE --json",
         "ctxkit checkpoints FILE --json",
         "ctxkit models --json",
+        "ctxkit auth check --provider ollama --json",
         "ctxkit config get KEY --json",
         "ctxkit config list --json",
         "ctxkit resources --json",
@@ -119,6 +120,9 @@ fn every_documented_json_record_has_the_documented_keys() {
             "ctxkit check FILE --json" => vec!["check", file, "--json"],
             "ctxkit checkpoints FILE --json" => vec!["checkpoints", file, "--json"],
             "ctxkit models --json" => vec!["models", "--json"],
+            "ctxkit auth check --provider ollama --json" => {
+                vec!["auth", "check", "--provider", "ollama", "--json"]
+            }
             "ctxkit config get KEY --json" => {
                 vec!["config", "get", "compaction.keepRecentTokens", "--json"]
             }

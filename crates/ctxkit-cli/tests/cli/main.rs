@@ -271,6 +271,7 @@ fn label_name_fork_and_sessions() {
 
 mod architecture;
 mod attacks;
+mod auth;
 mod cache_cost;
 mod chat;
 mod chat_commands;
