@@ -233,33 +233,31 @@ fn readiness(process: &ProcessSettings<'_>, target: &AuthTarget) -> Result<Readi
         .split_once('/')
         .map_or(named, |(provider, _)| provider.to_owned());
     options.picked_model = Some(spec);
-    Ok(
-        match ctxkit_llm::resolve_model(&options, &environment, ModelRole::Agent) {
-            Ok(Some(config)) => Readiness::Ready {
-                provider: config.provider,
-                key: config.api_key,
-            },
-            Ok(None) => Readiness::NotReady {
-                provider,
-                reason: "provider_not_found",
-                error: None,
-            },
-            Err(error @ LlmError::MissingApiKey { .. }) => Readiness::NotReady {
-                provider,
-                reason: "credentials_not_configured",
-                error: Some(error),
-            },
-            Err(LlmError::UnknownProvider { .. } | LlmError::InvalidModel { .. }) => {
-                Readiness::NotReady {
-                    provider,
-                    reason: "provider_not_found",
-                    error: None,
-                }
-            }
-            Err(error) => Readiness::Invalid {
-                provider,
-                error: error.to_string(),
-            },
+    let resolved = ctxkit_llm::resolve_model(&options, &environment, ModelRole::Agent);
+    Ok(match resolved {
+        Ok(Some(config)) => Readiness::Ready {
+            provider: config.provider,
+            key: config.api_key,
         },
-    )
+        Ok(None) | Err(LlmError::InvalidModel { .. }) => Readiness::NotReady {
+            provider,
+            reason: "provider_not_found",
+            error: None,
+        },
+        // The provider the model resolved to: a bare id names none itself.
+        Err(LlmError::MissingApiKey { provider, env_var }) => Readiness::NotReady {
+            provider: provider.clone(),
+            reason: "credentials_not_configured",
+            error: Some(LlmError::MissingApiKey { provider, env_var }),
+        },
+        Err(LlmError::UnknownProvider { provider }) => Readiness::NotReady {
+            provider,
+            reason: "provider_not_found",
+            error: None,
+        },
+        Err(error) => Readiness::Invalid {
+            provider,
+            error: error.to_string(),
+        },
+    })
 }

@@ -50,6 +50,11 @@ fn check_says_ready_not_ready_or_invalid_and_exits_0_1_or_2() {
         ),
         "exit: 1\n{\"status\":\"not_ready\",\"provider\":\"anthropic\",\"reason\":\"credentials_not_configured\"}\n"
     );
+    // A bare id is found in the table, and the provider named is the model's.
+    assert_eq!(
+        check(&["--model", "gpt-4o-mini", "--json"], &[]),
+        "exit: 1\n{\"status\":\"not_ready\",\"provider\":\"openai\",\"reason\":\"credentials_not_configured\"}\n"
+    );
     assert_eq!(
         check(&["--provider", "nosuch", "--json"], &[]),
         "exit: 1\n{\"status\":\"not_ready\",\"provider\":\"nosuch\",\"reason\":\"provider_not_found\"}\n"
