@@ -14,6 +14,7 @@ use super::print_json;
 use super::settings::ProcessSettings;
 use crate::Outcome;
 use crate::render::counted;
+use crate::usage::UsageError;
 
 /// Prints `start` messages (`Installing npm:x...`) on stderr, only when stderr is a terminal.
 #[derive(Debug, Clone, Copy)]
@@ -140,7 +141,20 @@ pub fn update(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let (manager, settings) = manager(process)?;
-    match manager.update(settings, source)? {
+    let updated = match (manager.update(settings, source), source) {
+        // Pi's `update self` and `update pi` update Pi itself.
+        (Err(PackageError::NoMatchingPackage { .. }), Some(word @ ("self" | "pi"))) => {
+            return Err(UsageError {
+                message: format!("no package is named `{word}`, and ctxkit does not update itself"),
+                hint: "update ctxkit the way it was installed; `ctxkit update` updates the \
+                       packages `ctxkit list` shows"
+                    .to_owned(),
+            }
+            .into());
+        }
+        (result, _) => result?,
+    };
+    match updated {
         UpdateOutcome::SkippedOffline => {
             writeln!(
                 crate::redact::stderr(),

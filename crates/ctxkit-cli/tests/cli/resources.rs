@@ -190,6 +190,7 @@ fn package_commands() {
         &["list", "--json"],
         &["update"],
         &["update", "npm:unknown"],
+        &["update", "self"],
         &["remove", "./local-pack"],
         &["uninstall", "./local-pack", "--local"],
         &["remove", git_source.as_str()],
