@@ -237,10 +237,7 @@ fn dispatch(
             id,
             text,
             clear,
-        } => {
-            let label = if clear { None } else { text.as_deref() };
-            edit::label(&file, &id, label, out)
-        }
+        } => edit::label(&file, &id, text.as_deref().filter(|_| !clear), out),
         Command::Name { file, text } => edit::name(&file, &text, out),
         Command::EditContext {
             file,
