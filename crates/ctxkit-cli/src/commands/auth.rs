@@ -159,7 +159,8 @@ fn print_api_key(
 }
 
 /// The model whose endpoint decides: `--model` as `provider/id`, an id of `--provider`, or a bare
-/// id; `--provider` alone stands for its default model, else the first of its `llm.models`.
+/// id; `--provider` alone stands for its default model, else the first of its `llm.models`, else
+/// the first the built-in table knows (a provider with none, a local server, by its name alone).
 fn model_spec(target: &AuthTarget, options: &ctxkit_llm::LlmOptions) -> Option<String> {
     let provider = target.provider.as_deref().map(str::trim);
     match (provider, target.model.as_deref().map(str::trim)) {
