@@ -336,34 +336,31 @@ fn unknown_provider_hint(provider: &str) -> String {
     )
 }
 
-/// What to do when Pi's `models.json` routes a provider elsewhere: set `llm.baseUrl` to Pi's
-/// route, or to the public URL on purpose; for a provider the settings' endpoint is not for, make
-/// it the default provider first (`llm.*` describes that one), or for `openai` set
-/// `OPENAI_BASE_URL`.
+/// What to do when Pi's `models.json` routes a provider elsewhere: set `llm.baseUrl` (for the
+/// settings' provider) or `llm.providers.<provider>.baseUrl` (for any other) to Pi's route, or to
+/// the public URL on purpose, or for `openai` set `OPENAI_BASE_URL`.
 fn routed_elsewhere_hint(
     provider: &str,
     default_url: &str,
     route_url: &str,
     owns_settings: bool,
 ) -> String {
-    let choice = format!(
-        "`ctxkit config set llm.baseUrl {route_url}` to follow Pi's route, or set `llm.baseUrl` \
-         to {default_url} to go to {} on purpose",
-        ctxkit_llm::host_of(default_url)
-    );
-    let first = if owns_settings {
-        String::new()
+    // `llm.baseUrl` is the settings' provider's; any other gets an endpoint of its own.
+    let key = if owns_settings {
+        "llm.baseUrl".to_owned()
     } else {
-        format!(
-            "`llm.*` is the default provider's: `ctxkit config set defaultProvider {provider}`, then "
-        )
+        format!("llm.providers.{provider}.baseUrl")
     };
     let variable = if provider == "openai" {
         " (or set `OPENAI_BASE_URL`)"
     } else {
         ""
     };
-    format!("{first}{choice}{variable}")
+    format!(
+        "`ctxkit config set {key} {route_url}` to follow Pi's route, or set `{key}` to \
+         {default_url} to go to {} on purpose{variable}",
+        ctxkit_llm::host_of(default_url)
+    )
 }
 
 fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {

@@ -87,6 +87,9 @@ pub struct LlmOptions {
     pub api_key: Option<ApiKey>,
     /// `llm.headers`: extra request headers (values may be secrets and are never shown).
     pub headers: BTreeMap<String, String>,
+    /// `llm.providers`: other providers' endpoints, by provider name; an entry wins over the
+    /// provider's own host and over the endpoint above for that provider.
+    pub providers: BTreeMap<String, OwnEndpoint>,
     pub retry: RetryPolicy,
     /// A whole (not streamed) answer's time limit; `None` for [`DEFAULT_TIMEOUT`].
     pub timeout: Option<Duration>,
@@ -165,6 +168,7 @@ impl fmt::Debug for LlmOptions {
             .field("api", &self.api)
             .field("api_key", &self.api_key)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("providers", &self.providers)
             .field("retry", &self.retry)
             .field("timeout", &self.timeout)
             .field("timeouts", &self.timeouts)
@@ -175,6 +179,30 @@ impl fmt::Debug for LlmOptions {
             .field("anthropic_cache_retention", &self.anthropic_cache_retention)
             .field("model_costs", &self.model_costs)
             .field("anthropic_message_threads", &self.anthropic_message_threads)
+            .finish()
+    }
+}
+
+/// One `llm.providers` entry: where a provider's requests go, and with what.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct OwnEndpoint {
+    pub base_url: String,
+    /// The wire format; `None` takes the built-in provider's.
+    pub api: Option<Api>,
+    /// `None` takes the saved key or the provider's variable.
+    pub api_key: Option<ApiKey>,
+    /// Extra request headers (values may be secrets and are never shown).
+    pub headers: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for OwnEndpoint {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("OwnEndpoint")
+            .field("base_url", &self.base_url)
+            .field("api", &self.api)
+            .field("api_key", &self.api_key)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -372,7 +400,8 @@ pub fn resolve_model(
     let builtin = find_provider(&provider);
     // A provider of one's own must be declared, so a typo is not sent to `llm.baseUrl`.
     let declared = table.iter().any(|model| model.provider == provider)
-        || options.provider.as_deref() == Some(provider.as_str());
+        || options.provider.as_deref() == Some(provider.as_str())
+        || options.providers.contains_key(&provider);
     if builtin.is_none() && !declared {
         return Err(LlmError::UnknownProvider { provider });
     }

@@ -478,3 +478,77 @@ fn a_gemini_model_that_takes_levels_reasons_whatever_the_table_knows() {
     );
     assert_eq!(generation["thinkingConfig"]["thinkingLevel"], "HIGH");
 }
+
+/// `llm.providers`: each provider named there is asked at its own host with its own key and
+/// headers, whoever the settings' provider is; the others keep theirs.
+#[test]
+fn each_provider_of_llm_providers_goes_to_its_own_endpoint() {
+    let mut options = options("anthropic/claude-sonnet-4-5");
+    options.base_url = Some("https://anthropic-gateway.corp/v1".to_owned());
+    options.providers.insert(
+        "openai".to_owned(),
+        OwnEndpoint {
+            base_url: "https://openai-gateway.corp/v1/".to_owned(),
+            api_key: Some(ApiKey::new("sk-gateway")),
+            headers: BTreeMap::from([("X-Team".to_owned(), "core".to_owned())]),
+            ..OwnEndpoint::default()
+        },
+    );
+    options.providers.insert(
+        "lab".to_owned(),
+        OwnEndpoint {
+            base_url: "http://gpu-box:8000/v1".to_owned(),
+            api: Some(Api::OpenAiChat),
+            ..OwnEndpoint::default()
+        },
+    );
+    let env = env(&[
+        ("ANTHROPIC_API_KEY", "sk-ant"),
+        ("OPENAI_API_KEY", "sk-oai"),
+    ]);
+    let resolve = |options: &LlmOptions, spec: &str| {
+        let mut picked = options.clone();
+        picked.picked_model = Some(spec.to_owned());
+        resolve_model(&picked, &env, ModelRole::Agent)
+    };
+    let anthropic = resolve(&options, "anthropic/claude-sonnet-4-5")
+        .unwrap()
+        .unwrap();
+    assert_eq!(anthropic.base_url, "https://anthropic-gateway.corp/v1");
+    let openai = resolve(&options, "openai/gpt-4o-mini").unwrap().unwrap();
+    assert_eq!(openai.base_url, "https://openai-gateway.corp/v1");
+    assert_eq!(openai.api, Api::OpenAiResponses);
+    assert_eq!(openai.api_key.unwrap().expose_secret(), "sk-gateway");
+    assert_eq!(
+        openai.headers.get("X-Team").map(String::as_str),
+        Some("core")
+    );
+    // A provider of one's own, declared by its entry alone, takes no key.
+    let lab = resolve(&options, "lab/qwen3-coder").unwrap().unwrap();
+    assert_eq!(lab.base_url, "http://gpu-box:8000/v1");
+    assert_eq!(lab.api, Api::OpenAiChat);
+    assert!(lab.api_key.is_none() && lab.headers.is_empty());
+    // An entry without a key takes the provider's variable, as `llm.baseUrl` does, and a built-in
+    // provider with neither is refused before anything is sent.
+    options.providers.get_mut("openai").unwrap().api_key = None;
+    let openai = resolve(&options, "openai/gpt-4o-mini").unwrap().unwrap();
+    assert_eq!(openai.api_key.unwrap().expose_secret(), "sk-oai");
+    let missing = resolve_model(
+        &LlmOptions {
+            picked_model: Some("openai/gpt-4o-mini".to_owned()),
+            ..options.clone()
+        },
+        &EnvSettings::default(),
+        ModelRole::Agent,
+    );
+    assert!(
+        matches!(missing, Err(LlmError::MissingApiKey { .. })),
+        "{missing:?}"
+    );
+    // A provider of one's own with no format is refused.
+    options.providers.get_mut("lab").unwrap().api = None;
+    assert!(matches!(
+        resolve(&options, "lab/qwen3-coder"),
+        Err(LlmError::UnknownProvider { .. })
+    ));
+}

@@ -2,13 +2,14 @@
 //! endpoint, that of the provider the settings name; a model picked for one run (`--model`,
 //! `/model`, a server run's `model`) or the summary model of another provider never takes them
 //! over, so a built-in provider's key never goes to a host of one's own, and a host of one's own
-//! never gets a built-in provider's key (`docs/security.md`).
+//! never gets a built-in provider's key (`docs/security.md`). A provider named in `llm.providers`
+//! has an endpoint of its own, which it alone gets.
 
 use std::collections::BTreeMap;
 
 use ctxkit_secrets::ApiKey;
 
-use crate::config::{EnvSettings, ForeignRoute, LlmOptions, ModelSpec};
+use crate::config::{EnvSettings, ForeignRoute, LlmOptions, ModelSpec, OwnEndpoint};
 use crate::error::LlmError;
 use crate::models::{Api, ModelTable, find_provider};
 
@@ -84,6 +85,9 @@ pub(crate) fn endpoint(
     owner: Option<&str>,
 ) -> Result<Endpoint, LlmError> {
     let builtin = find_provider(provider);
+    if let Some(own) = options.providers.get(provider) {
+        return own_endpoint(own, env, provider);
+    }
     let whole = share == EndpointShare::Whole;
     let unowned =
         options.base_url.is_some() || options.api_key.is_some() || !options.headers.is_empty();
@@ -143,6 +147,41 @@ pub(crate) fn endpoint(
         base_url: base_url.trim_end_matches('/').to_owned(),
         api_key,
         headers,
+    })
+}
+
+/// `provider`'s endpoint from its `llm.providers` entry: that host, its wire format (else the
+/// built-in provider's), its key (else the saved key or the provider's variable, as for
+/// `llm.baseUrl`) and its headers. Pi's routes are not consulted: the user said where it goes.
+fn own_endpoint(
+    own: &OwnEndpoint,
+    env: &EnvSettings,
+    provider: &str,
+) -> Result<Endpoint, LlmError> {
+    let builtin = find_provider(provider);
+    let api =
+        own.api
+            .or(builtin.map(|info| info.api))
+            .ok_or_else(|| LlmError::UnknownProvider {
+                provider: provider.to_owned(),
+            })?;
+    let api_key = own
+        .api_key
+        .clone()
+        .or_else(|| env.api_keys.get(provider).cloned());
+    if api_key.is_none()
+        && let Some(key_env) = builtin.and_then(|info| info.key_env)
+    {
+        return Err(LlmError::MissingApiKey {
+            provider: provider.to_owned(),
+            env_var: key_env.to_owned(),
+        });
+    }
+    Ok(Endpoint {
+        api,
+        base_url: own.base_url.trim_end_matches('/').to_owned(),
+        api_key,
+        headers: own.headers.clone(),
     })
 }
 

@@ -39,8 +39,8 @@ pub use chat_compat::{ChatCompat, ThinkingFormat};
 pub use client::ModelClient;
 pub use config::{
     DEFAULT_MAX_REPLY_BYTES, DEFAULT_TIMEOUT, EnvSettings, ForeignRoute, LlmOptions, ModelCost,
-    ModelRole, ModelSpec, ProviderConfig, ThinkingBudgets, UnreadableRoutes, model_limits,
-    resolve_model,
+    ModelRole, ModelSpec, OwnEndpoint, ProviderConfig, ThinkingBudgets, UnreadableRoutes,
+    model_limits, resolve_model,
 };
 pub use error::{LlmError, Retried, host_of};
 pub use failure::{ReplyFailure, credentials_hint, reply_failure};

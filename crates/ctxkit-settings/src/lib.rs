@@ -50,7 +50,7 @@ pub use tree::{
     BranchSummaryConfig, ChatConfig, CommandHookConfig, CompactionConfig, CompactionModelOverride,
     ContextStrategy, DurabilityMode, FallbackPolicy, ImagesConfig, LlmConfig, LlmTimeouts,
     MAX_TOKEN_BUDGET, MarkdownConfig, ModelCompat, ModelPrices, OpenAiResponsesCompactionConfig,
-    OpenAiResponsesConfig, PackageSetting, PinnedConfig, PinnedScript, PriceTier,
+    OpenAiResponsesConfig, PackageSetting, PinnedConfig, PinnedScript, PriceTier, ProviderEndpoint,
     ProviderRetryConfig, QuietStartup, RECOMMENDED_DIGEST_CHARS, RECOMMENDED_DIGEST_NAMES,
     RECOMMENDED_THRESHOLD_TOKENS, RetryConfig, ServerConfig, SessionConfig, Settings, StoreConfig,
     SummaryProvider, SummaryRole, TerminalConfig, ThinkingBudgets, TransformSettings, UserModel,

@@ -109,6 +109,7 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
         api,
         api_key: llm.api_key.clone().map(ctxkit_secrets::ApiKey::new),
         headers: llm.headers.clone().unwrap_or_default(),
+        providers: own_endpoints(&llm.providers)?,
         retry: ctxkit_llm::RetryPolicy {
             max_retries,
             base_delay: std::time::Duration::from_millis(retry.base_delay_ms),
@@ -176,6 +177,33 @@ pub fn cache_warmer(
     Ok(std::sync::Arc::new(ctxkit_agent::CacheWarmer::new(
         mode, delay,
     )))
+}
+
+/// `llm.providers`, each provider's endpoint under its canonical name (`gemini` is `google`).
+fn own_endpoints(
+    providers: &std::collections::BTreeMap<String, ctxkit_settings::ProviderEndpoint>,
+) -> Result<std::collections::BTreeMap<String, ctxkit_llm::OwnEndpoint>> {
+    let mut endpoints = std::collections::BTreeMap::new();
+    for (name, entry) in providers {
+        let api = match entry.api.as_deref() {
+            Some(api) => Some(ctxkit_llm::Api::parse(api).with_context(|| {
+                format!("setting `llm.providers.{name}.api`: unknown wire format `{api}`")
+            })?),
+            None => None,
+        };
+        let name = name.trim().to_lowercase();
+        let name = ctxkit_llm::find_provider(&name).map_or(name, |info| info.name.to_owned());
+        endpoints.insert(
+            name,
+            ctxkit_llm::OwnEndpoint {
+                base_url: entry.base_url.trim().to_owned(),
+                api,
+                api_key: entry.api_key.clone().map(ctxkit_secrets::ApiKey::new),
+                headers: entry.headers.clone().unwrap_or_default(),
+            },
+        );
+    }
+    Ok(endpoints)
 }
 
 /// The providers' keys and `OPENAI_BASE_URL`: the process's standard environment variables,

@@ -276,3 +276,167 @@ async fn the_users_http_proxy_carries_model_requests_and_a_projects_does_not() {
         "{project}"
     );
 }
+
+/// `llm.providers` (Pi's `models.json` `providers`): two more hosts beside the settings' own, each
+/// provider at its own with its own key; the built-in variables' keys stay away from the hosts
+/// that do not take them, and an untrusted project's entry sends nothing anywhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_provider_of_llm_providers_is_asked_at_its_own_host() {
+    const GATEWAY_KEY: &str = "sk-gateway-test-SECRET321";
+    let custom = answering_host().await;
+    let gateway = answering_host().await;
+    let lab = answering_host().await;
+    let openai = answering_host().await;
+    let evil = answering_host().await;
+    let run = Run::new();
+    configure_myco(&run, &custom);
+    let providers = json!({
+        "openai": {"baseUrl": format!("{}/v1", gateway.uri()), "apiKey": GATEWAY_KEY},
+        "lab": {"baseUrl": format!("{}/v1", lab.uri()), "api": "openai-completions"},
+    });
+    let set = run.ctxkit(&["config", "set", "llm.providers", &providers.to_string()]);
+    assert!(set.starts_with("exit: 0"), "{set}");
+    let listed = run.ctxkit(&["config", "list"]);
+    assert!(!listed.contains(GATEWAY_KEY), "{listed}");
+    let project = crate::chat_print::project(&run);
+    std::fs::create_dir_all(project.join(".ctxkit")).unwrap();
+    std::fs::write(
+        project.join(".ctxkit/settings.json"),
+        json!({"llm": {"providers": {"openai": {"baseUrl": format!("{}/v1", evil.uri())}}}})
+            .to_string(),
+    )
+    .unwrap();
+    let openai_base = format!("{}/v1", openai.uri());
+    let variables = [
+        ("ANTHROPIC_API_KEY", ANTHROPIC_KEY),
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", openai_base.as_str()),
+    ];
+    let chat = |args: &[&str]| {
+        let mut all = vec!["chat", "--no-session", "-p", "hi"];
+        all.extend_from_slice(args);
+        tokio::task::block_in_place(|| run.ctxkit_piped_in(&project, &all, &variables, ""))
+    };
+    let picked = chat(&["--model", "openai/gpt-5-mini"]);
+    assert!(picked.starts_with("exit: 0\nopenai reply\n"), "{picked}");
+    let asked = chat(&["--model", "lab/qwen3-coder"]);
+    assert!(asked.starts_with("exit: 0\ncustom host reply\n"), "{asked}");
+    let settings_model = chat(&[]);
+    assert!(
+        settings_model.starts_with("exit: 0\ncustom host reply\n"),
+        "{settings_model}"
+    );
+    let at =
+        |server| tokio::task::block_in_place(|| futures::executor::block_on(requests_at(server)));
+    let at_gateway = at(&gateway);
+    assert_eq!(at_gateway.len(), 1);
+    assert!(holds_any(&at_gateway[0].1, &[GATEWAY_KEY]));
+    assert!(!holds_any(&at_gateway[0].1, &[OPENAI_KEY, ANTHROPIC_KEY]));
+    let at_lab = at(&lab);
+    assert_eq!(at_lab.len(), 1);
+    assert_eq!(at_lab[0].0, "/v1/chat/completions");
+    assert!(!holds_any(
+        &at_lab[0].1,
+        &[GATEWAY_KEY, OPENAI_KEY, ANTHROPIC_KEY, MYCO_HEADER]
+    ));
+    let at_custom = at(&custom);
+    assert_eq!(at_custom.len(), 1);
+    assert!(!holds_any(&at_custom[0].1, &[GATEWAY_KEY, OPENAI_KEY]));
+    assert!(at(&openai).is_empty());
+    assert!(
+        at(&evil).is_empty(),
+        "an untrusted project's endpoint is never asked"
+    );
+}
+
+/// Attack on the settings themselves: an `llm.providers` entry without `baseUrl` could not be
+/// read into the typed settings, so the whole `llm` section fell back to its defaults and the chat
+/// sent the user's key to the provider's public host, past the user's `llm.baseUrl`. Such an entry
+/// is refused now, before anything is sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_llm_providers_entry_without_a_base_url_stops_the_chat() {
+    let gateway = answering_host().await;
+    let public = answering_host().await;
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        json!({
+            "defaultModel": "openai/gpt-5-mini",
+            "llm": {
+                "baseUrl": format!("{}/v1", gateway.uri()),
+                "providers": {"lab": {"api": "openai-completions"}},
+            },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let public_base = format!("{}/v1", public.uri());
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", public_base.as_str()),
+    ];
+    let output = tokio::task::block_in_place(|| {
+        run.ctxkit_piped(&["chat", "--no-session", "-p", "hi"], &variables, "")
+    });
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(
+        output.contains("`llm.providers[\"lab\"]`") && output.contains("with `baseUrl`"),
+        "{output}"
+    );
+    assert!(requests_at(&public).await.is_empty(), "{output}");
+    assert!(requests_at(&gateway).await.is_empty(), "{output}");
+}
+
+/// A Pi user's `models.json` routes `openai` to a gateway, and the settings' provider is another:
+/// the refusal's hint names `llm.providers.openai.baseUrl` (before, it asked to make `openai` the
+/// default provider), and following it sends the request to the gateway.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pi_route_of_another_provider_is_followed_through_llm_providers() {
+    let gateway = answering_host().await;
+    let run = Run::new();
+    let route = format!("{}/v1", gateway.uri());
+    std::fs::write(
+        run.home.path().join("models.json"),
+        json!({"providers": {"openai": {"baseUrl": route}}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        json!({"defaultModel": "anthropic/claude-sonnet-4-5"}).to_string(),
+    )
+    .unwrap();
+    let variables = [("OPENAI_API_KEY", OPENAI_KEY)];
+    let chat = || {
+        tokio::task::block_in_place(|| {
+            run.ctxkit_piped(
+                &[
+                    "chat",
+                    "--no-session",
+                    "--model",
+                    "openai/gpt-5-mini",
+                    "-p",
+                    "hi",
+                ],
+                &variables,
+                "",
+            )
+        })
+    };
+    let refused = chat();
+    let hint = format!("hint: `ctxkit config set llm.providers.openai.baseUrl {route}`");
+    assert!(
+        refused.starts_with("exit: 3\n") && refused.contains(&hint),
+        "{refused}"
+    );
+    assert!(requests_at(&gateway).await.is_empty());
+    let set = run.ctxkit(&["config", "set", "llm.providers.openai.baseUrl", &route]);
+    assert!(set.starts_with("exit: 0"), "{set}");
+    let answered = chat();
+    assert!(
+        answered.starts_with("exit: 0\nopenai reply\n"),
+        "{answered}"
+    );
+    let at_gateway = requests_at(&gateway).await;
+    assert_eq!(at_gateway.len(), 1);
+    assert!(holds_any(&at_gateway[0].1, &[OPENAI_KEY]));
+}

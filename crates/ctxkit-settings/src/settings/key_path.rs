@@ -57,7 +57,7 @@ impl KeyPath {
                     fields = Some(children);
                     continue;
                 }
-                Some(ValueKind::ModelBudgets(budgets)) => budgets,
+                Some(ValueKind::EntryMap { fields, .. }) => fields,
                 Some(ValueKind::StringMap) => &[],
                 Some(_) | None => continue,
             };
@@ -208,7 +208,7 @@ pub(crate) fn kind_at(segments: &[String]) -> Option<ValueKind> {
                 .find(|field| field.key == *segment)?
                 .kind
                 .clone(),
-            ValueKind::ModelBudgets(budgets) => ValueKind::Object(budgets),
+            ValueKind::EntryMap { fields, .. } => ValueKind::Object(fields),
             ValueKind::StringMap => ValueKind::String,
             ValueKind::Bool
             | ValueKind::BoolOr(_)

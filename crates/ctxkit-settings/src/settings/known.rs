@@ -18,7 +18,7 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
         };
         let inside_map = matches!(
             &field.kind,
-            ValueKind::StringMap | ValueKind::ModelBudgets(_)
+            ValueKind::StringMap | ValueKind::EntryMap { .. }
         );
         if length == segments.len() || inside_map {
             return Ok(());

@@ -38,9 +38,15 @@ pub enum ValueKind {
     ModelList,
     /// An array of `{command: [program, args…], events?: [names], timeoutMs?}` (`hooks`).
     HookList,
-    /// An object keyed `provider/modelId` whose entries have these fields
-    /// (`compaction.modelOverrides`, Pi 1.6).
-    ModelBudgets(Vec<Field>),
+    /// An object keyed as `keyed` says whose entries have these fields
+    /// (`compaction.modelOverrides`, keyed `provider/modelId`, Pi 1.6; `llm.providers`, keyed
+    /// `provider`).
+    EntryMap {
+        keyed: &'static str,
+        fields: Vec<Field>,
+        /// The fields every entry must have (`llm.providers`' `baseUrl`).
+        required: Vec<String>,
+    },
     /// An object with known fields.
     Object(Vec<Field>),
 }
@@ -116,7 +122,7 @@ fn field_from(key: &str, property: &Value) -> Field {
         | ValueKind::StringMap
         | ValueKind::ModelList
         | ValueKind::HookList
-        | ValueKind::ModelBudgets(_) => property
+        | ValueKind::EntryMap { .. } => property
             .get("default")
             .filter(|value| !value.is_null())
             .cloned(),
@@ -212,12 +218,32 @@ fn kind_of(property: &Value) -> ValueKind {
                 .unwrap_or_default();
             return ValueKind::BoolOr(words);
         }
-        Some("modelBudgets") => {
+        Some(check @ ("modelBudgets" | "providerMap")) => {
             let entry = property
                 .get("additionalProperties")
                 .map(non_null)
                 .unwrap_or(&Value::Null);
-            return ValueKind::ModelBudgets(object_fields(entry));
+            let keyed = if check == "modelBudgets" {
+                "provider/modelId"
+            } else {
+                "provider"
+            };
+            let required = entry
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            return ValueKind::EntryMap {
+                keyed,
+                fields: object_fields(entry),
+                required,
+            };
         }
         Some(_) | None => {}
     }
@@ -377,7 +403,7 @@ pub fn leaves() -> Vec<(String, &'static Field)> {
                 | ValueKind::StringMap
                 | ValueKind::ModelList
                 | ValueKind::HookList
-                | ValueKind::ModelBudgets(_) => out.push((key, field)),
+                | ValueKind::EntryMap { .. } => out.push((key, field)),
             }
         }
     }
@@ -446,7 +472,7 @@ fn accepts(kind: &ValueKind) -> String {
         ValueKind::StringMap => "object of strings".to_owned(),
         ValueKind::ModelList => "array of models".to_owned(),
         ValueKind::HookList => "array of hooks".to_owned(),
-        ValueKind::ModelBudgets(_) => "object keyed `provider/modelId`".to_owned(),
+        ValueKind::EntryMap { keyed, .. } => format!("object keyed `{keyed}`"),
         ValueKind::Object(_) => "object".to_owned(),
     }
 }

@@ -131,7 +131,11 @@ pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut Chec
                 );
             }
         }
-        ValueKind::ModelBudgets(fields) => check_model_budgets(key, fields, value, report),
+        ValueKind::EntryMap {
+            keyed,
+            fields,
+            required,
+        } => check_entry_map(key, keyed, (fields, required), value, report),
         ValueKind::Object(fields) => check_object(key, fields, value, report),
     }
 }
@@ -148,18 +152,35 @@ fn is_http_url(text: &str) -> bool {
 
 /// `compaction.modelOverrides`: each entry an object whose known budgets are safe integers ≥ 0 (as
 /// Pi 1.6 requires); other keys inside an entry are reported as unknown.
-fn check_model_budgets(key: &str, budgets: &[Field], value: &Value, report: &mut CheckReport) {
+/// An object of entries keyed as `keyed` says, each an object with `fields`, of which `required`
+/// must be there: an entry without one is refused, since the typed settings cannot hold it.
+fn check_entry_map(
+    key: &str,
+    keyed: &str,
+    (fields, required): (&[Field], &[String]),
+    value: &Value,
+    report: &mut CheckReport,
+) {
     let Some(entries) = value.as_object() else {
-        report.refuse(key, "an object keyed `provider/modelId`", value);
+        report.refuse(key, format!("an object keyed `{keyed}`"), value);
         return;
     };
-    for (model, entry) in entries {
-        check_object(
-            &super::key_path::entry_key(key, model),
-            budgets,
-            entry,
-            report,
-        );
+    for (name, entry) in entries {
+        let entry_key = super::key_path::entry_key(key, name);
+        let missing: Vec<&String> = required
+            .iter()
+            .filter(|field| entry.get(field.as_str()).is_none_or(Value::is_null))
+            .collect();
+        if entry.is_object() && !missing.is_empty() {
+            let names: Vec<String> = missing.iter().map(|name| format!("`{name}`")).collect();
+            report.refuse(
+                &entry_key,
+                format!("an object with {}", names.join(" and ")),
+                entry,
+            );
+            continue;
+        }
+        check_object(&entry_key, fields, entry, report);
     }
 }
 
@@ -251,7 +272,7 @@ pub fn parse_raw_value(kind: Option<&ValueKind>, raw: &str) -> Value {
             | ValueKind::StringMap
             | ValueKind::ModelList
             | ValueKind::HookList
-            | ValueKind::ModelBudgets(_)
+            | ValueKind::EntryMap { .. }
             | ValueKind::Object(_),
         )
         | None => as_json(),

@@ -146,7 +146,7 @@ impl SettingsManager {
             if let Some(kind) = key_path::kind_at(&segments[..length])
                 && !matches!(
                     kind,
-                    schema::ValueKind::Object(_) | schema::ValueKind::ModelBudgets(_)
+                    schema::ValueKind::Object(_) | schema::ValueKind::EntryMap { .. }
                 )
             {
                 return Err(SettingsError::InvalidKey {

@@ -26,6 +26,16 @@ pub struct LlmConfig {
     /// wherever settings are shown, unless one is asked for by name, `ctxkit config get llm.headers.NAME`).
     #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
     pub headers: Option<BTreeMap<String, String>>,
+    /// Endpoints of other providers, keyed by the provider's name, as Pi's `models.json`
+    /// `providers` routes them: `{baseUrl, api?, apiKey?, headers?}`. Every model of a provider
+    /// named here is asked at its `baseUrl`, with its `api` (a provider ctxkit does not build in
+    /// needs one), its `apiKey` (else the key `ctxkit login` saved or the provider's variable) and
+    /// its `headers`, in place of the provider's own host; `llm.baseUrl` and its siblings stay the
+    /// settings' provider's, and an entry here wins over them for its provider. The user's own
+    /// settings only (an untrusted project's are ignored): an endpoint decides where a key goes.
+    #[schemars(extend("x-check" = "providerMap"))]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub providers: BTreeMap<String, ProviderEndpoint>,
     /// The user's models, as Pi's `models.json` declares them:
     /// `{provider, id, contextWindow, maxOutput?, reasoning?, input?, cost?, cacheRetention?, compat?}`;
     /// of Pi's `compat` flags, `forceAdaptiveThinking` is read (a Claude model that requires
@@ -76,6 +86,7 @@ impl Default for LlmConfig {
             api_key: None,
             api: None,
             headers: None,
+            providers: BTreeMap::new(),
             models: None,
             anthropic: AnthropicConfig::default(),
             openai_responses: OpenAiResponsesConfig::default(),
@@ -99,11 +110,51 @@ impl std::fmt::Debug for LlmConfig {
                     .as_ref()
                     .map(|map| map.keys().collect::<Vec<_>>()),
             )
+            .field("providers", &self.providers)
             .field("models", &self.models.as_ref().map(Vec::len))
             .field("anthropic", &self.anthropic)
             .field("openai_responses", &self.openai_responses)
             .field("timeouts", &self.timeouts)
             .field("max_reply_bytes", &self.max_reply_bytes)
+            .finish()
+    }
+}
+
+/// One entry of `llm.providers`: where a provider's requests go, and with what.
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderEndpoint {
+    /// The provider's base URL: an `http://` or `https://` URL.
+    #[schemars(extend("x-check" = "httpUrl"))]
+    pub base_url: String,
+    /// The wire format (required for a provider that is not built in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"]))]
+    pub api: Option<String>,
+    /// The provider's API key (masked wherever settings are shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-secret" = true))]
+    pub api_key: Option<String>,
+    /// Extra request headers to this provider (masked wherever settings are shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-check" = "stringMap", "x-secret" = true))]
+    pub headers: Option<BTreeMap<String, String>>,
+}
+
+impl std::fmt::Debug for ProviderEndpoint {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ProviderEndpoint")
+            .field("base_url", &self.base_url)
+            .field("api", &self.api)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .as_ref()
+                    .map(|map| map.keys().collect::<Vec<_>>()),
+            )
             .finish()
     }
 }

@@ -28,7 +28,7 @@ pub(crate) use llm::THINKING_FORMATS;
 pub use llm::{
     AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig, LlmConfig,
     LlmTimeouts, ModelCompat, ModelPrices, OpenAiResponsesCompactionConfig, OpenAiResponsesConfig,
-    PriceTier, UserModel,
+    PriceTier, ProviderEndpoint, UserModel,
 };
 pub use sections::{
     BranchSummaryConfig, ChatConfig, ImagesConfig, MarkdownConfig, PackageSetting, PinnedConfig,

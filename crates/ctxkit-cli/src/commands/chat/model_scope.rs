@@ -123,10 +123,18 @@ impl Chat {
     /// The models `/model` and Ctrl-P offer now.
     pub(super) fn offered_now(&self) -> Vec<Offered> {
         // A saved-keys file broken since the chat started offers the variables' keys alone.
+        // With the providers `llm.providers` gives a key of their own.
         let keyed: Vec<String> = llm_environment()
             .unwrap_or_else(|_| variables_environment())
             .api_keys
             .into_keys()
+            .chain(
+                self.llm_options
+                    .providers
+                    .iter()
+                    .filter(|(_, endpoint)| endpoint.api_key.is_some())
+                    .map(|(provider, _)| provider.clone()),
+            )
             .collect();
         offered_models(&self.llm_options, &keyed, &self.client.config().provider)
     }

@@ -441,7 +441,13 @@ fn flag_model(
     let keyed = summary_setup::llm_environment()
         .unwrap_or_else(|_| summary_setup::variables_environment())
         .api_keys;
-    let usable = |provider: &str| keyed.contains_key(provider);
+    let usable = |provider: &str| {
+        keyed.contains_key(provider)
+            || llm_options
+                .providers
+                .get(provider)
+                .is_some_and(|endpoint| endpoint.api_key.is_some())
+    };
     let table = super::model_picker::known_models(llm_options);
     super::model_flag::resolve_model_flag(&text, &table, &usable)
         .map(Some)
