@@ -31,8 +31,8 @@ pub struct LlmConfig {
     /// named here is asked at its `baseUrl`, with its `api` (a provider ctxkit does not build in
     /// needs one), its `apiKey` (else the key `ctxkit login` saved or the provider's variable) and
     /// its `headers`, in place of the provider's own host; `llm.baseUrl` and its siblings stay the
-    /// settings' provider's, and an entry here wins over them for its provider. The user's own
-    /// settings only (an untrusted project's are ignored): an endpoint decides where a key goes.
+    /// settings' provider's, and an entry here wins over them for its provider. Like `llm.baseUrl`,
+    /// a project's applies only once the project is trusted: an endpoint decides where a key goes.
     #[schemars(extend("x-check" = "providerMap"))]
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub providers: BTreeMap<String, ProviderEndpoint>,
