@@ -42,7 +42,7 @@ pub use settings::schema::{description_of, json_schema, markdown_table, secret_k
 pub use settings::{
     Document, HeldEntry, HeldReason, KeyPath, SettingEntry, SettingLookup, SettingOrigin,
     SettingValue, SettingsDiagnostic, SettingsManager, add_package_source, check_known_key,
-    held_until_trusted, is_pi_key_not_acted_on, is_pi_key_not_read, looks_local,
+    held_until_trusted, holds_credentials, is_pi_key_not_acted_on, is_pi_key_not_read, looks_local,
     remove_package_sources,
 };
 pub use tree::{

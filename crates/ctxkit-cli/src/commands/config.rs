@@ -197,9 +197,12 @@ pub fn config(
             let key = key_path.dotted();
             let scope = scope(project, &settings)?;
             // Project settings are usually committed: keys and URL credentials stay in the user's.
+            let parsed = serde_json::from_str::<serde_json::Value>(&value)
+                .unwrap_or_else(|_| serde_json::Value::String(value.clone()));
             let secret_key = ctxkit_settings::secret_keys()
                 .iter()
-                .any(|secret| is_at_or_below(&key_path, secret));
+                .any(|secret| is_at_or_below(&key_path, secret))
+                || ctxkit_settings::holds_credentials(key_path.segments(), &parsed);
             // `config set llm.apiKey "$MYCO_KEY"` with the variable unset stored "", and every
             // request then carried `Authorization: Bearer ` (QA r104).
             if secret_key && value.trim().is_empty() {

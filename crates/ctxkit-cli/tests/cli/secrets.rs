@@ -117,6 +117,19 @@ async fn a_key_never_reaches_outputs_files_or_errors() {
     let set = run.ctxkit(&["config", "set", "--project", "llm.apiKey", KEY]);
     assert!(set.starts_with("exit: 3"), "{set}");
     assert!(!set.contains(KEY), "{set}");
+    // The same for a key inside `llm.providers`, by its path or in the object set whole.
+    let inside = serde_json::json!({"gw": {"baseUrl": "http://gw.example/v1", "apiKey": KEY}});
+    for (key, value) in [
+        ("llm.providers.gw.apiKey", KEY.to_owned()),
+        ("llm.providers", inside.to_string()),
+    ] {
+        let set = run.ctxkit(&["config", "set", "--project", key, &value]);
+        assert!(
+            set.starts_with("exit: 3") && set.contains("usually committed"),
+            "{key}: {set}"
+        );
+        assert!(!set.contains(KEY), "{set}");
+    }
     assert!(!home.join(".ctxkit/settings.json").exists());
     // ...but reads one a user wrote there by hand, once the user trusts the project (issue 33).
     std::fs::write(

@@ -90,6 +90,30 @@ pub(crate) fn is_path_as_written(word: &str) -> bool {
     plain && word.contains('/')
 }
 
+/// Whether `value`, set at the key `segments`, is or holds a credential by its key's name (an
+/// `apiKey`, a token, a header's value, at any depth: `llm.providers.x.apiKey`, or
+/// `llm.providers` set whole), as [`SettingsManager::credential_values`] finds them.
+pub fn holds_credentials(segments: &[String], value: &Value) -> bool {
+    let Some((name, outer)) = segments.split_last() else {
+        return false;
+    };
+    let in_headers = outer
+        .last()
+        .is_some_and(|parent| parent.eq_ignore_ascii_case("headers"));
+    let mut secrets = Vec::new();
+    match value {
+        // A bare string is a secret only by its key's name (a URL's password is checked apart).
+        Value::String(text) => {
+            collect_secrets(name, value, in_headers, &mut secrets);
+            secrets.retain(|secret| secret == text);
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_) => {
+            collect_secrets(name, value, in_headers, &mut secrets);
+        }
+    }
+    !secrets.is_empty()
+}
+
 fn collect_secrets(key: &str, value: &Value, in_headers: bool, secrets: &mut Vec<String>) {
     let name: String = key
         .chars()

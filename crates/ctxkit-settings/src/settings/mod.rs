@@ -25,6 +25,7 @@ mod write;
 use std::path::{Path, PathBuf};
 
 pub use allowlist::{HeldEntry, HeldReason};
+pub use boundary::holds_credentials;
 pub(crate) use boundary::{hook_command_parts, is_path_as_written, with_shell_string_script};
 pub use diagnostics::SettingsDiagnostic;
 pub use document::{Document, KeyPath};
