@@ -124,19 +124,7 @@ pub(crate) fn endpoint(
             public
         }
     };
-    let api_key = options
-        .api_key
-        .clone()
-        .filter(|_| whole)
-        .or_else(|| env.api_keys.get(provider).cloned());
-    if api_key.is_none()
-        && let Some(key_env) = builtin.and_then(|info| info.key_env)
-    {
-        return Err(LlmError::MissingApiKey {
-            provider: provider.to_owned(),
-            env_var: key_env.to_owned(),
-        });
-    }
+    let api_key = key_or_missing(options.api_key.clone().filter(|_| whole), env, provider)?;
     let headers = if whole {
         options.headers.clone()
     } else {
@@ -165,24 +153,32 @@ fn own_endpoint(
             .ok_or_else(|| LlmError::UnknownProvider {
                 provider: provider.to_owned(),
             })?;
-    let api_key = own
-        .api_key
-        .clone()
-        .or_else(|| env.api_keys.get(provider).cloned());
-    if api_key.is_none()
-        && let Some(key_env) = builtin.and_then(|info| info.key_env)
-    {
-        return Err(LlmError::MissingApiKey {
-            provider: provider.to_owned(),
-            env_var: key_env.to_owned(),
-        });
-    }
+    let api_key = key_or_missing(own.api_key.clone(), env, provider)?;
     Ok(Endpoint {
         api,
         base_url: own.base_url.trim_end_matches('/').to_owned(),
         api_key,
         headers: own.headers.clone(),
     })
+}
+
+/// The key `provider`'s requests carry: the `configured` one, else the saved key or the provider's
+/// variable; none for a built-in provider that takes one is refused before anything is sent.
+fn key_or_missing(
+    configured: Option<ApiKey>,
+    env: &EnvSettings,
+    provider: &str,
+) -> Result<Option<ApiKey>, LlmError> {
+    let api_key = configured.or_else(|| env.api_keys.get(provider).cloned());
+    if api_key.is_none()
+        && let Some(key_env) = find_provider(provider).and_then(|info| info.key_env)
+    {
+        return Err(LlmError::MissingApiKey {
+            provider: provider.to_owned(),
+            env_var: key_env.to_owned(),
+        });
+    }
+    Ok(api_key)
 }
 
 /// Refuses `provider`'s public host `public_url`, which ctxkit was not told to use, for its model
