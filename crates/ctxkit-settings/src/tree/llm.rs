@@ -101,15 +101,9 @@ impl std::fmt::Debug for LlmConfig {
         formatter
             .debug_struct("LlmConfig")
             .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("api_key", &masked(self.api_key.as_ref()))
             .field("api", &self.api)
-            .field(
-                "headers",
-                &self
-                    .headers
-                    .as_ref()
-                    .map(|map| map.keys().collect::<Vec<_>>()),
-            )
+            .field("headers", &header_names(self.headers.as_ref()))
             .field("providers", &self.providers)
             .field("models", &self.models.as_ref().map(Vec::len))
             .field("anthropic", &self.anthropic)
@@ -147,16 +141,20 @@ impl std::fmt::Debug for ProviderEndpoint {
             .debug_struct("ProviderEndpoint")
             .field("base_url", &self.base_url)
             .field("api", &self.api)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field(
-                "headers",
-                &self
-                    .headers
-                    .as_ref()
-                    .map(|map| map.keys().collect::<Vec<_>>()),
-            )
+            .field("api_key", &masked(self.api_key.as_ref()))
+            .field("headers", &header_names(self.headers.as_ref()))
             .finish()
     }
+}
+
+/// A key as `Debug` shows it: whether there is one, never its value.
+fn masked(key: Option<&String>) -> Option<&'static str> {
+    key.map(|_| "<redacted>")
+}
+
+/// Headers as `Debug` shows them: their names, never their values (which may be tokens).
+fn header_names(headers: Option<&BTreeMap<String, String>>) -> Option<Vec<&String>> {
+    headers.map(|map| map.keys().collect())
 }
 
 /// One entry of `llm.models`. Other keys of Pi's `models.json` (`api`, `baseUrl`, `headers`, …)
@@ -403,5 +401,43 @@ impl Default for LlmTimeouts {
             first_byte_seconds: 300,
             idle_seconds: 300,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A settings value printed for a log or a panic shows that a key and headers are there,
+    /// never their values: the settings' own endpoint's and each of `llm.providers`'.
+    #[test]
+    fn debug_shows_no_key_and_no_header_value() {
+        let headers = || {
+            Some(BTreeMap::from([(
+                "X-Auth".to_owned(),
+                "hdr-SECRET-1".to_owned(),
+            )]))
+        };
+        let config = LlmConfig {
+            api_key: Some("sk-SECRET-2".to_owned()),
+            headers: headers(),
+            providers: BTreeMap::from([(
+                "lab".to_owned(),
+                ProviderEndpoint {
+                    base_url: "http://gpu-box:8000/v1".to_owned(),
+                    api: None,
+                    api_key: Some("sk-SECRET-3".to_owned()),
+                    headers: headers(),
+                },
+            )]),
+            ..LlmConfig::default()
+        };
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert!(
+            shown.contains("X-Auth") && shown.contains("gpu-box"),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("<redacted>").count(), 2, "{shown}");
     }
 }
