@@ -155,6 +155,16 @@ pub struct ModelCost {
     pub cache_retention: Option<CacheRetention>,
 }
 
+impl LlmOptions {
+    /// The providers whose `llm.providers` entry carries a key of its own.
+    pub fn providers_with_keys(&self) -> impl Iterator<Item = &str> {
+        self.providers
+            .iter()
+            .filter(|(_, endpoint)| endpoint.api_key.is_some())
+            .map(|(provider, _)| provider.as_str())
+    }
+}
+
 impl fmt::Debug for LlmOptions {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         formatter

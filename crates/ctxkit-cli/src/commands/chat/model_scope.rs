@@ -128,13 +128,7 @@ impl Chat {
             .unwrap_or_else(|_| variables_environment())
             .api_keys
             .into_keys()
-            .chain(
-                self.llm_options
-                    .providers
-                    .iter()
-                    .filter(|(_, endpoint)| endpoint.api_key.is_some())
-                    .map(|(provider, _)| provider.clone()),
-            )
+            .chain(self.llm_options.providers_with_keys().map(str::to_owned))
             .collect();
         offered_models(&self.llm_options, &keyed, &self.client.config().provider)
     }

@@ -442,11 +442,7 @@ fn flag_model(
         .unwrap_or_else(|_| summary_setup::variables_environment())
         .api_keys;
     let usable = |provider: &str| {
-        keyed.contains_key(provider)
-            || llm_options
-                .providers
-                .get(provider)
-                .is_some_and(|endpoint| endpoint.api_key.is_some())
+        keyed.contains_key(provider) || llm_options.providers_with_keys().any(|own| own == provider)
     };
     let table = super::model_picker::known_models(llm_options);
     super::model_flag::resolve_model_flag(&text, &table, &usable)
