@@ -543,10 +543,19 @@ fn not_loaded_hint(error: &SettingsError) -> String {
         SettingsError::NotLoaded { source }
         | SettingsError::InvalidValues { first: source, .. } => not_loaded_hint(source),
         SettingsError::Credentials { path, .. } => credentials_hint(path),
+        SettingsError::SectionUnread { section } => unread_section_hint(section),
         SettingsError::UnknownKey { .. } | SettingsError::InvalidKey { .. } => {
             "fix the settings file by hand, or check it with `ctxkit config list`".to_owned()
         }
     }
+}
+
+/// What to do about a settings section the check passed and the typed settings could not hold.
+fn unread_section_hint(section: &str) -> String {
+    format!(
+        "`ctxkit config list` shows what `{section}` holds; unset its settings one by one \
+         (`ctxkit config unset {section}.<key>`) to find the one ctxkit cannot hold"
+    )
 }
 
 /// What to do about a saved-keys file ctxkit cannot read.
@@ -588,6 +597,7 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
         SettingsError::NotLoaded { source } => (3, Some(not_loaded_hint(source))),
         SettingsError::InvalidValues { first, .. } => classify_settings(first),
         SettingsError::Credentials { path, .. } => (3, Some(credentials_hint(path))),
+        SettingsError::SectionUnread { section } => (3, Some(unread_section_hint(section))),
         SettingsError::Parse { path, .. }
         | SettingsError::NotAnObject { path }
         | SettingsError::ScopeNotWritable { path, .. } => (

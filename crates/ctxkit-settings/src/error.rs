@@ -179,6 +179,17 @@ pub enum SettingsError {
         /// The load error.
         source: Box<SettingsError>,
     },
+    /// A settings section passed the schema's check but does not read into the typed settings,
+    /// so it stands on its defaults (`llm` without its `baseUrl`). The commands that compact or
+    /// run a model refuse rather than send anything so. A ctxkit fault: the check and the typed
+    /// settings disagree (a test holds that they agree on every key's accepted values).
+    #[error(
+        "Settings section `{section}` does not read into ctxkit's settings though its values pass the check; nothing is sent while it stands on its defaults (a ctxkit fault: please report it with the section's name)"
+    )]
+    SectionUnread {
+        /// The top-level key of the section.
+        section: String,
+    },
     /// The saved keys (`auth.json`) could not be read: not JSON, or not an object of provider
     /// entries. Fix or remove the file; ctxkit never overwrites it then.
     #[error("Invalid credentials file `{path}`: {reason}")]

@@ -126,7 +126,8 @@ fn failed_path(error: &SettingsError) -> Option<&std::path::Path> {
         | SettingsError::LockTimeout { .. }
         | SettingsError::Write { .. }
         | SettingsError::ScopeNotWritable { .. }
-        | SettingsError::NotLoaded { .. } => None,
+        | SettingsError::NotLoaded { .. }
+        | SettingsError::SectionUnread { .. } => None,
     }
 }
 

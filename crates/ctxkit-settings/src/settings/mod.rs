@@ -1,6 +1,8 @@
 //! The settings manager: global and project documents, their merged view with defaults, and
 //! edits that are written back without losing keys other processes wrote meanwhile.
 
+#[cfg(test)]
+mod accepted_reads;
 pub(crate) mod allowlist;
 mod boundary;
 pub(crate) mod confine;
@@ -160,6 +162,9 @@ pub struct SettingsManager {
     folder: reach::ProjectFolder,
     /// The effective view read into the typed tree (kept in step with `effective`).
     typed: crate::tree::Settings,
+    /// The sections of `effective` serde refused though the check took them, read as their
+    /// defaults (`read::typed`); [`Self::check_loaded`] refuses while there are any.
+    unread_sections: Vec<String>,
     errors: Vec<SettingsError>,
 }
 
@@ -223,6 +228,7 @@ impl SettingsManager {
             project_applied: Document::new(),
             folder,
             typed: crate::tree::Settings::default(),
+            unread_sections: Vec::new(),
             errors,
         };
         manager.recompute();
@@ -250,6 +256,7 @@ impl SettingsManager {
             project_applied: Document::new(),
             folder: reach::ProjectFolder::default(),
             typed: crate::tree::Settings::default(),
+            unread_sections: Vec::new(),
             errors: Vec::new(),
         };
         manager.recompute();
@@ -357,6 +364,8 @@ impl SettingsManager {
     /// loaded (the user's, then the project's) as [`SettingsError::NotLoaded`]. Both files count,
     /// as a wrong value in either does: an untrusted project's
     /// budgets apply too, and a trusted project's unreadable file would drop its hooks unseen.
+    /// Then a section that stands on its defaults because it did not read, as
+    /// [`SettingsError::SectionUnread`].
     pub fn check_loaded(&self) -> Result<(), SettingsError> {
         match [&self.global, &self.project]
             .into_iter()
@@ -365,7 +374,12 @@ impl SettingsManager {
             Some(error) => Err(SettingsError::NotLoaded {
                 source: Box::new(error),
             }),
-            None => Ok(()),
+            None => match self.unread_sections.first() {
+                Some(section) => Err(SettingsError::SectionUnread {
+                    section: section.clone(),
+                }),
+                None => Ok(()),
+            },
         }
     }
 
@@ -480,7 +494,7 @@ impl SettingsManager {
     fn recompute(&mut self) {
         self.project_applied = self.applied_project();
         self.effective = document::merge_documents(&self.global.document, &self.project_applied);
-        self.typed = read::typed(&self.global.document, &self.effective);
+        (self.typed, self.unread_sections) = read::typed(&self.global.document, &self.effective);
         self.pin_project_hook_scripts();
     }
 

@@ -12,8 +12,8 @@ use super::validate::{self, CheckReport};
 use crate::tree::Settings;
 
 /// The typed settings of `effective` (global ⊕ applied project), with the keys marked
-/// `x-user-only` taken from `global`.
-pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
+/// `x-user-only` taken from `global`, and the sections that did not read (see [`deserialize`]).
+pub(crate) fn typed(global: &Document, effective: &Document) -> (Settings, Vec<String>) {
     let mut valid = Map::new();
     for (key, field) in schema::leaves() {
         let Ok(path) = KeyPath::parse(&key) else {
@@ -33,7 +33,7 @@ pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
         .and_then(|value| serde_json::from_value(value.clone()).ok())
         .unwrap_or_default();
     let resolved = document::merge_documents(&Settings::strategy_layer(strategy), &valid);
-    let mut settings = deserialize(resolved.clone());
+    let (mut settings, unread) = deserialize(resolved.clone());
     // Only a settings file's own value is taken as set: the default's and the strategy's follow
     // the window (capped by its proportional budget when planning).
     let set = |name: &str| {
@@ -46,7 +46,7 @@ pub(crate) fn typed(global: &Document, effective: &Document) -> Settings {
     settings.compaction.adaptive.keep_recent_tokens = !set("keepRecentTokens");
     settings.compaction.adaptive.append_summary_tokens = !set("appendSummaryTokens");
     trim_model_names(&mut settings);
-    settings
+    (settings, unread)
 }
 
 /// Model and provider names without the blanks a paste or an unquoted variable leaves around
@@ -79,25 +79,30 @@ fn fits(key: &str, field: &Field, value: &Value) -> bool {
     report.violations.is_empty()
 }
 
-/// Every value was checked against the schema, so this reads; should a section still not (a
-/// field the schema does not check, such as a hook's `passEnv`), that section takes its defaults.
-fn deserialize(document: Document) -> Settings {
-    match serde_json::from_value(Value::Object(document.clone())) {
-        Ok(settings) => settings,
-        Err(_) => {
+/// Every value was checked against the schema, so this reads (`accepted_reads` tests it key by
+/// key). Should a section still not, it takes its defaults and its name is returned, so the
+/// commands that send anything refuse ([`super::SettingsManager::check_loaded`]) rather than run
+/// on them: `llm` on its defaults would send the key to the public host.
+fn deserialize(document: Document) -> (Settings, Vec<String>) {
+    if let Ok(settings) = serde_json::from_value(Value::Object(document.clone())) {
+        return (settings, Vec::new());
+    }
+    let mut kept = Map::new();
+    let mut unread = Vec::new();
+    for (key, value) in document {
+        let single = Map::from_iter([(key.clone(), value.clone())]);
+        if serde_json::from_value::<Settings>(Value::Object(single)).is_ok() {
+            kept.insert(key, value);
+        } else {
             // The error may quote a value (a key, a token): only the section's name is logged.
-            let mut kept = Map::new();
-            for (key, value) in document {
-                let single = Map::from_iter([(key.clone(), value.clone())]);
-                if serde_json::from_value::<Settings>(Value::Object(single)).is_ok() {
-                    kept.insert(key, value);
-                } else {
-                    tracing::warn!(section = %key, "a settings section does not read; it takes its defaults");
-                }
-            }
-            serde_json::from_value(Value::Object(kept)).unwrap_or_default()
+            tracing::warn!(section = %key, "a settings section does not read; it takes its defaults");
+            unread.push(key);
         }
     }
+    (
+        serde_json::from_value(Value::Object(kept)).unwrap_or_default(),
+        unread,
+    )
 }
 
 #[cfg(test)]
@@ -129,6 +134,34 @@ mod tests {
         assert_eq!(settings.llm.timeouts.idle_seconds, 300);
         assert_eq!(settings.llm.timeouts.connect_seconds, 3);
         assert_eq!(read.diagnostics().len(), 4);
+    }
+
+    /// A section serde refuses (the check would have refused this value: the typed read is given
+    /// it directly) stands on its defaults, the others are read, and its name comes back.
+    #[test]
+    fn a_section_that_does_not_read_is_named() {
+        let document = json!({"llm": {"baseUrl": 3}, "theme": "dark"});
+        let (settings, unread) = super::deserialize(document.as_object().cloned().unwrap());
+        assert_eq!(unread, vec!["llm".to_owned()]);
+        assert_eq!(settings.llm.base_url, None);
+        assert_eq!(settings.theme.as_deref(), Some("dark"));
+        let (_, unread) =
+            super::deserialize(json!({"theme": "dark"}).as_object().cloned().unwrap());
+        assert!(unread.is_empty());
+    }
+
+    /// The commands that send anything stop while a section stands on its defaults.
+    #[test]
+    fn an_unread_section_stops_the_commands_that_send() {
+        let mut read = manager(json!({"llm": {"baseUrl": "http://127.0.0.1:1/v1"}}));
+        assert!(read.check_loaded().is_ok());
+        read.unread_sections = vec!["llm".to_owned()];
+        let error = read.check_loaded().unwrap_err();
+        assert!(
+            matches!(&error, crate::SettingsError::SectionUnread { section } if section == "llm"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("nothing is sent"), "{error}");
     }
 
     #[test]
