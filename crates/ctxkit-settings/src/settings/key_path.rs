@@ -132,7 +132,8 @@ fn is_plain(name: &str) -> bool {
 }
 
 /// The entry name at the start of `rest`, below a map: a bracketed name, or the dotted names up to
-/// the next bracket, less a last one that is a field of the entry (`fields`).
+/// the next bracket, ended early by a field of the entry (`fields`) that is the last name or one
+/// that holds keys of its own (`llm.providers.gw.headers.X-Team`: the entry `gw`).
 fn take_entry(rest: &mut &[Token], fields: &[Field]) -> Option<String> {
     let first = rest.first()?;
     if first.quoted {
@@ -141,17 +142,29 @@ fn take_entry(rest: &mut &[Token], fields: &[Field]) -> Option<String> {
         return Some(name);
     }
     let plain = rest.iter().take_while(|token| !token.quoted).count();
-    let ends_in_field = plain >= 2
-        && rest
-            .get(plain - 1)
-            .is_some_and(|last| fields.iter().any(|field| field.key == last.text));
-    let taken = if ends_in_field { plain - 1 } else { plain };
+    let ends_the_name = |index: usize| {
+        fields
+            .iter()
+            .find(|field| field.key == rest[index].text)
+            .is_some_and(|field| index + 1 == plain || holds_keys(&field.kind))
+    };
+    let taken = (1..plain)
+        .find(|&index| ends_the_name(index))
+        .unwrap_or(plain);
     let name: Vec<&str> = rest[..taken]
         .iter()
         .map(|token| token.text.as_str())
         .collect();
     *rest = &rest[taken..];
     Some(name.join("."))
+}
+
+/// Whether a key may go on below a value of `kind`.
+fn holds_keys(kind: &ValueKind) -> bool {
+    matches!(
+        kind,
+        ValueKind::Object(_) | ValueKind::EntryMap { .. } | ValueKind::StringMap
+    )
 }
 
 /// The pieces of `key`; `None` when it is malformed (an empty name, a bracket without a JSON
@@ -293,5 +306,40 @@ mod tests {
         assert_eq!(kind_at(&parsed("llm.headers.X").0), Some(ValueKind::String));
         assert!(matches!(kind_at(&budget[..3]), Some(ValueKind::Object(_))));
         assert_eq!(kind_at(&parsed("theme.x").0), None);
+    }
+
+    /// A header of an `llm.providers` entry was read as an entry named `gw.headers.X-Team`.
+    #[test]
+    fn a_map_inside_an_entry_ends_the_entry_name() {
+        let header = vec![
+            "llm".to_owned(),
+            "providers".to_owned(),
+            "gw".to_owned(),
+            "headers".to_owned(),
+            "X-Team".to_owned(),
+        ];
+        let printed = r#"llm.providers["gw"].headers.X-Team"#;
+        for typed in [
+            "llm.providers.gw.headers.X-Team",
+            printed,
+            r#"llm.providers.gw.headers["X-Team"]"#,
+        ] {
+            assert_eq!(
+                parsed(typed),
+                (header.clone(), printed.to_owned()),
+                "{typed}"
+            );
+        }
+        assert_eq!(
+            parsed("llm.providers.my.gw.headers.X.Y").0[2..],
+            ["my.gw", "headers", "X.Y"]
+        );
+        assert_eq!(parsed("llm.providers.gw.baseUrl").0[2..], ["gw", "baseUrl"]);
+        // A field that holds no keys ends the name only as the last name.
+        assert_eq!(
+            parsed("llm.providers.baseUrl.x.api").0[2..],
+            ["baseUrl.x", "api"]
+        );
+        assert_eq!(kind_at(&header), Some(ValueKind::String));
     }
 }
