@@ -371,7 +371,11 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         }
         LlmError::EndpointOfAnotherProvider { provider, .. } => (
             3,
-            Some(format!("`llm.*` describes one endpoint: to use `{provider}`, make it the default (`ctxkit config set defaultModel {provider}/<id>`) and set its `llm.baseUrl`")),
+            Some(format!("`llm.baseUrl` is the settings' provider's: give `{provider}` an endpoint of its own with `ctxkit config set llm.providers.{provider}.baseUrl URL`")),
+        ),
+        LlmError::TwoEndpoints { provider } => (
+            3,
+            Some(format!("keep one: `ctxkit config unset llm.providers.{provider}`, or unset `llm.baseUrl`, `llm.apiKey` and `llm.headers`")),
         ),
         LlmError::UnownedEndpoint { provider } => (
             3,

@@ -268,6 +268,7 @@ impl ModelClient {
             | LlmError::MissingApiKey { .. }
             | LlmError::EndpointOfAnotherProvider { .. }
             | LlmError::UnownedEndpoint { .. }
+            | LlmError::TwoEndpoints { .. }
             | LlmError::RoutedElsewhere { .. }
             | LlmError::PiRoutesUnknown { .. }
             | LlmError::UnknownProvider { .. }

@@ -88,7 +88,8 @@ pub struct LlmOptions {
     /// `llm.headers`: extra request headers (values may be secrets and are never shown).
     pub headers: BTreeMap<String, String>,
     /// `llm.providers`: other providers' endpoints, by provider name; an entry wins over the
-    /// provider's own host and over the endpoint above for that provider.
+    /// provider's own host. An entry for the provider the endpoint above is for, while that one
+    /// is set, is [`crate::LlmError::TwoEndpoints`].
     pub providers: BTreeMap<String, OwnEndpoint>,
     pub retry: RetryPolicy,
     /// A whole (not streamed) answer's time limit; `None` for [`DEFAULT_TIMEOUT`].

@@ -85,12 +85,17 @@ pub(crate) fn endpoint(
     owner: Option<&str>,
 ) -> Result<Endpoint, LlmError> {
     let builtin = find_provider(provider);
-    if let Some(own) = options.providers.get(provider) {
-        return own_endpoint(own, env, provider);
-    }
     let whole = share == EndpointShare::Whole;
     let unowned =
         options.base_url.is_some() || options.api_key.is_some() || !options.headers.is_empty();
+    if let Some(own) = options.providers.get(provider) {
+        if whole && unowned {
+            return Err(LlmError::TwoEndpoints {
+                provider: provider.to_owned(),
+            });
+        }
+        return own_endpoint(own, env, provider);
+    }
     if share == EndpointShare::FormatOnly && unowned {
         return Err(LlmError::UnownedEndpoint {
             provider: provider.to_owned(),

@@ -137,6 +137,13 @@ pub enum LlmError {
         "Provider `{provider}` does not use `llm.baseUrl`, `llm.apiKey` or `llm.headers`: they belong to no provider until `defaultModel` or `defaultProvider` names one"
     )]
     UnownedEndpoint { provider: String },
+    /// The settings' endpoint (`llm.baseUrl`, `llm.apiKey`, `llm.headers`) is `provider`'s, and an
+    /// `llm.providers` entry names `provider` too: two places say where its requests go and with
+    /// which key. Refused rather than one silently winning; keep one.
+    #[error(
+        "Both `llm.baseUrl`/`llm.apiKey`/`llm.headers` (the settings' provider's endpoint) and `llm.providers.{provider}` say where `{provider}` requests go; nothing was sent"
+    )]
+    TwoEndpoints { provider: String },
     /// A provider whose host ctxkit was not told (no `llm.baseUrl` for it, no `OPENAI_BASE_URL`)
     /// would be sent to its public host, `default_url`, while the user's Pi sends it elsewhere
     /// (`route_url`, set in `file`, a Pi `models.json`, which ctxkit does not read). Refused before
@@ -238,6 +245,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::TwoEndpoints { .. }
             | Self::RoutedElsewhere { .. }
             | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }
@@ -265,6 +273,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::TwoEndpoints { .. }
             | Self::RoutedElsewhere { .. }
             | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }
@@ -293,6 +302,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::TwoEndpoints { .. }
             | Self::RoutedElsewhere { .. }
             | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }
@@ -348,6 +358,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::TwoEndpoints { .. }
             | Self::RoutedElsewhere { .. }
             | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }
@@ -375,6 +386,7 @@ impl LlmError {
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
             | Self::UnownedEndpoint { .. }
+            | Self::TwoEndpoints { .. }
             | Self::RoutedElsewhere { .. }
             | Self::PiRoutesUnknown { .. }
             | Self::UnknownProvider { .. }

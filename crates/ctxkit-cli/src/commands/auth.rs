@@ -59,8 +59,13 @@ enum Readiness {
         reason: &'static str,
         error: Option<LlmError>,
     },
-    /// The settings or the files they point at stop every request to it.
-    Invalid { provider: String, error: String },
+    /// The settings or the files they point at stop every request to it. `warned`: loading them
+    /// said so already, on stderr.
+    Invalid {
+        provider: String,
+        error: String,
+        warned: bool,
+    },
 }
 
 impl Readiness {
@@ -121,6 +126,15 @@ fn check(
         writeln!(out, "{record}")?;
     } else {
         writeln!(out, "{}", key.unwrap_or(readiness.status()))?;
+        // Pi prints the status alone; what is wrong goes beside it, on stderr.
+        if let Readiness::Invalid {
+            error,
+            warned: false,
+            ..
+        } = &readiness
+        {
+            writeln!(crate::redact::stderr(), "warning: {error}")?;
+        }
     }
     Ok(match readiness.code() {
         0 => Outcome::Success,
@@ -210,7 +224,8 @@ fn readiness(process: &ProcessSettings<'_>, target: &AuthTarget) -> Result<Readi
         Err(error) => {
             return Ok(Readiness::Invalid {
                 provider: named,
-                error: format!("{error:#}"),
+                error: crate::render::error_chain(&error),
+                warned: true,
             });
         }
     };
@@ -219,7 +234,8 @@ fn readiness(process: &ProcessSettings<'_>, target: &AuthTarget) -> Result<Readi
         Err(error) => {
             return Ok(Readiness::Invalid {
                 provider: named,
-                error: format!("{error:#}"),
+                error: crate::render::error_chain(&error),
+                warned: true,
             });
         }
     };
@@ -259,6 +275,7 @@ fn readiness(process: &ProcessSettings<'_>, target: &AuthTarget) -> Result<Readi
         Err(error) => Readiness::Invalid {
             provider,
             error: error.to_string(),
+            warned: false,
         },
     })
 }

@@ -31,7 +31,8 @@ pub struct LlmConfig {
     /// named here is asked at its `baseUrl`, with its `api` (a provider ctxkit does not build in
     /// needs one), its `apiKey` (else the key `ctxkit login` saved or the provider's variable) and
     /// its `headers`, in place of the provider's own host; `llm.baseUrl` and its siblings stay the
-    /// settings' provider's, and an entry here wins over them for its provider. Like `llm.baseUrl`,
+    /// settings' provider's, and an entry for that provider while they are set is refused (two
+    /// places would say where its key goes). Like `llm.baseUrl`,
     /// a project's applies only once the project is trusted: an endpoint decides where a key goes.
     #[schemars(extend("x-check" = "providerMap"))]
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
