@@ -16,6 +16,7 @@ mod error;
 mod json;
 mod kind;
 mod pi_files;
+mod pi_import;
 mod protected;
 mod settings;
 mod tree;
@@ -37,13 +38,14 @@ pub use pi_files::{
     PI_MODELS_FILE_NAME, PiRoute, PiRoutes, UnreadablePiModels, pi_agent_dir, pi_models_paths,
     pi_routes, pi_secrets,
 };
+pub use pi_import::{LeftOut, PiImport, import_pi_models};
 pub use protected::{ProtectedResource, project_agent_skill_dirs, protected_resources};
 pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys};
 pub use settings::{
-    Document, HeldEntry, HeldReason, KeyPath, SettingEntry, SettingLookup, SettingOrigin,
-    SettingValue, SettingsDiagnostic, SettingsManager, add_package_source, check_known_key,
-    held_until_trusted, holds_credentials, is_pi_key_not_acted_on, is_pi_key_not_read, looks_local,
-    remove_package_sources,
+    Document, HeldEntry, HeldReason, ImportStep, KeyPath, SettingEntry, SettingLookup,
+    SettingOrigin, SettingValue, SettingsDiagnostic, SettingsManager, add_package_source,
+    check_known_key, held_until_trusted, holds_credentials, is_pi_key_not_acted_on,
+    is_pi_key_not_read, looks_local, remove_package_sources,
 };
 pub use tree::{
     AdaptiveBudgets, AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig,

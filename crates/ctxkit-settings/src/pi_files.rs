@@ -32,7 +32,8 @@ pub struct PiRoute {
 
 /// A Pi `models.json` that exists but cannot be read as Pi reads it: where it sends providers is
 /// unknown, so a model client refuses every provider's public host until told.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Cannot read Pi's `{}`: {reason}", file.display())]
 pub struct UnreadablePiModels {
     /// The file.
     pub file: PathBuf,
@@ -183,7 +184,7 @@ fn providers_of(path: &Path) -> Vec<(String, serde_json::Map<String, Value>)> {
 }
 
 /// The entries of `providers` that are objects.
-fn objects_of(
+pub(crate) fn objects_of(
     providers: serde_json::Map<String, Value>,
 ) -> Vec<(String, serde_json::Map<String, Value>)> {
     providers
@@ -203,7 +204,7 @@ fn objects_of(
 /// BOM, `//` comments and trailing commas allowed; `jsonc-parser` also takes `/* */` comments,
 /// which Pi refuses: reading a route Pi would not is the safe side). Empty when the file does not
 /// exist, is blank or has no `providers`; why not when it cannot be read or parsed.
-fn read_models(path: &Path) -> Result<serde_json::Map<String, Value>, String> {
+pub(crate) fn read_models(path: &Path) -> Result<serde_json::Map<String, Value>, String> {
     let text = match confine::read_text(path, Reach::Anywhere) {
         Ok(Some(text)) => text,
         Ok(None) => return Ok(serde_json::Map::new()),

@@ -333,4 +333,15 @@ pub enum ConfigAction {
     },
     /// Print the JSON schema of the settings files (draft 2020-12), derived from the settings tree.
     Schema,
+    /// Carry a Pi `models.json` into the user's settings: each provider routed to a host of its
+    /// own becomes an `llm.providers` entry, each model it declares an `llm.models` entry; what
+    /// the settings already hold is kept, and what they cannot hold is listed with why.
+    ImportPi {
+        /// The Pi `models.json` to read (default: ctxkit's home's, else `~/.pi/agent/models.json`).
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
+        /// Print what would be written, and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }

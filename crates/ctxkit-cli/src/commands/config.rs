@@ -267,6 +267,9 @@ pub fn config(
             print_json(out, ctxkit_settings::json_schema())?;
             Ok(Outcome::Success)
         }
+        ConfigAction::ImportPi { from, dry_run } => {
+            super::config_import::import_pi(&environment, &mut settings, from, dry_run, out)
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod check_warnings;
 pub(crate) mod checkpoints;
 pub(crate) mod compaction;
 mod config;
+mod config_import;
 mod default_tools;
 mod edit;
 mod engine_run;

@@ -314,6 +314,7 @@ mod login;
 mod mistakes;
 mod offline_size;
 mod on_demand;
+mod pi_import;
 mod private_copies;
 mod provider_context;
 mod provider_endpoints;

@@ -15,6 +15,7 @@ mod locate;
 mod model_list;
 pub(crate) mod numbers;
 mod package_sources;
+mod pi_import_apply;
 pub(crate) mod reach;
 mod read;
 pub(crate) mod schema;
@@ -33,6 +34,7 @@ pub use diagnostics::SettingsDiagnostic;
 pub use document::{Document, KeyPath};
 pub use known::{check_known_key, is_pi_key_not_acted_on, is_pi_key_not_read};
 pub use package_sources::{add_package_source, remove_package_sources};
+pub use pi_import_apply::ImportStep;
 pub use reach::{held_until_trusted, looks_local};
 pub use shown::SettingValue;
 
