@@ -66,53 +66,9 @@ pub fn import_pi_models(path: &Path) -> Result<PiImport, UnreadablePiModels> {
 }
 
 fn import_provider(name: &str, entry: &Map<String, Value>, import: &mut PiImport) {
-    let at = |field: &str| format!("providers.{name}.{field}");
-    let mut left_out = |what: String, why: String| import.left_out.push(LeftOut { what, why });
+    let mut endpoint = credentials(name, entry, &mut import.left_out);
+    note_unread(name, entry, &mut import.left_out);
     let base_url = text(entry, "baseUrl");
-    let mut endpoint = Map::new();
-    if let Some(key) = entry.get("apiKey").and_then(Value::as_str) {
-        match literal(key) {
-            Ok(key) => {
-                endpoint.insert("apiKey".to_owned(), json!(key));
-            }
-            Err(why) => left_out(at("apiKey"), why),
-        }
-    }
-    let headers = entry.get("headers").and_then(Value::as_object);
-    let mut kept_headers = Map::new();
-    for (header, value) in headers.into_iter().flatten() {
-        match value.as_str().map(literal) {
-            Some(Ok(value)) => {
-                kept_headers.insert(header.clone(), json!(value));
-            }
-            Some(Err(why)) => left_out(at(&format!("headers.{header}")), why),
-            None => left_out(at(&format!("headers.{header}")), "not a string".to_owned()),
-        }
-    }
-    if !kept_headers.is_empty() {
-        endpoint.insert("headers".to_owned(), Value::Object(kept_headers));
-    }
-    if entry.contains_key("oauth") {
-        left_out(
-            at("oauth"),
-            "an account login: ctxkit has none; save an API key with `ctxkit login`".to_owned(),
-        );
-    }
-    if entry.get("authHeader").and_then(Value::as_bool) == Some(true) {
-        left_out(
-            at("authHeader"),
-            "ctxkit sends the key as the wire format does; add `Authorization` under the entry's \
-             `headers` if the host wants a bearer token"
-                .to_owned(),
-        );
-    }
-    if entry.contains_key("modelOverrides") {
-        left_out(
-            at("modelOverrides"),
-            "changes to built-in models are not carried; declare the whole model in `llm.models`"
-                .to_owned(),
-        );
-    }
     let api = text(entry, "api");
     match &base_url {
         Some(base_url) => {
@@ -120,15 +76,26 @@ fn import_provider(name: &str, entry: &Map<String, Value>, import: &mut PiImport
             if let Some(api) = &api {
                 endpoint.insert("api".to_owned(), json!(api));
             }
-            match refusal("llm.providers", &json!({ name: endpoint.clone() })) {
-                None => import
-                    .endpoints
-                    .push((name.to_owned(), Value::Object(endpoint))),
-                Some(why) => import.left_out.push(LeftOut {
-                    what: format!("providers.{name}"),
+            if let Some(why) = refusal("llm.providers", &json!({ name: endpoint.clone() })) {
+                // Its models would have no host to go to: they are left out with it.
+                let count = entry
+                    .get("models")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                let and_models = match count {
+                    0 => String::new(),
+                    1 => " (and its model)".to_owned(),
+                    _ => format!(" (and its {count} models)"),
+                };
+                import.left_out.push(LeftOut {
+                    what: format!("providers.{name}{and_models}"),
                     why,
-                }),
+                });
+                return;
             }
+            import
+                .endpoints
+                .push((name.to_owned(), Value::Object(endpoint)));
         }
         None if !endpoint.is_empty() => import.left_out.push(LeftOut {
             what: format!("providers.{name}"),
@@ -148,6 +115,76 @@ fn import_provider(name: &str, entry: &Map<String, Value>, import: &mut PiImport
     let models = entry.get("models").and_then(Value::as_array);
     for (index, model) in models.into_iter().flatten().enumerate() {
         import_model(&provider, index, model, import);
+    }
+}
+
+/// The provider's `apiKey` and `headers` that are literals; the others go to `left_out`.
+fn credentials(
+    name: &str,
+    entry: &Map<String, Value>,
+    left_out: &mut Vec<LeftOut>,
+) -> Map<String, Value> {
+    let mut leave_out = |field: &str, why: String| {
+        left_out.push(LeftOut {
+            what: format!("providers.{name}.{field}"),
+            why,
+        });
+    };
+    let mut endpoint = Map::new();
+    if let Some(key) = entry.get("apiKey").and_then(Value::as_str) {
+        match literal(key) {
+            Ok(key) => {
+                endpoint.insert("apiKey".to_owned(), json!(key));
+            }
+            Err(why) => leave_out("apiKey", why),
+        }
+    }
+    let mut headers = Map::new();
+    for (header, value) in entry
+        .get("headers")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        match value.as_str().map(literal) {
+            Some(Ok(value)) => {
+                headers.insert(header.clone(), json!(value));
+            }
+            Some(Err(why)) => leave_out(&format!("headers.{header}"), why),
+            None => leave_out(&format!("headers.{header}"), "not a string".to_owned()),
+        }
+    }
+    if !headers.is_empty() {
+        endpoint.insert("headers".to_owned(), Value::Object(headers));
+    }
+    endpoint
+}
+
+/// The provider's fields ctxkit has no place for, each with what to do instead.
+fn note_unread(name: &str, entry: &Map<String, Value>, left_out: &mut Vec<LeftOut>) {
+    let notes = [
+        (
+            entry.contains_key("oauth"),
+            "oauth",
+            "an account login: ctxkit has none; save an API key with `ctxkit login`",
+        ),
+        (
+            entry.get("authHeader").and_then(Value::as_bool) == Some(true),
+            "authHeader",
+            "ctxkit sends the key as the wire format does; add `Authorization` under the entry's \
+             `headers` if the host wants a bearer token",
+        ),
+        (
+            entry.contains_key("modelOverrides"),
+            "modelOverrides",
+            "changes to built-in models are not carried; declare the whole model in `llm.models`",
+        ),
+    ];
+    for (_, field, why) in notes.into_iter().filter(|(present, ..)| *present) {
+        left_out.push(LeftOut {
+            what: format!("providers.{name}.{field}"),
+            why: why.to_owned(),
+        });
     }
 }
 

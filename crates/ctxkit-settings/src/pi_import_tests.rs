@@ -46,9 +46,14 @@ fn endpoints_carry_literal_keys_and_headers_only() {
     assert!(openai.is_empty(), "{openai:?}");
     assert!(left_out_at(&import, "providers.openai.apiKey")[0].contains("`OPENAI_KEY_FOR_PI`"));
     // The settings' own check refuses what they cannot hold.
+    // Its models go with it: they would have no host.
+    let weird = left_out_at(&import, "providers.weird (and its model)");
+    assert!(weird[0].contains("http"), "{import:?}");
     assert!(
-        left_out_at(&import, "providers.weird")[0].contains("http"),
-        "{import:?}"
+        import
+            .models
+            .iter()
+            .all(|model| model["provider"] != "weird")
     );
 }
 
