@@ -158,6 +158,17 @@ pub struct ChatArgs {
     /// Load no configured themes (Pi's `--no-themes`); `--theme` paths still load.
     #[arg(long)]
     pub no_themes: bool,
+    /// Pi's `--api-key`: refused, and never shown or used (a command line is visible to every
+    /// local user; `ctxkit login` or the provider's variable holds a key).
+    #[arg(long, value_name = "KEY", hide = true, value_parser = key_argument)]
+    pub api_key: Option<ctxkit_secrets::ApiKey>,
+    /// Pi's `--mode text|json|rpc`: `text` is how the chat prints; `json` and `rpc` are refused
+    /// with `ctxkit serve`, which speaks JSON-RPC.
+    #[arg(long, value_name = "MODE", hide = true, value_parser = ["text", "json", "rpc"])]
+    pub mode: Option<String>,
+    /// Pi's `--extension`/`-e`: refused, as ctxkit runs no extension code.
+    #[arg(short = 'e', long = "extension", value_name = "PATH", hide = true)]
+    pub extension_paths: Vec<String>,
     /// Show the whole startup banner, whatever the setting `quietStartup` says (Pi's `--verbose`).
     #[arg(long)]
     pub verbose: bool,
@@ -250,6 +261,11 @@ fn parse_tool_names(text: &str) -> Result<ToolList, String> {
             .map(str::to_owned)
             .collect(),
     ))
+}
+
+/// `--api-key`'s value, held as a key from the start so nothing prints it.
+fn key_argument(text: &str) -> Result<ctxkit_secrets::ApiKey, std::convert::Infallible> {
+    Ok(ctxkit_secrets::ApiKey::new(text.to_owned()))
 }
 
 /// A `--tools` list, refused as Pi refuses it: names mixed with `+name`/`-name` entries, or a

@@ -104,6 +104,46 @@ fn a_mixed_tools_list_is_refused() {
     );
 }
 
+/// Pi's `--api-key`, `--mode json|rpc` and `--extension`/`-e` are refused with what to use
+/// instead (before: clap's "unexpected argument", which suggested `--model` for `--mode`); the
+/// key is never repeated, and nothing is sent. `--mode text` is how the chat prints.
+#[tokio::test(flavor = "multi_thread")]
+async fn pi_flags_ctxkit_refuses_say_why_and_send_nothing() {
+    let server = server(None).await;
+    let run = Run::new();
+    let key = "sk-cmdline-SECRET654";
+    for (flags, said) in [
+        (vec!["--api-key", key], "no API key on the command line"),
+        (
+            vec!["--mode", "json"],
+            "`--mode json`: ctxkit's chat prints text only",
+        ),
+        (vec!["--mode", "rpc"], "ctxkit serve --stdio"),
+        (
+            vec!["-e", "./plan.ts"],
+            "`--extension ./plan.ts`: ctxkit runs no extension code",
+        ),
+        (vec!["--extension", "./plan.ts"], "runs no extension code"),
+    ] {
+        let mut args = flags.clone();
+        args.extend(["-p", "hi"]);
+        let output = print_chat(&run, &server, &args, "");
+        assert!(
+            output.starts_with("exit: 2\n") && output.contains(said),
+            "{flags:?}: {output}"
+        );
+        assert!(!output.contains(key), "{output}");
+    }
+    assert!(server.received_requests().await.unwrap().is_empty());
+    let output = print_chat(
+        &run,
+        &server,
+        &["--mode", "text", "--no-session", "-p", "hi"],
+        "",
+    );
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+}
+
 /// The request's system prompt (the Responses API's `instructions`).
 async fn instructions(server: &MockServer) -> String {
     first_request(server).await["instructions"]

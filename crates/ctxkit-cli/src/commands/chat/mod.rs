@@ -35,6 +35,7 @@ mod print;
 mod progress;
 mod prompt_history;
 mod question;
+mod refused_flags;
 mod reload;
 mod repl;
 mod restore;
@@ -88,6 +89,7 @@ pub fn chat(
     locations: &Locations,
     args: &ChatArgs,
 ) -> Result<Outcome> {
+    refused_flags::refuse_pi_only_flags(args)?;
     let mode = ChatMode::of(args);
     // Read before anything may ask a question: in print mode the pipe is the prompt, never an
     // answer.
