@@ -147,6 +147,11 @@ fn set_name(point: &PointResult) -> String {
 }
 
 fn totals_row(out: &mut String, label: &str, totals: &SetTotals) {
+    // No point to average: the row says so instead of an infinite ratio.
+    if totals.points == 0 {
+        let _ = writeln!(out, "| **{label}** | no point scored | | | | | | | | | | | | | |");
+        return;
+    }
     let _ = writeln!(
         out,
         "| **{label}** | {} points | | | {:.2}× ({:.2}–{:.2}), {} in 0.5–1.5× | {:.2}–{:.2}×, {} in band | **{}** | {} | **{:+.1}** | {} of {} | {} | {} | {} | {} | {:.1} / {:.1} |",
@@ -262,4 +267,18 @@ pub fn render_report(results: &[PointResult], skipped: &[SkippedPoint], verbose:
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// A split with no scoreable point (every point skipped) says so, not `inf–0.00×`.
+    #[test]
+    fn a_split_without_points_says_none_was_scored() {
+        let report = super::render_report(&[], &[], false);
+        assert!(
+            report.contains("| **all points** | no point scored |"),
+            "{report}"
+        );
+        assert!(!report.contains("inf"), "{report}");
+    }
 }
