@@ -149,7 +149,10 @@ fn set_name(point: &PointResult) -> String {
 fn totals_row(out: &mut String, label: &str, totals: &SetTotals) {
     // No point to average: the row says so instead of an infinite ratio.
     if totals.points == 0 {
-        let _ = writeln!(out, "| **{label}** | no point scored | | | | | | | | | | | | | |");
+        let _ = writeln!(
+            out,
+            "| **{label}** | no point scored | | | | | | | | | | | | | |"
+        );
         return;
     }
     let _ = writeln!(

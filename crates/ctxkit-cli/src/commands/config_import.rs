@@ -29,6 +29,13 @@ pub fn import_pi(
         }
         .into());
     }
+    // A settings file that did not load is never written: say so before the plan, not after it.
+    if let Some(error) = settings
+        .load_error(SettingsScope::Global)
+        .filter(|_| !dry_run)
+    {
+        return Err(error.clone().into());
+    }
     let import = ctxkit_settings::import_pi_models(&source)?;
     let steps = settings.apply_pi_import(&import)?;
     let target = settings

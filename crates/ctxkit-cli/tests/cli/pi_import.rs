@@ -113,3 +113,22 @@ fn without_a_pi_models_file_the_import_says_where_it_looked() {
         "{output}"
     );
 }
+
+/// A settings file that does not parse is never written, and the import says so before any plan.
+#[test]
+fn a_settings_file_that_does_not_load_is_left_alone() {
+    let run = Run::new();
+    let marker = run.home.path().join("ran");
+    write_models(&run, "http://127.0.0.1:9/v1", &marker);
+    std::fs::write(run.home.path().join("settings.json"), "{ \"theme\": ").unwrap();
+    let home = run.home.path().display().to_string();
+    let output = run.ctxkit_piped(&["config", "import-pi"], &[("HOME", home.as_str())], "");
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(!output.contains("Writing into"), "{output}");
+    assert!(
+        output.contains("never overwrites a file it cannot read"),
+        "{output}"
+    );
+    let kept = std::fs::read_to_string(run.home.path().join("settings.json")).unwrap();
+    assert_eq!(kept, "{ \"theme\": ");
+}
