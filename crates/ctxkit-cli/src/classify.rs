@@ -366,9 +366,13 @@ fn routed_elsewhere_hint(
 fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
     use ctxkit_llm::LlmError;
     match error {
-        LlmError::MissingApiKey { .. } | LlmError::InvalidHeader { .. } => {
+        LlmError::MissingApiKey { .. } => {
             (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
         }
+        LlmError::InvalidHeader { .. } => (
+            3,
+            Some("a header name is letters, digits and `-` (no spaces), and a value is one line: fix it in `llm.headers` or `llm.providers.<provider>.headers` (`ctxkit config list` shows them, values masked)".to_owned()),
+        ),
         LlmError::EndpointOfAnotherProvider { provider, .. } => (
             3,
             Some(format!("`llm.baseUrl` is the settings' provider's: give `{provider}` an endpoint of its own with `ctxkit config set llm.providers.{provider}.baseUrl URL`")),

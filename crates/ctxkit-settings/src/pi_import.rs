@@ -140,6 +140,9 @@ fn credentials(
         }
     }
     let mut headers = Map::new();
+    let usable = |header: &str, value: &str| {
+        is_header_name(header) && !value.chars().any(|c| c.is_control() && c != '\t')
+    };
     for (header, value) in entry
         .get("headers")
         .and_then(Value::as_object)
@@ -147,9 +150,14 @@ fn credentials(
         .flatten()
     {
         match value.as_str().map(literal) {
-            Some(Ok(value)) => {
+            Some(Ok(value)) if usable(header, &value) => {
                 headers.insert(header.clone(), json!(value));
             }
+            Some(Ok(_)) => leave_out(
+                &format!("headers.{header}"),
+                "not an HTTP header (a name of letters, digits and `-`, a value of one line)"
+                    .to_owned(),
+            ),
             Some(Err(why)) => leave_out(&format!("headers.{header}"), why),
             None => leave_out(&format!("headers.{header}"), "not a string".to_owned()),
         }
@@ -339,6 +347,14 @@ fn refusal(key: &str, value: &Value) -> Option<String> {
 
 fn llm_field(name: &str) -> Option<&'static schema::Field> {
     schema::lookup(&["llm".to_owned(), name.to_owned()])
+}
+
+/// Whether `name` is an HTTP header name: a token of letters, digits and `!#$%&'*+-.^_`|~`.
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
 }
 
 /// A string field, trimmed, when not blank.

@@ -39,6 +39,10 @@ fn endpoints_carry_literal_keys_and_headers_only() {
     assert!(left_out_at(&import, "providers.lab.apiKey")[0].contains("runs a command"));
     assert!(left_out_at(&import, "providers.anthropic.headers.X-Token")[0].contains("`GW_TOKEN`"));
     assert!(left_out_at(&import, "providers.anthropic.authHeader")[0].contains("Authorization"));
+    for header in ["Bad Name", "X-Split"] {
+        let why = left_out_at(&import, &format!("providers.anthropic.headers.{header}"));
+        assert!(why[0].contains("not an HTTP header"), "{header}: {why:?}");
+    }
     assert!(left_out_at(&import, "providers.radius.oauth")[0].contains("account login"));
     assert!(left_out_at(&import, "providers.google.modelOverrides")[0].contains("llm.models"));
     // No `baseUrl`: a key alone has no entry to go in.

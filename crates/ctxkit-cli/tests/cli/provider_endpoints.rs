@@ -431,6 +431,37 @@ async fn two_endpoints_for_one_provider_are_refused() {
     );
 }
 
+/// A header that is not valid HTTP stops the chat before anything is sent, and the hint names
+/// where headers are set (it told the user to set a key).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_header_that_is_not_http_names_where_headers_are_set() {
+    let host = answering_host().await;
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("settings.json"),
+        json!({
+            "defaultModel": "openai/gpt-5-mini",
+            "llm": {"providers": {"openai": {
+                "baseUrl": format!("{}/v1", host.uri()),
+                "headers": {"Bad Name": "v"},
+            }}},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let variables = [("OPENAI_API_KEY", OPENAI_KEY)];
+    let output = tokio::task::block_in_place(|| {
+        run.ctxkit_piped(&["chat", "--no-session", "-p", "hi"], &variables, "")
+    });
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    assert!(
+        output.contains("Invalid HTTP header `Bad Name`")
+            && output.contains("`llm.providers.<provider>.headers`"),
+        "{output}"
+    );
+    assert!(requests_at(&host).await.is_empty(), "{output}");
+}
+
 /// A Pi user's `models.json` routes `openai` to a gateway, and the settings' provider is another:
 /// the refusal's hint names `llm.providers.openai.baseUrl` (before, it asked to make `openai` the
 /// default provider), and following it sends the request to the gateway.
