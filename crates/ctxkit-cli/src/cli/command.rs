@@ -342,6 +342,13 @@ pub enum Command {
         #[arg(short = 'o', long = "out", value_name = "PAGE")]
         out: PathBuf,
     },
+    /// Pi 1.6.0's `pi mcp …`: ctxkit connects to no MCP server, and says so (hidden).
+    #[command(hide = true, disable_help_flag = true)]
+    Mcp {
+        /// Whatever followed `mcp`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
     /// Serve a session's page on loopback (a printed URL with a random token), following the
     /// session as an agent appends; Ctrl-C, SIGTERM or SIGHUP stops (its private copy removed).
     View {

@@ -188,7 +188,8 @@ fn refuses_unloaded_settings(command: &Command) -> bool {
         | Command::Install { .. }
         | Command::Remove { .. }
         | Command::Update { .. }
-        | Command::List { .. } => false,
+        | Command::List { .. }
+        | Command::Mcp { .. } => false,
     }
 }
 
@@ -339,6 +340,13 @@ fn dispatch(
             web::export(&process, &locations, &web, &page, out)
         }
         Command::View { web, port } => web::view(&process, &locations, &web, port, out),
+        Command::Mcp { .. } => Err(crate::usage::UsageError {
+            message: "ctxkit connects to no MCP server".to_owned(),
+            hint: "the chat's tools are its own (`read`, `bash`, `edit`, `write`, `grep`, `find`, \
+                   `ls`, `recall`); a Pi `mcp.json` is left as it is"
+                .to_owned(),
+        }
+        .into()),
     }
 }
 

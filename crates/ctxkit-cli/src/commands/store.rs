@@ -93,7 +93,8 @@ fn touches_sessions(command: &Command) -> bool {
         | Command::Install { .. }
         | Command::Remove { .. }
         | Command::Update { .. }
-        | Command::List { .. } => false,
+        | Command::List { .. }
+        | Command::Mcp { .. } => false,
         Command::Sessions { .. }
         | Command::Store(_)
         | Command::Import { .. }

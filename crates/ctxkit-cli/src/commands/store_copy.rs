@@ -85,7 +85,8 @@ pub(super) fn session_argument(command: &mut Command) -> Option<(&mut PathBuf, A
         | Command::Install { .. }
         | Command::Remove { .. }
         | Command::Update { .. }
-        | Command::List { .. } => None,
+        | Command::List { .. }
+        | Command::Mcp { .. } => None,
     }
 }
 

@@ -605,3 +605,21 @@ async fn session_dir_keeps_and_finds_the_sessions_in_its_folder() {
     let refused = run.ctxkit(&["chat", "--session-dir", "kept", "--no-session", "-p", "hi"]);
     assert!(refused.starts_with("exit: 2\n"), "{refused}");
 }
+
+/// Pi 1.6.0's `pi mcp …` (before: "unrecognized subcommand 'mcp'"): ctxkit says it connects to
+/// no MCP server, whatever follows.
+#[test]
+fn pi_mcp_commands_say_ctxkit_has_no_mcp() {
+    let run = Run::new();
+    for args in [
+        &["mcp", "list"][..],
+        &["mcp", "add", "fs", "--", "npx", "-y", "server"][..],
+        &["mcp", "--help"][..],
+    ] {
+        let output = run.ctxkit(args);
+        assert!(
+            output.starts_with("exit: 2\n") && output.contains("ctxkit connects to no MCP server"),
+            "{args:?}: {output}"
+        );
+    }
+}
