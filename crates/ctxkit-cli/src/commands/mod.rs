@@ -193,6 +193,16 @@ fn refuses_unloaded_settings(command: &Command) -> bool {
     }
 }
 
+/// Pi's `mcp …` commands: ctxkit has no MCP client.
+fn no_mcp_client() -> crate::usage::UsageError {
+    crate::usage::UsageError {
+        message: "ctxkit connects to no MCP server".to_owned(),
+        hint: "the chat's tools are its own (`read`, `bash`, `edit`, `write`, `grep`, `find`, \
+               `ls`, `recall`); a Pi `mcp.json` is left as it is"
+            .to_owned(),
+    }
+}
+
 /// Runs one command on session files.
 fn dispatch(
     command: Command,
@@ -340,13 +350,7 @@ fn dispatch(
             web::export(&process, &locations, &web, &page, out)
         }
         Command::View { web, port } => web::view(&process, &locations, &web, port, out),
-        Command::Mcp { .. } => Err(crate::usage::UsageError {
-            message: "ctxkit connects to no MCP server".to_owned(),
-            hint: "the chat's tools are its own (`read`, `bash`, `edit`, `write`, `grep`, `find`, \
-                   `ls`, `recall`); a Pi `mcp.json` is left as it is"
-                .to_owned(),
-        }
-        .into()),
+        Command::Mcp { .. } => Err(no_mcp_client().into()),
     }
 }
 
