@@ -1,7 +1,8 @@
 //! Keys recognised by their shape, whoever's they are: provider API keys (`sk-…`, `AIza…`), GitHub,
 //! Slack, npm, GitLab, Hugging Face, PyPI, SendGrid, DigitalOcean, Shopify and Databricks tokens,
 //! Google OAuth access tokens, Slack webhooks, JSON Web Tokens, Stripe keys, AWS access key ids,
-//! GitHub Copilot session tokens, `rt_` refresh tokens, bearer values and private key blocks. Text meant to be
+//! GitHub Copilot session tokens, NVIDIA and Perplexity keys, Discord and Telegram bot tokens,
+//! `rt_` refresh tokens, bearer values and private key blocks. Text meant to be
 //! kept apart from its source or shown to others (a summary, a shared page) leaves them out; tool
 //! output does not (the model edits files that hold such strings, and an edit must match them).
 
@@ -41,6 +42,13 @@ const WORD_SHAPES: &[&str] = &[
     // GitHub Copilot's session token (`tid=…;exp=…;…;8kp=1:…`, the `access` of Pi's
     // `github-copilot` login), its fields to the next blank or quote.
     r"tid=[A-Za-z0-9_\-]{8,};exp=[0-9]{9,}(?:;[^\s\x22'\\<>]*)?",
+    // NVIDIA and Perplexity API keys.
+    r"nvapi-[A-Za-z0-9_\-]{40,}",
+    r"pplx-[A-Za-z0-9]{32,}",
+    // A Discord bot token: the bot's id in base64 (`M`, `N` or `O` first), a time stamp and an
+    // HMAC, dot-separated; a Telegram bot token: the bot's id, a colon and `AA` + 33 characters.
+    r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}",
+    r"[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}",
     // An OAuth refresh token of the `rt_` form (OpenAI's, the `refresh` of Pi's `openai-codex`
     // login): taken only when [`is_random_token`] says it is not a name (`rt_sigqueueinfo`).
     r"rt_[A-Za-z0-9_\-.]{40,}",
@@ -232,6 +240,11 @@ mod tests {
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
         "tid=0a1b2c3d4e5f60718293a4b5c6d7e8f9;exp=1790000000;sku=monthly_subscriber;proxy-ep=proxy.individual.githubcopilot.com;st=dotcom;chat=1;8kp=1:9f8e7d6c5b4a39281706f5e4d3c2b1a0",
         "rt_Xk2v9QpL3mN8rT5wY1zA4bC7dE0fG6hJ9kL2mN5pQ8rS1tU4vW7xY0zA3bC6dE9f",
+        // QA (2026-12-07): a Discord bot token a user pasted reached a page and a summary whole.
+        "MTQ3NzE2OTk5NjM4MTE2NTYxMA.GaBcDe.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "7123456789:AAH3kP9vQw2xYz4AbCdEfGhIjKlMnOpQrSt",
+        "nvapi-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGh",
+        "pplx-0123456789abcdef0123456789abcdef0123",
     ];
 
     #[test]
@@ -247,7 +260,8 @@ mod tests {
                 "{redacted}"
             );
         }
-        let plain = "pip install pypi-tools; the SG.1 group; ya29 docs; shpat_ prefix; eyJ0 header";
+        let plain = "pip install pypi-tools; the SG.1 group; ya29 docs; shpat_ prefix; eyJ0 header; \
+                     Module.method.call; 12:30 AA meeting; nvapi-docs; pplx-api";
         assert_eq!(redact_key_shapes(plain), plain);
     }
 
