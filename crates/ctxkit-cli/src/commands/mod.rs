@@ -62,6 +62,9 @@ use crate::cli::{Cli, Command, GlobalArgs};
 #[derive(Debug)]
 pub struct Locations {
     pub sessions_root: PathBuf,
+    /// `sessions_root` is `--sessions-dir`'s (or `CTXKIT_SESSIONS_DIR`'s), which a way back to a
+    /// session kept there must name.
+    pub sessions_root_chosen: bool,
     /// The database store, when `--store` names one (`serve` keeps its sessions there).
     pub database: Option<ctxkit_store::StoreUrl>,
 }
@@ -78,6 +81,7 @@ impl Locations {
             }
             return Ok(Self {
                 sessions_root: dir.clone(),
+                sessions_root_chosen: true,
                 database: None,
             });
         }
@@ -91,6 +95,7 @@ impl Locations {
             configured_sessions_root(&home).unwrap_or_else(|| home.join("sessions"));
         Ok(Self {
             sessions_root,
+            sessions_root_chosen: false,
             database: None,
         })
     }

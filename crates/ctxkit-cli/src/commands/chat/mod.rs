@@ -172,6 +172,9 @@ struct Chat {
     session_dir: PathBuf,
     /// `session_dir` is `--session-dir`'s, which the way back to a session must name.
     session_dir_chosen: bool,
+    /// The sessions root when `--sessions-dir` (or `CTXKIT_SESSIONS_DIR`) chose it, which the
+    /// way back to a session kept under it must name too.
+    sessions_root_chosen: Option<PathBuf>,
     /// `--no-session`: new sessions (`/new`, the first) stay in memory. What the chat says of the
     /// session open follows the session itself: `/resume` and `/import` open a file.
     in_memory: bool,

@@ -249,14 +249,13 @@ impl Chat {
             Some((copy, _)) if copy.parent() == path.parent() => {}
             _ => {
                 self.ui.info(&format!("Session saved: {}", path.display()));
-                let chat = if self.session_dir_chosen {
-                    format!("ctxkit chat --session-dir '{}'", self.session_dir.display())
-                } else {
-                    "ctxkit chat".to_owned()
+                let chosen = ChosenFolders {
+                    session_dir: self
+                        .session_dir_chosen
+                        .then_some(self.session_dir.as_path()),
+                    sessions_root: self.sessions_root_chosen.as_deref(),
                 };
-                self.ui.info(&format!(
-                    "Back to it with `{chat} --continue`; `{chat} --resume` lists the others"
-                ));
+                self.ui.info(&way_back(&path, &self.session_dir, &chosen));
             }
         }
     }
@@ -279,6 +278,34 @@ impl Chat {
     }
 }
 
+/// The folders the command line chose, which a way back must name again.
+struct ChosenFolders<'a> {
+    /// `--session-dir`.
+    session_dir: Option<&'a std::path::Path>,
+    /// `--sessions-dir` (or `CTXKIT_SESSIONS_DIR`).
+    sessions_root: Option<&'a std::path::Path>,
+}
+
+/// How to open the session at `path` again: `--continue` where it finds it (in `session_dir`,
+/// this directory's folder, with the folders the command line chose named again), else the file
+/// itself (`--session` on a file kept elsewhere: `--continue` would open another session).
+fn way_back(
+    path: &std::path::Path,
+    session_dir: &std::path::Path,
+    chosen: &ChosenFolders<'_>,
+) -> String {
+    let quoted = |path: &std::path::Path| format!("'{}'", path.display());
+    if path.parent() != Some(session_dir) {
+        return format!("Back to it with `ctxkit chat --session {}`", quoted(path));
+    }
+    let chat = match (chosen.session_dir, chosen.sessions_root) {
+        (Some(dir), _) => format!("ctxkit chat --session-dir {}", quoted(dir)),
+        (None, Some(root)) => format!("ctxkit --sessions-dir {} chat", quoted(root)),
+        (None, None) => "ctxkit chat".to_owned(),
+    };
+    format!("Back to it with `{chat} --continue`; `{chat} --resume` lists the others")
+}
+
 /// A session in an older format (v1, v2) is rewritten as v3 by the chat's first write, as every
 /// writing command says it is (a tester's `chat --session old.jsonl` rewrote one without a word).
 pub(super) fn old_format_note(session: &ctxkit_session::Session) -> Option<String> {
@@ -289,4 +316,49 @@ pub(super) fn old_format_note(session: &ctxkit_session::Session) -> Option<Strin
          as /tree shows them)",
         file.display()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::{ChosenFolders, way_back};
+
+    /// QA (2026-12-07): after `--sessions-dir ~/.pi/agent/sessions` or `--session` on a file kept
+    /// elsewhere, the farewell said `ctxkit chat --continue`, which continued another session.
+    #[test]
+    fn the_way_back_names_what_reopens_this_session() {
+        let dir = Path::new("/s/--p--");
+        let file = Path::new("/s/--p--/a.jsonl");
+        let none = ChosenFolders {
+            session_dir: None,
+            sessions_root: None,
+        };
+        assert_eq!(
+            way_back(file, dir, &none),
+            "Back to it with `ctxkit chat --continue`; `ctxkit chat --resume` lists the others"
+        );
+        let root = ChosenFolders {
+            session_dir: None,
+            sessions_root: Some(Path::new("/s")),
+        };
+        assert_eq!(
+            way_back(file, dir, &root),
+            "Back to it with `ctxkit --sessions-dir '/s' chat --continue`; \
+             `ctxkit --sessions-dir '/s' chat --resume` lists the others"
+        );
+        let kept = ChosenFolders {
+            session_dir: Some(dir),
+            sessions_root: Some(Path::new("/s")),
+        };
+        assert!(
+            way_back(file, dir, &kept)
+                .contains("`ctxkit chat --session-dir '/s/--p--' --continue`")
+        );
+        let elsewhere = Path::new("/home/u/.pi/agent/sessions/--p--/b.jsonl");
+        assert_eq!(
+            way_back(elsewhere, dir, &none),
+            "Back to it with `ctxkit chat --session '/home/u/.pi/agent/sessions/--p--/b.jsonl'`"
+        );
+    }
 }

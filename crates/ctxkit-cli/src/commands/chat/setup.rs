@@ -276,6 +276,9 @@ pub async fn build(
         cwd,
         session_dir,
         session_dir_chosen: args.session_dir.is_some(),
+        sessions_root_chosen: locations
+            .sessions_root_chosen
+            .then(|| locations.sessions_root.clone()),
         in_memory: args.no_session,
         resume_at_start: args.resume,
         quiet_startup: if args.verbose {
