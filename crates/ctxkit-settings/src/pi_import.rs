@@ -69,7 +69,7 @@ fn import_provider(name: &str, entry: &Map<String, Value>, import: &mut PiImport
     let mut endpoint = credentials(name, entry, &mut import.left_out);
     note_unread(name, entry, &mut import.left_out);
     let base_url = text(entry, "baseUrl");
-    let api = text(entry, "api");
+    let api = text(entry, "api").or_else(|| shared_model_api(entry));
     match &base_url {
         Some(base_url) => {
             endpoint.insert("baseUrl".to_owned(), json!(base_url));
@@ -116,6 +116,19 @@ fn import_provider(name: &str, entry: &Map<String, Value>, import: &mut PiImport
     for (index, model) in models.into_iter().flatten().enumerate() {
         import_model(&provider, index, model, import);
     }
+}
+
+/// The `api` every model of a provider without one sets, when they all set the same (Pi takes
+/// `api` at the provider or the model): ctxkit's endpoint holds one wire format for them all.
+fn shared_model_api(entry: &Map<String, Value>) -> Option<String> {
+    let models = entry.get("models").and_then(Value::as_array)?;
+    let mut apis = models
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|model| text(model, "api"));
+    let first = apis.next()??;
+    apis.all(|api| api.as_deref() == Some(first.as_str()))
+        .then_some(first)
 }
 
 /// The provider's `apiKey` and `headers` that are literals; the others go to `left_out`.

@@ -108,3 +108,40 @@ fn a_file_pi_cannot_read_is_refused_and_a_missing_one_imports_nothing() {
     let error = import_pi_models(&path).unwrap_err();
     assert!(error.to_string().contains("line 1"), "{error}");
 }
+
+/// QA (2026-12-07): a provider without `api` whose models each set the same one lost every model
+/// ("its own `api`"), and its entry had no wire format. Mixed formats are still left out.
+#[test]
+fn an_api_every_model_sets_is_the_providers() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("models.json");
+    std::fs::write(
+        &path,
+        r#"{"providers": {
+            "same": {"baseUrl": "http://h/v1", "models": [
+                {"id": "a", "api": "openai-completions"}, {"id": "b", "api": "openai-completions"}]},
+            "mixed": {"baseUrl": "http://h2/v1", "models": [
+                {"id": "c", "api": "openai-completions"}, {"id": "d", "api": "openai-responses"}]}
+        }}"#,
+    )
+    .unwrap();
+    let import = import_pi_models(&path).unwrap();
+    assert_eq!(
+        import.endpoints[0],
+        (
+            "same".to_owned(),
+            json!({"baseUrl": "http://h/v1", "api": "openai-completions"})
+        )
+    );
+    let ids: Vec<&str> = import
+        .models
+        .iter()
+        .map(|model| model["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a", "b"]);
+    assert_eq!(
+        import.endpoints[1],
+        ("mixed".to_owned(), json!({"baseUrl": "http://h2/v1"}))
+    );
+    assert!(left_out_at(&import, "providers.mixed.models[\"c\"]")[0].contains("wire format"));
+}

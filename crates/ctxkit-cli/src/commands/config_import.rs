@@ -36,7 +36,8 @@ pub fn import_pi(
     {
         return Err(error.clone().into());
     }
-    let import = ctxkit_settings::import_pi_models(&source)?;
+    let mut import = ctxkit_settings::import_pi_models(&source)?;
+    leave_out_unknown_formats(&mut import);
     let steps = settings.apply_pi_import(&import)?;
     let target = settings
         .path(SettingsScope::Global)
@@ -62,6 +63,40 @@ pub fn import_pi(
         writeln!(out, "Done: `ctxkit models` lists the models.")?;
     }
     Ok(Outcome::Success)
+}
+
+/// A provider ctxkit does not build in needs its wire format: an entry without `api` (Pi's file
+/// gave none, or its models disagreed) would answer every request with "unknown provider", so it
+/// is left out, with its models.
+fn leave_out_unknown_formats(import: &mut ctxkit_settings::PiImport) {
+    let unusable: Vec<String> = import
+        .endpoints
+        .iter()
+        .filter(|(name, entry)| {
+            entry.get("api").is_none() && ctxkit_llm::find_provider(name).is_none()
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in unusable {
+        import.endpoints.retain(|(endpoint, _)| *endpoint != name);
+        let before = import.models.len();
+        import
+            .models
+            .retain(|model| model.get("provider").and_then(|p| p.as_str()) != Some(name.as_str()));
+        let dropped = before - import.models.len();
+        let and_models = match dropped {
+            0 => String::new(),
+            1 => " (and its model)".to_owned(),
+            _ => format!(" (and its {dropped} models)"),
+        };
+        import.left_out.push(ctxkit_settings::LeftOut {
+            what: format!("providers.{name}{and_models}"),
+            why: "no `api`: a provider ctxkit does not build in needs its wire format \
+                  (`openai-completions`, `openai-responses`, `anthropic-messages` or \
+                  `google-generative-ai`)"
+                .to_owned(),
+        });
+    }
 }
 
 /// The first Pi `models.json` that exists: ctxkit's home's, then `~/.pi/agent`'s.

@@ -132,3 +132,23 @@ fn a_settings_file_that_does_not_load_is_left_alone() {
     let kept = std::fs::read_to_string(run.home.path().join("settings.json")).unwrap();
     assert_eq!(kept, "{ \"theme\": ");
 }
+
+/// A provider ctxkit does not build in, with no `api` in Pi's file, would answer every request
+/// with "unknown provider": it is left out with its models, and says why.
+#[test]
+fn a_provider_of_ones_own_without_a_wire_format_is_left_out() {
+    let run = Run::new();
+    std::fs::write(
+        run.home.path().join("models.json"),
+        r#"{"providers": {"gw3": {"baseUrl": "http://127.0.0.1:9/v1", "models": [{"id": "c1"}]}}}"#,
+    )
+    .unwrap();
+    let home = run.home.path().display().to_string();
+    let output = run.ctxkit_piped(&["config", "import-pi"], &[("HOME", home.as_str())], "");
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    assert!(
+        output.contains("left out providers.gw3 (and its model): no `api`")
+            && output.contains("Nothing to write."),
+        "{output}"
+    );
+}
