@@ -166,8 +166,7 @@ pub fn update(
     let _guard = acquire(path)?;
     let mut current = read(path, reach)?;
     change(&mut current);
-    let text = document::serialize(&current);
-    write_atomic(&confine::write_target(path, reach)?, text.as_bytes())?;
+    write_document(path, reach, &current)?;
     Ok(current)
 }
 
@@ -202,13 +201,29 @@ pub fn update_if_changed(
     if !change(&mut current) {
         return Ok(false);
     }
-    let text = document::serialize(&current);
-    write_atomic(&confine::write_target(path, reach)?, text.as_bytes())?;
+    write_document(path, reach, &current)?;
     Ok(true)
 }
 
-/// Writes `contents` to `path` through a temp file in the same directory and a rename.
-pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SettingsError> {
+/// Writes `document` as the settings file at `path`; one that holds a credential (an `apiKey`,
+/// a token, a header's value) is readable by its owner alone, whatever mode the file had (a Pi
+/// `settings.json` copied over is often 0644).
+fn write_document(path: &Path, reach: Reach, document: &Document) -> Result<(), SettingsError> {
+    let private = document
+        .iter()
+        .any(|(key, value)| super::boundary::holds_credentials(std::slice::from_ref(key), value));
+    let text = document::serialize(document);
+    write_atomic(
+        &confine::write_target(path, reach)?,
+        text.as_bytes(),
+        private,
+    )
+}
+
+/// Writes `contents` to `path` through a temp file in the same directory and a rename; when
+/// `private`, the file's mode keeps only the owner's bits (the temp file is created 0600, so no
+/// other user can read it at any moment).
+fn write_atomic(path: &Path, contents: &[u8], private: bool) -> Result<(), SettingsError> {
     let write_error = |source: std::io::Error| SettingsError::Write {
         path: path.to_path_buf(),
         source: source.into(),
@@ -217,8 +232,11 @@ pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SettingsE
     temp.write_all(contents).map_err(write_error)?;
     temp.as_file().sync_all().map_err(write_error)?;
     if let Ok(metadata) = std::fs::metadata(path) {
-        // Keep the permissions the user gave the file.
-        let _ = std::fs::set_permissions(temp.path(), metadata.permissions());
+        // Keep the permissions the user gave the file, less the others' when it holds a key.
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = metadata.permissions().mode();
+        let mode = if private { mode & 0o700 } else { mode };
+        let _ = std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(mode));
     }
     temp.persist(path)
         .map_err(|error| write_error(error.error))?;
@@ -228,6 +246,31 @@ pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<(), SettingsE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA (2026-12-07): a Pi `settings.json` copied over at 0644, then `config import-pi` (or
+    /// `config set llm.apiKey`) wrote a key into it and kept it readable by every local user.
+    #[test]
+    fn a_file_that_holds_a_key_is_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("settings.json");
+        std::fs::write(&path, "{}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mode = || std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        update(&path, Reach::Anywhere, |document| {
+            document.insert("theme".to_owned(), serde_json::json!("dark"));
+        })
+        .unwrap();
+        assert_eq!(mode(), 0o644);
+        update(&path, Reach::Anywhere, |document| {
+            document.insert(
+                "llm".to_owned(),
+                serde_json::json!({"providers": {"gw": {"baseUrl": "http://h", "apiKey": "sk-x"}}}),
+            );
+        })
+        .unwrap();
+        assert_eq!(mode(), 0o600);
+    }
 
     #[test]
     fn parse_error_names_position() {
