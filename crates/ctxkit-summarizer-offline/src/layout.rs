@@ -256,6 +256,10 @@ pub(crate) fn span_tokens(steps: &[Step]) -> (u64, u64) {
     })
 }
 
+/// The least room a compaction's summary gets: a reserve of 0 (`compaction.reserveTokens`, valid)
+/// left none, and the empty summary failed the compaction as if a model had.
+pub(crate) const SMALLEST_ROOM_TOKENS: u64 = 1_024;
+
 /// The summary of a request at a size: never more than `request.max_tokens`; for a request without
 /// one (every compaction and branch request since Pi 1.6), never more than the room the compaction
 /// leaves for its summary, nor twice the size's maximum (an update carries the earlier summary, but
@@ -266,7 +270,7 @@ pub fn summarize_sized(request: &SummaryRequest, size: SummarySize) -> String {
         request
             .source
             .room_tokens
-            .map_or(most, |room| room.min(most))
+            .map_or(most, |room| room.max(SMALLEST_ROOM_TOKENS).min(most))
     });
     let digest = Digest::new(&request.source);
     let previous_tokens = request

@@ -123,6 +123,23 @@ fn the_size_follows_the_span_and_never_exceeds_the_request() {
     }
 }
 
+/// QA (2026-12-07): `compaction.reserveTokens` 0 (valid) left a compaction no room, and the
+/// empty offline summary failed it as if a model had. A room under the floor is the floor.
+#[test]
+fn a_compaction_without_room_still_gets_a_summary() {
+    for room in [0, 1, 100] {
+        let mut request = request(session(20), None, 0);
+        request.max_tokens = None;
+        request.source.room_tokens = Some(room);
+        let text = summarize_offline(&request);
+        let tokens = count_tokens(&text);
+        assert!(
+            tokens > 100 && tokens <= crate::layout::SMALLEST_ROOM_TOKENS,
+            "{room}: {tokens}"
+        );
+    }
+}
+
 #[test]
 fn the_target_is_a_bounded_share_of_the_span() {
     let size = SummarySize {
