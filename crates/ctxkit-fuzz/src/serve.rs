@@ -207,6 +207,7 @@ fn run_server(sent: &str, folder: &Folder) -> String {
         agent: None,
         max_request_bytes: MAX_REQUEST_BYTES,
         max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
+        foreign_hint: None,
         store: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -28,6 +28,7 @@
 //!     agent: None,
 //!     max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
 //!     max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
+//!     foreign_hint: None,
 //!     store: None,
 //! };
 //! let requests = [
@@ -131,7 +132,14 @@ pub struct ServerConfig {
     /// A database store (`--store postgres://…`): `session.create` and `session.open` by id work
     /// on it, each acknowledged entry committed there under the session's lease. `None`: files.
     pub store: Option<StoreBinding>,
+    /// What to tell a client whose `session.open` names a file another agent wrote (a Claude Code
+    /// transcript, a Codex rollout): the command that converts it. `None` says only that the file
+    /// is not a session.
+    pub foreign_hint: Option<ForeignHint>,
 }
+
+/// The hint for a file another agent wrote, when it is one ([`ServerConfig::foreign_hint`]).
+pub type ForeignHint = fn(&std::path::Path) -> Option<String>;
 
 impl std::fmt::Debug for ServerConfig {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

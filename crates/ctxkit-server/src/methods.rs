@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use ctxkit_session::Session;
+use ctxkit_session::{Session, SessionError};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -307,10 +307,17 @@ async fn dispatch_value(
                 (Some(id), None, Some(binding)) => {
                     crate::mirror::open(shared, binding, &id).await?
                 }
-                (None, Some(path), _) => crate::mirror::Opened::file(
-                    Session::open(&path)
-                        .map_err(|error| engine_error(EngineError::Session(error)))?,
-                ),
+                (None, Some(path), _) => {
+                    crate::mirror::Opened::file(Session::open(&path).map_err(|error| {
+                        let foreign = matches!(error, SessionError::NotASession { .. });
+                        let mut refused = engine_error(EngineError::Session(error));
+                        let hint = shared.config.foreign_hint.filter(|_| foreign);
+                        if let Some(hint) = hint.and_then(|hint| hint(&path)) {
+                            refused.message = format!("{}; {hint}", refused.message);
+                        }
+                        refused
+                    })?)
+                }
                 (Some(_), None, None) => {
                     return Err(MethodError::new(
                         codes::INVALID_PARAMS,

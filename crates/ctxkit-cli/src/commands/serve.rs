@@ -216,6 +216,7 @@ fn server_config(
         agent: Some(agent),
         max_request_bytes: usize::try_from(typed.server.max_request_bytes).unwrap_or(usize::MAX),
         max_queued_bytes: usize::try_from(typed.server.max_queued_bytes).unwrap_or(usize::MAX),
+        foreign_hint: Some(crate::foreign::import_hint),
         store: match &locations.database {
             Some(url) => Some(StoreBinding {
                 store: runtime

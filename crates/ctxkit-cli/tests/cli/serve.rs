@@ -267,6 +267,33 @@ fn the_view_carries_the_session_s_text_exactly() {
     assert!(server.child.wait().unwrap().success());
 }
 
+/// QA (2026-12-07): `session.open` on a Claude Code transcript or a Codex rollout said only that
+/// the file is not a session; the CLI's hint (the command that converts it) is in the message now,
+/// and the file is left as it was.
+#[test]
+fn opening_another_agents_session_names_the_import() {
+    let home = tempfile::tempdir().unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ctxkit-import/tests/fixtures");
+    let mut server = Server::start(home.path());
+    for (name, agent) in [
+        ("claude-code-session.jsonl", "Claude Code"),
+        ("codex-rollout.jsonl", "Codex"),
+    ] {
+        let file = home.path().join(name);
+        std::fs::copy(fixtures.join(name), &file).unwrap();
+        let before = std::fs::read(&file).unwrap();
+        let refused = server.call("session.open", json!({"path": file}));
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("is not a session file")
+                && message.contains(agent)
+                && message.contains("run `ctxkit import "),
+            "{refused}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), before);
+    }
+}
+
 /// A session imported from Codex before 2026-12-06 holds a reply per parallel call, then the
 /// outputs. Continued, the view sent each output right after the reply making its call; until then
 /// it answered every call but the last `No result provided` and dropped the recorded outputs.

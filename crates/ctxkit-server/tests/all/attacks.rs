@@ -192,6 +192,7 @@ async fn pipelined_appends_behind_a_long_run_wait_for_room_in_the_queue() {
         agent: Some(agent(slow(Duration::from_secs(3)))),
         max_request_bytes: 64 * 1024,
         max_queued_bytes: 256 * 1024,
+        foreign_hint: None,
         store: None,
     });
     create(&mut client, dir.path()).await;

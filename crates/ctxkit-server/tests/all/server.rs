@@ -175,6 +175,7 @@ fn start_configured(
         agent,
         max_request_bytes: 64 * 1024,
         max_queued_bytes: 1024 * 1024,
+        foreign_hint: None,
         store: None,
     })
 }
@@ -864,6 +865,7 @@ async fn requests_read_after_the_end_that_would_wait_are_answered_at_once() {
         agent: None,
         max_request_bytes: 64 * 1024,
         max_queued_bytes: 1024 * 1024,
+        foreign_hint: None,
         store: None,
     };
     let mut lines = vec![

@@ -29,6 +29,7 @@ pub(crate) fn config(dir: &std::path::Path, store: Option<StoreBinding>) -> Serv
         agent: None,
         max_request_bytes: 8 * 1024,
         max_queued_bytes: 64 * 1024,
+        foreign_hint: None,
         store,
     }
 }
