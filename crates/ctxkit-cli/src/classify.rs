@@ -366,8 +366,13 @@ fn routed_elsewhere_hint(
 fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
     use ctxkit_llm::LlmError;
     match error {
-        LlmError::MissingApiKey { .. } => {
-            (3, Some("set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)".to_owned()))
+        LlmError::MissingApiKey { provider, .. } => {
+            let hint = "set the key, or pick another model with `--model provider/id` (`ctxkit models` lists them)";
+            let hint = match crate::commands::unused_saved_entry(provider) {
+                Some(why) => format!("the saved entry of `{provider}` is not used: {why}; {hint}"),
+                None => hint.to_owned(),
+            };
+            (3, Some(hint))
         }
         LlmError::InvalidHeader { .. } => (
             3,

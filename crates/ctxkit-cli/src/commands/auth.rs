@@ -127,13 +127,21 @@ fn check(
     } else {
         writeln!(out, "{}", key.unwrap_or(readiness.status()))?;
         // Pi prints the status alone; what is wrong goes beside it, on stderr.
-        if let Readiness::Invalid {
-            error,
-            warned: false,
-            ..
-        } = &readiness
-        {
-            writeln!(crate::redact::stderr(), "warning: {error}")?;
+        match &readiness {
+            Readiness::Invalid {
+                error,
+                warned: false,
+                ..
+            } => writeln!(crate::redact::stderr(), "warning: {error}")?,
+            Readiness::NotReady { provider, .. } => {
+                if let Some(why) = super::unused_saved_entry(provider) {
+                    writeln!(
+                        crate::redact::stderr(),
+                        "warning: the saved entry of `{provider}` is not used: {why}"
+                    )?;
+                }
+            }
+            Readiness::Ready { .. } | Readiness::Invalid { .. } => {}
         }
     }
     Ok(match readiness.code() {

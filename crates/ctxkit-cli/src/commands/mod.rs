@@ -198,6 +198,18 @@ fn refuses_unloaded_settings(command: &Command) -> bool {
     }
 }
 
+/// Why the key saved for `provider` (`auth.json`, Pi's format) is not used, when one is saved and
+/// ctxkit passes it over (an account login, a `!command` or a `$VAR` in place of the key), so a
+/// missing key is not reported as never saved.
+pub fn unused_saved_entry(provider: &str) -> Option<&'static str> {
+    let saved = summary_setup::saved_keys().ok()?;
+    saved
+        .skipped
+        .iter()
+        .find(|(name, _)| name == provider)
+        .map(|(_, why)| *why)
+}
+
 /// Pi's `mcp …` commands: ctxkit has no MCP client.
 fn no_mcp_client() -> crate::usage::UsageError {
     crate::usage::UsageError {

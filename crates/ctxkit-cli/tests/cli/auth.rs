@@ -78,6 +78,45 @@ fn check_says_ready_not_ready_or_invalid_and_exits_0_1_or_2() {
     assert!(refused.starts_with("exit: 2\n"), "{refused}");
 }
 
+/// QA (2026-12-07): a Pi `auth.json` whose key is a `!command` or a `$VAR` reference got "No API
+/// key … run `ctxkit login`", as if none were saved. The chat's error and `auth check` say the
+/// saved entry is not used, and why; nothing runs.
+#[test]
+fn a_saved_entry_ctxkit_passes_over_is_named_where_the_key_is_missing() {
+    let run = Run::new();
+    let marker = run.home.path().join("RAN");
+    let entries = serde_json::json!({
+        "openai": {"type": "api_key", "key": format!("!touch {}; echo sk-x", marker.display())},
+        "anthropic": {"type": "api_key", "key": "$MY_ANTHROPIC_KEY"},
+    });
+    std::fs::write(run.home.path().join("auth.json"), entries.to_string()).unwrap();
+    let chat = auth(
+        &run,
+        &[
+            "chat",
+            "--no-session",
+            "--model",
+            "openai/gpt-5-mini",
+            "-p",
+            "hi",
+        ],
+        &[],
+        "",
+    );
+    assert!(chat.starts_with("exit: 3\n"), "{chat}");
+    assert!(
+        chat.contains("the saved entry of `openai` is not used: a command in place of the key"),
+        "{chat}"
+    );
+    let check = auth(&run, &["auth", "check", "--provider", "anthropic"], &[], "");
+    assert!(check.starts_with("exit: 1\nnot_ready\n"), "{check}");
+    assert!(
+        check.contains("the saved entry of `anthropic` is not used: an environment reference"),
+        "{check}"
+    );
+    assert!(!marker.exists(), "a command in auth.json ran");
+}
+
 #[test]
 fn print_api_key_prints_the_key_ctxkit_would_send_and_login_logout_are_ctxkits() {
     let run = Run::new();
