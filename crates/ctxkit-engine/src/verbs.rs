@@ -71,8 +71,12 @@ impl Engine {
             (false, false, false),
             |(messages, model, level), entry| {
                 let kind = entry.type_name();
+                // A `!command` typed before the first prompt is the user's, not a conversation
+                // begun with another model: the model is still recorded (QA, 2026-12-07).
+                let conversation =
+                    CONTEXT_KINDS.contains(&kind) && entry.role() != Some("bashExecution");
                 (
-                    messages || CONTEXT_KINDS.contains(&kind),
+                    messages || conversation,
                     model || kind == "model_change",
                     level || kind == "thinking_level_change",
                 )

@@ -623,3 +623,44 @@ fn pi_mcp_commands_say_ctxkit_has_no_mcp() {
         );
     }
 }
+
+/// QA (2026-12-07): a `!command` typed before the first prompt left the session without a
+/// `model_change` (the first message counted as the conversation begun), so neither Pi nor ctxkit
+/// could restore the model from the file. It is recorded at the first prompt now.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_before_the_first_prompt_still_records_the_model() {
+    let server = server(None).await;
+    let run = Run::new();
+    let output = print_chat(&run, &server, &["--script"], "!echo first\nhello\n");
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    let files = session_files(&run);
+    assert_eq!(files.len(), 1, "{output}");
+    let kinds: Vec<String> = files[0]
+        .1
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let entry: Value = serde_json::from_str(line).unwrap();
+            let role = entry["message"]["role"].as_str().unwrap_or_default();
+            format!(
+                "{}{}",
+                entry["type"].as_str().unwrap(),
+                if role.is_empty() {
+                    String::new()
+                } else {
+                    format!(":{role}")
+                }
+            )
+        })
+        .collect();
+    assert!(kinds.contains(&"model_change".to_owned()), "{kinds:?}");
+    let model_at = kinds
+        .iter()
+        .position(|kind| kind == "model_change")
+        .unwrap();
+    let user_at = kinds
+        .iter()
+        .position(|kind| kind == "message:user")
+        .unwrap();
+    assert!(model_at < user_at, "{kinds:?}");
+}
