@@ -102,6 +102,25 @@ pub fn find_cut_point(
     if exceeded_budget && is_recovery_omission(&entries[(cut + 1).min(end)..end]) {
         cut += 1;
     }
+    // The session's first message larger than the whole keep budget (an imported agent's
+    // instructions, a pasted document) would be kept with nothing before it to summarize, and the
+    // context could never shrink (Pi compacts nothing there). It is summarized: the cut moves past
+    // it. (After a compaction the first kept message is left to Pi's rule and the escalation.)
+    let nothing_before = entries[..cut].iter().all(|entry| entry.tokens == 0);
+    let oversized = entries
+        .get(cut)
+        .is_some_and(|entry| entry.tokens >= keep_recent_tokens);
+    // The cut moves to the next turn's start only: a turn in progress (the prompt being
+    // answered) is never summarized for it.
+    if exceeded_budget && nothing_before && oversized {
+        let next_turn = cut_points
+            .iter()
+            .copied()
+            .find(|&point| point > cut && starts_turn(&entries[point]));
+        if let Some(next) = next_turn {
+            cut = next;
+        }
+    }
     // Keep the entries that project nothing (settings, labels, edits…) leading up to the cut.
     while cut > start {
         let previous = &entries[cut - 1];
@@ -190,6 +209,33 @@ mod tests {
         };
         let entries = [entries[0], entries[1], entries[2], omitted, replaced];
         assert_eq!(find_cut_point(&entries, 0, entries.len(), 50).first_kept, 2);
+    }
+
+    /// QA (2026-12-07): an imported Codex session opens with a 14k-token message of the agent's
+    /// instructions and holds 3k after it; with a keep budget of 10k the cut fell at that first
+    /// message, nothing was before it, and the session could not be compacted under its window.
+    #[test]
+    fn a_first_message_larger_than_the_keep_budget_is_summarized() {
+        let entries = [
+            message("instructions", 14_000, true),
+            message("u1", 1_000, true),
+            message("a1", 1_000, false),
+            message("u2", 1_000, true),
+        ];
+        assert_eq!(
+            find_cut_point(&entries, 0, entries.len(), 10_000).first_kept,
+            1
+        );
+        // One that fits the budget is kept, as Pi keeps it: the rest is what is summarized.
+        let entries = [
+            message("u0", 9_000, true),
+            message("u1", 1_000, true),
+            message("a1", 1_000, false),
+        ];
+        assert_eq!(
+            find_cut_point(&entries, 0, entries.len(), 10_000).first_kept,
+            0
+        );
     }
 
     #[test]

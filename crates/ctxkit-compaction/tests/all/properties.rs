@@ -163,7 +163,9 @@ fn cut_entry(entry: &StoredEntry, tokens: u64) -> CutEntry<'_> {
 /// Pi 0.87.1's rule, written forwards: the budget is reached at the latest visible entry `i` whose
 /// suffix of tokens reaches `keep`; the cut is the first valid cut point at or after `i` (the last
 /// one when none follows `i`, the first one overall when the budget is never reached), then moved
-/// back over the entries that project nothing just before it.
+/// back over the entries that project nothing just before it. ctxkit's one divergence: the
+/// session's first message of `keep` tokens or more, with nothing before it, is summarized (the cut moves to the next
+/// turn's start), where Pi would keep it and compact nothing.
 fn model_cut(entries: &[CutEntry<'_>], start: usize, end: usize, keep: u64) -> usize {
     let valid: Vec<usize> = (start..end)
         .filter(|&index| is_valid_cut_point(&entries[index]))
@@ -184,6 +186,17 @@ fn model_cut(entries: &[CutEntry<'_>], start: usize, end: usize, keep: u64) -> u
             .unwrap_or(last_valid),
         None => first_valid,
     };
+    let nothing_before = (0..cut).all(|index| entries[index].tokens == 0);
+    let oversized = cut < end && entries[cut].tokens >= keep;
+    if reached.is_some()
+        && nothing_before
+        && oversized
+        && let Some(&next) = valid
+            .iter()
+            .find(|&&point| point > cut && entries[point].starts_turn)
+    {
+        cut = next;
+    }
     while cut > start {
         let previous = &entries[cut - 1];
         if previous.is_compaction || previous.visible {
