@@ -285,24 +285,34 @@ fn write_roots_note(out: &mut dyn Write, file: &Path, roots: usize) -> Result<()
     Ok(())
 }
 
-/// The chains that share no entry: the tree's roots, but for a lone `session_info` root. A name
-/// applies wherever it stands (ctxkit and Pi 1.6.0 take the file's last one), and a Claude Code
-/// import writes the title its transcript starts with as one: not a chain left out of the context
-/// (QA r101: a fresh import was said to hold "history that was cut off").
+/// The chains that share no entry and hold something a context shows (a message, a summary, an
+/// extension's message): a chain of bookkeeping alone is no chain left out of the context. A
+/// Claude Code import writes the title its transcript starts with as a lone `session_info` root
+/// (QA r101: a fresh import was said to hold "history that was cut off"), and its queue and
+/// snapshot records without a parent as roots too (QA, 2026-12-07: 26 of 30 imports warned).
 fn chains(session: &Session) -> usize {
-    session
-        .tree()
-        .iter()
-        .filter(|node| node.depth == 0)
-        .filter(|node| {
-            let lone_name = node.children == 0
-                && session
-                    .index()
-                    .get(node.index)
-                    .is_some_and(|entry| entry.type_name() == "session_info");
-            !lone_name
-        })
-        .count()
+    const SHOWN: [&str; 4] = ["message", "custom_message", "branch_summary", "compaction"];
+    let shown = |node: &ctxkit_session::TreeNode| {
+        session
+            .index()
+            .get(node.index)
+            .is_some_and(|entry| SHOWN.contains(&entry.type_name()))
+    };
+    let tree = session.tree();
+    let mut chains = 0;
+    let mut start = 0;
+    while start < tree.len() {
+        // Preorder: a root's chain runs to the next root.
+        let end = tree[start + 1..]
+            .iter()
+            .position(|node| node.depth == 0)
+            .map_or(tree.len(), |offset| start + 1 + offset);
+        if tree[start..end].iter().any(shown) {
+            chains += 1;
+        }
+        start = end;
+    }
+    chains
 }
 
 /// The problem of an entry that does not parse. The problem line names the file and the line

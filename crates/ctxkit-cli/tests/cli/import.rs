@@ -790,3 +790,43 @@ fn a_fresh_import_of_a_titled_transcript_checks_clean() {
     assert!(!transcript.contains("roots:"), "{transcript}");
     insta::assert_snapshot!(transcript);
 }
+
+/// QA (2026-12-07): `check` said "N roots … history that was cut off" on 26 of 30 Claude Code
+/// imports, whose queue and snapshot records without a parent are roots of bookkeeping alone. A
+/// root holding nothing a context shows is not counted; a second conversation still is.
+#[test]
+fn check_counts_only_chains_a_context_could_show() {
+    let run = crate::Run::new();
+    let file = run.home.path().join("s.jsonl");
+    let header = r#"{"type":"session","version":3,"id":"0193a1b2-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    let bookkeeping = r#"{"type":"custom","id":"k1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","customType":"import.claude-code.queue-operation","data":{}}"#;
+    let user = |id: &str, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+        )
+    };
+    std::fs::write(
+        &file,
+        format!("{header}\n{bookkeeping}\n{}\n", user("u1", "hello")),
+    )
+    .unwrap();
+    let output = run.ctxkit(&["check", file.to_str().unwrap()]);
+    assert!(
+        output.starts_with("exit: 0\n") && !output.contains("roots"),
+        "{output}"
+    );
+    std::fs::write(
+        &file,
+        format!(
+            "{header}\n{bookkeeping}\n{}\n{}\n",
+            user("u1", "hello"),
+            user("u2", "again")
+        ),
+    )
+    .unwrap();
+    let output = run.ctxkit(&["check", file.to_str().unwrap()]);
+    assert!(
+        output.contains("2 roots: the file holds 2 chains"),
+        "{output}"
+    );
+}
