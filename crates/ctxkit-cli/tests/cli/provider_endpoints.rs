@@ -387,6 +387,18 @@ async fn an_llm_providers_entry_without_a_base_url_stops_the_chat() {
     assert!(requests_at(&gateway).await.is_empty(), "{output}");
 }
 
+/// `ctxkit chat -p hi` with `settings` as the user's settings and an OpenAI key: refused before
+/// anything is sent (exit 3); what it said.
+fn refused_chat(run: &Run, settings: &serde_json::Value) -> String {
+    std::fs::write(run.home.path().join("settings.json"), settings.to_string()).unwrap();
+    let variables = [("OPENAI_API_KEY", OPENAI_KEY)];
+    let output = tokio::task::block_in_place(|| {
+        run.ctxkit_piped(&["chat", "--no-session", "-p", "hi"], &variables, "")
+    });
+    assert!(output.starts_with("exit: 3\n"), "{output}");
+    output
+}
+
 /// `llm.baseUrl` is the settings' provider's, and an `llm.providers` entry names the same
 /// provider: the entry won without a word, so the key went to a host other than `llm.baseUrl`.
 /// Both are refused now, with nothing sent to either, and the hint says to keep one.
@@ -395,23 +407,16 @@ async fn two_endpoints_for_one_provider_are_refused() {
     let settings_host = answering_host().await;
     let entry_host = answering_host().await;
     let run = Run::new();
-    std::fs::write(
-        run.home.path().join("settings.json"),
-        json!({
+    let output = refused_chat(
+        &run,
+        &json!({
             "defaultModel": "openai/gpt-5-mini",
             "llm": {
                 "baseUrl": format!("{}/v1", settings_host.uri()),
                 "providers": {"openai": {"baseUrl": format!("{}/v1", entry_host.uri())}},
             },
-        })
-        .to_string(),
-    )
-    .unwrap();
-    let variables = [("OPENAI_API_KEY", OPENAI_KEY)];
-    let output = tokio::task::block_in_place(|| {
-        run.ctxkit_piped(&["chat", "--no-session", "-p", "hi"], &variables, "")
-    });
-    assert!(output.starts_with("exit: 3\n"), "{output}");
+        }),
+    );
     assert!(
         output.contains("`llm.providers.openai` say where `openai` requests go")
             && output.contains("ctxkit config unset llm.providers.openai"),
@@ -420,6 +425,7 @@ async fn two_endpoints_for_one_provider_are_refused() {
     assert!(requests_at(&settings_host).await.is_empty(), "{output}");
     assert!(requests_at(&entry_host).await.is_empty(), "{output}");
     // `auth check` says `invalid`, as Pi's does, and why beside it.
+    let variables = [("OPENAI_API_KEY", OPENAI_KEY)];
     let output = run.ctxkit_piped(&["auth", "check", "--provider", "openai"], &variables, "");
     assert!(
         output.starts_with("exit: 2\n") && output.contains("invalid\n"),
@@ -437,23 +443,16 @@ async fn two_endpoints_for_one_provider_are_refused() {
 async fn a_header_that_is_not_http_names_where_headers_are_set() {
     let host = answering_host().await;
     let run = Run::new();
-    std::fs::write(
-        run.home.path().join("settings.json"),
-        json!({
+    let output = refused_chat(
+        &run,
+        &json!({
             "defaultModel": "openai/gpt-5-mini",
             "llm": {"providers": {"openai": {
                 "baseUrl": format!("{}/v1", host.uri()),
                 "headers": {"Bad Name": "v"},
             }}},
-        })
-        .to_string(),
-    )
-    .unwrap();
-    let variables = [("OPENAI_API_KEY", OPENAI_KEY)];
-    let output = tokio::task::block_in_place(|| {
-        run.ctxkit_piped(&["chat", "--no-session", "-p", "hi"], &variables, "")
-    });
-    assert!(output.starts_with("exit: 3\n"), "{output}");
+        }),
+    );
     assert!(
         output.contains("Invalid HTTP header `Bad Name`")
             && output.contains("`llm.providers.<provider>.headers`"),
