@@ -51,6 +51,21 @@ pub struct LeftOut {
     pub why: String,
 }
 
+impl LeftOut {
+    /// A whole provider left out, with the `models` of it that go with it.
+    pub fn provider(name: &str, models: usize, why: String) -> Self {
+        let with_models = match models {
+            0 => String::new(),
+            1 => " (and its model)".to_owned(),
+            _ => format!(" (and its {models} models)"),
+        };
+        Self {
+            what: format!("providers.{name}{with_models}"),
+            why,
+        }
+    }
+}
+
 /// Reads the Pi `models.json` at `path` as Pi reads it (a BOM, `//` comments, trailing commas)
 /// into what ctxkit's settings can hold. A missing file imports nothing.
 pub fn import_pi_models(path: &Path) -> Result<PiImport, UnreadablePiModels> {
@@ -78,19 +93,11 @@ fn import_provider(name: &str, entry: &Map<String, Value>, import: &mut PiImport
             }
             if let Some(why) = refusal("llm.providers", &json!({ name: endpoint.clone() })) {
                 // Its models would have no host to go to: they are left out with it.
-                let count = entry
+                let models = entry
                     .get("models")
                     .and_then(Value::as_array)
                     .map_or(0, Vec::len);
-                let and_models = match count {
-                    0 => String::new(),
-                    1 => " (and its model)".to_owned(),
-                    _ => format!(" (and its {count} models)"),
-                };
-                import.left_out.push(LeftOut {
-                    what: format!("providers.{name}{and_models}"),
-                    why,
-                });
+                import.left_out.push(LeftOut::provider(name, models, why));
                 return;
             }
             import

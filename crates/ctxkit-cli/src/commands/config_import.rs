@@ -80,22 +80,17 @@ fn leave_out_unknown_formats(import: &mut ctxkit_settings::PiImport) {
     for name in unusable {
         import.endpoints.retain(|(endpoint, _)| *endpoint != name);
         let before = import.models.len();
-        import
-            .models
-            .retain(|model| model.get("provider").and_then(|p| p.as_str()) != Some(name.as_str()));
-        let dropped = before - import.models.len();
-        let and_models = match dropped {
-            0 => String::new(),
-            1 => " (and its model)".to_owned(),
-            _ => format!(" (and its {dropped} models)"),
-        };
-        import.left_out.push(ctxkit_settings::LeftOut {
-            what: format!("providers.{name}{and_models}"),
-            why: "no `api`: a provider ctxkit does not build in needs its wire format \
-                  (`openai-completions`, `openai-responses`, `anthropic-messages` or \
-                  `google-generative-ai`)"
-                .to_owned(),
+        import.models.retain(|model| {
+            model.get("provider").and_then(serde_json::Value::as_str) != Some(name.as_str())
         });
+        import.left_out.push(ctxkit_settings::LeftOut::provider(
+            &name,
+            before - import.models.len(),
+            "no `api`: a provider ctxkit does not build in needs its wire format \
+             (`openai-completions`, `openai-responses`, `anthropic-messages` or \
+             `google-generative-ai`)"
+                .to_owned(),
+        ));
     }
 }
 
