@@ -161,7 +161,10 @@ fn credentials(
     }
     let mut headers = Map::new();
     let usable = |header: &str, value: &str| {
-        is_header_name(header) && !value.chars().any(|c| c.is_control() && c != '\t')
+        is_header_name(header)
+            && !value
+                .chars()
+                .any(|character| character.is_control() && character != '\t')
     };
     for (header, value) in entry
         .get("headers")
@@ -372,9 +375,9 @@ fn llm_field(name: &str) -> Option<&'static schema::Field> {
 /// Whether `name` is an HTTP header name: a token of letters, digits and `!#$%&'*+-.^_`|~`.
 fn is_header_name(name: &str) -> bool {
     !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+        && name.chars().all(|character| {
+            character.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(character)
+        })
 }
 
 /// A string field, trimmed, when not blank.
@@ -431,14 +434,16 @@ fn variable_name(rest: &str) -> Option<&str> {
         name.chars()
             .next()
             .is_some_and(|first| first == '_' || first.is_ascii_alphabetic())
-            && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+            && name
+                .chars()
+                .all(|character| character == '_' || character.is_ascii_alphanumeric())
     };
     if let Some(braced) = rest.strip_prefix('{') {
         let name = &braced[..braced.find('}')?];
         return is_name(name).then_some(name);
     }
     let end = rest
-        .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+        .find(|character: char| character != '_' && !character.is_ascii_alphanumeric())
         .unwrap_or(rest.len());
     let name = &rest[..end];
     is_name(name).then_some(name)
