@@ -35,7 +35,7 @@ fn session_copy_clone_and_hotkeys_work_as_a_user_sees_them() {
     );
     assert!(
         screen.contains(
-            "Messages (every branch): 4 in all, 1 from the user, 2 replies, 1 tool call, 1 tool \
+            "Messages (every branch): 4 in all: 1 from the user, 2 replies (1 tool call), 1 tool \
              result"
         ),
         "{screen}"

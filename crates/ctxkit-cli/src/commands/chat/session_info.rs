@@ -44,6 +44,29 @@ impl ModelUse {
     }
 }
 
+/// `Messages (every branch): 11 in all: 4 from the user, 5 replies (1 tool call), 1 tool result,
+/// 1 other`: the parts add up to the whole (a tool call is in a reply, not a message of its own;
+/// QA, 2026-12-07), the other roles (`!` commands, extensions' messages) counted last.
+fn messages_line(counts: &MessageCounts) -> String {
+    let counted = crate::render::counted;
+    let other = counts
+        .total
+        .saturating_sub(counts.user + counts.assistant + counts.tool_results);
+    let other = if other > 0 {
+        format!(", {other} other")
+    } else {
+        String::new()
+    };
+    format!(
+        "Messages (every branch): {} in all: {} from the user, {} ({}), {}{other}",
+        counts.total,
+        counts.user,
+        counted(counts.assistant, "reply"),
+        counted(counts.tool_calls, "tool call"),
+        counted(counts.tool_results, "tool result")
+    )
+}
+
 pub(super) fn message_counts(session: &Session) -> MessageCounts {
     let mut counts = MessageCounts::default();
     for entry in session.entries() {
@@ -196,15 +219,7 @@ impl Chat {
         lines.extend(field_lines("File:", &file));
         lines.push(format!("  ID:      {}", identity.id));
         lines.extend(field_lines("Folder:", &identity.cwd));
-        let counted = crate::render::counted;
-        lines.push(format!(
-            "Messages (every branch): {} in all, {} from the user, {}, {}, {}",
-            counts.total,
-            counts.user,
-            counted(counts.assistant, "reply"),
-            counted(counts.tool_calls, "tool call"),
-            counted(counts.tool_results, "tool result")
-        ));
+        lines.push(messages_line(&counts));
         // The window in force, as the status line reads it (the provider's stated limit once it
         // gave one).
         if let Ok(Some(figure)) = self.context_figure().await {
@@ -375,6 +390,25 @@ mod tests {
                        else { serde_json::json!([{"type": "text", "text": text}]) }
         }))
         .unwrap()
+    }
+
+    /// QA (2026-12-07): "11 in all, 4 from the user, 5 replies, 1 tool call, 1 tool result" did
+    /// not add up: the tool call is in a reply, and a `!` command's message was not named.
+    #[test]
+    fn the_message_counts_add_up() {
+        let counts = MessageCounts {
+            total: 11,
+            user: 4,
+            assistant: 5,
+            tool_calls: 1,
+            tool_results: 1,
+            by_model: BTreeMap::new(),
+        };
+        assert_eq!(
+            messages_line(&counts),
+            "Messages (every branch): 11 in all: 4 from the user, 5 replies (1 tool call), \
+             1 tool result, 1 other"
+        );
     }
 
     /// `/session` printed the file after its label, so that an 80-column terminal broke the
