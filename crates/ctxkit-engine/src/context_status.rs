@@ -38,13 +38,23 @@ pub(crate) struct Before {
     counted: bool,
     /// ctxkit's estimate of the messages the next request would have sent.
     messages: u64,
+    /// What the last counted request's count held beyond ctxkit's estimate of the view it was
+    /// sent from (its system prompt and tools), when the engine knows that view: a request it
+    /// recorded, or one whose view a caller fetched to send (`Engine::note_view_sent`).
+    counted_overhead: Option<u64>,
+    /// ctxkit's estimate of the messages before the transforms: what a request the engine never
+    /// saw (another agent's, a loop that builds its own context) carried of the history.
+    whole: u64,
 }
 
 impl Before {
     pub(crate) fn measure(state: &mut State) -> Result<Self> {
+        let counted_overhead = state.calibration.counted_overhead();
         Ok(Self {
             counted: has_counted_reply(state)?,
             messages: sent_tokens(state)?,
+            counted_overhead,
+            whole: crate::projection::whole_view_tokens(state)?,
         })
     }
 
@@ -63,8 +73,14 @@ impl Before {
         let overhead = match (overhead, unrecorded) {
             (0, UnrecordedOverhead::FromProviderCount) if self.counted => {
                 // The status line shows the provider's count, and after the compaction the
-                // caller's requests carry again what it counted beyond the messages' estimate.
-                entry_before.saturating_sub(self.messages)
+                // caller's requests carry again what it counted beyond the messages it was sent:
+                // the view the engine knows it was sent from, else the whole history (a request
+                // the engine never saw, another agent's: counted beyond the pruned view, the tool
+                // output the view cuts was taken for system prompt and tools, QA 2026-12-07).
+                match self.counted_overhead {
+                    Some(counted) => counted,
+                    None => entry_before.saturating_sub(self.whole),
+                }
             }
             // One scale rather than a provider's count against an estimate: the messages alone.
             (0, UnrecordedOverhead::FromProviderCount | UnrecordedOverhead::Omitted) => {
@@ -104,6 +120,14 @@ impl Engine {
     /// ([`Engine::context_status`] plus this overhead).
     pub async fn set_request_overhead(&self, tokens: u64) {
         self.lock().await.request_overhead = tokens;
+    }
+
+    /// A caller fetched the model's view to send it (serve's `view.get` for a client's own loop):
+    /// the next reply's usage counts that view's request, as after
+    /// [`Engine::record_model_request`]. A compaction then knows what the count held beyond the
+    /// view (the caller's system prompt and tools).
+    pub async fn note_view_sent(&self) {
+        crate::projection::note_request(&mut *self.lock().await);
     }
 
     /// What a compaction counts for the system prompt and tools while no request is recorded
@@ -181,6 +205,8 @@ mod tests {
         let counted = Before {
             counted: true,
             messages: 48_000,
+            counted_overhead: None,
+            whole: 0,
         };
         // The provider counted 52000; the chat's system prompt and tools are 2500.
         assert_eq!(
@@ -195,6 +221,8 @@ mod tests {
         let estimated = Before {
             counted: false,
             messages: 48_000,
+            counted_overhead: None,
+            whole: 0,
         };
         assert_eq!(
             estimated.reported(47_000, 9_000, 2_500, UnrecordedOverhead::Omitted),
@@ -214,12 +242,28 @@ mod tests {
         let counted = Before {
             counted: true,
             messages: 20_810,
+            counted_overhead: Some(5_606),
+            whole: 20_810,
         };
         let provider = UnrecordedOverhead::FromProviderCount;
-        // What the provider counted beyond the messages (5606) is sent again after.
+        // What the provider counted beyond the view it was sent (5606) is sent again after.
         assert_eq!(
             counted.reported(26_416, 9_868, 0, provider),
             (26_416, 15_474)
+        );
+        // QA (2026-12-07): a count of a request whose view the engine never knew (a Pi session
+        // opened in `serve`: 351,745 counted of the whole history of 268,605, 103,053 in
+        // ctxkit's view) made 266,028 of a 17,336-token context: what it counted beyond the whole
+        // history is sent again, not the tool output the view prunes.
+        let unknown_view = Before {
+            counted: true,
+            messages: 103_053,
+            counted_overhead: None,
+            whole: 268_605,
+        };
+        assert_eq!(
+            unknown_view.reported(351_745, 17_336, 0, provider),
+            (351_745, 100_476)
         );
         // A recorded request's overhead still wins.
         assert_eq!(
@@ -230,6 +274,8 @@ mod tests {
         let estimated = Before {
             counted: false,
             messages: 20_810,
+            counted_overhead: None,
+            whole: 0,
         };
         assert_eq!(
             estimated.reported(26_416, 9_868, 0, provider),

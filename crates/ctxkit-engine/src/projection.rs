@@ -32,6 +32,9 @@ struct ViewAtLeaf {
     leaf: Option<String>,
     messages: usize,
     tokens: u64,
+    /// The same view's messages before the transforms (what a request of the whole history
+    /// carries).
+    whole: u64,
 }
 
 /// What the engine keeps to project the next request from.
@@ -49,6 +52,13 @@ impl Calibration {
     /// Forgets everything: another model's provider counts differently.
     pub(crate) fn forget(&mut self) {
         *self = Self::default();
+    }
+
+    /// What the last counted request's count held beyond ctxkit's estimate of its view and reply
+    /// (the caller's system prompt and tools); `None` when no counted request's view is known.
+    pub(crate) fn counted_overhead(&self) -> Option<u64> {
+        self.counted
+            .map(|request| request.counted.saturating_sub(request.view_tokens))
     }
 
     /// Forgets the counted request: the session moved to another branch than it was sent from.
@@ -81,33 +91,50 @@ pub(crate) fn project(request: CountedRequest, view_tokens: u64, over_count: f64
 /// adds to the system prompt (summaries under `summaryRole: system`); the system prompt and tools
 /// are the caller's, the same in every request, so they are in the provider's count and cancel out.
 pub(crate) fn view_tokens(state: &mut State) -> Result<u64> {
+    Ok(view_at_leaf(state)?.tokens)
+}
+
+/// [`view_tokens`] of the view before the transforms: what a request carrying the whole history
+/// (another agent's) would have held.
+pub(crate) fn whole_view_tokens(state: &mut State) -> Result<u64> {
+    Ok(view_at_leaf(state)?.whole)
+}
+
+/// The estimates of the model's view at the leaf now, kept from the last time they were made.
+fn view_at_leaf(state: &mut State) -> Result<ViewAtLeaf> {
     let leaf = state.session.leaf_id().map(str::to_owned);
     let messages = state.session.leaf_context().messages.len();
     if let Some(view) = &state.calibration.last_view
         && view.leaf == leaf
         && view.messages == messages
     {
-        return Ok(view.tokens);
+        return Ok(view.clone());
     }
     let view = crate::view::current_view(state)?;
-    Ok(view_estimate(state, &view))
+    Ok(estimate_at_leaf(state, &view))
 }
 
 /// The estimate of `view`, the model's view at the session's leaf now, kept for a request
 /// recorded at the same leaf.
 pub(crate) fn view_estimate(state: &mut State, view: &crate::view::ModelView) -> u64 {
+    estimate_at_leaf(state, view).tokens
+}
+
+/// [`view_estimate`], with the view's estimate before the transforms, kept for the leaf.
+fn estimate_at_leaf(state: &mut State, view: &crate::view::ModelView) -> ViewAtLeaf {
     let system: u64 = view
         .system
         .iter()
         .map(|text| ctxkit_tokens::utf16_len(text).div_ceil(4) as u64)
         .sum();
-    let tokens = view.report.estimated_tokens_after.saturating_add(system);
-    state.calibration.last_view = Some(ViewAtLeaf {
+    let estimate = ViewAtLeaf {
         leaf: state.session.leaf_id().map(str::to_owned),
         messages: state.session.leaf_context().messages.len(),
-        tokens,
-    });
-    tokens
+        tokens: view.report.estimated_tokens_after.saturating_add(system),
+        whole: view.report.estimated_tokens_before.saturating_add(system),
+    };
+    state.calibration.last_view = Some(estimate.clone());
+    estimate
 }
 
 /// A model request is about to be sent from the view at the leaf: its estimate is kept until the

@@ -260,6 +260,8 @@ async fn view(shared: &Arc<Shared>) -> Result<Answer, MethodError> {
     let engine = engine(shared).await?;
     crate::pages::check_view_length(&engine).await?;
     let view = engine.model_view().await.map_err(engine_error)?;
+    // A client's own loop sends this view next: its reply's usage counts it.
+    engine.note_view_sent().await;
     let answer = wire::ViewAnswer::from(&view);
     serde_json::value::to_raw_value(&answer)
         .map(Answer::Text)
