@@ -12,7 +12,6 @@
 //! reads back the same key.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -216,9 +215,10 @@ fn update(
     if !change(&mut entries) {
         return Ok(false);
     }
-    let text = serde_json::to_string_pretty(&Value::Object(entries))
+    let mut text = serde_json::to_string_pretty(&Value::Object(entries))
         .map_err(|error| write_error(path, std::io::Error::other(error)))?;
-    write_private(&target, text.as_bytes())?;
+    text.push('\n');
+    crate::settings::store::write_atomic(&target, text.as_bytes(), true)?;
     Ok(true)
 }
 
@@ -284,20 +284,6 @@ impl Drop for PiLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.path);
     }
-}
-
-/// Writes `contents` through a temporary file (created 0600) and a rename; the file stays 0600
-/// whatever mode the old one had.
-fn write_private(path: &Path, contents: &[u8]) -> Result<(), SettingsError> {
-    let mut temp =
-        ctxkit_jail::temporary_beside(path).map_err(|source| write_error(path, source))?;
-    temp.write_all(contents)
-        .and_then(|()| temp.write_all(b"\n"))
-        .and_then(|()| temp.as_file().sync_all())
-        .map_err(|source| write_error(path, source))?;
-    temp.persist(path)
-        .map_err(|error| write_error(path, error.error))?;
-    Ok(())
 }
 
 fn write_error(path: &Path, source: std::io::Error) -> SettingsError {

@@ -221,9 +221,13 @@ fn write_document(path: &Path, reach: Reach, document: &Document) -> Result<(), 
 }
 
 /// Writes `contents` to `path` through a temp file in the same directory and a rename; when
-/// `private`, the file's mode keeps only the owner's bits (the temp file is created 0600, so no
-/// other user can read it at any moment).
-fn write_atomic(path: &Path, contents: &[u8], private: bool) -> Result<(), SettingsError> {
+/// `private`, the file is 0600 whatever mode it had (the temp file is created so: no other user
+/// can read it at any moment), else it keeps the mode the user gave it.
+pub(crate) fn write_atomic(
+    path: &Path,
+    contents: &[u8],
+    private: bool,
+) -> Result<(), SettingsError> {
     let write_error = |source: std::io::Error| SettingsError::Write {
         path: path.to_path_buf(),
         source: source.into(),
@@ -231,12 +235,8 @@ fn write_atomic(path: &Path, contents: &[u8], private: bool) -> Result<(), Setti
     let mut temp = ctxkit_jail::temporary_beside(path).map_err(write_error)?;
     temp.write_all(contents).map_err(write_error)?;
     temp.as_file().sync_all().map_err(write_error)?;
-    if let Ok(metadata) = std::fs::metadata(path) {
-        // Keep the permissions the user gave the file, less the others' when it holds a key.
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = metadata.permissions().mode();
-        let mode = if private { mode & 0o700 } else { mode };
-        let _ = std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(mode));
+    if let Some(metadata) = std::fs::metadata(path).ok().filter(|_| !private) {
+        let _ = std::fs::set_permissions(temp.path(), metadata.permissions());
     }
     temp.persist(path)
         .map_err(|error| write_error(error.error))?;
