@@ -227,18 +227,11 @@ fn readiness(process: &ProcessSettings<'_>, target: &AuthTarget) -> Result<Readi
         .clone()
         .or_else(|| target.model.clone())
         .unwrap_or_default();
-    let mut options = match super::summary_setup::llm_options(process.settings()?) {
-        Ok(options) => options,
-        Err(error) => {
-            return Ok(Readiness::Invalid {
-                provider: named,
-                error: crate::render::error_chain(&error),
-                warned: true,
-            });
-        }
-    };
-    let environment = match super::summary_setup::llm_environment() {
-        Ok(environment) => environment,
+    // The settings and the saved keys, whose loading has said what is wrong with them.
+    let loaded = super::summary_setup::llm_options(process.settings()?)
+        .and_then(|options| Ok((options, super::summary_setup::llm_environment()?)));
+    let (mut options, environment) = match loaded {
+        Ok(loaded) => loaded,
         Err(error) => {
             return Ok(Readiness::Invalid {
                 provider: named,
