@@ -91,24 +91,24 @@ pub(crate) fn project(request: CountedRequest, view_tokens: u64, over_count: f64
 /// adds to the system prompt (summaries under `summaryRole: system`); the system prompt and tools
 /// are the caller's, the same in every request, so they are in the provider's count and cancel out.
 pub(crate) fn view_tokens(state: &mut State) -> Result<u64> {
-    Ok(view_at_leaf(state)?.tokens)
+    Ok(view_at_leaf(state)?.0)
 }
 
 /// [`view_tokens`] of the view before the transforms: what a request carrying the whole history
 /// (another agent's) would have held.
 pub(crate) fn whole_view_tokens(state: &mut State) -> Result<u64> {
-    Ok(view_at_leaf(state)?.whole)
+    Ok(view_at_leaf(state)?.1)
 }
 
-/// The estimates of the model's view at the leaf now, kept from the last time they were made.
-fn view_at_leaf(state: &mut State) -> Result<ViewAtLeaf> {
-    let leaf = state.session.leaf_id().map(str::to_owned);
+/// The estimates of the model's view at the leaf now, after and before the transforms, kept from
+/// the last time they were made.
+fn view_at_leaf(state: &mut State) -> Result<(u64, u64)> {
     let messages = state.session.leaf_context().messages.len();
     if let Some(view) = &state.calibration.last_view
-        && view.leaf == leaf
+        && view.leaf.as_deref() == state.session.leaf_id()
         && view.messages == messages
     {
-        return Ok(view.clone());
+        return Ok((view.tokens, view.whole));
     }
     let view = crate::view::current_view(state)?;
     Ok(estimate_at_leaf(state, &view))
@@ -117,24 +117,25 @@ fn view_at_leaf(state: &mut State) -> Result<ViewAtLeaf> {
 /// The estimate of `view`, the model's view at the session's leaf now, kept for a request
 /// recorded at the same leaf.
 pub(crate) fn view_estimate(state: &mut State, view: &crate::view::ModelView) -> u64 {
-    estimate_at_leaf(state, view).tokens
+    estimate_at_leaf(state, view).0
 }
 
 /// [`view_estimate`], with the view's estimate before the transforms, kept for the leaf.
-fn estimate_at_leaf(state: &mut State, view: &crate::view::ModelView) -> ViewAtLeaf {
+fn estimate_at_leaf(state: &mut State, view: &crate::view::ModelView) -> (u64, u64) {
     let system: u64 = view
         .system
         .iter()
         .map(|text| ctxkit_tokens::utf16_len(text).div_ceil(4) as u64)
         .sum();
-    let estimate = ViewAtLeaf {
+    let tokens = view.report.estimated_tokens_after.saturating_add(system);
+    let whole = view.report.estimated_tokens_before.saturating_add(system);
+    state.calibration.last_view = Some(ViewAtLeaf {
         leaf: state.session.leaf_id().map(str::to_owned),
         messages: state.session.leaf_context().messages.len(),
-        tokens: view.report.estimated_tokens_after.saturating_add(system),
-        whole: view.report.estimated_tokens_before.saturating_add(system),
-    };
-    state.calibration.last_view = Some(estimate.clone());
-    estimate
+        tokens,
+        whole,
+    });
+    (tokens, whole)
 }
 
 /// A model request is about to be sent from the view at the leaf: its estimate is kept until the
