@@ -473,16 +473,22 @@ async function keepPlace(page) {
 
 // A reader stepping up through entries (k, eight times) while each context takes the server a
 // while: the page cancels the context it no longer shows, so the server is left one to build (all
-// eight were built), and the entry it stopped at shows its context.
+// eight were built), and the entry it stopped at shows its context. Every request is held until
+// the eighth step (a fixed delay let a slow machine answer one before the next step: CI saw 6 of
+// 8), so each superseded one is still in flight when the page moves on.
 async function stepping(page) {
   await until(page, () => document.querySelector("#context .ctx-msg") !== null, 15000);
   const cancelled = [];
   page.on("requestfailed", (request) => { if (new URL(request.url()).pathname === "/api/context") cancelled.push(request.url()); });
+  let release;
+  const stepped = new Promise((resolve) => { release = resolve; });
   await page.route((url) => url.pathname === "/api/context", async (route) => {
-    await sleep(400);
+    await stepped;
     try { await route.continue(); } catch (_) { /* cancelled by the page meanwhile */ }
   });
   for (let step = 0; step < 8; step++) { await page.keyboard.press("k"); await sleep(30); }
+  await sleep(200);
+  release();
   const stopped = await page.locator("#tree .row.sel").getAttribute("data-entry");
   await until(page, (at) => {
     const card = document.querySelector("#context .ctx-msg:last-child");
