@@ -295,13 +295,15 @@ async function systemKeys(page) {
   }
   check(focused, "Tab reaches the model's view");
   const top = () => page.evaluate(() => document.getElementById("context").scrollTop);
+  // Each scroll is waited for up to 5 s (a fixed 200 ms is short for a loaded machine).
+  const scrolled = (beyond) => settles(page, (at) => document.getElementById("context").scrollTop > at, 5000, beyond);
   await page.keyboard.press("PageDown");
   await page.keyboard.press("ArrowDown");
-  await sleep(200);
+  await scrolled(0);
   const paged = await top();
   check(paged > 0, "PageDown and ArrowDown scroll the focused pane: scrollTop " + paged);
   await page.keyboard.press("End");
-  await sleep(200);
+  await scrolled(paged);
   check(await top() > paged, "End scrolls it to its end");
   check(await selected() === leaf, "the tree's selection stays");
   await page.locator("#tree").focus();
@@ -342,6 +344,12 @@ async function until(page, predicate, timeout, argument) {
     if (Date.now() > deadline) throw new Error("timed out waiting for " + predicate.toString());
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+// Whether `predicate` holds within `timeout` ms (`until` without the error: the check after it
+// says what failed).
+async function settles(page, predicate, timeout, argument) {
+  try { await until(page, predicate, timeout, argument); return true; } catch (_) { return false; }
 }
 
 async function live(page) {
