@@ -311,11 +311,12 @@ fn answered_call(session: &Session, id: &str) -> Option<String> {
 
 /// The entries `after` a forgotten span that come back (see [`Engine::forget`]), in order, as
 /// `Session::append_copies` copies them (what they name among the copies names the copies):
-/// messages, model and thinking changes, extension state (pins), labels, and context edits of an
-/// entry still in view (an edit of a forgotten entry has nothing left to edit). Left out: branch
-/// summaries (they belong to the old branch), the session name (not part of a branch), usage
-/// records and unknown entries; a compaction after the span was refused before. The tool results
-/// forgotten with their calls are not among `after`.
+/// messages, branch summaries (one after the span sits on the current branch, where a navigation
+/// put it, and the model reads it), model and thinking changes, extension state (pins), labels,
+/// and context edits of an entry still in view (an edit of a forgotten entry has nothing left to
+/// edit). Left out: the session name (not part of a branch), usage records and unknown entries; a
+/// compaction after the span was refused before. The tool results forgotten with their calls are
+/// not among `after`.
 fn carried_after<'a>(
     after: &'a [(String, EntryKind)],
     kept_before: &HashSet<&str>,
@@ -330,12 +331,12 @@ fn carried_after<'a>(
             }
             EntryKind::Message(_)
             | EntryKind::CustomMessage(_)
+            | EntryKind::BranchSummary(_)
             | EntryKind::ThinkingLevelChange(_)
             | EntryKind::ModelChange(_)
             | EntryKind::Custom(_)
             | EntryKind::Label(_) => true,
             EntryKind::Compaction(_)
-            | EntryKind::BranchSummary(_)
             | EntryKind::SessionInfo(_)
             | EntryKind::Usage(_)
             | EntryKind::Unknown { .. } => false,

@@ -2,7 +2,7 @@
 //! carried after it (with the copies' ids), and pins keeping their ids through it and through an
 //! undone compaction.
 
-use ctxkit_engine::{EngineError, Recalled};
+use ctxkit_engine::{EngineError, NavigateOptions, Recalled};
 use ctxkit_protocol::AgentMessage;
 use ctxkit_session::Session;
 use serde_json::json;
@@ -190,4 +190,43 @@ async fn a_pin_keeps_its_id_through_an_undone_compaction() {
     assert_eq!(harness.engine.pins().await, vec![pin.clone()]);
     harness.engine.unpin(&pin.id).await.unwrap();
     assert!(harness.engine.pins().await.is_empty());
+}
+
+/// A tester's `forget` of a span before a branch summary left the summary out of what came back:
+/// it stayed in the file, on the old branch, and the model no longer saw what the abandoned branch
+/// had found. A summary after the span is on the current branch, and comes back with the rest.
+#[tokio::test]
+async fn a_branch_summary_after_the_span_comes_back_with_it() {
+    let harness = Harness::new(100_000, 2_000, [Answer::Text("the EXPLORATION found x")]);
+    harness.turn("keep this", 100).await;
+    let (detour, detour_end) = harness.turn("a DETOUR", 100).await;
+    harness.turn("an abandoned exploration", 100).await;
+    let options = NavigateOptions {
+        summarize: true,
+        keep_target: true,
+        ..NavigateOptions::default()
+    };
+    let navigated = harness.engine.navigate(&detour_end, options).await.unwrap();
+    let summary = navigated.summary_entry_id.expect("a branch summary");
+    harness.turn("after the detour", 100).await;
+    let outcome = harness
+        .engine
+        .forget(&detour, Some(&detour_end), Some("gone".to_owned()))
+        .await
+        .unwrap();
+    assert!(
+        outcome
+            .carried
+            .iter()
+            .any(|entry| entry.original_id == summary),
+        "{:?}",
+        outcome.carried
+    );
+    let text = view_text(&harness.engine.model_view().await.unwrap());
+    assert!(
+        !text.contains("DETOUR")
+            && text.contains("the EXPLORATION found x")
+            && text.contains("after the detour"),
+        "{text}"
+    );
 }
