@@ -51,6 +51,41 @@ impl RequestMode<'_> {
     }
 }
 
+/// Whether `reply`, the answer to a summary instruction sent on in the conversation, is in the
+/// format `instruction` asked for: one of its headings (`## Goal`, `## Original Request`, … in
+/// any case and at any level) heads a line of the reply. A model that carries on with the
+/// conversation instead ("Sure! Next I will run the tests.") would have its reply stand for the
+/// history; such an answer is asked again as a fresh prompt. Instructions without headings (a
+/// user's own prompt files) accept any answer. The messages quoted to name the span
+/// (`<span-start>`, `<span-end>`) are the conversation's, not the format.
+pub(crate) fn answers_the_format(instruction: &str, reply: &str) -> bool {
+    let mut quoting = false;
+    let mut asked: Vec<String> = Vec::new();
+    for line in instruction.lines() {
+        match line.trim() {
+            "<span-start>" | "<span-end>" => quoting = true,
+            "</span-start>" | "</span-end>" => quoting = false,
+            _ if quoting => {}
+            text => asked.extend(heading(text)),
+        }
+    }
+    asked.is_empty()
+        || reply
+            .lines()
+            .filter_map(heading)
+            .any(|line| asked.contains(&line))
+}
+
+/// A markdown heading's text, lower case, without its `#` marks and spaces.
+fn heading(line: &str) -> Option<String> {
+    let text = line
+        .trim()
+        .strip_prefix('#')?
+        .trim_start_matches('#')
+        .trim();
+    (!text.is_empty()).then(|| text.to_lowercase())
+}
+
 /// The estimated tokens of sending `prefix` again (messages, system prompt, tool schemas).
 pub fn estimate_prefix_tokens(prefix: &ConversationPrefix) -> u64 {
     let messages: u64 = prefix.messages.iter().map(estimate_tokens).sum();
@@ -200,4 +235,40 @@ pub(crate) fn turn_prefix_instruction(
     text.push_str(&prompts.turn_prefix);
     crate::runner::push_focus(&mut text, focus);
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::answers_the_format;
+
+    const ASKED: &str = "Summarize the span.\n<span-end>\n## Plan\nrun it\n</span-end>\n\n## Goal\n[what]\n\n## Progress\n- [x]";
+
+    #[test]
+    fn a_reply_in_the_asked_format_answers_it() {
+        assert!(answers_the_format(
+            ASKED,
+            "## Goal\nShip it.\n## Progress\n- done"
+        ));
+        // Any level and case: the heading is what counts.
+        assert!(answers_the_format(ASKED, "Here it is.\n# goal\nShip it."));
+    }
+
+    #[test]
+    fn a_reply_carrying_on_with_the_conversation_does_not() {
+        assert!(!answers_the_format(
+            ASKED,
+            "Sure! Next I will run the tests."
+        ));
+        assert!(!answers_the_format(ASKED, "Goal: ship it"));
+        // A heading of a quoted message is the conversation's, not the format's.
+        assert!(!answers_the_format(ASKED, "## Plan\nrun the tests"));
+    }
+
+    #[test]
+    fn an_instruction_without_headings_takes_any_reply() {
+        assert!(answers_the_format(
+            "Summarize in three lines.",
+            "It went well."
+        ));
+    }
 }

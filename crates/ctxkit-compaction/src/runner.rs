@@ -11,7 +11,7 @@ use futures::future::{Either, select};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::continuation::{CachePrefix, RequestMode, request_mode};
+use crate::continuation::{CachePrefix, RequestMode, answers_the_format, request_mode};
 use crate::error::CompactionError;
 use crate::prepare::{Preparation, SourcedMessage};
 use crate::prompts::Prompts;
@@ -322,6 +322,11 @@ async fn run_in_mode(
     if cancel.is_cancelled() {
         return Err(CompactionError::Cancelled);
     }
+    // A continued request's instruction, which its reply must answer in format.
+    let instruction = match mode {
+        RequestMode::Continue(_) => Some(request.user_text.clone()),
+        RequestMode::Fresh | RequestMode::FreshBecause(_) => None,
+    };
     let work = match mode {
         RequestMode::Fresh | RequestMode::FreshBecause(_) => {
             summarizer.summarize(request, cancel.clone())
@@ -336,6 +341,20 @@ async fn run_in_mode(
         Either::Left((Ok(response), _)) if response.text.trim().is_empty() => {
             Err(CompactionError::Summarizer {
                 message: format!("{} returned an empty summary", summarizer.name()),
+                kind: FailureKind::Request,
+            })
+        }
+        // The conversation carried on instead of being summarized: its reply is no summary.
+        Either::Left((Ok(response), _))
+            if instruction
+                .as_deref()
+                .is_some_and(|asked| !answers_the_format(asked, &response.text)) =>
+        {
+            Err(CompactionError::Summarizer {
+                message: format!(
+                    "{} answered without the summary's headings",
+                    summarizer.name()
+                ),
                 kind: FailureKind::Request,
             })
         }

@@ -32,6 +32,8 @@ struct Recording {
     /// Continued requests fail with this kind of failure: something else than a summary
     /// (`Request`), or a provider failing whatever it is sent (`Provider`).
     fails_continuing: Option<ctxkit_summarizer::FailureKind>,
+    /// Continued requests are answered by carrying on with the conversation, not by a summary.
+    prose_continuing: bool,
 }
 
 impl Recording {
@@ -43,6 +45,7 @@ impl Recording {
             continues: None,
             continued: Mutex::new(Vec::new()),
             fails_continuing: None,
+            prose_continuing: false,
         }
     }
 }
@@ -108,7 +111,25 @@ impl Summarizer for Recording {
             }
             None => {}
         }
-        self.summarize(request, cancel)
+        if self.prose_continuing {
+            return Box::pin(async {
+                Ok(SummaryResponse {
+                    text: "Sure! Next I will run the test suite and fix the failing test.".into(),
+                    usage: None,
+                })
+            });
+        }
+        // A model asked in the conversation answers in the instruction's format.
+        let heading = match request.purpose {
+            SummaryPurpose::TurnPrefix => "## Original Request",
+            SummaryPurpose::History | SummaryPurpose::Branch => "## Goal",
+        };
+        let answer = self.summarize(request, cancel);
+        Box::pin(async move {
+            let mut response = answer.await?;
+            response.text = format!("{heading}\n{}", response.text);
+            Ok(response)
+        })
     }
 }
 
@@ -526,6 +547,27 @@ async fn a_continued_request_answered_without_a_summary_is_asked_again_fresh() {
     assert_eq!(summarizer.continued.lock().unwrap().len(), 1);
     let requests = summarizer.requests.lock().unwrap().clone();
     assert!(requests[0].user_text.starts_with("<conversation>"));
+}
+
+/// A chat tester's model answered the continued summary request by carrying on with the task
+/// ("Sure! Next I will run the test suite…"), and that prose was written as the summary: the goal
+/// and the progress were gone from what the model saw. An answer without one of the instruction's
+/// headings is now asked again as a fresh prompt, as a tool call is.
+#[tokio::test]
+async fn a_continued_request_answered_by_carrying_on_is_asked_again_fresh() {
+    let mut summarizer = Recording::new(1);
+    summarizer.continues = Some(("anthropic".into(), "claude-x".into()));
+    summarizer.prose_continuing = true;
+    let result = run_continuing(&summarizer, 200_000).await;
+    assert!(result.summary.starts_with("HISTORY"), "{}", result.summary);
+    assert!(!result.summary.contains("Sure!"), "{}", result.summary);
+    assert_eq!(result.details["cachePrefix"]["used"], false);
+    let reason = result.details["cachePrefix"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("answered without the summary's headings"),
+        "{reason}"
+    );
+    assert_eq!(summarizer.continued.lock().unwrap().len(), 1);
 }
 
 /// Round 97: a summary model answering 500 was asked with the continued conversation (4 attempts),

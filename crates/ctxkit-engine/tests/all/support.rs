@@ -117,7 +117,15 @@ impl Summarizer for Scripted {
         cancel: CancellationToken,
     ) -> BoxFuture<'_, Result<SummaryResponse, SummarizerError>> {
         self.continued.lock().unwrap().push(prefix);
-        self.summarize(request, cancel)
+        // A model asked in the conversation answers in the instruction's format.
+        let answer = self.summarize(request, cancel);
+        Box::pin(async move {
+            let mut response = answer.await?;
+            if !response.text.starts_with('#') {
+                response.text = format!("## Goal\n{}", response.text);
+            }
+            Ok(response)
+        })
     }
 
     fn can_compact_on_demand(&self, prefix: &ctxkit_summarizer::ConversationPrefix) -> bool {
