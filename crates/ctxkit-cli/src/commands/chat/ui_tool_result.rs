@@ -237,9 +237,10 @@ fn diff_line(line: &str) -> String {
 /// The most columns of indentation a result line keeps in its preview.
 const MAX_PREVIEW_INDENT: usize = 24;
 
-/// A result line as [`one_line`] shows it, its indentation kept (a tab as four columns, at most
-/// [`MAX_PREVIEW_INDENT`]): code read or listed keeps its shape. A `grep` match
-/// (`path:12: code`) keeps the indentation of its code after the place.
+/// A result line on one line of at most `limit` characters, its indentation kept (a tab as four
+/// columns, at most [`MAX_PREVIEW_INDENT`]) and its spacing too ([`spaced`]): code read or
+/// listed keeps its shape, and a table or `ls -l` its columns (a tester saw `col1    col2` shown as
+/// `col1 col2`). A `grep` match (`path:12: code`) keeps the indentation of its code after the place.
 fn indented_line(line: &str, limit: usize) -> String {
     if let Some((place, code)) = grep_place(line) {
         let code = indented_line(code, limit.saturating_sub(place.chars().count()));
@@ -254,8 +255,36 @@ fn indented_line(line: &str, limit: usize) -> String {
     format!(
         "{}{}",
         " ".repeat(indent),
-        one_line(rest, limit.saturating_sub(indent))
+        spaced(rest, indent, limit.saturating_sub(indent))
     )
+}
+
+/// `text`, starting at column `column`, on one line as it is spaced: a tab to the next multiple of
+/// four columns, any other whitespace (a carriage return, a form feed) one space, the spaces at
+/// its end dropped; at most `limit` characters, a longer text cut to `limit - 1` and `…`.
+fn spaced(text: &str, column: usize, limit: usize) -> String {
+    let mut line = String::new();
+    let mut count = 0;
+    for character in text.trim_end().chars() {
+        let width = match character {
+            '\t' => 4 - (column + count) % 4,
+            _ => 1,
+        };
+        if count + width > limit {
+            while count + 1 > limit && line.pop().is_some() {
+                count -= 1;
+            }
+            line.push('…');
+            return line;
+        }
+        if character.is_whitespace() {
+            line.extend(std::iter::repeat_n(' ', width));
+        } else {
+            line.push(character);
+        }
+        count += width;
+    }
+    line
 }
 
 /// The place of a `grep` match line (`path:12: `, the space included) and the line's code.
@@ -439,8 +468,11 @@ mod tests {
     }
 
     #[test]
-    fn a_result_line_keeps_its_indentation_and_loses_its_runs_of_space() {
-        assert_eq!(indented_line("    return  1;", 200), "    return 1;");
+    fn a_result_line_keeps_its_indentation_and_its_spacing() {
+        assert_eq!(indented_line("    return  1;", 200), "    return  1;");
+        assert_eq!(indented_line("col1    col2   ", 200), "col1    col2");
+        assert_eq!(indented_line("a\tb\r", 200), "a   b");
+        assert_eq!(indented_line("ab  cdef", 5), "ab  …");
         assert_eq!(indented_line("\t\tx", 200), "        x");
         assert_eq!(
             indented_line(&format!("{}deep", " ".repeat(80)), 200).len(),
@@ -450,14 +482,14 @@ mod tests {
         // QA (2026-12-05): a grep match lost its code's indentation.
         assert_eq!(
             indented_line("src/a.rs:12:         let  x = 1;", 200),
-            "src/a.rs:12:         let x = 1;"
+            "src/a.rs:12:         let  x = 1;"
         );
         assert_eq!(indented_line("note: 12: x", 200), "note: 12: x");
     }
 
     #[test]
     fn a_diff_line_keeps_its_mark_number_and_indentation() {
-        assert_eq!(diff_line("- 3     return  1;"), "- 3     return 1;");
+        assert_eq!(diff_line("- 3     return  1;"), "- 3     return  1;");
         assert_eq!(diff_line("+12 \tx"), "+12     x");
         assert_eq!(diff_line("    …"), "    …");
         assert_eq!(diff_line("-"), "-");
