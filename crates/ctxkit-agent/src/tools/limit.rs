@@ -224,6 +224,11 @@ fn cut_line(line: &str, max_bytes: usize, keep: Keep) -> &str {
 /// shows the output tells the note from it by this.
 pub const CUT_NOTICE_START: &str = "[Output truncated";
 
+/// How `read`'s note of the lines after those shown starts (`[Showing lines 1-2000 of 3000. Use
+/// offset=2001 to continue.]`), and its note of a line longer than the limit (`[Line 7 is longer
+/// …]`): the end of a read the tool cut, which a user interface shows as the tool's note.
+pub const READ_NOTICE_STARTS: [&str; 2] = ["[Showing lines ", "[Line "];
+
 /// The note telling the model what it sees of a cut output and where the rest is.
 pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
     let which = match cut.keep {

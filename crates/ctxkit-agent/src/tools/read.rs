@@ -7,7 +7,7 @@ use std::io::Read as _;
 use serde::Deserialize;
 
 use super::files::{MAX_READ_BYTES, jail_reason};
-use super::limit::{Keep, MAX_LINES};
+use super::limit::{Keep, MAX_LINES, READ_NOTICE_STARTS};
 use super::lines::{LineRead, LineReader};
 use super::{ToolContext, ToolOutcome, lax};
 use crate::workspace::Access;
@@ -195,8 +195,9 @@ fn lines_outcome(
     let last = first + shown;
     if line_cut {
         outcome.text.push_str(&format!(
-            "\n\n[Line {} is longer than the {} KB limit: its start is shown. Use `bash` (e.g. \
+            "\n\n{}{} is longer than the {} KB limit: its start is shown. Use `bash` (e.g. \
              `sed -n '{}p'` with `cut -c`) for the rest.{}]",
+            READ_NOTICE_STARTS[1],
             first + 1,
             (context.max_output_bytes + 512) / 1024,
             first + 1,
@@ -208,7 +209,8 @@ fn lines_outcome(
         ));
     } else if last < total {
         outcome.text.push_str(&format!(
-            "\n\n[Showing lines {}-{last} of {total}. Use offset={} to continue.]",
+            "\n\n{}{}-{last} of {total}. Use offset={} to continue.]",
+            READ_NOTICE_STARTS[0],
             first + 1,
             last + 1
         ));

@@ -323,7 +323,11 @@ fn cut_note(outcome: &ToolOutcome) -> (&str, Option<&str>) {
         .and_then(serde_json::Value::as_bool)
         == Some(true);
     let note = outcome.text.rsplit_once("\n\n").filter(|(_, note)| {
-        truncated && note.starts_with(ctxkit_agent::tools::limit::CUT_NOTICE_START)
+        let read_note = ctxkit_agent::tools::limit::READ_NOTICE_STARTS
+            .iter()
+            .any(|start| note.starts_with(start));
+        (truncated && note.starts_with(ctxkit_agent::tools::limit::CUT_NOTICE_START))
+            || (read_note && note.ends_with(']') && !note.contains('\n'))
     });
     match note {
         Some((body, note)) => (body, Some(note)),
@@ -388,6 +392,22 @@ mod tests {
         );
         assert!(lines.contains("\n  output line 2189\n"), "{lines}");
         assert!(lines.ends_with("… (806 more lines)"), "{lines}");
+    }
+
+    /// QA: a cut `read` showed its first lines and "… (371 more lines)", so the 375 lines read
+    /// looked like the whole file; the tool's note of the 125 lines after them was not shown.
+    #[test]
+    fn a_cut_read_says_which_lines_it_shows_first() {
+        for path in ["notes.txt", "src/main.rs"] {
+            let kept: String = (1..=375).map(|n| format!("line {n}\n")).collect();
+            let note = "[Showing lines 1-375 of 500. Use offset=376 to continue.]";
+            let outcome = ToolOutcome::ok(format!("{kept}\n{note}"));
+            let call = serde_json::json!({"type": "toolCall", "id": "r1", "name": "read",
+                "arguments": {"path": path}});
+            let lines = shown(false, &outcome, call);
+            assert!(lines.starts_with(&format!("  {note}")), "{path}: {lines}");
+            assert_eq!(lines.matches("Showing lines").count(), 1, "{lines}");
+        }
     }
 
     fn write_call(path: &str, content: &str) -> serde_json::Value {
