@@ -100,13 +100,15 @@ impl Chat {
 
 /// Copies `file` into `output`, which must not exist, not even as a link that leads nowhere: the
 /// new file is created in the same step as the check (`create_new`), so a link planted in its
-/// place, or a file that appears meanwhile, is never written through.
+/// place, or a file that appears meanwhile, is never written through. The copy is readable by
+/// the user alone, as the session files are (it was 0644: the whole conversation for every local
+/// user to read).
 fn copy_to_new_file(file: &Path, output: &Path) -> Result<u64> {
-    let mut target = match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(output)
-    {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut target = match options.open(output) {
         Ok(target) => target,
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
             bail!("`{}` exists; name a new file", output.display())
@@ -221,5 +223,10 @@ mod copy_tests {
             std::fs::read(&fresh).unwrap(),
             std::fs::read(&session).unwrap()
         );
+        // The conversation, for the user alone, as the session file is.
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&fresh).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
     }
 }
