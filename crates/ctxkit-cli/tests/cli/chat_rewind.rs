@@ -560,7 +560,7 @@ fn checkpoints_listing(world: &World, file: &Path) -> String {
 }
 
 #[test]
-fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
+fn a_failed_write_keeps_no_snapshot_a_command_is_named_and_a_declined_restore_changes_nothing() {
     if tmux_missing() {
         return;
     }
@@ -578,10 +578,17 @@ fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
         "write",
         json!({"path": "b.txt", "content": "made\n"}),
     ));
+    world.answer(tool_call(
+        "c3",
+        "bash",
+        json!({"command": "echo appended >> a.txt"}),
+    ));
     world.answer(text("Ok.", 300));
     let tmux = world.start("");
     tmux.wait_idle(1);
     tmux.line("go");
+    tmux.wait_for("[y]es / [n]o / [a]lways");
+    tmux.answer("y");
     tmux.wait_for("Ok.");
     tmux.wait_idle(2);
     let file = world.session_files().remove(0);
@@ -600,6 +607,11 @@ fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
         screen.contains("`b.txt`  (the agent created it; a restore removes it)"),
         "{screen}"
     );
+    // QA: what a command changed stayed after a restore, and nothing said so.
+    assert!(
+        screen.contains("A `bash` command ran since that prompt; what it changed is not restored"),
+        "{screen}"
+    );
     tmux.answer("n");
     tmux.wait_for("Files left as they are");
     tmux.wait_input_line("> go");
@@ -609,7 +621,7 @@ fn a_failed_write_keeps_no_snapshot_and_a_declined_restore_changes_nothing() {
     );
     assert_eq!(
         std::fs::read_to_string(project.join("a.txt")).unwrap(),
-        "kept\n"
+        "kept\nappended\n"
     );
 }
 

@@ -121,6 +121,7 @@ impl Chat {
         let mut store = CheckpointStore::open(session_file)?;
         let snapshots = store.earliest_since(turns);
         self.name_unrestorable(calls, &snapshots);
+        self.name_commands(calls);
         if snapshots.is_empty() {
             return Ok(());
         }
@@ -207,6 +208,26 @@ impl Chat {
                 "files"
             },
             shown.join(", ")
+        ));
+    }
+
+    /// Says how many `bash` commands the agent ran since the prompt: what they changed has no
+    /// snapshot, and a rewind that restored the files named nothing of them (a tester's `echo
+    /// appended >> a.txt` stayed, unsaid).
+    fn name_commands(&self, calls: &[ctxkit_protocol::ToolCall]) {
+        let commands = calls.iter().filter(|call| call.name == "bash").count();
+        if commands == 0 {
+            return;
+        }
+        self.ui.notice(&format!(
+            "{} ran since that prompt; what {} changed is not restored (snapshots are kept of \
+             `write` and `edit` only)",
+            if commands == 1 {
+                "A `bash` command".to_owned()
+            } else {
+                format!("{commands} `bash` commands")
+            },
+            if commands == 1 { "it" } else { "they" }
         ));
     }
 
