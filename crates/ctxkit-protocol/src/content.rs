@@ -209,6 +209,17 @@ impl MessageContent {
         }
     }
 
+    /// Whether this content gives a model nothing to read: no text but blanks, no image, no other
+    /// block (a provider refuses a user message of it; Pi leaves it out of Anthropic requests).
+    pub fn is_blank(&self) -> bool {
+        match self {
+            Self::Text(text) => text.trim().is_empty(),
+            Self::Blocks(blocks) => blocks
+                .iter()
+                .all(|block| block.as_text().is_some_and(|text| text.trim().is_empty())),
+        }
+    }
+
     /// The blocks of this content; a plain string reads as one text block.
     pub fn blocks(&self) -> Vec<ContentBlock> {
         match self {

@@ -71,6 +71,16 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
     if matches!(message, AgentMessage::Unknown(_)) {
         return Err(format!("`message` is not a valid `{role}` message"));
     }
+    if let AgentMessage::User(user) = &message
+        && user.content.is_blank()
+    {
+        // `view.get` hands the view on as a provider accepts it, and Anthropic refuses it.
+        return Err(
+            "a `user` message needs text or an image: its `content` is empty (a provider \
+             refuses an empty user message)"
+                .to_owned(),
+        );
+    }
     Ok(message)
 }
 
@@ -188,6 +198,29 @@ mod tests {
             json!({}),
         ] {
             assert!(validate_message(reply(usage.clone())).is_ok(), "{usage}");
+        }
+    }
+
+    /// QA (2026-12-07): an empty user message was stored and handed on by `view.get`, which a
+    /// client sends as it is (Anthropic refuses it).
+    #[test]
+    fn a_user_message_needs_text_or_an_image() {
+        let user = |content: Value| json!({"role": "user", "content": content, "timestamp": 1});
+        for blank in [
+            json!(""),
+            json!("  \n"),
+            json!([]),
+            json!([{"type": "text", "text": " "}]),
+        ] {
+            let refused = validate_message(user(blank.clone())).unwrap_err();
+            assert!(
+                refused.contains("needs text or an image"),
+                "{blank}: {refused}"
+            );
+        }
+        let image = json!([{"type": "image", "data": "aGk=", "mimeType": "image/png"}]);
+        for content in [json!("fix it"), image] {
+            assert!(validate_message(user(content.clone())).is_ok(), "{content}");
         }
     }
 

@@ -121,6 +121,14 @@ pub fn edit_context(
     replacement: Option<&str>,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
+    if replacement.is_some_and(|text| text.trim().is_empty()) {
+        // The view would send an empty message, which a provider refuses.
+        return Err(crate::usage::UsageError {
+            message: "the replacement is empty".to_owned(),
+            hint: "`--omit` leaves the message out of later contexts".to_owned(),
+        }
+        .into());
+    }
     let mut session = Session::open(file)?;
     note_rewrite(&session, file)?;
     let content = replacement.map(|text| MessageContent::Text(text.to_owned()));

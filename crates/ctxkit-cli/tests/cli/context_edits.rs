@@ -145,3 +145,22 @@ fn check_warns_of_a_reply_pi_cannot_open_without_usage() {
         "{check}"
     );
 }
+
+/// QA (2026-12-07): `--replace ""` was written, and the view then sent an empty message, which a
+/// provider refuses. An empty replacement is refused with the flag that leaves a message out.
+#[test]
+fn an_empty_replacement_is_refused_with_the_flag_that_leaves_a_message_out() {
+    let run = Run::new();
+    let file = run.copy("good-tool-results.jsonl");
+    let path = file.to_str().unwrap();
+    let before = std::fs::read(path).unwrap();
+    for blank in ["", "  "] {
+        let output = run.ctxkit(&["edit-context", path, REPLY, "--replace", blank]);
+        assert!(output.starts_with("exit: 2"), "{output}");
+        assert!(
+            output.contains("the replacement is empty") && output.contains("--omit"),
+            "{output}"
+        );
+    }
+    assert_eq!(std::fs::read(path).unwrap(), before, "nothing written");
+}
