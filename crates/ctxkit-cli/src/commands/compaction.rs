@@ -184,8 +184,8 @@ pub fn compact_command(
         };
         writeln!(
             out,
-            "{what}: messages ~{before} → ~{after} tokens, estimated ({change}), keeping from \
-             {first_kept}"
+            "{what}: the model's view ~{before} → ~{after} tokens, estimated ({change}), \
+             keeping from {first_kept}"
         )?;
         let count = |key: &str| details[key].as_array().map_or(0, Vec::len);
         writeln!(

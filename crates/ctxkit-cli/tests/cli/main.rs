@@ -412,7 +412,9 @@ fn compact_plan_run_list_and_undo() {
     assert!(
         // Both sides estimated alike (the messages alone: no request tells the system prompt and
         // tools), not the provider's 37656 against an estimate of the messages.
-        preview.contains("Preview (nothing written): messages ~3598 → ~2649 tokens, estimated"),
+        preview.contains(
+            "Preview (nothing written): the model's view ~3598 → ~2649 tokens, estimated"
+        ),
         "{preview}"
     );
     assert_eq!(
