@@ -388,6 +388,21 @@ impl LoopGuard {
                  {kept_tokens} tokens besides it) do not fit under the threshold: lower \
                  `compaction.reserveTokens`, or use a model with a larger context window"
             )),
+            // The kept part is over twice its budget: a message in it is larger than the budget on
+            // its own, and no lower budget cuts a message (QA: a 7.5M-token prompt was told to
+            // lower the setting).
+            Self::StillOver {
+                tokens_after,
+                threshold,
+                kept_tokens,
+                keep_recent_tokens,
+            } if *kept_tokens > keep_recent_tokens.saturating_mul(2) => Some(format!(
+                "the context is still {tokens_after} tokens after compacting (threshold {threshold}); the kept \
+                 recent messages take about {kept_tokens}, more than `compaction.keepRecentTokens` \
+                 ({keep_recent_tokens}) because a message among them is larger on its own, and a message is \
+                 never cut: leave it out of later contexts (`ctxkit edit-context FILE ID --omit`), or use a \
+                 model with a larger context window"
+            )),
             Self::StillOver {
                 tokens_after,
                 threshold,

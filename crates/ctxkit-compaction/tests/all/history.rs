@@ -471,3 +471,30 @@ async fn undo_carries_a_label_set_from_another_branch() {
         assert!(on_path, "the copy is on the restored path");
     }
 }
+
+/// QA (2026-12-07): a session whose last prompt alone is 7.5M tokens was told to lower
+/// `compaction.keepRecentTokens`, which cannot help: a message is never cut. Kept messages over
+/// twice the budget say so, and what can help.
+#[test]
+fn a_message_larger_than_the_keep_budget_is_not_answered_by_lowering_it() {
+    let still_over = |kept_tokens| LoopGuard::StillOver {
+        tokens_after: 7_501_384,
+        threshold: 183_616,
+        kept_tokens,
+        keep_recent_tokens: 20_000,
+    };
+    let huge = still_over(7_500_000).advice().unwrap();
+    assert!(
+        !huge.contains("lower `compaction.keepRecentTokens`"),
+        "{huge}"
+    );
+    assert!(
+        huge.contains("a message among them is larger on its own") && huge.contains("--omit"),
+        "{huge}"
+    );
+    let near = still_over(30_000).advice().unwrap();
+    assert!(
+        near.contains("lower `compaction.keepRecentTokens`"),
+        "{near}"
+    );
+}
