@@ -111,10 +111,25 @@ fn session_info_from(
             Some(newline) => newline + 1,
             None => continue,
         };
-        for line in byte_lines(&bytes[..complete], first_line) {
+        // A last line without its newline that is not whole JSON was cut off by an interrupted
+        // append: loading skips it, so the listing does not count it either (QA 2026-12-07: `info`
+        // said 29 messages where the session holds 28). Only that line is read whole.
+        let cut_start = match memchr::memrchr(b'\n', bytes) {
+            _ if !at_end || bytes.ends_with(b"\n") => complete,
+            Some(newline) => newline + 1,
+            None => 0,
+        };
+        for line in byte_lines(&bytes[..cut_start], first_line) {
             first_line = false;
             visitor.visit(line);
             listing.line(path, line)?;
+        }
+        for line in byte_lines(&bytes[cut_start..complete], first_line) {
+            first_line = false;
+            visitor.visit(line);
+            if from_str_repaired::<serde::de::IgnoredAny>(&line_text(line)).is_ok() {
+                listing.line(path, line)?;
+            }
         }
         bytes.drain(..complete);
         if at_end {

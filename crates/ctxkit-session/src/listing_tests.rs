@@ -70,6 +70,29 @@ fn a_listing_read_in_chunks_is_the_listing_of_the_whole_file() {
     }
 }
 
+/// QA (2026-12-07): a last line cut off by an interrupted append was counted as a message (`info`
+/// said 29, `tokens` 28); the loader skips it. In chunks of any size, as the whole file.
+#[test]
+fn a_cut_off_last_line_is_not_counted() {
+    let mut bytes = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n".to_vec();
+    bytes.extend_from_slice(
+        b"{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+    );
+    bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"toolResult\",\"content\":[{\"type\":\"text\",\"text\":\"cut her");
+    for chunk in [1, 7, 64, bytes.len() + 1] {
+        let info = session_info_from(
+            Path::new("/s.jsonl"),
+            &bytes[..],
+            &mut Vec::new(),
+            chunk,
+            None,
+            &mut (),
+        )
+        .unwrap();
+        assert_eq!(info.message_count, 1, "chunks of {chunk} bytes");
+    }
+}
+
 /// A listing holds a chunk and a line, not the file: listing a 12 MB session read all of it
 /// into one buffer before.
 #[test]
