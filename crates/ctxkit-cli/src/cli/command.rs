@@ -104,8 +104,17 @@ pub enum Command {
         #[arg(long, conflicts_with = "text")]
         clear: bool,
     },
-    /// Set the session's display name.
-    Name { file: PathBuf, text: String },
+    /// Set or clear the session's display name.
+    #[command(override_usage = "ctxkit name <FILE> (<TEXT> | --clear)")]
+    Name {
+        file: PathBuf,
+        /// The name (one line, not empty).
+        #[arg(required_unless_present = "clear")]
+        text: Option<String>,
+        /// Remove the name.
+        #[arg(long, conflicts_with = "text")]
+        clear: bool,
+    },
     /// Change what later contexts show of a message on the current path (a Pi 0.87 `context_edit`;
     /// the message itself stays in the file).
     EditContext {

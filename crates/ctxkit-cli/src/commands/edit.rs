@@ -100,7 +100,17 @@ fn one_line(what: &str, text: &str) -> Result<()> {
     Ok(())
 }
 
-pub fn name(file: &Path, text: &str, out: &mut dyn Write) -> Result<Outcome> {
+/// Names the session `text`, or (`None`, `--clear`) removes its name. An empty name is refused:
+/// it cleared the name, so `ctxkit name f "$UNSET"` lost it without a word.
+pub fn name(file: &Path, text: Option<&str>, out: &mut dyn Write) -> Result<Outcome> {
+    if text.is_some_and(|text| text.trim().is_empty()) {
+        return Err(crate::usage::UsageError {
+            message: "the name is empty".to_owned(),
+            hint: "`--clear` removes the session's name".to_owned(),
+        }
+        .into());
+    }
+    let text = text.unwrap_or_default();
     one_line("a session name", text.trim())?;
     let mut session = Session::open(file)?;
     note_rewrite(&session, file)?;

@@ -267,7 +267,7 @@ fn dispatch(
             text,
             clear,
         } => edit::label(&file, &id, text.as_deref().filter(|_| !clear), out),
-        Command::Name { file, text } => edit::name(&file, &text, out),
+        Command::Name { file, text, .. } => edit::name(&file, text.as_deref(), out),
         Command::EditContext {
             file,
             id,

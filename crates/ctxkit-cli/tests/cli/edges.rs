@@ -379,6 +379,20 @@ fn labels_and_names_are_one_line_and_an_empty_label_clears() {
         cleared.contains(&format!("Cleared the label of {id}")),
         "{cleared}"
     );
+    // QA (2026-12-07): `name FILE ""` cleared the name, so an unset variable lost it unsaid
+    // (serve's `session.name` refuses it). The name is cleared by `--clear` only.
+    run.ctxkit(&["name", path, "kept name"]);
+    for blank in ["", "   "] {
+        let refused = run.ctxkit(&["name", path, blank]);
+        assert!(
+            refused.starts_with("exit: 2") && refused.contains("--clear"),
+            "{refused}"
+        );
+    }
+    let info = run.ctxkit(&["info", path]);
+    assert!(info.contains("kept name"), "{info}");
+    let cleared = run.ctxkit(&["name", path, "--clear"]);
+    assert!(cleared.contains("Cleared the session name"), "{cleared}");
 }
 
 #[test]
