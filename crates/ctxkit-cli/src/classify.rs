@@ -219,6 +219,9 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
         SessionError::Io { action: "open", source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
             (4, Some(NO_SUCH_SESSION_HINT.to_owned()))
         }
+        SessionError::Io { path, source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
+            (4, Some(format!("`ls -l {}` shows who may read and write it", path.display())))
+        }
         SessionError::Io { .. } => (4, None),
         SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
     }
@@ -640,5 +643,23 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
                 path.display()
             )),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ctxkit_session::SessionError;
+
+    /// QA (2026-12-07): a write refused by permissions was the one session error without a hint.
+    #[test]
+    fn a_file_the_user_may_not_write_says_how_to_see_who_may() {
+        let error = SessionError::Io {
+            action: "open for writing",
+            path: "/s/ro.jsonl".into(),
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        };
+        let (code, hint) = super::classify(&anyhow::Error::from(error));
+        assert_eq!(code, 4);
+        assert!(hint.unwrap().contains("`ls -l /s/ro.jsonl`"));
     }
 }

@@ -76,7 +76,8 @@ pub fn label(file: &Path, id: &str, label: Option<&str>, out: &mut dyn Write) ->
         one_line("a label", label)?;
     }
     let mut session = Session::open(file)?;
-    if label.is_none() && session.entry(id).is_some() && session.label(id).is_none() {
+    require_entry(&session, id)?;
+    if label.is_none() && session.label(id).is_none() {
         writeln!(out, "{id} has no label; nothing was written")?;
         return Ok(Outcome::Success);
     }
@@ -88,6 +89,15 @@ pub fn label(file: &Path, id: &str, label: Option<&str>, out: &mut dyn Write) ->
         None => writeln!(out, "Cleared the label of {id}")?,
     }
     Ok(Outcome::Success)
+}
+
+/// Refuses an id the session does not hold before anything is said of the write (a v1 file was
+/// told "this write rewrites it as v3", then that the entry was not found).
+fn require_entry(session: &Session, id: &str) -> Result<()> {
+    if session.entry(id).is_none() {
+        return Err(ctxkit_session::SessionError::EntryNotFound { id: id.to_owned() }.into());
+    }
+    Ok(())
 }
 
 /// Refuses a label or name that is not one line: lists and the tree show each on one.
@@ -140,6 +150,7 @@ pub fn edit_context(
         .into());
     }
     let mut session = Session::open(file)?;
+    require_entry(&session, id)?;
     note_rewrite(&session, file)?;
     let content = replacement.map(|text| MessageContent::Text(text.to_owned()));
     let written = session.append_context_edit_with_results(id, content)?;

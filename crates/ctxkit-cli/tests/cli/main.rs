@@ -551,6 +551,18 @@ fn old_format_files_have_stable_ids_and_say_so() {
         "reading never rewrites"
     );
 
+    // An id the file does not hold is refused before the rewrite is announced (QA 2026-12-07).
+    for args in [
+        vec!["label", path, "nope", "here"],
+        vec!["edit-context", path, "nope", "--omit"],
+    ] {
+        let refused = run.ctxkit(&args);
+        assert!(
+            refused.contains("nope") && !refused.contains("rewrites it"),
+            "{refused}"
+        );
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before);
     let label = run.ctxkit(&["label", path, middle, "here"]);
     assert!(label.starts_with("exit: 0"), "{label}");
     assert!(
