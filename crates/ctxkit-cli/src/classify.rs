@@ -660,6 +660,10 @@ mod tests {
         };
         let (code, hint) = super::classify(&anyhow::Error::from(error));
         assert_eq!(code, 4);
-        assert!(hint.unwrap().contains("`ls -l /s/ro.jsonl`"));
+        assert!(
+            hint.as_deref()
+                .is_some_and(|hint| hint.contains("`ls -l /s/ro.jsonl`")),
+            "{hint:?}"
+        );
     }
 }
