@@ -83,11 +83,34 @@ fn write_copy(
     }
 }
 
-/// `path` made absolute against the working directory, as Pi records a parent session (a relative
-/// `parentSession` could not be followed from anywhere else).
+/// `path` made absolute against the working directory and resolved as Pi resolves it (`a/../b` is
+/// `b`), as Pi records a parent session: a relative `parentSession` could not be followed from
+/// anywhere else, and one with `..` in it read as another file (QA 2026-12-07).
 pub(super) fn absolute_display(path: &Path) -> String {
-    std::path::absolute(path)
+    crate::paths::resolved_cwd(path)
         .unwrap_or_else(|_| path.to_path_buf())
         .display()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::absolute_display;
+
+    /// QA (2026-12-07): a fork of `proj/../a.jsonl` recorded that path as its parent.
+    #[test]
+    fn a_parent_session_is_recorded_resolved() {
+        assert_eq!(
+            absolute_display("/tmp/proj/../a.jsonl".as_ref()),
+            "/tmp/a.jsonl"
+        );
+        assert_eq!(
+            absolute_display("/tmp/./b/c.jsonl".as_ref()),
+            "/tmp/b/c.jsonl"
+        );
+        let relative = absolute_display("x/../y.jsonl".as_ref());
+        assert!(
+            relative.starts_with('/') && relative.ends_with("/y.jsonl") && !relative.contains("..")
+        );
+    }
 }
