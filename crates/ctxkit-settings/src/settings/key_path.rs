@@ -78,6 +78,15 @@ impl KeyPath {
         })
     }
 
+    /// The key of `segments` (each a plain name), as [`KeyPath::parse`] would read them.
+    pub(crate) fn from_segments(segments: Vec<String>) -> Self {
+        let bracketed = vec![false; segments.len()];
+        Self {
+            segments,
+            bracketed,
+        }
+    }
+
     /// The segments, outermost first.
     pub fn segments(&self) -> &[String] {
         &self.segments

@@ -20,6 +20,7 @@ pub(crate) mod reach;
 mod read;
 pub(crate) mod schema;
 mod scoped;
+mod section;
 mod shown;
 pub(crate) mod store;
 pub(crate) mod validate;
@@ -417,6 +418,14 @@ impl SettingsManager {
                 ),
                 None => (None, None),
             },
+        };
+        // A section is what its keys are in effect (`config get compaction` printed the file's
+        // keys alone, `config get compaction.keepRecentTokens` the strategy's value).
+        let (value, origin) = match self.effective_section(&path, value) {
+            section::Section::Effective(merged) => {
+                (Some(merged), origin.or(Some(SettingOrigin::Default)))
+            }
+            section::Section::NotASection(value) => (value, origin),
         };
         Ok(SettingLookup {
             key: path.dotted(),

@@ -261,6 +261,26 @@ mod tests {
             (lookup.value.map(|value| value.to_string()), lookup.origin),
             (Some("20000".to_owned()), Some(SettingOrigin::Default))
         );
+        // A section shows its keys as each one does (QA 2026-12-07: `config get compaction`
+        // printed the file's keys alone), with what else the file holds there.
+        let with_unknown = manager(json!({"compaction": {"thresholdTokens": 60_000, "mine": 1}}));
+        let section = with_unknown.get("compaction").unwrap();
+        let value: serde_json::Value =
+            serde_json::from_str(&section.value.unwrap().to_string()).unwrap();
+        assert_eq!(value["thresholdTokens"], 60_000);
+        assert_eq!(value["keepRecentTokens"], 10_000);
+        assert_eq!(value["reserveTokens"], 16_384);
+        assert_eq!(value["mine"], 1);
+        assert_eq!(section.origin, Some(SettingOrigin::Global));
+        let untouched = plain.get("chat").unwrap();
+        assert_eq!(untouched.origin, Some(SettingOrigin::Default));
+        assert!(
+            untouched
+                .value
+                .unwrap()
+                .to_string()
+                .contains("\"confirmBash\":true")
+        );
     }
 
     #[test]

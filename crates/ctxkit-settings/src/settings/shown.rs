@@ -18,6 +18,11 @@ impl SettingValue {
         Self(value)
     }
 
+    /// The JSON value.
+    pub(crate) fn into_value(self) -> Value {
+        self.0
+    }
+
     /// A string value: one that does not come from a settings file (`CTXKIT_STORE` in
     /// `config list`).
     pub fn text(text: String) -> Self {
