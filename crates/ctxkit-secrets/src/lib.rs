@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+mod command_passwords;
 mod encoded;
 mod environment;
 mod fragments;

@@ -69,15 +69,18 @@ fn is_random_token(token: &str) -> bool {
 const KEY_BLOCK: &str = r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\z)";
 
 /// A value given to a name that says it is a secret (`aws_secret_access_key = …`,
-/// `AWS_SESSION_TOKEN=…`, `"SecretAccessKey": "…"`, `DB_PASSWORD: …`, `MYSQL_PWD=…`): keys and
+/// `AWS_SESSION_TOKEN=…`, `"SecretAccessKey": "…"`, `DB_PASSWORD: …`, `MYSQL_PWD=…`, the headers
+/// `api-key: …` (Azure OpenAI's) and `x-api-key: …` (Anthropic's), `private_key = …`,
+/// `SECRET_KEY_BASE=…`): keys and
 /// passwords with no shape of their own. The name is group 1, what joins it to the value group 2
 /// (a closing quote, JSON-escaped or not, `:` or `=`), then the value: a quoted one whole, to its
 /// closing quote (`"…"`, `'…'`, JSON's `\"…\"`), a bare one to the next blank, quote or line end,
 /// whatever its characters (`Sup3rSecret!`, `p@ssw0rd99`). Which values go is
 /// [`is_assigned_secret`]'s call.
 const ASSIGNED: &str = concat!(
-    r#"\b([A-Za-z0-9_]*?(?i:api_?key|secret(?:_?access)?_?key|session_?token|access_?token|"#,
-    r#"auth_?token|secret|password|passwd|passphrase|token|_pwd|_pass))"#,
+    r#"\b([A-Za-z0-9_\-]*?(?i:api[_\-]?key|secret(?:[_\-]?access)?[_\-]?key(?:[_\-]?base)?|"#,
+    r#"private[_\-]?key|session[_\-]?token|access[_\-]?token|auth[_\-]?token|secret|password|"#,
+    r#"passwd|passphrase|token|_pwd|_pass))"#,
     r#"(\\?["']?\s*[:=]\s*)"#,
     r#"(?:\\"(?P<escaped>(?:[^"\\\r\n]|\\[^"\r\n])+)\\""#,
     r#"|"(?P<double>[^"\r\n]+)""#,
@@ -127,10 +130,11 @@ static CANDIDATE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// `text` with every key of a known shape, and every value given to a secret's name, replaced by
 /// `<redacted>`.
 pub fn redact_key_shapes(text: &str) -> Cow<'_, str> {
-    match CANDIDATE.as_ref() {
+    let shaped = match CANDIDATE.as_ref() {
         Some(candidate) if !candidate.is_match(text) => Cow::Borrowed(text),
         Some(_) | None => redact_found_shapes(text),
-    }
+    };
+    crate::command_passwords::redact_command_passwords(shaped)
 }
 
 /// [`redact_key_shapes`] of a text that may hold a key.
@@ -347,6 +351,30 @@ mod tests {
         ("password = os.environ", "password = os.environ"),
         ("PWD=/home/user1/project", "PWD=/home/user1/project"),
         ("OLDPWD=/srv/app2", "OLDPWD=/srv/app2"),
+        // QA (2026-12-07): Azure OpenAI's and Anthropic's key headers, a private key and Rails'
+        // secret reached a shared page whole.
+        (
+            "-H \"api-key: 3f2a9c1d7e4b4a6f8c0d2e1f5a7b9c3d\"",
+            "-H \"api-key: <redacted>\"",
+        ),
+        ("X-Api-Key: 7d1e0c2b9a8f4e3d6c5b", "X-Api-Key: <redacted>"),
+        (
+            "{\"x-api-key\": \"7d1e0c2b9a8f4e3d6c5b\"}",
+            "{\"x-api-key\": \"<redacted>\"}",
+        ),
+        (
+            "private_key = \"7d1e0c2b9a8f\"",
+            "private_key = \"<redacted>\"",
+        ),
+        ("SECRET_KEY_BASE=7d1e0c2b9a8f", "SECRET_KEY_BASE=<redacted>"),
+        (
+            "x-api-key: ${ANTHROPIC_API_KEY}",
+            "x-api-key: ${ANTHROPIC_API_KEY}",
+        ),
+        (
+            "private_key_path = keys/id_ed25519",
+            "private_key_path = keys/id_ed25519",
+        ),
     ];
 
     #[test]
