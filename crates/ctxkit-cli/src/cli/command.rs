@@ -347,7 +347,8 @@ pub enum Command {
         /// Write HTML (the only format, and the default: the flag may be left out).
         #[arg(long)]
         html: bool,
-        /// The page to write (an earlier page is replaced; any other file is left alone).
+        /// The page to write (a page ctxkit wrote earlier is replaced; any other file, another HTML
+        /// page included, is left alone).
         #[arg(short = 'o', long = "out", value_name = "PAGE")]
         out: PathBuf,
     },

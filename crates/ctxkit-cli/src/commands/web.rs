@@ -330,29 +330,45 @@ fn refuse_to_replace(output: &Path) -> Result<()> {
             output.join("session.html").display()
         );
     }
-    if metadata.len() == 0 || looks_like_a_page(output) {
+    if metadata.len() == 0 || is_an_earlier_page(output) {
         return Ok(());
     }
     anyhow::bail!(
-        "`{}` exists and is not a web page; export replaces only an earlier page (choose another -o)",
+        "`{}` exists and is not a page ctxkit wrote; export replaces only an earlier page (choose \
+         another -o)",
         output.display()
     )
 }
 
-/// Whether `file` starts like an HTML document (after white space and a byte-order mark).
-pub(crate) fn looks_like_a_page(file: &Path) -> bool {
-    let Ok(mut opened) = std::fs::File::open(file) else {
+/// Whether `file` is a page ctxkit wrote: an HTML document whose head names ctxkit as its
+/// generator, or ends its title with ` — ctxkit` (the pages written before the generator was
+/// named). Any other HTML file, a hand-written one or Pi's, is not replaced (QA 2026-12-07: an
+/// export to `mine.html` replaced the user's own page).
+pub(crate) fn is_an_earlier_page(file: &Path) -> bool {
+    let Ok(opened) = std::fs::File::open(file) else {
         return false;
     };
-    let mut head = [0u8; 512];
-    let read = std::io::Read::read(&mut opened, &mut head).unwrap_or(0);
-    let text = String::from_utf8_lossy(&head[..read]);
+    let mut head = Vec::with_capacity(PAGE_HEAD_BYTES);
+    if std::io::Read::read_to_end(
+        &mut std::io::Read::take(opened, PAGE_HEAD_BYTES as u64),
+        &mut head,
+    )
+    .is_err()
+    {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&head);
     let start = text
         .trim_start_matches('\u{feff}')
         .trim_start()
         .to_ascii_lowercase();
-    start.starts_with("<!doctype html") || start.starts_with("<html")
+    let html = start.starts_with("<!doctype html") || start.starts_with("<html");
+    html && (text.contains(r#"<meta name="generator" content="ctxkit">"#)
+        || text.contains(" — ctxkit</title>"))
 }
+
+/// How much of a file [`is_an_earlier_page`] reads: a page's head, before its style.
+const PAGE_HEAD_BYTES: usize = 4096;
 
 /// `ctxkit view [FILE]`: serves the page on loopback until interrupted.
 pub fn view(

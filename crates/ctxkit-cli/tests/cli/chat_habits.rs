@@ -444,7 +444,7 @@ fn slash_export_writes_the_page_and_replaces_only_a_page() {
     tmux.line("/export");
     tmux.wait_for_count("Exported the session to ", 2);
     tmux.line("/export notes.txt");
-    tmux.wait_for("exists and is not a web page; /export replaces only an earlier page");
+    tmux.wait_for("exists and is not a page ctxkit wrote; /export replaces only an earlier page");
     assert_eq!(
         std::fs::read_to_string(world.project.join("notes.txt")).unwrap(),
         "alpha\ngamma\n"

@@ -742,28 +742,49 @@ fn export_never_replaces_its_session_or_a_file_that_is_not_a_page() {
     }
     assert_eq!(std::fs::read(&file).unwrap(), session_bytes);
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "keep me\n");
-    // An earlier page is replaced.
-    let page = home.path().join("page.html");
-    std::fs::write(&page, "<!DOCTYPE html>\n<p>old</p>\n").unwrap();
-    let output = ctxkit(
-        home.path(),
-        &[
-            "export",
-            file.to_str().unwrap(),
-            "-o",
-            page.to_str().unwrap(),
-        ],
+    // A page of the user's own is not ctxkit's to replace (QA 2026-12-07: it was, being HTML).
+    let mine = home.path().join("mine.html");
+    std::fs::write(&mine, "<!DOCTYPE html>\n<p>my important page</p>\n").unwrap();
+    let export_to = |page: &Path| {
+        ctxkit(
+            home.path(),
+            &[
+                "export",
+                file.to_str().unwrap(),
+                "-o",
+                page.to_str().unwrap(),
+            ],
+        )
+    };
+    let refused = export_to(&mine);
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && said.contains("is not a page ctxkit wrote"),
+        "{said}"
     );
     assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        !std::fs::read_to_string(&page)
+        std::fs::read_to_string(&mine)
             .unwrap()
-            .contains("<p>old</p>")
+            .contains("my important page")
     );
+    // An earlier page is replaced: one of today's, and one written before its head named ctxkit.
+    let page = home.path().join("page.html");
+    for earlier in [
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<meta name=\"generator\" content=\"ctxkit\">\n<p>old</p>\n",
+        "<!DOCTYPE html>\n<html><head><title>s.jsonl — ctxkit</title>\n<p>old</p>\n",
+    ] {
+        std::fs::write(&page, earlier).unwrap();
+        let output = export_to(&page);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let written = std::fs::read_to_string(&page).unwrap();
+        assert!(!written.contains("<p>old</p>"));
+        // What it wrote is an earlier page for the next export.
+        assert!(export_to(&page).status.success());
+    }
 }
 
 /// A page redacts what tool output redacts: the value of every secret variable of the

@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result, bail};
 use ctxkit_web::{PageOptions, Redactor, export_page};
 
 use super::Chat;
-use crate::commands::web::{looks_like_a_page, write_page};
+use crate::commands::web::{is_an_earlier_page, write_page};
 
 impl Chat {
     pub(super) async fn export(&self, rest: &str) -> Result<()> {
@@ -142,10 +142,10 @@ fn refuse_to_replace(output: &Path) -> Result<()> {
             output.join("session.html").display()
         );
     }
-    if metadata.len() > 0 && !looks_like_a_page(output) {
+    if metadata.len() > 0 && !is_an_earlier_page(output) {
         bail!(
-            "`{}` exists and is not a web page; /export replaces only an earlier page: name \
-             another file",
+            "`{}` exists and is not a page ctxkit wrote; /export replaces only an earlier page: \
+             name another file",
             output.display()
         );
     }
