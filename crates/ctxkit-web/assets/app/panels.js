@@ -115,6 +115,10 @@
     if (!query) { box.className = ""; box.replaceChildren(); return; }
     const q = folded(query).text;
     const hits = [];
+    // Text the page clipped is not here to search: the note says so when the session has any
+    // (QA 2026-12-07: a word at the end of a clipped entry gave "0 entries match", unexplained).
+    let clipped = 0;
+    for (const e of D.entries) for (const b of e.blocks || []) if (b.n) clipped++;
     for (let i = 0; i < D.entries.length && hits.length < 500; i++) {
       const e = D.entries[i];
       // The ids the page shows (an entry's, a tool call's, the call a result answers) are found
@@ -129,7 +133,9 @@
       }
     }
     box.className = "on";
-    box.replaceChildren(el("div", "note", hits.length === 1 ? "1 entry matches" : fmt(hits.length) + (hits.length === 500 ? "+" : "") + " entries match"));
+    const matched = hits.length === 1 ? "1 entry matches" : fmt(hits.length) + (hits.length === 500 ? "+" : "") + " entries match";
+    const unsearched = clipped ? " (the clipped part of " + counted(clipped, "block") + " is not in this page to search)" : "";
+    box.replaceChildren(el("div", "note", matched + unsearched));
     for (const [i, s, [at, to]] of hits) {
       // Up to 40 characters before the hit, from the start of a word (a tester's snippet began
       // "ppear to be"), with an ellipsis when the text went on before it; never half an emoji.
@@ -146,5 +152,8 @@
       box.append(item);
     }
     showTab("conversation");
+    // On a narrow screen the results are in the tree's pane (QA 2026-12-07: drawn in the hidden
+    // pane, 0 × 0 px, while the page stayed on the raw entries).
+    if (NARROW.matches) showPane("tree");
   }
 

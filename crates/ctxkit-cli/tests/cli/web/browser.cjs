@@ -211,6 +211,12 @@ async function cosmetics(page) {
   check(context.includes(expect.leaf), "the id as written in the context's heading: " + context);
   const clip = await page.locator("#raw .clip").first().innerText();
   check(clip === "clipped in this page: 50,000 of 60,000 characters", "one unit in the clipping note: " + clip);
+  // A search says the clipped text was not searched (QA 2026-12-07: "0 entries match" alone).
+  await page.fill("#search", "no-such-word-anywhere");
+  await page.press("#search", "Enter");
+  const note = await page.locator("#results .note").innerText();
+  check(note === "0 entries match (the clipped part of 1 block is not in this page to search)", "the search says what it could not search: " + note);
+  await page.press("#search", "Escape");
   await page.screenshot({ path: path.join(shots, "cosmetics.png") });
   await page.click('#tabs button[data-tab="usage"]');
   const cost = await page.locator("table.totals tr:last-child td:last-child").innerText();
@@ -535,6 +541,15 @@ async function narrow(page) {
   await row.click();
   check(await page.locator("#raw").isVisible(), "a tapped row shows the raw entries");
   check(await page.locator("#raw .card.sel").getAttribute("data-entry") === tapped, "the tapped entry selected");
+  // A search from the raw entries' pane shows its results (QA 2026-12-07: they were drawn in the
+  // hidden tree pane, 0 × 0 px, and the page stayed where it was).
+  await page.fill("#search", tapped);
+  await page.press("#search", "Enter");
+  const results = await page.locator("#results").boundingBox();
+  check(results !== null && results.width > 0 && results.height > 0, "search results shown on a phone: " + JSON.stringify(results));
+  check(await page.locator("#results .search-hit").count() >= 1, "the tapped entry found by its id");
+  await page.fill("#search", "");
+  await page.press("#search", "Escape");
   for (const tab of ["compactions", "usage"]) {
     await page.click('#tabs button[data-tab="' + tab + '"]');
     await fits(tab);
