@@ -211,7 +211,11 @@
   function select(i, reveal) {
     if (i === null || i === undefined || i < 0 || i >= D.entries.length) return;
     selected = i;
+    const wasFollowing = following;
     following = i === D.leaf;
+    // The live status says whether the page follows the leaf (it kept saying so until the next
+    // append, QA 2026-12-07).
+    if (D.live && wasFollowing !== following) status();
     onPath = new Set(pathTo(i));
     if (location.hash !== "#" + entry(i).id) history.replaceState(null, "", "#" + encodeURIComponent(entry(i).id));
     renderRaw(i);

@@ -470,6 +470,8 @@ async function keepPlace(page) {
   });
   const before = await place();
   check(before.raw > 0 && before.context > 0 && before.opened > 0, "scrolled, blocks opened: " + JSON.stringify(before));
+  const reading = await page.locator("#status").innerText();
+  check(reading.includes("live") && !reading.includes("following the leaf"), "the status of a reader of an older entry: " + reading);
   const fetched = asked.length;
   console.log("APPEND kept-place-marker");
   await page.waitForSelector("#tree .row >> text=kept-place-marker", { timeout: 30000 });
@@ -478,6 +480,7 @@ async function keepPlace(page) {
   check(JSON.stringify(after) === JSON.stringify(before), "the place kept: " + JSON.stringify(before) + " → " + JSON.stringify(after));
   check(asked.length === fetched, "the context not fetched again: " + JSON.stringify(asked.slice(fetched)));
   await page.keyboard.press("l");
+  check(await settles(page, () => document.getElementById("status").textContent.includes("following the leaf"), 5000), "the status follows the leaf again");
   console.log("APPEND followed-marker");
   await until(page, () => {
     const card = document.querySelector("#raw .card.sel");
