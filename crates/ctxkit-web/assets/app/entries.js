@@ -155,9 +155,23 @@
   // ---- the session file's problems (what `ctxkit check` reports; lines and kinds, no content) ----
   let byEntry = new Map(); // entry index -> its damage problems
   function problemsAt(i) { return byEntry.get(i) || []; }
+  // While the view follows a file, its last line is cut off for the moment an agent writes it:
+  // that alone is shown only when it is still there a few seconds on, in the same data (QA
+  // 2026-12-07: "This session file is damaged" flashed on every append).
+  let tornTimer = null;
   function renderProblems() {
-    byEntry = new Map();
+    clearTimeout(tornTimer);
     const list = D.problems || [];
+    if (D.live && list.length && list.every((p) => p.kind === "tornLastLine")) {
+      const data = D;
+      tornTimer = setTimeout(() => { if (D === data) drawProblems(list); }, 3000);
+      drawProblems([]);
+      return;
+    }
+    drawProblems(list);
+  }
+  function drawProblems(list) {
+    byEntry = new Map();
     for (const p of list) {
       if (!p.damage || p.e === undefined) continue;
       if (!byEntry.has(p.e)) byEntry.set(p.e, []);

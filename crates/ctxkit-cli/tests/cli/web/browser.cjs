@@ -50,6 +50,7 @@ async function main() {
     else if (mode === "recover") await recover(page);
     else if (mode === "chart") await chart(page);
     else if (mode === "keepplace") await keepPlace(page);
+    else if (mode === "torn") await torn(page);
     else if (mode === "narrow") await narrow(page);
     else if (mode === "stepping") await stepping(page);
     else if (mode === "systemkeys") await systemKeys(page);
@@ -486,6 +487,26 @@ async function keepPlace(page) {
     const card = document.querySelector("#raw .card.sel");
     return card !== null && card.textContent.includes("followed-marker reply");
   }, 30000);
+}
+
+// An agent's append caught half written (TEAR: the file ends in part of a line), then finished
+// (MEND). The page said "This session file is damaged" at every such moment; now a cut-off last
+// line alone is shown only when it is still there seconds later, and goes once the line is whole.
+async function torn(page) {
+  await until(page, () => document.querySelector("#tree .row") !== null, 15000);
+  let answers = 0;
+  page.on("response", (response) => { if (new URL(response.url()).pathname === "/api/data") answers++; });
+  const shown = () => page.evaluate(() => document.getElementById("damage").className === "on");
+  console.log("TEAR");
+  const deadline = Date.now() + 15000;
+  while (answers === 0 && Date.now() < deadline) await sleep(100);
+  check(answers > 0, "the page read the file again");
+  await sleep(300);
+  check(!(await shown()), "a line being written is not called damage at once");
+  check(await settles(page, () => document.getElementById("damage").textContent.includes("cut off"), 10000), "a cut-off line still there seconds later is shown");
+  console.log("MEND");
+  await page.waitForSelector("#tree .row >> text=mended-marker", { timeout: 30000 });
+  check(await settles(page, () => document.getElementById("damage").className !== "on", 5000), "the note goes once the line is whole");
 }
 
 // A reader stepping up through entries (k, eight times) while each context takes the server a

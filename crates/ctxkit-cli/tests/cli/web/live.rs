@@ -153,3 +153,32 @@ fn stepping_through_entries_cancels_the_contexts_left_behind() {
     let shots = screenshot_dir(home.path());
     drive_in_browser(&tools, "stepping", &url, &shots, json!({}), |_| {});
 }
+
+/// An agent's append read half written: the page said "This session file is damaged" at every
+/// such moment. A cut-off last line alone is now shown only when it stays, and goes once whole.
+#[test]
+fn a_line_being_written_is_not_called_damage_unless_it_stays_cut_off() {
+    let Some(tools) = browser_tools() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let (file, demo) = write_demo(home.path());
+    let (view, url) = start_view(home.path(), file.to_str().unwrap(), None);
+    let _view = KillOnDrop(view);
+    let shots = screenshot_dir(home.path());
+    let half = r#"{"type":"message","id":"mend-q","parentId":""#;
+    drive_in_browser(&tools, "torn", &url, &shots, json!({}), |line| match line {
+        "TEAR" => {
+            let mut opened = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&file)
+                .unwrap();
+            write!(opened, "{half}").unwrap();
+        }
+        "MEND" => {
+            let whole = std::fs::read_to_string(&file).unwrap();
+            let before = whole.strip_suffix(half).unwrap().to_owned();
+            std::fs::write(&file, before).unwrap();
+            append_turn(&file, &demo.leaf, "mended-marker");
+        }
+        _ => {}
+    });
+}
