@@ -1020,3 +1020,19 @@ fn the_shared_sent_messages_are_escaped_and_redacted() {
         .count();
     assert!(naming >= 2, "{views:?}");
 }
+
+/// The context panel of an imported session showed ctxkit's transforms ("39 results pruned") under
+/// "What the model saw", beside a chart of what the agent sent whole: it now says whose view it is.
+#[test]
+fn an_imported_sessions_context_says_it_is_ctxkits_view() {
+    let home = tempfile::tempdir().unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctxkit-import/tests/fixtures/claude-code-session.jsonl");
+    let file = home.path().join("claude.jsonl");
+    std::fs::copy(&source, &file).unwrap();
+    export(home.path(), &file, &[]);
+    let Some(tools) = browser_tools() else { return };
+    let shots = screenshot_dir(home.path());
+    let url = format!("file://{}", home.path().join("page.html").display());
+    check_in_browser(&tools, "imported", &url, &shots, json!({}));
+}

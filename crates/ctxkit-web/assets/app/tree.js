@@ -127,6 +127,10 @@
   function renderContext(i) {
     const box = document.getElementById("context");
     box.replaceChildren(heading("What the model saw at ", entry(i).id));
+    // An imported session's agent sent its own context: this is ctxkit's view of the same entries
+    // (QA 2026-12-07: "39 results pruned" beside a chart showing the agent sent everything).
+    const from = D.session.importedFrom;
+    if (from) box.append(el("div", "note", "Imported from " + from + ": this is what ctxkit would send from here, with its transforms; " + from + " built its own request (the chart's usage counts what it sent)."));
     for (const p of pathTo(i).flatMap(problemsAt)) {
       box.append(el("div", "err damage-here", "The session file is damaged on this path: at ", jump(p.e),
         " (file line " + fmt(p.line) + "): " + p.text + ". What the model saw here is built from what could be read."));

@@ -51,6 +51,7 @@ async function main() {
     else if (mode === "chart") await chart(page);
     else if (mode === "keepplace") await keepPlace(page);
     else if (mode === "torn") await torn(page);
+    else if (mode === "imported") await imported(page);
     else if (mode === "narrow") await narrow(page);
     else if (mode === "stepping") await stepping(page);
     else if (mode === "systemkeys") await systemKeys(page);
@@ -507,6 +508,13 @@ async function torn(page) {
   console.log("MEND");
   await page.waitForSelector("#tree .row >> text=mended-marker", { timeout: 30000 });
   check(await settles(page, () => document.getElementById("damage").className !== "on", 5000), "the note goes once the line is whole");
+}
+
+// An imported session's context panel says whose view it is: ctxkit's, not what the agent sent.
+async function imported(page) {
+  await until(page, () => document.querySelector("#context h2") !== null, 15000);
+  const note = await page.locator("#context .note").first().innerText();
+  check(note.startsWith("Imported from ") && note.includes("what ctxkit would send"), "whose view the panel is: " + note);
 }
 
 // A reader stepping up through entries (k, eight times) while each context takes the server a
