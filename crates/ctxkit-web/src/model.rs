@@ -210,28 +210,47 @@ fn headline(type_name: &str, value: &Value) -> Option<String> {
     Some(text)
 }
 
-/// The tree in display order: `[entry, indent]` pairs. A branch's side paths are indented under
-/// its entry; its latest child continues at the same indent, so a long conversation with many
-/// abandoned branches stays flat (as in Pi's tree view). Indents stop growing at 20.
+/// The tree in display order: `[entry, indent]` pairs. A branch's side paths come first, indented
+/// under its entry; the child that continues at the same indent, after them, is the one on the
+/// path to the leaf, else the latest. A long conversation with many abandoned branches stays flat
+/// (as in Pi's tree view), and the leaf's path reads straight down: an import whose bookkeeping
+/// entries branched off later (Claude Code's queue operations) had the whole conversation indented
+/// under them and drawn before them, 480 rows from their entry (QA 2026-12-07). Indents stop
+/// growing at 20.
 pub(crate) fn display_order(session: &Session) -> Vec<[usize; 2]> {
     let nodes = session.tree();
     let count = session.entries().len();
-    // Children are visited in time order, so the last one seen is the latest.
-    let mut last_child = vec![usize::MAX; count];
+    // Children in the tree's order (by time), the roots likewise.
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); count];
+    let mut roots = Vec::new();
     for node in &nodes {
-        if let Some(parent) = session.index().parent(node.index) {
-            last_child[parent] = node.index;
+        match session.index().parent(node.index) {
+            Some(parent) => children[parent].push(node.index),
+            None => roots.push(node.index),
         }
     }
-    let mut indent = vec![0usize; count];
+    let mut on_leaf_path = vec![false; count];
+    let mut at = session
+        .leaf_id()
+        .and_then(|leaf| session.index().position(leaf));
+    while let Some(index) = at.filter(|&index| !on_leaf_path[index]) {
+        on_leaf_path[index] = true;
+        at = session.index().parent(index);
+    }
+    for list in &mut children {
+        if let Some(continuing) = list.iter().position(|&child| on_leaf_path[child]) {
+            let child = list.remove(continuing);
+            list.push(child);
+        }
+    }
     let mut order = Vec::with_capacity(nodes.len());
-    for node in &nodes {
-        let shown = match session.index().parent(node.index) {
-            Some(parent) => indent[parent] + usize::from(last_child[parent] != node.index),
-            None => 0,
-        };
-        indent[node.index] = shown;
-        order.push([node.index, shown.min(20)]);
+    let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&root| (root, 0)).collect();
+    while let Some((index, indent)) = stack.pop() {
+        order.push([index, indent.min(20)]);
+        if let Some((&continuing, sides)) = children[index].split_last() {
+            stack.push((continuing, indent));
+            stack.extend(sides.iter().rev().map(|&side| (side, indent + 1)));
+        }
     }
     order
 }
@@ -385,4 +404,53 @@ pub(crate) fn context_data_sharing(
             .messages
             .len(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use ctxkit_session::Session;
+    use serde_json::json;
+
+    use super::display_order;
+
+    fn session(lines: &[serde_json::Value]) -> Session {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.jsonl");
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        std::fs::write(&file, text).unwrap();
+        Session::open(&file).unwrap()
+    }
+
+    fn entry(id: &str, parent: Option<&str>, time: &str) -> serde_json::Value {
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": time,
+               "message": {"role": "user", "content": id, "timestamp": 1}})
+    }
+
+    /// A bookkeeping branch written after the conversation went on (Claude Code's queue
+    /// operations, imported) comes right after its entry, indented; the leaf's path stays flat.
+    #[test]
+    fn the_leafs_path_continues_at_its_indent_after_the_side_paths() {
+        let header = json!({"type": "session", "version": 3, "id": "s",
+                            "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"});
+        let lines = [
+            header,
+            entry("a", None, "2026-01-01T00:00:01.000Z"),
+            entry("b", Some("a"), "2026-01-01T00:00:02.000Z"),
+            entry("c", Some("b"), "2026-01-01T00:00:03.000Z"),
+            entry("side", Some("a"), "2026-01-01T00:00:09.000Z"),
+            // The leaf is the file's last entry: `c`'s child.
+            entry("d", Some("c"), "2026-01-01T00:00:04.000Z"),
+        ];
+        let session = session(&lines);
+        let ids: Vec<(String, usize)> = display_order(&session)
+            .into_iter()
+            .map(|[index, indent]| (session.entries()[index].id().to_owned(), indent))
+            .collect();
+        let expected = [("a", 0), ("side", 1), ("b", 0), ("c", 0), ("d", 0)];
+        let expected: Vec<(String, usize)> = expected
+            .iter()
+            .map(|(id, indent)| ((*id).to_owned(), *indent))
+            .collect();
+        assert_eq!(ids, expected);
+    }
 }
