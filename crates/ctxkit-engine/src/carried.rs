@@ -107,27 +107,32 @@ fn with_carried_names(
     let transcript = shared_transcript(state)?;
     let window = state.context_window();
     let view = crate::view::build_measured_view(&transcript, &state.model_settings(), window);
-    // The stored text of each result, to size the budget by what is dropped, not by its cut.
-    let stored: HashMap<&str, usize> = transcript
+    // The stored text of each result: the budget is sized by what is dropped, not by its cut, and
+    // a name is carried only when the stored text, as a summary keeps it, holds it.
+    let stored: HashMap<&str, Vec<&str>> = transcript
         .iter()
         .filter_map(|message| message.as_tool_result())
-        .map(|result| {
-            let chars = texts(&result.content).iter().map(|text| text.len()).sum();
-            (result.tool_call_id.as_str(), chars)
-        })
+        .map(|result| (result.tool_call_id.as_str(), texts(&result.content)))
         .collect();
     let mut groups: Vec<Vec<String>> = Vec::new();
     let mut dropped_chars = 0_usize;
     for message in &view.messages {
         let names: Vec<String> = match message {
             AgentMessage::ToolResult(result) if !kept.contains(&result.tool_call_id) => {
-                dropped_chars += stored
-                    .get(result.tool_call_id.as_str())
-                    .copied()
-                    .unwrap_or(0);
+                let original = stored.get(result.tool_call_id.as_str());
+                dropped_chars +=
+                    original.map_or(0, |texts| texts.iter().map(|text| text.len()).sum());
+                // The names the view shows (a cut result's in its digest), those its stored text
+                // still holds as a summary keeps it.
+                let kept: Option<Vec<_>> =
+                    original.map(|texts| texts.iter().map(|text| kept_text(text)).collect());
                 texts(&result.content)
                     .into_iter()
                     .flat_map(ctxkit_transform::shown_names)
+                    .filter(|name| {
+                        kept.as_ref()
+                            .is_none_or(|kept| kept.iter().any(|text| text.contains(name)))
+                    })
                     .map(str::to_owned)
                     .collect()
             }
@@ -287,6 +292,20 @@ pub(crate) fn append_groups(
         format!("\n\n{CARRIED_LEAD}{}", listed.join(", "))
     };
     format!("{}{line}{blocks}", body.trim_end())
+}
+
+/// `text`, a tool result's, as a summary keeps it (`ctxkit_compaction::kept_summary`): a name is
+/// carried only when this text still holds it, so a value the redaction takes out by its context
+/// (a password given to its name, on a command line: `SECRET_KEY_BASE=…`, `mysql -p…`), which has
+/// no shape of its own, is not carried as a name (QA 2026-12-07: a summary listed 35 test secrets
+/// the digests had named, and the page showed them).
+pub(crate) fn kept_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let kept = ctxkit_compaction::kept_summary(text);
+    if kept == text {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(kept)
+    }
 }
 
 /// Whether `name` holds no credential of a known shape. Tool output keeps keys (an edit must match

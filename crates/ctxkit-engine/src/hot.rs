@@ -125,7 +125,9 @@ fn note_shown_names<'a>(message: &'a AgentMessage, shown: &mut HashSet<&'a str>)
 /// `text` as a hot result when the model named some of its names (`named`: those it wrote after
 /// it); `None` when it named none.
 pub(crate) fn hot_result(text: &str, named: &HashSet<&str>) -> Option<HotResult> {
-    let mut names = ctxkit_transform::names_in(text);
+    // Read from the text as a summary keeps it (`crate::carried::kept_text`).
+    let kept = crate::carried::kept_text(text);
+    let mut names = ctxkit_transform::names_in(&kept);
     let hotness = names.iter().filter(|name| named.contains(*name)).count();
     if hotness == 0 {
         return None;

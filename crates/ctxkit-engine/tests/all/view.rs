@@ -536,6 +536,61 @@ async fn a_compaction_carries_the_names_of_the_cut_results_it_summarizes() {
     assert!(!second.contains("Named in the tool results"), "{second}");
 }
 
+/// A verifier's summary listed 35 test secrets among the names of the results it replaced, and the
+/// page showed them: values the redaction takes out by their context (given to a secret's name, on
+/// a command line), which have no shape of their own. The names carried are read from the results
+/// as a summary keeps them.
+#[tokio::test]
+async fn a_compaction_carries_no_secret_a_result_showed_by_its_context() {
+    let mut settings = settings(2_000);
+    settings.transforms.prune_when_it_pays = false;
+    settings.transforms.keep_recent_tool_results = 1;
+    settings.transforms.prune_digest_names = 8;
+    let harness = Harness::with(
+        settings,
+        Some(model(100_000)),
+        HookSet::new(),
+        [Answer::Text("SUMMARY")],
+    );
+    harness.engine.append(user("set it up")).await.unwrap();
+    let secrets = [
+        "SECRET_KEY_BASE=S3CRETak1234567890abcdef",
+        "mysql -u root -pS3CRETaq5 app",
+        "curl -u admin:S3CRETaz4 https://x",
+        "private_key = \"S3CRETah8888888888\"",
+    ];
+    for (index, secret) in secrets.iter().enumerate() {
+        let id = format!("call-{index}");
+        let output: String = (0..200)
+            .map(|line| match line {
+                100 => format!("{secret} in src/module_{index}.rs\n"),
+                _ => format!("log line {line}\n"),
+            })
+            .collect();
+        harness.engine.append(tool_call(&id)).await.unwrap();
+        harness
+            .engine
+            .append(tool_result(&id, &output))
+            .await
+            .unwrap();
+    }
+    harness.engine.append(reply("done", 10)).await.unwrap();
+    harness.engine.compact(None).await.unwrap();
+    let summary = harness
+        .engine
+        .with_session(|session| {
+            let raw = session.leaf_entry().unwrap().raw().unwrap();
+            serde_json::from_str::<serde_json::Value>(&raw).unwrap()["summary"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .await;
+    assert!(summary.contains("Named in the tool results"), "{summary}");
+    assert!(summary.contains("src/module_0.rs"), "{summary}");
+    assert!(!summary.contains("S3CRET"), "{summary}");
+}
+
 /// A result the model keeps naming from after it was cut ("hot": a task list it works through) keeps
 /// the names its cut hid: the compaction that summarizes it carries them.
 #[tokio::test]
