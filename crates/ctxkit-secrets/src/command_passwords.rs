@@ -7,10 +7,11 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
-/// The words one of which a text holds before [`COMMAND_PASSWORD`] is searched for: most texts
-/// hold none, and are let go after a substring search.
+/// The words one of which a text holds, in any case, before [`COMMAND_PASSWORD`] is searched for:
+/// most texts hold none, and are let go after one pass of an automaton.
 const COMMAND_WORDS: &[&str] = &[
     "mysql",
     "mariadb",
@@ -21,16 +22,29 @@ const COMMAND_WORDS: &[&str] = &[
     "--password",
 ];
 
-/// The commands and flags; the password is the one group of [`VALUE_GROUPS`] that matched. A command's flags are read up to the
-/// end of its command (a line end, `|`, `;`, `&`). ASCII word boundaries keep the search on the
-/// regex engine's fast automaton whatever the text.
+static WORDS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(COMMAND_WORDS)
+        .ok()
+});
+
+/// The commands and flags; the password is the one group of [`VALUE_GROUPS`] that matched, after
+/// an opening quote if any (`-p'…'`, `-a "…"`, JSON's `\"…\"`). A command's name and `--password`
+/// are read in any case, a one-letter flag as it is (`mysql -P` is the port). A command's flags are
+/// read up to the end of its command (a line end, `|`, `;`, `&`). ASCII word boundaries keep the
+/// search on the regex engine's fast automaton whatever the text.
 const COMMAND_PASSWORD: &str = concat!(
-    r#"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mariadb)(?-u:\b)[^\n|;&]*?\s-p(?P<v0>[^\s'"]+)"#,
-    r#"|(?-u:\b)sshpass\s+-p\s*(?P<v1>[^\s'"]+)"#,
-    r#"|(?-u:\b)redis-cli(?-u:\b)[^\n|;&]*?\s-a\s+(?P<v2>[^\s'"]+)"#,
-    r#"|(?-u:\b)docker\s+login(?-u:\b)[^\n|;&]*?\s(?:-p|--password)[\s=]+(?P<v3>[^\s'"]+)"#,
-    r#"|(?-u:\b)curl(?-u:\b)[^\n|;&]*?\s(?:-u|--user)[\s=]+['"]?[^\s:'"]+:(?P<v4>[^\s'"]+)"#,
-    r#"|\s--password\s+(?P<v5>[^\s'"\-][^\s'"]*)"#,
+    r#"(?-u:\b)(?i:mysql|mysqldump|mysqladmin|mariadb)(?-u:\b)[^\n|;&]*?\s-p"#,
+    r#"(?:\\?["'])?(?P<v0>[^\s'"\\]+)"#,
+    r#"|(?-u:\b)(?i:sshpass)\s+-p\s*(?:\\?["'])?(?P<v1>[^\s'"\\]+)"#,
+    r#"|(?-u:\b)(?i:redis-cli)(?-u:\b)[^\n|;&]*?\s-a\s+(?:\\?["'])?(?P<v2>[^\s'"\\]+)"#,
+    r#"|(?-u:\b)(?i:docker\s+login)(?-u:\b)[^\n|;&]*?\s(?:-p|(?i:--password))[\s=]+"#,
+    r#"(?:\\?["'])?(?P<v3>[^\s'"\\]+)"#,
+    r#"|(?-u:\b)(?i:curl)(?-u:\b)[^\n|;&]*?\s(?:-u|-U|(?i:--user|--proxy-user))[\s=]*"#,
+    r#"(?:\\?["'])?[^\s:'"\\]+:(?P<v4>[^\s'"\\]+)"#,
+    // `--password PW`, and an argument list's `"--password", "PW"`.
+    r#"|(?i:--password)(?:\\?["'])?(?:\s*,\s*|\s+)(?:\\?["'])?(?P<v5>[^\s'"\\\-][^\s'"\\]*)"#,
 );
 
 /// The password's group in each alternative of [`COMMAND_PASSWORD`].
@@ -53,10 +67,10 @@ fn is_password(value: &str) -> bool {
 
 /// `text` with every command-line password replaced by `<redacted>`.
 pub(crate) fn redact_command_passwords(text: Cow<'_, str>) -> Cow<'_, str> {
-    let Some(pattern) = PASSWORD.as_ref() else {
+    let (Some(pattern), Some(words)) = (PASSWORD.as_ref(), WORDS.as_ref()) else {
         return text;
     };
-    if !COMMAND_WORDS.iter().any(|word| text.contains(word)) || !pattern.is_match(&text) {
+    if !words.is_match(text.as_ref()) || !pattern.is_match(&text) {
         return text;
     }
     let redacted = pattern.replace_all(&text, |found: &regex::Captures<'_>| {
@@ -129,6 +143,33 @@ mod tests {
                 "psql --password hunter22 db",
                 "psql --password <redacted> db",
             ),
+            // QA (2026-12-07): quoted, upper case, attached, JSON-escaped, an argument list.
+            ("mysql -p'PwQ1x' db", "mysql -p'<redacted>' db"),
+            ("mysql -p\"PwQ1x\" db", "mysql -p\"<redacted>\" db"),
+            ("sshpass -p 'PwQ1x' ssh h", "sshpass -p '<redacted>' ssh h"),
+            (
+                "redis-cli -a \"PwQ1x\" ping",
+                "redis-cli -a \"<redacted>\" ping",
+            ),
+            ("tool --password 'PwQ1x'", "tool --password '<redacted>'"),
+            (
+                "curl -uadmin:PwQ1x https://x",
+                "curl -uadmin:<redacted> https://x",
+            ),
+            (
+                r#"{"c": "sshpass -p \"PwQ1x\" ssh"}"#,
+                r#"{"c": "sshpass -p \"<redacted>\" ssh"}"#,
+            ),
+            (
+                r#"["mysql", "--password", "PwQ1x"]"#,
+                r#"["mysql", "--password", "<redacted>"]"#,
+            ),
+            ("tool --PASSWORD PwQ1x", "tool --PASSWORD <redacted>"),
+            ("MYSQL -pPwQ1x", "MYSQL -p<redacted>"),
+            (
+                "CURL -U admin:PwQ1x https://x",
+                "CURL -U admin:<redacted> https://x",
+            ),
         ] {
             assert_eq!(redacted(text), shown, "{text}");
         }
@@ -146,6 +187,10 @@ mod tests {
             "cargo test -p ctxkit-cli",
             "redis-cli ping; ls -a /tmp",
             "the mysql docs say -p prompts",
+            "mysql -P 3306 -h db",
+            "docker login -p ${TOKEN} reg",
+            r#"["mysql", "--password", "$MYSQL_PWD"]"#,
+            "curl -u \"$USER:$PASS\" https://x",
         ] {
             assert_eq!(redacted(text), text);
         }
