@@ -220,10 +220,29 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
             (4, Some(NO_SUCH_SESSION_HINT.to_owned()))
         }
         SessionError::Io { path, source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => {
-            (4, Some(format!("`ls -l {}` shows who may read and write it", path.display())))
+            (4, Some(permission_hint(path)))
         }
         SessionError::Io { .. } => (4, None),
         SessionError::Serialize(_) => (4, Some("this is a bug in ctxkit; please report it".to_owned())),
+    }
+}
+
+/// How to see who may read and write `path`: the file's own mode, or its folder's when it is not
+/// there yet (a file that could not be created: QA 2026-12-07 was pointed at a missing file).
+fn permission_hint(path: &std::path::Path) -> String {
+    match path.parent().filter(|_| !path.exists()) {
+        Some(folder) => {
+            let folder = if folder.as_os_str().is_empty() {
+                std::path::Path::new(".")
+            } else {
+                folder
+            };
+            format!(
+                "`ls -ld {}` shows who may create files in it",
+                folder.display()
+            )
+        }
+        None => format!("`ls -l {}` shows who may read and write it", path.display()),
     }
 }
 
@@ -647,23 +666,32 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use ctxkit_session::SessionError;
 
     /// QA (2026-12-07): a write refused by permissions was the one session error without a hint.
     #[test]
     fn a_file_the_user_may_not_write_says_how_to_see_who_may() {
-        let error = SessionError::Io {
-            action: "open for writing",
-            path: "/s/ro.jsonl".into(),
-            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
-        };
-        let (code, hint) = super::classify(&anyhow::Error::from(error));
-        assert_eq!(code, 4);
-        assert!(
-            hint.as_deref()
-                .is_some_and(|hint| hint.contains("`ls -l /s/ro.jsonl`")),
-            "{hint:?}"
-        );
+        let dir = tempfile::tempdir().unwrap();
+        let there = dir.path().join("ro.jsonl");
+        std::fs::write(&there, "").unwrap();
+        let missing = dir.path().join("new.jsonl");
+        for (path, expected) in [
+            (&there, format!("`ls -l {}`", there.display())),
+            (&missing, format!("`ls -ld {}`", dir.path().display())),
+        ] {
+            let error = SessionError::Io {
+                action: "open for writing",
+                path: path.clone(),
+                source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+            };
+            let (code, hint) = super::classify(&anyhow::Error::from(error));
+            assert_eq!(code, 4);
+            assert!(
+                hint.as_deref().is_some_and(|hint| hint.contains(&expected)),
+                "{hint:?}"
+            );
+        }
     }
 }

@@ -209,14 +209,19 @@ impl MessageContent {
         }
     }
 
-    /// Whether this content gives a model nothing to read: no text but blanks, no image, no other
-    /// block (a provider refuses a user message of it; Pi leaves it out of Anthropic requests).
+    /// Whether this content gives a model nothing to read: no text but blanks, no image with data,
+    /// no other block (a provider refuses a user message of it; Pi leaves it out of Anthropic
+    /// requests).
     pub fn is_blank(&self) -> bool {
         match self {
             Self::Text(text) => text.trim().is_empty(),
-            Self::Blocks(blocks) => blocks
-                .iter()
-                .all(|block| block.as_text().is_some_and(|text| text.trim().is_empty())),
+            Self::Blocks(blocks) => blocks.iter().all(|block| match block {
+                ContentBlock::Text(text) => text.text.trim().is_empty(),
+                ContentBlock::Image(image) => image.data.trim().is_empty(),
+                ContentBlock::Thinking(_)
+                | ContentBlock::ToolCall(_)
+                | ContentBlock::Unknown(_) => false,
+            }),
         }
     }
 

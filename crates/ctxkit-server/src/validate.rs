@@ -211,6 +211,8 @@ mod tests {
             json!("  \n"),
             json!([]),
             json!([{"type": "text", "text": " "}]),
+            // QA (2026-12-07): an image without data was stored, where blank text was refused.
+            json!([{"type": "image", "data": "", "mimeType": "image/png"}]),
         ] {
             let refused = validate_message(user(blank.clone())).unwrap_err();
             assert!(
