@@ -26,8 +26,9 @@ const NO_ROOM_HINT: &str = "hint: `/model` switches to a model with a larger con
 
 /// Said when a run stopped because even a compaction left its request no output room: what
 /// compaction keeps is too large for the model's window.
-const NO_ROOM_KEPT_HINT: &str = "hint: lower `compaction.keepRecentTokens` in settings, or \
-     `/model` to switch to a model with a larger context window; then send a prompt (`continue`)";
+const NO_ROOM_KEPT_HINT: &str = "hint: lower `compaction.keepRecentTokens` in settings (a single \
+     message larger than it is never cut: `/tree` goes back to before it), or `/model` to switch to a \
+     model with a larger context window; then send a prompt (`continue`)";
 
 impl Ui {
     /// Why a run stopped without sending its next request: it leaves the reply no output room and
