@@ -234,16 +234,32 @@ fn load_settings(
     if unknown_keys == UnknownKeys::Warn {
         // Read once per process: one line a key, never one a turn. A wrong value is the refusal
         // of the commands that compact or run a model (`summary_setup`).
+        // At most a screen of them: a cloned project's file of 20,000 unknown keys printed
+        // 20,000 lines before every command (QA 2026-12-07).
         let diagnostics = settings.diagnostics();
-        for unknown in diagnostics
+        let warnings: Vec<_> = diagnostics
             .iter()
             .filter(|diagnostic| !diagnostic.is_error())
-        {
+            .collect();
+        for unknown in warnings.iter().take(MAX_SETTINGS_WARNINGS) {
             writeln!(stderr, "warning: {}", unknown.message())?;
+        }
+        if let Some(more) = warnings
+            .len()
+            .checked_sub(MAX_SETTINGS_WARNINGS)
+            .filter(|&more| more > 0)
+        {
+            writeln!(
+                stderr,
+                "warning: {more} more settings warnings (`ctxkit config list` shows every key)"
+            )?;
         }
     }
     Ok(settings)
 }
+
+/// The most settings warnings a command prints before saying how many more there are.
+const MAX_SETTINGS_WARNINGS: usize = 8;
 
 /// The shell the `bash` tool and `!cmd` run (`shellPath`, `shellCommandPrefix`; never a
 /// project's own unless trusted, as every setting that runs code). A leading `~` of `shellPath`

@@ -398,3 +398,29 @@ fn a_wrong_value_and_an_unknown_key_are_named_with_their_line() {
         text
     );
 }
+
+/// QA (2026-12-07): a cloned project's settings of 20,000 unknown keys printed 20,000 warnings
+/// before every command (and took 33 s to). A command says the first eight and how many more.
+#[test]
+fn a_flood_of_unknown_keys_is_warned_about_in_eight_lines_and_a_count() {
+    let world = World::new();
+    let keys: Vec<String> = (0..20)
+        .map(|index| format!("\"mine{index}\": {index}"))
+        .collect();
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &format!("{{{}}}", keys.join(", ")),
+    );
+    let output = bounded(world.command(&["sessions"]));
+    let stderr = stderr(&output);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.starts_with("warning: Unknown setting"))
+        .collect();
+    assert_eq!(warnings.len(), 8, "{stderr}");
+    assert!(
+        stderr
+            .contains("warning: 12 more settings warnings (`ctxkit config list` shows every key)"),
+        "{stderr}"
+    );
+}

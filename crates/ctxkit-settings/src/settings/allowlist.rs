@@ -81,13 +81,27 @@ impl ProjectSplit {
     /// The dotted keys held whole and the keys some entries of which are held, in document
     /// order (what `ctxkit trust` shows).
     pub fn shown_keys(&self) -> Vec<String> {
+        // The held keys by their top-level key, read once (each top key searched them all: a
+        // cloned project's 20,000 unknown keys took seconds, QA 2026-12-07).
+        let mut below: std::collections::HashMap<&str, Vec<&String>> =
+            std::collections::HashMap::new();
+        for key in &self.held_keys {
+            let top = key.split('.').next().unwrap_or(key);
+            below.entry(top).or_default().push(key);
+        }
+        let entries: std::collections::HashSet<&str> = self
+            .held_entries
+            .iter()
+            .map(|held| held.key.as_str())
+            .collect();
         let mut keys = Vec::new();
         for top in self.held.keys() {
-            if self.held_entries.iter().any(|held| &held.key == top) {
+            if entries.contains(top.as_str()) {
                 keys.push(top.clone());
             }
-            let below = |key: &&String| key.split('.').next() == Some(top.as_str());
-            keys.extend(self.held_keys.iter().filter(below).cloned());
+            if let Some(under) = below.get(top.as_str()) {
+                keys.extend(under.iter().map(|key| (*key).clone()));
+            }
         }
         keys
     }

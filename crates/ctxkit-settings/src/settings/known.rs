@@ -9,6 +9,25 @@ use crate::SettingsError;
 /// `compaction.modelOverrides.anthropic/claude`); otherwise [`SettingsError::UnknownKey`] with the
 /// closest known key when one is near enough to be a typo.
 pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
+    match known_or_why(key)? {
+        true => Ok(()),
+        false => Err(SettingsError::UnknownKey {
+            key: key.to_owned(),
+            suggestion: closest_known_key(key),
+        }),
+    }
+}
+
+/// Whether `key` is known, as [`check_known_key`] says, without looking for the key a typo meant
+/// (an edit distance to every known key: `ctxkit trust` of a cloned project's 20,000 unknown keys
+/// spent most of a minute on suggestions nobody read, QA 2026-12-07).
+pub fn is_known_key(key: &str) -> bool {
+    matches!(known_or_why(key), Ok(true))
+}
+
+/// `Ok(true)` for a known key, `Ok(false)` for an unknown one, the error for a malformed key or one
+/// below a known scalar.
+fn known_or_why(key: &str) -> Result<bool, SettingsError> {
     // A malformed key (`a..b`) or one below a known scalar (`theme.x`) is refused for what it is.
     let path = super::document::KeyPath::parse(key)?;
     let segments = path.segments();
@@ -21,7 +40,7 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
             ValueKind::StringMap | ValueKind::EntryMap { .. }
         );
         if length == segments.len() || inside_map {
-            return Ok(());
+            return Ok(true);
         }
         if !matches!(&field.kind, ValueKind::Object(_)) {
             return Err(SettingsError::InvalidKey {
@@ -30,10 +49,7 @@ pub fn check_known_key(key: &str) -> Result<(), SettingsError> {
             });
         }
     }
-    Err(SettingsError::UnknownKey {
-        key: key.to_owned(),
-        suggestion: closest_known_key(key),
-    })
+    Ok(false)
 }
 
 /// Keys of Pi's settings that ctxkit does not read: a settings file shared with Pi, or copied from
@@ -131,6 +147,20 @@ mod tests {
         }
     }
     use super::*;
+
+    /// `is_known_key` says what `check_known_key` says, without a suggestion to look for.
+    #[test]
+    fn is_known_key_agrees_with_the_check() {
+        for key in [
+            "compaction.reserveTokens",
+            "llm.headers.X-Team",
+            "compactoin",
+            "theme.x",
+            "a..b",
+        ] {
+            assert_eq!(is_known_key(key), check_known_key(key).is_ok(), "{key}");
+        }
+    }
 
     #[test]
     fn known_keys_and_keys_inside_maps_pass() {

@@ -33,7 +33,7 @@ pub use boundary::holds_credentials;
 pub(crate) use boundary::{hook_command_parts, is_path_as_written, with_shell_string_script};
 pub use diagnostics::SettingsDiagnostic;
 pub use document::{Document, KeyPath};
-pub use known::{check_known_key, is_pi_key_not_acted_on, is_pi_key_not_read};
+pub use known::{check_known_key, is_known_key, is_pi_key_not_acted_on, is_pi_key_not_read};
 pub use package_sources::{add_package_source, remove_package_sources};
 pub use pi_import_apply::ImportStep;
 pub use reach::{held_until_trusted, looks_local};
@@ -89,8 +89,8 @@ struct ScopeState {
     /// How far the file may lead through symlinks (reads and writes alike).
     reach: Reach,
     document: Document,
-    /// The file's text as loaded, to say on which line a key is written.
-    text: Option<String>,
+    /// Where the file as loaded writes each key, to say on which line a key is.
+    key_lines: Option<locate::KeyLines>,
     /// Why the file failed to load (it reads as empty and is never written then).
     load_error: Option<SettingsError>,
     modified: Vec<KeyPath>,
@@ -115,7 +115,7 @@ impl ScopeState {
             path: Some(path),
             reach,
             document,
-            text,
+            key_lines: text.as_deref().map(locate::KeyLines::new),
             load_error,
             modified: Vec::new(),
         }
@@ -128,7 +128,7 @@ impl ScopeState {
             path: None,
             reach: Reach::Anywhere,
             document: Document::new(),
-            text: None,
+            key_lines: None,
             load_error: None,
             modified: Vec::new(),
         }
@@ -140,9 +140,7 @@ impl ScopeState {
 
     /// The line of the loaded file where `key` (or its nearest parent) is written.
     fn line_of(&self, key: &str) -> Option<usize> {
-        self.text
-            .as_deref()
-            .and_then(|text| locate::line_of_key(text, key))
+        self.key_lines.as_ref().and_then(|lines| lines.line_of(key))
     }
 }
 
@@ -247,7 +245,7 @@ impl SettingsManager {
             path: None,
             reach: Reach::Anywhere,
             document,
-            text: None,
+            key_lines: None,
             load_error: None,
             modified: Vec::new(),
         };

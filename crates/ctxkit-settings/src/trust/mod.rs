@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use crate::env::Environment;
 use crate::error::{SettingsError, SettingsScope};
 use crate::settings::confine::Reach;
-use crate::settings::{SettingValue, SettingsManager, check_known_key, store};
+use crate::settings::{SettingValue, SettingsManager, is_known_key, store};
 
 /// The trust file's name in the agent directory.
 pub const TRUST_FILE_NAME: &str = "trusted-projects.json";
@@ -196,7 +196,7 @@ fn held_settings(held: &Value, keys: Vec<String>) -> Vec<HeldSetting> {
                 .split('.')
                 .try_fold(held, |value, segment| value.get(segment))
                 .map(|value| SettingValue::new(value.clone()).redacted(&key));
-            let known = check_known_key(&key).is_ok();
+            let known = is_known_key(&key);
             HeldSetting {
                 key,
                 value,
