@@ -497,6 +497,10 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
             3,
             Some("local packages are used in place; check the path".to_owned()),
         ),
+        PackageError::NotAFileOrFolder { .. } => (
+            3,
+            Some("a local package is a folder, or one extension file; nothing was written".to_owned()),
+        ),
         PackageError::Spawn { program, .. } => {
             (6, Some(format!("is `{program}` installed and on `PATH`?")))
         }

@@ -83,6 +83,12 @@ pub enum PackageError {
         /// The resolved path.
         path: PathBuf,
     },
+    /// A local source that is neither a file nor a folder (a FIFO, a device): nothing loads from it.
+    #[error("`{}` is neither a file nor a folder", ctxkit_secrets::redact_credentials(&path.display().to_string()))]
+    NotAFileOrFolder {
+        /// The resolved path.
+        path: PathBuf,
+    },
     /// A child process could not be started (program missing?).
     #[error("Failed to run `{program}`: {source}")]
     Spawn {

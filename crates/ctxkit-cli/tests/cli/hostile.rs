@@ -598,6 +598,14 @@ fn cases() -> Vec<Case> {
             code: 3,
             expect: "Path does not exist",
         },
+        // QA (2026-12-07): both were written to the settings, and every later command warned.
+        Case {
+            name: "a device as a local source",
+            setup: |_| {},
+            args: &["install", "/dev/zero"],
+            code: 3,
+            expect: "`/dev/zero` is neither a file nor a folder",
+        },
         Case {
             name: "option-like source to remove",
             setup: |_| {},

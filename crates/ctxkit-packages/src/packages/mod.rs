@@ -19,6 +19,7 @@ pub use runner::{CommandLine, CommandOutput, CommandRunner, ProcessRunner};
 pub use update::{ConfiguredPackage, UpdateOutcome};
 
 use crate::error::PackageError;
+use crate::resolve::walk::{EntryType, entry_type};
 use crate::resolve::{PackageProvider, SourceScope};
 use crate::source::PackageSource;
 use ctxkit_settings::SettingsManager;
@@ -182,12 +183,16 @@ impl PackageManager {
         match parsed {
             PackageSource::Npm(npm) => self.install_npm(npm, scope),
             PackageSource::Git(git) => self.install_git(git, scope),
+            // Refused before the settings are written, as the loader would refuse it after (QA
+            // 2026-12-07: `install /dev/zero` and a FIFO were written to the settings).
             PackageSource::Local { path } => {
                 let resolved = self.resolve_typed_path(path);
-                if resolved.exists() {
-                    Ok(())
-                } else {
-                    Err(PackageError::PathDoesNotExist { path: resolved })
+                match entry_type(&resolved) {
+                    Some(EntryType::File | EntryType::Directory) => Ok(()),
+                    Some(EntryType::Other) => {
+                        Err(PackageError::NotAFileOrFolder { path: resolved })
+                    }
+                    None => Err(PackageError::PathDoesNotExist { path: resolved }),
                 }
             }
         }
