@@ -75,7 +75,20 @@ pub fn trust(
         )?;
         return Ok(Outcome::Success);
     }
-    let lines = held_setting_lines(&pending.held);
+    let mut lines = held_setting_lines(&pending.held);
+    // What trusting the hooks trusts besides the settings: the project files they run, as they are
+    // now (QA 2026-12-07: a changed script was trusted again with only the unchanged command shown).
+    if !pending.hook_scripts.is_empty() {
+        let scripts: Vec<String> = pending
+            .hook_scripts
+            .iter()
+            .map(|script| format!("`{}`", crate::render::terminal_safe(script)))
+            .collect();
+        lines.push(format!(
+            "the hooks run these project files, trusted as they are now (read them first): {}",
+            scripts.join(", ")
+        ));
+    }
     let what = what_waits(&pending);
     if decision == TrustDecision::Ask {
         writeln!(out, "The {what} of `{project}` that need trust:")?;

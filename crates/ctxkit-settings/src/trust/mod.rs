@@ -41,6 +41,9 @@ pub struct ProjectTrust {
     pub fingerprint: Option<String>,
     /// The user trusted exactly these settings (always true when nothing is held).
     pub trusted: bool,
+    /// The project files the held hooks' commands name (`scripts/after.sh`, as written): trust
+    /// covers their contents as they are now, and a change to one waits for trust again.
+    pub hook_scripts: Vec<String>,
 }
 
 /// A project setting that waits for trust, as `ctxkit trust` shows it before asking.
@@ -225,6 +228,7 @@ pub fn project_trust(
             held: Vec::new(),
             fingerprint: None,
             trusted: true,
+            hook_scripts: Vec::new(),
         });
     }
     let shown_keys = split.shown_keys();
@@ -264,11 +268,18 @@ pub fn project_trust(
         known: true,
         resource: true,
     }));
+    let mut hook_scripts: Vec<String> = Vec::new();
+    for (part, _) in project_scripts(crate::settings::hook_command_parts(hooks), &project) {
+        if !hook_scripts.iter().any(|known| known == part) {
+            hook_scripts.push(part.to_owned());
+        }
+    }
     Ok(ProjectTrust {
         project,
         held,
         fingerprint: Some(print),
         trusted,
+        hook_scripts,
     })
 }
 
