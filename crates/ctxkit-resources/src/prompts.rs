@@ -60,8 +60,20 @@ fn first_line_description(body: &str) -> String {
 
 /// Loads one template file; `None` when unreadable or its frontmatter is invalid.
 pub fn load_prompt_file(path: &Path) -> Option<PromptTemplate> {
-    let text = ctxkit_jail::read_in_folder(path, ctxkit_jail::MAX_RESOURCE_BYTES).ok()?;
-    let parsed = parse_frontmatter(&text).ok()?;
+    read_prompt_file(path).ok().flatten()
+}
+
+/// [`load_prompt_file`], with why a file that could not be read was not (a hard link into
+/// ctxkit's home, a file too large: the jail's refusal); `Ok(None)` for invalid frontmatter or a
+/// name without `.md`, as Pi skips them.
+fn read_prompt_file(path: &Path) -> Result<Option<PromptTemplate>, String> {
+    let text = ctxkit_jail::read_in_folder(path, ctxkit_jail::MAX_RESOURCE_BYTES)
+        .map_err(|error| error.to_string())?;
+    Ok(parse_prompt(path, &text))
+}
+
+fn parse_prompt(path: &Path, text: &str) -> Option<PromptTemplate> {
+    let parsed = parse_frontmatter(text).ok()?;
     let name = path
         .file_name()?
         .to_string_lossy()
@@ -90,7 +102,18 @@ pub fn load_prompt_templates(paths: &[PathBuf], cwd: &Path, home: &Path) -> Prom
             Some(EntryType::Directory) => sorted_entries(&path)
                 .into_iter()
                 .filter(|(name, file)| {
-                    name.ends_with(".md") && entry_type(file) == Some(EntryType::File)
+                    if !name.ends_with(".md") {
+                        return false;
+                    }
+                    let regular = entry_type(file) == Some(EntryType::File);
+                    if !regular {
+                        // A FIFO or a device named as a template was dropped unsaid (QA 2026-12-07).
+                        set.diagnostics.push(ResourceDiagnostic::warning(
+                            "Prompt template skipped: not a regular file".to_owned(),
+                            file,
+                        ));
+                    }
+                    regular
                 })
                 .map(|(_, file)| file)
                 .collect(),
@@ -98,8 +121,18 @@ pub fn load_prompt_templates(paths: &[PathBuf], cwd: &Path, home: &Path) -> Prom
             Some(EntryType::File | EntryType::Other) | None => Vec::new(),
         };
         for file in files {
-            let Some(template) = load_prompt_file(&file) else {
-                continue;
+            let template = match read_prompt_file(&file) {
+                Ok(Some(template)) => template,
+                Ok(None) => continue,
+                // Refused by the jail (a hard link into ctxkit's home, too large): said, as a
+                // skill's is, not dropped unsaid (QA 2026-12-07).
+                Err(reason) => {
+                    set.diagnostics.push(ResourceDiagnostic::warning(
+                        format!("Prompt template skipped: {reason}"),
+                        &file,
+                    ));
+                    continue;
+                }
             };
             match set
                 .templates

@@ -386,3 +386,39 @@ fn slash_commands_expand_prompt_templates_with_their_arguments() {
         )
     );
 }
+
+/// QA (2026-12-07): a template the jail refuses (a hard link to ctxkit's own `auth.json`; here one
+/// over the size limit) and a FIFO named `*.md` were dropped without a word, where a skill's are
+/// warned about. Both are skipped and said; the ordinary template beside them loads.
+#[test]
+fn a_template_the_jail_refuses_or_that_is_no_file_is_skipped_with_a_warning() {
+    let world = World::new();
+    let dir = world.root.join("prompts");
+    write(dir.join("ok.md"), "fine");
+    // Over the jail's limit for a resource file: refused as a hard link into ctxkit's home is.
+    let limit = usize::try_from(ctxkit_jail::MAX_RESOURCE_BYTES).unwrap();
+    write(dir.join("huge.md"), &"x".repeat(limit + 1));
+    let fifo = dir.join("pipe.md");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let set = load_prompt_templates(&[dir], &world.cwd(), &world.env.home);
+    let names: Vec<&str> = set.templates.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["ok"]);
+    let said = messages(&set.diagnostics);
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        said.iter()
+            .any(|line| line.contains("Prompt template skipped: not a regular file")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|line| line.contains("Prompt template skipped:") && line.contains("huge.md")),
+        "{said:?}"
+    );
+}
