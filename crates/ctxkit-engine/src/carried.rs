@@ -299,13 +299,8 @@ pub(crate) fn append_groups(
 /// (a password given to its name, on a command line: `SECRET_KEY_BASE=…`, `mysql -p…`), which has
 /// no shape of its own, is not carried as a name (QA 2026-12-07: a summary listed 35 test secrets
 /// the digests had named, and the page showed them).
-pub(crate) fn kept_text(text: &str) -> std::borrow::Cow<'_, str> {
-    let kept = ctxkit_compaction::kept_summary(text);
-    if kept == text {
-        std::borrow::Cow::Borrowed(text)
-    } else {
-        std::borrow::Cow::Owned(kept)
-    }
+pub(crate) fn kept_text(text: &str) -> String {
+    ctxkit_compaction::kept_summary(text)
 }
 
 /// Whether `name` holds no credential of a known shape. Tool output keeps keys (an edit must match

@@ -461,6 +461,26 @@ async fn the_view_asks_for_the_hour_long_cache_once_the_sessions_pauses_pay_for_
     }
 }
 
+/// Per line of `lines`, a tool call (`call-0`, `call-1`, …) and its result: a 200-line log with
+/// that line as its 101st.
+async fn append_logs(harness: &Harness, lines: &[String]) {
+    for (index, named) in lines.iter().enumerate() {
+        let id = format!("call-{index}");
+        let output: String = (0..200)
+            .map(|line| match line {
+                100 => format!("{named}\n"),
+                _ => format!("log line {line}\n"),
+            })
+            .collect();
+        harness.engine.append(tool_call(&id)).await.unwrap();
+        harness
+            .engine
+            .append(tool_result(&id, &output))
+            .await
+            .unwrap();
+    }
+}
+
 /// Names the tool results showed the model (a cut one's in its marker) stay in its view after a
 /// compaction summarizes them: the summary gains a line of them (the summarizer's own text wins where it names them),
 /// the next compaction carries them on, and nothing is added without digests.
@@ -485,21 +505,10 @@ async fn a_compaction_carries_the_names_of_the_cut_results_it_summarizes() {
             .append(user("look at the logs"))
             .await
             .unwrap();
-        for index in 0..6 {
-            let id = format!("call-{index}");
-            let output: String = (0..200)
-                .map(|line| match line {
-                    100 => format!("opened src/module_{index}.rs at module_{index}_open\n"),
-                    _ => format!("log line {line}\n"),
-                })
-                .collect();
-            harness.engine.append(tool_call(&id)).await.unwrap();
-            harness
-                .engine
-                .append(tool_result(&id, &output))
-                .await
-                .unwrap();
-        }
+        let opened: Vec<String> = (0..6)
+            .map(|index| format!("opened src/module_{index}.rs at module_{index}_open"))
+            .collect();
+        append_logs(&harness, &opened).await;
         harness.engine.append(reply("done", 10)).await.unwrap();
         harness.engine.compact(None).await.unwrap();
         let first =
@@ -559,21 +568,12 @@ async fn a_compaction_carries_no_secret_a_result_showed_by_its_context() {
         "curl -u admin:S3CRETaz4 https://x",
         "private_key = \"S3CRETah8888888888\"",
     ];
-    for (index, secret) in secrets.iter().enumerate() {
-        let id = format!("call-{index}");
-        let output: String = (0..200)
-            .map(|line| match line {
-                100 => format!("{secret} in src/module_{index}.rs\n"),
-                _ => format!("log line {line}\n"),
-            })
-            .collect();
-        harness.engine.append(tool_call(&id)).await.unwrap();
-        harness
-            .engine
-            .append(tool_result(&id, &output))
-            .await
-            .unwrap();
-    }
+    let lines: Vec<String> = secrets
+        .iter()
+        .enumerate()
+        .map(|(index, secret)| format!("{secret} in src/module_{index}.rs"))
+        .collect();
+    append_logs(&harness, &lines).await;
     harness.engine.append(reply("done", 10)).await.unwrap();
     harness.engine.compact(None).await.unwrap();
     let summary = harness
