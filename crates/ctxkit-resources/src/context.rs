@@ -46,6 +46,14 @@ fn context_file_in(
     for name in CONTEXT_FILE_NAMES {
         let path = directory.join(name);
         if !path.is_file() {
+            // A FIFO, a device or a link to one (`AGENTS.md` → `/dev/zero`) is never read, and
+            // said, not skipped unsaid (QA 2026-12-07); the next name is tried.
+            if let Some(kind) = not_a_file(&path) {
+                diagnostics.push(ResourceDiagnostic::warning(
+                    format!("Skipped context file: it is {kind}, not a regular file"),
+                    &path,
+                ));
+            }
             continue;
         }
         // Opened beneath its folder: `AGENTS.md` → `../.ctxkit/settings.json` or `~/.ssh/…`
@@ -74,6 +82,28 @@ fn context_file_in(
         }
     }
     None
+}
+
+/// What a context file's name holds when it is there but no regular file (following links):
+/// `None` when nothing is there at all.
+fn not_a_file(path: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).ok()?;
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return Some("a link to nothing");
+    };
+    let kind = metadata.file_type();
+    Some(if kind.is_dir() {
+        "a folder"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "something else"
+    })
 }
 
 /// The global context file of the ctxkit home, then one per directory from the filesystem
@@ -288,6 +318,46 @@ mod tests {
                 .message()
                 .contains("belongs to another user (uid "),
             "{diagnostics:?}"
+        );
+    }
+
+    /// QA 2026-12-07: an `AGENTS.md` that is a FIFO, or a link to `/dev/zero`, was skipped unsaid
+    /// (a user wondering why the rules did not apply had no clue). It is skipped with a warning
+    /// naming what it is, and the folder's next context file is read.
+    #[test]
+    fn a_context_file_that_is_no_regular_file_is_skipped_with_a_warning() {
+        let world = tempfile::tempdir().unwrap();
+        let agent = world.path().join("agent");
+        let cwd = world.path().join("project");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        let fifo = cwd.join("AGENTS.md");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::fs::write(cwd.join("CLAUDE.md"), "Project rules.").unwrap();
+        std::os::unix::fs::symlink("/dev/zero", agent.join("AGENTS.md")).unwrap();
+        let (files, diagnostics) = discover_as(&agent, &cwd, &LocalUsers::of_process());
+        let contents: Vec<&str> = files.iter().map(|file| file.content.as_str()).collect();
+        assert_eq!(contents, ["Project rules."]);
+        let said: Vec<(PathBuf, String)> = diagnostics
+            .iter()
+            .map(|diagnostic| (diagnostic.path().to_owned(), diagnostic.message()))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                (
+                    agent.join("AGENTS.md"),
+                    "Skipped context file: it is a device, not a regular file".to_owned()
+                ),
+                (
+                    fifo,
+                    "Skipped context file: it is a FIFO, not a regular file".to_owned()
+                ),
+            ]
         );
     }
 }
