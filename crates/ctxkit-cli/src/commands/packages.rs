@@ -174,7 +174,26 @@ pub fn update(
             }
         }
     }
+    // "Already up to date" said nothing of the project's packages held back until trust, which
+    // were not checked at all (QA 2026-12-07).
+    let waiting = waiting_for_trust(settings);
+    if source.is_none() && !waiting.is_empty() {
+        writeln!(out, "Not checked, waiting for `ctxkit trust`:")?;
+        for line in waiting {
+            writeln!(out, "{line}")?;
+        }
+    }
     Ok(Outcome::Success)
+}
+
+/// The project's package entries held back until trust, one indented line each with why.
+fn waiting_for_trust(settings: &ctxkit_settings::SettingsManager) -> Vec<String> {
+    settings
+        .held_project_entries()
+        .into_iter()
+        .filter(|held| held.key == "packages")
+        .map(|held| format!("  {} ({})", held.entry, held.reason.describe()))
+        .collect()
 }
 
 pub fn list(process: &ProcessSettings<'_>, json: bool, out: &mut dyn Write) -> Result<Outcome> {
@@ -184,12 +203,7 @@ pub fn list(process: &ProcessSettings<'_>, json: bool, out: &mut dyn Write) -> R
         print_json(out, &list_records(&packages, settings))?;
         return Ok(Outcome::Success);
     }
-    let waiting: Vec<String> = settings
-        .held_project_entries()
-        .into_iter()
-        .filter(|held| held.key == "packages")
-        .map(|held| format!("  {} ({})", held.entry, held.reason.describe()))
-        .collect();
+    let waiting = waiting_for_trust(settings);
     if packages.is_empty() && waiting.is_empty() {
         writeln!(out, "No packages installed.")?;
         return Ok(Outcome::Success);

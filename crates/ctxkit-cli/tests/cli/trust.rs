@@ -355,6 +355,11 @@ fn an_untrusted_project_reaches_no_local_repository_or_package_outside_it() {
         "{update}"
     );
     assert!(!world.project().join(".ctxkit/git").exists(), "{update}");
+    // "Already up to date" alone passed for packages never checked (QA 2026-12-07).
+    assert!(
+        update.contains("Not checked, waiting for `ctxkit trust`:\n  git:file://[ROOT]/private ("),
+        "{update}"
+    );
     let named = world.ctxkit(&["update", &source]);
     assert!(named.starts_with("exit: 3"), "{named}");
     assert!(
