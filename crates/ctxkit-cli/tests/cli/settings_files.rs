@@ -181,6 +181,34 @@ fn a_projects_settings_write_never_follows_a_committed_link_out() {
     assert!(!file.exists());
 }
 
+/// QA 2026-12-07: a project's `.ctxkit` that is itself a link elsewhere was refused with the hint
+/// "put the file itself there instead of a link", which pointed back into the link. The hint now
+/// says the folder is the link; nothing is read or written through it.
+#[test]
+fn a_linked_project_folder_is_named_as_the_link() {
+    let world = World::new();
+    world.write("elsewhere/settings.json", r#"{"theme": "light"}"#);
+    symlink(
+        world.root.join("elsewhere"),
+        world.project().join(".ctxkit"),
+    )
+    .unwrap();
+    let output = bounded(world.command(&["config", "set", "--project", "theme", "dark"]));
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let stderr = stderr(&output);
+    assert!(
+        stderr.contains(&format!(
+            "hint: `{}/proj/.ctxkit` is a link: make it a folder of its own in the project",
+            world.root.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(world.root.join("elsewhere/settings.json")).unwrap(),
+        r#"{"theme": "light"}"#
+    );
+}
+
 /// Runs `ctxkit serve --stdio` with a `shutdown` request on its input.
 fn serve(world: &World) -> Output {
     use std::io::Write as _;
