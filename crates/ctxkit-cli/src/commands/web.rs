@@ -204,7 +204,7 @@ pub fn export(
         .into());
     }
     refuse_other_formats(output)?;
-    refuse_to_replace(output)?;
+    refuse_to_replace(output, "export -o")?;
     let scratch = ctxkit_session::private_temporary_folder("export")
         .context("cannot create a private temporary directory")?;
     let session = open_any(file, &args.from, &Imports::new(scratch.path()))?;
@@ -318,14 +318,15 @@ fn without_temporary_path(error: &std::io::Error) -> String {
 }
 
 /// An export replaces only an earlier page: never the session it reads, a folder or any other
-/// file a mistyped `-o` names.
-fn refuse_to_replace(output: &Path) -> Result<()> {
+/// file a mistyped name names. `command` is how the page's file was named (`export -o`,
+/// `/export`), for the refusal's example.
+pub(crate) fn refuse_to_replace(output: &Path, command: &str) -> Result<()> {
     let Ok(metadata) = std::fs::metadata(output) else {
         return Ok(());
     };
     if metadata.is_dir() {
         anyhow::bail!(
-            "`{}` is a folder; name the page's file for -o (e.g. `{}`)",
+            "`{}` is a folder; name the page's file (e.g. `{command} {}`)",
             output.display(),
             output.join("session.html").display()
         );
@@ -334,8 +335,8 @@ fn refuse_to_replace(output: &Path) -> Result<()> {
         return Ok(());
     }
     anyhow::bail!(
-        "`{}` exists and is not a page ctxkit wrote; export replaces only an earlier page (choose \
-         another -o)",
+        "`{}` exists and is not a page ctxkit wrote; {command} replaces only an earlier page: name \
+         another file",
         output.display()
     )
 }

@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result, bail};
 use ctxkit_web::{PageOptions, Redactor, export_page};
 
 use super::Chat;
-use crate::commands::web::{is_an_earlier_page, write_page};
+use crate::commands::web::{refuse_to_replace, write_page};
 
 impl Chat {
     pub(super) async fn export(&self, rest: &str) -> Result<()> {
@@ -29,7 +29,7 @@ impl Chat {
         {
             return self.copy_session_file(file.as_deref(), &output);
         }
-        refuse_to_replace(&output)?;
+        refuse_to_replace(&output, "/export")?;
         let bytes = self.write_session_page(&output).await?;
         self.ui.line(&format!(
             "Exported the session to {} ({bytes} bytes): open it in a browser",
@@ -128,28 +128,6 @@ fn copy_to_new_file(file: &Path, output: &Path) -> Result<u64> {
         let _ = std::fs::remove_file(output);
     }
     copied
-}
-
-/// A page replaces only an earlier page: never a folder, the session or any other file.
-fn refuse_to_replace(output: &Path) -> Result<()> {
-    let Ok(metadata) = std::fs::metadata(output) else {
-        return Ok(());
-    };
-    if metadata.is_dir() {
-        bail!(
-            "`{}` is a folder; name the page's file (e.g. /export {})",
-            output.display(),
-            output.join("session.html").display()
-        );
-    }
-    if metadata.len() > 0 && !is_an_earlier_page(output) {
-        bail!(
-            "`{}` exists and is not a page ctxkit wrote; /export replaces only an earlier page: \
-             name another file",
-            output.display()
-        );
-    }
-    Ok(())
 }
 
 /// Pi's name for an exported page: `<app>-session-<session file's name>.html`.
