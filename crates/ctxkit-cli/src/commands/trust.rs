@@ -82,7 +82,16 @@ pub fn trust(
         let scripts: Vec<String> = pending
             .hook_scripts
             .iter()
-            .map(|script| format!("`{}`", crate::render::terminal_safe(script)))
+            .map(|script| {
+                let shown = format!("`{}`", crate::render::terminal_safe(script));
+                // Which one changed, when trust is asked again for a changed script: the command
+                // shown is the same as before (QA 2026-12-07).
+                if pending.changed_scripts.contains(script) {
+                    format!("{shown} (changed since you trusted it)")
+                } else {
+                    shown
+                }
+            })
             .collect();
         lines.push(format!(
             "the hooks run these project files, trusted as they are now (read them first): {}",

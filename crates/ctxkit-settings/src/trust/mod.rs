@@ -27,6 +27,9 @@ const PROJECTS_KEY: &str = "projects";
 const SETTINGS_KEY: &str = "settings";
 /// Before the allowlist only hooks needed trust; such a record still trusts the same hooks.
 const LEGACY_HOOKS_KEY: &str = "hooks";
+/// Each hook script's digest as trusted, by the part of the command that names it: what tells
+/// which script changed when trust is asked again (the fingerprint only says that one did).
+const SCRIPTS_KEY: &str = "scripts";
 
 /// Whether the current project's settings apply whole.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +47,9 @@ pub struct ProjectTrust {
     /// The project files the held hooks' commands name (`scripts/after.sh`, as written): trust
     /// covers their contents as they are now, and a change to one waits for trust again.
     pub hook_scripts: Vec<String>,
+    /// Those of `hook_scripts` that changed (or came) since the user last trusted this project's
+    /// hooks; empty when trusted, never trusted, or trusted before digests were kept per script.
+    pub changed_scripts: Vec<String>,
 }
 
 /// A project setting that waits for trust, as `ctxkit trust` shows it before asking.
@@ -229,6 +235,7 @@ pub fn project_trust(
             fingerprint: None,
             trusted: true,
             hook_scripts: Vec::new(),
+            changed_scripts: Vec::new(),
         });
     }
     let shown_keys = split.shown_keys();
@@ -245,7 +252,12 @@ pub fn project_trust(
         pinned_fingerprint(&covered, hooks, &project)
     };
     let recorded = store::read(&trust_path(environment), Reach::Anywhere)?;
-    let trusted = match nearest::nearest_decision(recorded.get(PROJECTS_KEY), &project) {
+    let decision = nearest::nearest_decision(recorded.get(PROJECTS_KEY), &project);
+    let own_record = match &decision {
+        Some((folder, nearest::Decision::Trusted(entry))) if *folder == project => Some(*entry),
+        _ => None,
+    };
+    let trusted = match decision {
         None | Some((_, nearest::Decision::NotTrusted)) => false,
         Some((folder, nearest::Decision::Trusted(entry))) if folder == project => {
             let recorded_print = |key: &str| entry.get(key).and_then(Value::as_str);
@@ -268,19 +280,39 @@ pub fn project_trust(
         known: true,
         resource: true,
     }));
-    let mut hook_scripts: Vec<String> = Vec::new();
-    for (part, _) in project_scripts(crate::settings::hook_command_parts(hooks), &project) {
-        if !hook_scripts.iter().any(|known| known == part) {
-            hook_scripts.push(part.to_owned());
-        }
-    }
+    let digests = script_digests(hooks, &project);
+    let changed_scripts = match own_record.and_then(|entry| entry.get(SCRIPTS_KEY)) {
+        Some(Value::Object(trusted_digests)) if !trusted => digests
+            .iter()
+            .filter(|(part, digest)| {
+                trusted_digests.get(part.as_str()).and_then(Value::as_str) != Some(digest.as_str())
+            })
+            .map(|(part, _)| part.clone())
+            .collect(),
+        _ => Vec::new(),
+    };
     Ok(ProjectTrust {
         project,
         held,
         fingerprint: Some(print),
         trusted,
-        hook_scripts,
+        hook_scripts: digests.into_iter().map(|(part, _)| part).collect(),
+        changed_scripts,
     })
+}
+
+/// The project files the hooks' commands name, each part once in the order named, with the
+/// digest of its contents now.
+fn script_digests(hooks: Option<&Value>, project: &std::path::Path) -> Vec<(String, String)> {
+    let mut digests: Vec<(String, String)> = Vec::new();
+    for (part, path) in project_scripts(crate::settings::hook_command_parts(hooks), project) {
+        if digests.iter().any(|(known, _)| known == part) {
+            continue;
+        }
+        let digest = script_digest(&path).unwrap_or_default();
+        digests.push((part.to_owned(), digest));
+    }
+    digests
 }
 
 /// The command hooks of both settings files, the user's first, each with whether it runs given
@@ -331,6 +363,11 @@ pub fn set_project_trust(
     let key = trust.project.to_string_lossy().into_owned();
     let print = trust.fingerprint.clone();
     let project = trust.project.clone();
+    let scripts: serde_json::Map<String, Value> =
+        script_digests(hooks_in(settings, SettingsScope::Project), &project)
+            .into_iter()
+            .map(|(part, digest)| (part, Value::String(digest)))
+            .collect();
     store::update(&trust_path(environment), Reach::Anywhere, |document| {
         let projects = document
             .entry(PROJECTS_KEY)
@@ -340,8 +377,12 @@ pub fn set_project_trust(
         }
         if let Some(projects) = projects.as_object_mut() {
             match (&print, revoke) {
-                (Some(print), false) => {
+                (Some(print), false) if scripts.is_empty() => {
                     projects.insert(key.clone(), serde_json::json!({ SETTINGS_KEY: print }));
+                }
+                (Some(print), false) => {
+                    let record = serde_json::json!({ SETTINGS_KEY: print, SCRIPTS_KEY: scripts });
+                    projects.insert(key.clone(), record);
                 }
                 (None, false) | (_, true) => {
                     projects.shift_remove(&key);
@@ -365,6 +406,7 @@ pub fn set_project_trust(
         }
     })?;
     trust.trusted = trust.held.is_empty() || !revoke;
+    trust.changed_scripts.clear();
     Ok(trust)
 }
 
