@@ -55,6 +55,19 @@ pub struct ToolCall {
     pub extra: JsonObject,
 }
 
+impl ToolCall {
+    /// The key beside `arguments` that says why the model's arguments could not be read (Pi
+    /// 1.6.0's form: `arguments` is then `{}`); such a call is never run.
+    pub const ARGUMENTS_ERROR_KEY: &'static str = "argumentsError";
+
+    /// Why the model's arguments could not be read, when they could not.
+    pub fn arguments_error(&self) -> Option<&str> {
+        self.extra
+            .get(Self::ARGUMENTS_ERROR_KEY)
+            .and_then(Value::as_str)
+    }
+}
+
 /// One block of a message's content.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentBlock {

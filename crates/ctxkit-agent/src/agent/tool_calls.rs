@@ -71,6 +71,11 @@ impl Agent {
         let Some(tool) = self.tools.get(&call.name) else {
             return ToolOutcome::error(self.tools.unknown(&call.name));
         };
+        // Arguments the model sent that are no JSON object are stored as `{}` with the reason:
+        // never run with `{}` (an `ls` of the project the model did not ask for), as Pi does not.
+        if let Some(error) = call.arguments_error() {
+            return ToolOutcome::error(format!("Invalid arguments for `{}`: {error}", call.name));
+        }
         let (output_dir, session_file) = self.output_dir().await;
         let mut workspace = (*self.workspace).clone();
         workspace.allow_reading_outputs(&output_dir);

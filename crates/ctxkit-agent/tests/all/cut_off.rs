@@ -162,3 +162,41 @@ async fn a_file_with_the_087_recovery_shape_sends_no_orphaned_result() {
             .any(|message| message.as_tool_result().is_some())
     );
 }
+
+/// QA 2026-12-07: arguments the model sent that are no JSON object are stored as `{}` with an
+/// `argumentsError` (Pi 1.6.0's form). Such a call is answered with the error and never run with
+/// `{}`: `ls` with no arguments would list the project the model never asked for.
+#[tokio::test]
+async fn a_call_whose_arguments_could_not_be_read_is_refused_not_run_empty() {
+    let builder = ScriptedModel::new(info(), |_, _| ctxkit_agent::testing::empty_reply());
+    let model = ScriptedModel::new(info(), move |_, index| match index {
+        0 => {
+            let mut reply = builder.calls(&[("call_bad", "write", json!({}))], 200);
+            for block in &mut reply.content {
+                if let ContentBlock::ToolCall(call) = block {
+                    call.extra.insert(
+                        ctxkit_protocol::ToolCall::ARGUMENTS_ERROR_KEY.to_owned(),
+                        json!("EOF while parsing a string\n\nReceived arguments:\n{\"path\": \"."),
+                    );
+                }
+            }
+            reply
+        }
+        _ => builder.text("Sending them again.", 300),
+    });
+    let mut world = World::new(model).await;
+    assert_eq!(world.prompt("write a file").await, PromptOutcome::Answered);
+    let requests = world.model.requests();
+    let result = requests[1]
+        .messages
+        .iter()
+        .find_map(|message| message.as_tool_result())
+        .unwrap();
+    assert!(result.is_error);
+    let text = result.content.joined_text("");
+    assert!(
+        text.starts_with("Invalid arguments for `write`: EOF while parsing a string"),
+        "{text}"
+    );
+    assert_paired(&requests[1]);
+}

@@ -266,7 +266,7 @@ impl Assembly {
         self.content.push(conversation::tool_call_block(
             id,
             name,
-            Value::Object(JsonObject::new()),
+            Ok(Value::Object(JsonObject::new())),
             extra,
         ));
         self.content.len() - 1
@@ -315,7 +315,12 @@ impl Assembly {
     /// The finished reply (without provider, model, timestamp): arguments parsed, empty text
     /// blocks dropped, `toolUse` when calls arrived without another stop reason.
     pub(crate) fn finish(mut self) -> AssistantMessage {
-        let cut = matches!(self.stop, Some(StopReason::Error | StopReason::Aborted));
+        // The output limit cuts a call as an error does (QA 2026-12-07: its text was stored as
+        // a string).
+        let cut = matches!(
+            self.stop,
+            Some(StopReason::Error | StopReason::Aborted | StopReason::Length)
+        );
         for (position, text) in std::mem::take(&mut self.arguments) {
             if let Some(ContentBlock::ToolCall(call)) = self.content.get_mut(position) {
                 if cut {
@@ -323,11 +328,14 @@ impl Assembly {
                     let (arguments, error) = cut_arguments::cut_arguments(&text);
                     call.arguments = arguments;
                     if let Some(error) = error {
-                        call.extra
-                            .insert("argumentsError".to_owned(), Value::String(error));
+                        call.extra.insert(
+                            ctxkit_protocol::ToolCall::ARGUMENTS_ERROR_KEY.to_owned(),
+                            Value::String(error),
+                        );
                     }
                 } else {
-                    call.arguments = conversation::parse_arguments(&text);
+                    let arguments = crate::wire::arguments::read_arguments(&text);
+                    crate::wire::arguments::set_arguments(call, arguments);
                 }
             }
         }

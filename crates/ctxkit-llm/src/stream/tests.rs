@@ -554,6 +554,54 @@ fn a_call_cut_mid_arguments_is_stored_with_an_object() {
     );
 }
 
+/// QA 2026-12-07: a finished call whose arguments are no JSON object, and one cut by the output
+/// limit, were stored with their text as a JSON string; Anthropic refuses a string `input` sent
+/// back, so a Pi resuming the session failed on every later request. Both are objects now.
+#[test]
+fn a_call_with_unreadable_arguments_is_stored_with_an_object_and_the_error() {
+    let chunk = |delta: Value, finish: Value| {
+        (
+            None,
+            json!({"id": "c1", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let reply_with = |arguments: &str, finish: &str| {
+        let events = [
+            chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                "function": {"name": "read", "arguments": arguments}}]}),
+                Value::Null,
+            ),
+            chunk(json!({}), json!(finish)),
+        ];
+        let text = format!("{}data: [DONE]\n\n", sse(&events));
+        let (reply, _) = read(Api::OpenAiChat, &text);
+        let reply = reply.unwrap();
+        let call = reply
+            .content
+            .iter()
+            .find_map(ContentBlock::as_tool_call)
+            .cloned();
+        (reply.stop_reason, call.unwrap())
+    };
+    let (stop, call) = reply_with("{\"path\": \".", "tool_calls");
+    assert_eq!(stop.as_deref(), Some("toolUse"));
+    assert_eq!(call.arguments, json!({}));
+    let error = call.arguments_error().unwrap();
+    assert!(
+        error.ends_with("Received arguments:\n{\"path\": \"."),
+        "{error}"
+    );
+    // A raw newline inside a string is read repaired, as Pi reads it.
+    let (_, call) = reply_with("{\"content\": \"a\nb\"}", "tool_calls");
+    assert_eq!(call.arguments, json!({"content": "a\nb"}));
+    assert_eq!(call.arguments_error(), None);
+    // Cut by the output limit: read as far as it goes, as a cut stream's call is.
+    let (stop, call) = reply_with("{\"path\": \"src/ma", "length");
+    assert_eq!(stop.as_deref(), Some("length"));
+    assert_eq!(call.arguments, json!({"path": "src/ma"}));
+}
+
 /// QA r103: `responseId` was recorded for Anthropic replies only; Pi 1.6.0 records it in every
 /// format that names it.
 #[test]

@@ -305,7 +305,7 @@ pub(crate) fn parse(value: &Value) -> Result<AssistantMessage, &'static str> {
                     .and_then(Value::as_str)
                     .ok_or("a `tool_use` block without `name`")?
                     .to_owned(),
-                block.get("input").cloned().unwrap_or_else(|| json!({})),
+                Ok(block.get("input").cloned().unwrap_or_else(|| json!({}))),
                 JsonObject::new(),
             )),
             Some(_) | None => {}

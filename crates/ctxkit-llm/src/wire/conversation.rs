@@ -321,57 +321,24 @@ pub(crate) fn thinking_block(
     })
 }
 
-/// A tool-call block.
+/// A tool-call block: its arguments an object, else `{}` with an `argumentsError` beside it.
 pub(crate) fn tool_call_block(
     id: String,
     name: String,
-    arguments: serde_json::Value,
+    arguments: Result<serde_json::Value, String>,
     extra: ctxkit_protocol::JsonObject,
 ) -> ContentBlock {
-    let arguments = if nests_deeper_than(&arguments, MAX_ARGUMENT_NESTING) {
-        serde_json::Value::String(arguments.to_string())
-    } else {
-        arguments
-    };
-    ContentBlock::ToolCall(ctxkit_protocol::ToolCall {
+    let mut call = ctxkit_protocol::ToolCall {
         id,
         name,
-        arguments,
+        arguments: serde_json::Value::Object(ctxkit_protocol::JsonObject::new()),
         extra,
-    })
-}
-
-/// The deepest arguments kept as JSON. A session entry holds them four levels down and a
-/// protocol answer deeper still, while a JSON line may nest 127 levels: arguments nested 123
-/// deep made a reply no session could store, and the run ended with it lost.
-const MAX_ARGUMENT_NESTING: usize = 64;
-
-/// Arguments text from the wire (`""` is `{}`; text that is not JSON, or nests deeper than
-/// [`MAX_ARGUMENT_NESTING`], is kept as a string: the tool refuses it as invalid arguments).
-pub(crate) fn parse_arguments(text: &str) -> serde_json::Value {
-    if text.trim().is_empty() {
-        return serde_json::json!({});
-    }
-    match serde_json::from_str(text) {
-        Ok(value) if !nests_deeper_than(&value, MAX_ARGUMENT_NESTING) => value,
-        Ok(_) | Err(_) => serde_json::Value::String(text.to_owned()),
-    }
-}
-
-/// Whether objects and arrays in `value` nest more than `limit` levels (a scalar is level 0).
-fn nests_deeper_than(value: &serde_json::Value, limit: usize) -> bool {
-    let children: Box<dyn Iterator<Item = &serde_json::Value>> = match value {
-        serde_json::Value::Array(items) => Box::new(items.iter()),
-        serde_json::Value::Object(fields) => Box::new(fields.values()),
-        serde_json::Value::Null
-        | serde_json::Value::Bool(_)
-        | serde_json::Value::Number(_)
-        | serde_json::Value::String(_) => return false,
     };
-    limit == 0
-        || children
-            .into_iter()
-            .any(|child| nests_deeper_than(child, limit - 1))
+    super::arguments::set_arguments(
+        &mut call,
+        arguments.and_then(super::arguments::checked_arguments),
+    );
+    ContentBlock::ToolCall(call)
 }
 
 #[cfg(test)]

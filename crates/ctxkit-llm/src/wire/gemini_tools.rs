@@ -235,7 +235,7 @@ impl Blocks {
                 self.content.push(conversation::tool_call_block(
                     id,
                     name.to_owned(),
-                    call.get("args").cloned().unwrap_or_else(|| json!({})),
+                    Ok(call.get("args").cloned().unwrap_or_else(|| json!({}))),
                     extra,
                 ));
                 continue;

@@ -7,6 +7,7 @@ pub(crate) mod anthropic_compaction;
 pub(crate) mod anthropic_context;
 pub(crate) mod anthropic_threads;
 pub(crate) mod anthropic_tools;
+pub(crate) mod arguments;
 pub(crate) mod conversation;
 pub(crate) mod gemini;
 pub(crate) mod gemini_thinking;

@@ -305,7 +305,7 @@ pub(crate) fn output_item(item: &Value) -> Result<Option<ContentBlock>, &'static
             Ok(Some(conversation::tool_call_block(
                 format!("{}|{}", text_of("call_id"), text_of("id")),
                 name.to_owned(),
-                conversation::parse_arguments(text_of("arguments")),
+                super::arguments::read_arguments(text_of("arguments")),
                 JsonObject::new(),
             )))
         }
