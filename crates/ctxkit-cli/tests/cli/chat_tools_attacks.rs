@@ -194,8 +194,9 @@ fn a_chat_ended_by_sigterm_gives_the_shell_its_terminal_back() {
 
 /// QA: "please keep main", typed on at 150 ms a key as a `bash` question appeared, answered it
 /// `a`lways with the `a` of "main": the command ran and every later one ran unasked, and the other
-/// letters were lost. Keys of typing that goes on answer nothing and come back on the next input
-/// line; the question waits for a key after a pause.
+/// letters were lost. QA 2026-12-07: at 300 ms a key each key passed for an answer after a pause,
+/// and the `a` of "please wait" answered. Once typing is seen no key of it answers: the answer is
+/// a key alone, then Enter, and what was typed comes back on the next input line.
 #[test]
 fn typing_that_goes_on_does_not_answer_a_question() {
     if tmux_missing() {
@@ -208,13 +209,19 @@ fn typing_that_goes_on_does_not_answer_a_question() {
     tmux.wait_idle(1);
     tmux.line("tidy up");
     tmux.wait_for("[y]es / [n]o / [a]lways");
-    for key in "please keep main".chars() {
+    for (index, key) in "please keep main".chars().enumerate() {
         tmux.keys(&["-l", &key.to_string()]);
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        // A fast typist, then a slow one.
+        let gap = if index < 8 { 100 } else { 350 };
+        std::thread::sleep(std::time::Duration::from_millis(gap));
     }
-    let screen = tmux.wait_for("stop typing, then answer");
+    let screen = tmux.wait_for("to answer, stop typing, then type y, n or a and Enter");
+    std::thread::sleep(std::time::Duration::from_millis(1200));
     assert!(!world.project.join("RAN").exists(), "{screen}");
     tmux.answer("n");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!world.project.join("RAN").exists(), "{screen}");
+    tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("done");
     assert!(!world.project.join("RAN").exists(), "{screen}");
     // What was typed is on the input line.

@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -17,6 +17,7 @@ use nix::sys::termios::{
 };
 
 use super::interrupts::Interrupts;
+use super::key_question::{KeyQuestion, Step};
 use super::type_ahead::TypeAhead;
 
 const ESC: u8 = 0x1b;
@@ -119,9 +120,10 @@ fn bracketed_paste(on: bool) {
 
 /// Shows `prompt` and reads one key among `keys` without Enter (the terminal without line mode,
 /// echo or signals for the read): the key's letter, `None` for Ctrl-C, Ctrl-D or Esc, with the
-/// bytes that came in the same read after the answer (a fast typist's next keys, the rest of a
-/// paste), for the next input line. `Err` when stdin is not a terminal.
-pub fn read_key(prompt: &str, keys: &str) -> Result<(Option<char>, Vec<u8>), ()> {
+/// keys typed meanwhile that answered nothing (typing that went on, the rest of a paste), for the
+/// next input line. Once typing is seen (`typing`: in the second before the question), an answer
+/// is a key on its own, then Enter ([`KeyQuestion`]). `Err` when stdin is not a terminal.
+pub fn read_key(prompt: &str, keys: &str, typing: bool) -> Result<(Option<char>, Vec<u8>), ()> {
     use std::io::Write;
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
@@ -136,40 +138,27 @@ pub fn read_key(prompt: &str, keys: &str) -> Result<(Option<char>, Vec<u8>), ()>
     raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
     tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &raw).map_err(|_| ())?;
     let mut stdout = std::io::stdout();
+    let mut question = KeyQuestion::new(keys, Instant::now(), typing);
     let _ = write!(stdout, "{prompt}");
+    if question.wants_enter() {
+        let _ = write!(stdout, "{}", typing_notice(prompt, keys));
+    }
     let _ = stdout.flush();
     let mut buffer = [0_u8; 256];
-    // Keys of typing that went on as the question appeared: kept for the next input line.
-    let mut typed: Vec<u8> = Vec::new();
-    let mut quiet_since = Instant::now();
-    let mut told = false;
-    let (answer, after) = loop {
+    let answer = loop {
         let read = match nix::unistd::read(stdin.as_fd(), &mut buffer) {
-            Ok(0) => break (None, typed),
+            Ok(0) => break None,
             Ok(read) => read,
             Err(Errno::EINTR) => continue,
-            Err(_) => break (None, typed),
+            Err(_) => break None,
         };
-        let now = Instant::now();
-        let paused = now.duration_since(quiet_since) >= ANSWER_PAUSE;
-        quiet_since = now;
-        match first_key(&buffer[..read], keys) {
-            KeyRead::Answer(key, after) if paused => {
-                typed.extend_from_slice(after);
-                break (Some(key), typed);
+        match question.read(&buffer[..read], Instant::now()) {
+            Step::Answer(answer) => break answer,
+            Step::Wait { now_typing: true } => {
+                let _ = write!(stdout, "{}", typing_notice(prompt, keys));
+                let _ = stdout.flush();
             }
-            KeyRead::Stopped => break (None, typed),
-            KeyRead::Answer(..) | KeyRead::Nothing => {
-                typed.extend_from_slice(&buffer[..read]);
-                if !told && buffer[..read].iter().any(u8::is_ascii_graphic) {
-                    told = true;
-                    let _ = write!(
-                        stdout,
-                        "\r\n(what you type is kept for your next line; stop typing, then answer)\r\n{prompt}"
-                    );
-                    let _ = stdout.flush();
-                }
-            }
+            Step::Wait { now_typing: false } => {}
         }
     };
     let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &saved);
@@ -182,42 +171,20 @@ pub fn read_key(prompt: &str, keys: &str) -> Result<(Option<char>, Vec<u8>), ()>
     };
     let _ = writeln!(stdout, "{shown}");
     let _ = stdout.flush();
-    Ok((answer, after))
+    Ok((answer, question.into_kept()))
 }
 
-/// A key read sooner than this after the question appeared, or after the key before it, is
-/// typing that went on, not an answer (QA: "please keep main", typed on as a `bash` question
-/// appeared, answered it `a`lways with the `a` of "main", and later commands ran unasked).
-const ANSWER_PAUSE: Duration = Duration::from_millis(250);
-
-/// What one read at a one-key question holds.
-#[derive(Debug, PartialEq, Eq)]
-enum KeyRead<'a> {
-    /// Its first key is one of the keys (lowercased): the answer, and the bytes after it.
-    Answer(char, &'a [u8]),
-    /// Ctrl-C or Ctrl-D first, or a lone Esc.
-    Stopped,
-    /// Its first key answers nothing (another key, an arrow's escape sequence): the question
-    /// stays. A paste that starts with other text is not searched for an answer: `any text`
-    /// must not answer `a`.
-    Nothing,
-}
-
-/// The answer in one read at a one-key question: its first key. Before, a read of more than one
-/// byte (a fast typist's `y` and the next key, a paste) was dropped whole, and the answer with it.
-fn first_key<'a>(bytes: &'a [u8], keys: &str) -> KeyRead<'a> {
-    match bytes {
-        [0x03 | 0x04, ..] | [ESC] => KeyRead::Stopped,
-        [byte, after @ ..] => {
-            let key = char::from(*byte).to_ascii_lowercase();
-            if byte.is_ascii() && !key.is_ascii_control() && keys.contains(key) {
-                KeyRead::Answer(key, after)
-            } else {
-                KeyRead::Nothing
-            }
-        }
-        [] => KeyRead::Nothing,
-    }
+/// What the user is told once their typing is seen at a question, then the question again.
+fn typing_notice(prompt: &str, keys: &str) -> String {
+    let keys: Vec<String> = keys.chars().map(|key| key.to_string()).collect();
+    let keys = match keys.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!(
+        "\r\n(what you type is kept for your next line; to answer, stop typing, then type {keys} and Enter)\r\n{prompt}"
+    )
 }
 
 fn same_mode(left: &Termios, right: &Termios) -> bool {
@@ -332,26 +299,5 @@ mod tests {
             wait_for_input(OwnedFd::from(input).as_fd(), Some(&woken), long),
             Wait::Input
         );
-    }
-
-    #[test]
-    fn the_first_key_of_a_read_answers_and_the_rest_is_kept() {
-        assert_eq!(first_key(b"y", "yna"), KeyRead::Answer('y', b""));
-        assert_eq!(first_key(b"Y", "yna"), KeyRead::Answer('y', b""));
-        // A fast typist's answer and next keys, or a paste, come in one read.
-        assert_eq!(
-            first_key(b"ynext prompt", "yna"),
-            KeyRead::Answer('y', b"next prompt")
-        );
-        assert_eq!(first_key(b"nn", "yna"), KeyRead::Answer('n', b"n"));
-        assert_eq!(first_key(b"\x03", "yna"), KeyRead::Stopped);
-        assert_eq!(first_key(b"\x04y", "yna"), KeyRead::Stopped);
-        assert_eq!(first_key(b"\x1b", "yna"), KeyRead::Stopped);
-        // An arrow key, another key first, a paste that only holds an answer's letter later.
-        assert_eq!(first_key(b"\x1b[A", "yna"), KeyRead::Nothing);
-        assert_eq!(first_key(b"x", "yna"), KeyRead::Nothing);
-        assert_eq!(first_key(b"my text", "yna"), KeyRead::Nothing);
-        assert_eq!(first_key("é".as_bytes(), "yna"), KeyRead::Nothing);
-        assert_eq!(first_key(b"", "yna"), KeyRead::Nothing);
     }
 }

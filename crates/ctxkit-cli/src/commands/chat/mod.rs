@@ -20,6 +20,7 @@ mod fork;
 mod import;
 mod input;
 mod interrupts;
+mod key_question;
 mod large_input;
 mod login;
 mod markdown;

@@ -49,7 +49,8 @@ impl Ask for Terminal {
     }
 
     fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
-        match super::escape::read_key(&crate::render::terminal_safe(prompt), keys) {
+        let typing = self.ui.typed_within(super::key_question::TYPING_RECENTLY);
+        match super::escape::read_key(&crate::render::terminal_safe(prompt), keys, typing) {
             Ok((answer, after)) => {
                 self.ui.keep_typed(&after);
                 answer

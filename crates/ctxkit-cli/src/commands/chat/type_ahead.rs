@@ -30,6 +30,9 @@ pub struct TypeAhead {
     carry: Vec<u8>,
     /// The user stopped the agent since texts were set aside ([`TypeAhead::put_back_entered`]).
     stopped: bool,
+    /// When the last key of text was read, until the text is taken for the input line: a
+    /// question asked right after it meets a user typing.
+    last_key_at: Option<std::time::Instant>,
 }
 
 /// The text that starts the next input line, and where its cursor is.
@@ -86,6 +89,11 @@ impl TypeAhead {
         let mut carry = text.as_bytes()[read..].to_vec();
         carry.extend_from_slice(&input[complete..]);
         self.carry = carry;
+    }
+
+    /// Whether a key was read within `window` of now.
+    pub fn typed_within(&self, window: std::time::Duration) -> bool {
+        self.last_key_at.is_some_and(|at| at.elapsed() < window)
     }
 
     /// Whether a bracketed paste is being read (its end mark has not come yet): an Esc byte then
@@ -243,6 +251,8 @@ impl TypeAhead {
     }
 
     fn insert(&mut self, text: &str) {
+        // Text, not Esc, Enter or an arrow: typing that may go on.
+        self.last_key_at = Some(std::time::Instant::now());
         self.pending.insert_str(self.cursor, text);
         self.cursor += text.len();
     }
@@ -293,6 +303,8 @@ impl TypeAhead {
 
     /// Takes the text after the last Enter, with its cursor.
     pub fn take_pending(&mut self) -> PendingText {
+        // The text goes on at the input line, whose Enter ends it: no longer typing ahead.
+        self.last_key_at = None;
         self.cursor = self.cursor.min(self.pending.len());
         let cursor = std::mem::take(&mut self.cursor);
         PendingText {
@@ -604,5 +616,19 @@ mod tests {
         );
         let mut typed = read(&[b"\x1b[200~crlf one\r\ncrlf two\r\n\x1b[201~\r"]);
         assert_eq!(typed.take_entered().as_deref(), Some("crlf one\ncrlf two"));
+    }
+
+    /// A question asked right after keys of text meets a user typing; Esc or an arrow is no
+    /// typing, and text taken for the input line is typing that ended there.
+    #[test]
+    fn typing_is_recent_after_text_keys_until_the_text_is_taken() {
+        let second = std::time::Duration::from_secs(1);
+        let mut typed = TypeAhead::default();
+        typed.keep(b"\x1b[A");
+        assert!(!typed.typed_within(second));
+        typed.keep(b"qq");
+        assert!(typed.typed_within(second));
+        assert_eq!(typed.take_pending().text, "qq");
+        assert!(!typed.typed_within(second));
     }
 }

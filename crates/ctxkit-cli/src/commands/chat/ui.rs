@@ -214,6 +214,13 @@ impl Ui {
         self.with_typed(TypeAhead::take_pending).unwrap_or_default()
     }
 
+    /// Whether the user typed within `window` (while the agent worked): a question asked now
+    /// meets typing that goes on.
+    pub fn typed_within(&self, window: std::time::Duration) -> bool {
+        self.with_typed(|typed| typed.typed_within(window))
+            .unwrap_or(false)
+    }
+
     fn with_typed<T>(&self, action: impl FnOnce(&mut TypeAhead) -> T) -> Option<T> {
         self.typed.lock().ok().map(|mut typed| action(&mut typed))
     }
