@@ -119,9 +119,11 @@ pub struct Workspace {
 }
 
 /// Folders of every project whose writes need the user's approval, wherever they are in it: git's
-/// config and hooks (a `core.fsmonitor` or hook runs at the user's next `git status`), and
-/// ctxkit's and Pi's project folders (settings, hooks, prompts, packages).
-pub const GUARDED_NAMES: &[&str] = &[".git", ".ctxkit", ".pi"];
+/// config and hooks (a `core.fsmonitor` or hook runs at the user's next `git status`), Mercurial's
+/// and Jujutsu's (an `hgrc` hook runs at `hg status`, a `config.toml` pager at `jj log`), and
+/// ctxkit's, Pi's, Claude Code's and Codex's project folders (settings, hooks, prompts, packages:
+/// a hook there runs when that agent next starts).
+pub const GUARDED_NAMES: &[&str] = &[".git", ".ctxkit", ".pi", ".hg", ".jj", ".claude", ".codex"];
 
 impl Workspace {
     /// The workspace of a project at `root`, with ctxkit's home of this process protected

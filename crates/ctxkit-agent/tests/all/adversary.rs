@@ -216,6 +216,31 @@ const ATTACKS: &[Attack] = &[
         holds: Holds::Refused("guarded"),
     },
     Attack {
+        name: "Mercurial's repository config given a hook (QA 2026-12-07: written unasked, and \
+               the user's next `hg status` ran it)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".hg/hgrc", "content": "[hooks]\npre-status = touch pwned\n"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "Jujutsu's repository config given a pager (runs at the user's next `jj log`)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".jj/repo/config.toml", "content": "[ui]\npager = \"touch pwned\"\n"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "another agent's project settings given a hook (Claude Code runs it when next started)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".claude/settings.json", "content": "{\"hooks\": {}}"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
         name: "a write through a symlink into .git",
         project_at_home: false,
         links: &[("gitlink", "project/.git")],
