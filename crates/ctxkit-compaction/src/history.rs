@@ -37,6 +37,30 @@ pub struct CompactionRecord {
     /// The messages of the context right after it that could not be read (valid JSON that is not
     /// a message, e.g. a number for a content): left out of `tokens_after`, as a warning says.
     pub unreadable_entry_ids: Vec<String>,
+    /// Why the compaction entry itself could not be read (valid JSON of the wrong shape: a number
+    /// for its summary); its other fields are then empty. The context passes over such an entry,
+    /// and the listing names it rather than failing (QA 2026-12-07).
+    pub unreadable: Option<String>,
+}
+
+impl CompactionRecord {
+    /// The record of a compaction entry that could not be read.
+    fn unreadable(id: &str, timestamp: &str, reason: String) -> Self {
+        Self {
+            id: id.to_owned(),
+            timestamp: timestamp.to_owned(),
+            first_kept_entry_id: String::new(),
+            covered_entry_ids: Vec::new(),
+            tokens_before: 0,
+            tokens_after: 0,
+            summarizer: None,
+            usage: Value::Null,
+            from_hook: false,
+            summary: String::new(),
+            unreadable_entry_ids: Vec::new(),
+            unreadable: Some(reason),
+        }
+    }
 }
 
 /// Estimated context tokens at entry `id`. Provider usage is not trusted here: a kept reply's usage
@@ -86,11 +110,20 @@ pub fn list_compactions(
         if entry.type_name() != "compaction" {
             continue;
         }
-        let EntryKind::Compaction(compaction) = entry
-            .parse()
-            .map_err(|error| CompactionError::reading(session, entry, error))?
-            .kind
-        else {
+        let parsed = match entry.parse() {
+            Ok(parsed) => parsed,
+            Err(ctxkit_session::SessionError::InvalidEntry { line, source, .. }) => {
+                let reason = format!("line {line}: {source}");
+                records.push(CompactionRecord::unreadable(
+                    entry.id(),
+                    entry.timestamp(),
+                    reason,
+                ));
+                continue;
+            }
+            Err(error) => return Err(CompactionError::reading(session, entry, error)),
+        };
+        let EntryKind::Compaction(compaction) = parsed.kind else {
             continue;
         };
         let kept = path[..position]
@@ -119,6 +152,7 @@ pub fn list_compactions(
             from_hook: compaction.from_hook == Some(true),
             summary: compaction.summary,
             unreadable_entry_ids,
+            unreadable: None,
         });
     }
     Ok(records)

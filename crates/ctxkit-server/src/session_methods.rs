@@ -188,6 +188,7 @@ pub(crate) async fn compactions(shared: &Arc<Shared>) -> Result<Value, MethodErr
                 "summarizer": record.summarizer,
                 "from_hook": record.from_hook,
                 "summary": record.summary,
+                "unreadable": record.unreadable,
             })
         })
         .collect();

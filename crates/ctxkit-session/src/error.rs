@@ -130,6 +130,26 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// The file the error names, when it names one (to name it as the user knows it: a command
+    /// working on a copy).
+    pub fn path_mut(&mut self) -> Option<&mut PathBuf> {
+        match self {
+            Self::Io { path, .. }
+            | Self::NotASession { path, .. }
+            | Self::Locked { path, .. }
+            | Self::ChangedOnDisk { path }
+            | Self::FileChanged { path, .. }
+            | Self::TailUnrepaired { path, .. }
+            | Self::NotARegularFile { path, .. }
+            | Self::TooLarge { path, .. }
+            | Self::CannotMigrate { path, .. }
+            | Self::NewerVersion { path, .. }
+            | Self::InvalidEntry { path, .. }
+            | Self::LineChanged { path, .. } => Some(path),
+            Self::EntryNotFound { .. } | Self::NotEditable { .. } | Self::Serialize(_) => None,
+        }
+    }
+
     pub(crate) fn io(
         action: &'static str,
         path: impl Into<PathBuf>,

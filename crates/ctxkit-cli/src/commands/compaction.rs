@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result, bail};
 use ctxkit_compaction::{CompactionRecord, Preparation, list_compactions, serialize_messages};
 use ctxkit_engine::{CompactionPlan, Engine, EngineError};
-use ctxkit_session::Session;
+use ctxkit_session::{Session, SessionError};
 use serde_json::{Value, json};
 
 use super::engine_run::{engine_for, run_cancellable};
@@ -92,7 +92,42 @@ pub fn compact_command(
         (None, None) => args.file,
     };
     // The new --out file stays only when a compaction is written into it.
-    let mut unwritten_copy = args.out_file.filter(|_| !args.preview).map(UnwrittenCopy);
+    let unwritten_copy = args.out_file.filter(|_| !args.preview).map(UnwrittenCopy);
+    compact_target(&args, setup, target, unwritten_copy, out)
+        .map_err(|error| naming_the_file(error, target, args.file))
+}
+
+/// An error met in the copy a preview or `--out` compacts, naming the file the user gave: the copy
+/// is gone when the error is shown (QA 2026-12-07: "`/tmp/ctxkit-preview-hNCNUY.jsonl` line 300",
+/// and a hint to check that file).
+fn naming_the_file(mut error: anyhow::Error, copy: &Path, file: &Path) -> anyhow::Error {
+    if copy == file {
+        return error;
+    }
+    let path = if error.is::<SessionError>() {
+        error
+            .downcast_mut::<SessionError>()
+            .and_then(SessionError::path_mut)
+    } else {
+        match error.downcast_mut::<EngineError>() {
+            Some(EngineError::Session(session)) => session.path_mut(),
+            Some(_) | None => None,
+        }
+    };
+    if let Some(path) = path.filter(|path| path.as_path() == copy) {
+        *path = file.to_owned();
+    }
+    error
+}
+
+/// `ctxkit compact` on `target`: the file, or the copy a preview or `--out` writes.
+fn compact_target(
+    args: &CompactArgs<'_>,
+    setup: SummarySetup,
+    target: &Path,
+    mut unwritten_copy: Option<UnwrittenCopy<'_>>,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
     let mut session = Session::open(target)?;
     if args.dry_run || args.preview {
         super::report_damage(&session, args.file)?;
@@ -361,6 +396,7 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
                     "summarizer": record.summarizer,
                     "usage": record.usage,
                     "fromHook": record.from_hook,
+                    "unreadable": record.unreadable,
                 })
             })
             .collect();
@@ -409,16 +445,23 @@ fn warn_of_unreadable(records: &[CompactionRecord], file: &Path) -> Result<()> {
 /// entry's recorded `tokensBefore` (the provider's count of the whole request when a reply
 /// reported one, as Pi records it), after ctxkit's estimate of the messages alone right after it.
 pub(crate) fn describe_compaction(record: &CompactionRecord) -> String {
+    if let Some(reason) = &record.unreadable {
+        return format!(
+            "{}  {}  unreadable ({reason}): the context passes over it",
+            record.id, record.timestamp
+        );
+    }
     format!(
         "{}  {}  by {}\n    covers {}, {}\n    before {} tokens (as recorded) · after ~{} tokens of messages (estimated)",
         record.id,
         record.timestamp,
         // Pi and the agents `import` reads record no summarizer: their own model wrote it.
-        record.summarizer.as_deref().unwrap_or(if record.from_hook {
-            "a hook"
-        } else {
-            "the session's agent (model not recorded)"
-        }),
+        match record.summarizer.as_deref() {
+            Some("offline") => "the offline summarizer",
+            Some(model) => model,
+            None if record.from_hook => "a hook",
+            None => "the session's agent (model not recorded)",
+        },
         counted(record.covered_entry_ids.len(), "entry"),
         crate::render::kept_from(&record.id, &record.first_kept_entry_id),
         record.tokens_before,

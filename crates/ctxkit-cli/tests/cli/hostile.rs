@@ -293,9 +293,11 @@ fn cases() -> Vec<Case> {
             setup: |h| {
                 session_file(h, &[user("a", None), r#"{"type":"compaction","id":"c","parentId":"a","timestamp":"t","summary":5,"firstKeptEntryId":"a","tokensBefore":"many"}"#.to_owned()])
             },
+            // Listed as unreadable, as the context passes over it (QA 2026-12-07: it failed the
+            // listing with exit 3).
             args: &["compactions", "s.jsonl"],
-            code: 3,
-            expect: "line 3: invalid type",
+            code: 0,
+            expect: "c  t  unreadable (line 3: invalid type",
         },
         Case {
             name: "a second header",

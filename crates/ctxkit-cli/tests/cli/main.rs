@@ -400,7 +400,7 @@ fn compact_plan_run_list_and_undo() {
     snapshot!(run.ctxkit(&["compact", out_arg, "--dry-run", "--json"]));
     let listing = run.ctxkit(&["compactions", out_arg]);
     assert_eq!(listing.matches(" · after ~").count(), 3, "{listing}");
-    assert!(listing.contains("by offline"));
+    assert!(listing.contains("by the offline summarizer"));
     snapshot!(run.ctxkit(&["undo-compact", out_arg]));
     let preview = run.ctxkit(&[
         "compact",
@@ -737,6 +737,61 @@ fn compactions_warn_of_an_unreadable_message_and_list() {
             "{stderr}"
         );
     }
+}
+
+/// QA 2026-12-07: a compaction entry that is JSON of the wrong shape (a number for its summary)
+/// failed `compactions` (exit 3) while `context` and `tree` passed over it; it is listed as
+/// unreadable. And a `compact --preview` that met a damaged message named its temporary copy,
+/// gone by then, and told the user to check it.
+#[test]
+fn an_unreadable_compaction_is_listed_and_a_preview_names_the_file() {
+    let run = Run::new();
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hello","timestamp":1735689601000}}"#,
+        r#"{"type":"compaction","id":"c0","parentId":"m1","timestamp":"2025-01-01T00:00:02.000Z","summary":12345,"firstKeptEntryId":"m1","tokensBefore":100}"#,
+        r#"{"type":"message","id":"m2","parentId":"c0","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}"#,
+        r#"{"type":"compaction","id":"c1","parentId":"m2","timestamp":"2025-01-01T00:00:04.000Z","summary":"the summary","firstKeptEntryId":"m2","tokensBefore":100}"#,
+    ];
+    std::fs::write(
+        run.home.path().join("damaged.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+    let text = run.ctxkit(&["compactions", "damaged.jsonl"]);
+    assert!(text.starts_with("exit: 0\n"), "{text}");
+    assert!(
+        text.contains(
+            "c0  2025-01-01T00:00:02.000Z  unreadable (line 3: invalid type: integer `12345`"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("c1  "), "{text}");
+    let json = run.ctxkit(&["compactions", "damaged.jsonl", "--json"]);
+    assert!(json.contains("\"unreadable\": \"line 3: "), "{json}");
+
+    let words = "a long enough reply about the parser ".repeat(60);
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s2","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_owned(),
+        format!(r#"{{"type":"message","id":"m1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{words}","timestamp":1}}}}"#),
+        r#"{"type":"message","id":"m2","parentId":"m1","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":42}}"#.to_owned(),
+        format!(r#"{{"type":"message","id":"m3","parentId":"m2","timestamp":"2025-01-01T00:00:03.000Z","message":{{"role":"user","content":"{words}","timestamp":3}}}}"#),
+    ];
+    std::fs::write(
+        run.home.path().join("bad-message.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+    let preview = run.ctxkit(&[
+        "compact",
+        "bad-message.jsonl",
+        "--preview",
+        "--keep-recent-tokens",
+        "50",
+    ]);
+    assert!(!preview.starts_with("exit: 0\n"), "{preview}");
+    assert!(!preview.contains("ctxkit-preview-"), "{preview}");
+    assert!(preview.contains("`bad-message.jsonl` line 3"), "{preview}");
 }
 
 /// Issue 17, defect 4: `compact` on a session without an assistant message printed "Compacted"
