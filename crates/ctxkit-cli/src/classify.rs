@@ -446,6 +446,7 @@ fn classify_llm(error: &ctxkit_llm::LlmError) -> (u8, Option<String>) {
         | LlmError::RetryDelayTooLong { .. }
         | LlmError::Cancelled { .. }
         | LlmError::InvalidResponse { .. }
+        | LlmError::ReplyFailed { .. }
         | LlmError::UnusableSummary { .. }
         | LlmError::SilentOverflow { .. }
         | LlmError::Client { .. }

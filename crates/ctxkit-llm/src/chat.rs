@@ -263,6 +263,7 @@ impl ModelClient {
             | LlmError::Timeout { .. }
             | LlmError::RetryDelayTooLong { .. }
             | LlmError::InvalidResponse { .. }
+            | LlmError::ReplyFailed { .. }
             | LlmError::UnusableSummary { .. }
             | LlmError::SilentOverflow { .. }
             | LlmError::MissingApiKey { .. }

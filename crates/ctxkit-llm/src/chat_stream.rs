@@ -171,11 +171,10 @@ impl ModelClient {
             StopReason::Error => {
                 // The reason as the reply says it (`Prompt blocked: SAFETY`, a cut stream), the
                 // words a whole answer's failure uses too (`wire::parse`).
-                let message = reply.error_message.unwrap_or_default();
-                return Err(LlmError::InvalidResponse {
+                // Said once (QA 2026-12-07: "sent an unreadable answer: Overloaded: Overloaded").
+                return Err(LlmError::ReplyFailed {
                     provider: config.provider.clone(),
-                    message: message.clone(),
-                    body: message,
+                    message: reply.error_message.unwrap_or_default(),
                 });
             }
             StopReason::Stop | StopReason::Length | StopReason::ToolUse => {}

@@ -97,6 +97,10 @@ pub enum LlmError {
         message: String,
         body: String,
     },
+    /// A streamed reply that ended in an error: the provider's `error` event (`Overloaded`), a
+    /// stream cut short, a blocked prompt. `message` is the reason as the reply says it.
+    #[error("Provider `{provider}`'s reply failed: {message}")]
+    ReplyFailed { provider: String, message: String },
     /// A summary request answered with something that is not a whole summary: cut at the token cap
     /// (`length`), or a tool call (Pi 0.87 fails both). Nothing is written; retry with a larger
     /// output limit or another model.
@@ -241,6 +245,7 @@ impl LlmError {
             | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
+            | Self::ReplyFailed { .. }
             | Self::UnusableSummary { .. }
             | Self::MissingApiKey { .. }
             | Self::EndpointOfAnotherProvider { .. }
@@ -268,6 +273,7 @@ impl LlmError {
             | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
+            | Self::ReplyFailed { .. }
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
@@ -297,6 +303,7 @@ impl LlmError {
             | Self::Timeout { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
+            | Self::ReplyFailed { .. }
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
@@ -353,6 +360,7 @@ impl LlmError {
             Self::RetryDelayTooLong { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
+            | Self::ReplyFailed { .. }
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }
@@ -381,6 +389,7 @@ impl LlmError {
             | Self::Redirected { .. }
             | Self::Cancelled { .. }
             | Self::InvalidResponse { .. }
+            | Self::ReplyFailed { .. }
             | Self::UnusableSummary { .. }
             | Self::SilentOverflow { .. }
             | Self::MissingApiKey { .. }

@@ -152,7 +152,10 @@ pub(crate) fn parse(config: &ProviderConfig, body: &str) -> Result<Completion, L
     if config.api == Api::Gemini
         && let Some(blocked) = gemini_tools::blocked_prompt(&value)
     {
-        return Err(invalid(&blocked));
+        return Err(LlmError::ReplyFailed {
+            provider: config.provider.clone(),
+            message: blocked,
+        });
     }
     let parsed = match config.api {
         Api::AnthropicMessages => anthropic::parse(&value),

@@ -297,7 +297,7 @@ async fn a_blocked_gemini_summary_says_why_streamed_or_whole() {
     let whole = client.complete(&request, &cancel).await.unwrap_err();
     for error in [streamed.to_string(), whole.to_string()] {
         assert!(
-            error.contains("sent an unreadable answer: Prompt blocked: PROHIBITED_CONTENT"),
+            error.ends_with("'s reply failed: Prompt blocked: PROHIBITED_CONTENT"),
             "{error}"
         );
     }
