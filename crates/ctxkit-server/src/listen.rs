@@ -371,9 +371,14 @@ async fn health(state: &State) -> Reply {
 /// only), a request from a program of the user who started the server (or root) that is no web
 /// page's: without an `Origin`, or with the server's own address as its one `Origin`.
 fn authorized(state: &State, request: &Request<Incoming>, connection: &Connection) -> bool {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
+    // One credential: a request with two `Authorization` headers is refused whichever comes
+    // first (QA 2026-12-07: only the first was read), as two `Origin`s are.
+    let mut credentials = request.headers().get_all(header::AUTHORIZATION).iter();
+    let first = credentials.next();
+    if credentials.next().is_some() {
+        return false;
+    }
+    let presented = first
         .and_then(|value| value.to_str().ok())
         .and_then(crate::access::bearer_token)
         .map(digest);

@@ -70,6 +70,21 @@ async fn any_origin_is_taken_with_the_token() {
     assert_eq!(init["result"]["server"], "ctxkit", "{init}");
 }
 
+/// QA 2026-12-07: with two `Authorization` headers only the first was read: the right token then
+/// a wrong one passed, the other order did not. Two credentials are refused either way.
+#[tokio::test]
+async fn two_authorization_headers_are_refused_in_either_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (address, _stop, _running) = listen(config(dir.path(), None), Some("s3cret")).await;
+    for pair in [["Bearer s3cret", "Bearer wrong"], ["Bearer wrong", "Bearer s3cret"]] {
+        let headers = [("authorization", pair[0]), ("authorization", pair[1])];
+        let error = connect(address, &headers).await.unwrap_err().to_string();
+        assert!(error.contains("401"), "{pair:?}: {error}");
+    }
+    let headers = [("authorization", "Bearer s3cret")];
+    assert!(connect(address, &headers).await.is_ok());
+}
+
 /// A tester's client connected to `ws://localhost:PORT` (`--listen`'s own hint names
 /// `localhost:8477`) and was refused with "the Origin must be this server's own address … as the
 /// client connected to it", which it was. The refusal names the address to connect to.

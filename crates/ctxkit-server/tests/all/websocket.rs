@@ -74,8 +74,9 @@ pub(crate) async fn connect(
     headers: &[(&str, &str)],
 ) -> Result<Socket, String> {
     let mut request = format!("ws://{address}/rpc").into_client_request().unwrap();
+    // Appended: a name given twice is sent twice.
     for (name, value) in headers {
-        request.headers_mut().insert(
+        request.headers_mut().append(
             hyper::header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
             value.parse().unwrap(),
         );
