@@ -33,6 +33,7 @@ mod store;
 mod store_copy;
 mod store_fork;
 mod store_reimport;
+mod store_simulate;
 mod store_sync;
 
 pub(crate) use store_sync::SyncStatus;

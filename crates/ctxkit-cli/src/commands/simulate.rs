@@ -58,6 +58,13 @@ pub struct SimulateArgs {
     json: bool,
 }
 
+impl SimulateArgs {
+    /// The sessions named, files or ids.
+    pub(crate) fn session_names_mut(&mut self) -> impl Iterator<Item = &mut String> {
+        self.sessions.iter_mut().chain(&mut self.session_flags)
+    }
+}
+
 /// A count of at least one (a window of no token, or a session of no call, simulates nothing).
 fn positive<T: std::str::FromStr + PartialEq + Default>(text: &str) -> Result<T, String> {
     match text.parse::<T>() {

@@ -126,8 +126,15 @@ fn uses_store(command: &mut Command) -> bool {
     let names_a_missing_file = session_argument(command).is_some_and(|(file, _)| !file.exists());
     let views_a_missing_file = matches!(command, Command::View { web, .. }
         if web.file.as_ref().is_some_and(|file| !file.exists()));
+    let simulates_a_missing_file = match command {
+        Command::Simulate(args) => args
+            .session_names_mut()
+            .any(|name| !std::path::Path::new(name.as_str()).exists()),
+        _ => false,
+    };
     names_a_missing_file
         || views_a_missing_file
+        || simulates_a_missing_file
         || matches!(
             command,
             Command::Sessions { from: None, .. }
@@ -176,6 +183,14 @@ pub fn run(
         && let Command::Chat(args) = &mut command
     {
         super::store_fork::chat_in_store(url, args)?;
+    }
+    if url.is_database()
+        && let Command::Simulate(args) = &mut command
+    {
+        let copies = super::store_simulate::copy_stored_sessions(url, args.session_names_mut())?;
+        let outcome = dispatch(command, out);
+        drop(copies);
+        return outcome;
     }
     if url.is_database()
         && let Command::Import { out: None, .. } = &command

@@ -296,3 +296,18 @@ fn a_database_over_tls_is_verified_or_refused_with_the_way_out() {
     assert!(output.starts_with("exit: 2"), "{output}");
     assert!(output.contains("sslmode=require"), "{output}");
 }
+
+/// QA 2026-12-07: `simulate ID` on a database store said the id was neither a file nor a session
+/// of the sessions folder, which a database store does not use. It replays the stored session,
+/// named by its id in the report, as every other command that takes a session FILE reads one.
+#[test]
+fn simulate_replays_a_database_session_named_by_its_id() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let (file, id) = fresh_copy(&run, "good-large-realistic.jsonl");
+    run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    let simulated = run.ctxkit(&with_store(&url, &["simulate", &id[..13]]));
+    assert!(simulated.starts_with("exit: 0"), "{simulated}");
+    assert!(simulated.contains(&id), "{simulated}");
+    assert!(!simulated.contains(".jsonl"), "{simulated}");
+}
