@@ -76,7 +76,10 @@ async fn any_origin_is_taken_with_the_token() {
 async fn two_authorization_headers_are_refused_in_either_order() {
     let dir = tempfile::tempdir().unwrap();
     let (address, _stop, _running) = listen(config(dir.path(), None), Some("s3cret")).await;
-    for pair in [["Bearer s3cret", "Bearer wrong"], ["Bearer wrong", "Bearer s3cret"]] {
+    for pair in [
+        ["Bearer s3cret", "Bearer wrong"],
+        ["Bearer wrong", "Bearer s3cret"],
+    ] {
         let headers = [("authorization", pair[0]), ("authorization", pair[1])];
         let error = connect(address, &headers).await.unwrap_err().to_string();
         assert!(error.contains("401"), "{pair:?}: {error}");
