@@ -126,11 +126,11 @@ fn uses_store(command: &mut Command) -> bool {
     let names_a_missing_file = session_argument(command).is_some_and(|(file, _)| !file.exists());
     let views_a_missing_file = matches!(command, Command::View { web, .. }
         if web.file.as_ref().is_some_and(|file| !file.exists()));
-    let simulates_a_missing_file = match command {
-        Command::Simulate(args) => args
-            .session_names_mut()
-            .any(|name| !std::path::Path::new(name.as_str()).exists()),
-        _ => false,
+    let simulates_a_missing_file = if let Command::Simulate(args) = command {
+        args.session_names_mut()
+            .any(|name| !std::path::Path::new(name.as_str()).exists())
+    } else {
+        false
     };
     names_a_missing_file
         || views_a_missing_file
