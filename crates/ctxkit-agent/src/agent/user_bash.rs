@@ -68,11 +68,13 @@ impl Agent {
             Ok(Err(error)) => crate::tools::BashRun {
                 output: error,
                 trailing_newlines: 0,
+                dropped_bytes: 0,
                 end: BashEnd::Exited(None),
             },
             Err(error) => crate::tools::BashRun {
                 output: format!("The command failed: {error}"),
                 trailing_newlines: 0,
+                dropped_bytes: 0,
                 end: BashEnd::Exited(None),
             },
         };

@@ -2,6 +2,7 @@
 //! cancellation. The command runs in its own process group, which is killed as a whole on timeout
 //! or cancel (so a Ctrl-C in the terminal reaches ctxkit, not the command).
 
+use std::collections::VecDeque;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -61,6 +62,9 @@ pub struct BashRun {
     pub output: String,
     /// The newlines taken off the end of `output`: the saved full output keeps them.
     pub trailing_newlines: usize,
+    /// The output's first bytes that were not kept (beyond the capture's limit); `output` says
+    /// so on its first line.
+    pub dropped_bytes: usize,
     pub end: BashEnd,
 }
 
@@ -88,23 +92,35 @@ pub fn run_bash(
         BashEnd::Cancelled => Some(cancelled_status(context)),
         end @ (BashEnd::Exited(_) | BashEnd::TimedOut(_)) => end.status(),
     };
-    let (body, full) = if run.output.is_empty() {
-        ("(no output)".to_owned(), String::new())
-    } else {
-        // The saved full output is the command's, byte for byte (QA r105: its last newline was
-        // dropped); the model is shown it without the trailing newlines.
-        let full = format!("{}{}", run.output, "\n".repeat(run.trailing_newlines));
-        (run.output, full)
-    };
+    // The saved full output is the command's, byte for byte (QA r105: its last newline was
+    // dropped); the model is shown it without the trailing newlines. One copy of a flood's
+    // output, not two.
+    let mut full = run.output;
+    let shown = full.len();
+    if shown > 0 {
+        full.push_str(&"\n".repeat(run.trailing_newlines));
+    }
+    let body = full
+        .get(..shown)
+        .filter(|body| !body.is_empty())
+        .unwrap_or("(no output)");
     let bound = |text: &str| super::limit::bound_within(text, Keep::Tail, context.max_output_bytes);
     let mut outcome = super::outcome_within(
-        &body,
+        body,
         super::Saved::Full(&full),
         bound,
         call_id,
         context,
         status.is_some(),
     );
+    if run.dropped_bytes > 0 {
+        // The line saying so opens the output, and the tail shown leaves it out: the model took
+        // a flood's 64 MB kept for the whole (QA 2026-12-07: 4 GB came, 4 GB were dropped).
+        outcome.text.push_str(&format!(
+            "\n\n[The command wrote {} bytes more before these; they were not kept]",
+            run.dropped_bytes
+        ));
+    }
     if let Some(status) = status {
         outcome.text.push_str("\n\n");
         outcome.text.push_str(&status);
@@ -175,7 +191,9 @@ fn execute_bash_capped(
         spawned.map_err(|error| format!("Cannot start `{}`: {error}", program.display()))?;
     // Until it is reaped: a chat ended by a signal kills its group (`running`).
     let _running = super::running::Running::register(child.id());
-    let (sender, receiver) = mpsc::channel::<Vec<u8>>();
+    // Bounded: a flood (`yes`) waits on the pipe rather than piling up chunks in memory (QA
+    // 2026-12-07: 750 MB for any flood, 11 times what the capture keeps).
+    let (sender, receiver) = mpsc::sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
     if let Some(mut stdout) = child.stdout.take() {
         std::thread::spawn(move || {
             let mut buffer = [0u8; 8192];
@@ -207,6 +225,10 @@ fn execute_bash_capped(
         }
         if let Ok(chunk) = receiver.recv_timeout(Duration::from_millis(20)) {
             capture.push(&chunk);
+            // Whatever else came meanwhile, before the next check of the command.
+            while let Ok(chunk) = receiver.try_recv() {
+                capture.push(&chunk);
+            }
             unreported = true;
         }
         if let Some(progress) = &context.progress
@@ -224,21 +246,29 @@ fn execute_bash_capped(
             Err(_) => break,
         }
     }
-    let text = capture.text();
-    let output = text.trim_end_matches('\n');
+    let dropped_bytes = capture.dropped;
+    let mut output = capture.text();
+    let kept = output.trim_end_matches('\n').len();
+    let trailing_newlines = output.len() - kept;
+    output.truncate(kept);
     Ok(BashRun {
-        output: output.to_owned(),
-        trailing_newlines: text.len() - output.len(),
+        output,
+        trailing_newlines,
+        dropped_bytes,
         end,
     })
 }
 
+/// Chunks of output read ahead of the capture at most.
+const CHUNKS_IN_FLIGHT: usize = 64;
+
 /// The end of a command's output: at most `max` bytes, the earlier ones dropped and counted. A
 /// flood's last lines (its result, its error) are what the model is shown, so they are what is
-/// kept; QA's 1 GB of output left the model only "[932891140 more bytes … dropped]".
+/// kept; QA's 1 GB of output left the model only "[932891140 more bytes … dropped]". A ring: the
+/// oldest bytes go as new ones come, never more than `max` held.
 struct Capture {
     max: usize,
-    bytes: Vec<u8>,
+    bytes: VecDeque<u8>,
     dropped: usize,
 }
 
@@ -246,33 +276,27 @@ impl Capture {
     fn new(max: usize) -> Self {
         Self {
             max,
-            bytes: Vec::new(),
+            bytes: VecDeque::new(),
             dropped: 0,
         }
     }
 
-    /// Adds `chunk`; the buffer is trimmed to `max` once it holds twice as much, so each byte is
-    /// moved at most once on average.
+    /// Adds `chunk`, dropping the oldest bytes beyond `max`.
     fn push(&mut self, chunk: &[u8]) {
-        self.bytes.extend_from_slice(chunk);
-        if self.bytes.len() > self.max.saturating_mul(2) {
-            self.trim();
-        }
-    }
-
-    fn trim(&mut self) {
-        let excess = self.bytes.len().saturating_sub(self.max);
-        if excess > 0 {
-            self.bytes.drain(..excess);
-            self.dropped += excess;
-        }
+        let skipped = chunk.len().saturating_sub(self.max);
+        let chunk = &chunk[skipped..];
+        let excess = (self.bytes.len() + chunk.len()).saturating_sub(self.max);
+        self.bytes.drain(..excess);
+        self.dropped += skipped + excess;
+        self.bytes.extend(chunk);
     }
 
     /// The last `count` lines of the output so far, as a running command's progress: escapes
     /// left out, a line redrawn with carriage returns (a progress bar) shown as last drawn.
     fn last_lines(&self, count: usize) -> String {
         let start = self.bytes.len().saturating_sub(PROGRESS_BYTES);
-        let lossy = String::from_utf8_lossy(&self.bytes[start..]);
+        let tail: Vec<u8> = self.bytes.range(start..).copied().collect();
+        let lossy = String::from_utf8_lossy(&tail);
         let text = anstream::adapter::strip_str(&lossy).to_string();
         let lines: Vec<&str> = text
             .trim_end_matches(['\n', '\r'])
@@ -286,16 +310,16 @@ impl Capture {
     /// escape sequences (colours, cursor moves: `ls --color=always`, `git -c color.ui=always`) are
     /// left out, as Pi leaves them out: noise to the model, and raw escapes on the screen.
     fn text(mut self) -> String {
-        self.trim();
-        let lossy = String::from_utf8_lossy(&self.bytes);
-        let kept = anstream::adapter::strip_str(&lossy).to_string();
-        if self.dropped == 0 {
-            return kept;
+        let lossy = String::from_utf8_lossy(self.bytes.make_contiguous());
+        let mut text = if self.dropped == 0 {
+            String::with_capacity(lossy.len())
+        } else {
+            format!("[{} earlier bytes of output were dropped]\n", self.dropped)
+        };
+        for piece in anstream::adapter::strip_str(&lossy) {
+            text.push_str(piece);
         }
-        format!(
-            "[{} earlier bytes of output were dropped]\n{kept}",
-            self.dropped
-        )
+        text
     }
 }
 
@@ -369,6 +393,23 @@ mod tests {
         assert_eq!(capture.last_lines(2), "loading 50%\nred");
         assert_eq!(capture.last_lines(9), "first\nsecond\nloading 50%\nred");
         assert_eq!(Capture::new(8).last_lines(3), "");
+    }
+
+    /// QA 2026-12-07: a flood held twice the capture's limit, and many copies of it after. The
+    /// ring holds at most its limit, the oldest bytes going first, counted.
+    #[test]
+    fn the_capture_holds_at_most_its_limit() {
+        let mut capture = Capture::new(10);
+        capture.push(b"0123456");
+        capture.push(b"789abc");
+        assert_eq!((capture.bytes.len(), capture.dropped), (10, 3));
+        capture.push(&[b'x'; 25]);
+        assert_eq!((capture.bytes.len(), capture.dropped), (10, 28));
+        capture.push(b"END");
+        assert_eq!(
+            capture.text(),
+            "[31 earlier bytes of output were dropped]\nxxxxxxxEND"
+        );
     }
 
     #[test]
@@ -510,6 +551,7 @@ mod tests {
             1_000_000,
         )
         .unwrap();
+        assert_eq!(run.dropped_bytes, 2_000_005);
         assert!(
             run.output.ends_with("a\nEND"),
             "{}",

@@ -58,7 +58,7 @@ pub fn bound_head_cutting_lines(text: &str, max_bytes: usize) -> Bounded {
 
 /// Whether `text` is within [`MAX_LINES`] and `max_bytes` as it is.
 pub fn fits(text: &str, max_bytes: usize) -> bool {
-    text.len() <= max_bytes && text.split('\n').count() <= MAX_LINES
+    text.len() <= max_bytes && line_count(text) <= MAX_LINES
 }
 
 /// `text`'s head as [`bound_head_cutting_lines`] keeps it, followed by the note `note` writes for
@@ -98,7 +98,7 @@ fn cut_with_note(
         let room = max_bytes.saturating_sub(reserve);
         let bounded = bound_with(text, keep, MAX_LINES, room, lines_kept);
         let mut cut = bounded.cut.unwrap_or_else(|| {
-            let lines = text.split('\n').count();
+            let lines = line_count(text);
             Cut {
                 total_lines: lines,
                 total_bytes: text.len(),
@@ -153,8 +153,10 @@ fn bound_with(
     max_bytes: usize,
     lines_kept: Lines,
 ) -> Bounded {
-    let lines: Vec<&str> = text.split('\n').collect();
-    if lines.len() <= max_lines && text.len() <= max_bytes {
+    // Counted, not collected: a flood of short lines (`yes`: 30 million in 60 MB) made a list of
+    // 480 MB here (QA 2026-12-07: 600 MB for any flood).
+    let total_lines = line_count(text);
+    if total_lines <= max_lines && text.len() <= max_bytes {
         return Bounded {
             text: text.to_owned(),
             cut: None,
@@ -162,9 +164,9 @@ fn bound_with(
     }
     let mut kept: Vec<&str> = Vec::new();
     let mut bytes = 0;
-    let ordered: Box<dyn Iterator<Item = &&str>> = match keep {
-        Keep::Head => Box::new(lines.iter()),
-        Keep::Tail => Box::new(lines.iter().rev()),
+    let ordered: Box<dyn Iterator<Item = &str>> = match keep {
+        Keep::Head => Box::new(text.split('\n')),
+        Keep::Tail => Box::new(text.rsplit('\n')),
     };
     for line in ordered {
         let cost = line.len() + usize::from(!kept.is_empty());
@@ -189,7 +191,7 @@ fn bound_with(
     let shown = kept.join("\n");
     Bounded {
         cut: Some(Cut {
-            total_lines: lines.len(),
+            total_lines,
             total_bytes: text.len(),
             shown_lines: kept.len(),
             shown_bytes: shown.len(),
@@ -198,6 +200,11 @@ fn bound_with(
         }),
         text: shown,
     }
+}
+
+/// The lines of `text` as `split('\n')` gives them (an empty text is one line).
+fn line_count(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1
 }
 
 /// At most `max_bytes` of one line, on a character boundary.
