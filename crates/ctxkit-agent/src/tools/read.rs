@@ -28,6 +28,10 @@ pub struct ReadArguments {
 /// `read {path, offset?, limit?}`: the file's lines from `offset` (1-based), bounded from the head.
 pub fn read(arguments: ReadArguments, context: &ToolContext) -> Result<ToolOutcome, String> {
     let shown = arguments.path.as_str();
+    // No line asked for: an empty result read as an empty file (QA 2026-12-07).
+    if arguments.limit == Some(0) {
+        return Err("`limit` must be at least 1; leave it out to read to the end".to_owned());
+    }
     let target = context.target("read", shown, Access::Read)?;
     let cannot = |reason: String| format!("Cannot read `{shown}`: {reason}");
     let mut opened = target
@@ -224,6 +228,25 @@ mod tests {
 
     use super::super::run_tool;
     use super::super::test_support::context;
+
+    /// QA 2026-12-07: `limit: 0` answered with nothing at all, read as an empty file.
+    #[test]
+    fn a_limit_of_no_line_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let outcome = run_tool(
+            "read",
+            &json!({"path": "a.txt", "limit": 0}),
+            "c",
+            &context(dir.path()),
+        );
+        assert!(outcome.is_error, "{}", outcome.text);
+        assert!(
+            outcome.text.contains("`limit` must be at least 1"),
+            "{}",
+            outcome.text
+        );
+    }
 
     /// QA r105: `read huge.txt offset=500000` of a 1,000,000-line, 101 MB file answered "offset
     /// 500000 is past the end of `huge.txt` (166112 lines)": only 16 MiB were read. Any line of a
