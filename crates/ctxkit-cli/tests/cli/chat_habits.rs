@@ -561,6 +561,30 @@ fn each_result_of_a_batch_comes_under_its_call() {
     assert!(lines[second - 1].contains("→ read two.txt"), "{screen}");
 }
 
+/// QA 2026-12-07: Ctrl-C at the input line only ever said "(Ctrl-D or /quit to leave)"; Pi 1.6
+/// quits on a second Ctrl-C within half a second. One Ctrl-C, or two far apart, does not.
+#[test]
+fn ctrl_c_twice_quickly_at_the_input_line_quits() {
+    if tmux_missing() {
+        return;
+    }
+    let world = World::new(100_000, json!({}));
+    world.answer(text("HELLO-BACK", 300));
+    let tmux = world.start("");
+    tmux.wait_idle(1);
+    tmux.line("hello");
+    tmux.wait_for("HELLO-BACK");
+    tmux.wait_idle(1);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("(Ctrl-C twice quickly quits, as Ctrl-D and /quit do)");
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    tmux.keys(&["C-c"]);
+    tmux.wait_for_count("(Ctrl-C twice quickly quits", 2);
+    assert!(!tmux.screen().contains("ctxkit chat --continue"));
+    tmux.keys(&["C-c", "C-c"]);
+    tmux.wait_for("ctxkit chat --continue");
+}
+
 /// `ctxkit chat | tee log` typed at a terminal: the input line is drawn on the terminal itself, so
 /// the log holds the replies and none of the line editor's escape codes.
 #[test]

@@ -66,6 +66,10 @@ impl Ask for Terminal {
     }
 }
 
+/// A second Ctrl-C at the input line within this long of the first quits the chat, as in Pi 1.6
+/// (QA 2026-12-07: ctxkit said "(Ctrl-D or /quit to leave)" each time).
+const QUIT_AGAIN_WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Esc twice at an empty input line, as `doubleEscapeAction` says: the rewind or `/fork`'s list;
 /// the text to put on the input line, if one was picked.
 fn after_double_escape(
@@ -265,6 +269,8 @@ pub fn run(
     // Lines typed ahead after the one entered now, set aside while it runs.
     let mut held = Vec::new();
     let mut ends = Ends::default();
+    // Ctrl-C at the input line: twice in a row quits, as in Pi 1.6.
+    let mut last_interrupt: Option<std::time::Instant> = None;
     if let Some(text) = send_starting(runtime, chat, &mut terminal, starting, &mut ends) {
         initial = text;
     }
@@ -300,6 +306,7 @@ pub fn run(
         let line = match line {
             Ok(line) => {
                 chat.interrupts.left_input_line();
+                last_interrupt = None;
                 line
             }
             Err(ReadlineError::Interrupted) if double_escape.take() => {
@@ -310,7 +317,12 @@ pub fn run(
                 continue;
             }
             Err(ReadlineError::Interrupted) => {
-                chat.ui.info("(Ctrl-D or /quit to leave)");
+                if last_interrupt.is_some_and(|at| at.elapsed() < QUIT_AGAIN_WITHIN) {
+                    break;
+                }
+                last_interrupt = Some(std::time::Instant::now());
+                chat.ui
+                    .info("(Ctrl-C twice quickly quits, as Ctrl-D and /quit do)");
                 continue;
             }
             Err(ReadlineError::Eof) => break,
