@@ -47,21 +47,24 @@ fn refused_connection_hint(provider: &str, text: &str) -> Option<String> {
     text.to_ascii_lowercase().contains("connection refused").then(|| {
         format!(
             "nothing accepted the connection: if `{provider}` is a server on this machine (Ollama: \
-             `ollama serve`; LM Studio, vLLM, llama.cpp), start it; `llm.baseUrl` names the \
-             address requests go to"
+             `ollama serve`; LM Studio, vLLM, llama.cpp), start it; `llm.baseUrl` (or \
+             `llm.providers.{provider}.baseUrl`) names the address requests go to"
         )
     })
 }
 
 /// What to check when `provider` refuses its credentials: its key variable (and `llm.apiKey`,
 /// which counts for the provider the settings name), or for a provider of one's own `llm.apiKey`
-/// and `llm.headers`.
+/// and `llm.headers`; and its `llm.providers` entry, which routes it when the settings hold one
+/// (QA 2026-12-07: the hint named only `llm.apiKey` for a key set there).
 pub fn credentials_hint(provider: &str) -> String {
     match find_provider(provider).and_then(|info| info.key_env) {
         Some(variable) => format!(
-            "the provider refused the credentials: check `{variable}`, the key `ctxkit login` saved for `{provider}`, or `llm.apiKey` when `defaultModel` is a model of `{provider}`"
+            "the provider refused the credentials: check `{variable}`, the key `ctxkit login` saved for `{provider}`, `llm.providers.{provider}.apiKey`, or `llm.apiKey` when `defaultModel` is a model of `{provider}`"
         ),
-        None => "the provider refused the credentials: check `llm.apiKey` and the auth headers in `llm.headers`".to_owned(),
+        None => format!(
+            "the provider refused the credentials: check `llm.providers.{provider}.apiKey` and `.headers` when the settings route `{provider}` there, else `llm.apiKey` and the auth headers in `llm.headers`"
+        ),
     }
 }
 
