@@ -574,6 +574,7 @@ fn not_loaded_hint(error: &SettingsError) -> String {
         | SettingsError::Parse { path, .. }
         | SettingsError::NotAnObject { path }
         | SettingsError::InvalidValue { path, .. }
+        | SettingsError::RefusedValue { path, .. }
         | SettingsError::Write { path, .. }
         | SettingsError::ScopeNotWritable { path, .. }
         | SettingsError::LockTimeout { path } => format!(
@@ -657,7 +658,9 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
                 path.display()
             )),
         ),
-        SettingsError::InvalidValue { .. } | SettingsError::InvalidKey { .. } => (
+        SettingsError::InvalidValue { .. }
+        | SettingsError::RefusedValue { .. }
+        | SettingsError::InvalidKey { .. } => (
             3,
             Some("`ctxkit config list` shows every setting and its current value".to_owned()),
         ),

@@ -129,6 +129,22 @@ pub enum SettingsError {
         /// The offending value, as JSON.
         found: String,
     },
+    /// A value given to be set (`ctxkit config set`) has the wrong type or is out of range; nothing
+    /// was written. The value came from the command, not from the file (QA 2026-12-07: "Invalid
+    /// value … in `settings.json`" blamed the file).
+    #[error(
+        "Invalid value for `{key}`: expected {expected}, found {found}; `{path}` was not changed"
+    )]
+    RefusedValue {
+        /// The settings file the value was meant for.
+        path: PathBuf,
+        /// The dotted key.
+        key: String,
+        /// What the schema accepts.
+        expected: String,
+        /// The value given, as JSON.
+        found: String,
+    },
     /// More than one value is wrong: the first in full and where the others are, so that one
     /// run names every value to fix (the chat named the first only; QA r98).
     #[error("{first}; also invalid: {}", others.join(", "))]

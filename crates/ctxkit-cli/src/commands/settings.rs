@@ -119,6 +119,7 @@ fn failed_path(error: &SettingsError) -> Option<&std::path::Path> {
         | SettingsError::Parse { path, .. }
         | SettingsError::NotAnObject { path } => Some(path),
         SettingsError::InvalidValue { .. }
+        | SettingsError::RefusedValue { .. }
         | SettingsError::InvalidValues { .. }
         | SettingsError::UnknownKey { .. }
         | SettingsError::InvalidKey { .. }

@@ -28,9 +28,8 @@ impl SettingsManager {
                 let mut report = validate::CheckReport::default();
                 validate::check_value(&path.dotted(), &kind, &value, &mut report);
                 if let Some(violation) = report.violations.into_iter().next() {
-                    return Err(SettingsError::InvalidValue {
+                    return Err(SettingsError::RefusedValue {
                         path: state.display_path(),
-                        line: None,
                         key: violation.key,
                         expected: violation.expected,
                         found: violation.found,
