@@ -38,7 +38,7 @@ pub(super) fn session_header(report: &SimulationReport, source: &SessionSource) 
     };
     format!(
         "Session `{}` ({}): {} calls in {} tasks, {} messages, {} tool results (largest {} tokens), \
-         {} tokens if every message is sent once; {} summary entries of the source not replayed. \
+         {} tokens if every message is sent once; {} of the source not replayed. \
          {} identifiers shown first by a tool result were named again by the assistant, {} times \
          in all (the naming calls). {damage}{left_out}Window {} tokens; compaction checks at {}.\n\n",
         source.path,
@@ -49,7 +49,10 @@ pub(super) fn session_header(report: &SimulationReport, source: &SessionSource) 
         trace.tool_results,
         thousands(trace.largest_tool_result_tokens),
         thousands(trace.transcript_tokens),
-        source.skipped_summaries,
+        match source.skipped_summaries {
+            1 => "1 summary entry".to_owned(),
+            count => format!("{} summary entries", thousands(count as u64)),
+        },
         trace.named_identifiers,
         trace.named_at_calls,
         thousands(report.context_window),

@@ -132,8 +132,11 @@ fn compact_target(
     if args.dry_run || args.preview {
         super::report_damage(&session, args.file)?;
     } else {
-        super::note_rewrite(&session, target)?;
+        super::note_damage_before_writing(&session, target)?;
     }
+    // Said once the compaction is written: "this write rewrites it as v3" came before "Nothing
+    // to compact … nothing was written" (QA 2026-12-07).
+    let rewritten_from = super::older_format(&session).filter(|_| !args.preview);
     let context_window = if args.context_window == 0 {
         setup.model_context_window.unwrap_or(0)
     } else {
@@ -171,6 +174,14 @@ fn compact_target(
     };
     if let Some(copy) = unwritten_copy.take() {
         copy.keep();
+    }
+    if let Some(version) = rewritten_from {
+        writeln!(
+            crate::redact::stderr(),
+            "note: `{}` was in session format v{version}; it is v3 now (entry ids as `ctxkit tree` \
+             shows them)",
+            target.display()
+        )?;
     }
     let (Some(entry_id), Some(before), Some(after)) =
         (end.entry_id.as_deref(), end.tokens_before, end.tokens_after)

@@ -78,10 +78,13 @@ pub fn info(
 
 /// What ctxkit does with a file in an old format.
 pub(super) fn old_format_note(version: u64) -> String {
-    format!(
-        "v{version} (older than v3): read migrated, ids derived from the file; commands that write \
-         rewrite it as v3"
-    )
+    // A v1 file has no ids: they are made from its lines. A v2 file's are its own.
+    let ids = if version < 2 {
+        ", ids derived from the file"
+    } else {
+        ""
+    };
+    format!("v{version} (older than v3): read migrated{ids}; commands that write rewrite it as v3")
 }
 
 pub fn tree(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {

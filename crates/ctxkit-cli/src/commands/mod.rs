@@ -496,12 +496,7 @@ pub(crate) fn note_rewrite(
     session: &ctxkit_session::Session,
     file: &std::path::Path,
 ) -> Result<()> {
-    // The lines that could not be read stay as they are; the write goes after the others.
-    warn_of_damage(
-        session,
-        file,
-        "writing after what could be read (unreadable lines are kept as they are)",
-    )?;
+    note_damage_before_writing(session, file)?;
     if let Some(version) = older_format(session) {
         writeln!(
             crate::redact::stderr(),
@@ -511,6 +506,19 @@ pub(crate) fn note_rewrite(
         )?;
     }
     Ok(())
+}
+
+/// Says on stderr, before a command may write to a file, that it is damaged: the lines that could
+/// not be read stay as they are, and the write goes after the others.
+pub(crate) fn note_damage_before_writing(
+    session: &ctxkit_session::Session,
+    file: &std::path::Path,
+) -> Result<()> {
+    warn_of_damage(
+        session,
+        file,
+        "writing after what could be read (unreadable lines are kept as they are)",
+    )
 }
 
 /// The format version of a session in an older format, which its next write rewrites as v3.

@@ -574,6 +574,32 @@ fn old_format_files_have_stable_ids_and_say_so() {
     assert!(!again.contains("rewrites it"), "{again}");
 }
 
+/// QA 2026-12-07: `compact` on a v2 file announced "this write rewrites it as v3", then found
+/// nothing to compact and wrote nothing; and `info` said a v2 file's ids were derived from it,
+/// which holds for v1 only. The rewrite is said once it happened.
+#[test]
+fn a_v2_file_is_said_to_be_rewritten_only_when_it_is() {
+    let run = Run::new();
+    let file = run.copy("legacy-v2.jsonl");
+    let path = file.to_str().unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let compacted = run.ctxkit(&["compact", path]);
+    assert!(compacted.contains("Nothing to compact"), "{compacted}");
+    assert!(!compacted.contains("v3"), "{compacted}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    let info = run.ctxkit(&["info", path]);
+    assert!(
+        info.contains("v2 (older than v3): read migrated;"),
+        "{info}"
+    );
+    let compacted = run.ctxkit(&["compact", path, "--keep-recent-tokens", "1"]);
+    assert!(
+        compacted.contains("Compacted")
+            && compacted.contains("was in session format v2; it is v3 now"),
+        "{compacted}"
+    );
+}
+
 /// After an edit (or a compaction) the last usage reported measured another context: the count
 /// the context has now leads, as Pi 0.87 and later weigh it (sweep 9: the stale count led, and a
 /// compaction looked as if it saved nothing).
