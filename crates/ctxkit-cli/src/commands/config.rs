@@ -374,7 +374,20 @@ fn list(
     out: &mut dyn Write,
 ) -> Result<Outcome> {
     let mut rows = Vec::new();
+    // What an untrusted project's file holds that does not apply yet: shown as the file's, but not
+    // as if it were in effect (QA 2026-12-07: `llm.baseUrl … (project)` while `config get` said
+    // unset).
+    let held = settings.held_project_keys();
+    let is_held = |key: &str| {
+        held.iter().any(|held| {
+            key == held
+                || key
+                    .strip_prefix(held.as_str())
+                    .is_some_and(|rest| rest.starts_with('.'))
+        })
+    };
     for entry in settings.list() {
+        let held_here = project && is_held(&entry.key);
         let (value, origin) = if project {
             match settings.get_in(SettingsScope::Project, &entry.key)? {
                 Some(value) => (Some(value), Some(SettingOrigin::Project)),
@@ -384,7 +397,7 @@ fn list(
             (entry.value, entry.origin)
         };
         let mut row = Row {
-            problem: None,
+            problem: held_here.then(|| "waits for `ctxkit trust`: not in effect".to_owned()),
             value,
             origin: origin_name(origin),
             known: entry.known,

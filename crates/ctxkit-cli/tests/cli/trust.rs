@@ -622,3 +622,35 @@ fn an_untrusted_projects_npm_package_waits_and_a_committed_npmrc_is_refused() {
         );
     }
 }
+
+/// QA 2026-12-07: `config list --project` in an untrusted project showed `llm.baseUrl … (project)`
+/// as if it applied, while `config get llm.baseUrl` said unset. A held key says it waits.
+#[test]
+fn config_list_of_an_untrusted_project_says_what_waits_for_trust() {
+    let world = World::new();
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &json!({"llm": {"baseUrl": "http://127.0.0.1:9/v1"}, "compaction": {"keepRecentTokens": 1234}})
+            .to_string(),
+    );
+    let listed = world.ctxkit(&["config", "list", "--project"]);
+    assert!(listed.starts_with("exit: 0"), "{listed}");
+    let line = |key: &str| {
+        listed
+            .lines()
+            .find(|line| line.starts_with(key))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        line("llm.baseUrl").ends_with("(project; waits for `ctxkit trust`: not in effect)"),
+        "{listed}"
+    );
+    assert!(
+        line("compaction.keepRecentTokens").ends_with("(project)"),
+        "{listed}"
+    );
+    world.ctxkit(&["trust", "--yes"]);
+    let trusted = world.ctxkit(&["config", "list", "--project"]);
+    assert!(!trusted.contains("waits for"), "{trusted}");
+}
