@@ -181,13 +181,20 @@ pub fn context(
         let Some(value) = value_of(message)? else {
             continue;
         };
+        // Each message's entry id, for `edit-context` and `--leaf` (QA 2026-12-07: only `tree`
+        // showed them).
+        let id = session
+            .index()
+            .get(message.entry)
+            .map(|entry| entry.id().to_owned())
+            .unwrap_or_default();
         writeln!(out)?;
         match serde_json::from_value(value.clone()) {
             Ok(message) => {
-                writeln!(out, "── {} ──", role_label(&message))?;
+                writeln!(out, "── {} · {id} ──", role_label(&message))?;
                 writeln!(out, "{}", message_text(&message))?;
             }
-            Err(_) => writeln!(out, "── unreadable message ──\n{value}")?,
+            Err(_) => writeln!(out, "── unreadable message · {id} ──\n{value}")?,
         }
     }
     Ok(Outcome::Success)
