@@ -248,7 +248,19 @@ pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> 
     let mut counter = CallCounter::new(Responses::of_format(format), MAX_REPLAYED_CALLS);
     let mut replies = false;
     for stored in session.branch_path(None) {
-        let entry: SessionEntry = stored.parse().map_err(|error| bad_input(path, error))?;
+        let entry: SessionEntry = match stored.parse() {
+            Ok(entry) => entry,
+            // JSON of the wrong shape (a number for a content): left out, and said as damage,
+            // as a line that is no JSON is (QA 2026-12-07: the whole replay failed).
+            Err(ctxkit_session::SessionError::InvalidEntry { line, source, .. }) => {
+                loaded.damage.push(format!(
+                    "line {line}: entry `{}` could not be read ({source}); it is left out",
+                    stored.id()
+                ));
+                continue;
+            }
+            Err(error) => return Err(bad_input(path, error)),
+        };
         if let EntryKind::Compaction(compaction) = &entry.kind
             && loaded.messages.last().is_some_and(|last| {
                 ctxkit_import::wrote_compaction_summary(last, &compaction.summary)

@@ -255,3 +255,33 @@ fn a_damaged_session_is_replayed_with_the_warning_every_command_prints() {
         "{value}"
     );
 }
+
+/// QA 2026-12-07: a message line that is JSON of the wrong shape (a number for a reply's content)
+/// stopped the whole replay ("Cannot replay"), where a line that is no JSON is left out with a
+/// warning. It is left out the same way, and said.
+#[test]
+fn a_message_of_the_wrong_shape_is_left_out_of_the_replay_and_said() {
+    let run = Run::new();
+    let file = run.home.path().join("wrong-shape.jsonl");
+    let text = std::fs::read_to_string(crate::corpus("good-large-realistic.jsonl")).unwrap();
+    let mut lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let reply = lines
+        .iter_mut()
+        .rev()
+        .find(|line| line["type"] == "message" && line["message"]["role"] == "assistant")
+        .unwrap();
+    reply["message"]["content"] = serde_json::json!(42);
+    let written: Vec<String> = lines.iter().map(ToString::to_string).collect();
+    std::fs::write(&file, written.join("\n") + "\n").unwrap();
+    let output = run.ctxkit(&["simulate", file.to_str().unwrap(), "--strategy", "defaults"]);
+    assert!(output.starts_with("exit: 0\n"), "{output}");
+    assert!(
+        output.contains(
+            "could not be read (invalid type: integer `42`, expected a sequence); it is left out"
+        ),
+        "{output}"
+    );
+}
