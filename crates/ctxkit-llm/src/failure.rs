@@ -112,12 +112,16 @@ mod tests {
         assert_eq!(
             failure.hint.as_deref(),
             Some(
-                "the provider refused the credentials: check `ANTHROPIC_API_KEY`, the key `ctxkit login` saved for `anthropic`, or `llm.apiKey` when `defaultModel` is a model of `anthropic`"
+                "the provider refused the credentials: check `ANTHROPIC_API_KEY`, the key `ctxkit login` saved for `anthropic`, `llm.providers.anthropic.apiKey`, or `llm.apiKey` when `defaultModel` is a model of `anthropic`"
             )
         );
         let own = reply_failure("myco", "403 Forbidden");
         assert_eq!(own.message, "Provider `myco` returned HTTP 403: Forbidden");
-        assert!(own.hint.unwrap().contains("`llm.headers`"));
+        let hint = own.hint.unwrap();
+        assert!(
+            hint.contains("`llm.providers.myco.apiKey`") && hint.contains("`llm.headers`"),
+            "{hint}"
+        );
     }
 
     #[test]
