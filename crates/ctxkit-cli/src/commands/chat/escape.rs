@@ -137,6 +137,9 @@ pub fn read_key(prompt: &str, keys: &str, typing: bool) -> Result<(Option<char>,
     raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
     raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
     tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &raw).map_err(|_| ())?;
+    // A paste comes marked as one, so that none of its letters answers (QA 2026-12-07: a paste
+    // of "also look at the tests" answered "always" with its first letter).
+    bracketed_paste(true);
     let mut stdout = std::io::stdout();
     let mut question = KeyQuestion::new(keys, Instant::now(), typing);
     let _ = write!(stdout, "{prompt}");
@@ -161,6 +164,7 @@ pub fn read_key(prompt: &str, keys: &str, typing: bool) -> Result<(Option<char>,
             Step::Wait { now_typing: false } => {}
         }
     };
+    bracketed_paste(false);
     let _ = tcsetattr(stdin.as_fd(), SetArg::TCSANOW, &saved);
     let shown = match answer {
         Some('y') => "yes",

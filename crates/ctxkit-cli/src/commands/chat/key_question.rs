@@ -75,7 +75,10 @@ impl<'k> KeyQuestion<'k> {
             return Step::Answer(None);
         }
         if self.typing {
-            if quiet >= LINE_PAUSE && !self.pasting {
+            // A second's quiet ends what was typed, unless this is the Enter of a key typed
+            // before it (QA 2026-12-07: `y`, then Enter a second later, answered nothing and the
+            // Enter sent the kept text).
+            if quiet >= LINE_PAUSE && !self.pasting && bytes.first() != Some(&b'\r') {
                 self.kept.append(&mut self.line);
             }
             return self.read_typing(bytes);
@@ -271,6 +274,37 @@ mod tests {
         assert_eq!(
             typed(&mut question, asked, &[b"\x7f", b"n", b"\r"], 300),
             Step::Answer(Some('n'))
+        );
+        assert_eq!(question.into_kept(), b"");
+    }
+
+    /// QA 2026-12-07: a paste whose first letter is an answer's ("also look at the tests")
+    /// answered "always"; marked as a paste, it answers nothing and is kept.
+    #[test]
+    fn a_paste_starting_with_an_answer_letter_answers_nothing() {
+        let asked = Instant::now();
+        let mut question = KeyQuestion::new("yna", asked, false);
+        let paste: &[u8] = b"\x1b[200~also look at the tests\x1b[201~";
+        assert_eq!(
+            typed(&mut question, asked, &[paste], 2000),
+            Step::Wait { now_typing: true }
+        );
+        assert_eq!(question.into_kept(), paste);
+    }
+
+    /// QA 2026-12-07: `y`, then Enter more than a second later, answered nothing: the quiet
+    /// before the Enter put the `y` with the kept text, and the Enter sent it.
+    #[test]
+    fn an_answer_whose_enter_comes_late_still_answers() {
+        let asked = Instant::now();
+        let mut question = KeyQuestion::new("yna", asked, true);
+        assert_eq!(
+            question.read(b"y", asked + Duration::from_secs(3)),
+            Step::Wait { now_typing: false }
+        );
+        assert_eq!(
+            question.read(b"\r", asked + Duration::from_secs(5)),
+            Step::Answer(Some('y'))
         );
         assert_eq!(question.into_kept(), b"");
     }

@@ -91,6 +91,15 @@ impl TypeAhead {
         self.carry = carry;
     }
 
+    /// [`TypeAhead::keep`] for keys a question read and did not take as its answer: they were
+    /// typed before the answer, so they say nothing of typing now (QA 2026-12-07: the next
+    /// question, a moment later, wanted Enter of a user who had stopped typing).
+    pub fn keep_from_a_question(&mut self, bytes: &[u8]) {
+        let last_key_at = self.last_key_at;
+        self.keep(bytes);
+        self.last_key_at = last_key_at;
+    }
+
     /// Whether a key was read within `window` of now.
     pub fn typed_within(&self, window: std::time::Duration) -> bool {
         self.last_key_at.is_some_and(|at| at.elapsed() < window)

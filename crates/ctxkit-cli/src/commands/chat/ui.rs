@@ -177,7 +177,7 @@ impl Ui {
         if bytes.is_empty() {
             return;
         }
-        self.with_typed(|typed| typed.keep(bytes));
+        self.with_typed(|typed| typed.keep_from_a_question(bytes));
     }
 
     /// Texts typed with Enter while the agent works, taken to steer it
