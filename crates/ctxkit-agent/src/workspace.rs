@@ -118,12 +118,25 @@ pub struct Workspace {
     redactor: ctxkit_secrets::Redactor,
 }
 
-/// Folders of every project whose writes need the user's approval, wherever they are in it: git's
-/// config and hooks (a `core.fsmonitor` or hook runs at the user's next `git status`), Mercurial's
-/// and Jujutsu's (an `hgrc` hook runs at `hg status`, a `config.toml` pager at `jj log`), and
-/// ctxkit's, Pi's, Claude Code's and Codex's project folders (settings, hooks, prompts, packages:
-/// a hook there runs when that agent next starts).
-pub const GUARDED_NAMES: &[&str] = &[".git", ".ctxkit", ".pi", ".hg", ".jj", ".claude", ".codex"];
+/// Folders (and files) of every project whose writes need the user's approval, wherever they are
+/// in it: git's config and hooks (a `core.fsmonitor` or hook runs at the user's next `git
+/// status`), Mercurial's and Jujutsu's (an `hgrc` hook runs at `hg status`, a `config.toml` pager
+/// at `jj log`), ctxkit's, Pi's and other agents' project settings (hooks and MCP servers run when
+/// that agent next starts: `.claude`, `.codex`, `.gemini`, `.cursor`, `.mcp.json`), and the
+/// editor's (`.vscode`: a task run when the folder opens).
+pub const GUARDED_NAMES: &[&str] = &[
+    ".git",
+    ".ctxkit",
+    ".pi",
+    ".hg",
+    ".jj",
+    ".claude",
+    ".codex",
+    ".gemini",
+    ".cursor",
+    ".mcp.json",
+    ".vscode",
+];
 
 impl Workspace {
     /// The workspace of a project at `root`, with ctxkit's home of this process protected

@@ -242,8 +242,9 @@ impl Agent {
             format!("anything under `{}`", crate::names::shown_path(scope))
         };
         let question = format!(
-            "Write `{}`? ctxkit guards it (git config and hooks, ctxkit's project folder, hook \
-             scripts, the session file, packages) (always: {always})",
+            "Write `{}`? ctxkit guards it (version control config and hooks, ctxkit's and other \
+             agents' and editors' project settings, hook scripts, the session file, packages) \
+             (always: {always})",
             crate::names::shown_path(path)
         );
         match approver.approve(&call.name, &question).await {

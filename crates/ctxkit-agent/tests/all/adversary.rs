@@ -241,6 +241,23 @@ const ATTACKS: &[Attack] = &[
         holds: Holds::Refused("guarded"),
     },
     Attack {
+        name: "another agent's MCP servers given a command (QA 2026-12-07: `.mcp.json`, \
+               `.gemini/settings.json` and `.vscode/tasks.json` were written unasked)",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".mcp.json", "content": "{\"mcpServers\": {}}"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
+        name: "the editor's tasks given one that runs when the folder opens",
+        project_at_home: false,
+        links: &[],
+        tool: "write",
+        arguments: || json!({"path": ".vscode/tasks.json", "content": "{}"}),
+        holds: Holds::Refused("guarded"),
+    },
+    Attack {
         name: "a write through a symlink into .git",
         project_at_home: false,
         links: &[("gitlink", "project/.git")],

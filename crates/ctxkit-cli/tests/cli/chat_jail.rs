@@ -336,8 +336,9 @@ fn a_refusal_names_the_tool_called_and_keeps_its_reason() {
     assert!(words(&screen).contains("`edit .git/aaaa"), "{screen}");
     assert!(
         words(&screen).contains(
-            "is guarded (git config and hooks, ctxkit's project folder, hook scripts, the session \
-             file, packages) and the user did not approve the write"
+            "is guarded (version control config and hooks, ctxkit's and other agents' and \
+             editors' project settings, hook scripts, the session file, packages) and the user \
+             did not approve the write"
         ),
         "{screen}"
     );

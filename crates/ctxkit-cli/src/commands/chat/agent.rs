@@ -193,7 +193,8 @@ fn tool_spinner(tool: &str) -> String {
 /// What a piped chat, or one in print mode, says instead of asking.
 const NOT_ASKED: &str = "Not run: the chat's input is not a terminal, or it runs in print mode, \
 so nobody can be asked (--yes or `chat.confirmBash: false` runs commands without asking; `chat.readablePaths` lists \
-paths read without asking)";
+paths read without asking; a write into a guarded place, such as `.git` or another agent's settings, is only ever \
+made with an answer at the terminal)";
 
 /// Asks at the input line: `[y]es / [n]o / [a]lways`, one key; Ctrl-C or Ctrl-D stops the turn.
 /// The spinner (and its watch of the keyboard) stops while the question waits for its key.
