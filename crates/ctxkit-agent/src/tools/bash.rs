@@ -83,10 +83,15 @@ pub fn run_bash(
     if let Some(refusal) = context.workspace.project_refusal() {
         return ToolOutcome::error(format!("`bash` refused: {refusal}"));
     }
-    let run = match execute_bash(command, timeout, context) {
-        Ok(run) => run,
-        Err(error) => return ToolOutcome::error(error),
-    };
+    match execute_bash(command, timeout, context) {
+        Ok(run) => run_outcome(run, call_id, context),
+        Err(error) => ToolOutcome::error(error),
+    }
+}
+
+/// What the model is shown of a finished command: its output's end within the limits (the whole
+/// saved when cut), how it ended, and how much came before what was kept.
+fn run_outcome(run: BashRun, call_id: &str, context: &ToolContext) -> ToolOutcome {
     let status = match run.end {
         // Why: the user, or the server stopping, or its client gone (the engine knows).
         BashEnd::Cancelled => Some(cancelled_status(context)),
@@ -100,8 +105,12 @@ pub fn run_bash(
     if shown > 0 {
         full.push_str(&"\n".repeat(run.trailing_newlines));
     }
+    // The model is shown the command's output without the line that counts what was dropped
+    // (the saved file keeps it): bounded with it, a one-line output was "the last 1 of 2 lines"
+    // (QA 2026-12-07). The note after it says how much came before.
+    let marker = dropped_marker(run.dropped_bytes).len().min(shown);
     let body = full
-        .get(..shown)
+        .get(marker..shown)
         .filter(|body| !body.is_empty())
         .unwrap_or("(no output)");
     let bound = |text: &str| super::limit::bound_within(text, Keep::Tail, context.max_output_bytes);
@@ -259,6 +268,15 @@ fn execute_bash_capped(
     })
 }
 
+/// The line that opens a command's kept output when its first `dropped` bytes were not kept
+/// (empty when none were).
+fn dropped_marker(dropped: usize) -> String {
+    if dropped == 0 {
+        return String::new();
+    }
+    format!("[{dropped} earlier bytes of output were dropped]\n")
+}
+
 /// Chunks of output read ahead of the capture at most.
 const CHUNKS_IN_FLIGHT: usize = 64;
 
@@ -311,11 +329,8 @@ impl Capture {
     /// left out, as Pi leaves them out: noise to the model, and raw escapes on the screen.
     fn text(mut self) -> String {
         let lossy = String::from_utf8_lossy(self.bytes.make_contiguous());
-        let mut text = if self.dropped == 0 {
-            String::with_capacity(lossy.len())
-        } else {
-            format!("[{} earlier bytes of output were dropped]\n", self.dropped)
-        };
+        let mut text = dropped_marker(self.dropped);
+        text.reserve(lossy.len());
         for piece in anstream::adapter::strip_str(&lossy) {
             text.push_str(piece);
         }
@@ -575,6 +590,42 @@ mod tests {
             &context,
         );
         assert!(outcome.text.contains("aaaEND"), "{}", &outcome.text[..200]);
+    }
+
+    /// QA 2026-12-07: a flood of one long line was told to the model as "the last 1 of 2 lines",
+    /// the line counting what was dropped counted with it, and nothing said how much came before.
+    #[test]
+    fn what_a_flood_dropped_is_said_and_not_counted_as_its_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = context(dir.path());
+        let line = "x".repeat(200_000);
+        let run = BashRun {
+            output: format!("{}{line}", dropped_marker(123_456)),
+            trailing_newlines: 1,
+            dropped_bytes: 123_456,
+            end: BashEnd::Exited(Some(0)),
+        };
+        let outcome = run_outcome(run, "flood", &context);
+        assert!(
+            outcome
+                .text
+                .contains("showing all 1 lines, the first one cut (51200 of 200000 bytes"),
+            "{}",
+            &outcome.text[outcome.text.len() - 400..]
+        );
+        assert!(
+            outcome.text.ends_with(
+                "[The command wrote 123456 bytes more before these; they were not kept]"
+            ),
+            "{}",
+            &outcome.text[outcome.text.len() - 400..]
+        );
+        let saved = outcome.details.unwrap()["fullOutputPath"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let saved = std::fs::read_to_string(saved).unwrap();
+        assert_eq!(saved, format!("{}{line}\n", dropped_marker(123_456)));
     }
 
     #[test]
