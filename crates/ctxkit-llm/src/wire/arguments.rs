@@ -13,14 +13,16 @@ use serde_json::Value;
 const MAX_ARGUMENT_NESTING: usize = 64;
 
 /// Arguments text from the wire: `""` is `{}`; text with a raw control character or an invalid
-/// escape inside a string is read repaired, as Pi reads it (`"C:\Users"`, a raw newline); the
-/// error text to store otherwise.
+/// escape inside a string is read repaired, as Pi reads it (`"C:\Users"`, a raw newline), and a
+/// lone surrogate escape (`\ud83d` without its pair) as U+FFFD, as JavaScript writes it; the error
+/// text to store otherwise.
 pub(crate) fn read_arguments(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Object(JsonObject::new()));
     }
     let parsed = serde_json::from_str::<Value>(text).or_else(|error| {
-        let repaired = repaired_strings(text);
+        let surrogates = ctxkit_protocol::repair_lone_surrogates(text);
+        let repaired = repaired_strings(&surrogates);
         if repaired == text {
             return Err(error);
         }
@@ -163,6 +165,11 @@ mod tests {
             Ok(json!({"path": "C:\\Users\\me\notes.txt", "x": "é\"q\""}))
         );
         assert_eq!(read_arguments(r#"{"a": "end\"#).map(|_| ()).ok(), None);
+        // A lone surrogate escape, as Pi's JSON.parse takes it (QA 2026-12-07: refused).
+        assert_eq!(
+            read_arguments(r#"{"content": "a\ud83d b"}"#),
+            Ok(json!({"content": "a\u{fffd} b"}))
+        );
     }
 
     /// QA 2026-12-07: text that is no object was stored as a JSON string.
