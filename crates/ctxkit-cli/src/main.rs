@@ -145,8 +145,10 @@ pub(crate) fn report_failure(error: &anyhow::Error) -> u8 {
     let mut stderr = std::io::stderr().lock();
     let message = format!("error: {}", render::error_chain(error));
     let message = ctxkit_secrets::redact_credentials(&message);
+    let message = redact::shown_names(&message);
     let _ = writeln!(stderr, "{}", render::terminal_safe(&message));
     if let Some(hint) = hint {
+        let hint = redact::shown_names(&hint);
         let _ = writeln!(stderr, "hint: {}", render::terminal_safe(&hint));
     }
     code

@@ -29,6 +29,20 @@ pub fn show_path_as(path: &std::path::Path, name: &str) -> ShownAs {
     ShownAs { path }
 }
 
+impl ShownAs {
+    /// Keeps the name for the rest of the process: for an error about the copy, which is printed
+    /// after the command returns (QA 2026-12-07: `ctxkit check /tmp/ctxkit-session-…`, a file
+    /// gone by then).
+    pub fn keep_for_the_error(self) {
+        std::mem::forget(self);
+    }
+}
+
+/// `text` with every path shown under another name replaced by it (an error line, a hint).
+pub fn shown_names(text: &str) -> Cow<'_, str> {
+    with_shown_names(Cow::Borrowed(text))
+}
+
 impl Drop for ShownAs {
     fn drop(&mut self) {
         if let Ok(mut shown) = SHOWN_AS.lock() {

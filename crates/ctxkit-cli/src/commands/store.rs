@@ -189,7 +189,10 @@ pub fn run(
     {
         let copies = super::store_simulate::copy_stored_sessions(url, args.session_names_mut())?;
         let outcome = dispatch(command, out);
-        drop(copies);
+        match copies {
+            Some(copies) if outcome.is_err() => copies.keep_names_for_the_error(),
+            copies => drop(copies),
+        }
         return outcome;
     }
     if url.is_database()

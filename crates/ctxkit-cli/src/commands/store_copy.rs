@@ -198,7 +198,11 @@ impl Copy<'_> {
         let shown = crate::redact::show_path_as(&path, self.id);
         let mut printed = Vec::new();
         let result = dispatch(command, &mut printed);
-        drop(shown);
+        if result.is_err() {
+            shown.keep_for_the_error();
+        } else {
+            drop(shown);
+        }
         let committed = syncer.map(super::store_sync::Syncer::finish);
         let printed = String::from_utf8_lossy(&printed);
         out.write_all(

@@ -16,6 +16,15 @@ pub(super) struct StoredCopies {
     _shown: Vec<crate::redact::ShownAs>,
 }
 
+impl StoredCopies {
+    /// Removes the copies, and keeps their names for the error the command ends with.
+    pub(super) fn keep_names_for_the_error(self) {
+        for shown in self._shown {
+            shown.keep_for_the_error();
+        }
+    }
+}
+
 /// Replaces each of `names` that is no file by the path of a private copy of the database
 /// session it names; `None` when every name is a file.
 pub(super) fn copy_stored_sessions<'a>(
@@ -24,8 +33,11 @@ pub(super) fn copy_stored_sessions<'a>(
 ) -> Result<Option<StoredCopies>> {
     let stored: Vec<&mut String> = names
         .filter(|name| {
+            // A name that is a path (`./nope/x.jsonl`) is a file that is missing, said as such
+            // by the replay, not an id looked for in the store.
             let path = Path::new(name.as_str());
-            !path.exists() && !ctxkit_import::is_opencode_path(path)
+            let names_a_file = path.components().count() > 1 || name.ends_with(".jsonl");
+            !path.exists() && !names_a_file && !ctxkit_import::is_opencode_path(path)
         })
         .collect();
     if stored.is_empty() {

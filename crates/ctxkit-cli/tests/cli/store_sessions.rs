@@ -311,3 +311,40 @@ fn simulate_replays_a_database_session_named_by_its_id() {
     assert!(simulated.contains(&id), "{simulated}");
     assert!(!simulated.contains(".jsonl"), "{simulated}");
 }
+
+/// QA 2026-12-07: a command that failed on a damaged database session named its private
+/// temporary copy, gone by then, and the hint said to `ctxkit check` that file. The error and the
+/// hint name the session's id.
+#[test]
+fn an_error_in_a_database_session_names_it_by_its_id() {
+    let Some(url) = database() else { return };
+    let run = Run::new();
+    let (file, id) = fresh_copy(&run, "good-large-realistic.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let damaged: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+            if value["id"] == "6c360fcb" {
+                value["message"]["content"] = serde_json::json!(42);
+            }
+            value.to_string()
+        })
+        .collect();
+    std::fs::write(&file, damaged.join("\n") + "\n").unwrap();
+    let imported = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
+    assert!(imported.starts_with("exit: 0"), "{imported}");
+    for args in [&["compact", &id, "--preview"][..], &["tokens", &id]] {
+        let failed = run.ctxkit(&with_store(&url, args));
+        assert!(!failed.starts_with("exit: 0"), "{failed}");
+        assert!(!failed.contains("ctxkit-session-"), "{args:?}: {failed}");
+        assert!(
+            failed.contains(&format!("`{id}` line ")),
+            "{args:?}: {failed}"
+        );
+        assert!(
+            failed.contains(&format!("ctxkit check {id}")),
+            "{args:?}: {failed}"
+        );
+    }
+}
