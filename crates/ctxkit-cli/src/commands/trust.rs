@@ -75,30 +75,17 @@ pub fn trust(
         )?;
         return Ok(Outcome::Success);
     }
-    let mut lines = held_setting_lines(&pending.held);
-    // What trusting the hooks trusts besides the settings: the project files they run, as they are
-    // now (QA 2026-12-07: a changed script was trusted again with only the unchanged command shown).
-    if !pending.hook_scripts.is_empty() {
-        let scripts: Vec<String> = pending
-            .hook_scripts
-            .iter()
-            .map(|script| {
-                let shown = format!("`{}`", crate::render::terminal_safe(script));
-                // Which one changed, when trust is asked again for a changed script: the command
-                // shown is the same as before (QA 2026-12-07).
-                if pending.changed_scripts.contains(script) {
-                    format!("{shown} (changed since you trusted it)")
-                } else {
-                    shown
-                }
-            })
-            .collect();
-        lines.push(format!(
-            "the hooks run these project files, trusted as they are now (read them first): {}",
-            scripts.join(", ")
-        ));
-    }
+    let lines = review_lines(&pending);
     let what = what_waits(&pending);
+    // Nothing changed since the user trusted it: not asked again (QA 2026-12-07: "that need
+    // trust", and exit 2 off a terminal, for a project trusted as it is).
+    if pending.trusted {
+        writeln!(
+            out,
+            "The {what} of `{project}` are trusted as they are; nothing to do"
+        )?;
+        return Ok(Outcome::Success);
+    }
     if decision == TrustDecision::Ask {
         writeln!(out, "The {what} of `{project}` that need trust:")?;
         for line in &lines {
@@ -119,6 +106,34 @@ pub fn trust(
         writeln!(out, "  {line}")?;
     }
     Ok(Outcome::Success)
+}
+
+/// What `ctxkit trust` and the chat's `/trust` show before asking: each held setting with its
+/// value, then the project files the hooks run, which trusting covers as they are now (QA
+/// 2026-12-07: a changed script was trusted again with only the unchanged command shown), those
+/// changed since the last trust marked.
+pub(crate) fn review_lines(pending: &ctxkit_settings::ProjectTrust) -> Vec<String> {
+    let mut lines = held_setting_lines(&pending.held);
+    if pending.hook_scripts.is_empty() {
+        return lines;
+    }
+    let scripts: Vec<String> = pending
+        .hook_scripts
+        .iter()
+        .map(|script| {
+            let shown = format!("`{}`", crate::render::terminal_safe(script));
+            if pending.changed_scripts.contains(script) {
+                format!("{shown} (changed since you trusted it)")
+            } else {
+                shown
+            }
+        })
+        .collect();
+    lines.push(format!(
+        "the hooks run these project files, trusted as they are now (read them first): {}",
+        scripts.join(", ")
+    ));
+    lines
 }
 
 /// What of a project waits for trust, as the trust messages name it: its settings, and its

@@ -8,7 +8,6 @@ use anyhow::Result;
 use super::Chat;
 use super::agent::Ask;
 use crate::commands::settings::settings_of_project;
-use crate::commands::trust::held_setting_lines;
 
 impl Chat {
     /// `/trust [revoke]`.
@@ -38,7 +37,8 @@ impl Chat {
             ));
             return Ok(());
         }
-        let lines = held_setting_lines(&pending.held);
+        // The same review as `ctxkit trust`, the hooks' scripts with it.
+        let lines = crate::commands::trust::review_lines(&pending);
         let state = if pending.trusted {
             "trusted already"
         } else {
