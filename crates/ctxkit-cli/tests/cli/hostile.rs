@@ -433,7 +433,7 @@ fn cases() -> Vec<Case> {
             setup: |h| write(h, "settings.json", b"\xff\xfe{}"),
             args: &["config", "set", "theme", "light"],
             code: 3,
-            expect: "could not be loaded, so it was not modified",
+            expect: "is not UTF-8 text",
         },
         Case {
             name: "settings: deep nesting",
@@ -453,7 +453,7 @@ fn cases() -> Vec<Case> {
             setup: |h| std::fs::create_dir_all(h.join("settings.json")).unwrap(),
             args: &["config", "set", "theme", "light"],
             code: 3,
-            expect: "could not be loaded, so it was not modified",
+            expect: "is not a regular file",
         },
         Case {
             name: "settings: truncated, read",

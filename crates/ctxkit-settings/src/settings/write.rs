@@ -85,6 +85,11 @@ impl SettingsManager {
     pub fn unset(&mut self, scope: SettingsScope, key: &str) -> Result<bool, SettingsError> {
         let path = KeyPath::parse(key)?;
         let state = self.state_mut(scope);
+        // A file refused for where it is (a link out of the project's folder) says so, with its
+        // own hint (QA 2026-12-07: "could not be loaded … fix it by hand" for a valid file).
+        if let Some(refused @ SettingsError::Refused { .. }) = &state.load_error {
+            return Err(refused.clone());
+        }
         if let (Some(_), Some(file)) = (&state.load_error, &state.path) {
             return Err(SettingsError::ScopeNotWritable {
                 path: file.clone(),
@@ -118,6 +123,9 @@ impl SettingsManager {
             state.modified.clear();
             return Ok(());
         };
+        if let Some(refused @ SettingsError::Refused { .. }) = &state.load_error {
+            return Err(refused.clone());
+        }
         if state.load_error.is_some() {
             return Err(SettingsError::ScopeNotWritable { path, scope });
         }
