@@ -11,7 +11,7 @@ use serde_json::Value;
 
 /// The user's own settings: values for keys a project may not set, so a leak shows.
 const GLOBAL: &str = r#"{
-  "hooks": [{"command": ["/usr/bin/true"], "events": ["session_start"]}],
+  "hooks": [{"command": ["/usr/bin/true"], "events": ["before_compact"]}],
   "chat": {"passEnv": ["GH_TOKEN"], "readablePaths": ["/srv/data"], "confirmBash": true},
   "store": {"url": "/var/ctxkit/sessions"},
   "server": {"token": "user-token"},

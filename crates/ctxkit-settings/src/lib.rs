@@ -40,7 +40,7 @@ pub use pi_files::{
 };
 pub use pi_import::{LeftOut, PiImport, import_pi_models};
 pub use protected::{ProtectedResource, project_agent_skill_dirs, protected_resources};
-pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys};
+pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys, user_only};
 pub use settings::{
     Document, HeldEntry, HeldReason, ImportStep, KeyPath, SettingEntry, SettingLookup,
     SettingOrigin, SettingValue, SettingsDiagnostic, SettingsManager, add_package_source,

@@ -107,8 +107,13 @@ impl Locations {
 /// project's to choose. A file that does not load names no folder here; the commands that read
 /// the settings say why.
 fn configured_sessions_root(home: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(home.join("settings.json")).ok()?;
-    let settings: serde_json::Value = serde_json::from_str(&text).ok()?;
+    // Read as the settings are: a regular file only, never waiting on a FIFO, within the size
+    // limit, a byte order mark taken off (QA 2026-12-07: a FIFO here hung every command, and a
+    // file with a BOM lost its `sessionDir`).
+    let path = home.join("settings.json");
+    let text = ctxkit_jail::read_regular_to_string(&path, ctxkit_jail::MAX_RESOURCE_BYTES).ok()?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let settings: serde_json::Value = serde_json::from_str(text).ok()?;
     let value = settings.get("sessionDir")?.as_str()?.trim();
     if value.is_empty() {
         return None;

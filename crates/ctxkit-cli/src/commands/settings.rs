@@ -270,10 +270,35 @@ pub(crate) fn shell_of(
     environment: &ctxkit_settings::Environment,
 ) -> ctxkit_agent::tools::Shell {
     ctxkit_agent::tools::Shell {
+        // An empty `shellPath` is unset, as Pi reads it (QA 2026-12-07: every `bash` call failed
+        // naming the shell ``).
         path: typed
             .shell_path
             .as_deref()
+            .filter(|path| !path.trim().is_empty())
             .map(|path| ctxkit_settings::expand_tilde_strict(path, &environment.home)),
         command_prefix: typed.shell_command_prefix.clone(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
+mod tests {
+    /// QA 2026-12-07: `shellPath: ""` made every `bash` call fail; Pi reads it as unset.
+    #[test]
+    fn an_empty_shell_path_is_unset() {
+        let home = tempfile::tempdir().unwrap();
+        let environment = ctxkit_settings::Environment::new(home.path(), home.path());
+        let shell = |value: &str| {
+            let typed: ctxkit_settings::Settings =
+                serde_json::from_value(serde_json::json!({ "shellPath": value })).unwrap();
+            super::shell_of(&typed, &environment).path
+        };
+        assert_eq!(shell(""), None);
+        assert_eq!(shell("  "), None);
+        assert_eq!(
+            shell("/bin/zsh").as_deref(),
+            Some(std::path::Path::new("/bin/zsh"))
+        );
     }
 }

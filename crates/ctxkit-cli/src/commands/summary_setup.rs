@@ -82,11 +82,13 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
     let typed = settings.settings();
     let llm = &typed.llm;
     let retry = &typed.retry;
-    let max_retries = if retry.enabled {
-        u32::try_from(retry.max_retries).unwrap_or(u32::MAX)
-    } else {
-        0
-    };
+    // One retry loop: the provider client's retries (Pi's SDK retries a request itself before
+    // its agent retries the turn) add to it, and stay when `retry.enabled` is off, as in Pi (QA
+    // 2026-12-07: `retry.provider.maxRetries` was accepted and never read).
+    let agent_retries = if retry.enabled { retry.max_retries } else { 0 };
+    let provider_retries = retry.provider.max_retries.unwrap_or(0);
+    let max_retries =
+        u32::try_from(agent_retries.saturating_add(provider_retries)).unwrap_or(u32::MAX);
     let models = llm.models.as_deref().unwrap_or_default();
     let api = match llm.api.as_deref() {
         Some(name) => Some(
@@ -438,16 +440,24 @@ fn refuse_invalid_values(
     settings.check_loaded()?;
     let mut invalid = settings.diagnostics().into_iter().filter_map(|diagnostic| {
         let ctxkit_settings::SettingsDiagnostic::InvalidValue {
+            scope,
             path,
             line,
             key,
             expected,
             found,
-            ..
         } = diagnostic
         else {
             return None;
         };
+        // A project's value of a key read from the user's settings alone never applies (it is
+        // warned about as ignored): it stops nothing (QA 2026-12-07: `{"sessionDir": 5}` in a
+        // cloned project stopped `chat`, `serve` and `compact`).
+        let segments: Vec<&str> = key.split('.').collect();
+        if scope == ctxkit_settings::SettingsScope::Project && ctxkit_settings::user_only(&segments)
+        {
+            return None;
+        }
         checked(&key).then_some((path, line, key, expected, found))
     });
     let Some((path, line, key, expected, found)) = invalid.next() else {

@@ -355,3 +355,35 @@ async fn answer_in_order<const N: usize>(server: &MockServer, replies: [Response
         .mount(server)
         .await;
 }
+
+/// QA 2026-12-07: `retry.provider.maxRetries` was accepted (`config list` said it was acted on)
+/// and never read: with `retry.maxRetries: 0` a 500 failed at once where Pi's client retries it.
+/// Its retries add to the one retry loop, also with `retry.enabled: false`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_provider_clients_retries_are_made() {
+    for retry in [
+        json!({"maxRetries": 0, "baseDelayMs": 1, "provider": {"maxRetries": 2}}),
+        json!({"enabled": false, "baseDelayMs": 1, "provider": {"maxRetries": 2}}),
+    ] {
+        let server = MockServer::start().await;
+        let busy = ResponseTemplate::new(500)
+            .set_body_json(json!({"error": {"message": "busy", "type": "server_error"}}));
+        answer_in_order(&server, [busy.clone(), busy, answered("third time")]).await;
+        let run = Run::new();
+        std::fs::write(
+            run.home.path().join("settings.json"),
+            json!({"retry": retry}).to_string(),
+        )
+        .unwrap();
+        let output = print_chat(&run, &server, &["--no-session", "-p", "hi"], "");
+        assert!(
+            output.starts_with("exit: 0\nthird time"),
+            "{retry}: {output}"
+        );
+        assert_eq!(
+            server.received_requests().await.unwrap().len(),
+            3,
+            "{retry}"
+        );
+    }
+}

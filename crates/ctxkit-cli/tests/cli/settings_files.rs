@@ -64,6 +64,62 @@ fn a_project_settings_file_that_is_no_json_file_is_refused_at_once() {
     );
 }
 
+/// QA 2026-12-07: the user's `settings.json` as a FIFO hung every command (`sessions`, `info`,
+/// `config list`): `sessionDir` was read from it by a reader of its own, which also passed over a
+/// file with a byte order mark. It is read as the settings are.
+#[test]
+fn the_users_settings_file_as_a_fifo_hangs_nothing_and_a_bom_keeps_session_dir() {
+    let world = World::new();
+    std::fs::create_dir_all(world.home()).unwrap();
+    let file = world.home().join("settings.json");
+    mkfifo(&file);
+    for args in [&["sessions"][..], &["config", "list"]] {
+        let output = bounded(world.command(args));
+        assert!(output.status.success(), "{args:?}: {output:?}");
+    }
+    std::fs::remove_file(&file).unwrap();
+    let sessions = world.root.join("kept-here");
+    let text = format!(
+        "\u{feff}{}",
+        serde_json::json!({"sessionDir": sessions.display().to_string()})
+    );
+    std::fs::write(&file, text).unwrap();
+    let demo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo-session.jsonl");
+    let project = world.project().display().to_string();
+    let args = [
+        "fork-from",
+        demo.to_str().unwrap(),
+        "--cwd",
+        project.as_str(),
+    ];
+    let output = bounded(world.command(&args));
+    assert!(output.status.success(), "{output:?}");
+    let written: Vec<_> = walkdir_jsonl(&sessions);
+    assert_eq!(written.len(), 1, "{output:?}");
+    assert!(!world.home().join("sessions").exists(), "{output:?}");
+}
+
+/// The `.jsonl` files under `folder`, at any depth.
+fn walkdir_jsonl(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut folders = vec![folder.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|extension| extension == "jsonl")
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
 /// The user's own settings file may be a link into a dotfiles folder: read and written through.
 #[test]
 fn the_users_settings_may_be_a_link_anywhere() {
@@ -201,6 +257,20 @@ fn a_linked_project_folder_is_named_as_the_link() {
             "hint: `{}/proj/.ctxkit` is a link: make it a folder of its own in the project",
             world.root.display()
         )),
+        "{stderr}"
+    );
+    // The error itself says why, with that hint, not "could not be loaded … fix it by hand".
+    let error = stderr
+        .lines()
+        .find(|line| line.starts_with("error:"))
+        .unwrap();
+    assert!(error.contains("leads out of"), "{stderr}");
+    let last_hint = stderr
+        .lines()
+        .rfind(|line| line.starts_with("hint:"))
+        .unwrap();
+    assert!(
+        last_hint.contains("is a link: make it a folder"),
         "{stderr}"
     );
     assert_eq!(
@@ -451,4 +521,20 @@ fn a_flood_of_unknown_keys_is_warned_about_in_eight_lines_and_a_count() {
             .contains("warning: 12 more settings warnings (`ctxkit config list` shows every key)"),
         "{stderr}"
     );
+}
+
+/// QA 2026-12-07: a wrong value of a key read from the user's own settings alone, in a project's
+/// file, stopped `compact` (and `chat`, `serve`), though the project's value never applies. It is
+/// warned about as ignored and stops nothing.
+#[test]
+fn a_projects_wrong_value_of_a_user_only_key_stops_nothing() {
+    let world = World::new();
+    world.write("proj/.ctxkit/settings.json", r#"{"sessionDir": 5}"#);
+    let demo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo-session.jsonl");
+    let output = bounded(world.command(&["compact", demo.to_str().unwrap(), "--dry-run"]));
+    assert!(output.status.success(), "{output:?}");
+    let stderr = stderr(&output);
+    assert!(stderr.contains("sessionDir"), "{stderr}");
+    assert!(!stderr.contains("error:"), "{stderr}");
 }

@@ -41,7 +41,7 @@ fn accepted(kind: &ValueKind) -> Vec<Value> {
         ValueKind::ModelList => model_lists(),
         ValueKind::HookList => vec![
             json!([]),
-            json!([{"command": ["x"]}, {"command": ["x", "y"], "events": ["session_start"],
+            json!([{"command": ["x"]}, {"command": ["x", "y"], "events": ["before_compact"],
                 "timeoutMs": 0, "passEnv": ["A"]}, {"command": ["z"], "timeoutMs": 9_007_199_254_740_991_i64}]),
         ],
         ValueKind::EntryMap {

@@ -71,7 +71,17 @@ impl SettingsManager {
                 steps.push(ImportStep::ModelKept { provider, id });
                 continue;
             }
-            let context_window = model["contextWindow"].as_u64().unwrap_or_default();
+            // A whole number written as a float (`65536.0`) is the window it says (QA
+            // 2026-12-07: the summary printed "window 0").
+            let context_window = model["contextWindow"]
+                .as_u64()
+                .or_else(|| {
+                    model["contextWindow"]
+                        .as_f64()
+                        .filter(|window| window.fract() == 0.0 && *window >= 0.0)
+                        .map(|window| window as u64)
+                })
+                .unwrap_or_default();
             models.push(model.clone());
             steps.push(ImportStep::ModelAdded {
                 provider,
@@ -150,6 +160,26 @@ mod tests {
                 why: "y".to_owned(),
             }],
         }
+    }
+
+    /// QA 2026-12-07: a window written as `65536.0` was written as it is but said as "window 0".
+    #[test]
+    fn a_window_written_as_a_float_is_said_as_it_is() {
+        let mut settings = SettingsManager::in_memory(serde_json::Map::new());
+        let import = PiImport {
+            endpoints: Vec::new(),
+            models: vec![json!({"provider": "lab", "id": "q", "contextWindow": 65536.0})],
+            left_out: Vec::new(),
+        };
+        let steps = settings.apply_pi_import(&import).unwrap();
+        assert_eq!(
+            steps,
+            [ImportStep::ModelAdded {
+                provider: "lab".to_owned(),
+                id: "q".to_owned(),
+                context_window: 65536,
+            }]
+        );
     }
 
     #[test]

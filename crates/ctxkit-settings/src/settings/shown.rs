@@ -128,7 +128,9 @@ pub(crate) fn found_text(key: &str, value: &Value) -> String {
     if names_secret(key) && !value.is_null() {
         return Value::String(MASK.to_owned()).to_string();
     }
-    redact(key, value.clone()).to_string()
+    // A number too large for JSON's doubles is kept as a marked string: shown as written (QA
+    // 2026-12-07: `found "\u0001ctxkit:number:999…"`).
+    super::numbers::restore(redact(key, value.clone()).to_string())
 }
 
 fn redact(key: &str, value: Value) -> Value {
@@ -174,6 +176,19 @@ fn redact(key: &str, value: Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// QA 2026-12-07: a number too large for a double showed its internal mark in the warning.
+    #[test]
+    fn a_number_kept_as_written_is_shown_as_written() {
+        let protected: Value = serde_json::from_str(&super::super::numbers::protect(
+            r#"{"a": 99999999999999999999999}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            found_text("compaction.reserveTokens", &protected["a"]),
+            "99999999999999999999999"
+        );
+    }
 
     /// Attack: a secret of the wrong type was masked in the value `config get` printed but quoted
     /// whole by the warning beside it (`found ["sk-…"]`), and headers written as a string showed.

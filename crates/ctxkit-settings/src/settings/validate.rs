@@ -37,6 +37,57 @@ impl CheckReport {
     }
 }
 
+/// The events a command hook may name (the engine's `command_hooks`).
+pub const HOOK_EVENTS: [&str; 6] = [
+    "before_compact",
+    "after_compact",
+    "compaction_failed",
+    "before_tree",
+    "after_tree",
+    "before_fork",
+];
+
+/// What a `hooks` value should be, when it is not: an array of well-formed hooks whose events are
+/// among [`HOOK_EVENTS`] (QA 2026-12-07: `before_compactt` was taken, and the guard hook never
+/// ran).
+fn hook_list_problem(value: &Value) -> Option<String> {
+    let shape = "an array of {command: [program, args…], events?, timeoutMs?}";
+    let Some(hooks) = value.as_array() else {
+        return Some(shape.to_owned());
+    };
+    for hook in hooks {
+        let command_valid = hook
+            .get("command")
+            .and_then(Value::as_array)
+            .is_some_and(|command| !command.is_empty() && command.iter().all(Value::is_string));
+        let events = match hook.get("events") {
+            None => Some(Vec::new()),
+            Some(events) => events
+                .as_array()
+                .and_then(|events| events.iter().map(Value::as_str).collect::<Option<Vec<_>>>()),
+        };
+        let timeout_valid = hook.get("timeoutMs").is_none_or(|timeout| {
+            super::numbers::whole_number(timeout).is_some_and(|milliseconds| milliseconds >= 0)
+        });
+        let pass_env_valid = hook.get("passEnv").is_none_or(|names| {
+            names
+                .as_array()
+                .is_some_and(|names| names.iter().all(Value::is_string))
+        });
+        let Some(events) = events.filter(|_| command_valid && timeout_valid && pass_env_valid)
+        else {
+            return Some(shape.to_owned());
+        };
+        if let Some(unknown) = events.iter().find(|event| !HOOK_EVENTS.contains(event)) {
+            return Some(format!(
+                "hook events among {} (`{unknown}` is none of them)",
+                HOOK_EVENTS.join(", ")
+            ));
+        }
+    }
+    None
+}
+
 /// Checks `value` against `kind`; nested unknown keys and violations go into `report`.
 pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut CheckReport) {
     let mut violation = |expected: String| report.refuse(key, expected, value);
@@ -101,34 +152,8 @@ pub fn check_value(key: &str, kind: &ValueKind, value: &Value, report: &mut Chec
         }
         ValueKind::ModelList => super::model_list::check_models(key, value, report),
         ValueKind::HookList => {
-            let hook_valid = |hook: &Value| {
-                hook.get("command")
-                    .and_then(Value::as_array)
-                    .is_some_and(|command| {
-                        !command.is_empty() && command.iter().all(Value::is_string)
-                    })
-                    && hook.get("events").is_none_or(|events| {
-                        events
-                            .as_array()
-                            .is_some_and(|events| events.iter().all(Value::is_string))
-                    })
-                    && hook.get("timeoutMs").is_none_or(|timeout| {
-                        super::numbers::whole_number(timeout)
-                            .is_some_and(|milliseconds| milliseconds >= 0)
-                    })
-                    && hook.get("passEnv").is_none_or(|names| {
-                        names
-                            .as_array()
-                            .is_some_and(|names| names.iter().all(Value::is_string))
-                    })
-            };
-            if !value
-                .as_array()
-                .is_some_and(|hooks| hooks.iter().all(hook_valid))
-            {
-                violation(
-                    "an array of {command: [program, args…], events?, timeoutMs?}".to_owned(),
-                );
+            if let Some(expected) = hook_list_problem(value) {
+                violation(expected);
             }
         }
         ValueKind::EntryMap {
@@ -322,6 +347,33 @@ mod tests {
         assert_eq!(
             serde_json::to_value(typed.quiet_startup).unwrap(),
             json!("header")
+        );
+    }
+
+    /// QA 2026-12-07: a hook whose event was misspelled (`before_compactt`) was taken, and the
+    /// guard it was never ran. An event must be one the engine calls hooks for.
+    #[test]
+    fn a_hook_event_must_be_one_the_engine_calls() {
+        let hook = |event: &str| json!({"hooks": [{"command": ["true"], "events": [event]}]});
+        for event in HOOK_EVENTS {
+            let report = check_document(hook(event).as_object().unwrap());
+            assert_eq!(report, CheckReport::default(), "{event}");
+        }
+        let report = check_document(hook("before_compactt").as_object().unwrap());
+        assert_eq!(report.violations.len(), 1);
+        assert_eq!(report.violations[0].key, "hooks");
+        assert!(
+            report.violations[0]
+                .expected
+                .ends_with("(`before_compactt` is none of them)"),
+            "{:?}",
+            report.violations
+        );
+        let report = check_document(json!({"hooks": [{"command": []}]}).as_object().unwrap());
+        assert!(
+            report.violations[0]
+                .expected
+                .starts_with("an array of {command")
         );
     }
 

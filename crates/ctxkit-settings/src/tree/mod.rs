@@ -219,7 +219,9 @@ pub struct Settings {
     /// message when the kept messages open with a reply, which some providers refuse).
     #[schemars(extend("x-project" = true))]
     pub summary_role: SummaryRole,
-    /// Command hooks: `{command: [program, args…], events?: [names], timeoutMs?}`.
+    /// Command hooks: `{command: [program, args…], events?: [names], timeoutMs?}`; the events are
+    /// `before_compact`, `after_compact`, `compaction_failed`, `before_tree`, `after_tree` and
+    /// `before_fork` (none: every one).
     #[schemars(extend("x-check" = "hooks"))]
     pub hooks: Vec<CommandHookConfig>,
     /// `ctxkit serve --stdio` and `--listen`.

@@ -74,7 +74,9 @@ impl Default for RetryConfig {
 pub struct ProviderRetryConfig {
     /// The request's time limit in milliseconds; unset leaves the provider client's.
     pub timeout_ms: Option<u64>,
-    /// The provider client's retries; unset leaves its default.
+    /// The provider client's retries. ctxkit has one retry loop: these are added to
+    /// `retry.maxRetries`'s (and kept when `retry.enabled` is false, as Pi's SDK retries are);
+    /// unset adds none.
     pub max_retries: Option<u64>,
     /// The longest server-requested retry delay honoured, in milliseconds (0: no cap).
     pub max_retry_delay_ms: u64,
@@ -189,8 +191,9 @@ pub struct WarningsConfig {
 pub struct ChatConfig {
     /// Ask before each `bash` command.
     pub confirm_bash: bool,
-    /// The `bash` tool's default time limit, in seconds.
-    #[schemars(extend("x-project" = true))]
+    /// The `bash` tool's default time limit, in seconds (at least 1: 0 killed every command as it
+    /// started, and Pi refuses a time limit of 0 too).
+    #[schemars(extend("x-project" = true), range(min = 1))]
     pub bash_timeout_seconds: u64,
     /// Secret environment variables `bash` commands may see (read from the user's settings only).
     #[schemars(extend("x-user-only" = true))]

@@ -57,7 +57,7 @@ pub struct TransformSettings {
     /// thinking in blocks of `cacheBlockSize` tool results instead of moving the boundary every call.
     /// (The sliding window, once it acts, still changes the prefix on every call.)
     pub cache_aware: bool,
-    /// Tool results per block in cache-aware mode; 0 reads as 1.
+    /// Tool results per block in cache-aware mode.
     #[schemars(range(min = 1))]
     pub cache_block_size: usize,
     /// Move the prune boundary only when the move pays for itself under the prompt cache's prices
