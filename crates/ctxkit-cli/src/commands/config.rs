@@ -298,11 +298,17 @@ fn get(
     // Secrets below the key are masked as `config list` masks them; one asked for by name is not.
     let value = value.map(|value| shown_store(key, value.asked_for(key)));
     if json {
-        print_json(
-            out,
-            &json!({"key": key, "value": value, "origin": origin, "known": known,
-                "actedOn": known && !ctxkit_settings::is_pi_key_not_acted_on(key)}),
-        )?;
+        let mut record = json!({"key": key, "value": value, "origin": origin, "known": known,
+            "actedOn": known && !ctxkit_settings::is_pi_key_not_acted_on(key)});
+        // As `config list --project --json` says it of a key that waits for trust.
+        if project
+            && value.is_some()
+            && is_held(&settings.held_project_keys(), key)
+            && let Some(fields) = record.as_object_mut()
+        {
+            fields.insert("problem".to_owned(), json!(WAITS_FOR_TRUST));
+        }
+        print_json(out, &record)?;
     } else if let Some(value) = &value {
         writeln!(out, "{}", value.display_text())?;
     }
@@ -366,6 +372,19 @@ struct Row {
     problem: Option<String>,
 }
 
+/// What a project's key that waits for trust is said to be.
+const WAITS_FOR_TRUST: &str = "waits for `ctxkit trust`: not in effect";
+
+/// Whether `key` is one of `held` (an untrusted project's keys) or lies under one.
+fn is_held(held: &[String], key: &str) -> bool {
+    held.iter().any(|held| {
+        key == held
+            || key
+                .strip_prefix(held.as_str())
+                .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
 fn list(
     settings: &SettingsManager,
     project: bool,
@@ -378,16 +397,8 @@ fn list(
     // as if it were in effect (QA 2026-12-07: `llm.baseUrl … (project)` while `config get` said
     // unset).
     let held = settings.held_project_keys();
-    let is_held = |key: &str| {
-        held.iter().any(|held| {
-            key == held
-                || key
-                    .strip_prefix(held.as_str())
-                    .is_some_and(|rest| rest.starts_with('.'))
-        })
-    };
     for entry in settings.list() {
-        let held_here = project && is_held(&entry.key);
+        let held_here = project && is_held(&held, &entry.key);
         let (value, origin) = if project {
             match settings.get_in(SettingsScope::Project, &entry.key)? {
                 Some(value) => (Some(value), Some(SettingOrigin::Project)),
@@ -397,7 +408,7 @@ fn list(
             (entry.value, entry.origin)
         };
         let mut row = Row {
-            problem: held_here.then(|| "waits for `ctxkit trust`: not in effect".to_owned()),
+            problem: held_here.then(|| WAITS_FOR_TRUST.to_owned()),
             value,
             origin: origin_name(origin),
             known: entry.known,

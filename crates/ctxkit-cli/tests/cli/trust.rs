@@ -650,6 +650,11 @@ fn config_list_of_an_untrusted_project_says_what_waits_for_trust() {
         line("compaction.keepRecentTokens").ends_with("(project)"),
         "{listed}"
     );
+    let got = world.ctxkit(&["config", "get", "--project", "llm.baseUrl", "--json"]);
+    assert!(
+        got.contains("\"problem\": \"waits for `ctxkit trust`: not in effect\""),
+        "{got}"
+    );
     world.ctxkit(&["trust", "--yes"]);
     let trusted = world.ctxkit(&["config", "list", "--project"]);
     assert!(!trusted.contains("waits for"), "{trusted}");
