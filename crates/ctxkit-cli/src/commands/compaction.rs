@@ -419,7 +419,10 @@ pub fn compactions(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outco
     }
     for record in &records {
         writeln!(out, "{}", describe_compaction(record))?;
-        writeln!(out, "    {}", one_line(&record.summary, 76))?;
+        // An unreadable one has no summary to show (a line of blanks).
+        if record.unreadable.is_none() {
+            writeln!(out, "    {}", one_line(&record.summary, 76))?;
+        }
     }
     Ok(Outcome::Success)
 }

@@ -123,6 +123,12 @@ pub fn name(file: &Path, text: Option<&str>, out: &mut dyn Write) -> Result<Outc
     let text = text.unwrap_or_default();
     one_line("a session name", text.trim())?;
     let mut session = Session::open(file)?;
+    // Nothing to clear: nothing written, as `label --clear` of an unlabelled entry (QA
+    // 2026-12-07: each `--clear` appended an entry, and rewrote a v2 file as v3).
+    if text.is_empty() && session.session_name().is_none() {
+        writeln!(out, "The session has no name; nothing was written")?;
+        return Ok(Outcome::Success);
+    }
     note_rewrite(&session, file)?;
     session.append_session_info(text)?;
     session.flush_pending()?;

@@ -592,6 +592,14 @@ fn a_v2_file_is_said_to_be_rewritten_only_when_it_is() {
         info.contains("v2 (older than v3): read migrated;"),
         "{info}"
     );
+    // `name --clear` of a session without a name writes nothing (QA 2026-12-07: each one
+    // appended an entry, the first rewriting the file as v3).
+    let cleared = run.ctxkit(&["name", path, "--clear"]);
+    assert!(
+        cleared.contains("The session has no name; nothing was written"),
+        "{cleared}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
     let compacted = run.ctxkit(&["compact", path, "--keep-recent-tokens", "1"]);
     assert!(
         compacted.contains("Compacted")
@@ -793,6 +801,13 @@ fn an_unreadable_compaction_is_listed_and_a_preview_names_the_file() {
         "{text}"
     );
     assert!(text.contains("c1  "), "{text}");
+    // No summary line of blanks for the unreadable one.
+    assert!(
+        !text
+            .lines()
+            .any(|line| !line.is_empty() && line.trim().is_empty()),
+        "{text:?}"
+    );
     let json = run.ctxkit(&["compactions", "damaged.jsonl", "--json"]);
     assert!(json.contains("\"unreadable\": \"line 3: "), "{json}");
 
