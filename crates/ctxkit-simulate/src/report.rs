@@ -235,6 +235,15 @@ pub struct SimulationReport {
     pub wall_ms: f64,
 }
 
+/// `count` of a thing, one or many (`1 task`, `9 tasks`).
+pub(super) fn counted(count: u64, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{} {many}", thousands(count))
+    }
+}
+
 pub(super) fn thousands(value: u64) -> String {
     let digits = value.to_string();
     let mut out = String::new();
@@ -283,6 +292,13 @@ mod tests {
         assert!((stats.mean - 3.0).abs() < 1e-12);
         assert_eq!(TokenStats::of(&[7]).p50, 7);
         assert_eq!(TokenStats::of(&[]), TokenStats::default());
+    }
+
+    #[test]
+    fn one_or_many_are_counted() {
+        assert_eq!(counted(1, "task", "tasks"), "1 task");
+        assert_eq!(counted(9, "task", "tasks"), "9 tasks");
+        assert_eq!(counted(12_345, "call", "calls"), "12,345 calls");
     }
 
     #[test]

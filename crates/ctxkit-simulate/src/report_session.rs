@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::Strategy;
 use super::recall::RecallSample;
-use super::report::{SessionSource, SimulationReport, headline, recall_cell, thousands};
+use super::report::{SessionSource, SimulationReport, counted, headline, recall_cell, thousands};
 use super::report_markdown::check_name;
 
 /// The first paragraph of a real session's report.
@@ -37,22 +37,23 @@ pub(super) fn session_header(report: &SimulationReport, source: &SessionSource) 
         ),
     };
     format!(
-        "Session `{}` ({}): {} calls in {} tasks, {} messages, {} tool results (largest {} tokens), \
+        "Session `{}` ({}): {} in {}, {}, {} (largest {} tokens), \
          {} tokens if every message is sent once; {} of the source not replayed. \
          {} identifiers shown first by a tool result were named again by the assistant, {} times \
          in all (the naming calls). {damage}{left_out}Window {} tokens; compaction checks at {}.\n\n",
         source.path,
         source.format,
-        trace.calls,
-        trace.tasks,
-        trace.messages,
-        trace.tool_results,
+        counted(trace.calls as u64, "call", "calls"),
+        counted(trace.tasks as u64, "task", "tasks"),
+        counted(trace.messages as u64, "message", "messages"),
+        counted(trace.tool_results as u64, "tool result", "tool results"),
         thousands(trace.largest_tool_result_tokens),
         thousands(trace.transcript_tokens),
-        match source.skipped_summaries {
-            1 => "1 summary entry".to_owned(),
-            count => format!("{} summary entries", thousands(count as u64)),
-        },
+        counted(
+            source.skipped_summaries as u64,
+            "summary entry",
+            "summary entries"
+        ),
         trace.named_identifiers,
         trace.named_at_calls,
         thousands(report.context_window),
