@@ -375,15 +375,13 @@ fn authorized(state: &State, request: &Request<Incoming>, connection: &Connectio
     // first (QA 2026-12-07: only the first was read), as two `Origin`s are.
     let mut credentials = request.headers().get_all(header::AUTHORIZATION).iter();
     let first = credentials.next();
-    if credentials.next().is_some() {
-        return false;
-    }
+    let one_credential = credentials.next().is_none();
     let presented = first
         .and_then(|value| value.to_str().ok())
         .and_then(crate::access::bearer_token)
         .map(digest);
     match (state.token, presented) {
-        (Some(expected), Some(presented)) => expected == presented,
+        (Some(expected), Some(presented)) => one_credential && expected == presented,
         (Some(_), None) => false,
         (None, _) => {
             connection.this_user && !crate::access::from_a_web_page(request, connection.local)
@@ -403,12 +401,20 @@ fn header_has(request: &Request<Incoming>, name: header::HeaderName, word: &str)
 
 fn upgrade(state: &Arc<State>, mut request: Request<Incoming>, connection: Connection) -> Reply {
     if !authorized(state, &request, &connection) {
-        let presented = request.headers().contains_key(header::AUTHORIZATION);
+        let credentials = request
+            .headers()
+            .get_all(header::AUTHORIZATION)
+            .iter()
+            .count();
+        let presented = credentials > 0;
         let own_origin = connection.local.map_or_else(
             || "`http://ADDRESS:PORT`".to_owned(),
             |local| format!("`http://{local}`"),
         );
         let why = match (state.token.is_some(), connection.this_user) {
+            (true, _) if credentials > 1 => {
+                format!("a request carries one `Authorization` header; this one has {credentials}")
+            }
             (true, _) if presented => "the bearer token is wrong: it is not this server's token \
                  (`CTXKIT_SERVER_TOKEN`, setting `server.token`)"
                 .to_owned(),
