@@ -1217,12 +1217,20 @@ fn chat_slash_commands_reach_resources_the_tree_and_sessions() {
     }
     tmux.keys(&["C-c"]);
     tmux.wait_for("Interrupted");
-    let aborted = world
-        .entries(&file)
-        .into_iter()
-        .filter(|entry| entry["message"]["stopReason"] == "aborted")
-        .count();
-    assert_eq!(aborted, 1);
+    // The aborted reply is recorded as the turn ends, which a loaded machine may show after the
+    // notice: waited for, not read at once.
+    let aborted = || {
+        world
+            .entries(&file)
+            .into_iter()
+            .filter(|entry| entry["message"]["stopReason"] == "aborted")
+            .count()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while aborted() == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(aborted(), 1);
 
     // Fork, new session, resume by number.
     tmux.line(&format!("/fork {first_id}"));
