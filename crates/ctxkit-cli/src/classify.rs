@@ -664,6 +664,14 @@ fn classify_settings(error: &SettingsError) -> (u8, Option<String>) {
             3,
             Some("`ctxkit config list` shows every setting and its current value".to_owned()),
         ),
+        // Pi's own keys are no typos (QA 2026-12-07: `config set tuiMode regular` read as one).
+        SettingsError::UnknownKey { key, .. } if ctxkit_settings::is_pi_key_not_read(key) => (
+            3,
+            Some(format!(
+                "`{key}` is Pi's setting, which ctxkit does not read; `config set --force {key} …` \
+                 writes it for Pi"
+            )),
+        ),
         SettingsError::UnknownKey { .. } => (
             3,
             Some(

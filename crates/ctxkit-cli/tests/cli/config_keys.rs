@@ -206,3 +206,19 @@ fn a_project_value_that_waits_for_trust_says_so() {
     ]);
     assert!(!output.contains("note:"), "{output}");
 }
+
+/// QA 2026-12-07: `config set tuiMode regular` (a key of Pi's that ctxkit does not read) was
+/// refused as an unknown setting with the typo hint; it is named as Pi's, with the way to write
+/// it for Pi.
+#[test]
+fn setting_a_key_of_pis_says_it_is_pis() {
+    let world = World::new();
+    let refused = world.ctxkit(&["config", "set", "tuiMode", "regular"]);
+    assert!(refused.starts_with("exit: 3"), "{refused}");
+    assert!(
+        refused.contains("hint: `tuiMode` is Pi's setting, which ctxkit does not read"),
+        "{refused}"
+    );
+    let forced = world.ctxkit(&["config", "set", "--force", "tuiMode", "regular"]);
+    assert!(forced.starts_with("exit: 0"), "{forced}");
+}
