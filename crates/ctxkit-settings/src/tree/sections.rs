@@ -72,7 +72,9 @@ impl Default for RetryConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ProviderRetryConfig {
-    /// The request's time limit in milliseconds; unset leaves the provider client's.
+    /// The time limit, in milliseconds, of a request whose answer is not streamed (a summary from
+    /// a server that answers whole); streamed replies are bounded by `llm.timeouts`. Unset leaves
+    /// the provider client's.
     pub timeout_ms: Option<u64>,
     /// The provider client's retries. ctxkit has one retry loop: these are added to
     /// `retry.maxRetries`'s (and kept when `retry.enabled` is false, as Pi's SDK retries are);

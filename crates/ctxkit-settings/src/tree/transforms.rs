@@ -49,6 +49,8 @@ pub struct TransformSettings {
     /// Layer (c): drop the oldest messages while the view is above the threshold.
     pub window_enabled: bool,
     /// The sliding window acts when the estimated view exceeds this percentage of the context window.
+    /// With compaction on, the window is the last resort: a lower value is read as the midpoint
+    /// between the compaction threshold and the window, so that compaction still runs.
     #[schemars(range(min = 1, max = 100))]
     pub window_threshold_percent: u64,
     /// Messages at the end of the view the sliding window never drops.
