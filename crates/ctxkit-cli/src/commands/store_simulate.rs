@@ -12,14 +12,15 @@ use super::store::{open, runtime};
 
 /// The private copies a simulation reads, and the names they are shown by; both go when dropped.
 pub(super) struct StoredCopies {
+    /// Held for its removal when dropped.
     _folder: tempfile::TempDir,
-    _shown: Vec<crate::redact::ShownAs>,
+    shown: Vec<crate::redact::ShownAs>,
 }
 
 impl StoredCopies {
     /// Removes the copies, and keeps their names for the error the command ends with.
     pub(super) fn keep_names_for_the_error(self) {
-        for shown in self._shown {
+        for shown in self.shown {
             shown.keep_for_the_error();
         }
     }
@@ -60,6 +61,6 @@ pub(super) fn copy_stored_sessions<'a>(
     }
     Ok(Some(StoredCopies {
         _folder: folder,
-        _shown: shown,
+        shown,
     }))
 }

@@ -91,7 +91,11 @@ impl<'k> KeyQuestion<'k> {
             return Step::Answer(Some(key));
         }
         let key_sequence = bytes.first() == Some(&ESC) && !bytes.starts_with(PASTE_START);
-        if key_sequence || !bytes.iter().any(u8::is_ascii_graphic) {
+        // Text is any printable key: a space, a letter outside ASCII (`é`) too.
+        let text = bytes
+            .iter()
+            .any(|byte| byte.is_ascii_graphic() || *byte == b' ' || !byte.is_ascii());
+        if key_sequence || !text {
             // An arrow key, a lone Enter: no typing, nothing to keep as text.
             self.kept.extend_from_slice(bytes);
             return Step::Wait { now_typing: false };
@@ -213,6 +217,16 @@ mod tests {
             typed(&mut question, asked, &[b"y"], 100),
             Step::Wait { now_typing: true }
         );
+        // A first key that is a space or a letter outside ASCII is typing too.
+        for first in [&b" "[..], "é".as_bytes()] {
+            let mut question = KeyQuestion::new("yna", asked, false);
+            assert_eq!(
+                typed(&mut question, asked, &[first, b"a"], 600),
+                Step::Wait { now_typing: false },
+                "{first:?}"
+            );
+            assert!(question.wants_enter());
+        }
     }
 
     /// The QA case: "please wait" at 300 ms a key, each key after a "pause".
