@@ -109,10 +109,16 @@ fn run_outcome(run: BashRun, call_id: &str, context: &ToolContext) -> ToolOutcom
     // (the saved file keeps it): bounded with it, a one-line output was "the last 1 of 2 lines"
     // (QA 2026-12-07). The note after it says how much came before.
     let marker = dropped_marker(run.dropped_bytes).len().min(shown);
+    // A flood of blank lines kept only blank lines: not "(no output)" (QA 2026-12-07).
+    let nothing = if run.dropped_bytes > 0 {
+        "(blank lines only)"
+    } else {
+        "(no output)"
+    };
     let body = full
         .get(marker..shown)
         .filter(|body| !body.is_empty())
-        .unwrap_or("(no output)");
+        .unwrap_or(nothing);
     let bound = |text: &str| super::limit::bound_within(text, Keep::Tail, context.max_output_bytes);
     let mut outcome = super::outcome_within(
         body,
@@ -126,7 +132,8 @@ fn run_outcome(run: BashRun, call_id: &str, context: &ToolContext) -> ToolOutcom
         // The line saying so opens the output, and the tail shown leaves it out: the model took
         // a flood's 64 MB kept for the whole (QA 2026-12-07: 4 GB came, 4 GB were dropped).
         outcome.text.push_str(&format!(
-            "\n\n[The command wrote {} bytes more before these; they were not kept]",
+            "\n\n[The command wrote {} bytes more before these, which the counts above leave \
+             out; they were not kept]",
             run.dropped_bytes
         ));
     }
@@ -615,7 +622,8 @@ mod tests {
         );
         assert!(
             outcome.text.ends_with(
-                "[The command wrote 123456 bytes more before these; they were not kept]"
+                "[The command wrote 123456 bytes more before these, which the counts above leave \
+                 out; they were not kept]"
             ),
             "{}",
             &outcome.text[outcome.text.len() - 400..]

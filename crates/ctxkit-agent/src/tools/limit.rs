@@ -28,6 +28,8 @@ pub struct Cut {
     pub keep: Keep,
     /// The byte limit the output was cut to.
     pub limit_bytes: usize,
+    /// The line at the far end of what is shown is itself cut (a line longer than the room).
+    pub edge_cut: bool,
 }
 
 /// An output within the limits.
@@ -106,6 +108,7 @@ fn cut_with_note(
                 shown_bytes: text.len(),
                 keep,
                 limit_bytes: max_bytes,
+                edge_cut: false,
             }
         });
         cut.limit_bytes = max_bytes;
@@ -164,6 +167,7 @@ fn bound_with(
     }
     let mut kept: Vec<&str> = Vec::new();
     let mut bytes = 0;
+    let mut edge_cut = false;
     let ordered: Box<dyn Iterator<Item = &str>> = match keep {
         Keep::Head => Box::new(text.split('\n')),
         Keep::Tail => Box::new(text.rsplit('\n')),
@@ -173,11 +177,13 @@ fn bound_with(
         if kept.len() == max_lines || bytes + cost > max_bytes {
             if kept.is_empty() {
                 kept.push(cut_line(line, max_bytes, keep));
+                edge_cut = true;
             } else if lines_kept == Lines::CutTheLast && kept.len() < max_lines {
                 let room = max_bytes.saturating_sub(bytes + 1);
                 let part = cut_line(line, room, keep);
                 if !part.is_empty() {
                     kept.push(part);
+                    edge_cut = true;
                 }
             }
             break;
@@ -197,6 +203,7 @@ fn bound_with(
             shown_bytes: shown.len(),
             keep,
             limit_bytes: max_bytes,
+            edge_cut,
         }),
         text: shown,
     }
@@ -249,6 +256,16 @@ pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
             Keep::Tail => "first",
         };
         format!("all {} lines, the {far_end} one cut", cut.total_lines)
+    } else if cut.edge_cut {
+        // A flood's one long line is not "the last line" whole (QA 2026-12-07).
+        let far_end = match cut.keep {
+            Keep::Head => "last",
+            Keep::Tail => "first",
+        };
+        format!(
+            "the {which} {} of {} lines, the {far_end} of them cut",
+            cut.shown_lines, cut.total_lines
+        )
     } else {
         format!(
             "the {which} {} of {} lines",
@@ -267,6 +284,23 @@ pub fn cut_notice(cut: &Cut, full_output: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA 2026-12-07: two short lines and a 60 MB one were shown as "the last 1 of 3 lines", the
+    /// model taking the kept 50 KB for the whole last line.
+    #[test]
+    fn a_shown_line_that_is_itself_cut_is_said_to_be() {
+        let text = format!("a\nb\n{}", "x".repeat(200_000));
+        let bounded = bound_within(&text, Keep::Tail, MAX_BYTES);
+        let cut = bounded.cut.unwrap();
+        assert!(cut.edge_cut);
+        let notice = cut_notice(&cut, Path::new("/tmp/full.txt"));
+        assert!(
+            notice.contains("showing the last 1 of 3 lines, the first of them cut"),
+            "{notice}"
+        );
+        let whole = bound_within(&"line\n".repeat(5000), Keep::Tail, MAX_BYTES);
+        assert!(!whole.cut.unwrap().edge_cut);
+    }
 
     #[test]
     fn a_small_window_cuts_outputs_to_about_a_quarter_of_it() {

@@ -190,6 +190,7 @@ mod tests {
             shown_bytes: 4000,
             keep: Keep::Tail,
             limit_bytes: MAX_BYTES,
+            edge_cut: false,
         };
         let notice = cut_notice(&cut, &path);
         assert!(notice.contains("the last 2000 of 3000 lines"), "{notice}");
