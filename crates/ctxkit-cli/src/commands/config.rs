@@ -225,6 +225,14 @@ pub fn config(
             }
             let dropped = keys_an_object_drops(&settings, scope, &key, &value);
             let warnings = settings.set_from_text(scope, &key, &value)?;
+            // A key of Pi's is no unknown setting (QA 2026-12-07: `--force tuiMode` warned so).
+            let warnings: Vec<SettingsDiagnostic> = warnings
+                .into_iter()
+                .filter(|warning| {
+                    !(matches!(warning, SettingsDiagnostic::UnknownKey { .. })
+                        && ctxkit_settings::is_pi_key_not_read(warning.key()))
+                })
+                .collect();
             warn(&warnings)?;
             settings.flush()?;
             let path = settings.path(scope).map(|path| path.display().to_string());

@@ -221,4 +221,6 @@ fn setting_a_key_of_pis_says_it_is_pis() {
     );
     let forced = world.ctxkit(&["config", "set", "--force", "tuiMode", "regular"]);
     assert!(forced.starts_with("exit: 0"), "{forced}");
+    // Written for Pi, it is no unknown setting.
+    assert!(!forced.contains("Unknown setting"), "{forced}");
 }

@@ -537,4 +537,12 @@ fn a_projects_wrong_value_of_a_user_only_key_stops_nothing() {
     let stderr = stderr(&output);
     assert!(stderr.contains("sessionDir"), "{stderr}");
     assert!(!stderr.contains("error:"), "{stderr}");
+    // And `config get` does not say the commands would refuse.
+    let got = bounded(world.command(&["config", "get", "sessionDir"]));
+    let said = self::stderr(&got);
+    assert!(
+        said.contains("(ignored: it is read from your own settings only)"),
+        "{said}"
+    );
+    assert!(!said.contains("refuse to start"), "{said}");
 }

@@ -106,6 +106,21 @@ impl SettingsDiagnostic {
                     at_line(*line)
                 )
             }
+            // A project's value of a key read from the user's settings alone never applies, and
+            // stops nothing (QA 2026-12-07: the warning said commands would refuse).
+            Self::InvalidValue {
+                scope: SettingsScope::Project,
+                path,
+                line,
+                key,
+                expected,
+                found,
+            } if super::schema::user_only(&key.split('.').collect::<Vec<_>>()) => format!(
+                "Invalid value for `{key}` in `{}`{}: expected {expected}, found {found} (ignored: \
+                 it is read from your own settings only)",
+                path.display(),
+                at_line(*line),
+            ),
             Self::InvalidValue {
                 path,
                 line,
