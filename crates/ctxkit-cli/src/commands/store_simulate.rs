@@ -37,8 +37,9 @@ pub(super) fn copy_stored_sessions<'a>(
             // A name that is a path (`./nope/x.jsonl`) is a file that is missing, said as such
             // by the replay, not an id looked for in the store.
             let path = Path::new(name.as_str());
-            let names_a_file = path.components().count() > 1 || name.ends_with(".jsonl");
-            !path.exists() && !names_a_file && !ctxkit_import::is_opencode_path(path)
+            !path.exists()
+                && !super::store::names_a_file(path)
+                && !ctxkit_import::is_opencode_path(path)
         })
         .collect();
     if stored.is_empty() {

@@ -334,6 +334,10 @@ fn an_error_in_a_database_session_names_it_by_its_id() {
     std::fs::write(&file, damaged.join("\n") + "\n").unwrap();
     let imported = run.ctxkit(&with_store(&url, &["store", "import", path_text(&file)]));
     assert!(imported.starts_with("exit: 0"), "{imported}");
+    // A name written as a path is a missing file, not an id looked for in the store.
+    let missing = run.ctxkit(&with_store(&url, &["tokens", "./missing.jsonl"]));
+    assert!(missing.starts_with("exit: 4"), "{missing}");
+    assert!(!missing.contains("in the store"), "{missing}");
     for args in [&["compact", &id, "--preview"][..], &["tokens", &id]] {
         let failed = run.ctxkit(&with_store(&url, args));
         assert!(!failed.starts_with("exit: 0"), "{failed}");
