@@ -26,14 +26,14 @@ pub trait Ask: Send {
         self.ask(prompt)
     }
 
-    /// Asks for one key among `keys` (lower case), answered without Enter where the terminal
-    /// allows; `None` for Ctrl-C or Ctrl-D. By default, the first letter of a typed line.
+    /// Asks for one key among `keys` (an upper-case one is what Enter answers), answered without
+    /// Enter where the terminal allows, lower-cased; `None` for Ctrl-C or Ctrl-D. By default, the
+    /// first letter of a typed line.
     fn ask_key(&mut self, prompt: &str, keys: &str) -> Option<char> {
         loop {
-            let answer = self.ask(prompt)?.trim().to_lowercase();
-            match answer.chars().next() {
-                Some(key) if keys.contains(key) => return Some(key),
-                Some(_) | None => {}
+            let answer = self.ask(prompt)?;
+            if let Some(key) = super::key_question::key_of_line(&answer, keys) {
+                return Some(key);
             }
         }
     }

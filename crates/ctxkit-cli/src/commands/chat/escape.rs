@@ -180,7 +180,10 @@ pub fn read_key(prompt: &str, keys: &str, typing: bool) -> Result<(Option<char>,
 
 /// What the user is told once their typing is seen at a question, then the question again.
 fn typing_notice(prompt: &str, keys: &str) -> String {
-    let keys: Vec<String> = keys.chars().map(|key| key.to_string()).collect();
+    let keys: Vec<String> = keys
+        .chars()
+        .map(|key| key.to_ascii_lowercase().to_string())
+        .collect();
     let keys = match keys.split_last() {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),

@@ -83,6 +83,13 @@ impl<'k> KeyQuestion<'k> {
             }
             return self.read_typing(bytes);
         }
+        // A lone Enter picks the question's default, when it has one (`[y/N]`: QA 2026-12-07, the
+        // chat's `/trust` ignored Enter where `ctxkit trust` took it as no).
+        if bytes == b"\r"
+            && let Some(default) = self.keys.chars().find(char::is_ascii_uppercase)
+        {
+            return Step::Answer(Some(default.to_ascii_lowercase()));
+        }
         if let [first, after @ ..] = bytes
             && let Some(key) = self.answer_key(*first)
             && paused
@@ -150,9 +157,31 @@ impl<'k> KeyQuestion<'k> {
         }
     }
 
+    /// The answer `byte` is: one of the keys (an upper-case one is the default), lower-cased.
     fn answer_key(&self, byte: u8) -> Option<char> {
         let key = char::from(byte).to_ascii_lowercase();
-        (byte.is_ascii() && !key.is_ascii_control() && self.keys.contains(key)).then_some(key)
+        let known = self
+            .keys
+            .chars()
+            .any(|answer| answer.to_ascii_lowercase() == key);
+        (byte.is_ascii() && !key.is_ascii_control() && known).then_some(key)
+    }
+}
+
+/// The answer a typed line gives (where no key can be read alone: not a terminal): its first
+/// letter when it is one of `keys`, the default (the upper-case key) for an empty line.
+pub(super) fn key_of_line(line: &str, keys: &str) -> Option<char> {
+    match line.trim().chars().next() {
+        None => keys
+            .chars()
+            .find(char::is_ascii_uppercase)
+            .map(|key| key.to_ascii_lowercase()),
+        Some(first) => {
+            let first = first.to_ascii_lowercase();
+            keys.chars()
+                .any(|key| key.to_ascii_lowercase() == first)
+                .then_some(first)
+        }
     }
 }
 
@@ -339,6 +368,31 @@ mod tests {
         let mut kept = paste.to_vec();
         kept.push(b'\r');
         assert_eq!(question.into_kept(), kept);
+    }
+
+    /// QA 2026-12-07: `Trust them? [y/N]` in the chat ignored Enter; Enter is the default's.
+    #[test]
+    fn enter_alone_answers_the_default_when_there_is_one() {
+        let asked = Instant::now();
+        let mut question = KeyQuestion::new("yN", asked, false);
+        assert_eq!(
+            typed(&mut question, asked, &[b"\r"], 600),
+            Step::Answer(Some('n'))
+        );
+        let mut question = KeyQuestion::new("yN", asked, false);
+        assert_eq!(
+            typed(&mut question, asked, &[b"Y"], 600),
+            Step::Answer(Some('y'))
+        );
+        let mut question = KeyQuestion::new("yna", asked, false);
+        assert_eq!(
+            typed(&mut question, asked, &[b"\r"], 600),
+            Step::Wait { now_typing: false }
+        );
+        assert_eq!(key_of_line("", "yN"), Some('n'));
+        assert_eq!(key_of_line(" Yes", "yN"), Some('y'));
+        assert_eq!(key_of_line("", "yna"), None);
+        assert_eq!(key_of_line("x", "yna"), None);
     }
 
     #[test]

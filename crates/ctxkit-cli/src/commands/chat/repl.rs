@@ -57,8 +57,8 @@ impl Ask for Terminal {
             }
             // Not a terminal (or it cannot be switched): a typed line.
             Err(()) => loop {
-                let answer = self.ask(prompt)?.trim().to_lowercase();
-                if let Some(key) = answer.chars().next().filter(|key| keys.contains(*key)) {
+                let answer = self.ask(prompt)?;
+                if let Some(key) = super::key_question::key_of_line(&answer, keys) {
                     return Some(key);
                 }
             },

@@ -54,7 +54,8 @@ impl Chat {
         if pending.trusted {
             return Ok(());
         }
-        if ask.ask_key("Trust them? [y/N] ", "yn") != Some('y') {
+        // `N` is the answer Enter gives, as at `ctxkit trust`.
+        if ask.ask_key("Trust them? [y/N] ", "yN") != Some('y') {
             self.ui.line("Not trusted; nothing changed");
             return Ok(());
         }
