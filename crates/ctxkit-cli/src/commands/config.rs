@@ -70,8 +70,8 @@ const SESSION_DIR: &str = "sessionDir";
 
 /// A setting every command takes from a flag or an environment variable instead of the settings
 /// files: `store.url` (`--store`, `CTXKIT_STORE`), `sessionDir` (`--sessions-dir`,
-/// `CTXKIT_SESSIONS_DIR`). `config get` and `config list` show it, with its flag or variable as
-/// the origin.
+/// `CTXKIT_SESSIONS_DIR`), `server.token` (`CTXKIT_SERVER_TOKEN`). `config get` and `config
+/// list` show it, with its flag or variable as the origin.
 struct Override {
     key: &'static str,
     text: String,
@@ -99,7 +99,14 @@ fn overrides(args: &crate::cli::GlobalArgs) -> Vec<Override> {
         text,
         origin,
     });
-    store.into_iter().chain(sessions_dir).collect()
+    // QA 2026-12-07: `config list` showed the file's token as in effect, though the variable
+    // wins (`serve --listen` reads it first).
+    let token = crate::cli::server_token_from_environment().map(|text| Override {
+        key: "server.token",
+        text,
+        origin: crate::cli::CTXKIT_SERVER_TOKEN,
+    });
+    store.into_iter().chain(sessions_dir).chain(token).collect()
 }
 
 /// A row's value and origin as the commands take them (its override when there is one), and for

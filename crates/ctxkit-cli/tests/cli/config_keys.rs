@@ -224,3 +224,35 @@ fn setting_a_key_of_pis_says_it_is_pis() {
     // Written for Pi, it is no unknown setting.
     assert!(!forced.contains("Unknown setting"), "{forced}");
 }
+
+/// QA 2026-12-07: with `CTXKIT_SERVER_TOKEN` set, `config list` showed the file's `server.token`
+/// as in effect (origin `global`), though `serve --listen` takes the variable first.
+#[test]
+fn the_server_token_variable_is_shown_as_the_token_in_effect() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        r#"{"server": {"token": "filetoken"}}"#,
+    );
+    let output = world
+        .command(&["config", "list"])
+        .env("CTXKIT_SERVER_TOKEN", "envtoken")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        listed_row(&listed, "server.token").ends_with("(CTXKIT_SERVER_TOKEN)"),
+        "{listed}"
+    );
+    let got = world
+        .command(&["config", "get", "server.token"])
+        .env("CTXKIT_SERVER_TOKEN", "envtoken")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&got.stdout).trim(), "envtoken");
+    let listed = world.ctxkit(&["config", "list"]);
+    assert!(
+        listed_row(&listed, "server.token").ends_with("(global)"),
+        "{listed}"
+    );
+}

@@ -45,6 +45,7 @@ impl World {
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env_remove("CTXKIT_OFFLINE")
+            .env_remove("CTXKIT_SERVER_TOKEN")
             .env_remove("CTXKIT_SESSIONS_DIR");
         command
     }
