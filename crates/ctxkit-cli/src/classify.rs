@@ -607,10 +607,6 @@ fn credentials_hint(path: &std::path::Path) -> String {
     )
 }
 
-fn is_symlink(path: &std::path::Path) -> bool {
-    std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink())
-}
-
 /// What to do about a settings file (or lock) ctxkit would not read or write.
 pub(crate) fn refused_hint(
     path: &std::path::Path,
@@ -628,7 +624,7 @@ pub(crate) fn refused_hint(
         FileRefusal::NotText => format!("save `{path}` as UTF-8 JSON"),
         // The folder itself a link (`.ctxkit` → `../elsewhere`): "put the file itself there"
         // pointed back into the link (QA 2026-12-07).
-        FileRefusal::LeadsOutOf { folder } if is_symlink(folder) => format!(
+        FileRefusal::LeadsOutOf { folder } if ctxkit_jail::is_link(folder) => format!(
             "`{}` is a link: make it a folder of its own in the project, then put the files there",
             folder.display()
         ),

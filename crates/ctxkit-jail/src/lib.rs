@@ -49,7 +49,7 @@ pub use in_place::MAX_IN_PLACE_BYTES;
 pub use links::MAX_LINK_WALK;
 pub use owners::LocalUsers;
 pub use places::{credential_places, default_ctxkit_home};
-pub use regular::{is_link, read_regular, read_regular_to_string};
+pub use regular::{file_kind, is_link, read_regular, read_regular_to_string};
 pub use stream::OpenedFile;
 pub use temporaries::{
     TEMPORARY_SUFFIX, is_running, remove_dead_temporaries, remove_dead_temporaries_of,

@@ -16,6 +16,32 @@ pub fn is_link(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.file_type().is_symlink())
 }
 
+/// What a file that is not a regular one is, in words (`a FIFO`, `a directory`): for the
+/// refusals that name it.
+pub fn file_kind(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    if file_type.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
 /// At most `max` bytes of the regular file at `path`, and its size. Symlinks are followed (the
 /// user's own settings file may be a link into a dotfiles folder), but only into a regular file,
 /// and opening never waits for a writer. Nothing confines where a link leads: for a file someone

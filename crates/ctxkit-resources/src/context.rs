@@ -87,22 +87,10 @@ fn context_file_in(
 /// What a context file's name holds when it is there but no regular file (following links):
 /// `None` when nothing is there at all.
 fn not_a_file(path: &Path) -> Option<&'static str> {
-    use std::os::unix::fs::FileTypeExt;
     std::fs::symlink_metadata(path).ok()?;
-    let Ok(metadata) = std::fs::metadata(path) else {
-        return Some("a link to nothing");
-    };
-    let kind = metadata.file_type();
-    Some(if kind.is_dir() {
-        "a folder"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "something else"
+    Some(match std::fs::metadata(path) {
+        Ok(metadata) => ctxkit_jail::file_kind(&metadata.file_type()),
+        Err(_) => "a link to nothing",
     })
 }
 
@@ -351,7 +339,7 @@ mod tests {
             [
                 (
                     agent.join("AGENTS.md"),
-                    "Skipped context file: it is a device, not a regular file".to_owned()
+                    "Skipped context file: it is a character device, not a regular file".to_owned()
                 ),
                 (
                     fifo,

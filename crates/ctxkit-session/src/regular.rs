@@ -37,7 +37,7 @@ pub fn open_session_file(path: &Path) -> Result<File> {
     if !file_type.is_file() {
         return Err(SessionError::NotARegularFile {
             path: path.to_owned(),
-            kind: describe(&file_type),
+            kind: ctxkit_jail::file_kind(&file_type),
         });
     }
     if metadata.len() > MAX_SESSION_BYTES {
@@ -48,30 +48,6 @@ pub fn open_session_file(path: &Path) -> Result<File> {
         });
     }
     Ok(file)
-}
-
-fn describe(file_type: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_fifo() {
-            return "a FIFO";
-        }
-        if file_type.is_char_device() {
-            return "a character device";
-        }
-        if file_type.is_block_device() {
-            return "a block device";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
-    }
-    if file_type.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
 }
 
 #[cfg(all(test, unix))]
