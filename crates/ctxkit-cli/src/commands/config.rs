@@ -369,12 +369,14 @@ fn is_at_or_below(key: &KeyPath, outer: &str) -> bool {
 
 /// Is one dotted key the other, or below it?
 pub(super) fn same_or_nested(one: &str, other: &str) -> bool {
-    let below = |inner: &str, outer: &str| {
-        inner
-            .strip_prefix(outer)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-    };
-    below(one, other) || below(other, one)
+    lies_under(one, other) || lies_under(other, one)
+}
+
+/// Whether the dotted key `inner` is `outer` or a key below it.
+fn lies_under(inner: &str, outer: &str) -> bool {
+    inner
+        .strip_prefix(outer)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
 }
 
 /// One row of `config list`: the key, its value (secrets masked), where it comes from, whether
@@ -392,12 +394,7 @@ const WAITS_FOR_TRUST: &str = "waits for `ctxkit trust`: not in effect";
 
 /// Whether `key` is one of `held` (an untrusted project's keys) or lies under one.
 fn is_held(held: &[String], key: &str) -> bool {
-    held.iter().any(|held| {
-        key == held
-            || key
-                .strip_prefix(held.as_str())
-                .is_some_and(|rest| rest.starts_with('.'))
-    })
+    held.iter().any(|held| lies_under(key, held))
 }
 
 fn list(
