@@ -239,6 +239,15 @@ impl std::error::Error for NoSuchSession {}
 /// The most ids an ambiguous id's start lists (as a database store lists them).
 const AMBIGUOUS_IDS_SHOWN: usize = 5;
 
+/// Whether `name` is written as a path (a folder in it, or a `.jsonl` name), not as a session id:
+/// one that is not there is a missing file, never looked up as an id.
+pub(crate) fn names_a_file(name: &Path) -> bool {
+    name.components().count() > 1
+        || name
+            .extension()
+            .is_some_and(|extension| extension == "jsonl")
+}
+
 /// A file that exists (or a session in an OpenCode database, `opencode.db#<session id>`, which the
 /// importer reads), else the session whose id is (or starts with) `name` in the sessions directory.
 pub(crate) fn resolve_session(locations: &Locations, name: &str) -> Result<PathBuf> {
@@ -246,7 +255,7 @@ pub(crate) fn resolve_session(locations: &Locations, name: &str) -> Result<PathB
     if ctxkit_import::is_opencode_path(path) && !path.exists() {
         return Ok(path.to_path_buf());
     }
-    if path.exists() || path.components().count() > 1 || name.ends_with(".jsonl") {
+    if path.exists() || names_a_file(path) {
         // A missing file fails as every command that opens a session says it (exit 4).
         std::fs::metadata(path).map_err(|source| ctxkit_session::SessionError::Io {
             action: "open",

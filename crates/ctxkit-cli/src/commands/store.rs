@@ -211,19 +211,11 @@ pub fn run(
     // looked for in the store (QA 2026-12-07: "no session `./missing.jsonl` in the store").
     let on_database = url.is_database()
         && session_argument(&mut command)
-            .is_some_and(|(file, _)| !file.exists() && !names_a_file(file));
+            .is_some_and(|(file, _)| !file.exists() && !super::sessions::names_a_file(file));
     if !on_database {
         return dispatch(command, out);
     }
     on_database_session(url, lease, command, out, dispatch)
-}
-
-/// Whether `name` is written as a path (a folder in it, or a `.jsonl` name), not as a session id.
-pub(super) fn names_a_file(name: &std::path::Path) -> bool {
-    name.components().count() > 1
-        || name
-            .extension()
-            .is_some_and(|extension| extension == "jsonl")
 }
 
 pub(super) fn current_project() -> Result<String> {

@@ -38,7 +38,7 @@ pub(super) fn copy_stored_sessions<'a>(
             // by the replay, not an id looked for in the store.
             let path = Path::new(name.as_str());
             !path.exists()
-                && !super::store::names_a_file(path)
+                && !super::sessions::names_a_file(path)
                 && !ctxkit_import::is_opencode_path(path)
         })
         .collect();

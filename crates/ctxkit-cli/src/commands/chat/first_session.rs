@@ -62,11 +62,7 @@ pub(super) fn first_session(
         return forked(locations, source, cwd, session_dir, args.session_id.clone());
     }
     if let Some(file) = &args.session {
-        let named_a_file = file.components().count() > 1
-            || file
-                .extension()
-                .is_some_and(|extension| extension == "jsonl");
-        if named_a_file && !file.exists() {
+        if crate::commands::sessions::names_a_file(file) && !file.exists() {
             return quiet(new_session_at(cwd, file)?);
         }
         let text = file.to_string_lossy();
