@@ -89,12 +89,9 @@ impl Workspace {
     }
 }
 
-/// Whether a path's component is one of [`GUARDED_NAMES`], without regard to case.
+/// Whether a path's component is one of [`GUARDED_NAMES`], by the jail's rule.
 fn is_guarded_name(component: &std::ffi::OsStr) -> bool {
-    let component = component.as_encoded_bytes();
-    GUARDED_NAMES
-        .iter()
-        .any(|name| component.eq_ignore_ascii_case(name.as_bytes()))
+    ctxkit_jail::is_guarded_name(component, GUARDED_NAMES)
 }
 
 #[cfg(test)]

@@ -40,12 +40,9 @@ impl Jail {
             .unwrap_or_else(|| self.root.join(relative.parent().unwrap_or(Path::new(""))));
         let target = folder.join(name);
         let named = target.strip_prefix(&self.guarded_base).is_ok_and(|inside| {
-            inside.components().any(|component| {
-                let component = component.as_os_str().as_encoded_bytes();
-                self.guarded_names
-                    .iter()
-                    .any(|guarded| component.eq_ignore_ascii_case(guarded.as_bytes()))
-            })
+            inside
+                .components()
+                .any(|component| is_guarded_name(component.as_os_str(), self.guarded_names))
         });
         if named
             || self.guarded.iter().any(|place| target.starts_with(place))
@@ -56,6 +53,21 @@ impl Jail {
         }
         Ok(())
     }
+}
+
+/// Whether a path's component is one of `names`, compared without regard to ASCII case (on a
+/// case-insensitive file system `.GIT/hooks` is `.git/hooks`). A name starting with `*` stands
+/// for every component ending with the rest (`*.code-workspace`).
+pub fn is_guarded_name(component: &std::ffi::OsStr, names: &[&str]) -> bool {
+    let component = component.as_encoded_bytes();
+    names.iter().any(|name| match name.strip_prefix('*') {
+        Some(suffix) => {
+            component.len() >= suffix.len()
+                && component[component.len() - suffix.len()..]
+                    .eq_ignore_ascii_case(suffix.as_bytes())
+        }
+        None => component.eq_ignore_ascii_case(name.as_bytes()),
+    })
 }
 
 /// Whether writing `target` (inside `project`) makes or changes a git directory not named `.git`,
@@ -104,6 +116,19 @@ pub fn completes_git_directory(project: &Path, target: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A guarded name matches in any case; one starting with `*` matches a suffix.
+    #[test]
+    fn a_guarded_name_matches_in_any_case_and_a_star_matches_a_suffix() {
+        let names = &[".git", "*.code-workspace"];
+        let matches = |name: &str| is_guarded_name(std::ffi::OsStr::new(name), names);
+        assert!(matches(".GIT"));
+        assert!(matches("team.Code-Workspace"));
+        assert!(matches(".code-workspace"));
+        assert!(!matches(".github"));
+        assert!(!matches("code-workspace"));
+        assert!(!matches("team.code-workspace.bak"));
+    }
 
     /// Each of the three writes that complete the layout is judged so when the other two parts
     /// are there; a write into a complete one is too; a lone `HEAD` or `config` is not.
