@@ -227,8 +227,7 @@ pub(crate) fn info_record(path: &Path, session: &ImportedSession) -> SessionInfo
                 {
                     // Injected context (Codex's `AGENTS.md` and environment blocks, Claude
                     // Code's reminders) is not what the user asked.
-                    let text = ctxkit_protocol::strip_injected_context(&text_of(&user.content));
-                    first_message = Some(text.trim().to_owned()).filter(|text| !text.is_empty());
+                    first_message = ctxkit_session::listed_first_message(text_of(&user.content));
                 }
             }
             EntryKind::SessionInfo(info) => name.clone_from(&info.name),

@@ -94,9 +94,9 @@ pub use index::{EntryIndex, SessionIndex, TreeNode};
 pub use last_used::{LAST_USED_RECORD, find_last_used_session, record_last_used_session};
 pub use line_facts::{EntryLineFacts, entry_line_facts};
 pub use listing::{
-    LineVisitor, ListedWith, SkippedFile, find_most_recent_session, list_all_sessions,
-    list_all_sessions_with, list_sessions, list_sessions_with, listed_first_message,
-    read_session_info, read_session_info_with,
+    LISTED_FIRST_MESSAGE_CHARS, LineVisitor, ListedWith, SkippedFile, find_most_recent_session,
+    list_all_sessions, list_all_sessions_with, list_sessions, list_sessions_with,
+    listed_first_message, read_session_info, read_session_info_with,
 };
 pub use llm::{
     BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,

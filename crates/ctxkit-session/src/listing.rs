@@ -320,16 +320,26 @@ impl Listing {
     }
 }
 
+/// The most characters of a first message a listing carries: a pasted log of megabytes as the
+/// first message made every `sessions.list` answer that large (QA 2026-12-07). Longer text is
+/// cut there and ends in `…`.
+pub const LISTED_FIRST_MESSAGE_CHARS: usize = 2_000;
+
 /// What a listing shows of a user message's text as the session's first message: the text
-/// without the context an agent injected (unchanged, as Pi shows it, when it holds none); `None`
-/// when nothing is left. Every listing (files, a directory store, the database) uses this one.
+/// without the context an agent injected (unchanged, as Pi shows it, when it holds none), cut to
+/// [`LISTED_FIRST_MESSAGE_CHARS`]; `None` when nothing is left. Every listing (files, a directory
+/// store, the database, another agent's sessions) uses this one.
 pub fn listed_first_message(text: String) -> Option<String> {
     let stripped = ctxkit_protocol::strip_injected_context(&text);
-    let shown = if stripped == text {
+    let mut shown = if stripped == text {
         text
     } else {
         stripped.trim().to_owned()
     };
+    if let Some((cut, _)) = shown.char_indices().nth(LISTED_FIRST_MESSAGE_CHARS) {
+        shown.truncate(cut);
+        shown.push('…');
+    }
     (!shown.is_empty()).then_some(shown)
 }
 

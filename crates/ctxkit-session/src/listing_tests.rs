@@ -188,3 +188,21 @@ fn a_visitor_reads_every_line_of_the_listing_s_one_pass() {
     ];
     assert_eq!(lines.0, expected);
 }
+
+/// QA (2026-12-07): a first message of megabytes went whole into every listing and every
+/// `sessions.list` answer; it is cut to `LISTED_FIRST_MESSAGE_CHARS` characters, on a character.
+#[test]
+fn a_long_first_message_is_listed_cut() {
+    let long = "é".repeat(crate::listing::LISTED_FIRST_MESSAGE_CHARS + 5);
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n");
+    bytes.extend_from_slice(
+        format!("{{\"type\":\"message\",\"id\":\"u\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{long}\"}}}}\n").as_bytes(),
+    );
+    let info = session_info_of(Path::new("/s.jsonl"), &bytes, None).unwrap();
+    let expected = format!(
+        "{}…",
+        "é".repeat(crate::listing::LISTED_FIRST_MESSAGE_CHARS)
+    );
+    assert_eq!(info.first_message, expected);
+}
