@@ -221,15 +221,35 @@ pub(crate) struct Request {
     /// The `compact.cancel`s read before it (`Shared::compact_cancels`, set as it is read): one
     /// read after a `compact` cancels it even when it has not started yet.
     pub(crate) compact_cancels_before: u64,
+    /// The error a line that is no request is answered with, in its turn: a client that
+    /// pipelines pairs answers in order (QA 2026-12-07: a line that was not JSON was answered
+    /// before the requests read ahead of it).
+    pub(crate) refused: Option<MethodError>,
 }
 
-/// The requests of one line, in order: none when the line is blank or was answered with an error
-/// (too long, not UTF-8, not JSON, not a request, an empty batch), one, or a batch's members (its
-/// members that are not requests have their error entries in the batch already).
+impl Request {
+    /// A line answered with `error` in its turn, running nothing.
+    fn refused(reply: Reply, error: MethodError) -> Self {
+        Self {
+            reply,
+            method: String::new(),
+            params: Value::Null,
+            length: 0,
+            compact_cancels_before: 0,
+            refused: Some(error),
+        }
+    }
+}
+
+/// The requests of one line, in order: none when the line is blank, one refused (too long, not
+/// UTF-8, not JSON, not a request, an empty batch: answered in its turn), one, or a batch's
+/// members (its members that are not requests have their error entries in the batch already).
 pub(crate) fn read_line(out: &Outgoing, line: input::Line, limit: usize) -> Vec<Request> {
     let refuse = |code, message: String| {
-        Reply::Line(Id::Null).send(out, Err(MethodError::new(code, message)));
-        Vec::new()
+        vec![Request::refused(
+            Reply::Line(Id::Null),
+            MethodError::new(code, message),
+        )]
     };
     let bytes = match line {
         input::Line::Text(bytes) => bytes,
@@ -263,11 +283,9 @@ pub(crate) fn read_line(out: &Outgoing, line: input::Line, limit: usize) -> Vec<
                 params,
                 length: line.len(),
                 compact_cancels_before: 0,
+                refused: None,
             }],
-            Err((id, error)) => {
-                Reply::Line(id).send(out, Err(error));
-                Vec::new()
-            }
+            Err((id, error)) => vec![Request::refused(Reply::Line(id), error)],
         };
     }
     let members: Vec<&RawValue> = match serde_json::from_str(text) {
@@ -298,6 +316,7 @@ pub(crate) fn read_line(out: &Outgoing, line: input::Line, limit: usize) -> Vec<
                 params,
                 length: member.get().len(),
                 compact_cancels_before: 0,
+                refused: None,
             }),
             Err((id, error)) => batch.add(index, &id, Err(error)),
         }

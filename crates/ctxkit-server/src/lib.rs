@@ -333,6 +333,10 @@ where
                     .send(&worker_shared.out, Err(envelope::client_gone()));
                 continue;
             }
+            if let Some(error) = request.refused {
+                request.reply.send(&worker_shared.out, Err(error));
+                continue;
+            }
             if request.reply.batch_is_full() {
                 request
                     .reply

@@ -33,6 +33,8 @@ pub(crate) struct Queued {
     pub(crate) held: Option<Shares>,
     /// The `compact.cancel`s read before it.
     pub(crate) compact_cancels_before: u64,
+    /// The error a line that is no request is answered with, in its turn.
+    pub(crate) refused: Option<crate::MethodError>,
 }
 
 /// A queued request's shares: of its client's queue, and of the server's budget or, for a small
@@ -49,6 +51,7 @@ fn queued(request: Incoming, held: Option<Shares>) -> Queued {
         params: request.params,
         held,
         compact_cancels_before: request.compact_cancels_before,
+        refused: request.refused,
     }
 }
 

@@ -553,6 +553,48 @@ async fn a_request_line_past_the_limit_is_refused_and_the_server_goes_on() {
     assert_eq!(init["result"]["server"], "ctxkit");
 }
 
+/// QA (2026-12-07): a line that was not JSON, a number too large to read and a line of the wrong
+/// shape were answered the moment they were read, ahead of the requests pipelined before them, so
+/// a client pairing answers in order paired a `null`-id error with an earlier request. Every line
+/// is answered in its turn.
+#[tokio::test]
+async fn unreadable_lines_are_answered_in_their_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = start(dir.path());
+    let create = json!({"jsonrpc": "2.0", "id": 1, "method": "session.create",
+        "params": {"cwd": dir.path(), "in_memory": true}});
+    let lines = format!(
+        "{create}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session.info\"}}\n\
+         {{bad\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"}}\n\
+         {{\"jsonrpc\":\"1.0\",\"id\":4,\"method\":\"session.info\"}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"session.info\",\"params\":{{\"x\":1e99999}}}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"session.info\"}}\n"
+    );
+    client.send_raw(lines.as_bytes()).await;
+    client.answer(6).await;
+    let order: Vec<Value> = client
+        .notifications
+        .iter()
+        .filter(|message| message.get("method").is_none())
+        .map(|message| message["id"].clone())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            json!(1),
+            json!(2),
+            Value::Null,
+            json!(3),
+            json!(4),
+            json!(5)
+        ],
+        "{:?}",
+        client.notifications
+    );
+}
+
 /// Found by the `serve_requests` fuzz target: a request with a key written twice, or a number past
 /// what the reader holds (`1e99999`), was refused under the id `null`, so a client waiting for its
 /// id waited forever. It is answered under its id when it names one; with two ids it names none,
