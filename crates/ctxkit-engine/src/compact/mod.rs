@@ -31,6 +31,27 @@ fn limit_disagrees(tokens: u64, context_window: u64, configured_window: u64) -> 
     )
 }
 
+/// Reported when the provider, after a compaction of the streak, counts the retried request at
+/// least as large as the request it refused before it: what it counts is not what compacting
+/// shrinks (a system prompt, tools or attachments it counts far above ctxkit's estimate), and
+/// another compaction would only add a summary. QA (2026-12-07): a provider stating 9,500 tokens
+/// each time drew five compactions from one prompt, four of which made the context larger.
+/// `None` when no compaction of the streak was written, a count is unknown, or the refusal
+/// stated a limit lower than the one known before it (recovery plans with that one now).
+fn count_did_not_fall(
+    state: &crate::state::State,
+    (counted_before, limit_before): (Option<u64>, Option<u64>),
+) -> Option<String> {
+    let (before, now) = (counted_before?, state.refused_count?);
+    let limit_fell = state.limit_tokens.is_some() && state.limit_tokens != limit_before;
+    (state.overflow_written > 0 && now >= before && !limit_fell).then(|| {
+        let written = write::written_before(state.overflow_written);
+        format!(
+            "Context overflow recovery stopped: after a compaction the provider counted the request at {now} tokens, no fewer than the {before} it refused before it, so it counts something compacting does not shrink (the system prompt, tools or attachments){written}. Shorten those, or switch to a model with a larger context window."
+        )
+    })
+}
+
 /// What a check did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckReport {
@@ -194,7 +215,11 @@ impl Engine {
                     .rev()
                     .find_map(|message| message.as_assistant())
                     .and_then(|reply| reply.error_message.clone());
+                let before = (state.refused_count, state.limit_tokens);
                 crate::recovery::learn_from_overflow(&mut state, error_text.as_deref())?;
+                if let Some(message) = count_did_not_fall(&state, before) {
+                    return Ok(self.recovery_given_up(message).await);
+                }
                 if let Some(recorded) = state.last_request.as_mut() {
                     recorded.overflowed();
                 }

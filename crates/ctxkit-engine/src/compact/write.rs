@@ -67,7 +67,7 @@ struct Written {
 
 /// What a failed overflow recovery leaves in the session: the compactions of its streak written
 /// before the one that failed (nothing is said when there were none).
-fn written_before(written: u32) -> String {
+pub(super) fn written_before(written: u32) -> String {
     match written {
         0 => String::new(),
         1 => "; the compaction this recovery wrote before stays in the session".to_owned(),

@@ -288,3 +288,56 @@ async fn a_chinese_prompt_refused_with_the_reply_room_is_recovered() {
     let status = harness.engine.context_status().await.unwrap().unwrap();
     assert_eq!(status.context_window, 16_000);
 }
+
+/// QA (2026-12-07): a provider that counted every request at 9,500 tokens against its 8,000
+/// limit, however much was compacted, drew five compactions from one prompt, four of them making
+/// the context larger. After a compaction, a refusal counting no fewer tokens than the one before
+/// stops the recovery: compacting does not shrink what the provider counts.
+#[tokio::test]
+async fn a_refusal_counting_as_much_after_a_compaction_stops_the_recovery() {
+    let mut harness = Harness::with(
+        EngineSettings::recommended(),
+        Some(model(16_000)),
+        ctxkit_engine::HookSet::new(),
+        [],
+    );
+    harness
+        .engine
+        .append(user("Explore the project and fix main"))
+        .await
+        .unwrap();
+    for (id, chars, counted) in [
+        ("config", 11_000, 1_250),
+        ("mod1", 9_000, 4_300),
+        ("mod2", 9_000, 7_850),
+    ] {
+        sent(&harness).await;
+        harness.engine.append(calls(id, counted)).await.unwrap();
+        harness.engine.append(result(id, chars)).await.unwrap();
+    }
+    let refusal = OVERFLOW_5000
+        .replace("5000 tokens", "16000 tokens")
+        .replace("6308 tokens", "17000 tokens");
+    sent(&harness).await;
+    harness.engine.append(error_reply(&refusal)).await.unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    let end = compaction_end(&harness.drain());
+    assert!(end.error.is_none(), "{:?}", end.error);
+    assert!(report.retry, "{report:?}");
+    assert_eq!(harness.compactions().await, 1);
+    // The retry, smaller by ctxkit's estimate, counted the same by the provider.
+    sent(&harness).await;
+    harness.engine.append(error_reply(&refusal)).await.unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert!(!report.retry, "{report:?}");
+    let error = compaction_end(&harness.drain()).error.unwrap();
+    assert!(
+        error.contains("counted the request at 17000 tokens, no fewer than the 17000"),
+        "{error}"
+    );
+    assert!(
+        error.contains("; the compaction this recovery wrote before stays in the session."),
+        "{error}"
+    );
+    assert_eq!(harness.compactions().await, 1);
+}
