@@ -547,6 +547,14 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
                  your own settings: `ctxkit install {source_text}`"
             )),
         ),
+        PackageError::UntrustedNpmRoot { root, .. } => (
+            3,
+            Some(format!(
+                "read what `{}` holds, then run `ctxkit trust`, or install for yourself (without \
+                 `-l`)",
+                root.display()
+            )),
+        ),
         PackageError::UnsafeCheckout { path, .. } => (
             3,
             Some(format!(

@@ -211,6 +211,19 @@ pub enum PackageError {
         /// What in it is refused.
         reason: String,
     },
+    /// The project's npm folder holds a `package.json` that is not the one ctxkit writes, or a
+    /// `package-lock.json`, and the project is not trusted: `npm install` there would install
+    /// (and run the scripts of) whatever those files name, which a cloned repository chose.
+    #[error(
+        "Refused to run npm in `{}`: the project is not trusted, and npm would install what its `{file}` names (and run its scripts)",
+        root.display()
+    )]
+    UntrustedNpmRoot {
+        /// The project's npm folder (`.ctxkit/npm`).
+        root: PathBuf,
+        /// The file there that ctxkit did not write (`package.json`, `package-lock.json`).
+        file: &'static str,
+    },
     /// A package folder or file refused by the jail the package manager opens them through (a
     /// symlink out of the scope's folder, `..` past it, the user's credentials): nothing was read,
     /// written or removed there. Check what the project committed under `.ctxkit/`.

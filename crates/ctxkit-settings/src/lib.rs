@@ -39,7 +39,10 @@ pub use pi_files::{
     pi_routes, pi_secrets,
 };
 pub use pi_import::{LeftOut, PiImport, import_pi_models};
-pub use protected::{ProtectedResource, project_agent_skill_dirs, protected_resources};
+pub use protected::{
+    NPM_FOLDER_MANIFEST, ProtectedResource, npm_folder_is_ctxkits, project_agent_skill_dirs,
+    protected_resources,
+};
 pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys, user_only};
 pub use settings::{
     Document, HeldEntry, HeldReason, ImportStep, KeyPath, SettingEntry, SettingLookup,

@@ -5,6 +5,8 @@
 //! project up to its git root, and the `packages`, `skills` and `prompts` entries of the project's
 //! settings). A cloned repository's `SYSTEM.md` could otherwise replace ctxkit's system prompt
 //! before the user has read it. Context files (`AGENTS.md`, `CLAUDE.md`) load untrusted, as in Pi.
+//! So does an npm folder (`.ctxkit/npm`) ctxkit did not write: `npm install` there installs what
+//! its `package.json` and `package-lock.json` name and runs their scripts.
 
 use std::path::{Path, PathBuf};
 
@@ -81,6 +83,16 @@ pub fn protected_resources(
             path: folder,
         });
     }
+    // With npm packages in the settings, ctxkit writes the npm folder and trusting them covers it
+    // (listing it too would ask for trust again after every first install).
+    let npm_folder = project.join("npm");
+    if !settings.project_names_npm_packages() && !npm_folder_is_ctxkits(&npm_folder) {
+        found.push(ProtectedResource {
+            place: shown(&npm_folder, &environment.cwd),
+            effect: "npm installs what its package.json or package-lock.json names",
+            path: npm_folder,
+        });
+    }
     let settings_path = environment.project_settings_path();
     for key in settings.project_resource_keys(&RESOURCE_KEYS) {
         found.push(ProtectedResource {
@@ -90,6 +102,26 @@ pub fn protected_resources(
         });
     }
     found
+}
+
+/// The `package.json` ctxkit writes in a new npm folder (`.ctxkit/npm`, `<home>/npm`).
+pub const NPM_FOLDER_MANIFEST: &str =
+    "{\n  \"name\": \"ctxkit-extensions\",\n  \"private\": true\n}";
+
+/// Whether an npm folder holds nothing npm would act on but what ctxkit writes: it is missing,
+/// or holds no `package-lock.json` and no `package.json` but [`NPM_FOLDER_MANIFEST`]. A cloned
+/// repository can commit either, naming dependencies (and install scripts of its own) that `npm
+/// install` or `npm uninstall` there would install and run (QA 2026-12-07).
+pub fn npm_folder_is_ctxkits(folder: &Path) -> bool {
+    if std::fs::symlink_metadata(folder.join("package-lock.json")).is_ok() {
+        return false;
+    }
+    let manifest = folder.join("package.json");
+    if std::fs::symlink_metadata(&manifest).is_err() {
+        return true;
+    }
+    ctxkit_jail::read_in_folder(&manifest, NPM_FOLDER_MANIFEST.len() as u64 + 1)
+        .is_ok_and(|text| text == NPM_FOLDER_MANIFEST)
 }
 
 /// `path` relative to `cwd` when it is beneath it, else whole.

@@ -623,6 +623,72 @@ fn an_untrusted_projects_npm_package_waits_and_a_committed_npmrc_is_refused() {
     }
 }
 
+/// QA 2026-12-07 (High): an untrusted clone committing `.ctxkit/npm/package.json` with a
+/// dependency whose `postinstall` wrote a file: the user's `remove -l npm:left-pad` (the entry its
+/// settings held) and `install -l npm:…` ran npm there, which installed the dependency and ran its
+/// script. In an untrusted project npm runs in that folder only when it holds nothing but what
+/// ctxkit writes; a removal takes the package's folder away without npm.
+#[test]
+fn npm_never_runs_on_an_untrusted_projects_own_package_json() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        &json!({"npmCommand": recording_command(&world, "user-npm")}).to_string(),
+    );
+    world.write(
+        "proj/.ctxkit/settings.json",
+        &json!({"packages": ["npm:left-pad"]}).to_string(),
+    );
+    let manifest = json!({"name": "ctxkit-extensions", "private": true,
+        "dependencies": {"evildep": "file:../../tools/evildep"}})
+    .to_string();
+    world.write("proj/.ctxkit/npm/package.json", &manifest);
+    world.write("proj/.ctxkit/npm/node_modules/left-pad/package.json", "{}");
+    let installed = world.ctxkit(&["install", "-l", "npm:other"]);
+    assert!(
+        installed.starts_with("exit: 3")
+            && installed.contains(
+                "Refused to run npm in `[ROOT]/proj/.ctxkit/npm`: the project is not trusted, and \
+                 npm would install what its `package.json` names"
+            )
+            && installed.contains("then run `ctxkit trust`"),
+        "{installed}"
+    );
+    let removed = world.ctxkit(&["remove", "-l", "npm:left-pad"]);
+    assert!(removed.starts_with("exit: 0"), "{removed}");
+    assert!(
+        !world
+            .root
+            .join("proj/.ctxkit/npm/node_modules/left-pad")
+            .exists(),
+        "{removed}"
+    );
+    assert!(
+        !world.root.join("tmp/user-npm").exists(),
+        "npm ran: {installed}{removed}"
+    );
+    // A lock file the project committed is refused the same way.
+    std::fs::remove_file(world.root.join("proj/.ctxkit/npm/package.json")).unwrap();
+    world.write("proj/.ctxkit/npm/package-lock.json", "{}");
+    let locked = world.ctxkit(&["install", "-l", "npm:other"]);
+    assert!(
+        locked.contains("npm would install what its `package-lock.json` names"),
+        "{locked}"
+    );
+    // Once the project is trusted, npm runs there.
+    std::fs::remove_file(world.root.join("proj/.ctxkit/npm/package-lock.json")).unwrap();
+    world.write("proj/.ctxkit/npm/package.json", &manifest);
+    let trusted = world.ctxkit(&["trust", "--yes"]);
+    assert!(
+        trusted.contains(
+            ".ctxkit/npm (npm installs what its package.json or package-lock.json names)"
+        ),
+        "{trusted}"
+    );
+    world.ctxkit(&["install", "-l", "npm:other"]);
+    assert!(world.root.join("tmp/user-npm").exists());
+}
+
 /// QA 2026-12-07: `config list --project` in an untrusted project showed `llm.baseUrl … (project)`
 /// as if it applied, while `config get llm.baseUrl` said unset. A held key says it waits.
 #[test]

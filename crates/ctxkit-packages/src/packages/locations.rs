@@ -49,9 +49,10 @@ pub(crate) fn ensure_npm_project(
     root: &Path,
 ) -> Result<(), PackageError> {
     ensure_gitignore(folders, root)?;
-    let text =
-        format!("{{\n  \"name\": \"{TEMPORARY_INSTALL_DIR_NAME}\",\n  \"private\": true\n}}");
-    folders.write_if_absent(&root.join("package.json"), &text)
+    folders.write_if_absent(
+        &root.join("package.json"),
+        ctxkit_settings::NPM_FOLDER_MANIFEST,
+    )
 }
 
 impl PackageManager {

@@ -62,6 +62,9 @@ pub struct PackageManager {
     runner: Box<dyn CommandRunner>,
     reporter: Box<dyn ProgressReporter>,
     missing: MissingPackages,
+    /// Whether the project's settings are trusted: npm runs in the project's npm folder as it
+    /// is only then (`npm_ops::check_project_npm_root`).
+    project_trusted: bool,
     /// `npm root -g` (where the old layout installed user packages), cached together with the
     /// npm argv that produced it.
     global_npm_root: Mutex<Option<(Vec<String>, PathBuf)>>,
@@ -91,6 +94,7 @@ impl PackageManager {
             runner: Box::new(ProcessRunner::new()),
             reporter: Box::new(NoProgress),
             missing: MissingPackages::Install,
+            project_trusted: settings.project_trusted(),
             global_npm_root: Mutex::new(None),
         }
     }

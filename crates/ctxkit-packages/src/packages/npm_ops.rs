@@ -56,6 +56,7 @@ impl PackageManager {
         for spec in specs {
             folders.check_npm_root(&root, spec)?;
         }
+        self.check_project_npm_root(&root, scope)?;
         let root_text = root.to_string_lossy().into_owned();
         let mut args = vec!["install"];
         args.extend_from_slice(specs);
@@ -81,6 +82,13 @@ impl PackageManager {
         if !root.exists() {
             return Ok(());
         }
+        if self.check_project_npm_root(&root, scope).is_err() {
+            // npm is not run there: the package's own folder is removed, and the project's
+            // `package.json` left as it is (QA 2026-12-07: `npm uninstall` installed what a
+            // cloned project's `.ctxkit/npm/package.json` named and ran its `postinstall`).
+            let path = self.managed_npm_install_path(npm, scope);
+            return self.folders().remove_dir_all(&path);
+        }
         self.folders().check_npm_root(&root, &npm.name)?;
         let root_text = root.to_string_lossy().into_owned();
         self.runner.run(&self.npm_command_line(&[
@@ -90,6 +98,35 @@ impl PackageManager {
             &root_text,
         ])?)?;
         Ok(())
+    }
+
+    /// Refuses to run npm in the project's npm folder (`root`) of an untrusted project unless
+    /// it holds nothing npm would act on besides what the user names
+    /// ([`ctxkit_settings::npm_folder_is_ctxkits`]): a cloned repository can commit a
+    /// `package.json` or `package-lock.json` there naming dependencies (and install scripts of
+    /// its own) that `npm install` or `npm uninstall` would install and run. Such a folder is a
+    /// resource that waits for trust (`ctxkit_settings::protected_resources`); the user's folder
+    /// and a trusted project's are not checked.
+    fn check_project_npm_root(
+        &self,
+        root: &std::path::Path,
+        scope: SourceScope,
+    ) -> Result<(), PackageError> {
+        if scope != SourceScope::Project
+            || self.project_trusted
+            || ctxkit_settings::npm_folder_is_ctxkits(root)
+        {
+            return Ok(());
+        }
+        let file = if std::fs::symlink_metadata(root.join("package-lock.json")).is_ok() {
+            "package-lock.json"
+        } else {
+            "package.json"
+        };
+        Err(PackageError::UntrustedNpmRoot {
+            root: root.to_owned(),
+            file,
+        })
     }
 
     /// `npm view <name> version --json` (10 s limit), run in cwd; the JSON string it prints.
