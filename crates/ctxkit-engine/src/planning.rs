@@ -38,17 +38,27 @@ pub enum NoCompaction {
 }
 
 impl NoCompaction {
-    /// One line for users and JSON output.
+    /// One line for users and JSON output, its numbers in agreement with its words. QA
+    /// (2026-12-07): "what is not summarized yet fits in keepRecentTokens" beside a context of
+    /// ~1909 tokens and a keepRecentTokens of 300, when the newest reply alone was over it.
     pub fn describe(&self) -> String {
         match self {
             Self::AlreadyCompacted => NoPlanReason::AlreadyCompacted.describe().to_owned(),
-            Self::EmptyBranch => NoPlanReason::NothingToCompact.describe().to_owned(),
+            Self::EmptyBranch => "no messages on this branch".to_owned(),
+            Self::AllKept {
+                context_tokens,
+                keep_recent_tokens,
+            } if context_tokens <= keep_recent_tokens => format!(
+                "the messages (~{context_tokens} tokens, estimated, without the system prompt and \
+                 tools) fit in keepRecentTokens ({keep_recent_tokens})"
+            ),
             Self::AllKept {
                 context_tokens,
                 keep_recent_tokens,
             } => format!(
-                "what is not summarized yet fits in keepRecentTokens (the context is \
-                 ~{context_tokens} tokens, estimated; keepRecentTokens is {keep_recent_tokens})"
+                "the messages are ~{context_tokens} tokens (estimated), but a compaction cuts only \
+                 before a prompt or a reply, and the newest ones alone reach keepRecentTokens \
+                 ({keep_recent_tokens}) with nothing before them left to summarize"
             ),
         }
     }

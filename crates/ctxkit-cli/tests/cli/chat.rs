@@ -701,8 +701,8 @@ fn chat_runs_tools_persists_and_continues() {
     tmux.wait_for("[context ");
     // The engine's plan says why a compaction now would write nothing (the whole context is kept).
     tmux.line("/context");
-    tmux.wait_for("Nothing to compact yet: what is not summarized yet fits");
-    tmux.wait_for("fits in keepRecentTokens (10000)");
+    tmux.wait_for("Nothing to compact yet: the messages (~");
+    tmux.wait_for("fit in keepRecentTokens (10000)");
     assert_eq!(
         std::fs::read_to_string(world.project.join("out.txt")).unwrap(),
         "hello-from-tool\n"

@@ -42,7 +42,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     let file = world.home.path().join("settings.json");
     let good = std::fs::read_to_string(&file).unwrap();
     tmux.line("/context");
-    tmux.wait_for("fits in keepRecentTokens (10000)");
+    tmux.wait_for("fit in keepRecentTokens (10000)");
     let mut changed: Value = serde_json::from_str(&good).unwrap();
     changed["compaction"]["keepRecentTokens"] = json!(7000);
     // The model's own settings too: the next request asks for its new output limit.
@@ -55,7 +55,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
         3,
     );
     tmux.line("/context");
-    tmux.wait_for("fits in keepRecentTokens (7000)");
+    tmux.wait_for("fit in keepRecentTokens (7000)");
     tmux.line("third");
     tmux.wait_for("After the reload.");
     let requests = world.chat_requests();
@@ -79,7 +79,7 @@ fn reload_reads_agents_md_again_and_the_next_request_carries_it() {
     tmux.line("fourth");
     tmux.wait_for("(the script has no more answers)");
     tmux.line("/context");
-    tmux.wait_for_count("fits in keepRecentTokens (7000)", 2);
+    tmux.wait_for_count("fit in keepRecentTokens (7000)", 2);
     std::fs::write(&file, &good).unwrap();
     assert!(
         system(1).contains("Always say RULE-ALPHA first."),

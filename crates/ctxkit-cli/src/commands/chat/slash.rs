@@ -131,9 +131,15 @@ impl Chat {
                 let compacted = self.engine.compact(focus).await;
                 drop(working);
                 match compacted {
-                    Err(EngineError::NothingToCompact) => self.ui.line(
-                        "Nothing to compact yet: everything since the last compaction fits in the keep budget (/context shows it)",
-                    ),
+                    Err(EngineError::NothingToCompact) => {
+                        let why = match self.engine.plan().await {
+                            Ok(CompactionPlan::Nothing(reason)) => nothing_to_compact(&reason),
+                            Ok(CompactionPlan::Ready(_)) | Err(_) => {
+                                "Nothing to compact yet (/context shows why)".to_owned()
+                            }
+                        };
+                        self.ui.line(&why);
+                    }
                     Err(EngineError::AlreadyCompacted) => {
                         self.ui.line("Just compacted: nothing more to compact");
                     }
@@ -337,20 +343,7 @@ impl Chat {
                     ));
                 }
             }
-            CompactionPlan::Nothing(NoCompaction::AllKept {
-                context_tokens,
-                keep_recent_tokens,
-            }) => {
-                self.ui.line(&format!(
-                    "Nothing to compact yet: what is not summarized yet fits in keepRecentTokens ({keep_recent_tokens}); the messages are ~{context_tokens} tokens, without the system prompt and tools"
-                ));
-            }
-            CompactionPlan::Nothing(NoCompaction::AlreadyCompacted) => {
-                self.ui.line("Just compacted: nothing more to compact");
-            }
-            CompactionPlan::Nothing(NoCompaction::EmptyBranch) => {
-                self.ui.line("Nothing to compact yet");
-            }
+            CompactionPlan::Nothing(reason) => self.ui.line(&nothing_to_compact(&reason)),
         }
         Ok(())
     }
@@ -418,8 +411,42 @@ impl Chat {
     }
 }
 
+/// Why no compaction would run now, as `/compact` and `/context` say it (the engine's words, as
+/// `ctxkit compact` says them).
+fn nothing_to_compact(reason: &NoCompaction) -> String {
+    match reason {
+        NoCompaction::AlreadyCompacted => "Just compacted: nothing more to compact".to_owned(),
+        NoCompaction::EmptyBranch | NoCompaction::AllKept { .. } => {
+            format!("Nothing to compact yet: {}", reason.describe())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nothing_to_compact_says_why_in_numbers_that_agree() {
+        let kept = |context_tokens, keep_recent_tokens| {
+            super::nothing_to_compact(&super::NoCompaction::AllKept {
+                context_tokens,
+                keep_recent_tokens,
+            })
+        };
+        assert!(kept(200, 300).contains(
+            "(~200 tokens, estimated, without the system prompt and tools) fit in keepRecentTokens (300)"
+        ));
+        let over = kept(1909, 300);
+        assert!(!over.contains("fit in"), "{over}");
+        assert!(
+            over.contains("~1909 tokens (estimated), but a compaction cuts only before a prompt"),
+            "{over}"
+        );
+        assert_eq!(
+            super::nothing_to_compact(&super::NoCompaction::EmptyBranch),
+            "Nothing to compact yet: no messages on this branch"
+        );
+    }
+
     /// QA r102: `/help` listed six thinking levels where `/thinking` takes seven (`max`).
     #[test]
     fn help_names_every_thinking_level_thinking_takes() {
