@@ -19,16 +19,21 @@ pub enum AfterCancelledCompaction {
     GoesOn,
     /// The user stopped the run too: nothing more is sent.
     Interrupted,
-    /// The next request, about `tokens` estimated tokens with the prompt when there is one, leaves
-    /// no room for a reply in the model's `window`: nothing more is sent.
-    DoesNotFit { tokens: u64, window: u64 },
+    /// The next request, about `tokens` estimated tokens with the prompt when there is one
+    /// (`prompt`: the prompt is not stored, and goes back to the user), leaves no room for a reply
+    /// in the model's `window`: nothing more is sent.
+    DoesNotFit {
+        tokens: u64,
+        window: u64,
+        prompt: bool,
+    },
 }
 
 impl AfterCancelledCompaction {
     /// The one-line reason a run that cannot fit stops with; `None` for the other ends.
     pub fn reason(&self) -> Option<String> {
         match self {
-            Self::DoesNotFit { tokens, window } => Some(format!(
+            Self::DoesNotFit { tokens, window, .. } => Some(format!(
                 "The context (about {tokens} tokens) does not fit the model's {window}-token \
                  context window without the compaction that was cancelled, so nothing was sent"
             )),
@@ -51,7 +56,7 @@ impl Agent {
             AfterCancelledCompaction::Interrupted
         } else {
             let request = self.build_request_with(pending).await?;
-            self.fit(&request)
+            self.fit(&request, !pending.is_empty())
         };
         observer
             .event(AgentEvent::CompactionCancelled(next.clone()))
@@ -81,7 +86,7 @@ impl Agent {
     /// Whether `request` leaves room for a reply: its estimate and the estimate's safety margin
     /// (`ctxkit_overflow::output_margin`) under the model's window (the provider's own limit once
     /// it stated one). An unknown window fits.
-    fn fit(&self, request: &ChatRequest) -> AfterCancelledCompaction {
+    fn fit(&self, request: &ChatRequest, prompt: bool) -> AfterCancelledCompaction {
         let window = self.model.info().context_window;
         if window == 0 {
             return AfterCancelledCompaction::GoesOn;
@@ -90,7 +95,11 @@ impl Agent {
         if tokens.saturating_add(ctxkit_overflow::output_margin(window)) < window {
             AfterCancelledCompaction::GoesOn
         } else {
-            AfterCancelledCompaction::DoesNotFit { tokens, window }
+            AfterCancelledCompaction::DoesNotFit {
+                tokens,
+                window,
+                prompt,
+            }
         }
     }
 }

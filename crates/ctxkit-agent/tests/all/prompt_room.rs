@@ -116,7 +116,7 @@ async fn a_prompt_that_cannot_fit_without_the_cancelled_compaction_is_given_back
     assert!(
         matches!(
             cancels(&world).as_slice(),
-            [AfterCancelledCompaction::DoesNotFit { .. }]
+            [AfterCancelledCompaction::DoesNotFit { prompt: true, .. }]
         ),
         "{:?}",
         cancels(&world)

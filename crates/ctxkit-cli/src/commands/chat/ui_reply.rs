@@ -14,6 +14,12 @@ const GOES_ON_UNCOMPACTED: &str =
 const DOES_NOT_FIT_HINT: &str =
     "hint: `/compact` makes room; then send a prompt (`continue`) to go on";
 
+/// Said when a prompt was not sent because the context does not fit without the cancelled
+/// compaction: the prompt is back on the input line (QA 2026-12-07: the hint said to send
+/// `continue`).
+const PROMPT_DOES_NOT_FIT_HINT: &str =
+    "hint: Enter on the input line sends the prompt again, after a compaction makes room";
+
 /// Said when a run stopped because its request leaves no output room and the summary that would
 /// make room failed.
 const NO_ROOM_FAILED_HINT: &str = "hint: run `/compact` to try again, or `/model` to switch models; \
@@ -50,9 +56,13 @@ impl Ui {
         match next {
             Next::GoesOn => self.info(GOES_ON_UNCOMPACTED),
             Next::Interrupted => self.notice("Interrupted"),
-            Next::DoesNotFit { .. } => {
+            Next::DoesNotFit { prompt, .. } => {
                 self.error(&next.reason().unwrap_or_default());
-                self.info(DOES_NOT_FIT_HINT);
+                self.info(if *prompt {
+                    PROMPT_DOES_NOT_FIT_HINT
+                } else {
+                    DOES_NOT_FIT_HINT
+                });
             }
         }
     }
