@@ -270,13 +270,6 @@ impl Default for Totals {
 }
 
 impl Totals {
-    /// Adds the usage of an entry's page record, if it has one.
-    pub(crate) fn add(&mut self, record: &Value) {
-        if let Some(usage) = record.get("usage") {
-            self.add_usage(usage);
-        }
-    }
-
     fn add_usage(&mut self, usage: &Value) {
         if let Some(sum) = self.usage.as_array_mut() {
             for (field, value) in sum.iter_mut().zip(usage.as_array().into_iter().flatten()) {
@@ -289,6 +282,27 @@ impl Totals {
         self.requests += 1;
         if usage.get(5).is_none_or(Value::is_null) {
             self.cost_unknown += 1;
+        }
+    }
+
+    /// The totals of a session's spend: its requests and the model calls its tools made, the
+    /// usage the page shows on entries ([`ctxkit_session::session_spend`]: each paid call once).
+    /// Calls that used nothing are not requests here, as an entry without usage adds none.
+    pub(crate) fn of_spend(spend: &ctxkit_session::SessionSpend) -> Self {
+        let parts = [&spend.requests, &spend.tools];
+        let sum = |field: fn(&ctxkit_session::SpendPart) -> u64| -> u64 {
+            parts.iter().map(|part| field(part)).sum()
+        };
+        let input = sum(|part| part.input_tokens);
+        let output = sum(|part| part.output_tokens);
+        let cache_read = sum(|part| part.cache_read_tokens);
+        let cache_write = sum(|part| part.cache_write_tokens);
+        let total = input + output + cache_read + cache_write;
+        let dollars: f64 = parts.iter().map(|part| part.dollars).sum();
+        Self {
+            usage: json!([input, output, cache_read, cache_write, total, dollars]),
+            requests: sum(|part| part.calls.saturating_sub(part.empty_calls)),
+            cost_unknown: sum(|part| part.unpriced_calls),
         }
     }
 
@@ -497,21 +511,45 @@ mod tests {
     }
 
     /// An imported Claude Code reply records tokens but no price: the totals say how many
-    /// requests have no cost, so the page shows "unknown" rather than `$0.0000`.
+    /// requests have no cost, so the page shows "unknown" rather than `$0.0000`. A reply written
+    /// twice (a rewritten transcript, an `undo-compact` copy) is one paid call, as `ctxkit info`
+    /// counts it (QA 2026-12-07: the page said $6.26 where `info` said $4.99).
     #[test]
-    fn requests_without_a_cost_are_counted_not_priced_at_zero() {
-        let mut totals = Totals::default();
-        let none = FreeModels::NONE;
+    fn totals_count_each_paid_call_once_and_unpriced_ones_as_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("paid.jsonl");
+        let reply = |id: &str, parent: &str, at: u64, usage: Value| {
+            json!({"type": "message", "id": id, "parentId": parent,
+                "timestamp": "2025-01-01T00:00:01.000Z",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                    "provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages",
+                    "usage": usage, "stopReason": "stop", "timestamp": at}})
+            .to_string()
+        };
+        let unpriced = json!({"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0});
+        let priced = json!({"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0,
+            "cost": {"input": 0.2, "output": 0.05, "cacheRead": 0, "cacheWrite": 0, "total": 0.25}});
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_owned(),
+            r#"{"type":"message","id":"u","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#.to_owned(),
+            reply("a", "u", 2, unpriced),
+            reply("b", "a", 3, priced.clone()),
+            reply("c", "a", 3, priced),
+        ];
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        let session = ctxkit_session::Session::open(&file).unwrap();
+        let redactor = crate::Redactor::new(Vec::new(), &[]).unwrap();
+        let options = crate::PageOptions::new("paid", redactor);
+        let data = crate::build_page_data(&session, &options).unwrap();
+        let totals = &data["totals"];
+        assert_eq!(totals["requests"], json!(2), "{totals}");
+        assert_eq!(totals["costUnknown"], json!(1), "{totals}");
+        assert_eq!(totals["usage"][5], json!(0.25), "{totals}");
+        assert_eq!(totals["usage"][0], json!(20), "{totals}");
         let imported = json!({"usage": {"input": 10, "output": 5}});
-        totals.add(&json!({"usage": usage_of(&imported, &none)}));
-        let value = totals.to_value();
-        assert_eq!(value["requests"], json!(1));
-        assert_eq!(value["costUnknown"], json!(1));
-        let priced = json!({"usage": {"input": 10, "output": 5, "cost": {"total": 0.25}}});
-        totals.add(&json!({"usage": usage_of(&priced, &none)}));
-        let value = totals.to_value();
-        assert_eq!(value["costUnknown"], json!(1));
-        assert_eq!(value["usage"][5], json!(0.25));
-        assert_eq!(usage_of(&imported, &none).unwrap()[5], Value::Null);
+        assert_eq!(
+            usage_of(&imported, &FreeModels::NONE).unwrap()[5],
+            Value::Null
+        );
     }
 }

@@ -161,15 +161,18 @@ pub(crate) fn write_page_data(
     write_value(out, &json!(leaf))?;
     key(out, "entries", false)?;
     out.write_all(b"[").map_err(io_error)?;
-    let mut totals = Totals::default();
     for position in 0..count {
         if position > 0 {
             out.write_all(b",").map_err(io_error)?;
         }
-        let record = entry_record(session, position, &renderer);
-        totals.add(&record);
-        write_value(out, &record)?;
+        write_value(out, &entry_record(session, position, &renderer))?;
     }
+    // Each paid call once, as `ctxkit info` counts them: a reply a rewritten transcript or an
+    // `undo-compact` copied counted twice on the page (QA 2026-12-07: $6.26 against $4.99).
+    let totals = Totals::of_spend(&ctxkit_session::session_spend(
+        session.entries(),
+        &options.free_models,
+    ));
     out.write_all(b"]").map_err(io_error)?;
     key(out, "order", false)?;
     serde_json::to_writer(&mut *out, &display_order(session))
