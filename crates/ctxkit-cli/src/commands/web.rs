@@ -115,6 +115,12 @@ fn open_any(file: &Path, from: &str, imports: &Imports) -> Result<OpenedSession,
     imports.cache.open(version, || {
         let imported =
             import_file(file, format).map_err(|error| reload_error(error.to_string()))?;
+        // What the import skipped or repaired, said as `ctxkit import` says it (QA 2026-12-07:
+        // the page of a transcript with a malformed line said nothing of it).
+        let mut stderr = crate::redact::stderr();
+        for issue in &imported.report.issues {
+            let _ = writeln!(stderr, "warning: `{}`: {issue}", file.display());
+        }
         let serial = imports.serial.fetch_add(1, Ordering::SeqCst);
         let target = imports.scratch.join(format!("imported-{serial}.jsonl"));
         match imported.write_to(&target) {

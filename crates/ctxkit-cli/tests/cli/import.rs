@@ -830,3 +830,22 @@ fn check_counts_only_chains_a_context_could_show() {
         "{output}"
     );
 }
+
+/// QA (2026-12-07): the page of a Claude Code transcript with a malformed line said nothing of
+/// it, where `ctxkit import` warns. `export` (and `view`) of another agent's file say what the
+/// import skipped or repaired, naming the file.
+#[test]
+fn export_of_another_agents_file_says_what_its_import_skipped() {
+    let home = Home::new();
+    let source = home.place("claude-code-session.jsonl", "transcript.jsonl");
+    let mut text = std::fs::read_to_string(&source).unwrap();
+    text.push_str("{\"type\":\"user\", broken\n");
+    std::fs::write(&source, text).unwrap();
+    let exported = home.ctxkit(&["export", "transcript.jsonl", "-o", "page.html"]);
+    assert!(exported.contains("exit: 0"), "{exported}");
+    assert!(
+        exported.contains("warning: `transcript.jsonl`: line ")
+            && exported.contains("skipped a malformed line"),
+        "{exported}"
+    );
+}
