@@ -27,8 +27,8 @@ use own_home::OwnHome;
 use package_entries::{Location, package_entries};
 use patterns::{apply_patterns, is_enabled_by_overrides, is_pattern};
 use walk::{
-    EntryType, SkillScanMode, collect_direct_files, collect_extension_entries, collect_from_paths,
-    collect_skill_entries, entry_type,
+    Bound, EntryType, SkillScanMode, collect_direct_files, collect_extension_entries,
+    collect_from_paths, collect_skill_entries_in, entry_type,
 };
 
 /// Which configuration a resource came from.
@@ -342,7 +342,12 @@ fn resolve_local_entries(
             accumulator.resources.diagnostics.push(diagnostic);
             continue;
         }
-        let mut found = collect_from_paths(std::slice::from_ref(&path), kind);
+        let real_path = canonical_or_raw(&path);
+        let bound = match scope {
+            SourceScope::Project => Bound::within(&real_path),
+            SourceScope::User | SourceScope::Temporary => Bound::NONE,
+        };
+        let mut found = collect_from_paths(std::slice::from_ref(&path), kind, bound);
         if scope == SourceScope::Project {
             let confinement = Confinement {
                 folder: &path,
@@ -405,11 +410,18 @@ fn add_auto_discovered(
         origin: SourceOrigin::TopLevel,
         base_dir: Some(base.clone()),
     };
+    let real_cwd = canonical_or_raw(&environment.cwd);
+    let project_bound = match scope {
+        SourceScope::Project => Bound::within(&real_cwd),
+        SourceScope::User | SourceScope::Temporary => Bound::NONE,
+    };
     for kind in ResourceKind::ALL {
         let directory = base.join(kind.key());
         let mut files = match kind {
             ResourceKind::Extensions => collect_extension_entries(&directory),
-            ResourceKind::Skills => collect_skill_entries(&directory, SkillScanMode::Pi),
+            ResourceKind::Skills => {
+                collect_skill_entries_in(&directory, SkillScanMode::Pi, project_bound)
+            }
             ResourceKind::Prompts => collect_direct_files(&directory, ".md"),
             ResourceKind::Themes => collect_direct_files(&directory, ".json"),
         };
@@ -427,9 +439,14 @@ fn add_auto_discovered(
                 }
             };
             for agent_dir in agent_dirs {
-                let mut found = collect_skill_entries(&agent_dir, SkillScanMode::Agents);
                 // `<folder>/.agents/skills`: what it holds stays in `<folder>`.
                 let holder = agent_dir.parent().and_then(Path::parent);
+                let real_holder = holder.map(canonical_or_raw);
+                let bound = match (scope, &real_holder) {
+                    (SourceScope::Project, Some(real_holder)) => Bound::within(real_holder),
+                    _ => Bound::NONE,
+                };
+                let mut found = collect_skill_entries_in(&agent_dir, SkillScanMode::Agents, bound);
                 if let (SourceScope::Project, Some(holder)) = (scope, holder) {
                     confine_discovered(&mut found, holder, diagnostics);
                 }

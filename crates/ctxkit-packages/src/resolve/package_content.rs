@@ -14,7 +14,7 @@ use super::patterns::{
     apply_autoload_disabled_patterns, apply_patterns, has_glob, is_override_pattern,
 };
 use super::walk::{
-    EntryType, collect_from_paths, collect_resource_files, entry_type, manifest_entries,
+    Bound, EntryType, collect_from_paths, collect_resource_files, entry_type, manifest_entries,
     read_manifest, sorted_entries,
 };
 use ctxkit_settings::ResourceKind;
@@ -62,7 +62,8 @@ fn files_from_manifest_entries(
             ));
         }
     }
-    collect_from_paths(&paths, kind)
+    let real_root = ctxkit_settings::canonical_or_raw(root);
+    collect_from_paths(&paths, kind, Bound::within(&real_root))
 }
 
 /// Leaves out of `files` each one whose real place (symlinks followed) is not inside the
@@ -126,9 +127,10 @@ fn manifest_files(
 
 fn convention_files(root: &Path, kind: ResourceKind) -> Option<Vec<PathBuf>> {
     let directory = root.join(kind.key());
+    let real_root = ctxkit_settings::canonical_or_raw(root);
     directory
         .exists()
-        .then(|| collect_resource_files(&directory, kind))
+        .then(|| collect_resource_files(&directory, kind, Bound::within(&real_root)))
 }
 
 /// The files of a kind the patterns of a filter object choose among, as Pi 1.6's

@@ -137,6 +137,30 @@ fn first_visit(visited: &mut HashSet<PathBuf>, directory: &Path) -> bool {
     visited.insert(canonical)
 }
 
+/// The real folder a walk stays in: a folder whose real place (symlinks followed) lies outside it
+/// is not walked into but listed as found, so the caller's confinement refuses it with one
+/// warning. QA (2026-12-07): a project's `.agents/skills/root -> /` walked the whole disk at every
+/// start, untrusted, reading `.gitignore` files all over it to refuse each `SKILL.md` found.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bound<'a>(Option<&'a Path>);
+
+impl<'a> Bound<'a> {
+    /// No bound: a user's own folder, whose links lead where the user chose.
+    pub(crate) const NONE: Bound<'static> = Bound(None);
+
+    /// Walks stay in `real_folder` (already canonical).
+    pub(crate) fn within(real_folder: &'a Path) -> Self {
+        Self(Some(real_folder))
+    }
+
+    /// Whether `directory` lies outside the bound, judged by its real place.
+    fn leaves(self, directory: &Path) -> bool {
+        self.0.is_some_and(|folder| {
+            !fs::canonicalize(directory).is_ok_and(|real| real.starts_with(folder))
+        })
+    }
+}
+
 fn skipped_name(name: &str) -> bool {
     name.starts_with('.') || name == "node_modules"
 }
@@ -153,31 +177,68 @@ pub enum SkillScanMode {
 /// Skill entries under `root`: a directory holding a `SKILL.md` file is that one skill
 /// and is not descended; in [`SkillScanMode::Pi`] root-level `.md` files are skills.
 pub fn collect_skill_entries(root: &Path, mode: SkillScanMode) -> Vec<PathBuf> {
+    collect_skill_entries_in(root, mode, Bound::NONE)
+}
+
+/// [`collect_skill_entries`] staying in `bound` ([`Bound`]).
+pub(crate) fn collect_skill_entries_in(
+    root: &Path,
+    mode: SkillScanMode,
+    bound: Bound<'_>,
+) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(root);
     let mut out = Vec::new();
     let mut visited = HashSet::new();
-    walk_skills(root, root, mode, &mut rules, &mut visited, &mut out);
+    let mut walk = SkillWalk {
+        root,
+        mode,
+        bound,
+        rules: &mut rules,
+        visited: &mut visited,
+        out: &mut out,
+    };
+    walk.directory(root);
     out
 }
 
-fn walk_skills(
-    directory: &Path,
-    root: &Path,
+/// One walk of a skills folder.
+struct SkillWalk<'a> {
+    root: &'a Path,
     mode: SkillScanMode,
-    rules: &mut IgnoreRules,
-    visited: &mut HashSet<PathBuf>,
-    out: &mut Vec<PathBuf>,
-) {
-    if entry_type(directory) != Some(EntryType::Directory) || !first_visit(visited, directory) {
+    bound: Bound<'a>,
+    rules: &'a mut IgnoreRules,
+    visited: &'a mut HashSet<PathBuf>,
+    out: &'a mut Vec<PathBuf>,
+}
+
+impl SkillWalk<'_> {
+    fn directory(&mut self, directory: &Path) {
+        walk_skills(directory, self);
+    }
+}
+
+fn walk_skills(directory: &Path, walk: &mut SkillWalk<'_>) {
+    let SkillWalk {
+        root, mode, bound, ..
+    } = *walk;
+    if entry_type(directory) != Some(EntryType::Directory) {
         return;
     }
+    if bound.leaves(directory) {
+        walk.out.push(directory.to_owned());
+        return;
+    }
+    if !first_visit(walk.visited, directory) {
+        return;
+    }
+    let rules = &mut *walk.rules;
     rules.add_directory(directory);
     let entries = sorted_entries(directory);
     if let Some((_, skill)) = entries.iter().find(|(name, _)| name == "SKILL.md")
         && entry_type(skill) == Some(EntryType::File)
         && !rules.is_ignored(skill, false)
     {
-        out.push(skill.clone());
+        walk.out.push(skill.clone());
         return;
     }
     for (name, path) in entries {
@@ -189,14 +250,14 @@ fn walk_skills(
                 if mode == SkillScanMode::Pi
                     && directory == root
                     && name.ends_with(".md")
-                    && !rules.is_ignored(&path, false)
+                    && !walk.rules.is_ignored(&path, false)
                 {
-                    out.push(path);
+                    walk.out.push(path);
                 }
             }
             Some(EntryType::Directory) => {
-                if !rules.is_ignored(&path, true) {
-                    walk_skills(&path, root, mode, rules, visited, out);
+                if !walk.rules.is_ignored(&path, true) {
+                    walk.directory(&path);
                 }
             }
             Some(EntryType::Other) | None => {}
@@ -205,23 +266,30 @@ fn walk_skills(
 }
 
 /// Every file below `root` whose name ends with `suffix`, recursively (package, manifest and
-/// settings directories for prompts and themes).
-pub(crate) fn collect_files_recursive(root: &Path, suffix: &str) -> Vec<PathBuf> {
+/// settings directories for prompts and themes), staying in `bound`.
+pub(crate) fn collect_files_recursive(root: &Path, suffix: &str, bound: Bound<'_>) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(root);
     let mut out = Vec::new();
     let mut visited = HashSet::new();
-    walk_files(root, suffix, &mut rules, &mut visited, &mut out);
+    walk_files(root, (suffix, bound), &mut rules, &mut visited, &mut out);
     out
 }
 
 fn walk_files(
     directory: &Path,
-    suffix: &str,
+    (suffix, bound): (&str, Bound<'_>),
     rules: &mut IgnoreRules,
     visited: &mut HashSet<PathBuf>,
     out: &mut Vec<PathBuf>,
 ) {
-    if entry_type(directory) != Some(EntryType::Directory) || !first_visit(visited, directory) {
+    if entry_type(directory) != Some(EntryType::Directory) {
+        return;
+    }
+    if bound.leaves(directory) {
+        out.push(directory.to_owned());
+        return;
+    }
+    if !first_visit(visited, directory) {
         return;
     }
     rules.add_directory(directory);
@@ -232,7 +300,7 @@ fn walk_files(
         match entry_type(&path) {
             Some(EntryType::Directory) => {
                 if !rules.is_ignored(&path, true) {
-                    walk_files(&path, suffix, rules, visited, out);
+                    walk_files(&path, (suffix, bound), rules, visited, out);
                 }
             }
             Some(EntryType::File) => {
@@ -339,24 +407,32 @@ pub(crate) fn collect_extension_entries(directory: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The type collector applied to a directory.
-pub(crate) fn collect_resource_files(directory: &Path, kind: ResourceKind) -> Vec<PathBuf> {
+/// The type collector applied to a directory, staying in `bound`.
+pub(crate) fn collect_resource_files(
+    directory: &Path,
+    kind: ResourceKind,
+    bound: Bound<'_>,
+) -> Vec<PathBuf> {
     match kind {
         ResourceKind::Extensions => collect_extension_entries(directory),
-        ResourceKind::Skills => collect_skill_entries(directory, SkillScanMode::Pi),
-        ResourceKind::Prompts => collect_files_recursive(directory, ".md"),
-        ResourceKind::Themes => collect_files_recursive(directory, ".json"),
+        ResourceKind::Skills => collect_skill_entries_in(directory, SkillScanMode::Pi, bound),
+        ResourceKind::Prompts => collect_files_recursive(directory, ".md", bound),
+        ResourceKind::Themes => collect_files_recursive(directory, ".json", bound),
     }
 }
 
-/// Expands existing paths: a file is itself, a directory goes through the type collector,
-/// missing paths are dropped.
-pub(crate) fn collect_from_paths(paths: &[PathBuf], kind: ResourceKind) -> Vec<PathBuf> {
+/// Expands existing paths: a file is itself, a directory goes through the type collector
+/// (staying in `bound`), missing paths are dropped.
+pub(crate) fn collect_from_paths(
+    paths: &[PathBuf],
+    kind: ResourceKind,
+    bound: Bound<'_>,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for path in paths {
         match entry_type(path) {
             Some(EntryType::File) => out.push(path.clone()),
-            Some(EntryType::Directory) => out.extend(collect_resource_files(path, kind)),
+            Some(EntryType::Directory) => out.extend(collect_resource_files(path, kind, bound)),
             Some(EntryType::Other) | None => {}
         }
     }
@@ -366,6 +442,40 @@ pub(crate) fn collect_from_paths(paths: &[PathBuf], kind: ResourceKind) -> Vec<P
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    /// QA (2026-12-07): `.agents/skills/root -> /` walked the whole disk at every start. A
+    /// bounded walk lists the folder that leads out (for the caller's confinement to refuse) and
+    /// reads nothing below it; a link that stays inside is walked.
+    #[test]
+    fn a_bounded_walk_does_not_go_through_a_link_out_of_its_folder() {
+        let temp = tempfile::tempdir().unwrap();
+        let project = fs::canonicalize(temp.path()).unwrap().join("project");
+        let root = project.join(".agents/skills");
+        fs::create_dir_all(root.join("inside")).unwrap();
+        fs::write(root.join("inside/SKILL.md"), "---\nname: inside\n---\n").unwrap();
+        let outside = project.parent().unwrap().join("outside/far");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("SKILL.md"), "---\nname: far\n---\n").unwrap();
+        fs::write(outside.join("note.md"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.parent().unwrap(), root.join("out")).unwrap();
+        std::os::unix::fs::symlink(root.join("inside"), root.join("alias")).unwrap();
+        let skills =
+            collect_skill_entries_in(&root, SkillScanMode::Agents, Bound::within(&project));
+        assert_eq!(
+            skills,
+            vec![root.join("alias/SKILL.md"), root.join("out")],
+            "{skills:?}"
+        );
+        let notes = collect_files_recursive(&root, ".md", Bound::within(&project));
+        assert_eq!(
+            notes,
+            vec![root.join("alias/SKILL.md"), root.join("out")],
+            "{notes:?}"
+        );
+        // Unbounded (a user's own folder), the link is followed.
+        let own = collect_skill_entries(&root, SkillScanMode::Agents);
+        assert!(own.contains(&root.join("out/far/SKILL.md")), "{own:?}");
+    }
 
     #[test]
     fn symlink_loops_and_fans_are_walked_once() {
@@ -392,7 +502,7 @@ mod tests {
         let scanned = root.clone();
         std::thread::spawn(move || {
             let skills = collect_skill_entries(&scanned, SkillScanMode::Pi);
-            let notes = collect_files_recursive(&scanned, ".md");
+            let notes = collect_files_recursive(&scanned, ".md", Bound::NONE);
             let _ = sender.send((skills, notes));
         });
         let (skills, notes) = receiver
