@@ -484,16 +484,6 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
             ),
         },
         PackageError::Settings(settings) => classify_settings(settings),
-        // `file:///repo` is read as a local path; a git repository on this machine is
-        // `git:file:///repo`.
-        PackageError::PathDoesNotExist { path } if path.to_string_lossy().contains("file:") => (
-            3,
-            Some(
-                "a git repository on this machine is `git:file:///path/to/repo`; a local \
-                 package is its plain path"
-                    .to_owned(),
-            ),
-        ),
         PackageError::PathDoesNotExist { .. } => (
             3,
             Some("local packages are used in place; check the path".to_owned()),

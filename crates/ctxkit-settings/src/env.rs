@@ -140,8 +140,18 @@ pub fn expand_tilde_strict(value: &str, home: &Path) -> PathBuf {
     }
 }
 
-/// Expands `~`, `~/…` and also `~xyz` → `<home>/xyz` (package manager and loader paths).
+/// Expands `~`, `~/…` and also `~xyz` → `<home>/xyz` (package manager and loader paths), and
+/// reads a `file://` URL as the path it names, as Pi's `normalizePath` does (`file:///srv/pkg`,
+/// percent escapes decoded; QA 2026-12-07: `ctxkit install file:///…` looked for
+/// `./file:/…`). A `file:` URL naming another host is left as written.
 pub fn expand_tilde_loose(value: &str, home: &Path) -> PathBuf {
+    if value.starts_with("file://")
+        && let Some(path) = url::Url::parse(value)
+            .ok()
+            .and_then(|url| url.to_file_path().ok())
+    {
+        return path;
+    }
     if value == "~" {
         home.to_path_buf()
     } else if let Some(rest) = value.strip_prefix("~/") {
@@ -221,6 +231,25 @@ pub fn to_slash(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_url_is_read_as_the_path_it_names() {
+        let home = Path::new("/h");
+        assert_eq!(
+            expand_tilde_loose("file:///srv/my%20pkg", home),
+            PathBuf::from("/srv/my pkg")
+        );
+        assert_eq!(
+            expand_tilde_loose("file://localhost/srv/pkg", home),
+            PathBuf::from("/srv/pkg")
+        );
+        // Another host's file is no local path: left as written (and found missing).
+        assert_eq!(
+            expand_tilde_loose("file://server/srv/pkg", home),
+            PathBuf::from("file://server/srv/pkg")
+        );
+        assert_eq!(expand_tilde_loose("~/x", home), PathBuf::from("/h/x"));
+    }
 
     #[test]
     fn agent_dir_defaults_and_override() {

@@ -239,15 +239,15 @@ fn a_server_token_holding_spaces_is_refused_at_start() {
     }
 }
 
-/// QA (2026-12-05): `install file:///repo` (a local path to ctxkit) said to check the path; the
-/// hint names the git form.
+/// `install file:///repo` names the path the URL points to, as Pi reads it (QA 2026-12-07: it
+/// looked for `./file:/repo`, and a 2026-12-05 hint pointed to the git form instead).
 #[test]
-fn a_file_url_to_install_is_pointed_to_the_git_form() {
+fn a_file_url_to_install_names_the_path_it_points_to() {
     let run = Run::new();
     let output = run.ctxkit(&["install", "file:///tmp/no-such-repo"]);
     assert!(output.starts_with("exit: 3\n"), "{output}");
     assert!(
-        output.contains("hint: a git repository on this machine is `git:file:///path/to/repo`"),
+        output.contains("error: Path does not exist: `/tmp/no-such-repo`"),
         "{output}"
     );
 }
