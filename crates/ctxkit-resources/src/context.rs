@@ -133,16 +133,26 @@ fn discover_as(
 /// A prompt value that is either a path to a file or literal text: an existing file
 /// (relative values resolved against `cwd`) yields its content, anything else the text itself.
 /// A file that is there but refused (a symlink out of its folder, ctxkit's own places) yields
-/// no text and a warning: its path is no prompt.
+/// no text and a warning: its path is no prompt. A file inside `project` (the project's
+/// `.ctxkit/SYSTEM.md`) is read through a jail on the project, so a `.ctxkit` linked out of it is
+/// refused, as its settings are (QA 2026-12-07: `SYSTEM.md` was loaded through it).
 pub fn resolve_prompt_value(
     value: &str,
     cwd: &Path,
+    project: Option<&Path>,
 ) -> (Option<String>, Option<ResourceDiagnostic>) {
     let path = resolve_against(cwd, Path::new(value));
     if value.is_empty() || !path.is_file() {
         return (Some(value.to_owned()), None);
     }
-    match ctxkit_jail::read_in_folder(&path, ctxkit_jail::MAX_RESOURCE_BYTES) {
+    let max = ctxkit_jail::MAX_RESOURCE_BYTES;
+    let read = match project.and_then(|project| Some((project, path.strip_prefix(project).ok()?))) {
+        Some((project, inside)) => {
+            ctxkit_jail::Jail::open(project).and_then(|jail| jail.read_to_string(inside, max))
+        }
+        None => ctxkit_jail::read_in_folder(&path, max),
+    };
+    match read {
         Ok(content) => (Some(content), None),
         Err(error) => (
             None,

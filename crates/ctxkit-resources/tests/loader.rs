@@ -345,6 +345,31 @@ fn context_files_are_global_then_ancestors_with_agents_md_preferred() {
     );
 }
 
+/// QA (2026-12-07): a project whose `.ctxkit` is a link to another folder had its settings
+/// refused (they lead out of the project) but its `SYSTEM.md`, read through the same link,
+/// replaced the system prompt once trusted. Both are refused; the user's own stays.
+#[cfg(unix)]
+#[test]
+fn a_system_prompt_file_through_a_project_folder_linked_out_is_not_read() {
+    let world = World::new();
+    write(world.agent().join("SYSTEM.md"), "global system");
+    let elsewhere = world.root.join("elsewhere/.ctxkit");
+    write(elsewhere.join("SYSTEM.md"), "EVIL SYSTEM");
+    write(elsewhere.join("APPEND_SYSTEM.md"), "EVIL APPEND");
+    std::os::unix::fs::symlink(&elsewhere, world.project()).unwrap();
+    trust(&world);
+    let loaded = load(&world, &LoaderOptions::default());
+    assert_ne!(loaded.system_prompt.as_deref(), Some("EVIL SYSTEM"));
+    assert!(
+        !loaded
+            .append_system_prompt
+            .iter()
+            .any(|part| part.contains("EVIL")),
+        "{:?}",
+        loaded.append_system_prompt
+    );
+}
+
 /// `SYSTEM.md` in a trusted project replaces the user's; `APPEND_SYSTEM.md` files are appended,
 /// and an explicit prompt or file given by the caller wins over both.
 #[test]

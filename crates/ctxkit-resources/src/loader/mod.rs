@@ -258,7 +258,8 @@ pub fn load_resources(
         .clone()
         .or_else(|| prompt_file("SYSTEM.md"));
     if let Some(value) = base_value {
-        let (text, diagnostic) = resolve_prompt_value(&value, &environment.cwd);
+        let (text, diagnostic) =
+            resolve_prompt_value(&value, &environment.cwd, Some(&environment.cwd));
         loaded.context_diagnostics.extend(diagnostic);
         loaded.system_prompt = text;
     }
@@ -268,7 +269,8 @@ pub fn load_resources(
         options.append_system_prompt.clone()
     };
     for value in append_values {
-        let (text, diagnostic) = resolve_prompt_value(&value, &environment.cwd);
+        let (text, diagnostic) =
+            resolve_prompt_value(&value, &environment.cwd, Some(&environment.cwd));
         loaded.context_diagnostics.extend(diagnostic);
         loaded.append_system_prompt.extend(text);
     }
