@@ -253,9 +253,7 @@ impl SpendTally {
                     && !no_count(reply, usage)
                     && !(usage_key(usage) == [0; 4]
                         && reply.timestamp.is_some_and(|at| replied_at.contains(&at)))
-                    && reply
-                        .timestamp
-                        .is_none_or(|at| counted.insert(CallKey::Reply(at, usage_key(usage))))
+                    && call_key(reply, usage).is_none_or(|key| counted.insert(key))
                 {
                     replied_at.extend(reply.timestamp);
                     let caller = (reply.provider.as_deref(), reply.model.as_deref());
@@ -309,11 +307,28 @@ impl SpendTally {
     }
 }
 
-/// What identifies one paid call among copies of its entry: a reply's own time (milliseconds) and
-/// token counts, a tool result's time, call id and token counts, or a branch summary's text and
-/// recorded usage.
+/// What identifies a reply's paid call among copies of it: the provider's id of the response
+/// (`responseId`, Pi 1.6's; an imported Claude Code reply's `message.id`) with its token counts,
+/// else its own time (milliseconds) with them. A transcript that wrote its history again gave the
+/// copies new times (QA 2026-12-07). `None`: no way to tell a copy, counted.
+fn call_key(reply: &ctxkit_protocol::AssistantMessage, usage: &Usage) -> Option<CallKey> {
+    let tokens = usage_key(usage);
+    match reply
+        .extra
+        .get("responseId")
+        .and_then(serde_json::Value::as_str)
+    {
+        Some(id) if !id.is_empty() => Some(CallKey::Response(id.to_owned(), tokens)),
+        Some(_) | None => reply.timestamp.map(|at| CallKey::Reply(at, tokens)),
+    }
+}
+
+/// What identifies one paid call among copies of its entry: a reply's response id or own time
+/// (milliseconds) and token counts, a tool result's time, call id and token counts, or a branch
+/// summary's text and recorded usage.
 #[derive(Debug, PartialEq, Eq, Hash)]
 enum CallKey {
+    Response(String, [u64; 4]),
     Reply(i64, [u64; 4]),
     Tool(i64, String, [u64; 4]),
     Summary(String, String),

@@ -340,6 +340,12 @@ pub(super) fn assistant_kind(
         None => "stop",
     };
     let mut extra = JsonObject::new();
+    // The provider's id of the reply, as Pi 1.6 records it: a transcript that writes its history
+    // again (new uuids, the same `message.id` and usage) holds one paid call twice, and the spend
+    // counts it once by this id (QA 2026-12-07: $15.11 for a session that cost $10.74).
+    if let Some(id) = message.and_then(|message| str_field(message, "id")) {
+        extra.insert("responseId".to_owned(), Value::String(id.to_owned()));
+    }
     let model = match message.and_then(|message| str_field(message, "model")) {
         Some(placeholder) if is_placeholder_model(placeholder) => {
             extra.insert(

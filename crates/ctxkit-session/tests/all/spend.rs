@@ -96,3 +96,32 @@ fn a_reply_with_a_usage_of_zeros_is_no_call_unless_it_failed() {
     );
     assert_eq!(spend.counted_calls(), 1);
 }
+
+/// QA (2026-12-07): a Claude Code transcript that wrote its history again (new uuids, new times,
+/// the same `message.id` and usage) was billed twice. Replies with the same response id and the
+/// same tokens are one paid call; another response id, or other tokens, is another call.
+#[test]
+fn a_reply_written_again_with_its_response_id_counts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let reply = |id: &str, parent: &str, response: &str, at: u64, cost: f64| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2025-01-01T00:00:02Z","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}],"provider":"anthropic","model":"m","responseId":"{response}","usage":{},"stopReason":"stop","timestamp":{at}}}}}"#,
+            usage(1000, 50, cost)
+        )
+    };
+    let lines = [
+        HEADER.to_owned(),
+        r#"{"type":"message","id":"u","parentId":null,"timestamp":"2025-01-01T00:00:01Z","message":{"role":"user","content":"hi","timestamp":1}}"#.to_owned(),
+        reply("a", "u", "msg_01", 2, 0.01),
+        // The history written again from the root, restamped.
+        r#"{"type":"message","id":"u2","parentId":null,"timestamp":"2025-01-01T00:01:01Z","message":{"role":"user","content":"hi","timestamp":60001}}"#.to_owned(),
+        reply("a2", "u2", "msg_01", 60002, 0.01),
+        reply("b", "a2", "msg_02", 60003, 0.01),
+    ];
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let session = Session::open(&path).unwrap();
+    let spend = session_spend(session.entries(), &FreeModels::NONE);
+    assert_eq!(spend.requests.calls, 2, "{spend:?}");
+    assert!((spend.total_dollars() - 0.02).abs() < 1e-9, "{spend:?}");
+}
