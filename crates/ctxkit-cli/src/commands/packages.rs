@@ -199,13 +199,36 @@ fn waiting_for_trust(settings: &ctxkit_settings::SettingsManager) -> Vec<String>
 pub fn list(process: &ProcessSettings<'_>, json: bool, out: &mut dyn Write) -> Result<Outcome> {
     let (manager, settings) = manager(process)?;
     let packages = manager.list_configured(settings);
+    // A `packages` value that is not a list of packages (or an entry of the wrong shape) lists
+    // nothing of it: said, as `resources` says it (QA 2026-12-07: "No packages installed.").
+    let invalid: Vec<_> = settings
+        .diagnostics()
+        .into_iter()
+        .filter(|diagnostic| {
+            let key = diagnostic.key();
+            diagnostic.is_error()
+                && (key == "packages"
+                    || key.starts_with("packages.")
+                    || key.starts_with("packages["))
+        })
+        .collect();
+    for diagnostic in &invalid {
+        writeln!(crate::redact::stderr(), "warning: {}", diagnostic.message())?;
+    }
     if json {
         print_json(out, &list_records(&packages, settings))?;
         return Ok(Outcome::Success);
     }
     let waiting = waiting_for_trust(settings);
     if packages.is_empty() && waiting.is_empty() {
-        writeln!(out, "No packages installed.")?;
+        if invalid.is_empty() {
+            writeln!(out, "No packages installed.")?;
+        } else {
+            writeln!(
+                out,
+                "No packages listed: the `packages` setting is not valid (above)."
+            )?;
+        }
         return Ok(Outcome::Success);
     }
     list_by_scope(&packages, settings.project_trusted(), out)?;

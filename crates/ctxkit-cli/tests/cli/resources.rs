@@ -568,3 +568,21 @@ fn chat_installs_a_missing_configured_package_at_startup() {
     let prompt = world.ctxkit(&["prompt"]);
     assert!(prompt.contains("<name>gits</name>"), "{prompt}");
 }
+
+/// QA (2026-12-07): `packages` given as a string (or an entry of the wrong shape) made `ctxkit
+/// list` say "No packages installed." without a word; it says the setting is not valid.
+#[test]
+fn list_says_when_the_packages_setting_is_not_valid() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        &serde_json::json!({"packages": "../pkgs/good"}).to_string(),
+    );
+    let listed = world.ctxkit(&["list"]);
+    assert!(
+        listed.contains("No packages listed: the `packages` setting is not valid (above).")
+            && listed.contains("warning: Invalid value for `packages`"),
+        "{listed}"
+    );
+    assert!(!listed.contains("No packages installed"), "{listed}");
+}
