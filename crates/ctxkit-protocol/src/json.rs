@@ -82,11 +82,18 @@ pub fn from_str_repaired<T: serde::de::DeserializeOwned>(
         .map_err(|_| error)
 }
 
+/// Why a line nested deeper than the readers go is refused.
+pub const TOO_DEEP: &str = "objects and arrays nest deeper than 127 levels";
+
 /// A parser's error on one line, placed by its column: the parser counts the line as line 1,
 /// which read beside the file's own line number as another line ("line 6: … at line 1 column
 /// 133").
 pub fn json_line_error(error: &serde_json::Error) -> String {
-    let message = error.to_string();
+    // serde_json's bound on nesting, which keeps a hostile line from exhausting the stack, said
+    // as the session reader says it (QA 2026-12-07: "recursion limit exceeded").
+    let message = error
+        .to_string()
+        .replacen("recursion limit exceeded", TOO_DEEP, 1);
     let suffix = format!(" at line {} column {}", error.line(), error.column());
     match message.strip_suffix(&suffix) {
         Some(what) if error.line() == 1 => format!("{what} at column {}", error.column()),

@@ -38,7 +38,7 @@ pub use grep_lines::{has_file_extension, without_grep_line_number};
 pub use header::{CURRENT_SESSION_VERSION, SessionHeader};
 pub use injected::{injected_events, is_injected_context, strip_blocks, strip_injected_context};
 pub use js::{js_number, js_object_entries, js_stringify};
-pub use json::{from_str_repaired, json_line_error, repair_lone_surrogates};
+pub use json::{TOO_DEEP, from_str_repaired, json_line_error, repair_lone_surrogates};
 pub use lenient::{value_as_i64, value_as_u64};
 pub use message::{
     AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage,

@@ -52,7 +52,7 @@ pub(crate) enum Unclosed {
 }
 
 /// Why a line nested too deep is refused.
-pub(crate) const TOO_DEEP: &str = "objects and arrays nest deeper than 127 levels";
+pub(crate) use ctxkit_protocol::TOO_DEEP;
 
 /// The index of the bracket that closes the object or array the text at `at` is inside (brackets
 /// and strings opened from `at` on are skipped whole), that container being at depth `outer`; an
