@@ -190,8 +190,9 @@ fn file_list(details: &Value, field: &str, renderer: &Renderer<'_>) -> Vec<Strin
         .unwrap_or_default()
 }
 
-/// The requests after a compaction, up to the next one: how many, and the context the provider
-/// reported for the first (what the next turn really carried).
+/// The requests after a compaction, up to the next one: how many (replies that report usage: a
+/// Codex response imported as several replies reports it on its last, QA 2026-12-07), and the
+/// context the provider reported for the first (what the next turn really carried).
 fn next_requests(session: &Session, after: &[EntryIndex]) -> Value {
     let mut requests = 0;
     let mut first_usage = None;
@@ -205,9 +206,12 @@ fn next_requests(session: &Session, after: &[EntryIndex]) -> Value {
         if entry.role() != Some("assistant") {
             continue;
         }
+        let Some(usage) = assistant_usage(session, position) else {
+            continue;
+        };
         requests += 1;
         if first_usage.is_none() {
-            first_usage = assistant_usage(session, position).map(|usage| usage[4].clone());
+            first_usage = Some(usage[4].clone());
         }
     }
     json!({"requests": requests, "firstUsage": first_usage})
@@ -508,6 +512,39 @@ mod tests {
         let options = crate::PageOptions::new("cut", redactor);
         let data = crate::build_page_data(&session, &options).unwrap();
         assert!(data.to_string().contains("cut \u{fffd} here"), "{data}");
+    }
+
+    /// QA (2026-12-07): a Codex response imported as several replies (usage on the last) counted
+    /// as several requests after a compaction ("next: 188 requests" for 75 calls).
+    #[test]
+    fn the_requests_after_a_compaction_are_the_replies_that_report_usage() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("split.jsonl");
+        let reply = |id: &str, parent: &str, input: u64| {
+            json!({"type": "message", "id": id, "parentId": parent,
+                "timestamp": "2025-01-01T00:00:03.000Z",
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "part"}],
+                    "provider": "openai", "model": "gpt-5", "api": "openai-responses",
+                    "usage": {"input": input, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                    "stopReason": "stop", "timestamp": 3}})
+            .to_string()
+        };
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_owned(),
+            r#"{"type":"message","id":"u","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#.to_owned(),
+            r#"{"type":"compaction","id":"c","parentId":"u","timestamp":"2025-01-01T00:00:02.000Z","summary":"s","firstKeptEntryId":"u","tokensBefore":100}"#.to_owned(),
+            reply("r1", "c", 0),
+            reply("r2", "r1", 0),
+            reply("r3", "r2", 500),
+        ];
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        let session = ctxkit_session::Session::open(&file).unwrap();
+        let redactor = crate::Redactor::new(Vec::new(), &[]).unwrap();
+        let options = crate::PageOptions::new("split", redactor);
+        let data = crate::build_page_data(&session, &options).unwrap();
+        let next = &data["compactions"][0]["next"];
+        assert_eq!(next["requests"], json!(1), "{next}");
+        assert_eq!(next["firstUsage"], json!(500), "{next}");
     }
 
     /// An imported Claude Code reply records tokens but no price: the totals say how many
