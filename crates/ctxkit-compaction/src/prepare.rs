@@ -425,13 +425,17 @@ pub fn prepare_compaction(
         if fields.get("fromHook") != Some(&serde_json::Value::Bool(true)) {
             previous_details = fields.get("details").cloned();
         }
-        previous_summary = Some(
+        // A Codex compaction made on the server (`codexCompacted`, imported) has no readable
+        // summary, only a note that the kept messages follow: carried into the next summary it
+        // said they follow once they were summarized (QA 2026-12-07).
+        let unreadable = fields.get("codexCompacted").is_some();
+        previous_summary = (!unreadable).then(|| {
             fields
                 .get("summary")
                 .and_then(serde_json::Value::as_str)
                 .unwrap_or_default()
-                .to_owned(),
-        );
+                .to_owned()
+        });
         boundary_start = position + 1;
     }
 

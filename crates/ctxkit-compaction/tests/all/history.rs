@@ -498,3 +498,47 @@ fn a_message_larger_than_the_keep_budget_is_not_answered_by_lowering_it() {
         "{near}"
     );
 }
+
+/// QA (2026-12-07): an imported Codex compaction made on the server has no readable summary, only
+/// a note that the messages Codex kept follow; the next compaction took it as the previous summary
+/// and carried the note into a summary of those very messages. It is no previous summary.
+#[test]
+fn a_codex_server_compaction_is_no_previous_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("codex.jsonl");
+    let text = |n: usize| "words of a long message ".repeat(n);
+    let message = |id: &str, parent: &str, role: &str, body: &str| {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": "2025-01-01T00:00:01.000Z",
+            "message": {"role": role, "content": [{"type": "text", "text": body}], "timestamp": 1,
+                "provider": "openai", "model": "gpt-5", "api": "openai-responses",
+                "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                "stopReason": "stop"}})
+        .to_string()
+    };
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_owned(),
+        r#"{"type":"message","id":"u0","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"start","timestamp":1}}"#.to_owned(),
+        serde_json::json!({"type": "compaction", "id": "c", "parentId": "u0",
+            "timestamp": "2025-01-01T00:00:02.000Z",
+            "summary": "Codex compacted this conversation on the server; its summary is encrypted and cannot be read here. The conversation continues from the messages Codex kept, which follow.",
+            "firstKeptEntryId": "", "tokensBefore": 1000,
+            "codexCompacted": {"type": "compacted"}})
+        .to_string(),
+        message("u1", "c", "user", &text(400)),
+        message("a1", "u1", "assistant", &text(400)),
+        message("u2", "a1", "user", &text(400)),
+        message("a2", "u2", "assistant", &text(400)),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let session = Session::open(&file).unwrap();
+    let settings = CompactionSettings {
+        keep_recent_tokens: 500,
+        ..CompactionSettings::default()
+    };
+    let preparation = prepare_compaction(&session, None, settings)
+        .unwrap()
+        .unwrap();
+    assert_eq!(preparation.previous_summary, None);
+    assert!(!preparation.messages_to_summarize.is_empty());
+}
