@@ -96,6 +96,17 @@ impl ImportedSession {
             Err(ImportError::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
+                // A link to nothing is left as it is, and said so (QA 2026-12-07: "cannot create
+                // …: File exists").
+                if let Ok(target) = std::fs::read_link(path) {
+                    return Err(ImportError::Conflict {
+                        path: path.to_owned(),
+                        reason: format!(
+                            "it is a symlink to `{}`, which does not exist",
+                            target.display()
+                        ),
+                    });
+                }
                 self.write_new(path, Existing::None)?;
                 return Ok(WriteOutcome::Created);
             }

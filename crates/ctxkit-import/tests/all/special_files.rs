@@ -157,3 +157,23 @@ fn writing_over_a_fifo_or_a_device_is_refused_at_once() {
         }
     }
 }
+
+/// QA (2026-12-07): `--out` naming a symlink to a missing file said "cannot create …: File
+/// exists (os error 17)". It is refused as an output that is no earlier import, the link left
+/// as it was.
+#[test]
+fn an_output_that_is_a_link_to_nothing_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("transcript.jsonl");
+    std::fs::write(&source, format!("{CLAUDE_LINE}\n")).unwrap();
+    let output = dir.path().join("out.jsonl");
+    std::os::unix::fs::symlink(dir.path().join("missing.jsonl"), &output).unwrap();
+    let imported = import_file(&source, None).unwrap();
+    let refused = imported.write_to(&output).unwrap_err();
+    assert!(
+        matches!(&refused, ImportError::Conflict { reason, .. } if reason.contains("is a symlink to")),
+        "{refused}"
+    );
+    assert!(!dir.path().join("missing.jsonl").exists());
+    assert!(std::fs::symlink_metadata(&output).unwrap().is_symlink());
+}
