@@ -74,6 +74,9 @@ struct Imports {
     scratch: PathBuf,
     serial: AtomicU64,
     cache: ImportCache,
+    /// The import warnings already said: a live transcript imported again as it grows says each
+    /// once (QA 2026-12-07: `view` printed the same two warnings at every append).
+    said: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl Imports {
@@ -82,6 +85,22 @@ impl Imports {
             scratch: scratch.to_owned(),
             serial: AtomicU64::new(0),
             cache: ImportCache::new(),
+            said: std::sync::Mutex::default(),
+        }
+    }
+
+    /// Says each of `issues` of `file`'s import not said before, as `ctxkit import` says them.
+    fn warn(&self, file: &Path, issues: &[ctxkit_import::ImportIssue]) {
+        let mut said = self
+            .said
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut stderr = crate::redact::stderr();
+        for issue in issues {
+            let line = format!("warning: `{}`: {issue}", file.display());
+            if said.insert(line.clone()) {
+                let _ = writeln!(stderr, "{line}");
+            }
         }
     }
 }
@@ -117,10 +136,7 @@ fn open_any(file: &Path, from: &str, imports: &Imports) -> Result<OpenedSession,
             import_file(file, format).map_err(|error| reload_error(error.to_string()))?;
         // What the import skipped or repaired, said as `ctxkit import` says it (QA 2026-12-07:
         // the page of a transcript with a malformed line said nothing of it).
-        let mut stderr = crate::redact::stderr();
-        for issue in &imported.report.issues {
-            let _ = writeln!(stderr, "warning: `{}`: {issue}", file.display());
-        }
+        imports.warn(file, &imported.report.issues);
         let serial = imports.serial.fetch_add(1, Ordering::SeqCst);
         let target = imports.scratch.join(format!("imported-{serial}.jsonl"));
         match imported.write_to(&target) {

@@ -32,24 +32,47 @@ fn limit_disagrees(tokens: u64, context_window: u64, configured_window: u64) -> 
 }
 
 /// Reported when the provider, after a compaction of the streak, counts the retried request at
-/// least as large as the request it refused before it: what it counts is not what compacting
-/// shrinks (a system prompt, tools or attachments it counts far above ctxkit's estimate), and
-/// another compaction would only add a summary. QA (2026-12-07): a provider stating 9,500 tokens
-/// each time drew five compactions from one prompt, four of which made the context larger.
-/// `None` when no compaction of the streak was written, a count is unknown, or the refusal
-/// stated a limit lower than the one known before it (recovery plans with that one now).
+/// not even a quarter of the tokens fewer it needed (the request it refused before, over the limit
+/// this refusal states or the window): what it counts is not what compacting shrinks (a system
+/// prompt, tools or attachments it counts far above ctxkit's estimate), and each later compaction,
+/// cutting later, has less to remove. QA (2026-12-07): a provider stating 9,500 tokens each time
+/// drew five compactions from one prompt, four of which made the context larger; one whose count
+/// fell by 10 tokens a time against an overshoot of 1,500 drew five too. `None` when no compaction
+/// of the streak was written, a count is unknown, or the refusal stated a limit lower than the one
+/// known before it (recovery plans with that one now).
 fn count_did_not_fall(
     state: &crate::state::State,
     (counted_before, limit_before): (Option<u64>, Option<u64>),
+    error_text: Option<&str>,
 ) -> Option<String> {
     let (before, now) = (counted_before?, state.refused_count?);
-    let limit_fell = state.limit_tokens.is_some() && state.limit_tokens != limit_before;
-    (state.overflow_written > 0 && now >= before && !limit_fell).then(|| {
-        let written = write::written_before(state.overflow_written);
-        format!(
-            "Context overflow recovery stopped: after a compaction the provider counted the request at {now} tokens, no fewer than the {before} it refused before it, so it counts something compacting does not shrink (the system prompt, tools or attachments){written}. Shorten those, or switch to a model with a larger context window."
-        )
-    })
+    let limit_fell = match (state.limit_tokens, limit_before) {
+        (Some(limit), Some(known)) => limit < known,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    if state.overflow_written == 0 || limit_fell {
+        return None;
+    }
+    let limit = error_text
+        .and_then(ctxkit_overflow::stated_limit)
+        .unwrap_or_else(|| state.limit_window());
+    let needed = before.saturating_sub(limit);
+    let fell = before.saturating_sub(now);
+    let written = write::written_before(state.overflow_written);
+    let cause = "so it counts something compacting does not shrink (the system prompt, tools or attachments)";
+    let advice = "Shorten those, or switch to a model with a larger context window.";
+    if now >= before {
+        Some(format!(
+            "Context overflow recovery stopped: after a compaction the provider counted the request at {now} tokens, no fewer than the {before} it refused before it, {cause}{written}. {advice}"
+        ))
+    } else if fell.saturating_mul(4) < needed {
+        Some(format!(
+            "Context overflow recovery stopped: after a compaction the provider counted the request at {now} tokens, only {fell} fewer than the {before} it refused before it where {needed} fewer were needed, {cause}{written}. {advice}"
+        ))
+    } else {
+        None
+    }
 }
 
 /// What a check did.
@@ -217,7 +240,7 @@ impl Engine {
                     .and_then(|reply| reply.error_message.clone());
                 let before = (state.refused_count, state.limit_tokens);
                 crate::recovery::learn_from_overflow(&mut state, error_text.as_deref())?;
-                if let Some(message) = count_did_not_fall(&state, before) {
+                if let Some(message) = count_did_not_fall(&state, before, error_text.as_deref()) {
                     return Ok(self.recovery_given_up(message).await);
                 }
                 if let Some(recorded) = state.last_request.as_mut() {

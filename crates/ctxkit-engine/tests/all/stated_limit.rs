@@ -341,3 +341,58 @@ async fn a_refusal_counting_as_much_after_a_compaction_stops_the_recovery() {
     );
     assert_eq!(harness.compactions().await, 1);
 }
+
+/// QA (2026-12-07, verification): a count that fell by 10 tokens a compaction, against an
+/// overshoot of 1,500, drew five compactions. A fall of less than a quarter of what was needed
+/// stops the recovery too; a real fall goes on (the other tests of this file).
+#[tokio::test]
+async fn a_refusal_counting_barely_fewer_after_a_compaction_stops_the_recovery() {
+    let mut harness = Harness::with(
+        EngineSettings::recommended(),
+        Some(model(16_000)),
+        ctxkit_engine::HookSet::new(),
+        [],
+    );
+    harness
+        .engine
+        .append(user("Explore the project and fix main"))
+        .await
+        .unwrap();
+    for (id, chars, counted) in [
+        ("config", 11_000, 1_250),
+        ("mod1", 9_000, 4_300),
+        ("mod2", 9_000, 7_850),
+    ] {
+        sent(&harness).await;
+        harness.engine.append(calls(id, counted)).await.unwrap();
+        harness.engine.append(result(id, chars)).await.unwrap();
+    }
+    let refusal = |count: &str| {
+        OVERFLOW_5000
+            .replace("5000 tokens", "16000 tokens")
+            .replace("6308 tokens", &format!("{count} tokens"))
+    };
+    sent(&harness).await;
+    harness
+        .engine
+        .append(error_reply(&refusal("17500")))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert!(report.retry, "{report:?}");
+    harness.drain();
+    sent(&harness).await;
+    harness
+        .engine
+        .append(error_reply(&refusal("17490")))
+        .await
+        .unwrap();
+    let report = harness.engine.after_run().await.unwrap();
+    assert!(!report.retry, "{report:?}");
+    let error = compaction_end(&harness.drain()).error.unwrap();
+    assert!(
+        error.contains("at 17490 tokens, only 10 fewer than the 17500 it refused before it where 1500 fewer were needed"),
+        "{error}"
+    );
+    assert_eq!(harness.compactions().await, 1);
+}
