@@ -78,11 +78,16 @@ fn confine(root: &Path, files: &mut KindFiles, refused: &mut Vec<ResourceDiagnos
 }
 
 /// Files and directories below `root` whose relative path matches `pattern` (dot entries are
-/// never matched; `node_modules` is only entered when the pattern names it).
+/// never matched; `node_modules` is only entered when the pattern names it). Each real folder is
+/// entered once, and none whose real place lies outside the package (QA 2026-12-07: two links to
+/// `.` in a globbed folder made 2^40 paths, and a link to `/usr` a walk of it, at every start,
+/// untrusted); a link out that matches is listed, for the confinement to refuse.
 fn expand_glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
     let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
     let glob = super::patterns::Glob::new(pattern);
     let enter_node_modules = pattern.contains("node_modules");
+    let real_root = ctxkit_settings::canonical_or_raw(root);
+    let mut visited = std::collections::HashSet::from([real_root.clone()]);
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(directory) = stack.pop() {
@@ -95,7 +100,11 @@ fn expand_glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
             if glob.is_match(&relative) {
                 out.push(path.clone());
             }
-            if entry_type(&path) == Some(EntryType::Directory) {
+            if entry_type(&path) == Some(EntryType::Directory)
+                && let Ok(real) = std::fs::canonicalize(&path)
+                && real.starts_with(&real_root)
+                && visited.insert(real)
+            {
                 children.push(path);
             }
         }
@@ -230,4 +239,39 @@ fn unconfined_package_files(root: &Path, filter: Option<&PackageSetting>) -> Pac
         },
     }
     result
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// QA (2026-12-07): a globbed folder with two links to itself walked 2^40 paths, and one with
+    /// a link to `/usr` walked it. Each real folder is entered once, none outside the package.
+    #[test]
+    fn a_glob_enters_each_real_folder_once_and_none_outside_the_package() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("pkg");
+        let stuff = root.join("stuff");
+        std::fs::create_dir_all(stuff.join("deeper")).unwrap();
+        std::fs::write(stuff.join("a.md"), "a").unwrap();
+        std::fs::write(stuff.join("deeper/b.md"), "b").unwrap();
+        std::os::unix::fs::symlink(".", stuff.join("l1")).unwrap();
+        std::os::unix::fs::symlink(".", stuff.join("l2")).unwrap();
+        std::fs::create_dir_all(temp.path().join("outside")).unwrap();
+        std::fs::write(temp.path().join("outside/secret.md"), "s").unwrap();
+        std::os::unix::fs::symlink(temp.path().join("outside"), stuff.join("out")).unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let scanned = root.clone();
+        std::thread::spawn(move || {
+            let _ = sender.send(expand_glob(&scanned, "stuff/**/*.md"));
+        });
+        let found = receiver
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the walk ends");
+        assert_eq!(
+            found,
+            vec![stuff.join("a.md"), stuff.join("deeper/b.md")],
+            "{found:?}"
+        );
+    }
 }
