@@ -15,6 +15,7 @@ mod env;
 mod error;
 mod json;
 mod kind;
+mod npm_folder;
 mod pi_files;
 mod pi_import;
 mod protected;
@@ -34,15 +35,13 @@ pub use env::{
 pub use error::{FileRefusal, SettingsError, SettingsScope};
 pub use json::string_items;
 pub use kind::ResourceKind;
+pub use npm_folder::{NPM_FOLDER_MANIFEST, npm_folder_is_ctxkits, record_npm_folder};
 pub use pi_files::{
     PI_MODELS_FILE_NAME, PiRoute, PiRoutes, UnreadablePiModels, pi_agent_dir, pi_models_paths,
     pi_routes, pi_secrets,
 };
 pub use pi_import::{LeftOut, PiImport, import_pi_models};
-pub use protected::{
-    NPM_FOLDER_MANIFEST, ProtectedResource, npm_folder_is_ctxkits, project_agent_skill_dirs,
-    protected_resources,
-};
+pub use protected::{ProtectedResource, project_agent_skill_dirs, protected_resources};
 pub use settings::schema::{description_of, json_schema, markdown_table, secret_keys, user_only};
 pub use settings::{
     Document, HeldEntry, HeldReason, ImportStep, KeyPath, SettingEntry, SettingLookup,

@@ -26,6 +26,9 @@ pub struct ProtectedResource {
     /// The file or folder it comes from (for a settings key, the settings file): what a parent
     /// folder's trust record is compared with (`trust::nearest`).
     pub path: PathBuf,
+    /// What the trust covers of its contents besides its place (the npm folder's files), so a
+    /// change after `ctxkit trust` asks again; `None` for the place alone.
+    pub contents: Option<String>,
 }
 
 /// The `.agents/skills` folders from `cwd` up to its git root (the file system's root without one),
@@ -73,6 +76,7 @@ pub fn protected_resources(
                 place: shown(&path, &environment.cwd),
                 effect,
                 path,
+                contents: None,
             });
         }
     }
@@ -81,15 +85,17 @@ pub fn protected_resources(
             place: shown(&folder, &environment.cwd),
             effect: "skills offered to the model",
             path: folder,
+            contents: None,
         });
     }
-    // With npm packages in the settings, ctxkit writes the npm folder and trusting them covers it
-    // (listing it too would ask for trust again after every first install).
+    // What ctxkit's own npm runs wrote there is ctxkit's (`npm_folder`); anything else waits, and
+    // trusting it covers its files as they are.
     let npm_folder = project.join("npm");
-    if !settings.project_names_npm_packages() && !npm_folder_is_ctxkits(&npm_folder) {
+    if !crate::npm_folder::npm_folder_is_ctxkits(environment, &npm_folder) {
         found.push(ProtectedResource {
             place: shown(&npm_folder, &environment.cwd),
             effect: "npm installs what its package.json or package-lock.json names",
+            contents: Some(crate::npm_folder::folder_fingerprint(&npm_folder)),
             path: npm_folder,
         });
     }
@@ -99,29 +105,10 @@ pub fn protected_resources(
             place: format!("{} {key}", shown(&settings_path, &environment.cwd)),
             effect: "skills and prompt templates",
             path: settings_path.clone(),
+            contents: None,
         });
     }
     found
-}
-
-/// The `package.json` ctxkit writes in a new npm folder (`.ctxkit/npm`, `<home>/npm`).
-pub const NPM_FOLDER_MANIFEST: &str =
-    "{\n  \"name\": \"ctxkit-extensions\",\n  \"private\": true\n}";
-
-/// Whether an npm folder holds nothing npm would act on but what ctxkit writes: it is missing,
-/// or holds no `package-lock.json` and no `package.json` but [`NPM_FOLDER_MANIFEST`]. A cloned
-/// repository can commit either, naming dependencies (and install scripts of its own) that `npm
-/// install` or `npm uninstall` there would install and run (QA 2026-12-07).
-pub fn npm_folder_is_ctxkits(folder: &Path) -> bool {
-    if std::fs::symlink_metadata(folder.join("package-lock.json")).is_ok() {
-        return false;
-    }
-    let manifest = folder.join("package.json");
-    if std::fs::symlink_metadata(&manifest).is_err() {
-        return true;
-    }
-    ctxkit_jail::read_in_folder(&manifest, NPM_FOLDER_MANIFEST.len() as u64 + 1)
-        .is_ok_and(|text| text == NPM_FOLDER_MANIFEST)
 }
 
 /// `path` relative to `cwd` when it is beneath it, else whole.

@@ -689,6 +689,57 @@ fn npm_never_runs_on_an_untrusted_projects_own_package_json() {
     assert!(world.root.join("tmp/user-npm").exists());
 }
 
+/// A fake npm that does what npm does to its folder: `install NAME --prefix ROOT` makes
+/// `node_modules/NAME`, rewrites `package.json` and writes `package-lock.json`; each run logged.
+fn npm_like_command(world: &World, log: &str) -> serde_json::Value {
+    let log = world.root.join("tmp").join(log);
+    let script = format!(
+        "echo \"$*\" >> '{}'; root=\"$4\"; mkdir -p \"$root/node_modules/$2\"; \
+         printf '{{\"dependencies\":{{\"%s\":\"^1\"}}}}' \"$2\" > \"$root/package.json\"; \
+         printf '{{\"lockfileVersion\":3,\"n\":\"%s\"}}' \"$2\" > \"$root/package-lock.json\"",
+        log.display()
+    );
+    json!(["sh", "-c", script, "npm"])
+}
+
+/// QA 2026-12-07 (verification of the fix above): in an untrusted project the user's second
+/// `install -l` was refused for the lock file the first one's npm wrote, and a committed
+/// `.ctxkit/npm/package.json` in a project whose settings name an npm package was neither listed
+/// by `ctxkit trust` nor held back once trusted. What ctxkit's own npm runs write is recorded as
+/// ctxkit's; anything else there waits for trust, which covers it as it is.
+#[test]
+fn what_ctxkits_own_npm_runs_write_is_its_own_and_anything_else_waits() {
+    let world = World::new();
+    world.write(
+        "home/settings.json",
+        &json!({"npmCommand": npm_like_command(&world, "npm-runs")}).to_string(),
+    );
+    std::fs::create_dir_all(world.project()).unwrap();
+    for name in ["lpa", "lpb"] {
+        let installed = world.ctxkit(&["install", "-l", &format!("npm:{name}")]);
+        assert!(installed.starts_with("exit: 0"), "{name}: {installed}");
+    }
+    let runs = std::fs::read_to_string(world.root.join("tmp/npm-runs")).unwrap();
+    assert_eq!(runs.lines().count(), 2, "{runs}");
+    let listed = world.ctxkit(&["resources"]);
+    assert!(!listed.contains(".ctxkit/npm"), "{listed}");
+
+    // A pull changes the lock file: it waits for trust, and npm does not run on it.
+    world.write("proj/.ctxkit/npm/package-lock.json", "{\"packages\":{}}");
+    let refused = world.ctxkit(&["install", "-l", "npm:lpc"]);
+    assert!(refused.contains("Refused to run npm"), "{refused}");
+    let trusted = world.ctxkit(&["trust", "--yes"]);
+    assert!(trusted.contains(".ctxkit/npm (npm installs"), "{trusted}");
+    // Trusted as it is: changed again, it waits again.
+    world.write(
+        "proj/.ctxkit/npm/package-lock.json",
+        "{\"packages\":{\"x\":{}}}",
+    );
+    let again = world.ctxkit(&["trust", "--yes"]);
+    assert!(again.contains(".ctxkit/npm"), "{again}");
+    assert!(!again.contains("nothing to do"), "{again}");
+}
+
 /// QA 2026-12-07: `config list --project` in an untrusted project showed `llm.baseUrl … (project)`
 /// as if it applied, while `config get llm.baseUrl` said unset. A held key says it waits.
 #[test]

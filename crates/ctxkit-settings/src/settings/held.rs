@@ -47,26 +47,6 @@ impl SettingsManager {
         self.split_project().held_entries
     }
 
-    /// Whether the project's `packages` name an npm package (`npm:…`, as a string or an object's
-    /// `source`), read whether or not the project is trusted: ctxkit then writes the project's
-    /// npm folder itself.
-    pub(crate) fn project_names_npm_packages(&self) -> bool {
-        let Some(items) = self
-            .project
-            .document
-            .get("packages")
-            .and_then(serde_json::Value::as_array)
-        else {
-            return false;
-        };
-        items.iter().any(|item| {
-            let source = item
-                .as_str()
-                .or_else(|| item.get("source").and_then(serde_json::Value::as_str));
-            source.is_some_and(|source| source.trim_start().starts_with("npm:"))
-        })
-    }
-
     /// Which of `keys` the project's document gives a non-empty array (read whether or not the
     /// project is trusted).
     pub(crate) fn project_resource_keys<'k>(&self, keys: &[&'k str]) -> Vec<&'k str> {

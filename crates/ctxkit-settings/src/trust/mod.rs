@@ -244,9 +244,14 @@ pub fn project_trust(
         // As recorded before resources were held: a project without any keeps its trust.
         pinned_fingerprint(&held, hooks, &project)
     } else {
-        let places: Vec<&str> = resources
+        // A resource whose contents the trust covers is written with them (only the npm folder:
+        // the others' fingerprints are as before).
+        let places: Vec<String> = resources
             .iter()
-            .map(|resource| resource.place.as_str())
+            .map(|resource| match &resource.contents {
+                Some(contents) => format!("{} {contents}", resource.place),
+                None => resource.place.clone(),
+            })
             .collect();
         let covered = serde_json::json!({ "settings": held, "resources": places });
         pinned_fingerprint(&covered, hooks, &project)
