@@ -121,9 +121,9 @@ pub struct Workspace {
 /// Folders (and files) of every project whose writes need the user's approval, wherever they are
 /// in it: git's config and hooks (a `core.fsmonitor` or hook runs at the user's next `git
 /// status`), Mercurial's and Jujutsu's (an `hgrc` hook runs at `hg status`, a `config.toml` pager
-/// at `jj log`), the hooks `pre-commit` reads at the user's next `git commit`, ctxkit's, Pi's and
-/// other agents' project settings (hooks, MCP servers and commands run when that agent next
-/// starts: `.claude`, `.codex`, `.gemini`, `.cursor`, `.mcp.json`, OpenCode's, Roo's, Kiro's,
+/// at `jj log`), the hooks `pre-commit`, husky and lefthook run at the user's next `git commit`,
+/// ctxkit's, Pi's and other agents' project settings (hooks, MCP servers and commands run when
+/// that agent next starts: `.claude`, `.codex`, `.gemini`, `.cursor`, `.mcp.json`, OpenCode's, Roo's, Kiro's,
 /// Amazon Q's, Continue's, Windsurf's), and the editors' (`.vscode` and a `*.code-workspace`: a
 /// task run when the folder opens; `.idea`'s run configurations; a dev container's
 /// `postCreateCommand`). A name starting with `*` stands for every name ending with the rest.
@@ -134,6 +134,11 @@ pub const GUARDED_NAMES: &[&str] = &[
     ".hg",
     ".jj",
     ".pre-commit-config.yaml",
+    ".husky",
+    "lefthook.yml",
+    ".lefthook.yml",
+    "lefthook-local.yml",
+    ".lefthook-local.yml",
     ".claude",
     ".codex",
     ".gemini",
