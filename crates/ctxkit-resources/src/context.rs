@@ -164,12 +164,27 @@ pub fn resolve_prompt_value(
     }
 }
 
-/// The first existing file `<dir>/<name>` of `dirs`, in order (the project's `.ctxkit` when it is
-/// trusted, then ctxkit's home).
-pub fn find_prompt_file(dirs: &[&Path], name: &str) -> Option<PathBuf> {
-    dirs.iter()
-        .map(|dir| dir.join(name))
-        .find(|path| path.is_file())
+/// The text of the first file `<dir>/<name>` of `dirs` that reads, in order (the project's
+/// `.ctxkit` when it is trusted, then ctxkit's home); one refused (a project `.ctxkit` linked out
+/// of the project) is said in `diagnostics` and the next one read (QA 2026-12-07: the user's own
+/// `SYSTEM.md` was dropped with the refused one).
+pub fn find_prompt_file(
+    dirs: &[&Path],
+    name: &str,
+    cwd: &Path,
+    diagnostics: &mut Vec<ResourceDiagnostic>,
+) -> Option<String> {
+    for path in dirs.iter().map(|dir| dir.join(name)) {
+        if !path.is_file() {
+            continue;
+        }
+        let (text, diagnostic) = resolve_prompt_value(&path.display().to_string(), cwd, Some(cwd));
+        diagnostics.extend(diagnostic);
+        if text.is_some() {
+            return text;
+        }
+    }
+    None
 }
 
 /// Everything the system prompt is assembled from.

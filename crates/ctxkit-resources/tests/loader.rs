@@ -359,7 +359,7 @@ fn a_system_prompt_file_through_a_project_folder_linked_out_is_not_read() {
     std::os::unix::fs::symlink(&elsewhere, world.project()).unwrap();
     trust(&world);
     let loaded = load(&world, &LoaderOptions::default());
-    assert_ne!(loaded.system_prompt.as_deref(), Some("EVIL SYSTEM"));
+    assert_eq!(loaded.system_prompt.as_deref(), Some("global system"));
     assert!(
         !loaded
             .append_system_prompt

@@ -11,6 +11,17 @@ pub use extensions::{ExtensionConflicts, ExtensionRegistration, resolve_extensio
 use paths::{LoadedPaths, cli_paths, enabled_paths, merge_paths, missing_local};
 
 use crate::context::{ContextFile, discover_context_files, find_prompt_file, resolve_prompt_value};
+
+/// A prompt value the caller gave (`--system-prompt`): a file's text, or the text itself.
+fn given_prompt(
+    value: &str,
+    cwd: &Path,
+    diagnostics: &mut Vec<ResourceDiagnostic>,
+) -> Option<String> {
+    let (text, diagnostic) = resolve_prompt_value(value, cwd, Some(cwd));
+    diagnostics.extend(diagnostic);
+    text
+}
 use crate::prompts::{PromptSet, load_prompt_templates};
 use crate::skills::{SkillSet, load_skills};
 use crate::themes::{ThemeSet, load_themes};
@@ -251,29 +262,29 @@ pub fn load_resources(
     } else {
         &[&agent_dir]
     };
-    let prompt_file =
-        |name: &str| find_prompt_file(prompt_dirs, name).map(|path| path.display().to_string());
-    let base_value = options
-        .system_prompt
-        .clone()
-        .or_else(|| prompt_file("SYSTEM.md"));
-    if let Some(value) = base_value {
-        let (text, diagnostic) =
-            resolve_prompt_value(&value, &environment.cwd, Some(&environment.cwd));
-        loaded.context_diagnostics.extend(diagnostic);
-        loaded.system_prompt = text;
-    }
-    let append_values: Vec<String> = if options.append_system_prompt.is_empty() {
-        prompt_file("APPEND_SYSTEM.md").into_iter().collect()
-    } else {
-        options.append_system_prompt.clone()
+    let cwd = &environment.cwd;
+    let mut diagnostics = Vec::new();
+    let system_prompt = match &options.system_prompt {
+        Some(value) => given_prompt(value, cwd, &mut diagnostics),
+        None => find_prompt_file(prompt_dirs, "SYSTEM.md", cwd, &mut diagnostics),
     };
-    for value in append_values {
-        let (text, diagnostic) =
-            resolve_prompt_value(&value, &environment.cwd, Some(&environment.cwd));
-        loaded.context_diagnostics.extend(diagnostic);
-        loaded.append_system_prompt.extend(text);
+    if system_prompt.is_some() {
+        loaded.system_prompt = system_prompt;
     }
+    if options.append_system_prompt.is_empty() {
+        loaded.append_system_prompt.extend(find_prompt_file(
+            prompt_dirs,
+            "APPEND_SYSTEM.md",
+            cwd,
+            &mut diagnostics,
+        ));
+    } else {
+        for value in &options.append_system_prompt {
+            let text = given_prompt(value, cwd, &mut diagnostics);
+            loaded.append_system_prompt.extend(text);
+        }
+    }
+    loaded.context_diagnostics.extend(diagnostics);
     loaded.resolved = resolved;
     loaded.apply_overrides(overrides);
     loaded
