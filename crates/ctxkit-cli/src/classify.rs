@@ -537,11 +537,11 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
                  your own settings: `ctxkit install {source_text}`"
             )),
         ),
-        PackageError::UntrustedNpmRoot { root, .. } => (
+        PackageError::UntrustedNpmRoot { root } => (
             3,
             Some(format!(
-                "read what `{}` holds, then run `ctxkit trust`, or install for yourself (without \
-                 `-l`)",
+                "read what `{}` holds, then run `ctxkit trust` (it lists the folder), or install \
+                 for yourself (without `-l`)",
                 root.display()
             )),
         ),

@@ -211,18 +211,17 @@ pub enum PackageError {
         /// What in it is refused.
         reason: String,
     },
-    /// The project's npm folder holds a `package.json` that is not the one ctxkit writes, or a
-    /// `package-lock.json`, and the project is not trusted: `npm install` there would install
-    /// (and run the scripts of) whatever those files name, which a cloned repository chose.
+    /// The project's npm folder holds something npm acts on (a `package.json` that is not the one
+    /// ctxkit writes first, a lock file, a `node_modules`), and the project is not trusted: `npm
+    /// install` there would install (and run the scripts of) whatever it names, which a cloned
+    /// repository may have chosen.
     #[error(
-        "Refused to run npm in `{}`: the project is not trusted, and npm would install what its `{file}` names (and run its scripts)",
+        "Refused to run npm in `{}`: the project is not trusted, and npm would install what the folder holds (and run its scripts)",
         root.display()
     )]
     UntrustedNpmRoot {
         /// The project's npm folder (`.ctxkit/npm`).
         root: PathBuf,
-        /// The file there that ctxkit did not write (`package.json`, `package-lock.json`).
-        file: &'static str,
     },
     /// A package folder or file refused by the jail the package manager opens them through (a
     /// symlink out of the scope's folder, `..` past it, the user's credentials): nothing was read,

@@ -35,7 +35,7 @@ pub use env::{
 pub use error::{FileRefusal, SettingsError, SettingsScope};
 pub use json::string_items;
 pub use kind::ResourceKind;
-pub use npm_folder::{NPM_FOLDER_MANIFEST, npm_folder_is_ctxkits, record_npm_folder};
+pub use npm_folder::{NPM_FOLDER_MANIFEST, npm_folder_is_fresh};
 pub use pi_files::{
     PI_MODELS_FILE_NAME, PiRoute, PiRoutes, UnreadablePiModels, pi_agent_dir, pi_models_paths,
     pi_routes, pi_secrets,

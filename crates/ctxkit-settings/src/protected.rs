@@ -5,8 +5,8 @@
 //! project up to its git root, and the `packages`, `skills` and `prompts` entries of the project's
 //! settings). A cloned repository's `SYSTEM.md` could otherwise replace ctxkit's system prompt
 //! before the user has read it. Context files (`AGENTS.md`, `CLAUDE.md`) load untrusted, as in Pi.
-//! So does an npm folder (`.ctxkit/npm`) ctxkit did not write: `npm install` there installs what
-//! its `package.json` and `package-lock.json` name and runs their scripts.
+//! So does an npm folder (`.ctxkit/npm`) holding anything npm would act on: `npm install` there
+//! installs what it names and runs their scripts (`npm_folder`).
 
 use std::path::{Path, PathBuf};
 
@@ -26,9 +26,6 @@ pub struct ProtectedResource {
     /// The file or folder it comes from (for a settings key, the settings file): what a parent
     /// folder's trust record is compared with (`trust::nearest`).
     pub path: PathBuf,
-    /// What the trust covers of its contents besides its place (the npm folder's files), so a
-    /// change after `ctxkit trust` asks again; `None` for the place alone.
-    pub contents: Option<String>,
 }
 
 /// The `.agents/skills` folders from `cwd` up to its git root (the file system's root without one),
@@ -76,7 +73,6 @@ pub fn protected_resources(
                 place: shown(&path, &environment.cwd),
                 effect,
                 path,
-                contents: None,
             });
         }
     }
@@ -85,17 +81,14 @@ pub fn protected_resources(
             place: shown(&folder, &environment.cwd),
             effect: "skills offered to the model",
             path: folder,
-            contents: None,
         });
     }
-    // What ctxkit's own npm runs wrote there is ctxkit's (`npm_folder`); anything else waits, and
-    // trusting it covers its files as they are.
+    // Anything npm would act on there waits (`npm_folder`).
     let npm_folder = project.join("npm");
-    if !crate::npm_folder::npm_folder_is_ctxkits(environment, &npm_folder) {
+    if !crate::npm_folder::npm_folder_is_fresh(&npm_folder) {
         found.push(ProtectedResource {
             place: shown(&npm_folder, &environment.cwd),
-            effect: "npm installs what its package.json or package-lock.json names",
-            contents: Some(crate::npm_folder::folder_fingerprint(&npm_folder)),
+            effect: "npm installs and runs what it holds",
             path: npm_folder,
         });
     }
@@ -105,7 +98,6 @@ pub fn protected_resources(
             place: format!("{} {key}", shown(&settings_path, &environment.cwd)),
             effect: "skills and prompt templates",
             path: settings_path.clone(),
-            contents: None,
         });
     }
     found

@@ -649,7 +649,7 @@ fn npm_never_runs_on_an_untrusted_projects_own_package_json() {
         installed.starts_with("exit: 3")
             && installed.contains(
                 "Refused to run npm in `[ROOT]/proj/.ctxkit/npm`: the project is not trusted, and \
-                 npm would install what its `package.json` names"
+                 npm would install what the folder holds"
             )
             && installed.contains("then run `ctxkit trust`"),
         "{installed}"
@@ -672,7 +672,7 @@ fn npm_never_runs_on_an_untrusted_projects_own_package_json() {
     world.write("proj/.ctxkit/npm/package-lock.json", "{}");
     let locked = world.ctxkit(&["install", "-l", "npm:other"]);
     assert!(
-        locked.contains("npm would install what its `package-lock.json` names"),
+        locked.contains("npm would install what the folder holds"),
         "{locked}"
     );
     // Once the project is trusted, npm runs there.
@@ -680,9 +680,7 @@ fn npm_never_runs_on_an_untrusted_projects_own_package_json() {
     world.write("proj/.ctxkit/npm/package.json", &manifest);
     let trusted = world.ctxkit(&["trust", "--yes"]);
     assert!(
-        trusted.contains(
-            ".ctxkit/npm (npm installs what its package.json or package-lock.json names)"
-        ),
+        trusted.contains(".ctxkit/npm (npm installs and runs what it holds)"),
         "{trusted}"
     );
     world.ctxkit(&["install", "-l", "npm:other"]);
@@ -702,42 +700,57 @@ fn npm_like_command(world: &World, log: &str) -> serde_json::Value {
     json!(["sh", "-c", script, "npm"])
 }
 
-/// QA 2026-12-07 (verification of the fix above): in an untrusted project the user's second
-/// `install -l` was refused for the lock file the first one's npm wrote, and a committed
-/// `.ctxkit/npm/package.json` in a project whose settings name an npm package was neither listed
-/// by `ctxkit trust` nor held back once trusted. What ctxkit's own npm runs write is recorded as
-/// ctxkit's; anything else there waits for trust, which covers it as it is.
+/// QA 2026-12-07 (verifications of the fix above): a committed `.ctxkit/npm/package.json` in a
+/// project whose settings name an npm package was neither listed by `ctxkit trust` nor held back
+/// once trusted, and a committed `npm-shrinkwrap.json` or `node_modules` passed a check of the two
+/// files. Whatever the folder holds besides what ctxkit writes before its first npm run waits for
+/// trust, whoever wrote it; npm runs there only once the project is trusted.
 #[test]
-fn what_ctxkits_own_npm_runs_write_is_its_own_and_anything_else_waits() {
+fn npm_runs_in_a_used_project_npm_folder_only_once_the_project_is_trusted() {
     let world = World::new();
     world.write(
         "home/settings.json",
         &json!({"npmCommand": npm_like_command(&world, "npm-runs")}).to_string(),
     );
     std::fs::create_dir_all(world.project()).unwrap();
-    for name in ["lpa", "lpb"] {
-        let installed = world.ctxkit(&["install", "-l", &format!("npm:{name}")]);
-        assert!(installed.starts_with("exit: 0"), "{name}: {installed}");
-    }
+    let first = world.ctxkit(&["install", "-l", "npm:lpa"]);
+    assert!(first.starts_with("exit: 0"), "{first}");
+    let second = world.ctxkit(&["install", "-l", "npm:lpb"]);
+    assert!(
+        second.contains("Refused to run npm") && second.contains("then run `ctxkit trust`"),
+        "{second}"
+    );
+    let trusted = world.ctxkit(&["trust", "--yes"]);
+    assert!(
+        trusted.contains(".ctxkit/npm (npm installs and runs what it holds)"),
+        "{trusted}"
+    );
+    let after = world.ctxkit(&["install", "-l", "npm:lpb"]);
+    assert!(after.starts_with("exit: 0"), "{after}");
     let runs = std::fs::read_to_string(world.root.join("tmp/npm-runs")).unwrap();
     assert_eq!(runs.lines().count(), 2, "{runs}");
-    let listed = world.ctxkit(&["resources"]);
-    assert!(!listed.contains(".ctxkit/npm"), "{listed}");
 
-    // A pull changes the lock file: it waits for trust, and npm does not run on it.
-    world.write("proj/.ctxkit/npm/package-lock.json", "{\"packages\":{}}");
-    let refused = world.ctxkit(&["install", "-l", "npm:lpc"]);
-    assert!(refused.contains("Refused to run npm"), "{refused}");
-    let trusted = world.ctxkit(&["trust", "--yes"]);
-    assert!(trusted.contains(".ctxkit/npm (npm installs"), "{trusted}");
-    // Trusted as it is: changed again, it waits again.
-    world.write(
-        "proj/.ctxkit/npm/package-lock.json",
-        "{\"packages\":{\"x\":{}}}",
-    );
-    let again = world.ctxkit(&["trust", "--yes"]);
-    assert!(again.contains(".ctxkit/npm"), "{again}");
-    assert!(!again.contains("nothing to do"), "{again}");
+    // A project that commits a shrinkwrap, or a node_modules, in its npm folder and nothing else.
+    for (name, committed) in [
+        ("npm-shrinkwrap.json", Some("{\"lockfileVersion\":3}")),
+        ("node_modules/dep1/package.json", Some("{}")),
+    ] {
+        let other = World::new();
+        other.write(
+            "home/settings.json",
+            &json!({"npmCommand": npm_like_command(&other, "npm-runs")}).to_string(),
+        );
+        other.write(
+            &format!("proj/.ctxkit/npm/{name}"),
+            committed.unwrap_or_default(),
+        );
+        let refused = other.ctxkit(&["install", "-l", "npm:lpa"]);
+        assert!(refused.contains("Refused to run npm"), "{name}: {refused}");
+        assert!(
+            !other.root.join("tmp/npm-runs").exists(),
+            "{name}: {refused}"
+        );
+    }
 }
 
 /// QA 2026-12-07: `config list --project` in an untrusted project showed `llm.baseUrl … (project)`

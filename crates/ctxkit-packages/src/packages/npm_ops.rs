@@ -61,24 +61,8 @@ impl PackageManager {
         let mut args = vec!["install"];
         args.extend_from_slice(specs);
         args.extend(["--prefix", root_text.as_str()]);
-        let ran = self.runner.run(&self.npm_command_line(&args)?);
-        self.record_project_npm_root(&root, scope)?;
-        ran?;
+        self.runner.run(&self.npm_command_line(&args)?)?;
         Ok(())
-    }
-
-    /// Records what npm, run by ctxkit in the project's npm folder, left there as ctxkit's
-    /// (`ctxkit_settings::record_npm_folder`): the next run there is not refused for it, and the
-    /// folder does not wait for trust.
-    fn record_project_npm_root(
-        &self,
-        root: &std::path::Path,
-        scope: SourceScope,
-    ) -> Result<(), PackageError> {
-        if scope != SourceScope::Project {
-            return Ok(());
-        }
-        ctxkit_settings::record_npm_folder(&self.environment, root).map_err(PackageError::Settings)
     }
 
     /// `npm uninstall <name> --prefix <root>` (skipped when the root does not exist), or
@@ -107,24 +91,22 @@ impl PackageManager {
         }
         self.folders().check_npm_root(&root, &npm.name)?;
         let root_text = root.to_string_lossy().into_owned();
-        let ran = self.runner.run(&self.npm_command_line(&[
+        self.runner.run(&self.npm_command_line(&[
             "uninstall",
             &npm.name,
             "--prefix",
             &root_text,
-        ])?);
-        self.record_project_npm_root(&root, scope)?;
-        ran?;
+        ])?)?;
         Ok(())
     }
 
-    /// Refuses to run npm in the project's npm folder (`root`) of an untrusted project unless
-    /// it holds only what ctxkit's own npm runs wrote there
-    /// ([`ctxkit_settings::npm_folder_is_ctxkits`]): a cloned repository can commit a
-    /// `package.json` or `package-lock.json` there naming dependencies (and install scripts of
-    /// its own) that `npm install` or `npm uninstall` would install and run. Such a folder is a
-    /// resource that waits for trust (`ctxkit_settings::protected_resources`); the user's folder
-    /// and a trusted project's are not checked.
+    /// Refuses to run npm in the project's npm folder (`root`) of an untrusted project unless it
+    /// holds nothing npm would act on ([`ctxkit_settings::npm_folder_is_fresh`]): a cloned
+    /// repository can commit a `package.json`, a lock file or a `node_modules` there naming
+    /// dependencies (and install scripts of its own) that `npm install` or `npm uninstall` would
+    /// install and run. Such a folder is a resource that waits for trust
+    /// (`ctxkit_settings::protected_resources`); the user's folder and a trusted project's are
+    /// not checked.
     fn check_project_npm_root(
         &self,
         root: &std::path::Path,
@@ -132,18 +114,12 @@ impl PackageManager {
     ) -> Result<(), PackageError> {
         if scope != SourceScope::Project
             || self.project_trusted
-            || ctxkit_settings::npm_folder_is_ctxkits(&self.environment, root)
+            || ctxkit_settings::npm_folder_is_fresh(root)
         {
             return Ok(());
         }
-        let file = if std::fs::symlink_metadata(root.join("package-lock.json")).is_ok() {
-            "package-lock.json"
-        } else {
-            "package.json"
-        };
         Err(PackageError::UntrustedNpmRoot {
             root: root.to_owned(),
-            file,
         })
     }
 

@@ -244,14 +244,9 @@ pub fn project_trust(
         // As recorded before resources were held: a project without any keeps its trust.
         pinned_fingerprint(&held, hooks, &project)
     } else {
-        // A resource whose contents the trust covers is written with them (only the npm folder:
-        // the others' fingerprints are as before).
-        let places: Vec<String> = resources
+        let places: Vec<&str> = resources
             .iter()
-            .map(|resource| match &resource.contents {
-                Some(contents) => format!("{} {contents}", resource.place),
-                None => resource.place.clone(),
-            })
+            .map(|resource| resource.place.as_str())
             .collect();
         let covered = serde_json::json!({ "settings": held, "resources": places });
         pinned_fingerprint(&covered, hooks, &project)
