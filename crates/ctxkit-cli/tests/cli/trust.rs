@@ -571,13 +571,9 @@ fn revoking_forgets_the_project_while_its_settings_are_away() {
     );
 }
 
-/// A tester's attack: in an untrusted clone whose settings list `npm:left-pad` and which commits
-/// `.ctxkit/npm/.npmrc` (`registry=` the attacker's server), `ctxkit update` installed the package
-/// from that registry and its `postinstall` ran. An untrusted project's npm and git packages wait
-/// for trust (installing one runs its code), and a `.npmrc` in the npm folder is refused, trusted
-/// or not: npm would take its registry and script settings from it.
-#[test]
-fn an_untrusted_projects_npm_package_waits_and_a_committed_npmrc_is_refused() {
+/// A world whose user runs npm through a recorder (`tmp/user-npm`) and whose untrusted project's
+/// settings list `npm:left-pad`.
+fn untrusted_project_listing_left_pad() -> World {
     let world = World::new();
     world.write(
         "home/settings.json",
@@ -587,6 +583,17 @@ fn an_untrusted_projects_npm_package_waits_and_a_committed_npmrc_is_refused() {
         "proj/.ctxkit/settings.json",
         &json!({"packages": ["npm:left-pad"]}).to_string(),
     );
+    world
+}
+
+/// A tester's attack: in an untrusted clone whose settings list `npm:left-pad` and which commits
+/// `.ctxkit/npm/.npmrc` (`registry=` the attacker's server), `ctxkit update` installed the package
+/// from that registry and its `postinstall` ran. An untrusted project's npm and git packages wait
+/// for trust (installing one runs its code), and a `.npmrc` in the npm folder is refused, trusted
+/// or not: npm would take its registry and script settings from it.
+#[test]
+fn an_untrusted_projects_npm_package_waits_and_a_committed_npmrc_is_refused() {
+    let world = untrusted_project_listing_left_pad();
     world.write("proj/.ctxkit/npm/.npmrc", "registry=http://127.0.0.1:9/\n");
     let update = world.ctxkit(&["update"]);
     assert!(update.starts_with("exit: 0"), "{update}");
@@ -630,15 +637,7 @@ fn an_untrusted_projects_npm_package_waits_and_a_committed_npmrc_is_refused() {
 /// ctxkit writes; a removal takes the package's folder away without npm.
 #[test]
 fn npm_never_runs_on_an_untrusted_projects_own_package_json() {
-    let world = World::new();
-    world.write(
-        "home/settings.json",
-        &json!({"npmCommand": recording_command(&world, "user-npm")}).to_string(),
-    );
-    world.write(
-        "proj/.ctxkit/settings.json",
-        &json!({"packages": ["npm:left-pad"]}).to_string(),
-    );
+    let world = untrusted_project_listing_left_pad();
     let manifest = json!({"name": "ctxkit-extensions", "private": true,
         "dependencies": {"evildep": "file:../../tools/evildep"}})
     .to_string();

@@ -289,13 +289,10 @@ async fn a_chinese_prompt_refused_with_the_reply_room_is_recovered() {
     assert_eq!(status.context_window, 16_000);
 }
 
-/// QA (2026-12-07): a provider that counted every request at 9,500 tokens against its 8,000
-/// limit, however much was compacted, drew five compactions from one prompt, four of them making
-/// the context larger. After a compaction, a refusal counting no fewer tokens than the one before
-/// stops the recovery: compacting does not shrink what the provider counts.
-#[tokio::test]
-async fn a_refusal_counting_as_much_after_a_compaction_stops_the_recovery() {
-    let mut harness = Harness::with(
+/// A 16,000-token window, a prompt and three tool calls reading 9,000 to 11,000 characters each:
+/// the next request is refused and recovery compacts.
+async fn three_reads_in_a_16k_window() -> Harness {
+    let harness = Harness::with(
         EngineSettings::recommended(),
         Some(model(16_000)),
         ctxkit_engine::HookSet::new(),
@@ -315,6 +312,16 @@ async fn a_refusal_counting_as_much_after_a_compaction_stops_the_recovery() {
         harness.engine.append(calls(id, counted)).await.unwrap();
         harness.engine.append(result(id, chars)).await.unwrap();
     }
+    harness
+}
+
+/// QA (2026-12-07): a provider that counted every request at 9,500 tokens against its 8,000
+/// limit, however much was compacted, drew five compactions from one prompt, four of them making
+/// the context larger. After a compaction, a refusal counting no fewer tokens than the one before
+/// stops the recovery: compacting does not shrink what the provider counts.
+#[tokio::test]
+async fn a_refusal_counting_as_much_after_a_compaction_stops_the_recovery() {
+    let mut harness = three_reads_in_a_16k_window().await;
     let refusal = OVERFLOW_5000
         .replace("5000 tokens", "16000 tokens")
         .replace("6308 tokens", "17000 tokens");
@@ -347,26 +354,7 @@ async fn a_refusal_counting_as_much_after_a_compaction_stops_the_recovery() {
 /// stops the recovery too; a real fall goes on (the other tests of this file).
 #[tokio::test]
 async fn a_refusal_counting_barely_fewer_after_a_compaction_stops_the_recovery() {
-    let mut harness = Harness::with(
-        EngineSettings::recommended(),
-        Some(model(16_000)),
-        ctxkit_engine::HookSet::new(),
-        [],
-    );
-    harness
-        .engine
-        .append(user("Explore the project and fix main"))
-        .await
-        .unwrap();
-    for (id, chars, counted) in [
-        ("config", 11_000, 1_250),
-        ("mod1", 9_000, 4_300),
-        ("mod2", 9_000, 7_850),
-    ] {
-        sent(&harness).await;
-        harness.engine.append(calls(id, counted)).await.unwrap();
-        harness.engine.append(result(id, chars)).await.unwrap();
-    }
+    let mut harness = three_reads_in_a_16k_window().await;
     let refusal = |count: &str| {
         OVERFLOW_5000
             .replace("5000 tokens", "16000 tokens")
