@@ -545,6 +545,10 @@ fn classify_package(error: &PackageError) -> (u8, Option<String>) {
                 root.display()
             )),
         ),
+        PackageError::PathNotText { .. } => (
+            3,
+            Some("move the project (or ctxkit's home) to a folder whose path is UTF-8 text".to_owned()),
+        ),
         PackageError::UnsafeCheckout { path, .. } => (
             3,
             Some(format!(

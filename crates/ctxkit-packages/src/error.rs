@@ -233,6 +233,13 @@ pub enum PackageError {
         /// Why (the jail's refusal).
         reason: String,
     },
+    /// A folder npm or git would be given is not UTF-8 text: read lossily, the command would
+    /// act on another folder (QA 2026-12-07: npm installed into a sibling of the project).
+    #[error("`{}` is not UTF-8 text, and npm and git are given paths as text", path.display())]
+    PathNotText {
+        /// The folder.
+        path: PathBuf,
+    },
     /// Filesystem work around an install (creating dirs, removing checkouts) failed.
     #[error("Failed to access `{path}`: {source}")]
     Io {

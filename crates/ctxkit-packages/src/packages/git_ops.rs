@@ -66,13 +66,14 @@ const REDIRECTING_FILES: &[&str] = &["commondir", "gitdir", "config.worktree"];
 
 /// git run in `checkout`, its repository pinned to `checkout/.git` (`GIT_DIR`, `GIT_COMMON_DIR`:
 /// no file in the folder can send git to another repository or config).
-fn git_in(checkout: &Path, args: &[&str]) -> CommandLine {
-    let git_dir = checkout.join(".git").to_string_lossy().into_owned();
-    git(args)
+fn git_in(checkout: &Path, args: &[&str]) -> Result<CommandLine, PackageError> {
+    let git_dir = checkout.join(".git");
+    let git_dir = super::path_text(&git_dir)?;
+    Ok(git(args)
         .in_dir(checkout)
-        .with_env("GIT_DIR", &git_dir)
-        .with_env("GIT_COMMON_DIR", &git_dir)
-        .with_env("GIT_WORK_TREE", &checkout.to_string_lossy())
+        .with_env("GIT_DIR", git_dir)
+        .with_env("GIT_COMMON_DIR", git_dir)
+        .with_env("GIT_WORK_TREE", super::path_text(checkout)?))
 }
 
 /// Refuses a checkout git must not run in: `.git` that is not a folder (a `gitdir:` file points
@@ -205,7 +206,7 @@ impl PackageManager {
         args: &[&str],
     ) -> Result<String, PackageError> {
         check_checkout(checkout, source)?;
-        let command = git_in(checkout, args).with_timeout(NETWORK_TIMEOUT);
+        let command = git_in(checkout, args)?.with_timeout(NETWORK_TIMEOUT);
         Ok(self.runner.run(&command)?.stdout.trim().to_owned())
     }
 
@@ -216,7 +217,7 @@ impl PackageManager {
         args: &[&str],
     ) -> Result<(), PackageError> {
         check_checkout(checkout, source)?;
-        self.runner.run(&git_in(checkout, args))?;
+        self.runner.run(&git_in(checkout, args)?)?;
         Ok(())
     }
 
@@ -272,9 +273,9 @@ impl PackageManager {
         source: &GitSource,
         target: &Path,
     ) -> Result<(), PackageError> {
-        let target_text = target.to_string_lossy().into_owned();
+        let target_text = super::path_text(target)?;
         self.runner
-            .run(&git(&["clone", "--no-local", &source.repo, &target_text]))?;
+            .run(&git(&["clone", "--no-local", &source.repo, target_text]))?;
         if let Some(reference) = &source.git_ref {
             self.git_run(target, source, &["checkout", reference])?;
         }
@@ -614,7 +615,7 @@ pub(super) mod tests {
         std::fs::write(checkout.join(".git/commondir"), "common\n").unwrap();
         let runner = ProcessRunner::new().with_env("GIT_CONFIG_GLOBAL", "/dev/null");
         let output = runner
-            .run(&git_in(&checkout, &["config", "--list"]))
+            .run(&git_in(&checkout, &["config", "--list"]).unwrap())
             .unwrap();
         assert!(!output.stdout.contains("planted"), "{}", output.stdout);
         assert!(

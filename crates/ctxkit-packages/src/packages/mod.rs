@@ -11,7 +11,7 @@ mod runner;
 mod settings_edit;
 mod update;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub use progress::{NoProgress, ProgressAction, ProgressEvent, ProgressReporter, ProgressStage};
@@ -354,5 +354,34 @@ impl PackageProvider for PackageManager {
                 Ok(source.local_path(&self.scope_base(scope), &self.environment.home))
             }
         }
+    }
+}
+
+/// `path` as the text a command is given; [`PackageError::PathNotText`] when it is not UTF-8.
+pub(crate) fn path_text(path: &Path) -> Result<&str, PackageError> {
+    path.to_str().ok_or_else(|| PackageError::PathNotText {
+        path: path.to_owned(),
+    })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::ffi::OsStrExt;
+
+    use super::*;
+
+    /// QA (2026-12-07): a project path that is not UTF-8 went to npm lossily (`o\xff` as `o�`),
+    /// and npm installed into a sibling folder outside the project.
+    #[test]
+    fn a_path_that_is_not_text_is_refused_not_read_lossily() {
+        let path = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/o\xff/.ctxkit/npm"));
+        assert!(matches!(
+            path_text(path),
+            Err(PackageError::PathNotText { path: refused }) if refused == path
+        ));
+        assert_eq!(
+            path_text(Path::new("/tmp/o/.ctxkit/npm")).unwrap(),
+            "/tmp/o/.ctxkit/npm"
+        );
     }
 }

@@ -57,10 +57,10 @@ impl PackageManager {
             folders.check_npm_root(&root, spec)?;
         }
         self.check_project_npm_root(&root, scope)?;
-        let root_text = root.to_string_lossy().into_owned();
+        let root_text = super::path_text(&root)?;
         let mut args = vec!["install"];
         args.extend_from_slice(specs);
-        args.extend(["--prefix", root_text.as_str()]);
+        args.extend(["--prefix", root_text]);
         self.runner.run(&self.npm_command_line(&args)?)?;
         Ok(())
     }
@@ -90,12 +90,12 @@ impl PackageManager {
             return self.folders().remove_dir_all(&path);
         }
         self.folders().check_npm_root(&root, &npm.name)?;
-        let root_text = root.to_string_lossy().into_owned();
+        let root_text = super::path_text(&root)?;
         self.runner.run(&self.npm_command_line(&[
             "uninstall",
             &npm.name,
             "--prefix",
-            &root_text,
+            root_text,
         ])?)?;
         Ok(())
     }
