@@ -14,8 +14,8 @@ use super::patterns::{
     apply_autoload_disabled_patterns, apply_patterns, has_glob, is_override_pattern,
 };
 use super::walk::{
-    Bound, EntryType, collect_from_paths, collect_resource_files, entry_type, manifest_entries,
-    read_manifest, sorted_entries,
+    Bound, EntryType, Visit, Visits, collect_from_paths, collect_resource_files, entry_type,
+    manifest_entries, read_manifest, sorted_entries,
 };
 use ctxkit_settings::ResourceKind;
 use ctxkit_settings::{resolve_against, to_slash};
@@ -87,7 +87,8 @@ fn expand_glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
     let glob = super::patterns::Glob::new(pattern);
     let enter_node_modules = pattern.contains("node_modules");
     let real_root = ctxkit_settings::canonical_or_raw(root);
-    let mut visited = std::collections::HashSet::from([real_root.clone()]);
+    let mut visits = Visits::new(Bound::within(&real_root));
+    visits.visit(root);
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(directory) = stack.pop() {
@@ -101,9 +102,7 @@ fn expand_glob(root: &Path, pattern: &str) -> Vec<PathBuf> {
                 out.push(path.clone());
             }
             if entry_type(&path) == Some(EntryType::Directory)
-                && let Ok(real) = std::fs::canonicalize(&path)
-                && real.starts_with(&real_root)
-                && visited.insert(real)
+                && visits.visit(&path) == Visit::Enter
             {
                 children.push(path);
             }

@@ -129,14 +129,6 @@ pub fn sorted_entries(directory: &Path) -> Vec<(String, PathBuf)> {
     entries
 }
 
-/// Whether this scan enters `directory` for the first time. Scans follow symlinks, so a directory
-/// is identified by its canonical path: a link back to an ancestor (`up -> ..`) or many links to
-/// one directory would otherwise make the walk endless or exponential.
-fn first_visit(visited: &mut HashSet<PathBuf>, directory: &Path) -> bool {
-    let canonical = fs::canonicalize(directory).unwrap_or_else(|_| directory.to_path_buf());
-    visited.insert(canonical)
-}
-
 /// The real folder a walk stays in: a folder whose real place (symlinks followed) lies outside it
 /// is not walked into but listed as found, so the caller's confinement refuses it with one
 /// warning. QA (2026-12-07): a project's `.agents/skills/root -> /` walked the whole disk at every
@@ -152,12 +144,52 @@ impl<'a> Bound<'a> {
     pub(crate) fn within(real_folder: &'a Path) -> Self {
         Self(Some(real_folder))
     }
+}
 
-    /// Whether `directory` lies outside the bound, judged by its real place.
-    fn leaves(self, directory: &Path) -> bool {
-        self.0.is_some_and(|folder| {
-            !fs::canonicalize(directory).is_ok_and(|real| real.starts_with(folder))
-        })
+/// What a walk does with a folder it meets ([`Visits::visit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Visit {
+    /// Walk into it.
+    Enter,
+    /// Its real place was walked already (through another name).
+    Seen,
+    /// Its real place lies outside the bound.
+    Leaves,
+}
+
+/// The folders one walk has entered, by real place, and the real folder it stays in. Walks follow
+/// symlinks, so a folder is known by its canonical path: a link back to an ancestor (`up -> ..`)
+/// or many links to one folder would otherwise make the walk endless or exponential (two links to
+/// `.` in a globbed folder made 2^40 paths). Each folder is resolved once.
+pub(crate) struct Visits<'a> {
+    entered: HashSet<PathBuf>,
+    bound: Bound<'a>,
+}
+
+impl<'a> Visits<'a> {
+    pub(crate) fn new(bound: Bound<'a>) -> Self {
+        Self {
+            entered: HashSet::new(),
+            bound,
+        }
+    }
+
+    /// Whether to walk into `directory`; entering it is recorded.
+    pub(crate) fn visit(&mut self, directory: &Path) -> Visit {
+        let real = fs::canonicalize(directory);
+        if let Some(folder) = self.bound.0
+            && !real.as_ref().is_ok_and(|real| real.starts_with(folder))
+        {
+            return Visit::Leaves;
+        }
+        if self
+            .entered
+            .insert(real.unwrap_or_else(|_| directory.to_path_buf()))
+        {
+            Visit::Enter
+        } else {
+            Visit::Seen
+        }
     }
 }
 
@@ -188,57 +220,43 @@ pub(crate) fn collect_skill_entries_in(
 ) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(root);
     let mut out = Vec::new();
-    let mut visited = HashSet::new();
-    let mut walk = SkillWalk {
-        root,
-        mode,
-        bound,
-        rules: &mut rules,
-        visited: &mut visited,
-        out: &mut out,
-    };
-    walk.directory(root);
+    let mut visits = Visits::new(bound);
+    walk_skills(root, (root, mode), &mut rules, &mut visits, &mut out);
     out
 }
 
-/// One walk of a skills folder.
-struct SkillWalk<'a> {
-    root: &'a Path,
-    mode: SkillScanMode,
-    bound: Bound<'a>,
-    rules: &'a mut IgnoreRules,
-    visited: &'a mut HashSet<PathBuf>,
-    out: &'a mut Vec<PathBuf>,
-}
-
-impl SkillWalk<'_> {
-    fn directory(&mut self, directory: &Path) {
-        walk_skills(directory, self);
-    }
-}
-
-fn walk_skills(directory: &Path, walk: &mut SkillWalk<'_>) {
-    let SkillWalk {
-        root, mode, bound, ..
-    } = *walk;
+/// Enters `directory` when [`Visits::visit`] says so; a folder that leaves the bound is listed.
+fn enter(directory: &Path, visits: &mut Visits<'_>, out: &mut Vec<PathBuf>) -> bool {
     if entry_type(directory) != Some(EntryType::Directory) {
+        return false;
+    }
+    match visits.visit(directory) {
+        Visit::Enter => true,
+        Visit::Seen => false,
+        Visit::Leaves => {
+            out.push(directory.to_owned());
+            false
+        }
+    }
+}
+
+fn walk_skills(
+    directory: &Path,
+    (root, mode): (&Path, SkillScanMode),
+    rules: &mut IgnoreRules,
+    visits: &mut Visits<'_>,
+    out: &mut Vec<PathBuf>,
+) {
+    if !enter(directory, visits, out) {
         return;
     }
-    if bound.leaves(directory) {
-        walk.out.push(directory.to_owned());
-        return;
-    }
-    if !first_visit(walk.visited, directory) {
-        return;
-    }
-    let rules = &mut *walk.rules;
     rules.add_directory(directory);
     let entries = sorted_entries(directory);
     if let Some((_, skill)) = entries.iter().find(|(name, _)| name == "SKILL.md")
         && entry_type(skill) == Some(EntryType::File)
         && !rules.is_ignored(skill, false)
     {
-        walk.out.push(skill.clone());
+        out.push(skill.clone());
         return;
     }
     for (name, path) in entries {
@@ -250,14 +268,14 @@ fn walk_skills(directory: &Path, walk: &mut SkillWalk<'_>) {
                 if mode == SkillScanMode::Pi
                     && directory == root
                     && name.ends_with(".md")
-                    && !walk.rules.is_ignored(&path, false)
+                    && !rules.is_ignored(&path, false)
                 {
-                    walk.out.push(path);
+                    out.push(path);
                 }
             }
             Some(EntryType::Directory) => {
-                if !walk.rules.is_ignored(&path, true) {
-                    walk.directory(&path);
+                if !rules.is_ignored(&path, true) {
+                    walk_skills(&path, (root, mode), rules, visits, out);
                 }
             }
             Some(EntryType::Other) | None => {}
@@ -270,26 +288,19 @@ fn walk_skills(directory: &Path, walk: &mut SkillWalk<'_>) {
 pub(crate) fn collect_files_recursive(root: &Path, suffix: &str, bound: Bound<'_>) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(root);
     let mut out = Vec::new();
-    let mut visited = HashSet::new();
-    walk_files(root, (suffix, bound), &mut rules, &mut visited, &mut out);
+    let mut visits = Visits::new(bound);
+    walk_files(root, suffix, &mut rules, &mut visits, &mut out);
     out
 }
 
 fn walk_files(
     directory: &Path,
-    (suffix, bound): (&str, Bound<'_>),
+    suffix: &str,
     rules: &mut IgnoreRules,
-    visited: &mut HashSet<PathBuf>,
+    visits: &mut Visits<'_>,
     out: &mut Vec<PathBuf>,
 ) {
-    if entry_type(directory) != Some(EntryType::Directory) {
-        return;
-    }
-    if bound.leaves(directory) {
-        out.push(directory.to_owned());
-        return;
-    }
-    if !first_visit(visited, directory) {
+    if !enter(directory, visits, out) {
         return;
     }
     rules.add_directory(directory);
@@ -300,7 +311,7 @@ fn walk_files(
         match entry_type(&path) {
             Some(EntryType::Directory) => {
                 if !rules.is_ignored(&path, true) {
-                    walk_files(&path, (suffix, bound), rules, visited, out);
+                    walk_files(&path, suffix, rules, visits, out);
                 }
             }
             Some(EntryType::File) => {
