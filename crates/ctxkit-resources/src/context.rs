@@ -133,24 +133,23 @@ fn discover_as(
 /// A prompt value that is either a path to a file or literal text: an existing file
 /// (relative values resolved against `cwd`) yields its content, anything else the text itself.
 /// A file that is there but refused (a symlink out of its folder, ctxkit's own places) yields
-/// no text and a warning: its path is no prompt. A file inside `project` (the project's
+/// no text and a warning: its path is no prompt. A file inside `cwd` (the project's
 /// `.ctxkit/SYSTEM.md`) is read through a jail on the project, so a `.ctxkit` linked out of it is
 /// refused, as its settings are (QA 2026-12-07: `SYSTEM.md` was loaded through it).
 pub fn resolve_prompt_value(
     value: &str,
     cwd: &Path,
-    project: Option<&Path>,
 ) -> (Option<String>, Option<ResourceDiagnostic>) {
     let path = resolve_against(cwd, Path::new(value));
     if value.is_empty() || !path.is_file() {
         return (Some(value.to_owned()), None);
     }
     let max = ctxkit_jail::MAX_RESOURCE_BYTES;
-    let read = match project.and_then(|project| Some((project, path.strip_prefix(project).ok()?))) {
-        Some((project, inside)) => {
-            ctxkit_jail::Jail::open(project).and_then(|jail| jail.read_to_string(inside, max))
+    let read = match path.strip_prefix(cwd) {
+        Ok(inside) => {
+            ctxkit_jail::Jail::open(cwd).and_then(|jail| jail.read_to_string(inside, max))
         }
-        None => ctxkit_jail::read_in_folder(&path, max),
+        Err(_) => ctxkit_jail::read_in_folder(&path, max),
     };
     match read {
         Ok(content) => (Some(content), None),
@@ -178,7 +177,7 @@ pub fn find_prompt_file(
         if !path.is_file() {
             continue;
         }
-        let (text, diagnostic) = resolve_prompt_value(&path.display().to_string(), cwd, Some(cwd));
+        let (text, diagnostic) = resolve_prompt_value(&path.display().to_string(), cwd);
         diagnostics.extend(diagnostic);
         if text.is_some() {
             return text;

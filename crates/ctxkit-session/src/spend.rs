@@ -102,6 +102,11 @@ impl SpendPart {
         self.output_tokens = self.output_tokens.saturating_add(usage.output);
     }
 
+    /// Calls whose price matters: all but those that used no tokens and cost nothing.
+    pub fn counted_calls(&self) -> u64 {
+        self.calls.saturating_sub(self.empty_calls)
+    }
+
     /// Input tokens: uncached, cache reads and writes, summed saturating.
     pub fn all_input_tokens(&self) -> u64 {
         self.input_tokens
@@ -148,10 +153,7 @@ impl SessionSpend {
     /// Calls whose price matters: every call but those that used no tokens and cost nothing
     /// ([`SpendPart::empty_calls`]).
     pub fn counted_calls(&self) -> u64 {
-        self.parts()
-            .iter()
-            .map(|part| part.calls.saturating_sub(part.empty_calls))
-            .sum()
+        self.parts().iter().map(|part| part.counted_calls()).sum()
     }
 
     /// Calls of unknown price over every part ([`SpendPart::unpriced_calls`]).

@@ -305,7 +305,7 @@ impl Totals {
         let dollars: f64 = parts.iter().map(|part| part.dollars).sum();
         Self {
             usage: json!([input, output, cache_read, cache_write, total, dollars]),
-            requests: sum(|part| part.calls.saturating_sub(part.empty_calls)),
+            requests: sum(ctxkit_session::SpendPart::counted_calls),
             cost_unknown: sum(|part| part.unpriced_calls),
         }
     }

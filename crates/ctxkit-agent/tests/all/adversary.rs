@@ -507,11 +507,8 @@ fn prompt_files_linked_to_secrets_put_nothing_into_the_prompt() {
     assert!(!all.contains(KEY) && !all.contains(PRIVATE_KEY), "{all}");
     assert!(diagnostics.len() >= 2, "{diagnostics:?}");
     let append = project.join(".ctxkit/APPEND_SYSTEM.md");
-    let (text, warning) = ctxkit_resources::resolve_prompt_value(
-        &append.display().to_string(),
-        project,
-        Some(project),
-    );
+    let (text, warning) =
+        ctxkit_resources::resolve_prompt_value(&append.display().to_string(), project);
     // QA (2026-12-05): the refused file's path became the prompt's text.
     assert_eq!(text, None);
     assert!(warning.is_some());

@@ -18,7 +18,7 @@ fn given_prompt(
     cwd: &Path,
     diagnostics: &mut Vec<ResourceDiagnostic>,
 ) -> Option<String> {
-    let (text, diagnostic) = resolve_prompt_value(value, cwd, Some(cwd));
+    let (text, diagnostic) = resolve_prompt_value(value, cwd);
     diagnostics.extend(diagnostic);
     text
 }
