@@ -164,7 +164,7 @@ fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
                 }
             }
             Turn::Assistant(reply) => {
-                let blocks = assistant_blocks(config, reply);
+                let blocks = assistant_blocks(config, &reply);
                 let joins_block = opens_with_block && out.len() == 1;
                 match out
                     .last_mut()
@@ -183,7 +183,7 @@ fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
             } => {
                 let mut block = json!({
                     "type": "tool_result",
-                    "tool_use_id": conversation::portable_id(id),
+                    "tool_use_id": conversation::portable_id(&id),
                     "content": content_blocks(&parts),
                 });
                 if is_error {

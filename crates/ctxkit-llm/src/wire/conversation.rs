@@ -4,7 +4,8 @@
 //! Codex imports hold a reply per parallel call); a tool result that answers no open call of
 //! the latest reply is dropped (`ctxkit_protocol::OpenToolCalls`, the rule the model's view follows
 //! too); a call left without a result (an interrupted turn) is answered with
-//! [`NO_RESULT`], since every provider refuses an unanswered call. Pure: no I/O.
+//! [`NO_RESULT`], since every provider refuses an unanswered call; a call whose id an earlier
+//! call used is sent under a new one ([`super::unique_call_ids`]). Pure: no I/O.
 
 use std::borrow::Cow;
 
@@ -38,9 +39,11 @@ pub(crate) enum Part<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Turn<'a> {
     User(Vec<Part<'a>>),
-    Assistant(&'a AssistantMessage),
+    /// A reply, copied only when a call's id is sent under a new one
+    /// ([`super::unique_call_ids`]); boxed, since the copy is large.
+    Assistant(Box<Cow<'a, AssistantMessage>>),
     ToolResult {
-        id: &'a str,
+        id: Cow<'a, str>,
         name: &'a str,
         parts: Vec<Part<'a>>,
         is_error: bool,
@@ -82,7 +85,7 @@ pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
                     }
                 }
                 if useful {
-                    out.push(Turn::Assistant(reply));
+                    out.push(Turn::Assistant(Box::new(Cow::Borrowed(reply))));
                 }
             }
             AgentMessage::ToolResult(result) => {
@@ -90,7 +93,7 @@ pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
                     continue;
                 }
                 out.push(Turn::ToolResult {
-                    id: &result.tool_call_id,
+                    id: Cow::Borrowed(&result.tool_call_id),
                     name: &result.tool_name,
                     parts: parts(&result.content),
                     is_error: result.is_error,
@@ -124,6 +127,7 @@ pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
         }
     }
     answer_unanswered(&mut out, pending.close());
+    super::unique_call_ids::make_call_ids_unique(&mut out);
     out
 }
 
@@ -131,7 +135,7 @@ pub(crate) fn turns(messages: &[AgentMessage]) -> Vec<Turn<'_>> {
 fn answer_unanswered<'a>(out: &mut Vec<Turn<'a>>, closed: Vec<OpenCall<'a>>) {
     for (id, name) in closed {
         out.push(Turn::ToolResult {
-            id,
+            id: Cow::Borrowed(id),
             name,
             parts: vec![Part::Text(Cow::Borrowed(NO_RESULT))],
             is_error: true,

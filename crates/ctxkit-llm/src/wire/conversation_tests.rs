@@ -45,8 +45,8 @@ fn an_unanswered_call_gets_an_error_result_before_the_next_user_turn() {
     assert_eq!(turns.len(), 5);
     assert!(matches!(
         &turns[3],
-        Turn::ToolResult { id: "call_2", is_error: true, parts, .. }
-            if joined_text(parts) == NO_RESULT
+        Turn::ToolResult { id, is_error: true, parts, .. }
+            if id == "call_2" && joined_text(parts) == NO_RESULT
     ));
     assert!(matches!(&turns[4], Turn::User(_)));
 }

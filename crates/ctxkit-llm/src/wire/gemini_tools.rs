@@ -47,7 +47,7 @@ fn contents(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
                 }
             }
             Turn::Assistant(reply) => {
-                let parts = model_parts(config, reply);
+                let parts = model_parts(config, &reply);
                 if !parts.is_empty() {
                     out.push(json!({"role": "model", "parts": parts}));
                 }

@@ -20,6 +20,7 @@ pub(crate) mod openai_responses_tools;
 pub(crate) mod provider_compaction;
 pub(crate) mod reasoning_details;
 pub(crate) mod text_signature;
+mod unique_call_ids;
 
 use ctxkit_overflow::StopReason;
 use ctxkit_protocol::{AssistantMessage, ContentBlock, Usage};

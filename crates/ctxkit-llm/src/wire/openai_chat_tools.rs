@@ -99,14 +99,14 @@ fn messages(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
                     "content": user_content(&without_images(parts, images, USER_IMAGE_OMITTED)),
                 }));
             }
-            Turn::Assistant(reply) => out.extend(assistant(config, reply)),
+            Turn::Assistant(reply) => out.extend(assistant(config, &reply)),
             Turn::ToolResult {
                 id, name, parts, ..
             } => {
                 let parts = without_images(parts, images, TOOL_IMAGE_OMITTED);
                 let mut message = json!({
                     "role": "tool",
-                    "tool_call_id": conversation::chat_completions_id(id, &config.provider),
+                    "tool_call_id": conversation::chat_completions_id(&id, &config.provider),
                     "content": tool_result_text(&parts),
                 });
                 if named && !name.is_empty() {

@@ -73,16 +73,16 @@ fn input(config: &ProviderConfig, request: &ChatRequest) -> Vec<Value> {
                 // it, as the API asks; the session keeps that history for every other use.
                 if let Some(item) = reply.provider_compaction().filter(|item| {
                     provider_compaction::is_compaction(item)
-                        && conversation::same_source(reply, &config.provider, config.api.as_str())
+                        && conversation::same_source(&reply, &config.provider, config.api.as_str())
                 }) {
                     out.clear();
                     out.push(item.clone());
                 }
-                assistant_items(config, reply, &mut out);
+                assistant_items(config, &reply, &mut out);
             }
             Turn::ToolResult { id, parts, .. } => out.push(json!({
                 "type": "function_call_output",
-                "call_id": call_id(id),
+                "call_id": call_id(&id),
                 "output": conversation::joined_text(&parts),
             })),
         }
