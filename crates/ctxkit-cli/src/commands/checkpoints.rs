@@ -142,6 +142,27 @@ impl CheckpointStore {
         missing_folders: &[PathBuf],
         max_bytes: u64,
     ) -> Result<AddOutcome> {
+        let time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let taken = Snapshot {
+            turn: turn.to_owned(),
+            path: path.to_owned(),
+            existed: previous.is_some(),
+            blob: None,
+            created_folders: Vec::new(),
+            size: 0,
+            time,
+        };
+        self.add_taken_at(&taken, previous, missing_folders, max_bytes)
+    }
+
+    /// [`CheckpointStore::add`] of `taken`'s turn and path, stamped with its time.
+    fn add_taken_at(
+        &mut self,
+        taken: &Snapshot,
+        previous: Option<&[u8]>,
+        missing_folders: &[PathBuf],
+        max_bytes: u64,
+    ) -> Result<AddOutcome> {
         let size = previous.map_or(0, |bytes| bytes.len() as u64);
         if self.total_bytes().saturating_add(size) > max_bytes {
             return Ok(AddOutcome::OverLimit);
@@ -158,8 +179,8 @@ impl CheckpointStore {
             None => None,
         };
         self.index.snapshots.push(Snapshot {
-            turn: turn.to_owned(),
-            path: path.to_owned(),
+            turn: taken.turn.clone(),
+            path: taken.path.clone(),
             existed: previous.is_some(),
             blob,
             created_folders: if previous.is_some() {
@@ -168,7 +189,7 @@ impl CheckpointStore {
                 missing_folders.to_vec()
             },
             size,
-            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            time: taken.time.clone(),
         });
         self.save()?;
         Ok(AddOutcome::Kept)
@@ -242,6 +263,43 @@ impl CheckpointStore {
             );
         }
         Ok(Some(bytes))
+    }
+
+    /// Copies the snapshots of `turns` (with what the agent last wrote to their files) into the
+    /// checkpoints of `session_file`, a fork of this session holding those turns, so its rewinds
+    /// put the files back as this session's would. Each snapshot is read as a rewind reads it
+    /// (a link out, a wrong size refused); one that cannot be read, or would take the copy over
+    /// `max_bytes`, is left out. How many were copied.
+    pub fn copy_turns_to(
+        &self,
+        session_file: &Path,
+        turns: &std::collections::HashSet<&str>,
+        max_bytes: u64,
+    ) -> Result<usize> {
+        let mut copy = Self::open(session_file)?;
+        let mut copied = 0;
+        for snapshot in &self.index.snapshots {
+            if !turns.contains(snapshot.turn.as_str()) || copy.has(&snapshot.turn, &snapshot.path) {
+                continue;
+            }
+            let Ok(previous) = self.read_blob(snapshot, max_bytes) else {
+                continue;
+            };
+            let folders = &snapshot.created_folders;
+            let outcome = copy.add_taken_at(snapshot, previous.as_deref(), folders, max_bytes)?;
+            if outcome == AddOutcome::Kept {
+                copied += 1;
+                if let Some(state) = self.index.written.get(&snapshot.path) {
+                    copy.index
+                        .written
+                        .insert(snapshot.path.clone(), state.clone());
+                }
+            }
+        }
+        if copied > 0 {
+            copy.save()?;
+        }
+        Ok(copied)
     }
 
     /// For each path written since a turn: its earliest snapshot among `turns` (the turns
@@ -534,6 +592,48 @@ mod tests {
         assert!(!checkpoint_dir(&session).exists());
         let reopened = CheckpointStore::open(&session).unwrap();
         assert!(reopened.snapshots().is_empty());
+    }
+
+    /// `/fork` and `/clone` (QA 2026-12-07: a fork's rewinds could not put back a file the
+    /// copied turns wrote).
+    #[test]
+    fn a_fork_gets_the_snapshots_of_the_turns_it_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("2026_abc.jsonl");
+        let fork = dir.path().join("2026_def.jsonl");
+        let mut store = CheckpointStore::open(&session).unwrap();
+        let file = dir.path().join("project/a.txt");
+        let created = dir.path().join("project/new/b.txt");
+        let folders = [dir.path().join("project/new")];
+        store.add("u1", &file, Some(b"before"), &[], 100).unwrap();
+        store
+            .note_written(&file, state_digest(Some(b"after")))
+            .unwrap();
+        store.add("u2", &created, None, &folders, 100).unwrap();
+        store.add("u3", &file, Some(b"after"), &[], 100).unwrap();
+        let turns = ["u1", "u2"].into_iter().collect();
+        assert_eq!(store.copy_turns_to(&fork, &turns, 100).unwrap(), 2);
+        let copy = CheckpointStore::open(&fork).unwrap();
+        let kept: Vec<_> = copy
+            .snapshots()
+            .iter()
+            .map(|snapshot| (snapshot.turn.as_str(), snapshot.existed))
+            .collect();
+        assert_eq!(kept, [("u1", true), ("u2", false)]);
+        assert_eq!(copy.snapshots()[0].time, store.snapshots()[0].time);
+        assert_eq!(copy.snapshots()[1].created_folders, folders);
+        assert_eq!(
+            copy.read_blob(&copy.snapshots()[0], 100).unwrap(),
+            Some(b"before".to_vec())
+        );
+        assert_eq!(copy.written(&file), Some(digest(b"after").as_str()));
+        // Copied again (a second fork of the same turns into it): nothing twice.
+        assert_eq!(store.copy_turns_to(&fork, &turns, 100).unwrap(), 0);
+        // A snapshot that cannot be read is left out, the others copied.
+        let other = dir.path().join("2026_ghi.jsonl");
+        let blob = store.snapshots()[0].blob.clone().unwrap();
+        std::fs::write(checkpoint_dir(&session).join(blob), "changed size").unwrap();
+        assert_eq!(store.copy_turns_to(&other, &turns, 100).unwrap(), 1);
     }
 
     #[test]

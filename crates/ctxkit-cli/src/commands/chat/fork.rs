@@ -13,6 +13,7 @@ use ctxkit_session::Session;
 use super::Chat;
 use super::picker::{List, Picked, pick};
 use super::slash::Action;
+use crate::commands::checkpoints::CheckpointStore;
 use crate::render::one_line;
 
 /// The user messages a fork can start before: every branch's, in file order, without the empty
@@ -80,10 +81,18 @@ impl Chat {
         position: ForkPosition,
         done: &str,
     ) -> Result<Action> {
+        let forked_from = self
+            .engine
+            .with_session(|session| session.path().map(std::path::Path::to_owned))
+            .await;
         let outcome = self.engine.fork(id, position).await?;
         if outcome.cancelled {
             self.ui.notice("Fork cancelled by a hook");
             return Ok(Action::Continue);
+        }
+        if let (Some(from), Some(to)) = (forked_from, &outcome.session_file) {
+            self.carry_checkpoints(&from, std::path::Path::new(to))
+                .await;
         }
         let beside_a_stored_copy = |file: &str| {
             self.shown_as
@@ -107,6 +116,33 @@ impl Chat {
         }
         self.load_prompt_history().await;
         Ok(outcome.selected_text.map_or(Action::Continue, Action::Edit))
+    }
+}
+
+impl Chat {
+    /// Copies the file snapshots of the turns the fork holds from `from`'s checkpoints to `to`'s,
+    /// so a rewind in the fork puts files back as one in the session it came from would. A copy
+    /// that fails is said, and the fork stands.
+    async fn carry_checkpoints(&self, from: &std::path::Path, to: &std::path::Path) {
+        let turns: Vec<String> = self
+            .engine
+            .with_session(|session| {
+                session
+                    .entries()
+                    .iter()
+                    .filter(|entry| entry.role() == Some("user"))
+                    .map(|entry| entry.id().to_owned())
+                    .collect()
+            })
+            .await;
+        let turns: std::collections::HashSet<&str> = turns.iter().map(String::as_str).collect();
+        let copied = CheckpointStore::open(from)
+            .and_then(|store| store.copy_turns_to(to, &turns, self.checkpoints.max_bytes()));
+        if let Err(error) = copied {
+            self.ui.notice(&format!(
+                "The fork's rewinds cannot put files back as before it: {error:#}"
+            ));
+        }
     }
 }
 
