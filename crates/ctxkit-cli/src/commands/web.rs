@@ -341,11 +341,25 @@ fn without_temporary_path(error: &std::io::Error) -> String {
 
 /// An export replaces only an earlier page: never the session it reads, a folder or any other
 /// file a mistyped name names. `command` is how the page's file was named (`export -o`,
-/// `/export`), for the refusal's example.
+/// `/export`), for the refusal's example. A link, a FIFO or a device is refused too: the page is
+/// written beside it and renamed over it, so `-o /dev/stdout` replaced the system's link with a
+/// file (QA 2026-12-07, as root), and an empty FIFO or device passed as an empty file.
 pub(crate) fn refuse_to_replace(output: &Path, command: &str) -> Result<()> {
-    let Ok(metadata) = std::fs::metadata(output) else {
+    let Ok(metadata) = std::fs::symlink_metadata(output) else {
         return Ok(());
     };
+    if metadata.is_symlink() {
+        anyhow::bail!(
+            "`{}` is a link; {command} writes a page to a file of its own and would replace the              link: name the file itself, or another",
+            output.display()
+        );
+    }
+    if !metadata.is_dir() && !metadata.is_file() {
+        anyhow::bail!(
+            "`{}` is not a file (a FIFO, a socket or a device); {command} writes a page to a              file: name one",
+            output.display()
+        );
+    }
     if metadata.is_dir() {
         anyhow::bail!(
             "`{}` is a folder; name the page's file (e.g. `{command} {}`)",

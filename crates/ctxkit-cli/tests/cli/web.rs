@@ -785,6 +785,37 @@ fn export_never_replaces_its_session_or_a_file_that_is_not_a_page() {
         // What it wrote is an earlier page for the next export.
         assert!(export_to(&page).status.success());
     }
+    // A link, even to an earlier page or to `/dev/null`, and a FIFO are not replaced (QA
+    // 2026-12-07: `-o /dev/stdout` replaced the system's link with the page).
+    let fifo = home.path().join("fifo.html");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let to_page = home.path().join("to-page.html");
+    std::os::unix::fs::symlink(&page, &to_page).unwrap();
+    let to_null = home.path().join("null.html");
+    std::os::unix::fs::symlink("/dev/null", &to_null).unwrap();
+    let dangling = home.path().join("dangling.html");
+    std::os::unix::fs::symlink(home.path().join("missing.html"), &dangling).unwrap();
+    for (output, said) in [
+        (&fifo, "is not a file"),
+        (&to_page, "is a link"),
+        (&to_null, "is a link"),
+        (&dangling, "is a link"),
+    ] {
+        let refused = export_to(output);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            !refused.status.success() && stderr.contains(said),
+            "{stderr}"
+        );
+        let kind = std::fs::symlink_metadata(output).unwrap().file_type();
+        assert!(kind.is_symlink() || !kind.is_file(), "{}", output.display());
+    }
 }
 
 /// A page redacts what tool output redacts: the value of every secret variable of the
