@@ -72,7 +72,7 @@ impl Renderer<'_> {
     }
 
     fn json_block(&self, value: &Value) -> Value {
-        self.text_block("json", &value.to_string())
+        self.text_block("json", &self.redactor.clean_json(value, false))
     }
 
     fn block(&self, block: &Value) -> Value {
@@ -116,7 +116,7 @@ impl Renderer<'_> {
                 }
             }
             None => {
-                let arguments = serde_json::to_string_pretty(&arguments).unwrap_or_default();
+                let arguments = self.redactor.clean_json(&arguments, true);
                 self.text_into(&mut shown, &arguments);
             }
         }
@@ -154,11 +154,13 @@ impl Renderer<'_> {
             }
             let text = block.get("t").and_then(Value::as_str).unwrap_or("");
             let mut tree = markdown::tree(text);
-            if text.contains(['\\', '&']) {
-                // Escapes and entities are decoded in the tree: `ghp\_…` or `&#58;` may join a
-                // key the text's redaction could not see.
-                self.redact_strings(&mut tree);
-            }
+            // Escapes and entities are decoded in the tree: `ghp\_…` or `&#58;` may join a key
+            // the text's redaction could not see. The text itself is then shown as its markdown
+            // reads, redacted: the tree's rows and the search show it (QA 2026-12-07: a key
+            // written `ghp\_…` was redacted in the card and shown whole there).
+            let decoded = (text.contains(['\\', '&']) && self.redact_strings(&mut tree))
+                .then(|| self.redactor.clean(&self.redactor.markdown_source(text)));
+            let text = decoded.as_deref().unwrap_or(text);
             let plain = [json!(["p", text])];
             let tree = if tree.as_array().is_some_and(|nodes| *nodes == plain) {
                 json!(1)
@@ -166,20 +168,26 @@ impl Renderer<'_> {
                 tree
             };
             if let Some(block) = block.as_object_mut() {
+                if let Some(decoded) = decoded {
+                    block.insert("t".to_owned(), Value::String(decoded));
+                }
                 block.insert("md".to_owned(), tree);
             }
         }
     }
 
-    /// Every string of `tree` (its text and its attributes) through the redactor.
-    fn redact_strings(&self, tree: &mut Value) {
+    /// Every string of `tree` (its text and its attributes) through the redactor; whether any
+    /// was redacted.
+    fn redact_strings(&self, tree: &mut Value) -> bool {
         let mut pending = vec![tree];
+        let mut redacted = false;
         while let Some(value) = pending.pop() {
             match value {
                 Value::String(text) => {
                     let clean = self.redactor.clean(text);
                     if clean != *text {
                         *text = clean;
+                        redacted = true;
                     }
                 }
                 Value::Array(items) => pending.extend(items.iter_mut()),
@@ -187,6 +195,7 @@ impl Renderer<'_> {
                 Value::Null | Value::Bool(_) | Value::Number(_) => {}
             }
         }
+        redacted
     }
 
     /// A system message's blocks (Pi 0.87 and 1.6 keep the prompt in the transcript): its
@@ -216,7 +225,9 @@ impl Renderer<'_> {
                     other @ (Value::Bool(_)
                     | Value::Number(_)
                     | Value::Array(_)
-                    | Value::Object(_)) => self.text_block("system", &other.to_string()),
+                    | Value::Object(_)) => {
+                        self.text_block("system", &self.redactor.clean_json(other, false))
+                    }
                 };
                 if let Some(object) = block.as_object_mut() {
                     object.insert("sec".to_owned(), json!(self.short(name)));
@@ -265,7 +276,7 @@ impl Renderer<'_> {
                     .map(|(name, property)| {
                         let kind = match property.get("type") {
                             Some(Value::String(kind)) => kind.clone(),
-                            Some(other) => other.to_string(),
+                            Some(other) => self.redactor.clean_json(other, false),
                             None => "any".to_owned(),
                         };
                         json!([

@@ -228,7 +228,7 @@ impl View {
         json!({
             "at": self.at,
             "messages": messages,
-            "thinkingLevel": self.thinking_level,
+            "thinkingLevel": renderer.short(&self.thinking_level),
             "model": self.model.map(|model| renderer.short(&model)),
             "report": {
                 "toolResultsPruned": report.tool_results_pruned,

@@ -52,6 +52,33 @@ pub(crate) fn tree(text: &str) -> Value {
     builder.finish()
 }
 
+/// `text` as its markdown reads, escapes and entities decoded (`ghp\_…` is `ghp_…`), with every
+/// link's and image's address after its words: the words a redaction of the text must see.
+pub(crate) fn plain_text(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    for event in Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES) {
+        match event {
+            Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => {
+                plain.push_str(&dest_url);
+                plain.push(' ');
+            }
+            Event::Text(piece)
+            | Event::Code(piece)
+            | Event::Html(piece)
+            | Event::InlineHtml(piece)
+            | Event::InlineMath(piece)
+            | Event::DisplayMath(piece)
+            | Event::FootnoteReference(piece) => plain.push_str(&piece),
+            Event::SoftBreak | Event::HardBreak => plain.push('\n'),
+            Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item) => {
+                plain.push('\n');
+            }
+            Event::Start(_) | Event::End(_) | Event::Rule | Event::TaskListMarker(_) => {}
+        }
+    }
+    plain
+}
+
 /// An element being built: its tag (`None`: drawn flat, its content written straight into the
 /// element drawn around it), attributes, children.
 #[derive(Default)]

@@ -161,7 +161,7 @@ pub(crate) fn entry_record(
                         | Value::Bool(_)
                         | Value::Number(_)
                         | Value::Array(_)
-                        | Value::Object(_)) => other.clone(),
+                        | Value::Object(_)) => renderer.redactor.clean_value(other),
                     };
                     record.insert(field.to_owned(), shown);
                 }
@@ -172,7 +172,7 @@ pub(crate) fn entry_record(
             for field in ["type", "id", "parentId", "timestamp"] {
                 rest.remove(field);
             }
-            let text = serde_json::to_string(&rest).unwrap_or_default();
+            let text = renderer.redactor.clean_json(&Value::Object(rest), false);
             let mut blocks = Vec::new();
             if let Some(headline) = headline(entry.type_name(), &value) {
                 blocks.push(json!({"k": "text", "t": renderer.redactor.clip(&headline, 200).0}));

@@ -82,6 +82,71 @@ impl Redactor {
         cleaned
     }
 
+    /// Markdown `text` as it is to be redacted: the text itself, or, when its escapes and entities
+    /// hide a secret (`ghp\\_…`, `&#58;`), the text as its markdown reads, where the secret can
+    /// be found ([`crate::markdown::plain_text`]). Every place that shows markdown's source
+    /// (the tree's rows, the search, the compactions list) shows this.
+    pub fn markdown_source<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if !text.contains(['\\', '&']) {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        let decoded = crate::markdown::plain_text(text);
+        if self.clean(&decoded) == decoded {
+            return std::borrow::Cow::Borrowed(text);
+        }
+        std::borrow::Cow::Owned(decoded)
+    }
+
+    /// `value` as JSON text with each of its strings (keys too) [`Self::clean`]ed first: in the
+    /// text a string's `"` and `\\` are escaped, so a secret holding one was not found there
+    /// (QA 2026-12-07: a password `Pa\\ss"Word9` in an MCP tool's arguments stayed on the page).
+    pub fn clean_json(&self, value: &serde_json::Value, pretty: bool) -> String {
+        let cleaned = self.clean_value(value);
+        let text = if pretty {
+            serde_json::to_string_pretty(&cleaned)
+        } else {
+            serde_json::to_string(&cleaned)
+        };
+        text.unwrap_or_default()
+    }
+
+    /// `value` with each of its strings (keys too) [`Self::clean`]ed.
+    pub fn clean_value(&self, value: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        // A walk with its own stack: a session's value may nest as deep as its reader allows.
+        enum Step<'a> {
+            Visit(&'a Value),
+            Array(usize),
+            Object(Vec<String>),
+        }
+        let mut steps = vec![Step::Visit(value)];
+        let mut done: Vec<Value> = Vec::new();
+        while let Some(step) = steps.pop() {
+            match step {
+                Step::Visit(Value::String(text)) => done.push(Value::String(self.clean(text))),
+                Step::Visit(Value::Array(items)) => {
+                    steps.push(Step::Array(items.len()));
+                    steps.extend(items.iter().rev().map(Step::Visit));
+                }
+                Step::Visit(Value::Object(fields)) => {
+                    let keys = fields.keys().map(|key| self.clean(key)).collect();
+                    steps.push(Step::Object(keys));
+                    steps.extend(fields.values().rev().map(Step::Visit));
+                }
+                Step::Visit(other) => done.push(other.clone()),
+                Step::Array(count) => {
+                    let items = done.split_off(done.len().saturating_sub(count));
+                    done.push(Value::Array(items));
+                }
+                Step::Object(keys) => {
+                    let values = done.split_off(done.len().saturating_sub(keys.len()));
+                    done.push(Value::Object(keys.into_iter().zip(values).collect()));
+                }
+            }
+        }
+        done.pop().unwrap_or(Value::Null)
+    }
+
     /// [`Self::clean`], then at most `limit` characters; the second value is the full length in
     /// characters when the text was clipped.
     ///
@@ -113,6 +178,29 @@ fn one_line_reason(error: &regex::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_strings_are_redacted_before_escaping_in_order_at_any_depth() {
+        let redactor = Redactor::new(vec!["Pa\\ss\"Word9-long".to_owned()], &[]).unwrap();
+        let value = serde_json::json!({"b": ["x", {"pw": "Pa\\ss\"Word9-long"}, 3], "a": null});
+        assert_eq!(
+            redactor.clean_json(&value, false),
+            r#"{"b":["x",{"pw":"<redacted>"},3],"a":null}"#
+        );
+        let mut deep = serde_json::json!("Pa\\ss\"Word9-long");
+        for _ in 0..10_000 {
+            deep = serde_json::Value::Array(vec![deep]);
+        }
+        let cleaned = redactor.clean_value(&deep);
+        let mut inner = &cleaned;
+        while let Some(items) = inner.as_array() {
+            inner = &items[0];
+        }
+        assert_eq!(inner, "<redacted>");
+        // serde_json drops a deep value recursively: leak both rather than overflow the stack.
+        std::mem::forget(cleaned);
+        std::mem::forget(deep);
+    }
 
     #[test]
     fn known_secrets_shapes_patterns_and_url_passwords_are_redacted() {

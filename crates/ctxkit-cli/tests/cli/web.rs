@@ -872,6 +872,62 @@ fn a_page_redacts_every_secret_variable_tool_output_hides() {
     }
 }
 
+/// A key written with markdown escapes is redacted in the text the tree and the search show, not
+/// only in the drawn card; a secret holding `"` or `\\` is redacted in JSON the page shows (an
+/// unknown tool's arguments, a custom entry's data); a thinking level is redacted too (QA
+/// 2026-12-07: each stayed on the page).
+#[test]
+fn a_page_redacts_escaped_keys_json_strings_and_the_thinking_level() {
+    let home = tempfile::tempdir().unwrap();
+    let at = "2026-01-01T00:00:00.000Z";
+    let password = "Pa\\ss\"Word9-0123456789";
+    let usage = json!({"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                       "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "esc", "timestamp": at, "cwd": "/tmp/esc"}),
+        json!({"type": "thinking_level_change", "id": "e000", "parentId": null, "timestamp": at, "thinkingLevel": "highTOPSECRET39"}),
+        json!({"type": "message", "id": "e001", "parentId": "e000", "timestamp": at,
+               "message": {"role": "user", "content": "pw hunter\\_2\\_secret and ghp\\_abcdefghijklmnopqrstuvwxyz0123456789", "timestamp": 1}}),
+        json!({"type": "message", "id": "e002", "parentId": "e001", "timestamp": at,
+               "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "mcp_login",
+                   "arguments": {"pw": password}}], "provider": "anthropic", "model": "m",
+                   "usage": usage, "stopReason": "toolUse", "timestamp": 2}}),
+        json!({"type": "custom", "customType": "x", "data": {"pw": password}, "id": "e003", "parentId": "e002", "timestamp": at}),
+        json!({"type": "compaction", "id": "e004", "parentId": "e003", "timestamp": at,
+               "summary": "token ghp\\_abcdefghijklmnopqrstuvwxyz0123456789", "firstKeptEntryId": "e003", "tokensBefore": 10}),
+    ];
+    let file = home.path().join("esc.jsonl");
+    std::fs::write(&file, jsonl(&lines)).unwrap();
+    let page = home.path().join("esc.html");
+    let output = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args([
+            "export",
+            file.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ])
+        .args(["--redact", "hunter_2_secret", "--redact", "TOPSECRET[0-9]+"])
+        .env("CTXKIT_HOME", home.path())
+        .env("HOME", home.path())
+        .env("DB_PASSWORD", password)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let page = std::fs::read_to_string(page).unwrap();
+    for secret in ["hunter", "abcdefghijklmnopqrstuvwxyz", "Word9", "TOPSECRET"] {
+        assert!(!page.contains(secret), "`{secret}` is in the page");
+    }
+    let user = &page_data(&page)["entries"][1]["blocks"][0]["t"];
+    assert!(
+        user.as_str().unwrap().starts_with("pw <redacted> and "),
+        "{user}"
+    );
+}
+
 /// Bidirectional overrides and isolates and C1 controls in a session's name, a model id, a label
 /// and a message: the page shows each as `\uXXXX` (the CLI's list, `is_unsafe_to_show`), in its
 /// title too, so none reorders what a reader sees. An edit's diff shows its removed and added
