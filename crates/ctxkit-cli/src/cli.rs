@@ -141,28 +141,40 @@ pub fn server_token_from_environment() -> Option<String> {
     ctxkit_secrets::environment_variable(CTXKIT_SERVER_TOKEN).filter(|token| !token.is_empty())
 }
 
-/// The proxy variables reqwest reads itself (either case); `httpProxy` fills each that is unset.
+/// The proxy variables (either case): `HTTP_PROXY` for `http://` requests, `HTTPS_PROXY` for
+/// `https://` ones, `ALL_PROXY` for both when the first is unset.
 const HTTP_PROXY_VARIABLES: [&str; 2] = ["HTTP_PROXY", "http_proxy"];
 const HTTPS_PROXY_VARIABLES: [&str; 2] = ["HTTPS_PROXY", "https_proxy"];
+const ALL_PROXY_VARIABLES: [&str; 2] = ["ALL_PROXY", "all_proxy"];
 /// The hosts a proxy is not used for.
 const NO_PROXY_VARIABLES: [&str; 2] = ["NO_PROXY", "no_proxy"];
 
-/// The proxies of the user's `httpProxy` setting, applied as Pi 1.6 applies it: as
-/// `HTTP_PROXY` and `HTTPS_PROXY`, each only where the environment sets none (an empty variable
-/// counts as unset), with the environment's `NO_PROXY`.
+/// The proxies requests go through: the environment's, and the user's `httpProxy` setting
+/// applied as Pi 1.6 applies it, as `HTTP_PROXY` and `HTTPS_PROXY` each only where the
+/// environment sets none (an empty variable counts as unset), with the environment's `NO_PROXY`.
+/// The environment's are read here, not left to the HTTP client: a proxy URL holding a user and
+/// password is a secret `main` takes out of the environment before any client reads it (QA
+/// 2026-12-07: `HTTP_PROXY=http://u:pw@proxy` was skipped without a word, and requests went
+/// direct).
 pub fn proxies_with_setting(http_proxy: Option<&str>) -> ctxkit_llm::Proxies {
     let first_set = |names: [&str; 2]| {
         names.iter().find_map(|name| {
             ctxkit_secrets::environment_variable(name).filter(|value| !value.is_empty())
         })
     };
-    let Some(proxy) = http_proxy.map(str::trim).filter(|proxy| !proxy.is_empty()) else {
-        return ctxkit_llm::Proxies::default();
+    let setting = http_proxy
+        .map(str::trim)
+        .filter(|proxy| !proxy.is_empty())
+        .map(str::to_owned);
+    let all = first_set(ALL_PROXY_VARIABLES);
+    let proxy_of = |names| {
+        first_set(names)
+            .or_else(|| setting.clone())
+            .or_else(|| all.clone())
     };
-    let unless_set = |names| first_set(names).is_none().then(|| proxy.to_owned());
     ctxkit_llm::Proxies {
-        http: unless_set(HTTP_PROXY_VARIABLES),
-        https: unless_set(HTTPS_PROXY_VARIABLES),
+        http: proxy_of(HTTP_PROXY_VARIABLES),
+        https: proxy_of(HTTPS_PROXY_VARIABLES),
         no_proxy: first_set(NO_PROXY_VARIABLES),
     }
 }

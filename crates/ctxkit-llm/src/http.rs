@@ -85,7 +85,10 @@ impl Proxies {
                 .and_then(reqwest::NoProxy::from_string)
         };
         let invalid = |error: reqwest::Error| LlmError::Client {
-            message: format!("`httpProxy` is not a proxy URL: {}", error_chain(&error)),
+            message: format!(
+                "a proxy (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` or the `httpProxy` setting) is not a proxy URL: {}",
+                error_chain(&error)
+            ),
         };
         let mut builder = builder;
         if let Some(url) = &self.http {

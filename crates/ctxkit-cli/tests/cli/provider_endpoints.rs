@@ -277,6 +277,40 @@ async fn the_users_http_proxy_carries_model_requests_and_a_projects_does_not() {
     );
 }
 
+/// A proxy in the environment whose URL holds a user and password carries model requests, with
+/// its credentials, and a bash command never sees it (QA 2026-12-07: it was taken out of the
+/// environment as a secret before the HTTP client read it, so requests went direct).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_environment_proxy_with_a_password_carries_model_requests() {
+    let proxy = answering_host().await;
+    let address = proxy.address();
+    let with_password = format!("http://corp-user:Proxy-PW-123@{address}");
+    let run = Run::new();
+    std::fs::write(run.home.path().join("settings.json"), "{}").unwrap();
+    let variables = [
+        ("OPENAI_API_KEY", OPENAI_KEY),
+        ("OPENAI_BASE_URL", "http://llm.corp.invalid/v1"),
+        ("HTTP_PROXY", with_password.as_str()),
+        ("http_proxy", ""),
+        ("NO_PROXY", ""),
+        ("no_proxy", ""),
+    ];
+    let args = ["chat", "--no-session", "--model", "openai/gpt-5-mini"];
+    let output = tokio::task::block_in_place(|| run.ctxkit_with_input(&args, &variables, "hi\n"));
+    assert!(output.contains("openai reply"), "{output}");
+    let requests = proxy.received_requests().await.unwrap();
+    assert_eq!(requests.len(), 1, "{output}");
+    assert_eq!(requests[0].url.host_str(), Some("llm.corp.invalid"));
+    let authorization = requests[0]
+        .headers
+        .get("proxy-authorization")
+        .map(|value| value.to_str().unwrap().to_owned());
+    assert!(
+        authorization.is_some_and(|value| value.starts_with("Basic ")),
+        "{requests:?}"
+    );
+}
+
 /// `llm.providers` (Pi's `models.json` `providers`): two more hosts beside the settings' own, each
 /// provider at its own with its own key; the built-in variables' keys stay away from the hosts
 /// that do not take them, and an untrusted project's entry sends nothing anywhere.
