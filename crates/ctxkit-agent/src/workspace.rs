@@ -126,7 +126,9 @@ pub struct Workspace {
 /// that agent next starts: `.claude`, `.codex`, `.gemini`, `.cursor`, `.mcp.json`, OpenCode's, Roo's, Kiro's,
 /// Amazon Q's, Continue's, Windsurf's), and the editors' (`.vscode` and a `*.code-workspace`: a
 /// task run when the folder opens; `.idea`'s run configurations; a dev container's
-/// `postCreateCommand`). A name starting with `*` stands for every name ending with the rest.
+/// `postCreateCommand`), and the shells' start-up files (a line in `.bashrc` or `.profile` runs at
+/// the user's next shell or login; a dotfiles project's are linked from the home). A name starting
+/// with `*` stands for every name ending with the rest.
 pub const GUARDED_NAMES: &[&str] = &[
     ".git",
     ".ctxkit",
@@ -169,6 +171,31 @@ pub const GUARDED_NAMES: &[&str] = &[
     ".idea",
     ".devcontainer",
     ".devcontainer.json",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".xprofile",
+    ".xinitrc",
+    ".xsessionrc",
+];
+
+/// Folders of the user's home whose files run without the user doing anything: at login
+/// (`autostart`'s desktop entries, systemd's user units, `environment.d`) or at the next shell
+/// (fish's `config.fish` and `conf.d`). Guarded as [`GUARDED_NAMES`] are, whether the project is
+/// the home (QA 2026-12-07: with the project at `~`, a unit and an autostart entry were written
+/// without a question) or they are written outside it.
+const GUARDED_HOME_FOLDERS: &[&str] = &[
+    ".config/autostart",
+    ".config/systemd",
+    ".config/environment.d",
+    ".config/fish",
 ];
 
 impl Workspace {
@@ -199,9 +226,18 @@ impl Workspace {
         // other agents' transcripts are among the credentials).
         if let Some(user_home) = &user_home {
             workspace.protect(&user_home.join(".pi/agent/sessions"));
+            workspace.guard_home_folders(user_home);
         }
         workspace.guard_what_git_runs(user_home.as_deref());
         workspace
+    }
+
+    /// Guards the folders of `user_home` whose files run at login or at the next shell
+    /// ([`GUARDED_HOME_FOLDERS`]).
+    fn guard_home_folders(&mut self, user_home: &Path) {
+        for folder in GUARDED_HOME_FOLDERS {
+            self.guard(&user_home.join(folder));
+        }
     }
 
     /// Guards what the project's git config (or the user's) makes git run: the `core.hooksPath`
@@ -408,6 +444,11 @@ impl Workspace {
         }
         if access == Access::Read && self.readable.iter().any(|path| resolved.starts_with(path)) {
             return Ok(Place::Allowed(resolved));
+        }
+        // A guarded name outside the project is asked about as one inside it: an approval of
+        // writes outside the project never covers another repository's hooks.
+        if access == Access::Write && self.is_guarded(&resolved, &lexical) {
+            return Ok(Place::Guarded(resolved));
         }
         Ok(Place::Outside(resolved))
     }

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use super::{GUARDED_NAMES, Workspace};
 
 impl Workspace {
-    /// Whether a write to `resolved` (named `lexical`) touches a guarded place of the project.
+    /// Whether a write to `resolved` (named `lexical`) touches a guarded place of the project, or,
+    /// outside it, a place of a guarded name (`../lib/.git/hooks`).
     /// A folder of [`GUARDED_NAMES`] is guarded at any depth: a `src/.git` the model plants is a
     /// repository whose `core.fsmonitor` runs at the user's next `git status` in `src` (and
     /// editors look for repositories in subfolders), and a subfolder's `.ctxkit` is a project's
@@ -15,18 +16,23 @@ impl Workspace {
     /// that completes or changes a git directory by another name (`HEAD`, `objects/`, `refs/` in
     /// one folder) is guarded too ([`ctxkit_jail::completes_git_directory`]).
     pub(super) fn is_guarded(&self, resolved: &Path, lexical: &Path) -> bool {
-        let named = [
-            resolved.strip_prefix(&self.root),
-            lexical.strip_prefix(&self.root),
-            lexical.strip_prefix(&self.given_root),
-        ]
-        .into_iter()
-        .filter_map(Result::ok)
-        .any(|inside| {
-            inside
-                .components()
-                .any(|component| is_guarded_name(component.as_os_str()))
-        });
+        let named = if resolved.starts_with(&self.root) {
+            [
+                resolved.strip_prefix(&self.root),
+                lexical.strip_prefix(&self.root),
+                lexical.strip_prefix(&self.given_root),
+            ]
+            .into_iter()
+            .filter_map(Result::ok)
+            .any(|inside| {
+                inside
+                    .components()
+                    .any(|component| is_guarded_name(component.as_os_str()))
+            })
+        } else {
+            ctxkit_jail::names_guarded_place(&self.root, resolved, GUARDED_NAMES)
+                || ctxkit_jail::names_guarded_place(&self.given_root, lexical, GUARDED_NAMES)
+        };
         named
             || self
                 .guarded
@@ -45,13 +51,15 @@ impl Workspace {
     pub(crate) fn guarded_scope(&self, resolved: &Path) -> PathBuf {
         let folder = resolved.parent().unwrap_or(resolved);
         let mut places: Vec<PathBuf> = Vec::new();
-        if let Ok(inside) = resolved.strip_prefix(&self.root) {
-            let mut place = self.root.clone();
-            for component in inside.components() {
-                place.push(component);
-                if is_guarded_name(component.as_os_str()) {
-                    places.push(place.clone());
-                }
+        // Outside the project (a write the user let the model make there), its whole path.
+        let (mut place, inside) = match resolved.strip_prefix(&self.root) {
+            Ok(inside) => (self.root.clone(), inside),
+            Err(_) => (PathBuf::new(), resolved),
+        };
+        for component in inside.components() {
+            place.push(component);
+            if is_guarded_name(component.as_os_str()) {
+                places.push(place.clone());
             }
         }
         places.extend(

@@ -555,6 +555,44 @@ fn the_users_git_config_is_guarded_with_the_project_at_home() {
     );
 }
 
+/// QA (2026-12-07): with the project at `~`, `.bashrc`, `.profile`, a systemd user unit and an
+/// autostart entry were written without a question (`-p` too); each runs at the next shell or
+/// login. A dotfiles project's `.zshrc` is guarded as well (the home links to it).
+#[test]
+fn shell_start_up_files_and_login_folders_are_guarded() {
+    let fixture = fixture();
+    let home = fixture.base.join("user");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut workspace = Workspace::new(&home);
+    workspace.guard_home_folders(&home);
+    for guarded in [
+        ".bashrc",
+        ".profile",
+        ".zshenv",
+        "dotfiles/.zshrc",
+        ".config/autostart/x.desktop",
+        ".config/systemd/user/x.service",
+        ".config/fish/config.fish",
+    ] {
+        assert_eq!(
+            workspace.locate(&home, guarded, Access::Write),
+            Ok(Place::Guarded(home.join(guarded))),
+            "{guarded}"
+        );
+    }
+    for allowed in [
+        ".config/nvim/init.lua",
+        "notes/profile.md",
+        "systemd/app.service",
+    ] {
+        assert_eq!(
+            workspace.locate(&home, allowed, Access::Write),
+            Ok(Place::Allowed(home.join(allowed))),
+            "{allowed}"
+        );
+    }
+}
+
 /// QA r103 (adversary): with the project at `~`, one `grep` read Pi's session transcripts, where
 /// users paste secrets. Pi's sessions folder is closed to tools as ctxkit's own sessions are,
 /// whatever the answer would be.
@@ -568,4 +606,54 @@ fn pis_sessions_folder_is_closed_to_tools() {
         let refused = workspace.locate(&user_home, ".pi/agent/sessions/--x--/s.jsonl", access);
         assert!(refused.is_err(), "{refused:?}");
     }
+}
+
+/// QA (2026-12-07): after "always" for writes outside the project, `../lib/.git/hooks/pre-commit`
+/// and `../lib/.vscode/tasks.json` were written without a question. A guarded name outside the
+/// project is guarded as one inside it, its "always" scoped to its own place, and the jail's
+/// check at the write agrees.
+#[test]
+fn a_guarded_name_outside_the_project_is_guarded_too() {
+    let fixture = fixture();
+    let lib = fixture.base.join("outside/lib");
+    std::fs::create_dir_all(lib.join(".git/hooks")).unwrap();
+    let workspace = &fixture.workspace;
+    for guarded in [
+        ".git/hooks/pre-commit",
+        ".vscode/tasks.json",
+        "a.code-workspace",
+    ] {
+        let path = lib.join(guarded);
+        assert_eq!(
+            workspace.locate(&fixture.project, path.to_str().unwrap(), Access::Write),
+            Ok(Place::Guarded(path.clone())),
+            "{guarded}"
+        );
+    }
+    assert_eq!(
+        workspace.guarded_scope(&lib.join(".git/hooks/pre-commit")),
+        lib.join(".git/hooks")
+    );
+    let readme = lib.join("README.md");
+    assert_eq!(
+        workspace.locate(&fixture.project, readme.to_str().unwrap(), Access::Write),
+        Ok(Place::Outside(readme.clone()))
+    );
+    assert_eq!(
+        workspace.locate(&fixture.project, "../outside/lib/.git/config", Access::Read),
+        Ok(Place::Outside(lib.join(".git/config")))
+    );
+    // The write the user approved as outside (not as guarded) is refused by the jail there.
+    let mut jail = workspace.jail_for(&readme).unwrap();
+    workspace.guard_writes(&mut jail);
+    let hook = lib.join(".git/hooks/pre-commit");
+    assert!(
+        jail.write_atomic(hook.strip_prefix("/").unwrap(), b"evil")
+            .is_err()
+    );
+    assert!(!hook.exists());
+    assert!(
+        jail.write_atomic(readme.strip_prefix("/").unwrap(), b"fine")
+            .is_ok()
+    );
 }

@@ -39,11 +39,7 @@ impl Jail {
         let folder = places::real_path(dir)
             .unwrap_or_else(|| self.root.join(relative.parent().unwrap_or(Path::new(""))));
         let target = folder.join(name);
-        let named = target.strip_prefix(&self.guarded_base).is_ok_and(|inside| {
-            inside
-                .components()
-                .any(|component| is_guarded_name(component.as_os_str(), self.guarded_names))
-        });
+        let named = names_guarded_place(&self.guarded_base, &target, self.guarded_names);
         if named
             || self.guarded.iter().any(|place| target.starts_with(place))
             || (!self.guarded_names.is_empty()
@@ -53,6 +49,18 @@ impl Jail {
         }
         Ok(())
     }
+}
+
+/// Whether `target` lies in a place `names` guards: a component of its path beneath `project`
+/// is one of them, or, for a target outside the project, a component of its whole path (a write
+/// the user let the model make outside the project still asks before `../lib/.git/hooks`: QA
+/// 2026-12-07, an "always" for a folder outside covered its repository's hooks).
+pub fn names_guarded_place(project: &Path, target: &Path, names: &[&str]) -> bool {
+    target
+        .strip_prefix(project)
+        .unwrap_or(target)
+        .components()
+        .any(|component| is_guarded_name(component.as_os_str(), names))
 }
 
 /// Whether a path's component is one of `names`, compared without regard to ASCII case (on a

@@ -44,7 +44,7 @@ use cap_std::fs::Dir;
 pub use atomic::{AtomicWrite, Existing};
 pub use directory::OpenedDir;
 pub use error::JailError;
-pub use guard::{completes_git_directory, is_guarded_name};
+pub use guard::{completes_git_directory, is_guarded_name, names_guarded_place};
 pub use in_place::MAX_IN_PLACE_BYTES;
 pub use links::MAX_LINK_WALK;
 pub use owners::LocalUsers;

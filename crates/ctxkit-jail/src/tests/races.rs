@@ -157,13 +157,18 @@ fn a_folder_swapped_for_a_link_into_git_during_guarded_writes_puts_nothing_there
     );
     assert_eq!(std::fs::read_dir(&hooks).unwrap().count(), 0);
     // A jail on `/` (a write approved outside the project) guards the project's folders too, and
-    // only the project's.
+    // a guarded name outside it (QA 2026-12-07: an "always" for a folder outside covered its
+    // repository's hooks); only a guarded name counts there.
     let mut system = jail_on(Path::new("/"), &scene);
     system.guard_writes(&scene.project, &[], &[".git"]);
-    let error = system
-        .write_atomic(&scene.project.join(".git/config"), b"x")
-        .unwrap_err();
-    assert!(matches!(error, JailError::Guarded { .. }), "{error:?}");
-    let elsewhere = scene.home.join("other/.git/config");
-    system.write_atomic(&elsewhere, b"x").unwrap();
+    for guarded in [
+        scene.project.join(".git/config"),
+        scene.home.join("other/.git/config"),
+    ] {
+        let error = system.write_atomic(&guarded, b"x").unwrap_err();
+        assert!(matches!(error, JailError::Guarded { .. }), "{error:?}");
+    }
+    system
+        .write_atomic(&scene.home.join("other/notes.txt"), b"x")
+        .unwrap();
 }
