@@ -5,12 +5,28 @@
 
 use std::io::{BufRead, BufReader, Read};
 
+use tokio_util::sync::CancellationToken;
+
 /// The bytes read at a time.
 const BUFFER_BYTES: usize = 256 * 1024;
+
+/// The bytes looked at for a NUL, which makes a file binary to `grep`.
+const BINARY_PROBE_BYTES: usize = 8192;
+
+/// The text of the error a reader stopped by its call's cancellation gives.
+const STOPPED: &str = "the call was cancelled";
 
 /// The lines of a stream (see the module comment).
 pub(super) struct LineReader<R> {
     reader: BufReader<R>,
+    /// Checked at each piece read: a line of a 100 GB file without a line ending, or the count of
+    /// its lines, went on for a minute after the user pressed Esc (QA 2026-12-07).
+    stop: Option<CancellationToken>,
+}
+
+/// Whether `error` is a reader's stop by its call's cancellation.
+pub(super) fn is_stopped(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::Other && error.to_string() == STOPPED
 }
 
 /// What [`LineReader::next_line`] read.
@@ -28,7 +44,41 @@ impl<R: Read> LineReader<R> {
     pub(super) fn new(reader: R) -> Self {
         Self {
             reader: BufReader::with_capacity(BUFFER_BYTES, reader),
+            stop: None,
         }
+    }
+
+    /// The reader, stopping with an error ([`is_stopped`]) once `cancel` is cancelled.
+    pub(super) fn stopping_on(mut self, cancel: &CancellationToken) -> Self {
+        self.stop = Some(cancel.clone());
+        self
+    }
+
+    /// The next piece of the stream (empty at its end), unless the call was cancelled.
+    fn fill(&mut self) -> std::io::Result<&[u8]> {
+        if self
+            .stop
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+        {
+            return Err(std::io::Error::other(STOPPED));
+        }
+        loop {
+            match self.reader.fill_buf() {
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+                Ok(_) => break,
+            }
+        }
+        self.reader.fill_buf()
+    }
+
+    /// Whether the stream's first [`BINARY_PROBE_BYTES`] hold a NUL, looked at before any line is
+    /// read: a sparse disk image is one line of zeros as long as the file.
+    pub(super) fn starts_binary(&mut self) -> std::io::Result<bool> {
+        let available = self.fill()?;
+        let probe = &available[..available.len().min(BINARY_PROBE_BYTES)];
+        Ok(probe.contains(&0))
     }
 
     /// Appends at most `keep` bytes of the next line to `line`, without its line ending.
@@ -42,11 +92,7 @@ impl<R: Read> LineReader<R> {
         let mut cut = false;
         let mut ended = false;
         loop {
-            let available = match self.reader.fill_buf() {
-                Ok(available) => available,
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(error) => return Err(error),
-            };
+            let available = self.fill()?;
             if available.is_empty() {
                 break;
             }
@@ -87,16 +133,19 @@ impl<R: Read> LineReader<R> {
         Ok(skipped)
     }
 
-    /// How many lines are left (a last line without a line ending counts).
-    pub(super) fn count_rest(&mut self) -> std::io::Result<u64> {
+    /// How many lines are left (a last line without a line ending counts), counted in at most
+    /// `budget` bytes: the second value is `false` when the stream went on past them (at disk
+    /// speed a 100 GB log took half a minute to count).
+    pub(super) fn count_rest(&mut self, budget: u64) -> std::io::Result<(u64, bool)> {
         let mut count: u64 = 0;
         let mut open_line = false;
+        let mut counted: u64 = 0;
         loop {
-            let available = match self.reader.fill_buf() {
-                Ok(available) => available,
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(error) => return Err(error),
-            };
+            if counted >= budget {
+                let more = !self.fill()?.is_empty();
+                return Ok((count + u64::from(open_line && !more), !more));
+            }
+            let available = self.fill()?;
             let Some(&last) = available.last() else {
                 break;
             };
@@ -104,8 +153,9 @@ impl<R: Read> LineReader<R> {
             open_line = last != b'\n';
             let length = available.len();
             self.reader.consume(length);
+            counted = counted.saturating_add(u64::try_from(length).unwrap_or(u64::MAX));
         }
-        Ok(count + u64::from(open_line))
+        Ok((count + u64::from(open_line), true))
     }
 }
 
@@ -144,8 +194,10 @@ mod tests {
                 .map(|(line, _)| line)
                 .collect();
             assert_eq!(read, expected, "{text:?}");
-            let counted = LineReader::new(text.as_bytes()).count_rest().unwrap();
-            assert_eq!(counted, expected.len() as u64, "{text:?}");
+            let counted = LineReader::new(text.as_bytes())
+                .count_rest(u64::MAX)
+                .unwrap();
+            assert_eq!(counted, (expected.len() as u64, true), "{text:?}");
         }
     }
 
@@ -162,5 +214,25 @@ mod tests {
         );
         let mut reader = LineReader::new(text.as_bytes());
         assert_eq!(reader.skip_lines(5).unwrap(), 2);
+    }
+
+    /// QA 2026-12-07: the count of a 100 GB log's lines, and a line of a sparse image without a
+    /// line ending, went on for a minute after Esc. The count stops at its budget, saying so, and
+    /// a cancelled call stops the reader.
+    #[test]
+    fn the_count_stops_at_its_budget_and_a_cancelled_call_stops_the_reader() {
+        let text = "line\n".repeat(200_000);
+        let mut reader = LineReader::new(text.as_bytes());
+        let (counted, whole) = reader.count_rest(300_000).unwrap();
+        assert!(!whole);
+        assert!((60_000..200_000).contains(&counted), "{counted}");
+        let cancel = CancellationToken::new();
+        let mut reader = LineReader::new(std::io::repeat(b'x')).stopping_on(&cancel);
+        assert!(!reader.starts_binary().unwrap());
+        cancel.cancel();
+        let error = reader.next_line(&mut Vec::new(), 10).unwrap_err();
+        assert!(is_stopped(&error), "{error}");
+        let mut zeros = LineReader::new(std::io::repeat(0));
+        assert!(zeros.starts_binary().unwrap());
     }
 }

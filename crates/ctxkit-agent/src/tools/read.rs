@@ -56,7 +56,8 @@ pub fn read(arguments: ReadArguments, context: &ToolContext) -> Result<ToolOutco
         first: arguments.offset.unwrap_or(1).max(1) - 1,
         limit: arguments.limit.unwrap_or(u64::MAX),
     };
-    let reader = LineReader::new(std::io::Cursor::new(head).chain(opened));
+    let reader =
+        LineReader::new(std::io::Cursor::new(head).chain(opened)).stopping_on(&context.cancel);
     let lines = page
         .read(reader, context.max_output_bytes)
         .map_err(|error| cannot(error.to_string()))?;
@@ -98,8 +99,13 @@ struct Page {
 struct PageLines {
     selected: Vec<String>,
     total: u64,
+    /// Whether `total` is the file's count, not a lower bound ([`COUNT_BUDGET_BYTES`]).
+    counted_all: bool,
     lossy: bool,
 }
+
+/// The most bytes after a page that are read to count the file's lines.
+const COUNT_BUDGET_BYTES: u64 = 256 * 1024 * 1024;
 
 impl Page {
     /// Reads the page from `reader`, then counts the lines after it. At most as many lines as
@@ -132,10 +138,11 @@ impl Page {
             held = held.saturating_add(text.len() + 1);
             selected.push(text);
         }
-        let rest = reader.count_rest()?;
+        let (rest, counted_all) = reader.count_rest(COUNT_BUDGET_BYTES)?;
         Ok(PageLines {
             selected,
             total: skipped + taken + rest,
+            counted_all,
             lossy,
         })
     }
@@ -159,7 +166,7 @@ impl PageLines {
         let selected: Vec<&str> = self.selected.iter().map(String::as_str).collect();
         let first = usize::try_from(page.first).unwrap_or(usize::MAX);
         let total = usize::try_from(total).unwrap_or(usize::MAX);
-        let mut outcome = lines_outcome(&selected, first, total, context);
+        let mut outcome = lines_outcome(&selected, first, (total, self.counted_all), context);
         if total == 0 {
             outcome.text = "(empty file)".to_owned();
         }
@@ -180,9 +187,14 @@ impl PageLines {
 fn lines_outcome(
     selected: &[&str],
     first: usize,
-    total: usize,
+    (total, counted_all): (usize, bool),
     context: &ToolContext,
 ) -> ToolOutcome {
+    let of_total = if counted_all {
+        format!("{total}")
+    } else {
+        format!("more than {total} (the rest was not counted)")
+    };
     let text = context.workspace.redact(&selected.join("\n"));
     let bounded = super::limit::bound_within(&text, Keep::Head, context.max_output_bytes);
     let shown = bounded
@@ -197,6 +209,7 @@ fn lines_outcome(
                 .is_some_and(|line| line.len() > cut.shown_bytes)
     });
     let last = first + shown;
+    let more = last < total || !counted_all;
     if line_cut {
         outcome.text.push_str(&format!(
             "\n\n{}{} is longer than the {} KB limit: its start is shown. Use `bash` (e.g. \
@@ -205,15 +218,15 @@ fn lines_outcome(
             first + 1,
             (context.max_output_bytes + 512) / 1024,
             first + 1,
-            if last < total {
+            if more {
                 format!(" Use offset={} for the lines after it.", last + 1)
             } else {
                 String::new()
             }
         ));
-    } else if last < total {
+    } else if more {
         outcome.text.push_str(&format!(
-            "\n\n{}{}-{last} of {total}. Use offset={} to continue.]",
+            "\n\n{}{}-{last} of {of_total}. Use offset={} to continue.]",
             READ_NOTICE_STARTS[0],
             first + 1,
             last + 1

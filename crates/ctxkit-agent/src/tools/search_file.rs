@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use super::ToolContext;
-use super::lines::{LineRead, LineReader};
+use super::lines::{LineRead, LineReader, is_stopped};
 
 /// The bytes of whole lines searched at a time.
 const CHUNK_BYTES: usize = 1024 * 1024;
@@ -117,7 +117,16 @@ pub(super) fn search_file(
     context: &ToolContext,
     found: &mut Matches,
 ) -> std::io::Result<Searched> {
-    let mut reader = LineReader::new(file);
+    let mut reader = LineReader::new(file).stopping_on(&context.cancel);
+    // A NUL at the start makes the file binary, looked for before any line is read: a sparse
+    // disk image is one line of zeros as long as the file (QA 2026-12-07: `grep` read 200 GB of
+    // one, and Esc did not stop it).
+    match reader.starts_binary() {
+        Ok(true) => return Ok(Searched::Whole),
+        Ok(false) => {}
+        Err(error) if is_stopped(&error) => return Ok(Searched::Cancelled),
+        Err(error) => return Err(error),
+    }
     let mut scan = Scan {
         name,
         before: VecDeque::new(),
@@ -126,13 +135,13 @@ pub(super) fn search_file(
     };
     let mut chunk = Vec::new();
     let mut lines_before: usize = 0;
-    let mut first = true;
     loop {
         chunk.clear();
-        let (lines_in_chunk, ended) = next_chunk(&mut reader, &mut chunk, found)?;
-        if std::mem::take(&mut first) && chunk.iter().take(8192).any(|&byte| byte == 0) {
-            return Ok(Searched::Whole);
-        }
+        let (lines_in_chunk, ended) = match next_chunk(&mut reader, &mut chunk, found) {
+            Ok(read) => read,
+            Err(error) if is_stopped(&error) => return Ok(Searched::Cancelled),
+            Err(error) => return Err(error),
+        };
         if context.cancel.is_cancelled() {
             return Ok(Searched::Cancelled);
         }
