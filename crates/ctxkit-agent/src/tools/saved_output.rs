@@ -59,24 +59,30 @@ fn save_within(dir: &Path, call_id: &str, text: &str, budget: u64) -> std::io::R
     Ok(path)
 }
 
-/// A call id as a file name: ASCII letters, digits, `-` and `_` (others become `_`), at most 80.
+/// A call id as a file name: ASCII letters, digits, `-` and `_`, at most 80 characters. An id
+/// that is not such a name already has its other characters as `_`, cut to 71, and a hash of the
+/// whole id after `-`: two ids reduced to one name (`a/b` and `a_b`, ids alike in their first 80
+/// characters) saved over each other's output, and a note named the other call's (QA 2026-12-07).
 fn safe_name(call_id: &str) -> String {
-    let name: String = call_id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(80)
-        .collect();
-    if name.is_empty() {
-        "output".to_owned()
-    } else {
-        name
+    const LIMIT: usize = 80;
+    let is_safe = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if !call_id.is_empty() && call_id.len() <= LIMIT && call_id.chars().all(is_safe) {
+        return call_id.to_owned();
     }
+    let start: String = call_id
+        .chars()
+        .map(|c| if is_safe(c) { c } else { '_' })
+        .take(LIMIT - 9)
+        .collect();
+    // FNV-1a: the same id, the same name, in every version (a file names an output a result
+    // names).
+    let hash = call_id
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let start = if start.is_empty() { "output" } else { &start };
+    format!("{start}-{:08x}", hash >> 32)
 }
 
 /// The regular files directly in a saved-outputs folder, with their sizes (links and folders are
@@ -173,7 +179,23 @@ mod tests {
     fn full_outputs_are_saved_under_a_safe_name() {
         let dir = tempfile::tempdir().unwrap();
         let path = save_full_output(dir.path(), "call/../x y", "everything").unwrap();
-        assert_eq!(path, dir.path().join("call____x_y.txt"));
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with("call____x_y-") && name.ends_with(".txt"),
+            "{name}"
+        );
+        // Ids reduced to one name are saved apart; an id that is a name already is kept as it is.
+        let other = save_full_output(dir.path(), "call_.._x_y", "other").unwrap();
+        assert_ne!(path, other);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "everything");
+        let plain = save_full_output(dir.path(), "toolu_01-abc", "plain").unwrap();
+        assert_eq!(plain, dir.path().join("toolu_01-abc.txt"));
+        let long = "x".repeat(100);
+        let (first, second) = (format!("{long}1"), format!("{long}2"));
+        assert_ne!(
+            save_full_output(dir.path(), &first, "one").unwrap(),
+            save_full_output(dir.path(), &second, "two").unwrap()
+        );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "everything");
         let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), 0o600);

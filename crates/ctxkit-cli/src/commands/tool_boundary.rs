@@ -20,6 +20,11 @@ pub struct ToolBoundary {
     /// or a local package (the system prompt tells the model to read a skill's file), never
     /// written. The loader loads no skill of an untrusted project.
     pub skill_folders: Vec<PathBuf>,
+    /// The folder `--session-dir` (Pi's flag) names for this chat's session: closed to tools as
+    /// the sessions root is (QA 2026-12-07: only its writes asked, and a `read` of another
+    /// session's transcript there was asked as any read outside the project, or not at all when
+    /// the folder was in the project).
+    pub session_dir: Option<PathBuf>,
 }
 
 impl ToolBoundary {
@@ -43,6 +48,7 @@ impl ToolBoundary {
             secrets: secrets(environment, settings),
             guarded: guarded_paths(environment, settings),
             skill_folders: Vec::new(),
+            session_dir: None,
         }
     }
 
@@ -59,6 +65,7 @@ impl ToolBoundary {
         let mut reloaded = Self::new(environment, settings, &self.sessions_root);
         reloaded.home.clone_from(&self.home);
         reloaded.skill_folders.clone_from(&self.skill_folders);
+        reloaded.session_dir.clone_from(&self.session_dir);
         for secret in &self.secrets {
             if !reloaded.secrets.contains(secret) {
                 reloaded.secrets.push(secret.clone());
@@ -74,7 +81,7 @@ impl ToolBoundary {
 
     /// The workspace of the project at `root`.
     pub fn workspace(&self, root: &Path) -> Workspace {
-        Workspace::with_limits(
+        let mut workspace = Workspace::with_limits(
             root,
             WorkspaceLimits {
                 home: Some(&self.home),
@@ -84,7 +91,11 @@ impl ToolBoundary {
                 guarded: &self.guarded,
                 skill_folders: &self.skill_folders,
             },
-        )
+        );
+        if let Some(dir) = &self.session_dir {
+            workspace.protect(dir);
+        }
+        workspace
     }
 }
 

@@ -447,11 +447,12 @@ fn always_to_a_guarded_write_names_and_keeps_to_its_folder() {
 
 /// Attack: with `--session-dir kept` inside the project, the model writes a forged session file
 /// there, one that a later `ctxkit chat -c` (which takes the folder's newest session) would
-/// continue as if the user had said what it holds. The write is asked about as a guarded one,
-/// `n` leaves nothing there, and the chat's own session file stays whole; a write beside the
-/// folder is not asked about.
+/// continue as if the user had said what it holds. The folder is closed to tools as the sessions
+/// root is (it was only guarded, and its transcripts readable: QA 2026-12-07): the write is
+/// refused without a question, nothing is left there, and the chat's own session file stays
+/// whole; a write beside the folder is not asked about.
 #[test]
-fn a_forged_session_in_the_session_dir_is_asked_about() {
+fn a_forged_session_in_the_session_dir_is_refused() {
     if tmux_missing() {
         return;
     }
@@ -480,10 +481,11 @@ fn a_forged_session_in_the_session_dir_is_asked_about() {
     ));
     tmux.wait_idle(1);
     tmux.line("take notes");
-    let screen = tmux.wait_for("ctxkit guards it");
-    assert!(words(&screen).contains("_forged.jsonl"), "{screen}");
-    tmux.answer("n");
-    tmux.wait_for("done");
+    let screen = tmux.wait_for("done");
+    assert!(
+        words(&screen).contains("never writable by tools"),
+        "{screen}"
+    );
     let kept: Vec<String> = std::fs::read_dir(world.project.join("kept"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
@@ -501,5 +503,5 @@ fn a_forged_session_in_the_session_dir_is_asked_about() {
         std::fs::read_to_string(world.project.join("notes.md")).unwrap(),
         "plain notes"
     );
-    assert_eq!(tmux.screen().matches("ctxkit guards it").count(), 1);
+    assert!(!tmux.screen().contains("ctxkit guards it"));
 }

@@ -247,8 +247,7 @@ pub async fn build(
     let mut boundary = ToolBoundary::new(environment, settings, &locations.sessions_root);
     boundary.set_skills(&loaded.skills.skills);
     if args.session_dir.is_some() {
-        // `--session-dir`'s folder holds this chat's own file: the model's writes there ask first.
-        boundary.guarded.push(session_dir.clone());
+        boundary.session_dir = Some(session_dir.clone());
     }
     let checkpoints = jail_tools(&mut agent, &boundary, &cwd, typed.chat.checkpoint_max_bytes);
     let chat = Chat {
