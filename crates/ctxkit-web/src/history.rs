@@ -295,11 +295,19 @@ impl Totals {
         }
     }
 
-    /// The totals of a session's spend: its requests and the model calls its tools made, the
-    /// usage the page shows on entries ([`ctxkit_session::session_spend`]: each paid call once).
-    /// Calls that used nothing are not requests here, as an entry without usage adds none.
+    /// The totals of a session's spend: every model call it records, as `ctxkit info` sums them
+    /// ([`ctxkit_session::session_spend`]: each paid call once) — its requests, the calls its
+    /// tools made, its summaries, cache refreshes and other recorded usage (QA 2026-12-07: a
+    /// compaction's $0.33 was left out of the page's total). Calls that used nothing are not
+    /// counted, as an entry without usage adds none.
     pub(crate) fn of_spend(spend: &ctxkit_session::SessionSpend) -> Self {
-        let parts = [&spend.requests, &spend.tools];
+        let parts = [
+            &spend.requests,
+            &spend.tools,
+            &spend.summaries,
+            &spend.cache_warming,
+            &spend.other,
+        ];
         let sum = |field: fn(&ctxkit_session::SpendPart) -> u64| -> u64 {
             parts.iter().map(|part| field(part)).sum()
         };
@@ -578,6 +586,12 @@ mod tests {
             reply("a", "u", 2, unpriced),
             reply("b", "a", 3, priced.clone()),
             reply("c", "a", 3, priced),
+            // A model summary's call counts too, as `ctxkit info` counts it (QA 2026-12-07).
+            json!({"type": "compaction", "id": "k", "parentId": "b", "timestamp": "2025-01-01T00:00:04.000Z",
+                "summary": "s", "firstKeptEntryId": "b", "tokensBefore": 30,
+                "details": {"usage": [{"input": 100, "output": 20, "cacheRead": 0, "cacheWrite": 0,
+                    "totalTokens": 120, "cost": {"total": 0.5}}]}})
+            .to_string(),
         ];
         std::fs::write(&file, lines.join("\n") + "\n").unwrap();
         let session = ctxkit_session::Session::open(&file).unwrap();
@@ -585,10 +599,12 @@ mod tests {
         let options = crate::PageOptions::new("paid", redactor);
         let data = crate::build_page_data(&session, &options).unwrap();
         let totals = &data["totals"];
-        assert_eq!(totals["requests"], json!(2), "{totals}");
+        assert_eq!(totals["requests"], json!(3), "{totals}");
         assert_eq!(totals["costUnknown"], json!(1), "{totals}");
-        assert_eq!(totals["usage"][5], json!(0.25), "{totals}");
-        assert_eq!(totals["usage"][0], json!(20), "{totals}");
+        assert_eq!(totals["usage"][5], json!(0.75), "{totals}");
+        assert_eq!(totals["usage"][0], json!(120), "{totals}");
+        let spend = ctxkit_session::session_spend(session.entries(), &FreeModels::NONE);
+        assert!((spend.total_dollars() - 0.75).abs() < 1e-9, "{spend:?}");
         let imported = json!({"usage": {"input": 10, "output": 5}});
         assert_eq!(
             usage_of(&imported, &FreeModels::NONE).unwrap()[5],

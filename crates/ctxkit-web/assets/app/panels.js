@@ -60,7 +60,7 @@
     const box = document.getElementById("usage");
     const t = D.totals.usage;
     const rows = [["input", t[0]], ["output", t[1]], ["cache read", t[2]], ["cache write", t[3]]];
-    const table = el("table", "totals", el("tr", null, el("th", null, "total over " + counted(D.totals.requests, "request") + " (all branches)"), el("th", null, "tokens")));
+    const table = el("table", "totals", el("tr", null, el("th", null, "total over " + counted(D.totals.requests, "model call") + " (all branches)"), el("th", null, "tokens")));
     for (const [name, v] of rows) table.append(el("tr", null, el("td", null, name), el("td", null, fmt(v))));
     table.append(el("tr", null, el("td", null, "cost"), el("td", null, totalCost(D.totals))));
     const turns = el("table", "turns", el("tr", null, ...["turn (user message)", "requests", "input", "output", "cache read", "cache write", "cost"].map((h) => el("th", null, h))));
