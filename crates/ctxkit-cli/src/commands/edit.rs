@@ -21,7 +21,8 @@ pub fn fork(file: &Path, at: Option<&str>, out: &mut dyn Write) -> Result<Outcom
 /// Forks `file` at entry `at` (default: its leaf) into a new session file beside it; its path.
 pub(super) fn fork_file(file: &Path, at: Option<&str>) -> Result<PathBuf> {
     let mut session = Session::open(file)?;
-    super::report_damage(&session, file)?;
+    super::refuse_newer_version(&session, file)?;
+    super::warn_of_damage(&session, file, "copying what could be read")?;
     let leaf = match at {
         Some(id) => id.to_owned(),
         None => match session.leaf_id() {
@@ -62,6 +63,12 @@ pub(super) fn project_folder(cwd: &Path) -> Result<String> {
 
 /// Copies `file` into folder `dir` as a session of project `cwd`; the copy's path.
 pub(super) fn fork_from_into(file: &Path, cwd: &str, dir: &Path) -> Result<PathBuf> {
+    // The source read once more to say what the copy leaves out (QA 2026-12-07: a damaged line
+    // was dropped from the copy without a word).
+    let source = Session::open(file)?;
+    super::refuse_newer_version(&source, file)?;
+    super::warn_of_damage(&source, file, "copying what could be read")?;
+    drop(source);
     let session = Session::fork_from(file, cwd, dir)?;
     session
         .path()
@@ -181,6 +188,11 @@ pub fn edit_context(
 
 pub fn migrate(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
     let mut session = Session::open(file)?;
+    super::warn_of_damage(
+        &session,
+        file,
+        "migrating what could be read and keeping the other lines as they are",
+    )?;
     if session.migrate_file()? {
         writeln!(out, "Migrated `{}` to session format v3", file.display())?;
     } else {

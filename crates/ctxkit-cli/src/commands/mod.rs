@@ -443,9 +443,45 @@ pub(crate) fn report_damage(
     warn_of_damage(session, file, "showing what could be read")
 }
 
+/// The one line saying a session is damaged: its first problem, how many more, what is done with
+/// what could be read (`doing`) and `ctxkit check`; `None` when nothing is damaged.
+pub(crate) fn damage_line(session: &ctxkit_session::Session, doing: &str) -> Option<String> {
+    let file = session.path()?;
+    let problems: Vec<String> = session
+        .diagnostics()
+        .iter()
+        .filter(|problem| problem.kind.is_damage())
+        .map(ToString::to_string)
+        .collect();
+    damaged_text(
+        file,
+        &problems,
+        doing,
+        &format!("ctxkit check {}", file.display()),
+    )
+}
+
+/// Refuses to copy a session a newer ctxkit or Pi wrote: the copy's header would call entries it
+/// cannot read v3 (QA 2026-12-07: `fork-from` of a v4 file wrote a v3 header over its entries).
+pub(crate) fn refuse_newer_version(
+    session: &ctxkit_session::Session,
+    file: &std::path::Path,
+) -> Result<()> {
+    for problem in session.diagnostics() {
+        if let ctxkit_session::DiagnosticKind::NewerVersion { version } = problem.kind {
+            anyhow::bail!(
+                "`{}` was written by a newer version (session format v{version}); this ctxkit \
+                 copies only sessions it can read whole: use the version that wrote it",
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Says on stderr that `file` is damaged (its first problem, how many more) and what the command
 /// does with what could be read: `doing`.
-fn warn_of_damage(
+pub(crate) fn warn_of_damage(
     session: &ctxkit_session::Session,
     file: &std::path::Path,
     doing: &str,
@@ -479,20 +515,29 @@ pub(crate) fn warn_damaged(
     doing: &str,
     lister: &str,
 ) -> Result<()> {
-    let Some(first) = problems.first() else {
-        return Ok(());
-    };
+    if let Some(text) = damaged_text(file, problems, doing, lister) {
+        writeln!(crate::redact::stderr(), "warning: {text}")?;
+    }
+    Ok(())
+}
+
+/// The words of [`warn_damaged`], without its `warning:`.
+fn damaged_text(
+    file: &std::path::Path,
+    problems: &[String],
+    doing: &str,
+    lister: &str,
+) -> Option<String> {
+    let first = problems.first()?;
     let more = match problems.len() {
         1 => String::new(),
         count => format!(" and {} more", count - 1),
     };
-    writeln!(
-        crate::redact::stderr(),
-        "warning: `{}` is damaged ({}{more}); {doing}, run `{lister}` for every problem",
+    Some(format!(
+        "`{}` is damaged ({}{more}); {doing}, run `{lister}` for every problem",
         file.display(),
         crate::render::one_line(first, 160),
-    )?;
-    Ok(())
+    ))
 }
 
 /// Says on stderr, before a command writes to a file: that it is damaged, or that it is in an older

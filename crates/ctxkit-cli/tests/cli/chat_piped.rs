@@ -596,6 +596,33 @@ async fn session_takes_the_start_of_a_session_id() {
     assert!(missing.starts_with("exit: 4"), "{missing}");
 }
 
+/// A chat going on in a damaged session says so before it appends (QA 2026-12-07: nothing was
+/// said, and the model went on without the lines that cannot be read).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_in_a_damaged_session_says_so() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    let file = run.home.path().join("damaged.jsonl");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"first","timestamp":1}}"#,
+        r#"{"type":"message", bad json"#,
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let output = chat_with(
+        &run,
+        &server,
+        "hi\n",
+        &["--session", file.to_str().unwrap()],
+    );
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(
+        output.contains("is damaged (line 3")
+            && output.contains("going on from what could be read"),
+        "{output}"
+    );
+}
+
 /// `--session` naming a file that is not there starts a new session written there, as Pi's does
 /// (a tester's `--session /new/path.jsonl` was refused); the folders missing on the way are
 /// created, as Pi 1.6.0 creates them (they were refused); a path through a file is refused.

@@ -735,6 +735,60 @@ fn damaged_files_are_read_with_one_warning_line() {
     }
 }
 
+/// The commands that copy or rewrite a damaged session say so too (QA 2026-12-07: `fork-from`
+/// and `migrate` said nothing, and the copy lacked the line); a session a newer version wrote is
+/// not copied under a v3 header.
+#[test]
+fn damaged_files_are_copied_and_migrated_with_one_warning_line() {
+    let run = Run::new();
+    run.copy("bad-malformed-middle-line.jsonl");
+    let folder = run.home.path().join("elsewhere");
+    std::fs::create_dir_all(&folder).unwrap();
+    let folder = folder.to_str().unwrap().to_owned();
+    for (arguments, doing) in [
+        (
+            vec![
+                "fork-from",
+                "bad-malformed-middle-line.jsonl",
+                "--cwd",
+                folder.as_str(),
+            ],
+            "copying what could be read",
+        ),
+        (
+            vec!["fork", "bad-malformed-middle-line.jsonl"],
+            "copying what could be read",
+        ),
+        (
+            vec!["migrate", "bad-malformed-middle-line.jsonl"],
+            "keeping the other lines",
+        ),
+    ] {
+        let text = run.ctxkit(&arguments);
+        assert!(text.starts_with("exit: 0\n"), "{text}");
+        let (_, stderr) = text.split_once("--- stderr\n").expect("a warning");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("is damaged") && stderr.contains(doing),
+            "{stderr}"
+        );
+    }
+    let newer = run.home.path().join("v4.jsonl");
+    let text = std::fs::read_to_string(corpus("bad-malformed-middle-line.jsonl")).unwrap();
+    std::fs::write(&newer, text.replacen("\"version\":3", "\"version\":4", 1)).unwrap();
+    for arguments in [
+        vec!["fork-from", "v4.jsonl", "--cwd", folder.as_str()],
+        vec!["fork", "v4.jsonl"],
+    ] {
+        let refused = run.ctxkit(&arguments);
+        assert!(refused.starts_with("exit: 3"), "{refused}");
+        assert!(
+            refused.contains("copies only sessions it can read whole"),
+            "{refused}"
+        );
+    }
+}
+
 /// `compactions` on a file with a line that is JSON but not a message (its head reads, so it is
 /// on the path): one warning line and the list, as the other read commands do (it failed, exit 3).
 #[test]

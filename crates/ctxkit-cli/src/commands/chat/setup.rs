@@ -180,6 +180,14 @@ pub async fn build(
     if let Some(note) = super::session_file::old_format_note(&session) {
         ui.notice(&note);
     }
+    // Said before anything is appended: the model goes on without the lines that cannot be read
+    // (QA 2026-12-07: `--session` on a damaged file said nothing, in print mode too).
+    if let Some(note) = crate::commands::damage_line(
+        &session,
+        "going on from what could be read (the other lines stay in the file)",
+    ) {
+        ui.notice(&note);
+    }
     let recorded = super::thinking::recorded(&session);
     let flag_model = flag_model(args, &llm_options)?;
     let (client, keyed_model) = chat_client(
