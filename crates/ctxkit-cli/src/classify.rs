@@ -192,6 +192,10 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
         SessionError::NotEditable { .. } => {
             (3, Some("pick a message on the current path: `ctxkit tree FILE` lists the entry ids".to_owned()))
         }
+        SessionError::ResultWithoutCall { .. } => (
+            3,
+            Some("edit the reply that made the call instead, or `--omit` leaves the result out".to_owned()),
+        ),
         SessionError::Locked { .. } => {
             (5, Some("another process is writing this session; retry when it is done, or `ctxkit fork` it".to_owned()))
         }

@@ -58,6 +58,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, ImportError> {
         | SessionError::NewerVersion { .. }
         | SessionError::EntryNotFound { .. }
         | SessionError::NotEditable { .. }
+        | SessionError::ResultWithoutCall { .. }
         | SessionError::InvalidEntry { .. }
         | SessionError::LineChanged { .. }
         | SessionError::Serialize(_)) => ImportError::Io {

@@ -84,6 +84,7 @@ fn session_kind(error: &SessionError) -> &'static str {
         | SessionError::CannotMigrate { .. }
         | SessionError::NewerVersion { .. }
         | SessionError::NotEditable { .. }
+        | SessionError::ResultWithoutCall { .. }
         | SessionError::InvalidEntry { .. }
         | SessionError::LineChanged { .. }
         | SessionError::Serialize(_) => "session",

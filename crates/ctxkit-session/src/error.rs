@@ -103,6 +103,14 @@ pub enum SessionError {
     )]
     NotEditable { id: String },
 
+    /// A context edit would bring back a tool result whose call the context no longer holds (an
+    /// earlier edit took the call out of its reply, and the result with it): a provider refuses
+    /// a result without its call. Returned by `Session::append_context_edit_with_results`.
+    #[error(
+        "entry `{id}` is a tool result whose call `{call_id}` an earlier edit took out of the context; replacing it would send a result without its call"
+    )]
+    ResultWithoutCall { id: String, call_id: String },
+
     /// A stored line could not be read as the typed entry its head announced. Returned by typed
     /// accessors; the raw line is still kept and rewritten unchanged.
     #[error("{}line {line}: {source}", file_prefix(path))]
@@ -146,7 +154,10 @@ impl SessionError {
             | Self::NewerVersion { path, .. }
             | Self::InvalidEntry { path, .. }
             | Self::LineChanged { path, .. } => Some(path),
-            Self::EntryNotFound { .. } | Self::NotEditable { .. } | Self::Serialize(_) => None,
+            Self::EntryNotFound { .. }
+            | Self::NotEditable { .. }
+            | Self::ResultWithoutCall { .. }
+            | Self::Serialize(_) => None,
         }
     }
 

@@ -70,6 +70,7 @@ fn main() -> ExitCode {
                 | SessionError::NotASession { .. }
                 | SessionError::EntryNotFound { .. }
                 | SessionError::NotEditable { .. }
+                | SessionError::ResultWithoutCall { .. }
                 | SessionError::InvalidEntry { .. }
                 | SessionError::Serialize(_) => 4,
             };

@@ -164,3 +164,34 @@ fn an_empty_replacement_is_refused_with_the_flag_that_leaves_a_message_out() {
     }
     assert_eq!(std::fs::read(path).unwrap(), before, "nothing written");
 }
+
+/// QA 2026-12-07: after an edit took a reply's calls out (and their results with them), a
+/// `--replace` of one of those results brought it back without its call, and `check` warned of the
+/// shape the command had just written. It is refused, nothing written; `--omit` of it is no
+/// change to refuse, and a result whose call is in the context is replaced as before.
+#[test]
+fn a_result_whose_call_an_edit_took_out_is_not_brought_back() {
+    let run = Run::new();
+    let file = run.copy("good-tool-results.jsonl");
+    let path = file.to_str().unwrap();
+    let replaced = run.ctxkit(&["edit-context", path, RESULTS[1], "--replace", "short"]);
+    assert!(replaced.starts_with("exit: 0"), "{replaced}");
+    let edited = run.ctxkit(&["edit-context", path, REPLY, "--replace", "I read them."]);
+    assert!(edited.starts_with("exit: 0"), "{edited}");
+    let before = std::fs::read(&file).unwrap();
+    let refused = run.ctxkit(&["edit-context", path, RESULTS[0], "--replace", "x"]);
+    assert!(refused.starts_with("exit: 3"), "{refused}");
+    assert!(
+        refused.contains("an earlier edit took out of the context"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("edit the reply that made the call instead"),
+        "{refused}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    let check = run.ctxkit(&["check", path]);
+    assert!(!check.contains("warning"), "{check}");
+    let omitted = run.ctxkit(&["edit-context", path, RESULTS[0], "--omit"]);
+    assert!(omitted.starts_with("exit: 0"), "{omitted}");
+}

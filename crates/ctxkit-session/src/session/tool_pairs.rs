@@ -45,6 +45,9 @@ impl Session {
             .as_ref()
             .map(|content| call_ids(&content.blocks()).cloned().collect())
             .unwrap_or_default();
+        if replacement.is_some() {
+            self.refuse_result_without_call(target_id)?;
+        }
         let results = self.results_of_dropped_calls(target_id, &kept_calls)?;
         // All of them or none: an edit of the reply alone leaves its results unpaired.
         let edit = self.append_batch(|session| {
@@ -57,6 +60,36 @@ impl Session {
         Ok(ContextEditWritten {
             edit,
             results_left_out: results,
+        })
+    }
+
+    /// Refuses to give `target_id` content again when it is a tool result whose call no reply of
+    /// the context at the leaf holds (QA 2026-12-07: replacing a result an earlier edit of its
+    /// reply had left out brought it back alone, and Pi sent it so).
+    fn refuse_result_without_call(&self, target_id: &str) -> Result<()> {
+        let Some(entry) = self.entry(target_id) else {
+            return Ok(());
+        };
+        if entry.role() != Some("toolResult") {
+            return Ok(());
+        }
+        let Some(Ok(AgentMessage::ToolResult(result))) = entry.parse_message() else {
+            return Ok(());
+        };
+        let context = self.build_context();
+        for message in &context.messages {
+            if self.role_of(message) != Some("assistant") {
+                continue;
+            }
+            if let AgentMessage::Assistant(reply) = self.message(message)?
+                && call_ids(&reply.content).any(|id| *id == result.tool_call_id)
+            {
+                return Ok(());
+            }
+        }
+        Err(crate::SessionError::ResultWithoutCall {
+            id: target_id.to_owned(),
+            call_id: result.tool_call_id,
         })
     }
 
