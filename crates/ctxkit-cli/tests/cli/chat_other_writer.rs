@@ -151,3 +151,58 @@ fn save_refuses_to_leave_out_what_another_program_appended() {
     assert_eq!(entries.last().unwrap()["id"], "e5f6a7b8");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
 }
+
+/// QA 2026-12-07: with `--session` naming a file kept outside this directory's sessions, the
+/// refusal's hint said `/resume`, which listed only the folder's sessions, and `/resume FILE`
+/// answered "No session number". `/resume` alone now reads that file again, as does its path.
+#[test]
+fn resume_reads_again_a_session_file_kept_elsewhere() {
+    let world = World::new(100_000, json!({}));
+    world.answer(text("First answer.", 300));
+    world.answer(text("After Pi.", 400));
+    world.answer(text("Third.", 400));
+    let file = world.home.path().join("elsewhere/kept.jsonl");
+    let command = chat_command(
+        &world.project,
+        world.home.path(),
+        &format!("--script --session {}", file.display()),
+    );
+    let mut chat = Command::new("sh")
+        .args(["-c", &command])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wait_for = |reply: &str| {
+        let started = Instant::now();
+        while !std::fs::read_to_string(&file).is_ok_and(|text| text.contains(reply)) {
+            assert!(started.elapsed() < Duration::from_secs(60), "no `{reply}`");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    type_lines(&mut chat, "one\n");
+    wait_for("First answer.");
+    append_pi_turn(&world, &file);
+    type_lines(&mut chat, "refused\n/resume\nthree\n");
+    wait_for("After Pi.");
+    // Named by its path: the session open now, which nothing changed since.
+    type_lines(&mut chat, &format!("/resume {}\nfour\n", file.display()));
+    wait_for("Third.");
+    drop(chat.stdin.take());
+    let output = finish(chat);
+    assert!(
+        output.contains("again with what another program added"),
+        "{output}"
+    );
+    assert!(
+        output.contains("That is the session open now; nothing changed"),
+        "{output}"
+    );
+    assert!(!output.contains("No session number"), "{output}");
+    let last = world.chat_requests().last().unwrap().to_string();
+    assert!(
+        last.contains("pi in between") && last.contains("four"),
+        "{last}"
+    );
+}

@@ -1,6 +1,8 @@
 //! The chat's moves to another point: `/tree <id>` (a branch summary when asked), and `/resume`
 //! to another session of this directory (picked from a full-screen list in a terminal).
 
+use std::path::Path;
+
 use anyhow::{Result, bail};
 use ctxkit_engine::NavigateOptions;
 use ctxkit_session::{Session, list_sessions};
@@ -90,8 +92,11 @@ impl Chat {
         ))
     }
 
-    /// `/resume [n]`: this directory's sessions, newest first; opens the one chosen (`true`), or
-    /// stays (`false`: no session, none chosen, or a stored session).
+    /// `/resume [n | FILE]`: this directory's sessions, newest first; opens the one chosen
+    /// (`true`), or stays (`false`: no session, none chosen, or a stored session). A session file
+    /// kept elsewhere (`--session PATH`) is named by its path; `/resume` alone reads the open one
+    /// again when another program appended to it and it is not in this directory's list (QA
+    /// 2026-12-07: the hint said `/resume`, which listed only this directory's sessions).
     pub(super) async fn resume(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<bool> {
         if let Some((_, shown)) = &self.shown_as {
             // Switching stored sessions needs another lease: the chat is started again for it.
@@ -99,6 +104,25 @@ impl Chat {
                 "The session is {shown}: `ctxkit chat --resume` lists this directory's stored sessions"
             ));
             return Ok(false);
+        }
+        let open = self
+            .engine
+            .with_session(|session| session.path().map(std::path::Path::to_owned))
+            .await;
+        let named = (!rest.is_empty() && rest.parse::<usize>().is_err())
+            .then(|| self.cwd.join(rest))
+            .filter(|path| {
+                crate::commands::sessions::names_a_file(Path::new(rest)) || path.is_file()
+            });
+        let elsewhere = open
+            .as_ref()
+            .filter(|file| rest.is_empty() && file.parent() != Some(self.session_dir.as_path()));
+        let elsewhere_extended = match elsewhere {
+            Some(_) => self.engine.with_session(Session::check_file).await.is_err(),
+            None => false,
+        };
+        if let Some(file) = named.or_else(|| elsewhere.filter(|_| elsewhere_extended).cloned()) {
+            return self.resume_file(&file, open.as_deref()).await;
         }
         let (sessions, _) = list_sessions(&self.session_dir)?;
         if sessions.is_empty() {
@@ -152,10 +176,14 @@ impl Chat {
         let Some(info) = sessions.get(index) else {
             bail!("No session number `{}`", index + 1);
         };
-        let path = std::path::Path::new(&info.path);
-        // The session open now is held by this chat: it is read again only when another
-        // program added to it.
-        if is_open(info) {
+        self.resume_file(Path::new(&info.path), open.as_deref())
+            .await
+    }
+
+    /// Opens the session file `path` in the chat (`open`: the file open now, which is read again
+    /// only when another program added to it, since this chat holds it).
+    async fn resume_file(&mut self, path: &Path, open: Option<&Path>) -> Result<bool> {
+        if open == Some(path) {
             if !self.resume_open_session(path).await? {
                 return Ok(false);
             }

@@ -48,7 +48,7 @@ Commands:
   /fork [id]                a new session from before a message you pick (its text back to
                             edit); with an id, from that entry
   /new                      a new session
-  /resume [n]               pick one of this directory's sessions to open (n: the nth)
+  /resume [n | FILE]        pick one of this directory's sessions to open (n: the nth; FILE: a session file)
   /save                     write the session afresh to a new file and go on there
   /import <file>            go on in another session: a Pi or ctxkit session (copied here), a
                             Claude Code transcript or a Codex rollout (converted)
