@@ -21,6 +21,13 @@ use crate::stream::{ChatDelta, DeltaSink};
 use crate::stream_read::{Progress, Started, Stop};
 use crate::wire::{self, Completion, CompletionRequest, WireRequest};
 
+/// A streamed reply, and what broke its stream off after it began when another attempt may mend
+/// it (`None`: it ended, or failed in a way a new attempt would not change).
+struct Streamed {
+    reply: AssistantMessage,
+    broke_off: Option<LlmError>,
+}
+
 impl ModelClient {
     /// Sends one conversation request with streaming on. Errors before the reply starts (HTTP
     /// statuses, retries exhausted, cancellation while waiting) are `Err`, as with `chat`; once it
@@ -31,9 +38,9 @@ impl ModelClient {
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
     ) -> Result<AssistantMessage, LlmError> {
-        let reply = match self.chat_streaming_once(request, cancel, sink).await {
+        let reply = match self.streamed_with_restarts(request, cancel, sink).await {
             Err(error) => match self.refitted(request, &error) {
-                Some(refitted) => self.chat_streaming_once(&refitted, cancel, sink).await,
+                Some(refitted) => self.streamed_with_restarts(&refitted, cancel, sink).await,
                 None => Err(error),
             },
             reply => reply,
@@ -43,9 +50,57 @@ impl ModelClient {
             return Ok(reply);
         }
         let next = self
-            .chat_streaming_once(&crate::chat::continuation(request, &reply), cancel, sink)
+            .streamed_with_restarts(&crate::chat::continuation(request, &reply), cancel, sink)
             .await?;
         Ok(crate::chat::after_pause(reply, next))
+    }
+
+    /// [`Self::chat_streaming_once`], sent again whole when its stream broke off after the reply
+    /// began in a way another attempt may mend (an `overloaded_error` event, a connection dropped
+    /// in the middle of the body), up to `retry.maxRetries` times with the backoff, as Pi 1.6.0 retries such a
+    /// reply (QA 2026-12-07: ctxkit stopped at the first). Each restart is a
+    /// [`ChatDelta::Retrying`] whose notice is `restarted`: what was shown of the broken reply is
+    /// dropped, and the reply that comes back is the last attempt's.
+    async fn streamed_with_restarts(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancellationToken,
+        sink: &mut DeltaSink<'_>,
+    ) -> Result<AssistantMessage, LlmError> {
+        let policy = &self.config().retry;
+        let mut restarts = 0;
+        loop {
+            let Streamed { reply, broke_off } =
+                self.chat_streaming_once(request, cancel, sink).await?;
+            let Some(error) =
+                broke_off.filter(|_| restarts < policy.max_retries && !cancel.is_cancelled())
+            else {
+                return Ok(reply);
+            };
+            restarts += 1;
+            let delay = policy.backoff(restarts);
+            let notice = crate::retry::RetryNotice {
+                provider: self.config().provider.clone(),
+                attempt: restarts,
+                max_retries: policy.max_retries,
+                delay,
+                status: error.status(),
+                reason: error.brief(),
+                restarted: true,
+            };
+            tracing::warn!(
+                provider = %notice.provider,
+                attempt = restarts,
+                error = %notice.reason,
+                "the reply's stream broke off after it began; sending the request again"
+            );
+            sink(ChatDelta::Retrying(notice));
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Ok(reply),
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
     }
 
     async fn chat_streaming_once(
@@ -53,7 +108,7 @@ impl ModelClient {
         request: &ChatRequest,
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
-    ) -> Result<AssistantMessage, LlmError> {
+    ) -> Result<Streamed, LlmError> {
         let config = self.config();
         let mut wire = self.chat_wire(request);
         streaming(config, &mut wire);
@@ -105,11 +160,14 @@ impl ModelClient {
                 let mut reply = self.parse_chat(&text)?;
                 self.stamp_reply(&mut reply, request);
                 show_whole(&reply, sink);
-                return Ok(reply);
+                return Ok(Streamed {
+                    reply,
+                    broke_off: None,
+                });
             }
             Whole::Stream(response) => response,
         };
-        let (mut reply, response_id) = self.read_stream(response, cancel, sink).await;
+        let (mut reply, response_id, broke_off) = self.read_stream(response, cancel, sink).await;
         if let (Some(binding), Some(plan), Some(response_id)) = (thread, &plan, response_id)
             && !reply.is_aborted_or_error()
         {
@@ -127,7 +185,7 @@ impl ModelClient {
             );
         }
         self.stamp_reply(&mut reply, request);
-        Ok(reply)
+        Ok(Streamed { reply, broke_off })
     }
 
     /// A summary (single-turn) request, streamed: the wait for the response is under the
@@ -158,7 +216,7 @@ impl ModelClient {
             Whole::Text(text) => return wire::parse(config, &self.redacted(&text)),
             Whole::Stream(response) => response,
         };
-        let (mut reply, _) = self.read_stream(response, cancel, &mut |_| {}).await;
+        let (mut reply, _, _) = self.read_stream(response, cancel, &mut |_| {}).await;
         crate::echoes::redact_strings(&mut reply, &|text| self.redacted(text));
         self.redact_error_message(&mut reply);
         let completion = Completion::from_reply(&reply);
@@ -198,7 +256,7 @@ impl ModelClient {
         started: Box<Started>,
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
-    ) -> (AssistantMessage, Option<String>) {
+    ) -> (AssistantMessage, Option<String>, Option<LlmError>) {
         let mut shown = ShownDeltas::new(self.reply_secrets());
         let read = self
             .read_events_shown(*started, cancel, &mut |delta| shown.show(delta, sink))
@@ -207,12 +265,15 @@ impl ModelClient {
         read
     }
 
+    /// The reply read to its end, its response id, and the failure another attempt may mend when
+    /// the stream broke off (a transient provider error event, a dropped connection; not the idle
+    /// limit, nor a stream that ended without its format's end).
     async fn read_events_shown(
         &self,
         started: Started,
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
-    ) -> (AssistantMessage, Option<String>) {
+    ) -> (AssistantMessage, Option<String>, Option<LlmError>) {
         let config = self.config();
         let Started {
             mut response,
@@ -243,6 +304,7 @@ impl ModelClient {
         reader.settle(&mut assembly);
         let nothing = assembly.content.is_empty() && assembly.stop.is_none() && !reader.spoke();
         let response_id = assembly.response_id.clone();
+        let mut broke_off = None;
         let reply = match stopped {
             // A stream in another format (or none) would read as an empty answer: say so.
             Stop::Ended if nothing => assembly.cut(
@@ -260,9 +322,19 @@ impl ModelClient {
                     assembly.cut(StopReason::Error, crate::stream::cut_short(missing))
                 }
             },
-            Stop::Cut { stop, message, .. } => assembly.cut(stop, message),
+            Stop::Cut {
+                stop,
+                message,
+                retry,
+            } => {
+                // A reply that went quiet keeps what arrived (the idle limit's own rule).
+                broke_off = retry.filter(|error| {
+                    stop == StopReason::Error && !matches!(error, LlmError::Timeout { .. })
+                });
+                assembly.cut(stop, message)
+            }
         };
-        (reply, response_id)
+        (reply, response_id, broke_off)
     }
 }
 

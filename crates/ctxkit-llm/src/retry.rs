@@ -72,13 +72,21 @@ pub struct RetryNotice {
     pub status: Option<u16>,
     /// What went wrong, in a few words ([`LlmError::brief`]).
     pub reason: String,
+    /// The reply had begun when its stream broke off: what was shown of it is dropped, and the
+    /// request is sent again whole (a UI ends the shown part and starts the reply anew).
+    pub restarted: bool,
 }
 
 impl RetryNotice {
     /// One line for a spinner or a log: `Retrying in 6 s (1 of 3): 429 Rate limit reached`.
     pub fn describe(&self) -> String {
+        let what = if self.restarted {
+            "The reply broke off; sending the request again"
+        } else {
+            "Retrying"
+        };
         format!(
-            "Retrying in {} s ({} of {}): {}",
+            "{what} in {} s ({} of {}): {}",
             crate::error::seconds(round_to_tenths(self.delay)),
             self.attempt,
             self.max_retries,
@@ -214,6 +222,7 @@ where
             delay,
             status: error.status(),
             reason: error.brief(),
+            restarted: false,
         };
         tracing::warn!(
             provider,
@@ -444,6 +453,7 @@ mod tests {
             delay: Duration::from_millis(5_960),
             status: Some(429),
             reason: "429 rate limited".into(),
+            restarted: false,
         };
         assert_eq!(
             notice.describe(),

@@ -264,6 +264,7 @@ fn provider_retry(notice: &RetryNotice) -> Value {
         "status": notice.status,
         "error": notice.reason,
         "message": notice.describe(),
+        "restarted": notice.restarted,
     })
 }
 

@@ -254,8 +254,11 @@ async fn an_error_retrying_would_not_mend_ends_the_reply_at_once() {
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
 
+/// QA 2026-12-07: an `overloaded_error` after the reply began ended it (exit 7 in `-p`), where
+/// Pi 1.6.0 sends the request again. It is sent again whole, announced as a restart; the reply is
+/// the new attempt's.
 #[tokio::test]
-async fn a_passing_error_after_the_reply_began_is_kept_not_retried() {
+async fn a_passing_error_after_the_reply_began_sends_the_request_again() {
     let mut events = vec![
         anthropic_start(),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
@@ -264,13 +267,53 @@ async fn a_passing_error_after_the_reply_began_is_kept_not_retried() {
     events.push(
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
     );
-    let server = first_then("/v1/messages", sse(&events), anthropic_reply("never")).await;
+    let server = first_then("/v1/messages", sse(&events), anthropic_reply("Whole")).await;
+    let (reply, shown) = streamed(&client("anthropic/claude-sonnet-4-5", &server)).await;
+    let reply = reply.unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("stop"));
+    assert_eq!(text_of(&reply), "Whole");
+    assert_eq!(texts(&shown), vec!["Half", "Whole"]);
+    let notices: Vec<_> = shown
+        .iter()
+        .filter_map(|delta| match delta {
+            ChatDelta::Retrying(notice) => Some(notice.clone()),
+            ChatDelta::Text(_)
+            | ChatDelta::Thinking(_)
+            | ChatDelta::ToolCall { .. }
+            | ChatDelta::BlockEnd => None,
+        })
+        .collect();
+    assert_eq!(notices.len(), 1);
+    assert!(notices[0].restarted, "{notices:?}");
+    assert!(
+        notices[0]
+            .describe()
+            .starts_with("The reply broke off; sending the request again in"),
+        "{}",
+        notices[0].describe()
+    );
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
+/// A reply broken off every time is sent again `retry.maxRetries` times, then kept as the error
+/// reply it is, with what its last attempt showed.
+#[tokio::test]
+async fn a_reply_broken_off_every_time_is_kept_after_the_retries() {
+    let events = vec![
+        anthropic_start(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Half"}}),
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ];
+    let broken = sse(&events);
+    let server = first_then("/v1/messages", broken.clone(), broken).await;
     let (reply, shown) = streamed(&client("anthropic/claude-sonnet-4-5", &server)).await;
     let reply = reply.unwrap();
     assert_eq!(reply.stop_reason.as_deref(), Some("error"));
     assert_eq!(text_of(&reply), "Half");
-    assert_eq!(texts(&shown), vec!["Half"]);
-    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+    // The test policy's two retries.
+    assert_eq!(retries(&shown).len(), 2);
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
 
 /// A server that answers its first connection with `first` (raw bytes after the status line and

@@ -187,6 +187,7 @@ impl ChatModel for RetriedOnce {
             delay: Duration::from_secs(6),
             status: Some(429),
             reason: "429 rate limited".to_owned(),
+            restarted: false,
         }));
         self.0.chat_streaming(request, cancel, sink)
     }
@@ -224,7 +225,7 @@ async fn a_retried_model_request_is_sent_as_a_provider_retry_event() {
         retry["params"],
         json!({"type": "provider_retry", "attempt": 1, "max_retries": 3, "delay_ms": 6000,
             "status": 429, "error": "429 rate limited",
-            "message": "Retrying in 6 s (1 of 3): 429 rate limited"})
+            "message": "Retrying in 6 s (1 of 3): 429 rate limited", "restarted": false})
     );
 }
 

@@ -108,6 +108,9 @@ impl AgentObserver for Terminal<'_> {
                 }
                 AgentEvent::Delta(delta) => self.ui.delta(&delta),
                 AgentEvent::ProviderRetry(notice) => {
+                    if notice.restarted {
+                        self.ui.restart_reply();
+                    }
                     self.ui.spin_for(
                         &format!("{}  Esc or Ctrl-C to interrupt", notice.describe()),
                         notice.delay,

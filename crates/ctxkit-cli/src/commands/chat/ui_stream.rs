@@ -191,6 +191,16 @@ impl Ui {
     }
 
     /// Ends the line the stream left open.
+    /// The reply broke off after it began and is sent again: the part shown ends here, said to
+    /// be dropped, and the reply sent again starts anew below it (print mode shows no part).
+    pub fn restart_reply(&self) {
+        if !self.is_quiet() {
+            self.finish_stream();
+            self.notice("The reply broke off; what it showed above is dropped, and the request is sent again");
+        }
+        self.start_reply();
+    }
+
     pub fn finish_stream(&self) {
         if self.is_quiet() {
             return;
