@@ -195,3 +195,53 @@ fn a_result_whose_call_an_edit_took_out_is_not_brought_back() {
     let omitted = run.ctxkit(&["edit-context", path, RESULTS[0], "--omit"]);
     assert!(omitted.starts_with("exit: 0"), "{omitted}");
 }
+
+/// The same when a later reply calls the same id (a server naming every reply's call `call_0`):
+/// that call is no call the brought-back result could answer where it stands (QA 2026-12-07,
+/// second round).
+#[test]
+fn a_call_of_the_same_id_in_a_later_reply_does_not_let_the_result_back() {
+    let run = Run::new();
+    let at = "2025-01-01T00:00:00.000Z";
+    let usage = serde_json::json!({"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}});
+    let reply = |id: &str, parent: &str, calls: &[&str]| {
+        let calls: Vec<_> = calls
+            .iter()
+            .map(|call| serde_json::json!({"type": "toolCall", "id": call, "name": "read", "arguments": {"path": "f"}}))
+            .collect();
+        serde_json::json!({"type": "message", "id": id, "parentId": parent, "timestamp": at,
+            "message": {"role": "assistant", "content": calls, "api": "x", "provider": "p", "model": "m",
+                "usage": usage, "stopReason": "toolUse", "timestamp": 2}})
+    };
+    let result = |id: &str, parent: &str, call: &str| {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent, "timestamp": at,
+            "message": {"role": "toolResult", "toolCallId": call, "toolName": "read",
+                "content": [{"type": "text", "text": "data"}], "isError": false, "timestamp": 3}})
+    };
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "s", "timestamp": at, "cwd": "/p"}),
+        serde_json::json!({"type": "message", "id": "u1", "parentId": null, "timestamp": at,
+            "message": {"role": "user", "content": "go", "timestamp": 1}}),
+        reply("a1", "u1", &["call_0", "call_1"]),
+        result("r1", "a1", "call_0"),
+        result("r2", "r1", "call_1"),
+        reply("a2", "r2", &["call_0"]),
+        result("r3", "a2", "call_0"),
+    ];
+    let file = run.home.path().join("repeated.jsonl");
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let path = file.to_str().unwrap();
+    let edited = run.ctxkit(&["edit-context", path, "a1", "--replace", "I read them."]);
+    assert!(edited.starts_with("exit: 0"), "{edited}");
+    let before = std::fs::read(&file).unwrap();
+    let refused = run.ctxkit(&["edit-context", path, "r1", "--replace", "BACK"]);
+    assert!(refused.starts_with("exit: 3"), "{refused}");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    // The later reply's own result is replaced as before.
+    let replaced = run.ctxkit(&["edit-context", path, "r3", "--replace", "short"]);
+    assert!(replaced.starts_with("exit: 0"), "{replaced}");
+    let check = run.ctxkit(&["check", path]);
+    assert!(!check.contains("warning"), "{check}");
+}

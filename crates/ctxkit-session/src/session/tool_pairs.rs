@@ -63,9 +63,11 @@ impl Session {
         })
     }
 
-    /// Refuses to give `target_id` content again when it is a tool result whose call no reply of
-    /// the context at the leaf holds (QA 2026-12-07: replacing a result an earlier edit of its
-    /// reply had left out brought it back alone, and Pi sent it so).
+    /// Refuses to give `target_id` content again when it is a tool result that would answer no
+    /// open call where it stands: the messages of the context at the leaf before it (by the
+    /// [`OpenToolCalls`] rule the views follow) leave no call of its id open (QA 2026-12-07:
+    /// replacing a result an earlier edit of its reply had left out brought it back alone, and Pi
+    /// sent it so; a call of the same id in another reply did not make it answer one).
     fn refuse_result_without_call(&self, target_id: &str) -> Result<()> {
         let Some(entry) = self.entry(target_id) else {
             return Ok(());
@@ -76,16 +78,38 @@ impl Session {
         let Some(Ok(AgentMessage::ToolResult(result))) = entry.parse_message() else {
             return Ok(());
         };
+        let path = self.branch_path(None);
+        let Some(at) = path.iter().position(|entry| entry.id() == target_id) else {
+            return Ok(());
+        };
+        let before: HashSet<&str> = path[..at].iter().map(|entry| entry.id()).collect();
         let context = self.build_context();
+        let mut messages = Vec::new();
         for message in &context.messages {
-            if self.role_of(message) != Some("assistant") {
-                continue;
+            let placed_before = self
+                .index
+                .get(message.entry)
+                .is_some_and(|entry| before.contains(entry.id()));
+            if placed_before {
+                messages.push(self.message_if_paired(message)?);
             }
-            if let AgentMessage::Assistant(reply) = self.message(message)?
-                && call_ids(&reply.content).any(|id| *id == result.tool_call_id)
-            {
-                return Ok(());
+        }
+        let mut open = OpenToolCalls::default();
+        for message in &messages {
+            match message {
+                Some(AgentMessage::Assistant(reply)) => {
+                    open.assistant(reply);
+                }
+                Some(AgentMessage::ToolResult(answer)) => {
+                    open.answer(&answer.tool_call_id);
+                }
+                Some(_) | None => {
+                    open.close();
+                }
             }
+        }
+        if open.answer(&result.tool_call_id) {
+            return Ok(());
         }
         Err(crate::SessionError::ResultWithoutCall {
             id: target_id.to_owned(),
