@@ -5,8 +5,10 @@
 //! retried by a client. A call whose id an earlier call of the request already used is sent under
 //! a new id, and so are the results that answer it; the session keeps the ids it holds.
 //!
-//! Ids are compared as Anthropic and Gemini send them ([`portable_id`]: `call.1` and `call_1` are
-//! one id there), and a new id is at most 40 characters, so every provider sends it unchanged.
+//! Ids are compared as the strictest provider sends them ([`sent_key`]): the call part of a
+//! Responses id (`call_A|fc_1` goes to Responses as `call_A`), as Anthropic and Gemini spell it
+//! ([`portable_id`]: `call.1` and `call_1` are one id there), cut to OpenAI's 40 characters. A
+//! new id's call part is at most 40 characters, and a Responses id keeps its item part.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -56,7 +58,7 @@ fn rename_repeated_calls(
         .iter()
         .filter_map(ContentBlock::as_tool_call)
         .any(|call| {
-            let sent = portable_id(&call.id);
+            let sent = sent_key(&call.id);
             used.contains(&sent) || !seen.insert(sent)
         });
     if !repeats {
@@ -67,13 +69,16 @@ fn rename_repeated_calls(
         let ContentBlock::ToolCall(call) = block else {
             continue;
         };
-        let sent = portable_id(&call.id);
+        let sent = sent_key(&call.id);
         let new_id = if used.insert(sent.clone()) {
             call.id.clone()
         } else {
-            let new_id = unused_id(&sent, used);
-            used.insert(new_id.clone());
-            new_id
+            let new_key = unused_id(&sent, used);
+            used.insert(new_key.clone());
+            match call.id.split_once('|') {
+                Some((_, item)) => format!("{new_key}|{item}"),
+                None => new_key,
+            }
         };
         sent_as
             .entry(call.id.clone())
@@ -81,6 +86,13 @@ fn rename_repeated_calls(
             .push_back(new_id.clone());
         call.id = new_id;
     }
+}
+
+/// A call id as the strictest provider sends it: its call part (before a Responses id's `|`), with
+/// Anthropic's characters, at most 40 of them.
+fn sent_key(id: &str) -> String {
+    let call = id.split_once('|').map_or(id, |(call, _)| call);
+    portable_id(call).chars().take(NEW_ID_LIMIT).collect()
 }
 
 /// `id`'s start with `_2`, `_3`, … after it: the first that `used` does not hold.
@@ -194,6 +206,43 @@ mod tests {
         assert_eq!(shape[6], format!("c {renamed}"));
         assert_eq!(shape[7], "r call_1_2 c");
         assert_eq!(shape[8], format!("r {renamed} d"));
+    }
+
+    /// Verifier (2026-12-07): `call_A|fc_1` and `call_A|fc_2` go to Responses as one `call_id`,
+    /// and two 45-character ids alike in their first 40 as one id to OpenAI's Chat Completions.
+    #[test]
+    fn ids_alike_where_a_provider_cuts_them_are_repeats() {
+        let long = "x".repeat(40);
+        let (first, second) = (format!("{long}AAAAA"), format!("{long}BBBBB"));
+        let messages = vec![
+            message(json!({"role": "user", "content": "go"})),
+            reply(&[
+                "call_A|fc_1",
+                "call_A|fc_2",
+                first.as_str(),
+                second.as_str(),
+            ]),
+            result("call_A|fc_1", "a"),
+            result("call_A|fc_2", "b"),
+            result(&first, "c"),
+            result(&second, "d"),
+        ];
+        let shape = sent_ids(&messages);
+        let renamed = format!("{}_2", "x".repeat(38));
+        assert_eq!(
+            shape,
+            [
+                "user".to_owned(),
+                "c call_A|fc_1".to_owned(),
+                "c call_A_2|fc_2".to_owned(),
+                format!("c {first}"),
+                format!("c {renamed}"),
+                "r call_A|fc_1 a".to_owned(),
+                "r call_A_2|fc_2 b".to_owned(),
+                format!("r {first} c"),
+                format!("r {renamed} d"),
+            ]
+        );
     }
 
     #[test]
