@@ -65,10 +65,9 @@ pub(super) fn project_folder(cwd: &Path) -> Result<String> {
 pub(super) fn fork_from_into(file: &Path, cwd: &str, dir: &Path) -> Result<PathBuf> {
     // The source read once more to say what the copy leaves out (QA 2026-12-07: a damaged line
     // was dropped from the copy without a word).
-    let source = Session::open(file)?;
-    super::refuse_newer_version(&source, file)?;
-    super::warn_of_damage(&source, file, "copying what could be read")?;
-    drop(source);
+    if let Some(damaged) = super::check_copy_source(file)? {
+        writeln!(crate::redact::stderr(), "warning: {damaged}")?;
+    }
     let session = Session::fork_from(file, cwd, dir)?;
     session
         .path()

@@ -461,6 +461,15 @@ pub(crate) fn damage_line(session: &ctxkit_session::Session, doing: &str) -> Opt
     )
 }
 
+/// Opens the session `file` a command is about to copy under a new id (`fork-from`, `chat
+/// --fork`, the chat's `/import`): refused when a newer version wrote it; the line saying it is
+/// damaged, when it is, for the caller to show (the copy holds what could be read).
+pub(crate) fn check_copy_source(file: &std::path::Path) -> Result<Option<String>> {
+    let source = ctxkit_session::Session::open(file)?;
+    refuse_newer_version(&source, file)?;
+    Ok(damage_line(&source, "copying what could be read"))
+}
+
 /// Refuses to copy a session a newer ctxkit or Pi wrote: the copy's header would call entries it
 /// cannot read v3 (QA 2026-12-07: `fork-from` of a v4 file wrote a v3 header over its entries).
 pub(crate) fn refuse_newer_version(

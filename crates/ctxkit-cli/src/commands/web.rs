@@ -350,13 +350,15 @@ pub(crate) fn refuse_to_replace(output: &Path, command: &str) -> Result<()> {
     };
     if metadata.is_symlink() {
         anyhow::bail!(
-            "`{}` is a link; {command} writes a page to a file of its own and would replace the              link: name the file itself, or another",
+            "`{}` is a link; {command} writes a page to a file of its own and would replace the \
+             link: name the file itself, or another",
             output.display()
         );
     }
     if !metadata.is_dir() && !metadata.is_file() {
         anyhow::bail!(
-            "`{}` is not a file (a FIFO, a socket or a device); {command} writes a page to a              file: name one",
+            "`{}` is not a file (a FIFO, a socket or a device); {command} writes a page to a \
+             file: name one",
             output.display()
         );
     }

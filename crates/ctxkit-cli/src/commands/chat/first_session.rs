@@ -2,6 +2,7 @@
 //! `--fork`, `--session`, `--continue`, `--session-id`, else a new session. `--resume` opens its
 //! list once the screen is up (`Chat::resume_at_start`).
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
@@ -131,6 +132,9 @@ fn forked(
             target
         }
         Err(ImportError::AlreadyPiSession { .. }) => {
+            if let Some(damaged) = crate::commands::check_copy_source(&source)? {
+                writeln!(crate::redact::stderr(), "warning: {damaged}")?;
+            }
             let copy = Session::fork_from_as(&source, cwd, session_dir, id)?;
             copy.path().map(Path::to_path_buf).unwrap_or_default()
         }

@@ -125,6 +125,7 @@ impl Chat {
         }
         std::fs::create_dir_all(&self.session_dir)
             .with_context(|| format!("cannot create `{}`", self.session_dir.display()))?;
+        let damaged = crate::commands::check_copy_source(source)?;
         let cwd = self.cwd.display().to_string();
         let copy = Session::fork_from(source, &cwd, &self.session_dir)
             .with_context(|| format!("cannot copy `{}`", source.display()))?;
@@ -138,6 +139,9 @@ impl Chat {
             source.display(),
             target.display()
         ));
+        if let Some(damaged) = damaged {
+            self.ui.notice(&damaged);
+        }
         Ok(target)
     }
 }
