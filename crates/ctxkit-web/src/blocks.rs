@@ -42,7 +42,15 @@ pub(crate) struct SentShown {
 impl Renderer<'_> {
     /// A text field of a block: `t` (clipped) and `n` (the full length, when clipped).
     fn text_into(&self, block: &mut Map<String, Value>, text: &str) {
-        let (shown, full) = self.redactor.clip(text, self.clip_chars);
+        let markdown = matches!(
+            block.get("k").and_then(Value::as_str),
+            Some("text" | "summary")
+        );
+        let (shown, full) = if markdown {
+            self.redactor.clip_markdown(text, self.clip_chars)
+        } else {
+            self.redactor.clip(text, self.clip_chars)
+        };
         block.insert("t".to_owned(), Value::String(shown));
         if let Some(full) = full {
             block.insert("n".to_owned(), json!(full));

@@ -163,13 +163,7 @@ pub(crate) fn compactions(
             "tokensAfter": tokens_after(session, position)?,
             "summarizer": summarizer.map(|name| renderer.short(name)),
             "fromHook": value.get("fromHook").and_then(Value::as_bool) == Some(true),
-            "summary": renderer
-                .redactor
-                .clip(
-                    &renderer.redactor.markdown_source(summary),
-                    renderer.clip_chars.max(20_000),
-                )
-                .0,
+            "summary": renderer.redactor.clip(summary, renderer.clip_chars.max(20_000)).0,
             "covered": path[covered_start..covered_end].to_vec(),
             "kept": kept_from.map(|from| path[from..on_path].to_vec()).unwrap_or_default(),
             "readFiles": file_list(&details, "readFiles", renderer),

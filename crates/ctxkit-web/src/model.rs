@@ -139,7 +139,7 @@ pub(crate) fn entry_record(
             let summary = value.get("summary").and_then(Value::as_str).unwrap_or("");
             let (text, full) = renderer
                 .redactor
-                .clip(summary, renderer.clip_chars.max(20_000));
+                .clip_markdown(summary, renderer.clip_chars.max(20_000));
             let mut blocks = [json!({"k": "summary", "t": text, "n": full})];
             renderer.markdown(&mut blocks);
             record.insert("blocks".to_owned(), json!(blocks));

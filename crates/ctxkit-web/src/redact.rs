@@ -56,8 +56,19 @@ impl Redactor {
         })
     }
 
-    /// `text` with every secret, credential shape and user pattern replaced by [`REDACTED`].
+    /// `text` with every secret, credential shape and user pattern replaced by [`REDACTED`]. A
+    /// text whose markdown escapes or entities hide one (`ghp\_…`, `&#95;`) is shown as its
+    /// markdown reads, redacted ([`Self::markdown_source`]): one rule for every string of a
+    /// page, a session's name and a label as much as a message (QA 2026-12-07).
     pub fn clean(&self, text: &str) -> String {
+        match self.markdown_source(text) {
+            std::borrow::Cow::Owned(decoded) => self.clean_as_written(&decoded),
+            std::borrow::Cow::Borrowed(text) => self.clean_as_written(text),
+        }
+    }
+
+    /// [`Self::clean`] of `text` as written, its escapes left as they are.
+    fn clean_as_written(&self, text: &str) -> String {
         // The keys of known shapes, then the known secrets (whole, and any run of 16 characters
         // of one) and the credentials of their shape (`Basic`/`Bearer` values, a URL's
         // `user:password@`): a page is made to be shared, so it leaves out what a summary leaves
@@ -87,11 +98,11 @@ impl Redactor {
     /// be found ([`crate::markdown::plain_text`]). Every place that shows markdown's source
     /// (the tree's rows, the search, the compactions list) shows this.
     pub fn markdown_source<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
-        if !text.contains(['\\', '&']) {
+        if !may_hide_by_escapes(text) {
             return std::borrow::Cow::Borrowed(text);
         }
         let decoded = crate::markdown::plain_text(text);
-        if self.clean(&decoded) == decoded {
+        if self.clean_as_written(&decoded) == decoded {
             return std::borrow::Cow::Borrowed(text);
         }
         std::borrow::Cow::Owned(decoded)
@@ -154,17 +165,53 @@ impl Redactor {
     /// redacted: a session of hundreds of megabytes is not scanned whole. The length reported is
     /// the original text's.
     pub fn clip(&self, text: &str, limit: usize) -> (String, Option<usize>) {
+        self.clip_with(text, limit, Self::clean)
+    }
+
+    /// [`Self::clip`] of markdown the page draws from its own tree (a message's text, a
+    /// summary): redacted as written, its escapes kept for the drawing, which redacts what they
+    /// hide (`Renderer::markdown`).
+    pub fn clip_markdown(&self, text: &str, limit: usize) -> (String, Option<usize>) {
+        self.clip_with(text, limit, Self::clean_as_written)
+    }
+
+    fn clip_with(
+        &self,
+        text: &str,
+        limit: usize,
+        clean: fn(&Self, &str) -> String,
+    ) -> (String, Option<usize>) {
         let cut = text
             .char_indices()
             .nth(limit + CLIP_MARGIN)
             .map_or(text.len(), |(index, _)| index);
-        let cleaned = self.clean(&text[..cut]);
+        let cleaned = clean(self, &text[..cut]);
         if cut == text.len() && cleaned.chars().count() <= limit {
             return (cleaned, None);
         }
         let length = text.chars().count();
         (cleaned.chars().take(limit).collect(), Some(length))
     }
+}
+
+/// Whether `text` holds a markdown escape (`\` before ASCII punctuation) or something like an
+/// entity (`&` then letters, digits or `#` up to a `;`): only then can its markdown read
+/// differently from it. Code's `&&` and `\n` are neither, so most text is not parsed again.
+fn may_hide_by_escapes(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(at, byte)| match byte {
+        b'\\' => bytes.get(at + 1).is_some_and(u8::is_ascii_punctuation),
+        b'&' => {
+            let rest = &bytes[at + 1..];
+            let name = rest
+                .iter()
+                .take(32)
+                .take_while(|byte| byte.is_ascii_alphanumeric() || **byte == b'#')
+                .count();
+            name > 0 && rest.get(name) == Some(&b';')
+        }
+        _ => false,
+    })
 }
 
 /// A regular expression's error on one line: `regex` draws the pattern and a caret over several

@@ -895,6 +895,11 @@ fn a_page_redacts_escaped_keys_json_strings_and_the_thinking_level() {
         json!({"type": "custom", "customType": "x", "data": {"pw": password}, "id": "e003", "parentId": "e002", "timestamp": at}),
         json!({"type": "compaction", "id": "e004", "parentId": "e003", "timestamp": at,
                "summary": "token ghp\\_abcdefghijklmnopqrstuvwxyz0123456789", "firstKeptEntryId": "e003", "tokensBefore": 10}),
+        // A session's name and a label too (the verifier's second round).
+        json!({"type": "session_info", "id": "e005", "parentId": "e004", "timestamp": at,
+               "name": "name ghp\\_abcdefghijklmnopqrstuvwxyz0123456789"}),
+        json!({"type": "label", "id": "e006", "parentId": "e005", "timestamp": at, "targetId": "e001",
+               "label": "ghp&#95;abcdefghijklmnopqrstuvwxyz0123456789"}),
     ];
     let file = home.path().join("esc.jsonl");
     std::fs::write(&file, jsonl(&lines)).unwrap();

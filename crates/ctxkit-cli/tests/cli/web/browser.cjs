@@ -224,7 +224,7 @@ async function cosmetics(page) {
   const cost = await page.locator("table.totals tr:last-child td:last-child").innerText();
   check(cost === "unknown", "the total cost is unknown: " + cost);
   const over = await page.locator("table.totals th").first().innerText();
-  check(over.includes("1 request (all branches)"), "singular in the totals: " + over);
+  check(over.includes("1 model call (all branches)"), "singular in the totals: " + over);
   await page.screenshot({ path: path.join(shots, "cosmetics-usage.png") });
   console.log("screenshots: " + path.join(shots, "cosmetics.png") + " " + path.join(shots, "cosmetics-usage.png"));
 }
