@@ -105,7 +105,7 @@ pub use tool_selection::{
     select_coding_tools, select_tools, tool_list_problem,
 };
 pub use warming::{CacheWarmer, CacheWarming, PromptCache};
-pub use workspace::{Access, Place, Refusal, Workspace, resolve as resolve_path};
+pub use workspace::{Access, GUARDED_KINDS, Place, Refusal, Workspace, resolve as resolve_path};
 
 // What an embedder builds an agent from, so that one dependency is enough.
 pub use ctxkit_compaction::Prompts;

@@ -140,10 +140,9 @@ pub(crate) fn guarded_refusal(tool: &str, argument: &str, path: &std::path::Path
     refused(
         &format!("{tool} {argument}"),
         &format!(
-            "`{}` is guarded (version control config and hooks, ctxkit's and other agents' and \
-             editors' project settings, hook scripts, the session file, packages) and the user \
-             did not approve the write",
-            path.display()
+            "`{}` is guarded ({}) and the user did not approve the write",
+            path.display(),
+            crate::GUARDED_KINDS
         ),
     )
 }

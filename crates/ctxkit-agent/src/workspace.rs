@@ -127,8 +127,15 @@ pub struct Workspace {
 /// Amazon Q's, Continue's, Windsurf's), and the editors' (`.vscode` and a `*.code-workspace`: a
 /// task run when the folder opens; `.idea`'s run configurations; a dev container's
 /// `postCreateCommand`), and the shells' start-up files (a line in `.bashrc` or `.profile` runs at
-/// the user's next shell or login; a dotfiles project's are linked from the home). A name starting
-/// with `*` stands for every name ending with the rest.
+/// the user's next shell or login; a dotfiles project's are linked from the home; vim's runs at its
+/// next start), and Python's `.pth` files (a line starting `import` runs at every Python start
+/// that finds it in `site-packages`). A name starting with `*` stands for every name ending with
+/// the rest.
+/// What the guarded places are, as a question or a refusal says it.
+pub const GUARDED_KINDS: &str = "version control config and hooks, ctxkit's and other agents' and \
+     editors' project settings, hook scripts, shell and login start-up files, the session file, \
+     packages";
+
 pub const GUARDED_NAMES: &[&str] = &[
     ".git",
     ".ctxkit",
@@ -184,18 +191,33 @@ pub const GUARDED_NAMES: &[&str] = &[
     ".xprofile",
     ".xinitrc",
     ".xsessionrc",
+    ".xsession",
+    ".bash_aliases",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".login",
+    ".logout",
+    ".pam_environment",
+    ".vimrc",
+    ".exrc",
+    "*.pth",
 ];
 
-/// Folders of the user's home whose files run without the user doing anything: at login
-/// (`autostart`'s desktop entries, systemd's user units, `environment.d`) or at the next shell
-/// (fish's `config.fish` and `conf.d`). Guarded as [`GUARDED_NAMES`] are, whether the project is
-/// the home (QA 2026-12-07: with the project at `~`, a unit and an autostart entry were written
-/// without a question) or they are written outside it.
+/// Folders of the user's configuration (`~/.config`, and `$XDG_CONFIG_HOME` when it is elsewhere)
+/// whose files run without the user doing more than log in or start a program they always start:
+/// `autostart`'s desktop entries, systemd's user units, `environment.d`, Plasma's `env` scripts,
+/// fish's `config.fish` and `conf.d`, neovim's `init.lua`. Guarded as [`GUARDED_NAMES`] are,
+/// whether the project is the home (QA 2026-12-07: with the project at `~`, a unit and an
+/// autostart entry were written without a question) or they are written outside it.
 const GUARDED_HOME_FOLDERS: &[&str] = &[
-    ".config/autostart",
-    ".config/systemd",
-    ".config/environment.d",
-    ".config/fish",
+    "autostart",
+    "systemd",
+    "environment.d",
+    "fish",
+    "plasma-workspace",
+    "nvim",
 ];
 
 impl Workspace {
@@ -235,8 +257,24 @@ impl Workspace {
     /// Guards the folders of `user_home` whose files run at login or at the next shell
     /// ([`GUARDED_HOME_FOLDERS`]).
     fn guard_home_folders(&mut self, user_home: &Path) {
-        for folder in GUARDED_HOME_FOLDERS {
-            self.guard(&user_home.join(folder));
+        let mut configs = vec![user_home.join(".config")];
+        if let Some(config) = std::env::var_os("XDG_CONFIG_HOME").filter(|value| !value.is_empty())
+        {
+            configs.push(PathBuf::from(config));
+        }
+        for config in &configs {
+            for folder in GUARDED_HOME_FOLDERS {
+                self.guard(&config.join(folder));
+            }
+        }
+        // A guarded name of the home that is a link (a dotfiles project's `.bashrc`): where it
+        // leads is guarded by its own name too (QA 2026-12-07: the project's `bashrc`, linked
+        // from `~/.bashrc`, was edited unasked).
+        for name in GUARDED_NAMES.iter().filter(|name| !name.starts_with('*')) {
+            let place = user_home.join(name);
+            if ctxkit_jail::is_link(&place) {
+                self.guard(&place);
+            }
         }
     }
 
@@ -445,9 +483,12 @@ impl Workspace {
         if access == Access::Read && self.readable.iter().any(|path| resolved.starts_with(path)) {
             return Ok(Place::Allowed(resolved));
         }
-        // A guarded name outside the project is asked about as one inside it: an approval of
-        // writes outside the project never covers another repository's hooks.
-        if access == Access::Write && self.is_guarded(&resolved, &lexical) {
+        // A guarded name outside the project is asked about as one inside it, and so is what
+        // the git config of the repository holding it makes git run: an approval of writes
+        // outside the project never covers another repository's hooks.
+        if access == Access::Write
+            && (self.is_guarded(&resolved, &lexical) || run_by_outside_git(&resolved))
+        {
             return Ok(Place::Guarded(resolved));
         }
         Ok(Place::Outside(resolved))
@@ -542,6 +583,7 @@ use ctxkit_jail::default_ctxkit_home;
 
 #[path = "workspace_guarded.rs"]
 mod guarded;
+use guarded::run_by_outside_git;
 
 #[cfg(test)]
 #[path = "workspace_tests.rs"]

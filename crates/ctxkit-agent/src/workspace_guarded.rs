@@ -97,6 +97,22 @@ impl Workspace {
     }
 }
 
+/// Whether `resolved`, outside the project, is a place the git config of the repository holding
+/// it makes git run: its `core.hooksPath` folder, a `core.fsmonitor` program, a config it
+/// includes (QA 2026-12-07: after "always" for a folder outside, `../lib/tools/hooks/pre-commit`
+/// and `../lib/tools/fsmon.sh` were written unasked, and git ran both). The project's own are
+/// guarded when the workspace is made.
+pub(super) fn run_by_outside_git(resolved: &Path) -> bool {
+    let Some(folder) = resolved.parent() else {
+        return false;
+    };
+    let user_home = std::env::home_dir();
+    let global = crate::git_hooks::global_configs(user_home.as_deref());
+    crate::git_hooks::guarded_by_config(folder, global, user_home.as_deref())
+        .iter()
+        .any(|place| resolved.starts_with(place))
+}
+
 /// Whether a path's component is one of [`GUARDED_NAMES`], by the jail's rule.
 fn is_guarded_name(component: &std::ffi::OsStr) -> bool {
     ctxkit_jail::is_guarded_name(component, GUARDED_NAMES)

@@ -563,6 +563,9 @@ fn shell_start_up_files_and_login_folders_are_guarded() {
     let fixture = fixture();
     let home = fixture.base.join("user");
     std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(home.join("dotfiles")).unwrap();
+    std::fs::write(home.join("dotfiles/bashrc"), "# mine\n").unwrap();
+    symlink("dotfiles/bashrc", home.join(".bashrc")).unwrap();
     let mut workspace = Workspace::new(&home);
     workspace.guard_home_folders(&home);
     for guarded in [
@@ -573,15 +576,19 @@ fn shell_start_up_files_and_login_folders_are_guarded() {
         ".config/autostart/x.desktop",
         ".config/systemd/user/x.service",
         ".config/fish/config.fish",
+        ".bash_aliases",
+        ".config/nvim/init.lua",
+        ".local/lib/python3.12/site-packages/evil.pth",
+        "dotfiles/bashrc",
     ] {
-        assert_eq!(
-            workspace.locate(&home, guarded, Access::Write),
-            Ok(Place::Guarded(home.join(guarded))),
-            "{guarded}"
+        let place = workspace.locate(&home, guarded, Access::Write);
+        assert!(
+            matches!(place, Ok(Place::Guarded(_))),
+            "{guarded}: {place:?}"
         );
     }
     for allowed in [
-        ".config/nvim/init.lua",
+        ".config/htop/htoprc",
         "notes/profile.md",
         "systemd/app.service",
     ] {
@@ -655,5 +662,36 @@ fn a_guarded_name_outside_the_project_is_guarded_too() {
     assert!(
         jail.write_atomic(readme.strip_prefix("/").unwrap(), b"fine")
             .is_ok()
+    );
+}
+
+/// Verifier (2026-12-07): after "always" for a folder outside the project, the `core.hooksPath`
+/// hooks and the `core.fsmonitor` program of the repository there were written unasked, and git
+/// ran both. What that repository's git config makes git run is guarded as the project's is.
+#[test]
+fn what_an_outside_repositorys_git_config_runs_is_guarded() {
+    let fixture = fixture();
+    let lib = fixture.base.join("outside/lib2");
+    std::fs::create_dir_all(lib.join(".git")).unwrap();
+    std::fs::create_dir_all(lib.join("tools/hooks")).unwrap();
+    std::fs::write(
+        lib.join(".git/config"),
+        "[core]\n\thooksPath = tools/hooks\n\tfsmonitor = tools/fsmon.sh\n",
+    )
+    .unwrap();
+    std::fs::write(lib.join("tools/fsmon.sh"), "#!/bin/sh\n").unwrap();
+    let workspace = &fixture.workspace;
+    for guarded in ["tools/hooks/pre-commit", "tools/fsmon.sh", ".git/config"] {
+        let path = lib.join(guarded);
+        assert_eq!(
+            workspace.locate(&fixture.project, path.to_str().unwrap(), Access::Write),
+            Ok(Place::Guarded(path.clone())),
+            "{guarded}"
+        );
+    }
+    let notes = lib.join("tools/notes.txt");
+    assert_eq!(
+        workspace.locate(&fixture.project, notes.to_str().unwrap(), Access::Write),
+        Ok(Place::Outside(notes.clone()))
     );
 }

@@ -242,10 +242,9 @@ impl Agent {
             format!("anything under `{}`", crate::names::shown_path(scope))
         };
         let question = format!(
-            "Write `{}`? ctxkit guards it (version control config and hooks, ctxkit's and other \
-             agents' and editors' project settings, hook scripts, the session file, packages) \
-             (always: {always})",
-            crate::names::shown_path(path)
+            "Write `{}`? ctxkit guards it ({}) (always: {always})",
+            crate::names::shown_path(path),
+            crate::GUARDED_KINDS
         );
         match approver.approve(&call.name, &question).await {
             Approval::Once => Ok(()),

@@ -111,7 +111,14 @@ pub fn grep(
         };
         let name = display_path(entry.path(), &base);
         match search_file(file, &regex, &name, context, &mut found) {
-            Ok(Searched::Whole) | Err(_) => {}
+            // A binary file named itself is said to be one: "No matches found" read as
+            // searched (QA 2026-12-07). A walk leaves binary files out without a word.
+            Ok(Searched::Binary) if entry.depth() == 0 => {
+                return Ok(ToolOutcome::ok(format!(
+                    "`{name}` is a binary file (a NUL byte among its first bytes): not searched"
+                )));
+            }
+            Ok(Searched::Whole | Searched::Binary) | Err(_) => {}
             Ok(Searched::LimitReached) => {
                 limited = true;
                 break;
@@ -201,6 +208,35 @@ mod tests {
 
     use super::super::run_tool;
     use super::super::test_support::context;
+
+    /// QA 2026-12-07: a binary file named itself answered "No matches found", read as searched;
+    /// a sparse image is judged at its first bytes, not read to its end. A walk passes binary
+    /// files over without a word.
+    #[test]
+    fn a_binary_file_named_itself_is_said_to_be_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let image = std::fs::File::create(dir.path().join("disk.img")).unwrap();
+        image.set_len(1 << 40).unwrap();
+        std::fs::write(dir.path().join("t.bin"), b"hello\0world\n").unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+        let context = context(dir.path());
+        for name in ["disk.img", "t.bin"] {
+            let outcome = run_tool(
+                "grep",
+                &json!({"pattern": "hello", "path": name}),
+                "c",
+                &context,
+            );
+            assert_eq!(
+                outcome.text,
+                format!(
+                    "`{name}` is a binary file (a NUL byte among its first bytes): not searched"
+                )
+            );
+        }
+        let outcome = run_tool("grep", &json!({"pattern": "hello"}), "c", &context);
+        assert_eq!(outcome.text, "a.txt:1: hello");
+    }
 
     #[test]
     fn finds_matches_respecting_gitignore_globs_and_case() {

@@ -43,8 +43,10 @@ impl Matches {
 
 /// How the search of one file ended.
 pub(super) enum Searched {
-    /// To its end (or it is binary and was left out).
+    /// To its end.
     Whole,
+    /// Not searched: a NUL among its first bytes makes it binary.
+    Binary,
     /// A match past the limit was found in it (the limit cut results off).
     LimitReached,
     Cancelled,
@@ -122,7 +124,7 @@ pub(super) fn search_file(
     // disk image is one line of zeros as long as the file (QA 2026-12-07: `grep` read 200 GB of
     // one, and Esc did not stop it).
     match reader.starts_binary() {
-        Ok(true) => return Ok(Searched::Whole),
+        Ok(true) => return Ok(Searched::Binary),
         Ok(false) => {}
         Err(error) if is_stopped(&error) => return Ok(Searched::Cancelled),
         Err(error) => return Err(error),

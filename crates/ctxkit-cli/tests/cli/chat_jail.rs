@@ -337,8 +337,8 @@ fn a_refusal_names_the_tool_called_and_keeps_its_reason() {
     assert!(
         words(&screen).contains(
             "is guarded (version control config and hooks, ctxkit's and other agents' and \
-             editors' project settings, hook scripts, the session file, packages) and the user \
-             did not approve the write"
+             editors' project settings, hook scripts, shell and login start-up files, the \
+             session file, packages) and the user did not approve the write"
         ),
         "{screen}"
     );

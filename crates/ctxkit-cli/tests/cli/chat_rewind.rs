@@ -642,7 +642,7 @@ fn a_session_file_inside_the_project_gets_no_snapshots_in_the_project() {
     let tmux = world.start(&format!("--session '{}'", file.display()));
     tmux.wait_idle(1);
     tmux.line("write c");
-    tmux.wait_for("No file checkpoint: the session file lies inside the project");
+    tmux.wait_for("No file checkpoints: the session file lies inside the project");
     tmux.wait_for("Written.");
     assert!(!world.project.join("here.checkpoints").exists());
     assert_eq!(

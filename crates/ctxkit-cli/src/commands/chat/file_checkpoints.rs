@@ -37,6 +37,9 @@ pub struct FileCheckpoints {
     cwd: PathBuf,
     max_bytes: u64,
     pending: Mutex<HashMap<String, Pending>>,
+    /// The session file whose checkpoints were said to be impossible (it lies in the project):
+    /// said once, not at every write (QA 2026-12-07: 23 times in one turn).
+    said_inside: Mutex<Option<PathBuf>>,
 }
 
 /// The tools whose writes are snapshotted.
@@ -64,6 +67,7 @@ impl FileCheckpoints {
             cwd,
             max_bytes,
             pending: Mutex::default(),
+            said_inside: Mutex::default(),
         }
     }
 
@@ -132,7 +136,16 @@ impl FileCheckpoints {
             .await;
         let (session_file, turn) = (session_file?, turn?);
         if checkpoint_dir(&session_file).starts_with(self.workspace.root()) {
-            return Some("No file checkpoint: the session file lies inside the project".to_owned());
+            let mut said = self.said_inside.lock().ok()?;
+            if said.as_ref() == Some(&session_file) {
+                return None;
+            }
+            *said = Some(session_file);
+            return Some(
+                "No file checkpoints: the session file lies inside the project, so rewinds \
+                 cannot put files back"
+                    .to_owned(),
+            );
         }
         let (took, notice) = self.take(&session_file, &turn, &path);
         if let Ok(mut pending) = self.pending.lock() {

@@ -323,9 +323,8 @@ impl Chat {
                 "{verb} {shown}, outside the project? [y]es / [n]o: "
             )),
             Destination::Guarded => Some(format!(
-                "{verb} {shown}? ctxkit guards it (version control config and hooks, ctxkit's and \
-                 other agents' and editors' project settings, hook scripts, the session file, \
-                 packages) [y]es / [n]o: "
+                "{verb} {shown}? ctxkit guards it ({}) [y]es / [n]o: ",
+                ctxkit_agent::GUARDED_KINDS
             )),
             Destination::Project | Destination::Refused(_) => None,
         };
