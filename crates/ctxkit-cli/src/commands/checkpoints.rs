@@ -60,6 +60,30 @@ pub struct CheckpointStore {
     index: Index,
 }
 
+/// Copies into `fork`'s checkpoints the snapshots `source`'s hold of the turns `fork_session`
+/// holds (the user messages a fork copies keep their ids), so a rewind in the fork puts files back
+/// as one in `source` would: `/fork`, `/clone`, `ctxkit fork` and `ctxkit chat --fork` (QA
+/// 2026-12-07: a fork's rewind found no snapshot). The copy is bounded by the source's own
+/// budget, which its snapshots are within; how many were copied.
+pub fn carry_to_fork(
+    source: &Path,
+    fork: &Path,
+    fork_session: &ctxkit_session::Session,
+    max_bytes: u64,
+) -> Result<usize> {
+    if !checkpoint_dir(source).exists() {
+        return Ok(0);
+    }
+    let turns: Vec<&str> = fork_session
+        .entries()
+        .iter()
+        .filter(|entry| entry.role() == Some("user"))
+        .map(ctxkit_session::StoredEntry::id)
+        .collect();
+    let turns = turns.into_iter().collect();
+    CheckpointStore::open(source)?.copy_turns_to(fork, &turns, max_bytes)
+}
+
 /// Where a session file's checkpoints live: `<file without .jsonl>.checkpoints`.
 pub fn checkpoint_dir(session_file: &Path) -> PathBuf {
     let mut name = session_file

@@ -33,7 +33,14 @@ pub(super) fn fork_file(file: &Path, at: Option<&str>) -> Result<PathBuf> {
     let new_path = session.create_branched_session(&leaf)?;
     // A fork without an assistant reply is held back by the deferred-write rule; write it now.
     session.flush_pending()?;
-    new_path.ok_or_else(|| anyhow::anyhow!("the session is not persisted"))
+    let new_path = new_path.ok_or_else(|| anyhow::anyhow!("the session is not persisted"))?;
+    if let Err(error) = super::checkpoints::carry_to_fork(file, &new_path, &session, u64::MAX) {
+        writeln!(
+            crate::redact::stderr(),
+            "warning: the fork's rewinds cannot put files back as before it: {error:#}"
+        )?;
+    }
+    Ok(new_path)
 }
 
 pub fn fork_from(

@@ -544,6 +544,34 @@ fn double_esc_rewinds_to_an_edited_prompt_and_restores_the_files_written_since()
     let record: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(record["snapshots"].as_array().unwrap().len(), 4, "{record}");
     assert_eq!(record["totalBytes"], json!(7 + 11 + 8), "{record}");
+
+    // `ctxkit fork` carries the snapshots of the turns it copies (the verifier, 2026-12-07: a
+    // fork's rewind found none): forked at the branch the rewind left, both prompts' four.
+    let created = world
+        .entries(&file)
+        .into_iter()
+        .find(|entry| entry_text(entry).contains("Created."))
+        .unwrap();
+    let forked = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .env("CTXKIT_HOME", world.home.path())
+        .env("HOME", world.home.path())
+        .arg("fork")
+        .arg(&file)
+        .args(["--at", created["id"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        forked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forked.stderr)
+    );
+    let fork = String::from_utf8_lossy(&forked.stdout).trim().to_owned();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args(["checkpoints", "--json", &fork])
+        .output()
+        .unwrap();
+    let copied: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(copied["snapshots"], record["snapshots"], "{copied}");
 }
 
 /// `ctxkit checkpoints FILE`'s output.

@@ -141,6 +141,15 @@ fn forked(
         Err(error) => return Err(error.into()),
     };
     let session = Session::open(&copy)?;
+    // A Pi or ctxkit session's file snapshots come with it (an import has none).
+    if let Err(error) =
+        crate::commands::checkpoints::carry_to_fork(&source, &copy, &session, u64::MAX)
+    {
+        writeln!(
+            crate::redact::stderr(),
+            "warning: the fork's rewinds cannot put files back as before it: {error:#}"
+        )?;
+    }
     Ok((session, StartNote::Forked { source, copy }))
 }
 

@@ -13,7 +13,7 @@ use ctxkit_session::Session;
 use super::Chat;
 use super::picker::{List, Picked, pick};
 use super::slash::Action;
-use crate::commands::checkpoints::CheckpointStore;
+use crate::commands::checkpoints;
 use crate::render::one_line;
 
 /// The user messages a fork can start before: every branch's, in file order, without the empty
@@ -120,24 +120,14 @@ impl Chat {
 }
 
 impl Chat {
-    /// Copies the file snapshots of the turns the fork holds from `from`'s checkpoints to `to`'s,
-    /// so a rewind in the fork puts files back as one in the session it came from would. A copy
-    /// that fails is said, and the fork stands.
+    /// Copies the file snapshots of the turns the fork holds from `from`'s checkpoints to `to`'s
+    /// ([`checkpoints::carry_to_fork`]). A copy that fails is said, and the fork stands.
     async fn carry_checkpoints(&self, from: &std::path::Path, to: &std::path::Path) {
-        let turns: Vec<String> = self
+        let max_bytes = self.checkpoints.max_bytes();
+        let copied = self
             .engine
-            .with_session(|session| {
-                session
-                    .entries()
-                    .iter()
-                    .filter(|entry| entry.role() == Some("user"))
-                    .map(|entry| entry.id().to_owned())
-                    .collect()
-            })
+            .with_session(|session| checkpoints::carry_to_fork(from, to, session, max_bytes))
             .await;
-        let turns: std::collections::HashSet<&str> = turns.iter().map(String::as_str).collect();
-        let copied = CheckpointStore::open(from)
-            .and_then(|store| store.copy_turns_to(to, &turns, self.checkpoints.max_bytes()));
         if let Err(error) = copied {
             self.ui.notice(&format!(
                 "The fork's rewinds cannot put files back as before it: {error:#}"

@@ -110,7 +110,10 @@ impl Chat {
             .with_session(|session| session.path().map(std::path::Path::to_owned))
             .await;
         let named = (!rest.is_empty() && rest.parse::<usize>().is_err())
-            .then(|| self.cwd.join(rest))
+            .then(|| match rest.strip_prefix("~/") {
+                Some(under_home) => self.environment.home.join(under_home),
+                None => self.cwd.join(rest),
+            })
             .filter(|path| {
                 crate::commands::sessions::names_a_file(Path::new(rest)) || path.is_file()
             });
@@ -190,8 +193,12 @@ impl Chat {
         } else {
             let session = Session::open(path)?;
             let old_format = super::session_file::old_format_note(&session);
+            let damaged = crate::commands::damage_line(
+                &session,
+                "going on from what could be read (the other lines stay in the file)",
+            );
             self.install(session).await?;
-            if let Some(note) = old_format {
+            for note in [old_format, damaged].into_iter().flatten() {
                 self.ui.notice(&note);
             }
         }
