@@ -195,6 +195,14 @@ pub fn is_secret_variable(name: &str) -> bool {
         "SECRET",
         "TOKEN",
         "JWT",
+        // The bare names of a key, a bearer token, a cookie (QA 2026-12-07: they reached `bash`).
+        "APIKEY",
+        "API_KEY",
+        "KEY",
+        "BEARER",
+        "BEARER_TOKEN",
+        "COOKIE",
+        "SESSION",
     ];
     const SUFFIXES: &[&str] = &[
         "_API_KEY",
@@ -224,6 +232,7 @@ pub fn is_secret_variable(name: &str) -> bool {
         "_PAT",
         "_AUTH",
         "_COOKIE",
+        "_BEARER",
         // A signed token standing for a login: GitLab's `CI_JOB_JWT`, an OIDC `ID_TOKEN_JWT` (QA r103).
         "_JWT",
         "_JWT_V1",
@@ -308,6 +317,11 @@ mod tests {
             "CI_JOB_JWT",
             "CI_JOB_JWT_V2",
             "JWT",
+            // QA 2026-12-07: bare names reached the model's `bash`.
+            "APIKEY",
+            "BEARER",
+            "COOKIE",
+            "MY_BEARER",
         ] {
             assert!(is_secret_variable(name), "{name}");
         }
