@@ -541,8 +541,11 @@ pub(crate) fn cut_short(missing: &str) -> String {
 
 /// The error text of an `{"error": {"message": …}}` object (or the object itself as text).
 pub(crate) fn error_text(error: &Value) -> String {
+    // Its `message`, or its nested `error`'s (an `error` event wrapping the error object, as
+    // Anthropic's do and some Responses servers send theirs: it was shown as raw JSON).
     error
         .get("message")
+        .or_else(|| error.pointer("/error/message"))
         .and_then(Value::as_str)
         .map_or_else(|| error.to_string(), str::to_owned)
 }

@@ -641,3 +641,14 @@ fn the_reply_id_is_kept_in_every_format() {
         assert_eq!(reply.extra.get("responseId"), Some(&json!(id)), "{api:?}");
     }
 }
+
+/// QA 2026-12-07: a Responses `error` event wrapping its error object was shown as raw JSON.
+#[test]
+fn an_error_event_wrapping_its_error_is_said_by_its_message() {
+    let wrapped = serde_json::json!({"type": "error", "error": {"type": "server_error", "message": "The server had an error"}});
+    assert_eq!(super::error_text(&wrapped), "The server had an error");
+    let flat = serde_json::json!({"type": "error", "code": "server_error", "message": "flat"});
+    assert_eq!(super::error_text(&flat), "flat");
+    let bare = serde_json::json!({"code": 7});
+    assert_eq!(super::error_text(&bare), r#"{"code":7}"#);
+}
