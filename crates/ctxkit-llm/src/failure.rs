@@ -48,7 +48,9 @@ fn refused_connection_hint(provider: &str, text: &str) -> Option<String> {
         format!(
             "nothing accepted the connection: if `{provider}` is a server on this machine (Ollama: \
              `ollama serve`; LM Studio, vLLM, llama.cpp), start it; `llm.baseUrl` (or \
-             `llm.providers.{provider}.baseUrl`) names the address requests go to"
+             `llm.providers.{provider}.baseUrl`) names the address requests go to, and a proxy \
+             (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` or `httpProxy`), when one is set, is what \
+             they connect to first"
         )
     })
 }
