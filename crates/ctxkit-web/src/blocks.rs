@@ -39,6 +39,26 @@ pub(crate) struct SentShown {
     pub text: String,
 }
 
+/// The words a drawn markdown tree shows, joined: its strings but the tags and attributes.
+fn tree_text(tree: &Value) -> String {
+    let mut text = String::new();
+    let mut pending = vec![tree];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::String(piece) => text.push_str(piece),
+            Value::Array(items) => {
+                let children = match items.first() {
+                    Some(Value::String(_)) => &items[1..],
+                    Some(_) | None => &items[..],
+                };
+                pending.extend(children.iter().rev());
+            }
+            Value::Object(_) | Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    text
+}
+
 impl Renderer<'_> {
     /// A text field of a block: `t` (clipped) and `n` (the full length, when clipped).
     fn text_into(&self, block: &mut Map<String, Value>, text: &str) {
@@ -163,14 +183,19 @@ impl Renderer<'_> {
             let text = block.get("t").and_then(Value::as_str).unwrap_or("");
             let mut tree = markdown::tree(text);
             // Escapes and entities are decoded in the tree: `ghp\_…` or `&#58;` may join a key
-            // the text's redaction could not see. The text itself is then shown as its markdown
-            // reads, redacted: the tree's rows and the search show it (QA 2026-12-07: a key
-            // written `ghp\_…` was redacted in the card and shown whole there).
-            let decoded = (text.contains(['\\', '&']) && self.redact_strings(&mut tree))
-                .then(|| self.redactor.clean(&self.redactor.markdown_source(text)));
+            // the text's redaction could not see, and formatting splits one into pieces no
+            // redaction of a piece sees (`ghp_**…**`). The text itself is then shown as its
+            // markdown reads, redacted: the tree's rows and the search show it; a key split by
+            // formatting is shown without the formatting (QA 2026-12-07: `ghp\_…` was redacted
+            // in the card and shown whole there, and `ghp_**…**` drawn whole).
+            let redacted_piece = self.redact_strings(&mut tree);
+            let joined = tree_text(&tree);
+            let split_key = self.redactor.clean(&joined) != joined;
+            let decoded = (redacted_piece || split_key)
+                .then(|| self.redactor.clean(&markdown::plain_text(text)));
             let text = decoded.as_deref().unwrap_or(text);
             let plain = [json!(["p", text])];
-            let tree = if tree.as_array().is_some_and(|nodes| *nodes == plain) {
+            let tree = if split_key || tree.as_array().is_some_and(|nodes| *nodes == plain) {
                 json!(1)
             } else {
                 tree
@@ -180,6 +205,20 @@ impl Renderer<'_> {
                     block.insert("t".to_owned(), Value::String(decoded));
                 }
                 block.insert("md".to_owned(), tree);
+            }
+        }
+    }
+
+    /// The text of blocks shown as plain text (a tool result, a command's output, an extension's
+    /// message), kept with its escapes by [`Self::text_into`], redacted as its markdown reads
+    /// when that hides a key (QA 2026-12-07: `ghp\_…` in a tool result stayed on the page).
+    fn redact_hidden_keys(&self, blocks: &mut [Value]) {
+        for block in blocks {
+            let Some(Value::String(text)) = block.get_mut("t") else {
+                continue;
+            };
+            if let std::borrow::Cow::Owned(decoded) = self.redactor.markdown_source(text) {
+                *text = self.redactor.clean(&decoded);
             }
         }
     }
@@ -396,6 +435,8 @@ impl Renderer<'_> {
             "user" | "assistant" | "compactionSummary" | "branchSummary"
         ) {
             self.markdown(&mut blocks);
+        } else {
+            self.redact_hidden_keys(&mut blocks);
         }
         shown.insert("blocks".to_owned(), Value::Array(blocks));
         for field in [

@@ -76,6 +76,8 @@ pub(crate) fn plain_text(text: &str) -> String {
             Event::Start(_) | Event::End(_) | Event::Rule | Event::TaskListMarker(_) => {}
         }
     }
+    // The last paragraph's end is no line of the text.
+    plain.truncate(plain.trim_end_matches('\n').len());
     plain
 }
 

@@ -92,33 +92,11 @@ impl ToolBoundary {
                 skill_folders: &self.skill_folders,
             },
         );
+        // The chat refuses the project itself as this folder (`first_session::chosen_folder`).
         if let Some(dir) = &self.session_dir {
-            protect_session_dir(&mut workspace, dir);
+            workspace.protect(dir);
         }
         workspace
-    }
-}
-
-/// Closes `--session-dir`'s folder to tools, or, when it is the project itself, the session files
-/// in it (QA 2026-12-07: `--session-dir .` closed the whole project, and every tool was refused).
-/// A folder holding the project is closed around it, as the sessions root is.
-fn protect_session_dir(workspace: &mut Workspace, dir: &Path) {
-    let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_owned());
-    if resolved != workspace.root() {
-        workspace.protect(dir);
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path
-            .extension()
-            .is_some_and(|extension| extension == "jsonl")
-        {
-            workspace.protect(&path);
-        }
     }
 }
 

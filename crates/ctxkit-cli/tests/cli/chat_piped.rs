@@ -596,6 +596,22 @@ async fn session_takes_the_start_of_a_session_id() {
     assert!(missing.starts_with("exit: 4"), "{missing}");
 }
 
+/// `--session-dir .` (the project itself) is refused: its session files would lie among the files
+/// the model's tools read, this chat's and every later one's (the verifier, 2026-12-07).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_dir_that_is_the_project_is_refused() {
+    let server = responses_server(answered()).await;
+    let run = Run::new();
+    for folder in [".", "./", "sub/.."] {
+        std::fs::create_dir_all(run.home.path().join("sub")).unwrap();
+        let output = chat_with(&run, &server, "hi\n", &["--session-dir", folder]);
+        assert!(output.starts_with("exit: 2"), "{folder}: {output}");
+        assert!(output.contains("is the project itself"), "{output}");
+    }
+    let inside = chat_with(&run, &server, "hi\n", &["--session-dir", ".sessions"]);
+    assert!(inside.starts_with("exit: 0"), "{inside}");
+}
+
 /// A chat going on in a damaged session says so before it appends (QA 2026-12-07: nothing was
 /// said, and the model went on without the lines that cannot be read).
 #[tokio::test(flavor = "multi_thread")]

@@ -900,6 +900,18 @@ fn a_page_redacts_escaped_keys_json_strings_and_the_thinking_level() {
                "name": "name ghp\\_abcdefghijklmnopqrstuvwxyz0123456789"}),
         json!({"type": "label", "id": "e006", "parentId": "e005", "timestamp": at, "targetId": "e001",
                "label": "ghp&#95;abcdefghijklmnopqrstuvwxyz0123456789"}),
+        // Shown as plain text: a tool result, an extension's message; and a key formatting splits
+        // (the verifier's third round).
+        json!({"type": "message", "id": "e007", "parentId": "e006", "timestamp": at,
+               "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "mcp_login",
+                   "content": [{"type": "text", "text": "T ghp\\_abcdefghijklmnopqrstuvwxyz0123456789"}],
+                   "isError": false, "timestamp": 4}}),
+        json!({"type": "custom_message", "id": "e008", "parentId": "e007", "timestamp": at, "customType": "c",
+               "content": "CM ghp\\_abcdefghijklmnopqrstuvwxyz0123456789", "display": true}),
+        json!({"type": "message", "id": "e009", "parentId": "e008", "timestamp": at,
+               "message": {"role": "assistant", "content": [{"type": "text",
+                   "text": "split ghp_**abcdefghijklmnopqrstuvwxyz0123456789** and [a link](https://example.com/x)"}],
+                   "provider": "anthropic", "model": "m", "usage": usage, "stopReason": "stop", "timestamp": 5}}),
     ];
     let file = home.path().join("esc.jsonl");
     std::fs::write(&file, jsonl(&lines)).unwrap();
@@ -930,6 +942,11 @@ fn a_page_redacts_escaped_keys_json_strings_and_the_thinking_level() {
     assert!(
         user.as_str().unwrap().starts_with("pw <redacted> and "),
         "{user}"
+    );
+    // A decoded string gains no line end.
+    assert!(
+        !page.contains("<redacted>\\n\""),
+        "a decoded string ends in a line break"
     );
 }
 

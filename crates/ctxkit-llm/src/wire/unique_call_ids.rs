@@ -5,10 +5,11 @@
 //! retried by a client. A call whose id an earlier call of the request already used is sent under
 //! a new id, and so are the results that answer it; the session keeps the ids it holds.
 //!
-//! Ids are compared as the strictest provider sends them ([`sent_key`]): the call part of a
-//! Responses id (`call_A|fc_1` goes to Responses as `call_A`), as Anthropic and Gemini spell it
-//! ([`portable_id`]: `call.1` and `call_1` are one id there), cut to OpenAI's 40 characters. A
-//! new id's call part is at most 40 characters, and a Responses id keeps its item part.
+//! Ids are compared in every form a provider sends them ([`sent_keys`]): whole as Anthropic and
+//! Gemini spell it ([`portable_id`]: `call.1` and `call_1` are one id there, and so are
+//! `call_A|fc_1` and `call_A_fc_1`), cut to OpenAI's 40 characters, and the call part of a
+//! Responses id (`call_A|fc_1` goes to Responses as `call_A`). A new id's call part is at most 40
+//! characters, and a Responses id keeps its item part.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -58,8 +59,10 @@ fn rename_repeated_calls(
         .iter()
         .filter_map(ContentBlock::as_tool_call)
         .any(|call| {
-            let sent = sent_key(&call.id);
-            used.contains(&sent) || !seen.insert(sent)
+            // An id's forms are often one string: each counts once.
+            let keys: HashSet<String> = sent_keys(&call.id).into_iter().collect();
+            keys.into_iter()
+                .any(|key| used.contains(&key) || !seen.insert(key))
         });
     if !repeats {
         used.extend(seen);
@@ -69,17 +72,14 @@ fn rename_repeated_calls(
         let ContentBlock::ToolCall(call) = block else {
             continue;
         };
-        let sent = sent_key(&call.id);
-        let new_id = if used.insert(sent.clone()) {
+        let keys = sent_keys(&call.id);
+        let new_id = if keys.iter().all(|key| !used.contains(key)) {
             call.id.clone()
         } else {
-            let new_key = unused_id(&sent, used);
-            used.insert(new_key.clone());
-            match call.id.split_once('|') {
-                Some((_, item)) => format!("{new_key}|{item}"),
-                None => new_key,
-            }
+            let item = call.id.split_once('|').map(|(_, item)| item);
+            unused_id(&keys[2], item, used)
         };
+        used.extend(sent_keys(&new_id));
         sent_as
             .entry(call.id.clone())
             .or_default()
@@ -88,26 +88,33 @@ fn rename_repeated_calls(
     }
 }
 
-/// A call id as the strictest provider sends it: its call part (before a Responses id's `|`), with
-/// Anthropic's characters, at most 40 of them.
-fn sent_key(id: &str) -> String {
+/// The forms a provider sends call id `id` in: whole with Anthropic's characters (at most 64),
+/// that cut to OpenAI's 40, and its call part (before a Responses id's `|`) cut the same way.
+fn sent_keys(id: &str) -> [String; 3] {
+    let whole = portable_id(id);
+    let cut: String = whole.chars().take(NEW_ID_LIMIT).collect();
     let call = id.split_once('|').map_or(id, |(call, _)| call);
-    portable_id(call).chars().take(NEW_ID_LIMIT).collect()
+    let call: String = portable_id(call).chars().take(NEW_ID_LIMIT).collect();
+    [whole, cut, call]
 }
 
-/// `id`'s start with `_2`, `_3`, … after it: the first that `used` does not hold.
-fn unused_id(id: &str, used: &HashSet<String>) -> String {
+/// `call`'s start with `_2`, `_3`, … after it (and `|item` when the id had an item part): the
+/// first id none of whose forms `used` holds.
+fn unused_id(call: &str, item: Option<&str>, used: &HashSet<String>) -> String {
     (2u64..)
         .map(|number| {
             let suffix = format!("_{number}");
-            let start: String = id
+            let start: String = call
                 .chars()
                 .take(NEW_ID_LIMIT.saturating_sub(suffix.len()))
                 .collect();
-            format!("{start}{suffix}")
+            match item {
+                Some(item) => format!("{start}{suffix}|{item}"),
+                None => format!("{start}{suffix}"),
+            }
         })
-        .find(|candidate| !used.contains(candidate))
-        .unwrap_or_else(|| id.to_owned())
+        .find(|candidate| sent_keys(candidate).iter().all(|key| !used.contains(key)))
+        .unwrap_or_else(|| call.to_owned())
 }
 
 #[cfg(test)]
@@ -206,6 +213,29 @@ mod tests {
         assert_eq!(shape[6], format!("c {renamed}"));
         assert_eq!(shape[7], "r call_1_2 c");
         assert_eq!(shape[8], format!("r {renamed} d"));
+    }
+
+    /// Verifier (2026-12-07, third round): `call_A|fc_1` and `call_A_fc_1` go to Anthropic and
+    /// Chat Completions as one id.
+    #[test]
+    fn a_responses_id_and_its_spelling_elsewhere_are_repeats() {
+        let messages = vec![
+            message(json!({"role": "user", "content": "go"})),
+            reply(&["call_A|fc_1"]),
+            result("call_A|fc_1", "a"),
+            reply(&["call_A_fc_1"]),
+            result("call_A_fc_1", "b"),
+        ];
+        assert_eq!(
+            sent_ids(&messages),
+            [
+                "user",
+                "c call_A|fc_1",
+                "r call_A|fc_1 a",
+                "c call_A_fc_1_2",
+                "r call_A_fc_1_2 b"
+            ]
+        );
     }
 
     /// Verifier (2026-12-07): `call_A|fc_1` and `call_A|fc_2` go to Responses as one `call_id`,

@@ -154,10 +154,25 @@ fn forked(
 }
 
 /// `--session-dir`'s folder, absolute (against the current directory `cwd`) and made if missing.
+/// The project itself is refused: its session files, this chat's and every later one's, would lie
+/// among the files the model's tools read (QA 2026-12-07: closing the folder to tools closed the
+/// whole project; closing the files found at the start left the next session open).
 pub(super) fn chosen_folder(folder: &Path, cwd: &Path) -> Result<PathBuf> {
     let folder = cwd.join(folder);
     std::fs::create_dir_all(&folder)
         .with_context(|| format!("cannot make the session folder `{}`", folder.display()))?;
+    let resolved = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    if resolved(&folder) == resolved(cwd) {
+        return Err(crate::usage::UsageError {
+            message: format!(
+                "--session-dir `{}` is the project itself, whose files the model's tools read",
+                folder.display()
+            ),
+            hint: "name a folder of its own for the sessions, such as `--session-dir .sessions`"
+                .to_owned(),
+        }
+        .into());
+    }
     Ok(folder)
 }
 

@@ -192,13 +192,9 @@ impl Chat {
             }
         } else {
             let session = Session::open(path)?;
-            let old_format = super::session_file::old_format_note(&session);
-            let damaged = crate::commands::damage_line(
-                &session,
-                "going on from what could be read (the other lines stay in the file)",
-            );
+            let notes = super::session_file::opening_notes(&session);
             self.install(session).await?;
-            for note in [old_format, damaged].into_iter().flatten() {
+            for note in notes {
                 self.ui.notice(&note);
             }
         }

@@ -308,6 +308,20 @@ fn way_back(
 
 /// A session in an older format (v1, v2) is rewritten as v3 by the chat's first write, as every
 /// writing command says it is (a tester's `chat --session old.jsonl` rewrote one without a word).
+/// What the chat says of a session it opens, before anything is appended: that its first write
+/// rewrites an older format, and that it is damaged (the model goes on without the lines that
+/// cannot be read; QA 2026-12-07: `--session` on a damaged file said nothing, in print mode too).
+pub(super) fn opening_notes(session: &ctxkit_session::Session) -> Vec<String> {
+    let damaged = crate::commands::damage_line(
+        session,
+        "going on from what could be read (the other lines stay in the file)",
+    );
+    [old_format_note(session), damaged]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
 pub(super) fn old_format_note(session: &ctxkit_session::Session) -> Option<String> {
     let version = crate::commands::older_format(session)?;
     let file = session.path()?;

@@ -177,15 +177,7 @@ pub async fn build(
         super::first_session::first_session(args, locations, &cwd_text, &session_dir)?;
     let ui = chat_ui(settings, args, &loaded);
     say_start_note(&ui, &note, environment, locations, &cwd_text);
-    if let Some(note) = super::session_file::old_format_note(&session) {
-        ui.notice(&note);
-    }
-    // Said before anything is appended: the model goes on without the lines that cannot be read
-    // (QA 2026-12-07: `--session` on a damaged file said nothing, in print mode too).
-    if let Some(note) = crate::commands::damage_line(
-        &session,
-        "going on from what could be read (the other lines stay in the file)",
-    ) {
+    for note in super::session_file::opening_notes(&session) {
         ui.notice(&note);
     }
     let recorded = super::thinking::recorded(&session);
