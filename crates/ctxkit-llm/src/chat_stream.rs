@@ -17,9 +17,20 @@ use crate::client::{ModelClient, Opened};
 use crate::echoes::ShownDeltas;
 use crate::error::LlmError;
 use crate::models::Api;
+use crate::retry::{RetryNotice, RetryPolicy};
 use crate::stream::{ChatDelta, DeltaSink};
 use crate::stream_read::{Progress, Started, Stop};
 use crate::wire::{self, Completion, CompletionRequest, WireRequest};
+
+/// `reply` as cancelled by the user: what arrived kept, as any interrupted reply (a cancel while
+/// a broken reply waited to be sent again ended the turn as that error: the verifier).
+fn aborted(mut reply: AssistantMessage) -> AssistantMessage {
+    if reply.is_aborted_or_error() {
+        reply.stop_reason = Some(StopReason::Aborted.as_str().to_owned());
+        reply.error_message = Some(crate::stream_read::ABORTED.to_owned());
+    }
+    reply
+}
 
 /// A streamed reply, and what broke its stream off after it began when another attempt may mend
 /// it (`None`: it ended, or failed in a way a new attempt would not change).
@@ -67,37 +78,57 @@ impl ModelClient {
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
     ) -> Result<AssistantMessage, LlmError> {
-        let policy = &self.config().retry;
-        let mut restarts = 0;
+        let policy = self.config().retry;
+        // One budget for every retry of the request: those before a stream began and the
+        // restarts (the verifier, 2026-12-07: each restart got a fresh budget, 16 requests where
+        // Pi makes 4).
+        let mut used = 0;
         loop {
-            let Streamed { reply, broke_off } =
-                self.chat_streaming_once(request, cancel, sink).await?;
+            let attempt_policy = RetryPolicy {
+                max_retries: policy.max_retries.saturating_sub(used),
+                ..policy
+            };
+            let mut retried_before_stream = 0;
+            let mut counting = |delta: ChatDelta| {
+                if matches!(delta, ChatDelta::Retrying(_)) {
+                    retried_before_stream += 1;
+                }
+                sink(delta);
+            };
+            let Streamed { reply, broke_off } = self
+                .chat_streaming_once(request, cancel, &mut counting, &attempt_policy)
+                .await?;
+            used += retried_before_stream;
+            if cancel.is_cancelled() {
+                return Ok(aborted(reply));
+            }
             let Some(error) =
-                broke_off.filter(|_| restarts < policy.max_retries && !cancel.is_cancelled())
+                broke_off.filter(|_| policy.restart_broken_replies && used < policy.max_retries)
             else {
                 return Ok(reply);
             };
-            restarts += 1;
-            let delay = policy.backoff(restarts);
-            let notice = crate::retry::RetryNotice {
+            used += 1;
+            let delay = policy.backoff(used);
+            let notice = RetryNotice {
                 provider: self.config().provider.clone(),
-                attempt: restarts,
+                attempt: used,
                 max_retries: policy.max_retries,
                 delay,
                 status: error.status(),
                 reason: error.brief(),
                 restarted: true,
+                dropped_usage: reply.usage.clone().map(Box::new),
             };
             tracing::warn!(
                 provider = %notice.provider,
-                attempt = restarts,
+                attempt = used,
                 error = %notice.reason,
                 "the reply's stream broke off after it began; sending the request again"
             );
             sink(ChatDelta::Retrying(notice));
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return Ok(reply),
+                () = cancel.cancelled() => return Ok(aborted(reply)),
                 () = tokio::time::sleep(delay) => {}
             }
         }
@@ -108,6 +139,7 @@ impl ModelClient {
         request: &ChatRequest,
         cancel: &CancellationToken,
         sink: &mut DeltaSink<'_>,
+        policy: &RetryPolicy,
     ) -> Result<Streamed, LlmError> {
         let config = self.config();
         let mut wire = self.chat_wire(request);
@@ -129,7 +161,7 @@ impl ModelClient {
                 &headers,
                 &body.to_string(),
                 cancel,
-                &mut announce,
+                (policy, &mut announce),
             )
             .await;
         let response = match first {
@@ -149,7 +181,7 @@ impl ModelClient {
                     &headers,
                     &body.to_string(),
                     cancel,
-                    &mut announce,
+                    (policy, &mut announce),
                 )
                 .await?
             }
@@ -208,7 +240,7 @@ impl ModelClient {
                 &headers,
                 &wire.body.to_string(),
                 cancel,
-                &mut unobserved,
+                (&config.retry, &mut unobserved),
             )
             .await?;
         // A summary is the provider's answer, redacted as whole completions are (`post`).
@@ -266,8 +298,8 @@ impl ModelClient {
     }
 
     /// The reply read to its end, its response id, and the failure another attempt may mend when
-    /// the stream broke off (a transient provider error event, a dropped connection; not the idle
-    /// limit, nor a stream that ended without its format's end).
+    /// the stream broke off (a transient provider error event, a dropped connection, a stream
+    /// that ended without its format's end; not the idle limit, which keeps what arrived).
     async fn read_events_shown(
         &self,
         started: Started,
@@ -319,7 +351,15 @@ impl ModelClient {
                         blocks = assembly.content.len(),
                         "the stream ended without {missing}; the reply is kept as an error"
                     );
-                    assembly.cut(StopReason::Error, crate::stream::cut_short(missing))
+                    // Cut before its end: another attempt may get it whole, as Pi 1.6.0 retries
+                    // a stream that "ended without" its end (the verifier, 2026-12-07).
+                    let message = crate::stream::cut_short(missing);
+                    broke_off = Some(LlmError::Network {
+                        provider: config.provider.clone(),
+                        message: message.clone(),
+                        retried: crate::error::Retried::NONE,
+                    });
+                    assembly.cut(StopReason::Error, message)
                 }
             },
             Stop::Cut {

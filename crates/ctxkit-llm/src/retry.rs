@@ -25,6 +25,10 @@ pub struct RetryPolicy {
     /// `None` waits as long as asked (`retry.provider.maxRetryDelayMs`, 60 s; 0 there means
     /// `None`). It never lengthens or removes the cap on the backoff.
     pub max_delay: Option<Duration>,
+    /// Whether a reply whose stream broke off after it began is sent again (within the same
+    /// `max_retries`): Pi's agent retries of a turn, which `retry.enabled: false` turns off
+    /// while the provider client's own retries stay.
+    pub restart_broken_replies: bool,
 }
 
 impl Default for RetryPolicy {
@@ -34,6 +38,7 @@ impl Default for RetryPolicy {
             base_delay: Duration::from_secs(2),
             max_agent_delay: Duration::from_secs(60),
             max_delay: Some(Duration::from_secs(60)),
+            restart_broken_replies: true,
         }
     }
 }
@@ -43,6 +48,7 @@ impl RetryPolicy {
     pub fn none() -> Self {
         Self {
             max_retries: 0,
+            restart_broken_replies: false,
             ..Self::default()
         }
     }
@@ -58,7 +64,7 @@ impl RetryPolicy {
 
 /// A request failed and will be sent again after `delay`: what a UI shows while it waits
 /// (`Retrying in 6 s (1 of 3): 429 Rate limit reached`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RetryNotice {
     /// The provider the request went to.
     pub provider: String,
@@ -75,6 +81,10 @@ pub struct RetryNotice {
     /// The reply had begun when its stream broke off: what was shown of it is dropped, and the
     /// request is sent again whole (a UI ends the shown part and starts the reply anew).
     pub restarted: bool,
+    /// What the dropped attempt of a restart used, as its provider reported it (priced): paid
+    /// for, and in no reply the session keeps, so the caller records it (`usage` of kind
+    /// `retry`).
+    pub dropped_usage: Option<Box<ctxkit_protocol::Usage>>,
 }
 
 impl RetryNotice {
@@ -223,6 +233,7 @@ where
             status: error.status(),
             reason: error.brief(),
             restarted: false,
+            dropped_usage: None,
         };
         tracing::warn!(
             provider,
@@ -365,6 +376,7 @@ mod tests {
             base_delay: Duration::from_millis(1),
             max_agent_delay: Duration::from_secs(60),
             max_delay: None,
+            restart_broken_replies: true,
         };
         let mut calls = 0;
         let result: Result<(), _> =
@@ -394,6 +406,7 @@ mod tests {
             base_delay: Duration::from_millis(1),
             max_agent_delay: Duration::from_secs(60),
             max_delay: None,
+            restart_broken_replies: true,
         };
         let mut notices = Vec::new();
         let mut observer = |notice: RetryNotice| notices.push(notice);
@@ -454,6 +467,7 @@ mod tests {
             status: Some(429),
             reason: "429 rate limited".into(),
             restarted: false,
+            dropped_usage: None,
         };
         assert_eq!(
             notice.describe(),

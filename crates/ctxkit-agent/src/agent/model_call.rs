@@ -143,14 +143,29 @@ impl Agent {
         let reply = loop {
             tokio::select! {
                 biased;
-                Some(delta) = receiver.recv() => observer.event(delta_event(delta)).await,
+                Some(delta) = receiver.recv() => self.pass_on(delta, observer).await,
                 reply = &mut call => break reply,
             }
         };
         while let Ok(delta) = receiver.try_recv() {
-            observer.event(delta_event(delta)).await;
+            self.pass_on(delta, observer).await;
         }
         reply
+    }
+
+    /// Shows a streamed piece, and records what an attempt dropped for a restart used (a `usage`
+    /// entry of kind `retry`: paid for, and in no reply the session keeps; the verifier,
+    /// 2026-12-07: `/cost` left broken attempts out).
+    async fn pass_on(&self, delta: ChatDelta, observer: &dyn AgentObserver) {
+        if let ChatDelta::Retrying(notice) = &delta
+            && let Some(usage) = notice.dropped_usage.clone()
+        {
+            let info = self.model.info();
+            if let Err(error) = self.engine.record_usage("retry", &info, *usage).await {
+                tracing::warn!(%error, "the usage of a dropped attempt was not recorded");
+            }
+        }
+        observer.event(delta_event(delta)).await;
     }
 }
 

@@ -126,6 +126,7 @@ fn client(model: &str, server: &MockServer) -> ModelClient {
             base_delay: Duration::from_millis(5),
             max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(1)),
+            restart_broken_replies: true,
         },
         timeout: Some(Duration::from_secs(5)),
         ..LlmOptions::default()

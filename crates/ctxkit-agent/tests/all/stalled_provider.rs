@@ -76,6 +76,7 @@ async fn agent_over(base_url: String, dir: &tempfile::TempDir) -> (ctxkit_agent:
             base_delay: Duration::from_millis(5),
             max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(5)),
+            restart_broken_replies: true,
         },
         timeouts: Timeouts {
             connect: Duration::from_secs(1),

@@ -118,6 +118,10 @@ pub fn llm_options(settings: &ctxkit_settings::SettingsManager) -> Result<ctxkit
             max_agent_delay: std::time::Duration::from_millis(retry.max_agent_delay_ms),
             max_delay: (retry.provider.max_retry_delay_ms != 0)
                 .then(|| std::time::Duration::from_millis(retry.provider.max_retry_delay_ms)),
+            // A reply broken off after it began is Pi's agent retry of the turn, which
+            // `retry.enabled: false` turns off (the provider client never resends a stream that
+            // began).
+            restart_broken_replies: agent_retries > 0,
         },
         timeout: retry
             .provider

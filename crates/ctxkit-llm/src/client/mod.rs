@@ -12,7 +12,7 @@ use crate::config::ProviderConfig;
 use crate::echoes::{Headers, SentSecrets};
 use crate::error::LlmError;
 use crate::http::{HttpClient, TimeoutPhase, error_chain};
-use crate::retry::{RetryObserver, retry_after, with_retries};
+use crate::retry::{RetryObserver, RetryPolicy, retry_after, with_retries};
 use crate::wire::{self, Completion, CompletionRequest};
 
 /// The output limit of a summary for a model the model table does not know (its own limit is
@@ -250,49 +250,43 @@ impl ModelClient {
         headers: &HeaderMap,
         body: &str,
         cancel: &CancellationToken,
-        observer: &mut RetryObserver<'_>,
+        (policy, observer): (&RetryPolicy, &mut RetryObserver<'_>),
     ) -> Result<Opened, LlmError> {
         let first_byte = self.config.timeouts.first_byte;
-        let attempts = with_retries(
-            &self.config.retry,
-            &self.config.provider,
-            cancel,
-            observer,
-            || async {
-                let send = self
-                    .http
-                    .inner()
-                    .post(url)
-                    .headers(headers.clone())
-                    .body(body.to_owned())
-                    .send();
-                let response = tokio::time::timeout(first_byte, send)
-                    .await
-                    .map_err(|_| self.timeout(TimeoutPhase::FirstByte))?
-                    .map_err(|error| self.transport_error(&error))?;
-                let status = response.status();
-                if !status.is_success() {
-                    let headers = response.headers().clone();
-                    let text = self.read_bounded(response).await.unwrap_or_default();
-                    return Err(self.answer_error(status, &headers, &text));
+        let attempts = with_retries(policy, &self.config.provider, cancel, observer, || async {
+            let send = self
+                .http
+                .inner()
+                .post(url)
+                .headers(headers.clone())
+                .body(body.to_owned())
+                .send();
+            let response = tokio::time::timeout(first_byte, send)
+                .await
+                .map_err(|_| self.timeout(TimeoutPhase::FirstByte))?
+                .map_err(|error| self.transport_error(&error))?;
+            let status = response.status();
+            if !status.is_success() {
+                let headers = response.headers().clone();
+                let text = self.read_bounded(response).await.unwrap_or_default();
+                return Err(self.answer_error(status, &headers, &text));
+            }
+            let is_json = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|value| value.to_str().ok())
+                .is_some_and(|value| value.contains("application/json"));
+            if is_json {
+                let text = self.read_bounded(response).await?;
+                if let Some(error) = self.error_in_success(&text) {
+                    return Err(error);
                 }
-                let is_json = response
-                    .headers()
-                    .get(CONTENT_TYPE)
-                    .and_then(|value| value.to_str().ok())
-                    .is_some_and(|value| value.contains("application/json"));
-                if is_json {
-                    let text = self.read_bounded(response).await?;
-                    if let Some(error) = self.error_in_success(&text) {
-                        return Err(error);
-                    }
-                    return Ok(Opened::Whole(text));
-                }
-                self.start_stream(response, cancel)
-                    .await
-                    .map(|started| Opened::Stream(Box::new(started)))
-            },
-        );
+                return Ok(Opened::Whole(text));
+            }
+            self.start_stream(response, cancel)
+                .await
+                .map(|started| Opened::Stream(Box::new(started)))
+        });
         tokio::select! {
             biased;
             () = cancel.cancelled() => Err(LlmError::Cancelled { provider: self.config.provider.clone() }),

@@ -19,7 +19,7 @@ use crate::retry::RetryNotice;
 use crate::wire::conversation;
 
 /// What a stream shows as it arrives.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ChatDelta {
     /// Reply text.
     Text(String),
@@ -29,8 +29,9 @@ pub enum ChatDelta {
     ToolCall { name: String },
     /// A text or thinking block is complete (a UI can render it now).
     BlockEnd,
-    /// The request failed before the reply started and is sent again after a wait (a 429, a 5xx,
-    /// a network error or a timeout): a UI says so while it waits.
+    /// The request failed and is sent again after a wait (a 429, a 5xx, a network error or a
+    /// timeout before the reply started; a passing error after it began, `restarted`): a UI says
+    /// so while it waits.
     Retrying(RetryNotice),
 }
 

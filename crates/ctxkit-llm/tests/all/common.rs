@@ -19,6 +19,7 @@ pub fn options(model: &str, server: &MockServer) -> LlmOptions {
             base_delay: Duration::from_millis(5),
             max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(5)),
+            restart_broken_replies: true,
         },
         timeout: Some(Duration::from_secs(5)),
         ..LlmOptions::default()

@@ -86,6 +86,7 @@ fn client(base_url: String) -> ModelClient {
             base_delay: Duration::from_millis(5),
             max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(1)),
+            restart_broken_replies: true,
         },
         max_reply_bytes: Some(LIMIT),
         ..LlmOptions::default()

@@ -497,3 +497,99 @@ async fn a_success_answer_whose_body_is_a_passing_error_is_retried() {
     assert!(retries(&shown).is_empty());
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
+
+/// A stream that breaks off after `Half`, as an `overloaded_error` event.
+fn broken_anthropic() -> String {
+    sse(&[
+        anthropic_start(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Half"}}),
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ])
+}
+
+/// Answers in turn: each of `answers` once (status, body), then `last` to every later request.
+async fn in_turn(answers: &[(u16, String)], last: String) -> MockServer {
+    let server = MockServer::start().await;
+    for (priority, (status, body)) in answers.iter().enumerate() {
+        let template = if *status == 200 {
+            stream_response(body.clone())
+        } else {
+            wiremock::ResponseTemplate::new(*status).set_body_string(body.clone())
+        };
+        Mock::given(method("POST"))
+            .respond_with(template)
+            .up_to_n_times(1)
+            .with_priority(u8::try_from(priority + 1).unwrap())
+            .mount(&server)
+            .await;
+    }
+    Mock::given(method("POST"))
+        .respond_with(stream_response(last))
+        .with_priority(u8::try_from(answers.len() + 1).unwrap())
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The verifier (2026-12-07): each restart had a budget of its own, 16 requests where Pi makes 4.
+/// The retries before a stream began and the restarts share `max_retries` (the test policy's 2).
+#[tokio::test]
+async fn retries_and_restarts_share_one_budget() {
+    let overloaded = (
+        529,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.to_owned(),
+    );
+    let server = in_turn(
+        &[overloaded.clone(), (200, broken_anthropic()), overloaded],
+        anthropic_reply("Whole"),
+    )
+    .await;
+    let (reply, shown) = streamed(&client("anthropic/claude-sonnet-4-5", &server)).await;
+    assert!(reply.is_err(), "{reply:?}");
+    assert_eq!(retries(&shown).len(), 2);
+    assert_eq!(server.received_requests().await.unwrap().len(), 3);
+}
+
+/// `retry.enabled: false` keeps the provider client's retries and sends no broken reply again,
+/// as Pi's client never resends a stream that began (the verifier, 2026-12-07).
+#[tokio::test]
+async fn no_restart_when_broken_replies_are_not_sent_again() {
+    let server = first_then("/v1/messages", broken_anthropic(), anthropic_reply("Whole")).await;
+    let mut options = options("anthropic/claude-sonnet-4-5", &server);
+    options.retry.restart_broken_replies = false;
+    let (reply, shown) = streamed(&client_with(&options)).await;
+    assert_eq!(reply.unwrap().stop_reason.as_deref(), Some("error"));
+    assert!(retries(&shown).is_empty());
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
+/// A cancel while a broken reply waits to be sent again ends it as an interruption, not as the
+/// error that broke it (the verifier, 2026-12-07: Esc said "Error: Overloaded", `-p` exited 7).
+/// The restart's notice carries what the dropped attempt used.
+#[tokio::test]
+async fn a_cancel_while_a_restart_waits_is_an_interruption() {
+    let server = first_then("/v1/messages", broken_anthropic(), anthropic_reply("Whole")).await;
+    let mut options = options("anthropic/claude-sonnet-4-5", &server);
+    options.retry.base_delay = std::time::Duration::from_secs(30);
+    let client = client_with(&options);
+    let cancel = CancellationToken::new();
+    let mut shown = Vec::new();
+    let mut sink = |delta: ChatDelta| {
+        if let ChatDelta::Retrying(notice) = &delta {
+            assert!(notice.restarted);
+            assert_eq!(
+                notice.dropped_usage.as_ref().map(|usage| usage.input),
+                Some(5)
+            );
+            cancel.cancel();
+        }
+        shown.push(delta);
+    };
+    let reply = client
+        .chat_streaming(&request(vec![user("hi")]), &cancel.clone(), &mut sink)
+        .await
+        .unwrap();
+    assert_eq!(reply.stop_reason.as_deref(), Some("aborted"), "{reply:?}");
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}

@@ -35,6 +35,7 @@ fn local_options(base_url: String, retries: u32, timeouts: Timeouts) -> LlmOptio
             base_delay: Duration::from_millis(5),
             max_agent_delay: Duration::from_secs(5),
             max_delay: Some(Duration::from_secs(5)),
+            restart_broken_replies: true,
         },
         timeouts,
         ..LlmOptions::default()

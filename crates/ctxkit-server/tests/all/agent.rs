@@ -188,6 +188,7 @@ impl ChatModel for RetriedOnce {
             status: Some(429),
             reason: "429 rate limited".to_owned(),
             restarted: false,
+            dropped_usage: None,
         }));
         self.0.chat_streaming(request, cancel, sink)
     }
