@@ -167,6 +167,15 @@ fn git_directories(top: &Path) -> Vec<PathBuf> {
 /// The user's global git configs (`~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`).
 pub(crate) fn global_configs(user_home: Option<&Path>) -> Vec<PathBuf> {
     let mut files = Vec::new();
+    // The files git reads besides the repository's: `GIT_CONFIG_GLOBAL` and `GIT_CONFIG_SYSTEM`
+    // when set, the system's (the verifier, 2026-12-07: a `core.hooksPath` set through
+    // `GIT_CONFIG_GLOBAL` was not guarded).
+    for variable in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"] {
+        if let Some(file) = std::env::var_os(variable).filter(|value| !value.is_empty()) {
+            files.push(PathBuf::from(file));
+        }
+    }
+    files.push(PathBuf::from("/etc/gitconfig"));
     if let Some(home) = user_home {
         files.push(home.join(".gitconfig"));
     }

@@ -202,6 +202,15 @@ pub const GUARDED_NAMES: &[&str] = &[
     ".pam_environment",
     ".vimrc",
     ".exrc",
+    ".vim",
+    ".emacs",
+    ".emacs.d",
+    ".tmux.conf",
+    ".gdbinit",
+    ".Rprofile",
+    ".ipython",
+    "sitecustomize.py",
+    "usercustomize.py",
     "*.pth",
 ];
 
@@ -218,7 +227,14 @@ const GUARDED_HOME_FOLDERS: &[&str] = &[
     "fish",
     "plasma-workspace",
     "nvim",
+    "vim",
+    "i3",
+    "sway",
 ];
+
+/// Folders of the home on the user's `PATH` by custom: a program written there runs in place of
+/// the one the user meant (`~/.local/bin/git`).
+const GUARDED_HOME_PROGRAM_FOLDERS: &[&str] = &[".local/bin", "bin"];
 
 impl Workspace {
     /// The workspace of a project at `root`, with ctxkit's home of this process protected
@@ -266,6 +282,9 @@ impl Workspace {
             for folder in GUARDED_HOME_FOLDERS {
                 self.guard(&config.join(folder));
             }
+        }
+        for folder in GUARDED_HOME_PROGRAM_FOLDERS {
+            self.guard(&user_home.join(folder));
         }
         // A guarded name of the home that is a link (a dotfiles project's `.bashrc`): where it
         // leads is guarded by its own name too (QA 2026-12-07: the project's `bashrc`, linked

@@ -580,6 +580,12 @@ fn shell_start_up_files_and_login_folders_are_guarded() {
         ".config/nvim/init.lua",
         ".local/lib/python3.12/site-packages/evil.pth",
         "dotfiles/bashrc",
+        ".local/bin/git",
+        "bin/ls",
+        ".emacs.d/init.el",
+        ".tmux.conf",
+        ".vim/plugin/x.vim",
+        ".config/vim/vimrc",
     ] {
         let place = workspace.locate(&home, guarded, Access::Write);
         assert!(

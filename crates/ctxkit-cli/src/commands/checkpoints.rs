@@ -313,7 +313,17 @@ impl CheckpointStore {
             let outcome = copy.add_taken_at(snapshot, previous.as_deref(), folders, max_bytes)?;
             if outcome == AddOutcome::Kept {
                 copied += 1;
-                if let Some(state) = self.index.written.get(&snapshot.path) {
+                // What the agent last wrote is the fork's only when every turn that wrote the
+                // file is one the fork holds; else a rewind there asks before replacing it (the
+                // verifier, 2026-12-07: a fork made before a later write took that write's
+                // record, and a rewind replaced the file without asking).
+                let all_held = self
+                    .index
+                    .snapshots
+                    .iter()
+                    .filter(|other| other.path == snapshot.path)
+                    .all(|other| turns.contains(other.turn.as_str()));
+                if let Some(state) = self.index.written.get(&snapshot.path).filter(|_| all_held) {
                     copy.index
                         .written
                         .insert(snapshot.path.clone(), state.clone());
@@ -650,7 +660,17 @@ mod tests {
             copy.read_blob(&copy.snapshots()[0], 100).unwrap(),
             Some(b"before".to_vec())
         );
-        assert_eq!(copy.written(&file), Some(digest(b"after").as_str()));
+        // `u3`, which the fork does not hold, wrote the file too: the record of what the agent
+        // wrote last is not the fork's, and a rewind there asks before replacing the file.
+        assert_eq!(copy.written(&file), None);
+        let everything = dir.path().join("2026_all.jsonl");
+        let all_turns = ["u1", "u2", "u3"].into_iter().collect();
+        assert_eq!(
+            store.copy_turns_to(&everything, &all_turns, 100).unwrap(),
+            3
+        );
+        let whole = CheckpointStore::open(&everything).unwrap();
+        assert_eq!(whole.written(&file), Some(digest(b"after").as_str()));
         // Copied again (a second fork of the same turns into it): nothing twice.
         assert_eq!(store.copy_turns_to(&fork, &turns, 100).unwrap(), 0);
         // A snapshot that cannot be read is left out, the others copied.

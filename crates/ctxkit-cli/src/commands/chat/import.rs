@@ -142,6 +142,15 @@ impl Chat {
         if let Some(damaged) = damaged {
             self.ui.notice(&damaged);
         }
+        // Its file snapshots come with it, as with `chat --fork` (the verifier, 2026-12-07).
+        if let Ok(copy) = Session::open(&target)
+            && let Err(error) =
+                crate::commands::checkpoints::carry_to_fork(source, &target, &copy, u64::MAX)
+        {
+            self.ui.notice(&format!(
+                "The copy's rewinds cannot put files back as before it: {error:#}"
+            ));
+        }
         Ok(target)
     }
 }
