@@ -186,7 +186,9 @@ impl Chat {
     /// Opens the session file `path` in the chat (`open`: the file open now, which is read again
     /// only when another program added to it, since this chat holds it).
     async fn resume_file(&mut self, path: &Path, open: Option<&Path>) -> Result<bool> {
-        if open == Some(path) {
+        // Named however it is typed (`./s.jsonl`, through a link): the same file is the open one.
+        let real = |path: &Path| std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        if open.is_some_and(|open| real(open) == real(path)) {
             if !self.resume_open_session(path).await? {
                 return Ok(false);
             }
