@@ -62,16 +62,20 @@ pub struct CheckpointStore {
 
 /// Copies into `fork`'s checkpoints the snapshots `source`'s hold of the turns `fork_session`
 /// holds (the user messages a fork copies keep their ids), so a rewind in the fork puts files back
-/// as one in `source` would: `/fork`, `/clone`, `ctxkit fork` and `ctxkit chat --fork` (QA
-/// 2026-12-07: a fork's rewind found no snapshot). The copy is bounded by the source's own
-/// budget, which its snapshots are within; how many were copied.
+/// as one in `source` would: `/fork`, `/clone`, `ctxkit fork`, `ctxkit chat --fork` and `/import`
+/// (QA 2026-12-07: a fork's rewind found no snapshot). Only for a copy in the same project: the
+/// snapshots are of that project's files, which a copy working elsewhere has no business putting
+/// back. The copy is bounded by the source's own budget, which its snapshots are within; how many
+/// were copied.
 pub fn carry_to_fork(
     source: &Path,
     fork: &Path,
     fork_session: &ctxkit_session::Session,
     max_bytes: u64,
 ) -> Result<usize> {
-    if !checkpoint_dir(source).exists() {
+    let same_project =
+        ctxkit_session::read_header(source).is_ok_and(|header| header.cwd == fork_session.cwd());
+    if !same_project || !checkpoint_dir(source).exists() {
         return Ok(0);
     }
     let turns: Vec<&str> = fork_session
@@ -678,6 +682,37 @@ mod tests {
         let blob = store.snapshots()[0].blob.clone().unwrap();
         std::fs::write(checkpoint_dir(&session).join(blob), "changed size").unwrap();
         assert_eq!(store.copy_turns_to(&other, &turns, 100).unwrap(), 1);
+    }
+
+    /// A copy working in another project (`chat --fork` or `/import` of another project's
+    /// session) gets none of the source's snapshots: they would put back files of a project the
+    /// copy does not work in.
+    #[test]
+    fn a_copy_in_another_project_gets_no_snapshots() {
+        let dir = tempfile::tempdir().unwrap();
+        let session_in = |name: &str, cwd: &str| {
+            let file = dir.path().join(name);
+            std::fs::write(
+                &file,
+                format!(
+                    "{{\"type\":\"session\",\"version\":3,\"id\":\"{name}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"{cwd}\"}}\n\
+                     {{\"type\":\"message\",\"id\":\"u1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"go\",\"timestamp\":1}}}}\n"
+                ),
+            )
+            .unwrap();
+            file
+        };
+        let source = session_in("source.jsonl", "/p1");
+        let mut store = CheckpointStore::open(&source).unwrap();
+        store
+            .add("u1", Path::new("/p1/a.txt"), Some(b"before"), &[], 100)
+            .unwrap();
+        let elsewhere = session_in("elsewhere.jsonl", "/p2");
+        let opened = ctxkit_session::Session::open(&elsewhere).unwrap();
+        assert_eq!(carry_to_fork(&source, &elsewhere, &opened, 100).unwrap(), 0);
+        let here = session_in("here.jsonl", "/p1");
+        let opened = ctxkit_session::Session::open(&here).unwrap();
+        assert_eq!(carry_to_fork(&source, &here, &opened, 100).unwrap(), 1);
     }
 
     #[test]

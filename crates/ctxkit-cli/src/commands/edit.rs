@@ -56,6 +56,31 @@ pub fn fork_from(
     Ok(Outcome::Success)
 }
 
+/// The Pi or ctxkit session at `source` copied into `dir` as a session of project `cwd` (under
+/// `id` when given), as Pi's `--fork` copies one: refused when a newer version wrote it, with the
+/// file snapshots of its turns ([`super::checkpoints::carry_to_fork`]). The copy's path, and what
+/// to tell the user of it (the source is damaged; its snapshots could not come): `chat --fork`
+/// and `/import`.
+pub(crate) fn copy_session(
+    source: &Path,
+    cwd: &str,
+    dir: &Path,
+    id: Option<String>,
+) -> Result<(PathBuf, Vec<String>)> {
+    let mut notes: Vec<String> = super::check_copy_source(source)?.into_iter().collect();
+    let copy = Session::fork_from_as(source, cwd, dir, id)?;
+    let path = copy
+        .path()
+        .map(Path::to_path_buf)
+        .ok_or_else(|| anyhow::anyhow!("the copy of `{}` has no file", source.display()))?;
+    if let Err(error) = super::checkpoints::carry_to_fork(source, &path, &copy, u64::MAX) {
+        notes.push(format!(
+            "the copy's rewinds cannot put files back as before it: {error:#}"
+        ));
+    }
+    Ok((path, notes))
+}
+
 /// `--cwd` of `fork-from`: an existing folder, made absolute and resolved as Pi resolves it
 /// (`../proj` and `proj/` name the folder `proj`).
 pub(super) fn project_folder(cwd: &Path) -> Result<String> {

@@ -132,24 +132,15 @@ fn forked(
             target
         }
         Err(ImportError::AlreadyPiSession { .. }) => {
-            if let Some(damaged) = crate::commands::check_copy_source(&source)? {
-                writeln!(crate::redact::stderr(), "warning: {damaged}")?;
+            let (copy, notes) = crate::commands::edit::copy_session(&source, cwd, session_dir, id)?;
+            for note in notes {
+                writeln!(crate::redact::stderr(), "warning: {note}")?;
             }
-            let copy = Session::fork_from_as(&source, cwd, session_dir, id)?;
-            copy.path().map(Path::to_path_buf).unwrap_or_default()
+            copy
         }
         Err(error) => return Err(error.into()),
     };
     let session = Session::open(&copy)?;
-    // A Pi or ctxkit session's file snapshots come with it (an import has none).
-    if let Err(error) =
-        crate::commands::checkpoints::carry_to_fork(&source, &copy, &session, u64::MAX)
-    {
-        writeln!(
-            crate::redact::stderr(),
-            "warning: the fork's rewinds cannot put files back as before it: {error:#}"
-        )?;
-    }
     Ok((session, StartNote::Forked { source, copy }))
 }
 

@@ -125,31 +125,18 @@ impl Chat {
         }
         std::fs::create_dir_all(&self.session_dir)
             .with_context(|| format!("cannot create `{}`", self.session_dir.display()))?;
-        let damaged = crate::commands::check_copy_source(source)?;
         let cwd = self.cwd.display().to_string();
-        let copy = Session::fork_from(source, &cwd, &self.session_dir)
-            .with_context(|| format!("cannot copy `{}`", source.display()))?;
-        let target = copy
-            .path()
-            .map(Path::to_path_buf)
-            .ok_or_else(|| anyhow::anyhow!("the copy of `{}` has no file", source.display()))?;
+        let (target, notes) =
+            crate::commands::edit::copy_session(source, &cwd, &self.session_dir, None)
+                .with_context(|| format!("cannot copy `{}`", source.display()))?;
         self.ui.line(&format!(
             "Imported {} into {} (a copy with a session id of its own; the file named stays as \
              it was)",
             source.display(),
             target.display()
         ));
-        if let Some(damaged) = damaged {
-            self.ui.notice(&damaged);
-        }
-        // Its file snapshots come with it, as with `chat --fork` (the verifier, 2026-12-07).
-        if let Ok(copy) = Session::open(&target)
-            && let Err(error) =
-                crate::commands::checkpoints::carry_to_fork(source, &target, &copy, u64::MAX)
-        {
-            self.ui.notice(&format!(
-                "The copy's rewinds cannot put files back as before it: {error:#}"
-            ));
+        for note in notes {
+            self.ui.notice(&note);
         }
         Ok(target)
     }
