@@ -11,13 +11,45 @@ use std::path::PathBuf;
 
 /// How `ls` and `grep` show the file name or path `name`: as it is, or quoted as `$'…'` when it
 /// is not valid UTF-8, holds a control character or holds `$'` (so that a name shown as it is
-/// never reads as a quoted one).
+/// never reads as a quoted one). So is one that would not read as what it is: one that starts
+/// or ends with a space (`$'notes.txt '`, the space otherwise unseen and lost when the model
+/// passes the name back) or holds an invisible character (a bidirectional override that draws
+/// `txt.sh` as `hs.txt`, a zero-width space).
 pub(crate) fn shown(name: &OsStr) -> String {
     let bytes = name.as_bytes();
     match std::str::from_utf8(bytes) {
-        Ok(text) if !text.chars().any(char::is_control) && !text.contains("$'") => text.to_owned(),
+        Ok(text) if reads_as_it_is(text) => text.to_owned(),
         _ => quoted(bytes),
     }
+}
+
+/// Whether `text` shown as it is reads as exactly what it is.
+fn reads_as_it_is(text: &str) -> bool {
+    let spaced = |character: Option<char>| character.is_some_and(char::is_whitespace);
+    let padded = |part: &str| spaced(part.chars().next()) || spaced(part.chars().next_back());
+    !text
+        .chars()
+        .any(|character| character.is_control() || invisible(character))
+        && !text.contains("$'")
+        && !text.split('/').any(padded)
+}
+
+/// Unicode's format characters that draw nothing or reorder what follows: the soft hyphen,
+/// zero-width spaces and joiners, bidirectional marks, overrides and isolates, the byte-order
+/// mark, interlinear annotation marks.
+fn invisible(character: char) -> bool {
+    matches!(
+        character,
+        '\u{ad}'
+            | '\u{61c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
 }
 
 /// `path` as every question and tool line shows it to the user (`shown`): a name holding a line
@@ -45,7 +77,7 @@ fn quoted(bytes: &[u8]) -> String {
                 '\r' => text.push_str("\\r"),
                 '\\' => text.push_str("\\\\"),
                 '\'' => text.push_str("\\'"),
-                control if control.is_control() => {
+                control if control.is_control() || invisible(control) => {
                     let mut buffer = [0; 4];
                     for byte in control.encode_utf8(&mut buffer).bytes() {
                         text.push_str(&format!("\\x{byte:02x}"));
@@ -184,6 +216,26 @@ mod tests {
         // A C1 control character is shown as its UTF-8 bytes.
         assert_eq!(shown(name("a\u{85}b".as_bytes())), r"$'a\xc2\x85b'");
         assert_eq!(decoded(r"$'a\xc2\x85b'"), Path::new("a\u{85}b"));
+    }
+
+    /// QA 2026-12-07: a name ending in a space was listed as `notes.txt `, the space unseen
+    /// and dropped when the model passed the name back; a right-to-left override drew a name
+    /// backwards in the question asked before a write.
+    #[test]
+    fn names_that_would_not_read_as_they_are_are_quoted() {
+        let cases: [(&str, &str); 6] = [
+            ("notes.txt ", "$'notes.txt '"),
+            ("src /a.rs", "$'src /a.rs'"),
+            (" lead", "$' lead'"),
+            ("evil\u{202e}hs.txt", r"$'evil\xe2\x80\xaehs.txt'"),
+            ("zero\u{200b}width", r"$'zero\xe2\x80\x8bwidth'"),
+            ("\u{feff}bom.md", r"$'\xef\xbb\xbfbom.md'"),
+        ];
+        for (plain, expected) in cases {
+            assert_eq!(shown(name(plain.as_bytes())), expected);
+            assert_eq!(decoded(expected), Path::new(plain), "{expected}");
+        }
+        assert_eq!(shown(name("a b.txt".as_bytes())), "a b.txt");
     }
 
     #[test]

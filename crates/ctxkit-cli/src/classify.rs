@@ -203,7 +203,7 @@ fn classify_session(session_error: &SessionError) -> (u8, Option<String>) {
             (5, Some(format!("another process wrote `{}` meanwhile; run the command again", path.display())))
         }
         SessionError::FileChanged { path, .. } => {
-            (5, Some(format!("nothing was appended to `{}`; open it again, or write the session afresh (`/save` in `ctxkit chat`)", path.display())))
+            (5, Some(format!("nothing was appended to `{}`, which changed while the command ran; run the command again", path.display())))
         }
         SessionError::LineChanged { path, .. } => {
             (5, Some(format!("another program rewrote `{}` in place; run the command again", path.display())))

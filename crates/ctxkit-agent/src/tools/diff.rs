@@ -1,7 +1,9 @@
 //! The change a `write` or an `edit` made, as the chat shows it and Pi 1.6 stores an edit's in
 //! its result's details (`{diff, firstChangedLine}`): changed lines marked `-` (old line number)
 //! and `+` (new line number), up to four unchanged lines around each change, ` …` for lines left
-//! out.
+//! out. A change only to line endings stays visible: where the changed lines mix CRLF and LF
+//! endings, a CRLF one ends in `␍`, and a changed last line without a newline is followed by
+//! git's `\ No newline at end of file`.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -27,6 +29,7 @@ pub(super) fn details(before: &str, after: &str) -> Option<Value> {
         .max(after.lines().count())
         .to_string()
         .len();
+    let marks_endings = changed_endings_differ(&diff);
     let mut lines: Vec<String> = Vec::new();
     let mut first_changed = None;
     for (index, group) in diff.grouped_ops(CONTEXT_LINES).iter().enumerate() {
@@ -44,10 +47,18 @@ pub(super) fn details(before: &str, after: &str) -> Option<Value> {
                     ChangeTag::Equal => (' ', change.old_index()),
                 };
                 let number = number.map_or(0, |index| index + 1);
-                let text = change.value().trim_end_matches(['\n', '\r']);
-                let mut line = String::with_capacity(text.len() + width + 2);
+                let value = change.value();
+                let text = value.trim_end_matches(['\n', '\r']);
+                let mut line = String::with_capacity(text.len() + width + 5);
                 let _ = write!(line, "{mark}{number:>width$} {text}");
+                let changed = change.tag() != ChangeTag::Equal;
+                if changed && marks_endings && value.ends_with("\r\n") {
+                    line.push('␍');
+                }
                 lines.push(line);
+                if changed && !value.ends_with('\n') {
+                    lines.push(NO_NEWLINE_AT_END.to_owned());
+                }
             }
         }
     }
@@ -58,6 +69,27 @@ pub(super) fn details(before: &str, after: &str) -> Option<Value> {
         lines.push(format!(" {:width$} … ({left_out} more lines)", ""));
     }
     Some(json!({"diff": lines.join("\n"), "firstChangedLine": first_changed}))
+}
+
+/// What follows a changed last line that has no newline, as git writes it.
+const NO_NEWLINE_AT_END: &str = "\\ No newline at end of file";
+
+/// Whether the changed lines end in both CRLF and LF, so that which one a line has is part of
+/// what changed and has to be drawn.
+fn changed_endings_differ<'text>(diff: &TextDiff<'text, 'text, '_, str>) -> bool {
+    let (mut crlf, mut lf) = (false, false);
+    for change in diff.iter_all_changes() {
+        if change.tag() == ChangeTag::Equal {
+            continue;
+        }
+        let value = change.value();
+        if value.ends_with("\r\n") {
+            crlf = true;
+        } else if value.ends_with('\n') {
+            lf = true;
+        }
+    }
+    crlf && lf
 }
 
 #[cfg(test)]
@@ -92,6 +124,21 @@ mod tests {
             " 20 line 20",
         ];
         assert_eq!(details["diff"], expected.join("\n"));
+    }
+
+    #[test]
+    fn a_change_only_to_line_endings_is_drawn() {
+        let crlf_to_lf = details("a\r\nb\r\n", "a\nb\r\n").unwrap();
+        assert_eq!(crlf_to_lf["diff"], "-1 a␍\n+1 a\n 2 b");
+        let newline_dropped = details("a\nb\n", "a\nb").unwrap();
+        assert_eq!(
+            newline_dropped["diff"],
+            " 1 a\n-2 b\n+2 b\n\\ No newline at end of file"
+        );
+        assert_eq!(newline_dropped["firstChangedLine"], 2);
+        // A file that is CRLF throughout draws no marks.
+        let text_only = details("a\r\n", "b\r\n").unwrap();
+        assert_eq!(text_only["diff"], "-1 a\n+1 b");
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! `read`, `write`, `edit` and `ls`.
 
+use std::fmt::Write as _;
+
 use serde::Deserialize;
 
 use super::diff;
 use super::limit::Keep;
 use super::replacement::{self, Unmatched};
+use super::utf16::Utf16;
 use super::{ToolContext, ToolOutcome, bounded_outcome, lax};
 use crate::tool::Target;
 use crate::workspace::Access;
@@ -23,6 +26,15 @@ pub(super) fn read_bounded(target: &Target, max: u64) -> Result<(Vec<u8>, u64), 
         .jail
         .read(&target.path, max)
         .map_err(|error| jail_reason(&error))
+}
+
+/// A file's bytes as text: UTF-16 when `encoding` says so, UTF-8 otherwise; `None` when they
+/// are not.
+fn file_text(bytes: Vec<u8>, encoding: Option<Utf16>) -> Option<String> {
+    match encoding {
+        Some(order) => order.decode(&bytes),
+        None => String::from_utf8(bytes).ok(),
+    }
 }
 
 /// The reason of a jail's refusal, without the path the caller already names.
@@ -77,9 +89,11 @@ pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOut
         ));
     }
     // What the file held, for the diff the chat shows (none when it is not text ctxkit reads).
+    let mut was_utf16 = None;
     let before = match target.jail.read(&target.path, MAX_READ_BYTES) {
         Ok((bytes, size)) if u64::try_from(bytes.len()).unwrap_or(u64::MAX) >= size => {
-            String::from_utf8(bytes).ok()
+            was_utf16 = Utf16::of(&bytes);
+            file_text(bytes, was_utf16)
         }
         Ok(_) => None,
         Err(error) => error.is_not_found().then(String::new),
@@ -94,7 +108,11 @@ pub fn write(arguments: WriteArguments, context: &ToolContext) -> Result<ToolOut
         .jail
         .write_atomic(&target.path, content.as_bytes())
         .map_err(|error| unwritten("write", shown, &error))?;
-    let mut outcome = ToolOutcome::ok(format!("Wrote {} bytes to {shown}", content.len()));
+    let mut said = format!("Wrote {} bytes to {shown}", content.len());
+    if let Some(order) = was_utf16 {
+        let _ = write!(said, " (it was {}; it is UTF-8 now)", order.name());
+    }
+    let mut outcome = ToolOutcome::ok(said);
     outcome.details = before.and_then(|before| {
         diff::details(
             &context.workspace.redact(&before),
@@ -189,8 +207,9 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
             MAX_READ_BYTES / (1024 * 1024)
         ));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| format!("Cannot edit `{shown}`: it is not UTF-8 text"))?;
+    let encoding = Utf16::of(&bytes);
+    let text = file_text(bytes, encoding)
+        .ok_or_else(|| format!("Cannot edit `{shown}`: it is not UTF-8 or UTF-16 text"))?;
     if context.workspace.holds_known_secret(&text) {
         return Err(holds_a_key("edit", shown));
     }
@@ -220,9 +239,14 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
             "`newText` is the text it would replace in `{shown}`: nothing was changed"
         ));
     }
+    // A UTF-16 file stays in its encoding, byte-order mark and all.
+    let written = match encoding {
+        Some(order) => std::borrow::Cow::Owned(order.encode(&updated)),
+        None => std::borrow::Cow::Borrowed(updated.as_bytes()),
+    };
     target
         .jail
-        .write_atomic(&target.path, updated.as_bytes())
+        .write_atomic(&target.path, &written)
         .map_err(|error| unwritten("edit", shown, &error))?;
     let mut outcome = ToolOutcome::ok(match made.as_slice() {
         [one] => format!(
@@ -286,7 +310,8 @@ pub fn ls(
 ) -> Result<ToolOutcome, String> {
     let shown = arguments.path.as_deref().unwrap_or(".");
     let limit = arguments.limit.unwrap_or(LS_LIMIT);
-    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    // At least one, as `find` and `grep` take it: `limit: 0` listed nothing (QA 2026-12-07).
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX).max(1);
     let target = context.target("ls", shown, Access::Read)?;
     let entries = target
         .jail
@@ -351,6 +376,53 @@ mod tests {
             wide.text
         );
         assert!(!context.output_dir.exists(), "a copy was saved");
+    }
+
+    /// QA 2026-12-07: a UTF-16 file (PowerShell's `>` writes them) was "a binary file" to
+    /// `read` and "not UTF-8 text" to `edit`. Now it reads as text and an edit keeps its
+    /// encoding; a write over it says it turned the file into UTF-8.
+    #[test]
+    fn a_utf16_file_is_read_and_edited_as_text_in_its_own_encoding() {
+        use super::super::utf16::Utf16;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.txt");
+        let context = super::super::test_support::context(dir.path());
+        for order in [Utf16::Little, Utf16::Big] {
+            std::fs::write(&path, order.encode("Status: ok\r\nCount: 3\r\n")).unwrap();
+            let read = run_tool("read", &json!({"path": "out.txt"}), "r", &context);
+            assert!(!read.is_error, "{}", read.text);
+            assert!(read.text.contains("Status: ok\nCount: 3"), "{}", read.text);
+            let edit = json!({"path": "out.txt", "oldText": "Count: 3", "newText": "Count: 4"});
+            let edited = run_tool("edit", &edit, "e", &context);
+            assert!(!edited.is_error, "{}", edited.text);
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(bytes, order.encode("Status: ok\r\nCount: 4\r\n"));
+            let diff = edited.details.as_ref().unwrap()["diff"].as_str().unwrap();
+            assert!(diff.contains("+2 Count: 4"), "{diff}");
+        }
+        let written = run_tool(
+            "write",
+            &json!({"path": "out.txt", "content": "new\n"}),
+            "w",
+            &context,
+        );
+        assert!(
+            written
+                .text
+                .ends_with("(it was UTF-16 BE; it is UTF-8 now)"),
+            "{}",
+            written.text
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"new\n");
+        let mut broken = Utf16::Little.encode("a");
+        broken.extend_from_slice(&[0x00, 0xD8]);
+        std::fs::write(&path, broken).unwrap();
+        let read = run_tool("read", &json!({"path": "out.txt"}), "r", &context);
+        assert!(
+            read.is_error && read.text.contains("is not valid UTF-16 LE"),
+            "{}",
+            read.text
+        );
     }
 
     #[test]
@@ -535,7 +607,7 @@ mod tests {
         assert_eq!(write("a\nb\n").unwrap()["diff"], "+1 a\n+2 b");
         assert_eq!(write("a\nc\n").unwrap()["diff"], " 1 a\n-2 b\n+2 c");
         assert_eq!(write("a\nc\n"), None, "nothing changed");
-        std::fs::write(dir.path().join("notes.txt"), [0xff, 0xfe]).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), [0xfe, 0xfe, 0xff]).unwrap();
         assert_eq!(
             write("text\n"),
             None,

@@ -19,6 +19,7 @@ pub mod saved_output;
 mod search;
 mod search_file;
 mod shell;
+mod utf16;
 mod walk;
 
 use std::sync::Arc;

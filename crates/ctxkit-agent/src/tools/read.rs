@@ -9,6 +9,7 @@ use serde::Deserialize;
 use super::files::{MAX_READ_BYTES, jail_reason};
 use super::limit::{Keep, MAX_LINES, READ_NOTICE_STARTS};
 use super::lines::{LineRead, LineReader};
+use super::utf16::Utf16;
 use super::{ToolContext, ToolOutcome, lax};
 use crate::workspace::Access;
 
@@ -46,22 +47,60 @@ pub fn read(arguments: ReadArguments, context: &ToolContext) -> Result<ToolOutco
     if let Some(kind) = ctxkit_images::sniff(&head) {
         return image(opened, head, kind, shown, context);
     }
+    let page = Page {
+        first: arguments.offset.unwrap_or(1).max(1) - 1,
+        limit: arguments.limit.unwrap_or(u64::MAX),
+    };
+    if let Some(order) = Utf16::of(&head) {
+        let text = utf16_text(opened, head, order, shown)?;
+        let reader = LineReader::new(text.as_bytes()).stopping_on(&context.cancel);
+        let lines = page
+            .read(reader, context.max_output_bytes)
+            .map_err(|error| cannot(error.to_string()))?;
+        return lines.outcome(&page, shown, context);
+    }
     if head.contains(&0) {
         return Err(format!(
             "`{shown}` is a binary file ({} bytes); only text files can be read",
             opened.size()
         ));
     }
-    let page = Page {
-        first: arguments.offset.unwrap_or(1).max(1) - 1,
-        limit: arguments.limit.unwrap_or(u64::MAX),
-    };
     let reader =
         LineReader::new(std::io::Cursor::new(head).chain(opened)).stopping_on(&context.cancel);
     let lines = page
         .read(reader, context.max_output_bytes)
         .map_err(|error| cannot(error.to_string()))?;
     lines.outcome(&page, shown, context)
+}
+
+/// The text of the UTF-16 file whose first bytes `head` are, read whole (at most
+/// [`MAX_READ_BYTES`]).
+fn utf16_text(
+    mut opened: ctxkit_jail::OpenedFile,
+    mut head: Vec<u8>,
+    order: Utf16,
+    shown: &str,
+) -> Result<String, String> {
+    let rest = (MAX_READ_BYTES + 1).saturating_sub(u64::try_from(head.len()).unwrap_or(u64::MAX));
+    (&mut opened)
+        .take(rest)
+        .read_to_end(&mut head)
+        .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
+    if u64::try_from(head.len()).unwrap_or(u64::MAX) > MAX_READ_BYTES {
+        return Err(format!(
+            "`{shown}` is a {} file over {} MiB; `read` takes such files up to {} MiB",
+            order.name(),
+            MAX_READ_BYTES / (1024 * 1024),
+            MAX_READ_BYTES / (1024 * 1024)
+        ));
+    }
+    order.decode(&head).ok_or_else(|| {
+        format!(
+            "`{shown}` starts as a {} file but is not valid {}; only text files can be read",
+            order.name(),
+            order.name()
+        )
+    })
 }
 
 /// The image whose first bytes `head` are, read whole (at most [`MAX_READ_BYTES`]).

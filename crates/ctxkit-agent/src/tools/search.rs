@@ -89,6 +89,7 @@ pub fn grep(
     let context_lines = arguments.context.unwrap_or(0).min(MAX_CONTEXT_LINES);
     let mut found = Matches::new(limit, usize::try_from(context_lines).unwrap_or(0));
     let mut limited = false;
+    let mut unread = Unread::default();
     for entry in walker.build().filter_map(Result::ok) {
         if context.cancel.is_cancelled() {
             return Err("Search cancelled".to_owned());
@@ -107,7 +108,11 @@ pub fn grep(
                 skipped.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            Err(_) => continue,
+            Err(error) => {
+                let name = display_path(entry.path(), &base);
+                unread.add(name, super::files::jail_reason(&error));
+                continue;
+            }
         };
         let name = display_path(entry.path(), &base);
         match search_file(file, &regex, &name, context, &mut found) {
@@ -118,7 +123,8 @@ pub fn grep(
                     "`{name}` is a binary file (a NUL byte among its first bytes): not searched"
                 )));
             }
-            Ok(Searched::Whole | Searched::Binary) | Err(_) => {}
+            Ok(Searched::Whole | Searched::Binary) => {}
+            Err(error) => unread.add(name, error.to_string()),
             Ok(Searched::LimitReached) => {
                 limited = true;
                 break;
@@ -127,7 +133,7 @@ pub fn grep(
         }
     }
     let lines = found.lines;
-    let skipped = skipped_notice(skipped.load(Ordering::Relaxed));
+    let skipped = skipped_notice(skipped.load(Ordering::Relaxed)) + &unread.notice();
     if lines.is_empty() {
         let long_lines = long_lines_notice(found.long_lines);
         return Ok(ToolOutcome::ok(format!(
@@ -144,6 +150,34 @@ pub fn grep(
     text.push_str(&long_lines_notice(found.long_lines));
     text.push_str(&skipped);
     Ok(bounded_outcome(&text, Keep::Head, call_id, context, false))
+}
+
+/// The files a search could not open or read to the end (one nested past the jail's depth, one
+/// without permission, one failing mid-read): said after the result, with the first of them and
+/// why, so that "No matches found" is never read as "searched everywhere" (QA 2026-12-07).
+#[derive(Default)]
+struct Unread {
+    count: usize,
+    first: Option<(String, String)>,
+}
+
+impl Unread {
+    fn add(&mut self, name: String, reason: String) {
+        self.count += 1;
+        self.first.get_or_insert((name, reason));
+    }
+
+    fn notice(&self) -> String {
+        let Some((name, reason)) = &self.first else {
+            return String::new();
+        };
+        match self.count {
+            1 => format!("\n\n[1 file could not be searched: `{name}`: {reason}]"),
+            many => {
+                format!("\n\n[{many} files could not be searched, among them `{name}`: {reason}]")
+            }
+        }
+    }
 }
 
 /// A walk of `root` as the search tools walk: hidden files included, `.gitignore` respected in
@@ -331,6 +365,40 @@ mod tests {
         );
         let outcome = run_tool("read", &json!({"path": "$'c\\xff.txt'"}), "c", &context);
         assert!(outcome.text.contains("needle two"), "{}", outcome.text);
+    }
+
+    /// QA 2026-12-07: a file nested past the jail's depth was left out without a word, and
+    /// "No matches found" read as searched everywhere.
+    #[test]
+    fn a_file_that_could_not_be_opened_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep =
+            (0..ctxkit_jail::MAX_DEPTH).fold(dir.path().to_path_buf(), |path, _| path.join("d"));
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("deep.txt"), "needle\n").unwrap();
+        let context = context(dir.path());
+        let outcome = run_tool("grep", &json!({"pattern": "needle"}), "c", &context);
+        assert!(
+            outcome
+                .text
+                .starts_with("No matches found\n\n[1 file could not be searched: `d/d/"),
+            "{}",
+            outcome.text
+        );
+        assert!(
+            outcome.text.ends_with("more than the 256 allowed]"),
+            "{}",
+            outcome.text
+        );
+        std::fs::write(dir.path().join("top.txt"), "needle\n").unwrap();
+        let outcome = run_tool("grep", &json!({"pattern": "needle"}), "c", &context);
+        assert!(
+            outcome
+                .text
+                .starts_with("top.txt:1: needle\n\n[1 file could not"),
+            "{}",
+            outcome.text
+        );
     }
 
     /// QA: with the project at `~`, `grep SECRET .aws` and `grep SECRET .aws/credentials`

@@ -202,7 +202,9 @@ fn made_new_file(outcome: &ToolOutcome) -> bool {
     let mut lines = diff.lines().peekable();
     while let Some(line) = lines.next() {
         let last_note = lines.peek().is_none() && line.trim_start().starts_with("… (");
-        if !line.starts_with('+') && !last_note {
+        // git's `\ No newline at end of file` after the last line.
+        let ending_note = line.starts_with('\\');
+        if !line.starts_with('+') && !last_note && !ending_note {
             return false;
         }
     }
@@ -454,6 +456,16 @@ mod tests {
     fn a_long_new_file_whose_diff_was_cut_is_still_new() {
         let diff = "+1 a\n+2 b\n  … (300 more lines)";
         let lines = shown(false, &written(diff), write_call("notes.txt", "a\nb\n"));
+        assert_eq!(
+            lines, "  Successfully wrote 80 bytes to src/lib.rs\n  a\n  b",
+            "{lines}"
+        );
+    }
+
+    #[test]
+    fn a_new_file_without_a_last_newline_is_still_new() {
+        let diff = "+1 a\n+2 b\n\\ No newline at end of file";
+        let lines = shown(false, &written(diff), write_call("notes.txt", "a\nb"));
         assert_eq!(
             lines, "  Successfully wrote 80 bytes to src/lib.rs\n  a\n  b",
             "{lines}"
