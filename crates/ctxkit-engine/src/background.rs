@@ -61,7 +61,12 @@ impl Engine {
             return;
         }
         let planning = state.planning();
-        let planned = ctxkit_tokens::compaction_threshold(window, planning.reserve_tokens);
+        // The checks' own threshold (the reserve at least the output room a request needs): above
+        // it a check compacts now, so a summary started there is one the run either waits for at
+        // once or, after the user cancelled that compaction, pays for again (QA 2026-12-07: a
+        // 16k window's summary was sent again 6 ms after Esc cancelled it).
+        let reserve = planning.reserve_tokens.max(state.output_reserve());
+        let planned = ctxkit_tokens::compaction_threshold(window, reserve);
         // After a compaction the provider counted more of than ctxkit's estimate, the check
         // compacts past the planned threshold (`compact::spacing`): the summary starts at the same
         // share of that one, so it leaves unsummarized what the share meant, not the extra room.

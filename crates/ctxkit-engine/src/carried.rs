@@ -118,7 +118,13 @@ fn with_carried_names(
     let mut dropped_chars = 0_usize;
     for message in &view.messages {
         let names: Vec<String> = match message {
-            AgentMessage::ToolResult(result) if !kept.contains(&result.tool_call_id) => {
+            // A `recall`'s result is the originals behind an earlier summary, still there to be
+            // recalled again: its names were carried when they were summarized, and its own
+            // headers (`[entry 966b0d3e] tool result:`) are no names a model needs (QA
+            // 2026-12-07: a summary's line listed the entry ids of recalled messages).
+            AgentMessage::ToolResult(result)
+                if !kept.contains(&result.tool_call_id) && result.tool_name != "recall" =>
+            {
                 let original = stored.get(result.tool_call_id.as_str());
                 dropped_chars +=
                     original.map_or(0, |texts| texts.iter().map(|text| text.len()).sum());

@@ -328,10 +328,12 @@ fn error_page(message: &str) -> Response<Chunks> {
 }
 
 async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chunks> {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|host| host.to_str().ok());
+    // One `Host` only: with two, which one a proxy or a cache on the way read is anyone's guess.
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let host = hosts.next().and_then(|host| host.to_str().ok());
+    if hosts.next().is_some() {
+        return error_reply(StatusCode::BAD_REQUEST, "more than one Host header");
+    }
     if !loopback_host(host, state.address) {
         return error_reply(StatusCode::FORBIDDEN, "not a loopback host");
     }
@@ -896,6 +898,22 @@ mod tests {
         let answer = read_to_close(&mut stream).await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
         assert!(answer.ends_with("\r\n\r\n"), "a body was sent: {answer}");
+    }
+
+    /// QA 2026-12-07: a request with two `Host` headers, the first a loopback one, was answered.
+    #[tokio::test]
+    async fn two_host_headers_are_refused() {
+        use tokio::io::AsyncWriteExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 1);
+        let address = serve_state(state(&path)).await;
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        let request = format!(
+            "GET /?token=t HTTP/1.1\r\nHost: {address}\r\nHost: evil.example\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let answer = read_to_close(&mut stream).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     }
 
     /// `view opencode.db#<id>` watched the name `opencode.db#<id>`, no file: its version was

@@ -76,6 +76,33 @@ async fn the_threshold_compaction_appends_the_summary_written_in_the_background(
     assert!(summary.contains("WRITTEN IN THE BACKGROUND"), "{summary}");
 }
 
+/// QA 2026-12-07: on a 16,000-token window the background summary started between the checks'
+/// threshold (its reserve at least the output room a request needs) and the planned one, where a
+/// check compacts at once: after the user cancelled that compaction with Esc, the same summary
+/// was sent again 6 ms later. It starts only under the checks' threshold.
+#[tokio::test]
+async fn no_background_summary_starts_where_a_check_compacts_at_once() {
+    let window = 16_000;
+    let mut settings = settings(1_000);
+    settings.compaction.background = true;
+    settings.compaction.background_percent = 50;
+    let checks_threshold = window - ctxkit_overflow::output_room(window, 0).max(1_000);
+    assert!(
+        checks_threshold < window - 1_000,
+        "the output room is the larger reserve"
+    );
+    let harness = Harness::with(
+        settings,
+        Some(model(window)),
+        Default::default(),
+        [Answer::Text("WRITTEN IN THE BACKGROUND")],
+    );
+    harness.turn("first", checks_threshold + 300).await;
+    assert_eq!(harness.engine.background_summaries_started(), 0);
+    harness.turn("second", checks_threshold - 300).await;
+    assert_eq!(harness.engine.background_summaries_started(), 1);
+}
+
 #[tokio::test]
 async fn a_background_summary_the_branch_moved_past_is_dropped() {
     let harness = Harness::with(

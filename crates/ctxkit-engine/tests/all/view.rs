@@ -545,6 +545,83 @@ async fn a_compaction_carries_the_names_of_the_cut_results_it_summarizes() {
     assert!(!second.contains("Named in the tool results"), "{second}");
 }
 
+/// QA 2026-12-07: after a compaction over `recall` results, the summary's line of names listed
+/// the entry ids of the recalled messages (`fa9eb1e2`, from recall's `[entry …]` headers). A
+/// recall's result is the originals behind an earlier summary, recallable again: its names are
+/// not carried.
+#[tokio::test]
+async fn a_compaction_carries_no_name_from_a_recall_result() {
+    let mut settings = settings(2_000);
+    settings.transforms.prune_when_it_pays = false;
+    settings.transforms.keep_recent_tool_results = 1;
+    settings.transforms.prune_digest_names = 8;
+    let harness = Harness::with(
+        settings,
+        Some(model(100_000)),
+        HookSet::new(),
+        [Answer::Text("SUMMARY")],
+    );
+    harness
+        .engine
+        .append(user("what was the port?"))
+        .await
+        .unwrap();
+    let recalled: String = (0..200)
+        .map(|line| match line {
+            0 => "[entry fa9eb1e2] tool result:\n".to_owned(),
+            100 => "opened src/recalled_module.rs\n".to_owned(),
+            _ => format!("log line {line}\n"),
+        })
+        .collect();
+    harness
+        .engine
+        .append(message(json!({
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "call-r", "name": "recall",
+                         "arguments": {"query": "port"}}],
+            "provider": PROVIDER, "model": MODEL, "stopReason": "toolUse",
+            "usage": {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 11},
+            "timestamp": now_ms(),
+        })))
+        .await
+        .unwrap();
+    harness
+        .engine
+        .append(message(json!({
+            "role": "toolResult", "toolCallId": "call-r", "toolName": "recall",
+            "content": [{"type": "text", "text": recalled}], "isError": false,
+            "timestamp": now_ms(),
+        })))
+        .await
+        .unwrap();
+    append_logs(
+        &harness,
+        &["opened src/module_0.rs".to_owned(), "log".to_owned()],
+    )
+    .await;
+    harness.engine.append(reply("done", 10)).await.unwrap();
+    harness.engine.compact(None).await.unwrap();
+    let summary = harness
+        .engine
+        .with_session(|session| {
+            let raw = session.leaf_entry().unwrap().raw().unwrap();
+            serde_json::from_str::<serde_json::Value>(&raw).unwrap()["summary"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .await;
+    let carried = summary
+        .lines()
+        .find(|line| line.starts_with("Named in the tool results"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(carried.contains("src/module_0.rs"), "{carried}");
+    assert!(
+        !carried.contains("fa9eb1e2") && !carried.contains("recalled_module"),
+        "{carried}"
+    );
+}
+
 /// A verifier's summary listed 35 test secrets among the names of the results it replaced, and the
 /// page showed them: values the redaction takes out by their context (given to a secret's name, on
 /// a command line), which have no shape of their own. The names carried are read from the results

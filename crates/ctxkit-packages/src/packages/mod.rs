@@ -295,7 +295,7 @@ impl PackageProvider for PackageManager {
                 let path = self.npm_install_path(npm, scope);
                 let exists = path.exists();
                 let needs_install = !exists
-                    || (npm.is_pinned() && locations::installed_npm_version(&path) != npm.version);
+                    || !npm.accepts_installed(locations::installed_npm_version(&path).as_deref());
                 if needs_install {
                     if offline {
                         return Ok(None);

@@ -123,10 +123,15 @@ impl PackageManager {
         })
     }
 
-    /// `npm view <name> version --json` (10 s limit), run in cwd; the JSON string it prints.
-    pub(crate) fn latest_npm_version(&self, name: &str) -> Result<String, PackageError> {
+    /// `npm view <query> version --json` (10 s limit), run in cwd: the version it prints, or the
+    /// newest within `range` of the versions it lists (a range matching several).
+    pub(crate) fn newest_npm_version(
+        &self,
+        query: &str,
+        range: Option<&nodejs_semver::Range>,
+    ) -> Result<String, PackageError> {
         let command = self
-            .npm_command_line(&["view", name, "version", "--json"])?
+            .npm_command_line(&["view", query, "version", "--json"])?
             .in_dir(&self.environment.cwd)
             .with_timeout(NETWORK_TIMEOUT);
         let output = self.runner.run(&command)?;
@@ -135,8 +140,18 @@ impl PackageManager {
             command: command.display(),
             output: raw.to_owned(),
         };
+        // One version, or (for a range matching several) a list, of which the newest the
+        // range takes.
         match serde_json::from_str::<serde_json::Value>(raw) {
             Ok(serde_json::Value::String(version)) => Ok(version),
+            Ok(serde_json::Value::Array(versions)) => versions
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .filter_map(|text| Some((crate::source::npm_version(text)?, text)))
+                .filter(|(version, _)| range.is_none_or(|range| version.satisfies(range)))
+                .max_by(|(left, _), (right, _)| left.cmp(right))
+                .map(|(_, text)| text.to_owned())
+                .ok_or_else(unexpected),
             Ok(_) | Err(_) => Err(unexpected()),
         }
     }

@@ -164,12 +164,10 @@ impl PackageManager {
             };
             let specs: Vec<String> = batch
                 .iter()
-                .map(|(_, npm)| {
-                    if npm.is_pinned() {
-                        npm.spec.clone()
-                    } else {
-                        format!("{}@latest", npm.name)
-                    }
+                // A range or a tag is installed as written: npm takes its newest version.
+                .map(|(_, npm)| match &npm.version {
+                    Some(_) => npm.spec.clone(),
+                    None => format!("{}@latest", npm.name),
                 })
                 .collect();
             let spec_refs: Vec<&str> = specs.iter().map(String::as_str).collect();
@@ -213,15 +211,19 @@ impl PackageManager {
     }
 
     /// Not installed in ctxkit's own npm folder (or no readable version) → yes, so an install of
-    /// the old `-g` layout is installed again there, as Pi 1.6 does; else compare with
-    /// `npm view`; a failed query → yes.
+    /// the old `-g` layout is installed again there, as Pi 1.6 does; else whether `npm view`
+    /// names a newer version (of the entry's range or tag, as Pi 1.6 asks); a failed query → yes.
     fn npm_needs_update(&self, npm: &NpmSource, scope: SourceScope) -> bool {
         let path = self.managed_npm_install_path(npm, scope);
         let Some(installed) = super::locations::installed_npm_version(&path) else {
             return true;
         };
-        self.latest_npm_version(&npm.name)
-            .map_or(true, |latest| latest != installed)
+        let query = match &npm.version {
+            Some(_) => npm.spec.as_str(),
+            None => npm.name.as_str(),
+        };
+        self.newest_npm_version(query, npm.range().as_ref())
+            .map_or(true, |newest| is_newer(&newest, &installed))
     }
 
     /// Every configured package, global entries first, with its install location.
@@ -239,5 +241,15 @@ impl PackageManager {
             }
         }
         out
+    }
+}
+
+/// Whether the version `newest` is newer than `installed` (when either is no version, whether
+/// they differ).
+fn is_newer(newest: &str, installed: &str) -> bool {
+    use crate::source::npm_version;
+    match (npm_version(newest), npm_version(installed)) {
+        (Some(newest), Some(installed)) => newest > installed,
+        (Some(_) | None, Some(_) | None) => newest.trim() != installed.trim(),
     }
 }

@@ -20,15 +20,44 @@ pub struct NpmSource {
     pub spec: String,
     /// The package name (`@scope/name` or `name`).
     pub name: String,
-    /// The version text after `@`, if any (any text pins: `1.2.3`, `^1`, `latest`).
+    /// The version text after `@`, if any: an exact version (`1.2.3`), a range (`^1`, `1.x`,
+    /// `>=1 <2`), a tag (`latest`) or a tarball (`file:…`).
     pub version: Option<String>,
 }
 
 impl NpmSource {
-    /// A version part pins the package: it is never updated.
+    /// An exact version pins the package: `update` leaves it. A range or a tag does not, as in
+    /// Pi 1.6 (`isExactNpmVersion`).
     pub fn is_pinned(&self) -> bool {
-        self.version.is_some()
+        self.version
+            .as_deref()
+            .is_some_and(|version| npm_version(version).is_some())
     }
+
+    /// The npm range the version names (an exact version is one too); `None` for a tag, a
+    /// tarball or no version.
+    pub fn range(&self) -> Option<nodejs_semver::Range> {
+        self.version.as_deref()?.trim().parse().ok()
+    }
+
+    /// Whether the installed version (its `package.json`'s, `None` when unreadable) is what the
+    /// entry asks for: within its range, or any version for a tag or a tarball (Pi 1.6's
+    /// `installedNpmMatchesConfiguredVersion`). A range never matched its installed version
+    /// as text, so `npm:x@^1` was installed again at every start (QA 2026-12-07).
+    pub fn accepts_installed(&self, installed: Option<&str>) -> bool {
+        let Some(installed) = installed else {
+            return false;
+        };
+        match self.range() {
+            Some(range) => npm_version(installed).is_some_and(|version| version.satisfies(&range)),
+            None => true,
+        }
+    }
+}
+
+/// `text` as an exact npm version, as npm reads one (a leading `v` or `=` allowed).
+pub(crate) fn npm_version(text: &str) -> Option<nodejs_semver::Version> {
+    text.trim().trim_start_matches(['v', '=']).parse().ok()
 }
 
 /// A parsed package source.

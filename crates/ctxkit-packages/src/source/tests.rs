@@ -184,8 +184,11 @@ fn npm_sources_parse_into_name_and_spec() {
             true,
         ),
         ("npm:pkg", "pkg", "pkg", false),
-        ("npm:pkg@latest", "pkg", "pkg@latest", true),
-        ("npm: pkg@1", "pkg", "pkg@1", true),
+        // A tag or a range is no pin (`update` takes its newest); an exact version is.
+        ("npm:pkg@latest", "pkg", "pkg@latest", false),
+        ("npm: pkg@1", "pkg", "pkg@1", false),
+        ("npm:pkg@1.2.3", "pkg", "pkg@1.2.3", true),
+        ("npm:pkg@v1.2.3", "pkg", "pkg@v1.2.3", true),
         ("npm:@scope/pkg", "@scope/pkg", "@scope/pkg", false),
     ];
     for (input, name, spec, pinned) in cases {
@@ -510,4 +513,35 @@ fn a_tarball_without_its_name_is_refused_with_the_form_to_use() {
         PackageSource::parse("npm:foo@/abs/path"),
         Err(SourceError::InvalidNpmSpec { .. })
     ));
+}
+
+/// QA 2026-12-07: `npm:x@^1.0.0`, `@latest` and `@file:….tgz` never matched the installed
+/// version as text, so each was installed again at every start. As in Pi 1.6: a range is checked
+/// against the installed version, a tag or a tarball takes any.
+#[test]
+fn an_installed_npm_package_is_taken_when_its_version_is_within_the_entry() {
+    let npm = |text: &str| match PackageSource::parse(text).unwrap() {
+        PackageSource::Npm(npm) => npm,
+        other => panic!("{other:?}"),
+    };
+    let cases = [
+        ("npm:x@^1.0.0", Some("1.4.2"), true),
+        ("npm:x@^1.0.0", Some("2.0.0"), false),
+        ("npm:x@1.2.3", Some("1.2.3"), true),
+        ("npm:x@1.2.3", Some("1.2.4"), false),
+        ("npm:x@~1.2", Some("1.2.9"), true),
+        ("npm:x@1.x || 3", Some("3.1.0"), true),
+        ("npm:x@latest", Some("9.9.9"), true),
+        ("npm:x@file:vendor/x-1.0.0.tgz", Some("1.0.0"), true),
+        ("npm:x", Some("0.1.0"), true),
+        ("npm:x", None, false),
+        ("npm:x@^1", Some("not a version"), false),
+    ];
+    for (source, installed, accepted) in cases {
+        assert_eq!(
+            npm(source).accepts_installed(installed),
+            accepted,
+            "{source} {installed:?}"
+        );
+    }
 }

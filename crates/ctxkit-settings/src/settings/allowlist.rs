@@ -60,8 +60,8 @@ pub struct ProjectSplit {
 }
 
 impl ProjectSplit {
-    /// The held keys whose value is not an object (nor `null`) although the project may set keys
-    /// below them (`"compaction": 5`): wrong whatever the trust, so reported as invalid values
+    /// The held keys whose value is not an object (nor `null`) although they are sections of the
+    /// tree (`"compaction": 5`): wrong whatever the trust, so reported as invalid values
     /// rather than as waiting for trust. Still held: the user's own values stand.
     pub fn misshapen_keys(&self) -> Vec<String> {
         self.held_keys
@@ -71,7 +71,7 @@ impl ProjectSplit {
                 let value = KeyPath::parse(key)
                     .ok()
                     .and_then(|path| document::get_path(&self.held, &path));
-                schema::project_may_set_below(&segments)
+                (schema::project_may_set_below(&segments) || schema::is_section(&segments))
                     && value.is_some_and(|value| !value.is_null())
             })
             .cloned()
@@ -189,8 +189,11 @@ fn split_value<'a>(
         holds.safe.insert(key.to_owned(), value.clone());
     } else if let Some(children) = value
         .as_object()
-        .filter(|_| schema::project_may_set_below(prefix))
+        .filter(|_| schema::project_may_set_below(prefix) || schema::is_section(prefix))
     {
+        // A section is split key by key even when none of its keys applies untrusted: the
+        // warning names each key held (`compaction.keepRecentTokens`), and a key read from the
+        // user's settings alone below it (`chat.passEnv`) is told apart.
         let mut safe_children = Map::new();
         let mut held_children = Map::new();
         let mut below = Holds {
@@ -230,8 +233,10 @@ mod tests {
         value.as_object().cloned().unwrap()
     }
 
+    /// QA 2026-12-07: what shapes a request (its size, its reasoning, its retries) spends the
+    /// user's money and time, so it waits for trust too.
     #[test]
-    fn what_runs_code_or_sends_a_key_is_held_back() {
+    fn what_runs_code_sends_a_key_or_shapes_a_request_is_held_back() {
         let project = document(json!({
             "defaultModel": "gpt-4o-mini",
             "treeFilterMode": "all",
@@ -250,12 +255,16 @@ mod tests {
             split.held_keys,
             vec![
                 "defaultModel",
+                "compaction.keepRecentTokens",
                 "compaction.model",
                 "llm.baseUrl",
                 "llm.apiKey",
                 "llm.api",
                 "llm.headers",
+                "llm.models",
+                "llm.anthropic.cacheRetention",
                 "chat.confirmBash",
+                "chat.bashTimeoutSeconds",
                 "npmCommand",
                 "hooks",
                 "shellPath",
@@ -264,15 +273,7 @@ mod tests {
         );
         // Read from the user's own settings alone: trusting the project would not apply it.
         assert_eq!(split.user_only_keys, ["chat.passEnv", "sessionDir"]);
-        assert_eq!(
-            Value::Object(split.safe),
-            json!({
-                "treeFilterMode": "all",
-                "compaction": {"keepRecentTokens": 9000},
-                "llm": {"models": [], "anthropic": {"cacheRetention": "long"}},
-                "chat": {"bashTimeoutSeconds": 5},
-            })
-        );
+        assert_eq!(Value::Object(split.safe), json!({"treeFilterMode": "all"}));
         assert_eq!(split.held["llm"]["baseUrl"], json!("http://evil.example"));
     }
 
@@ -353,56 +354,23 @@ mod tests {
         derived.sort_unstable();
         let reviewed = [
             "autocompleteMaxVisible",
-            "branchSummary",
-            "chat.bashTimeoutSeconds",
             "collapseChangelog",
-            "compaction.appendSummaryTokens",
-            "compaction.background",
-            "compaction.backgroundPercent",
-            "compaction.cachePrefix",
-            "compaction.enabled",
-            "compaction.fallback",
-            "compaction.idleThresholdTokens",
-            "compaction.keepRecentTokens",
-            "compaction.modelOverrides",
-            "compaction.offlineSummaryMaxTokens",
-            "compaction.offlineSummaryMinTokens",
-            "compaction.offlineSummaryPercent",
-            "compaction.overflowFallback",
-            "compaction.provider",
-            "compaction.reserveTokens",
-            "compaction.thresholdTokens",
-            "compaction.truncateKeepPercent",
-            "contextStrategy",
-            "defaultThinkingLevel",
             "doubleEscapeAction",
             "editorPaddingX",
             "enableSkillCommands",
             "extensions",
             "followUpMode",
             "hideThinkingBlock",
-            "images",
             "lastChangelogVersion",
-            "llm.anthropic",
-            "llm.models",
-            "llm.openaiResponses",
             "markdown",
-            "modelThinkingLevels",
             "packages",
-            "pinned",
             "prompts",
             "quietStartup",
-            "retry",
-            "session",
             "showHardwareCursor",
             "skills",
             "steeringMode",
-            "summaryRole",
             "terminal",
             "themes",
-            "thinkingBudgets",
-            "transforms",
-            "transport",
             "treeFilterMode",
             "warnings",
         ];

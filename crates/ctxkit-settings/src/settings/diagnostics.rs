@@ -183,7 +183,7 @@ mod tests {
         // `hooks` of the wrong shape, and a wrong value of a key a project may set.
         std::fs::write(
             &project,
-            r#"{"hooks": {"sessionStart": [{"command": ["true"]}]}, "compaction": {"keepRecentTokens": "lots"}}"#,
+            r#"{"hooks": {"sessionStart": [{"command": ["true"]}]}, "treeFilterMode": 5}"#,
         )
         .unwrap();
         let invalid = |manager: &SettingsManager| -> Vec<String> {
@@ -198,7 +198,7 @@ mod tests {
                 .collect()
         };
         let mut manager = SettingsManager::from_paths(global, project);
-        assert_eq!(invalid(&manager), ["compaction.keepRecentTokens"]);
+        assert_eq!(invalid(&manager), ["treeFilterMode"]);
         manager.set_project_trusted(true);
         let trusted = invalid(&manager);
         assert!(

@@ -355,6 +355,18 @@ pub fn user_only(segments: &[&str]) -> bool {
     lookup(&owned).is_some_and(|field| field.user_only)
 }
 
+/// Whether the key at `segments` is a section of the tree, an object with keys of its own
+/// (`compaction`, `chat`), rather than a value or a free-form map (`llm.headers`).
+pub fn is_section(segments: &[&str]) -> bool {
+    let owned: Vec<String> = segments
+        .iter()
+        .map(|segment| (*segment).to_owned())
+        .collect();
+    lookup(&owned).is_some_and(
+        |field| matches!(&field.kind, ValueKind::Object(children) if !children.is_empty()),
+    )
+}
+
 /// Whether some key below `segments` is on [`project_safe_keys`] (an object to look into).
 pub fn project_may_set_below(segments: &[&str]) -> bool {
     let prefix = segments.join(".") + ".";

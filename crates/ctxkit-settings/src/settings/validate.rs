@@ -407,7 +407,8 @@ mod tests {
                 .unwrap(),
         );
         assert_eq!(report.violations.len(), 1);
-        assert!(project_may_set(&["compaction", "modelOverrides"]));
+        // It sizes requests: an untrusted project's waits for trust.
+        assert!(!project_may_set(&["compaction", "modelOverrides"]));
     }
 
     #[test]

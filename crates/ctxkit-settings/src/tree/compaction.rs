@@ -68,20 +68,19 @@ pub enum ContextStrategy {
 #[serde(rename_all = "camelCase", default)]
 pub struct CompactionConfig {
     /// Compact automatically when the context passes the threshold.
-    #[schemars(extend("x-project" = true))]
     pub enabled: bool,
     /// Tokens kept free for the model's answer: the threshold is the window minus this (follows
     /// the window when nobody set it).
-    #[schemars(extend("x-project" = true), range(max = 9_007_199_254_740_991_u64))]
+    #[schemars(range(max = 9_007_199_254_740_991_u64))]
     pub reserve_tokens: u64,
     /// Tokens of recent conversation kept verbatim after a compaction (follows the window when
     /// nobody set it). With `thresholdTokens` set, read as the provider counts them, like the
     /// threshold: ctxkit's estimate of them is divided by how much more the provider has counted.
-    #[schemars(extend("x-project" = true), range(max = 9_007_199_254_740_991_u64))]
+    #[schemars(range(max = 9_007_199_254_740_991_u64))]
     pub keep_recent_tokens: u64,
     /// Budgets for one model, keyed `provider/modelId` exactly (Pi 1.6); they win over
     /// `reserveTokens` and `keepRecentTokens`.
-    #[schemars(extend("x-project" = true, "x-check" = "modelBudgets"))]
+    #[schemars(extend("x-check" = "modelBudgets"))]
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub model_overrides: BTreeMap<String, CompactionModelOverride>,
     /// Give the summarizer the current contents of the most important files the span touched
@@ -91,26 +90,23 @@ pub struct CompactionConfig {
     /// compaction at the threshold only appends it. Not in print mode (`ctxkit chat -p`): the
     /// summary is kept in memory, and a run that ends before the threshold would throw away what
     /// it cost.
-    #[schemars(extend("x-project" = true))]
     pub background: bool,
     /// The share of the window (of the threshold when `thresholdTokens` is set) from which the
     /// background summary starts, in percent. After a compaction the provider counted more of than
     /// ctxkit's estimate, the share of the raised threshold (`thresholdTokens` below), so the
     /// compaction that takes the summary keeps about what the share meant.
-    #[schemars(extend("x-project" = true), range(min = 1, max = 100))]
+    #[schemars(range(min = 1, max = 100))]
     pub background_percent: u64,
     /// Compact once the context passes this many tokens, whatever the window (0: off). The
     /// window's own threshold still applies when it is lower. Read against the provider's count;
     /// after a compaction it is raised by what the provider counts of the compaction's leftovers
     /// beyond ctxkit's estimate of them (the budgets that sized them are estimates), so a provider
     /// that counts more does not bring the next compaction within a few calls.
-    #[schemars(extend("x-project" = true))]
     pub threshold_tokens: u64,
     /// Before a prompt that comes after a pause longer than the prompt cache's lifetime
     /// (`transforms.cacheLifetimeSeconds`), compact once the context passes this many tokens (0:
     /// off): the cache has expired, so the prompt's request writes the whole context anyway, and
     /// every later pause writes only what the compaction left.
-    #[schemars(extend("x-project" = true))]
     pub idle_threshold_tokens: u64,
     /// Add a compaction's summary after the previous one, kept word for word, while the previous
     /// one is under this many tokens (0: off, every update rewrites the whole summary as the
@@ -118,36 +114,30 @@ pub struct CompactionConfig {
     /// update consolidates the summary in full (`ctxkit-compaction`'s `appended_to`). Never more
     /// than 40% of the compaction threshold, whatever the value: a summary near the threshold
     /// would leave a few calls between compactions, and one past it would outgrow the window.
-    #[schemars(extend("x-project" = true))]
     pub append_summary_tokens: u64,
     /// Send summary requests as a continuation of the conversation's last model request, so the
     /// provider reads them from its prompt cache.
-    #[schemars(extend("x-project" = true))]
     pub cache_prefix: bool,
     /// Who writes the summaries.
-    #[schemars(extend("x-project" = true))]
     pub provider: SummaryProvider,
     /// A separate (usually cheaper) model for summaries, `provider/id`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// What to do when summarization fails (threshold and manual compaction).
-    #[schemars(extend("x-project" = true))]
     pub fallback: FallbackPolicy,
     /// What to do when summarization fails during overflow recovery.
-    #[schemars(extend("x-project" = true))]
     pub overflow_fallback: FallbackPolicy,
     /// The share of the context the `truncate` fallback keeps, in percent of its tokens.
-    #[schemars(extend("x-project" = true), range(min = 1, max = 100))]
+    #[schemars(range(min = 1, max = 100))]
     pub truncate_keep_percent: u64,
     /// The offline summary's size, in percent of the span's tokens.
-    #[schemars(extend("x-project" = true), range(min = 1, max = 100))]
+    #[schemars(range(min = 1, max = 100))]
     pub offline_summary_percent: u64,
     /// The offline summary's smallest size, in tokens.
-    #[schemars(extend("x-project" = true))]
     pub offline_summary_min_tokens: u64,
     /// The offline summary's largest size, in tokens; an update, which carries the earlier summary
     /// as a model's does, may reach twice it.
-    #[schemars(extend("x-project" = true), range(min = 1))]
+    #[schemars(range(min = 1))]
     pub offline_summary_max_tokens: u64,
     /// Which of `reserve_tokens` and `keep_recent_tokens` follow the model's window instead of
     /// their value: those nobody set (marked when the settings are read).

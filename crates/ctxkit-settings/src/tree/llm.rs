@@ -65,13 +65,11 @@ pub struct LlmConfig {
     /// calls as of unknown price (the tokens used, `price unknown`), never as free; a model given a
     /// `cost` of all zeros (a local or free model) is free: its calls show as $0. Other keys of Pi's entries (`baseUrl`, `headers`, `api`, `maxTokens`, …)
     /// are not read: they are warned about as unknown.
-    #[schemars(extend("x-project" = true, "x-check" = "models"))]
+    #[schemars(extend("x-check" = "models"))]
     pub models: Option<Vec<UserModel>>,
     /// Provider-side options of Anthropic Messages requests.
-    #[schemars(extend("x-project" = true))]
     pub anthropic: AnthropicConfig,
     /// Provider-side options of OpenAI Responses requests.
-    #[schemars(extend("x-project" = true))]
     pub openai_responses: OpenAiResponsesConfig,
     /// Time limits of model requests, in seconds.
     pub timeouts: LlmTimeouts,

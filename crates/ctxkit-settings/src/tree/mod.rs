@@ -4,9 +4,11 @@
 //! `ctxkit config schema` are all derived from these types (`crate::settings::schema`).
 //!
 //! Markers (schemars `extend`): `x-project` — an untrusted project's settings may set this key and
-//! everything below it (it neither runs code nor sends data elsewhere); `x-check` — a value checked
-//! by its own rule (`packages`, `models`, `hooks`, `modelBudgets`, `stringMap`); `x-secret` — masked
-//! by `config list` and refused in project settings; `x-after-trust` — a project's entries are kept
+//! everything below it (it neither runs code, nor sends data elsewhere, nor shapes a model
+//! request: what a request carries, how big it is, how often it is sent or retried all wait for
+//! trust); `x-check` — a value checked by its own rule (`packages`, `models`, `hooks`,
+//! `modelBudgets`, `stringMap`); `x-secret` — masked by `config list` and refused in project
+//! settings; `x-after-trust` — a project's entries are kept
 //! untrusted, but the resources they name load only once the project is trusted
 //! (`crate::protected`).
 
@@ -52,15 +54,15 @@ pub struct Settings {
     pub default_model: Option<String>,
     /// The reasoning level for models that reason; also the level summaries are asked at. Unset,
     /// no thinking is asked for (`off`; Pi 1.6.0's default is `medium`).
-    #[schemars(extend("x-project" = true, "enum" = ["off", "minimal", "low", "medium", "high", "xhigh", "max"]))]
+    #[schemars(extend("enum" = ["off", "minimal", "low", "medium", "high", "xhigh", "max"]))]
     pub default_thinking_level: Option<String>,
     /// The thinking level a new session starts at on a model, per `provider/id` (Pi 1.6.0's), in
     /// place of `defaultThinkingLevel`; `--thinking`, a `--model` suffix and a continued
     /// session's recorded level come first. A value that names no level is passed over.
-    #[schemars(extend("x-project" = true, "x-check" = "stringMap"))]
+    #[schemars(extend("x-check" = "stringMap"))]
     pub model_thinking_levels: Option<std::collections::BTreeMap<String, String>>,
     /// How streamed answers arrive.
-    #[schemars(extend("x-project" = true, "enum" = ["sse", "websocket", "websocket-cached", "auto"]))]
+    #[schemars(extend("enum" = ["sse", "websocket", "websocket-cached", "auto"]))]
     pub transport: String,
     /// Keep a prompt cache warm between runs when a refresh pays (Pi 1.5.1). Read from the global
     /// settings only: each refresh spends the user's money.
@@ -85,10 +87,8 @@ pub struct Settings {
     /// When and how the conversation is compacted.
     pub compaction: CompactionConfig,
     /// Summaries of a branch left by `tree` navigation.
-    #[schemars(extend("x-project" = true))]
     pub branch_summary: BranchSummaryConfig,
     /// Retries of failed model requests.
-    #[schemars(extend("x-project" = true))]
     pub retry: RetryConfig,
     /// Show each reasoning block of a reply in the chat as one line, `Thinking...`, instead of in
     /// full; the chat's Ctrl-T toggles it and saves the choice in the user's settings, as Pi's.
@@ -138,7 +138,6 @@ pub struct Settings {
     #[schemars(extend("x-project" = true))]
     pub terminal: TerminalConfig,
     /// Images sent to the model.
-    #[schemars(extend("x-project" = true))]
     pub images: ImagesConfig,
     /// The models the chat's Ctrl-P steps through, in order: `provider/id`, a bare id, a glob
     /// (`anthropic/*sonnet*`) or a part of a name, each with an optional `:level`
@@ -167,7 +166,6 @@ pub struct Settings {
     #[schemars(extend("x-project" = true, "enum" = ["default", "no-tools", "user-only", "labeled-only", "all"]))]
     pub tree_filter_mode: String,
     /// Thinking budgets per level, in tokens.
-    #[schemars(extend("x-project" = true))]
     pub thinking_budgets: ThinkingBudgets,
     /// Columns of padding beside the editor.
     #[schemars(extend("x-project" = true), range(max = 3))]
@@ -203,21 +201,16 @@ pub struct Settings {
     /// A named set of context settings the engine starts from (`recommended`, what an empty
     /// settings file gets: see docs/simulator.md; `reference`: every key at its own default); keys
     /// set explicitly still win.
-    #[schemars(extend("x-project" = true))]
     #[serde(default)]
     pub context_strategy: ContextStrategy,
     /// Context transforms applied to the model's view before each call.
-    #[schemars(extend("x-project" = true))]
     pub transforms: TransformSettings,
     /// Pinned context.
-    #[schemars(extend("x-project" = true))]
     pub pinned: PinnedConfig,
     /// How session files are written.
-    #[schemars(extend("x-project" = true))]
     pub session: SessionConfig,
     /// Where summaries are shown to the model (`system`: in the system text, but the first user
     /// message when the kept messages open with a reply, which some providers refuse).
-    #[schemars(extend("x-project" = true))]
     pub summary_role: SummaryRole,
     /// Command hooks: `{command: [program, args…], events?: [names], timeoutMs?}`; the events are
     /// `before_compact`, `after_compact`, `compaction_failed`, `before_tree`, `after_tree` and

@@ -195,7 +195,7 @@ pub struct ChatConfig {
     pub confirm_bash: bool,
     /// The `bash` tool's default time limit, in seconds (at least 1: 0 killed every command as it
     /// started, and Pi refuses a time limit of 0 too).
-    #[schemars(extend("x-project" = true), range(min = 1))]
+    #[schemars(range(min = 1))]
     pub bash_timeout_seconds: u64,
     /// Secret environment variables `bash` commands may see (read from the user's settings only).
     #[schemars(extend("x-user-only" = true))]

@@ -704,8 +704,8 @@ mod tests {
         assert_eq!(pinned[0].digest, "", "absent");
     }
 
-    /// Issue 33, items 8–10: what runs code or sends a key applies only once the project is trusted;
-    /// the user's own values stand for it meanwhile.
+    /// Issue 33, items 8–10: what runs code, sends a key or shapes a request applies only once
+    /// the project is trusted; the user's own values stand for it meanwhile.
     #[test]
     fn an_untrusted_project_changes_only_what_is_safe() {
         let home = tempfile::tempdir().unwrap();
@@ -740,7 +740,8 @@ mod tests {
                 "llm.api",
                 "defaultModel",
                 "compaction.model",
-                "compaction.fileContext"
+                "compaction.fileContext",
+                "compaction.keepRecentTokens"
             ]
         );
         assert_eq!(settings.project_user_only_keys(), ["chat.passEnv"]);

@@ -53,7 +53,10 @@
     node.setAttribute("aria-selected", i === selected ? "true" : "false");
     if (i === selected) tree.box.setAttribute("aria-activedescendant", node.id);
     node.style.paddingLeft = (8 + Math.min(indent, 12) * 12) + "px";
-    node.replaceChildren(el("span", "who", who(e)), text(line(e) || "(" + e.ty + ")"));
+    // A long role (a custom message's, an unknown entry type) is cut to its column, whole on hover.
+    const role = el("span", "who", who(e));
+    role.title = who(e);
+    node.replaceChildren(role, text(line(e) || "(" + e.ty + ")"));
     if (e.label) node.append(el("span", "badge label", e.label));
     if (e.ty === "compaction") node.append(el("span", "badge bad", fmt(e.tokensBefore) + "→"));
     if (problemsAt(i).length) node.append(el("span", "badge bad damaged", "damaged"));

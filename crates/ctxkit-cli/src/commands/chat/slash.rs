@@ -402,7 +402,14 @@ impl Chat {
         }
         let text = text.trim();
         let label = (!text.is_empty()).then_some(text);
-        self.engine.set_label(id, label).await?;
+        // `/label after-branch` read as "remove the label of entry `after-branch`": its "not
+        // found" said nothing of the id the command wants first (QA 2026-12-07).
+        self.engine.set_label(id, label).await.map_err(|error| {
+            anyhow::anyhow!(
+                "{error}; /label takes an entry id, then the label: /label <entry id> [text] \
+                 (ids are shown by /tree)"
+            )
+        })?;
         match label {
             Some(label) => self.ui.line(&format!("Labelled {id} “{label}”")),
             None => self.ui.line(&format!("Removed the label of {id}")),
