@@ -361,20 +361,24 @@ fn npm_update_installs_only_outdated_packages_batched_per_scope() {
     assert_eq!(updated, vec!["npm:a", "npm:c@1.0.0", "npm:e", "npm:d"]);
 }
 
-/// Resolving reinstalls a package whose configured version is not exactly the installed one
-/// (another version, or a range); an exact match or an unpinned source uses what is installed.
+/// Resolving reinstalls a package whose installed version the configured one does not take
+/// (another exact version, a range it is outside); an exact match, a range holding it, a tag or
+/// an unpinned source uses what is installed, as in Pi 1.6 (QA 2026-12-07: `npm:x@^1.0.0` was
+/// installed again at every start).
 #[test]
 fn an_npm_package_is_reinstalled_unless_its_pin_is_the_installed_version() {
     let cases = [
         ("npm:x@1.0.0", None),
         ("npm:x", None),
+        ("npm:x@^1.0.0", None),
+        ("npm:x@latest", None),
         (
             "npm:x@1.0.1",
             Some("npm install x@1.0.1 --prefix [ROOT]/home/.ctxkit/npm"),
         ),
         (
-            "npm:x@^1.0.0",
-            Some("npm install x@^1.0.0 --prefix [ROOT]/home/.ctxkit/npm"),
+            "npm:x@^2.0.0",
+            Some("npm install x@^2.0.0 --prefix [ROOT]/home/.ctxkit/npm"),
         ),
     ];
     for (source, expected) in cases {

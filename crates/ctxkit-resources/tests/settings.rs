@@ -20,7 +20,9 @@ fn nested_setting_objects_merge_one_level_deep() {
         world.project().join("settings.json"),
         r#"{"compaction":{"reserveTokens":8192}}"#,
     );
-    let manager = SettingsManager::load(&world.env);
+    let mut manager = SettingsManager::load(&world.env);
+    // A project's budgets apply once it is trusted (they shape what a model is sent).
+    manager.set_project_trusted(true);
     assert_eq!(manager.settings().theme.as_deref(), Some("dark"));
     let value = |key: &str| {
         manager

@@ -278,9 +278,10 @@ async fn a_wrong_typed_value_of_any_key_stops_chat_and_compact() {
             "retry.enabled",
         ),
         (
+            // A key an untrusted project may set (one that waits for trust is not read yet).
             project.join(".ctxkit/settings.json"),
-            "{\n  \"images\": {\"blockImages\": 1}\n}\n",
-            "images.blockImages",
+            "{\n  \"treeFilterMode\": 1\n}\n",
+            "treeFilterMode",
         ),
     ] {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();

@@ -204,6 +204,12 @@ fn a_project_value_that_waits_for_trust_says_so() {
         "compaction.reserveTokens",
         "100",
     ]);
+    // It shapes what is asked of a model: it waits for trust too (QA 2026-12-07).
+    assert!(
+        output.contains("note: this project is not trusted, so `compaction.reserveTokens`"),
+        "{output}"
+    );
+    let output = world.ctxkit(&["config", "set", "--project", "treeFilterMode", "all"]);
     assert!(!output.contains("note:"), "{output}");
 }
 

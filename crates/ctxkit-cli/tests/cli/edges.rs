@@ -173,8 +173,13 @@ fn config_schema_comes_from_the_tree_and_a_typo_in_a_file_names_the_key_it_meant
         compaction["reserveTokens"]["maximum"],
         json!(9_007_199_254_740_991_u64)
     );
-    assert_eq!(compaction["reserveTokens"]["x-project"], json!(true));
+    // Both shape a model request: an untrusted project's wait for trust.
+    assert_eq!(compaction["reserveTokens"].get("x-project"), None);
     assert_eq!(compaction["model"].get("x-project"), None);
+    assert_eq!(
+        schema["properties"]["treeFilterMode"]["x-project"],
+        json!(true)
+    );
     std::fs::write(
         run.home.path().join("settings.json"),
         r#"{"compaction": {"reserveTokenz": 100}}"#,

@@ -49,12 +49,17 @@ fn the_summary_size_follows_the_settings() {
         small.len(),
         default.len()
     );
-    // The same from a project nobody trusted: nothing is held back, nothing is said.
+    // From a project nobody trusted it waits for trust, as whatever shapes what a model is
+    // sent does (QA 2026-12-07); once trusted, it applies.
     let run = Run::new();
     write(
         &run.home.path().join(".ctxkit/settings.json"),
         small_settings,
     );
+    let untrusted = summary(&run);
+    assert_eq!(untrusted.len(), default.len(), "{untrusted}");
+    let trusted = run.ctxkit(&["trust", "--yes"]);
+    assert!(trusted.starts_with("exit: 0"), "{trusted}");
     let from_project = summary(&run);
     assert_eq!(from_project.len(), small.len(), "{from_project}");
 }

@@ -522,7 +522,7 @@ fn a_tarball_without_its_name_is_refused_with_the_form_to_use() {
 fn an_installed_npm_package_is_taken_when_its_version_is_within_the_entry() {
     let npm = |text: &str| match PackageSource::parse(text).unwrap() {
         PackageSource::Npm(npm) => npm,
-        other => panic!("{other:?}"),
+        other @ (PackageSource::Git(_) | PackageSource::Local { .. }) => panic!("{other:?}"),
     };
     let cases = [
         ("npm:x@^1.0.0", Some("1.4.2"), true),
