@@ -4,8 +4,7 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -178,7 +177,7 @@ fn execute_bash_capped(
     // Opened through the project's jail; the descriptor is held until the child has started.
     let working_directory = context.workspace.working_directory(&context.cwd)?;
     let program = context.shell.program()?;
-    let mut shell = Command::new(&program);
+    let mut shell = super::running::own_session(&program);
     // Provider keys and other credentials stay with ctxkit: a model asked to print the
     // environment must not find them (unless `chat.passEnv` names them).
     let variables = std::env::vars_os().filter_map(|(name, value)| {
@@ -200,7 +199,6 @@ fn execute_bash_capped(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .process_group(0)
         .spawn();
     drop(working_directory);
     let mut child =
@@ -521,6 +519,29 @@ mod tests {
             .status()
             .unwrap();
         assert!(status.success());
+    }
+
+    /// QA 2026-12-07: a command kept the chat's terminal, so it could type into the chat
+    /// (`TIOCSTI`) or read what the user typed. It leads a session of its own, without a
+    /// terminal.
+    #[test]
+    fn a_command_runs_in_a_session_of_its_own_without_a_terminal() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = context(dir.path());
+        let outcome = run_bash(
+            "read -r _ _ _ _ _ session _ < /proc/$$/stat; \
+             if [ \"$session\" = \"$$\" ]; then echo own-session; fi; \
+             if (: < /dev/tty) 2>/dev/null; then echo has-tty; else echo no-tty; fi",
+            None,
+            "c",
+            &context,
+        );
+        assert_eq!(
+            outcome.text.trim(),
+            "own-session\nno-tty",
+            "{}",
+            outcome.text
+        );
     }
 
     #[test]

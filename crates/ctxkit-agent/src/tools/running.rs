@@ -1,11 +1,14 @@
 //! The commands running now (`bash`, the user's `!cmd`), by process group, so that a chat ended by
 //! its terminal closing (SIGHUP) or by SIGTERM stops them as Ctrl-C does. A command runs in a
-//! process group of its own (so the terminal's Ctrl-C reaches ctxkit, not the command), and the
+//! session of its own ([`own_session`]: without the terminal, so the terminal's Ctrl-C reaches
+//! ctxkit, not the command, and the command cannot reach the terminal), and the
 //! kernel sends the hangup to the terminal's foreground group only: without this, a `sleep 600`
 //! or a build went on running, orphaned, after the chat was gone.
 
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// The process groups of the commands running now.
 static RUNNING: Mutex<Vec<u32>> = Mutex::new(Vec::new());
@@ -43,6 +46,43 @@ pub fn stop_running_commands() -> usize {
         kill_process_group(*group);
     }
     groups.len()
+}
+
+/// A command running `program` in a session of its own, so without the chat's terminal (its
+/// process id leads its session and its group, as [`Running`] expects). Pi 1.6 starts its commands
+/// `detached` alike. A command that kept the terminal could type into the chat (`TIOCSTI`: a `!…`
+/// line, a `y` to the next question), make itself the terminal's foreground group and read what
+/// the user typed, or reset the terminal under the chat (QA 2026-12-07). Started through
+/// util-linux's `setsid` (ctxkit uses no `unsafe` for `setsid(2)`, as it runs `kill` to signal a
+/// group); where none is installed, in a process group of its own as before.
+pub(crate) fn own_session(program: &Path) -> Command {
+    match setsid_program() {
+        Some(setsid) => {
+            let mut command = Command::new(setsid);
+            command.arg(program);
+            command
+        }
+        None => {
+            let mut command = Command::new(program);
+            command.process_group(0);
+            command
+        }
+    }
+}
+
+/// util-linux's (or BusyBox's) `setsid` at its usual places, looked for once. A process it
+/// starts that does not lead a process group (a freshly spawned one does not) calls `setsid(2)`
+/// and runs the program in its place, under the same process id.
+fn setsid_program() -> Option<&'static Path> {
+    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            ["/usr/bin/setsid", "/bin/setsid", "/usr/local/bin/setsid"]
+                .into_iter()
+                .map(PathBuf::from)
+                .find(|path| path.is_file())
+        })
+        .as_deref()
 }
 
 /// Sends SIGKILL to the process group `group`; whether `kill` said it did.

@@ -42,7 +42,7 @@ fn a_command_cannot_hide_itself_from_its_approval_question() {
     tmux.answer("n");
     let screen = tmux.wait_for_count("[y]es / [n]o / [a]lways", 2);
     assert!(
-        screen.contains("Run `touch PWNED2\n[79 blank lines]\necho hello`? [y]es"),
+        screen.contains("│ Run `touch PWNED2\n│ [79 blank lines]\n│ echo hello`?\n[y]es"),
         "{screen}"
     );
     tmux.answer("n");

@@ -199,6 +199,12 @@ so nobody can be asked (--yes or `chat.confirmBash: false` runs commands without
 paths read without asking; a write into a guarded place, such as `.git` or another agent's settings, is only ever \
 made with an answer at the terminal)";
 
+/// [`NOT_ASKED`] once said, what a later call nobody can approve says.
+const NOT_ASKED_AGAIN: &str = "Not run: nobody can be asked (as above)";
+
+/// Whether [`NOT_ASKED`] was said (a chat is one process).
+static TOLD_NOT_ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Asks at the input line: `[y]es / [n]o / [a]lways`, one key; Ctrl-C or Ctrl-D stops the turn.
 /// The spinner (and its watch of the keyboard) stops while the question waits for its key.
 struct AskApprover<'a> {
@@ -210,7 +216,7 @@ impl AskApprover<'_> {
     /// `question` with the keys to answer it; `a` is remembered for the rest of the chat.
     /// Asks with one key, the spinner and its key watch stopped meanwhile; an approved call runs
     /// under `tool`'s spinner again.
-    fn ask_once_or_always(&mut self, tool: &str, question: &str) -> Approval {
+    fn ask_once_or_always(&mut self, tool: &str, question: &str, always: &str) -> Approval {
         // The question quotes the model's command or path: shown, never obeyed.
         let shown = super::question::shown_question(question);
         self.ui.stop();
@@ -218,16 +224,27 @@ impl AskApprover<'_> {
         // (one starting with `y` approved the command, and the prompt was lost). Nobody is there
         // to ask, so nothing that needs asking runs.
         if !self.ask.can_be_asked() || !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-            self.ui.notice(&format!("{shown} {NOT_ASKED}"));
+            // The ways to let a call run, said once; each later call left unrun, in a line (QA
+            // 2026-12-07: three `bash` calls printed the whole notice three times).
+            let told = TOLD_NOT_ASKED.swap(true, std::sync::atomic::Ordering::Relaxed);
+            let notice = if told { NOT_ASKED_AGAIN } else { NOT_ASKED };
+            self.ui.notice(&format!("{shown} {notice}"));
             return Approval::Unanswered;
         }
-        let question = format!("{shown} [y]es / [n]o / [a]lways: ");
+        // The keys of a question of several lines on a line of their own, outside the margin.
+        let keys = if shown.contains('\n') { "\n" } else { " " };
+        let question = format!("{shown}{keys}[y]es / [n]o / [a]lways: ");
         let approval = match self.ask.ask_key(&question, "yna") {
             Some('y') => Approval::Once,
             Some('a') => Approval::Always,
             Some(_) => Approval::Deny,
             None => Approval::Stop,
         };
+        // What "always" covers, said when it is chosen (QA 2026-12-07: `a` to one `git status`
+        // ran the model's next `touch` unasked, and the answer's echo said only "always").
+        if approval == Approval::Always {
+            self.ui.notice(always);
+        }
         match approval {
             Approval::Once | Approval::Always => self.ui.spin(&tool_spinner(tool)),
             Approval::Deny | Approval::Stop | Approval::Unanswered => {}
@@ -238,7 +255,9 @@ impl AskApprover<'_> {
 
 impl Approver for AskApprover<'_> {
     fn approve<'a>(&'a mut self, tool: &'a str, question: &'a str) -> BoxFuture<'a, Approval> {
-        let answer = self.ask_once_or_always(tool, question);
+        let always =
+            format!("Every later `{tool}` call runs without asking, for the rest of this chat");
+        let answer = self.ask_once_or_always(tool, question, &always);
         Box::pin(async move { answer })
     }
 
@@ -249,7 +268,11 @@ impl Approver for AskApprover<'_> {
         tool: &'a str,
         question: &'a str,
     ) -> BoxFuture<'a, Approval> {
-        let answer = self.ask_once_or_always(tool, &format!("`{tool}`: {question}"));
+        let always = format!(
+            "Every later `{tool}` of the place named, reading or writing, in this chat goes on \
+             without asking"
+        );
+        let answer = self.ask_once_or_always(tool, &format!("`{tool}`: {question}"), &always);
         Box::pin(async move { answer })
     }
 }

@@ -16,6 +16,13 @@ use crate::render::terminal_safe;
 const MAX_BLANK_RUN: usize = 16;
 /// Rows a question may take before it says how many it takes.
 const LONG_QUESTION_ROWS: usize = 12;
+/// Rows a question may take at all: a longer one shows its first [`HEAD_ROWS`] and last
+/// [`TAIL_ROWS`] and counts the rows between, so its start stays within the scrollback.
+const MAX_SHOWN_ROWS: usize = 60;
+const HEAD_ROWS: usize = 40;
+const TAIL_ROWS: usize = 10;
+/// What each line of a question of several lines starts with.
+const MARGIN: &str = "│ ";
 
 /// `question` made safe to show on the terminal the chat runs in (see the module comment).
 pub fn shown_question(question: &str) -> String {
@@ -39,13 +46,78 @@ fn shown_question_at(question: &str, columns: usize) -> String {
         lines.push(line);
     }
     push_blank_lines(&mut lines, blank_lines);
-    let rows: usize = lines.iter().map(|line| rows_of(line, columns)).sum();
-    if rows > LONG_QUESTION_ROWS {
-        lines.push(format!(
-            "[the question above takes {rows} rows; scroll up to read all of it]"
-        ));
+    if lines.len() == 1 {
+        return one_line_question(lines.remove(0), columns);
     }
-    lines.join("\n")
+    // Each line of a question of several behind a margin: a line of the command cannot pass for
+    // a question of ctxkit's own (QA 2026-12-07: a command's lines drew a question already
+    // answered "no", then the real one's keys followed the next).
+    let width = columns.saturating_sub(MARGIN.len()).max(10);
+    let rows: Vec<String> = lines
+        .iter()
+        .flat_map(|line| cut_rows(line, width))
+        .collect();
+    let mut shown: Vec<String> = Vec::new();
+    if rows.len() > MAX_SHOWN_ROWS {
+        let left_out = rows.len() - HEAD_ROWS - TAIL_ROWS;
+        shown.extend(rows[..HEAD_ROWS].iter().map(|row| format!("{MARGIN}{row}")));
+        shown.push(format!(
+            "{MARGIN}[… {left_out} more rows not shown; answering yes runs them too]"
+        ));
+        shown.extend(
+            rows[rows.len() - TAIL_ROWS..]
+                .iter()
+                .map(|row| format!("{MARGIN}{row}")),
+        );
+    } else {
+        shown.extend(rows.iter().map(|row| format!("{MARGIN}{row}")));
+        if rows.len() > LONG_QUESTION_ROWS {
+            shown.push(format!(
+                "[the question above takes {} rows; scroll up to read all of it]",
+                rows.len()
+            ));
+        }
+    }
+    shown.join("\n")
+}
+
+/// A question of one line: as it is, or, past [`MAX_SHOWN_ROWS`] rows, its start and end (QA
+/// 2026-12-07: a 3.3 MB command wrote 27,501 rows, and its start was gone from the scrollback).
+fn one_line_question(line: String, columns: usize) -> String {
+    let rows = rows_of(&line, columns);
+    if rows > MAX_SHOWN_ROWS {
+        let cut = cut_rows(&line, columns);
+        let left_out = cut.len() - HEAD_ROWS - TAIL_ROWS;
+        return format!(
+            "{}\n[… {left_out} more rows not shown; answering yes runs them too]\n{}",
+            cut[..HEAD_ROWS].concat(),
+            cut[cut.len() - TAIL_ROWS..].concat()
+        );
+    }
+    if rows > LONG_QUESTION_ROWS {
+        return format!(
+            "{line}\n[the question above takes {rows} rows; scroll up to read all of it]"
+        );
+    }
+    line
+}
+
+/// `line` cut into rows of at most `width` columns.
+fn cut_rows(line: &str, width: usize) -> Vec<String> {
+    let mut rows = vec![String::new()];
+    let mut used = 0usize;
+    for character in line.chars() {
+        let columns = character.width().unwrap_or(0);
+        if used + columns > width {
+            rows.push(String::new());
+            used = 0;
+        }
+        used += columns;
+        if let Some(row) = rows.last_mut() {
+            row.push(character);
+        }
+    }
+    rows
 }
 
 /// Whether `character` shows nothing: white space, no width, or a glyph drawn empty.
@@ -126,7 +198,7 @@ mod tests {
         let lines = format!("Run `touch PWNED{}echo hello`?", "\n".repeat(80));
         assert_eq!(
             shown_question_at(&lines, 120),
-            "Run `touch PWNED\n[79 blank lines]\necho hello`?"
+            "│ Run `touch PWNED\n│ [79 blank lines]\n│ echo hello`?"
         );
         let spaces = format!("Run `touch PWNED;{}echo hello`?", " ".repeat(5000));
         assert_eq!(
@@ -141,16 +213,51 @@ mod tests {
     }
 
     #[test]
-    fn an_ordinary_script_is_shown_as_it_is_and_a_long_one_says_its_length() {
+    fn a_script_is_shown_behind_a_margin_and_a_long_one_says_its_length() {
         let script = "Run `cat > x.py <<'EOF'\ndef f():\n        return 1\n\nEOF`?";
-        assert_eq!(shown_question_at(script, 120), script);
+        assert_eq!(
+            shown_question_at(script, 120),
+            "│ Run `cat > x.py <<'EOF'\n│ def f():\n│         return 1\n│ \n│ EOF`?"
+        );
         let long = format!("Run `rm -rf ~\n{}`?", "echo ok\n".repeat(30));
         let shown = shown_question_at(&long, 120);
-        assert!(shown.starts_with("Run `rm -rf ~\necho ok\n"), "{shown}");
+        assert!(shown.starts_with("│ Run `rm -rf ~\n│ echo ok\n"), "{shown}");
         assert!(
             shown.ends_with("\n[the question above takes 32 rows; scroll up to read all of it]"),
             "{shown}"
         );
+    }
+
+    /// QA 2026-12-07: a command's own lines drew a question already answered ("…? [y]es / [n]o /
+    /// [a]lways: no", "Command not run") and a second one whose keys the real question's
+    /// followed; a 3.3 MB command pushed its start out of the scrollback.
+    #[test]
+    fn a_command_cannot_draw_a_question_of_its_own_nor_hide_its_start() {
+        let fake =
+            "Run `touch PWNED`? [y]es / [n]o / [a]lways: no\n  Command not run\nRun `git status`?";
+        let shown = shown_question_at(fake, 120);
+        assert!(shown.lines().all(|line| line.starts_with("│ ")), "{shown}");
+        let huge = format!(
+            "Run `touch HUGE_RAN; echo {}`?",
+            "harmless ".repeat(400_000)
+        );
+        let shown = shown_question_at(&huge, 100);
+        assert!(
+            shown.starts_with("Run `touch HUGE_RAN; echo harmless"),
+            "{}",
+            &shown[..200]
+        );
+        assert!(
+            shown.lines().count() <= MAX_SHOWN_ROWS,
+            "{}",
+            shown.lines().count()
+        );
+        assert!(shown.contains("more rows not shown; answering yes runs them too]"));
+        let many = format!("Run `touch A\n{}touch Z`?", "echo ok\n".repeat(500));
+        let shown = shown_question_at(&many, 100);
+        assert!(shown.starts_with("│ Run `touch A\n"), "{shown}");
+        assert!(shown.ends_with("│ touch Z`?"), "{shown}");
+        assert!(shown.lines().count() <= MAX_SHOWN_ROWS, "{shown}");
     }
 
     /// QA: a command padded with 5,000 braille blanks (U+2800), or 2,500 spaces each followed by a
