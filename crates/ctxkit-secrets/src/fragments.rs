@@ -61,6 +61,21 @@ impl Fragments {
         Self { windows, automaton }
     }
 
+    /// Whether `text` holds a run of [`FRAGMENT_BYTES`] characters of one of the secrets.
+    pub(crate) fn finds(&self, text: &str) -> bool {
+        if self.windows.is_empty() || text.len() < FRAGMENT_BYTES {
+            return false;
+        }
+        match &self.automaton {
+            Some(automaton) => automaton.is_match(text),
+            None => text.as_bytes().windows(FRAGMENT_BYTES).any(|piece| {
+                self.windows
+                    .binary_search_by(|window| window.as_slice().cmp(piece))
+                    .is_ok()
+            }),
+        }
+    }
+
     /// `text` with every run of [`FRAGMENT_BYTES`] or more characters of one of the secrets
     /// replaced by `<redacted>`.
     pub(crate) fn redact(&self, text: &str) -> String {

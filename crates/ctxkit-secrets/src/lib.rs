@@ -13,6 +13,7 @@ mod environment;
 mod fragments;
 mod scrub;
 mod shapes;
+mod spelled_out;
 mod urls;
 
 pub use environment::{
@@ -100,7 +101,11 @@ impl Redactor {
         for secret in &self.secrets {
             redacted = replace_encoded(&redacted, secret);
         }
-        self.fragments.redact(&redacted)
+        let redacted = self.fragments.redact(&redacted);
+        if spelled_out::spells_out_a_key(&redacted, &self.secrets, &self.fragments) {
+            return spelled_out::WITHHELD.to_owned();
+        }
+        redacted
     }
 }
 
@@ -203,6 +208,12 @@ pub fn is_secret_variable(name: &str) -> bool {
         "BEARER_TOKEN",
         "COOKIE",
         "SESSION",
+        // What `sshpass -e` reads, duplicity's and others' passphrase, a bare password, a
+        // SonarQube token under its old name (QA 2026-12-07: they reached `bash`).
+        "SSHPASS",
+        "PASSPHRASE",
+        "PASS",
+        "SONAR_LOGIN",
     ];
     const SUFFIXES: &[&str] = &[
         "_API_KEY",
@@ -221,6 +232,8 @@ pub fn is_secret_variable(name: &str) -> bool {
         "_PASS",
         "_PASSPHRASE",
         "_PWD",
+        // `LDAP_BIND_PW`, `SMTP_PW`.
+        "_PW",
         // A webhook's URL is its secret (`SLACK_WEBHOOK_URL`); a DSN or a connection string holds
         // a key or a password.
         "_WEBHOOK",
@@ -317,6 +330,12 @@ mod tests {
             "CI_JOB_JWT",
             "CI_JOB_JWT_V2",
             "JWT",
+            // QA 2026-12-07: a password tool's and a backup tool's variables reached `bash`.
+            "SSHPASS",
+            "PASSPHRASE",
+            "PASS",
+            "LDAP_BIND_PW",
+            "SONAR_LOGIN",
             // QA 2026-12-07: bare names reached the model's `bash`.
             "APIKEY",
             "BEARER",

@@ -45,6 +45,14 @@ const WORD_SHAPES: &[&str] = &[
     // NVIDIA and Perplexity API keys.
     r"nvapi-[A-Za-z0-9_\-]{40,}",
     r"pplx-[A-Za-z0-9]{32,}",
+    // Groq, xAI, Cerebras, Replicate and Tavily API keys, LangSmith's (QA 2026-12-07: Groq's and
+    // xAI's, providers `ctxkit models` lists, reached a shared page whole from an imported session).
+    r"gsk_[A-Za-z0-9]{40,}",
+    r"xai-[A-Za-z0-9]{40,}",
+    r"csk-[A-Za-z0-9]{40,}",
+    r"r8_[A-Za-z0-9]{30,}",
+    r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}",
+    r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
     // A Discord bot token: the bot's id in base64 (`M`, `N` or `O` first), a time stamp and an
     // HMAC, dot-separated; a Telegram bot token: the bot's id, a colon and `AA` + 33 characters.
     r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}",
@@ -249,6 +257,12 @@ mod tests {
         "7123456789:AAH3kP9vQw2xYz4AbCdEfGhIjKlMnOpQrSt",
         "nvapi-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGh",
         "pplx-0123456789abcdef0123456789abcdef0123",
+        "gsk_Q7mXaBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789aBcDeFgHiJkLmN",
+        "xai-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd",
+        "csk-abcdefghijklmnopqrstuvwxyz0123456789abcdefghijkl",
+        "r8_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789A",
+        "tvly-dev-AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+        "lsv2_pt_0123456789abcdef0123456789abcdef_0123456789",
     ];
 
     #[test]
@@ -265,7 +279,8 @@ mod tests {
             );
         }
         let plain = "pip install pypi-tools; the SG.1 group; ya29 docs; shpat_ prefix; eyJ0 header; \
-                     Module.method.call; 12:30 AA meeting; nvapi-docs; pplx-api";
+                     Module.method.call; 12:30 AA meeting; nvapi-docs; pplx-api; gsk_ docs; \
+                     xai-sdk; csk-notes; r8_model; tvly-search";
         assert_eq!(redact_key_shapes(plain), plain);
     }
 
