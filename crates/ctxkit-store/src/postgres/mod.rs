@@ -270,6 +270,9 @@ impl SessionStore for PostgresStore {
     }
 
     async fn export(&self, id: &str) -> Result<SessionLines> {
+        if id.contains('\0') {
+            return Err(StoreError::NotFound { id: id.to_owned() });
+        }
         let mut client = self.client().await?;
         // One snapshot for the header and the entries.
         let transaction = client
@@ -300,6 +303,11 @@ impl SessionStore for PostgresStore {
     }
 
     async fn acquire(&self, id: &str, owner: &str, ttl: Duration) -> Result<Lease> {
+        // No stored id holds U+0000 (a text column cannot): not found, not a database error a
+        // client would take for an outage and retry (QA 2026-12-07).
+        if id.contains('\0') {
+            return Err(StoreError::NotFound { id: id.to_owned() });
+        }
         self.acquire_lease(id, owner, ttl).await
     }
 
@@ -319,7 +327,7 @@ impl SessionStore for PostgresStore {
         let not_found = || StoreError::NotFound {
             id: id_or_prefix.to_owned(),
         };
-        if id_or_prefix.is_empty() {
+        if id_or_prefix.is_empty() || id_or_prefix.contains('\0') {
             return Err(not_found());
         }
         let client = self.client().await?;

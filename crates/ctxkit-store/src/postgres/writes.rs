@@ -21,8 +21,13 @@ fn row_changes(facts: &[EntryFacts]) -> RowChanges {
     // Every message entry, as the file listing (and Pi's) counts them.
     let messages = facts.iter().filter(|facts| facts.kind == "message").count();
     RowChanges {
-        name: facts.iter().rev().find_map(|facts| facts.name.clone()),
-        first_message: facts.iter().find_map(|facts| facts.user_text.clone()),
+        name: facts
+            .iter()
+            .rev()
+            .find_map(|facts| facts.name.as_deref().map(storable_text)),
+        first_message: facts
+            .iter()
+            .find_map(|facts| facts.user_text.as_deref().map(storable_text)),
         messages: i64::try_from(messages).unwrap_or(i64::MAX),
         modified_ms: facts
             .iter()
@@ -30,6 +35,14 @@ fn row_changes(facts: &[EntryFacts]) -> RowChanges {
             .filter_map(|facts| facts.timestamp_ms)
             .max(),
     }
+}
+
+/// `text` as a `text` column holds it: PostgreSQL's text cannot hold U+0000, which a prompt or
+/// a name may (QA 2026-12-07: a prompt holding one failed every append of its turn, the model
+/// already paid, and each retry failed alike). The entry's line keeps it, JSON-escaped; the
+/// listing's copy shows U+FFFD in its place.
+pub(super) fn storable_text(text: &str) -> String {
+    text.replace('\0', "\u{fffd}")
 }
 
 /// An append in one statement: the session's row locked while it holds the writer's token
@@ -320,5 +333,32 @@ impl PostgresStore {
                 id: lease.session_id.clone(),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nul_in_a_name_or_a_prompt_is_stored_as_a_replacement_character() {
+        let facts = [
+            EntryFacts {
+                kind: "message".to_owned(),
+                user_text: Some("second \0 prompt".to_owned()),
+                ..EntryFacts::default()
+            },
+            EntryFacts {
+                kind: "session_info".to_owned(),
+                name: Some("my\0name".to_owned()),
+                ..EntryFacts::default()
+            },
+        ];
+        let changes = row_changes(&facts);
+        assert_eq!(
+            changes.first_message.as_deref(),
+            Some("second \u{fffd} prompt")
+        );
+        assert_eq!(changes.name.as_deref(), Some("my\u{fffd}name"));
     }
 }

@@ -98,6 +98,7 @@ on_both_backends!(
     a_bad_line_writes_nothing,
     what_the_session_reader_reads_is_imported,
     unknown_and_duplicate_sessions,
+    a_nul_in_a_prompt_or_a_name_is_stored,
     a_session_is_named_by_the_start_of_its_id,
     listing_by_project_name_time_and_text,
     a_text_search_finds_the_words_of_urls_hosts_and_tokens,

@@ -561,6 +561,32 @@ pub async fn a_bad_line_writes_nothing(store: &impl SessionStore) {
     assert_eq!(store.export(&id).await.unwrap().entries.len(), 1);
 }
 
+/// QA 2026-12-07: on PostgreSQL a prompt or a name holding U+0000 failed its append (a `text`
+/// column cannot hold one), the turn lost and every retry failing alike; an id holding one was a
+/// database error, which a client takes for an outage. Stored as the file store stores them;
+/// such an id is not found.
+pub async fn a_nul_in_a_prompt_or_a_name_is_stored(store: &impl SessionStore) {
+    let id = small_session(store, &project(), 1).await;
+    let lease = store.acquire(&id, "writer-a", LONG).await.unwrap();
+    let name = json!({"type": "session_info", "id": "n1", "parentId": "p1",
+                      "timestamp": "2025-11-20T10:00:01.000Z", "name": "my\u{0}name"})
+    .to_string();
+    let lines = [entry_line("p1", Some("e0"), "second \u{0} prompt"), name];
+    assert_eq!(store.append(&lease, &lines, LONG).await.unwrap(), 3);
+    let exported = store.export(&id).await.unwrap();
+    assert_eq!(exported.entries[1..], lines);
+    for odd in ["x\u{0}y", "\u{0}"] {
+        assert!(matches!(
+            store.acquire(odd, "w", LONG).await,
+            Err(StoreError::NotFound { .. })
+        ));
+        assert!(matches!(
+            store.export(odd).await,
+            Err(StoreError::NotFound { .. })
+        ));
+    }
+}
+
 pub async fn unknown_and_duplicate_sessions(store: &impl SessionStore) {
     let missing = uuid::Uuid::new_v4().to_string();
     assert!(matches!(
