@@ -266,7 +266,33 @@ fn strip_injected_lines(text: &str) -> String {
 }
 
 fn strip_agents_md(text: &str) -> String {
-    strip_blocks(text, AGENTS_MD_HEADING, INSTRUCTIONS_END)
+    strip_codex_skills(&strip_blocks(text, AGENTS_MD_HEADING, INSTRUCTIONS_END))
+}
+
+/// `text` without the skills Codex puts in after a `$skill` prompt: `<skill>` opening on a
+/// `<name>` line, its `SKILL.md` text, `</skill>` (QA 2026-12-07: a skill's text was a summary's
+/// goal). A `<skill>` not followed by its `<name>` is the user's own text and stays.
+fn strip_codex_skills(text: &str) -> String {
+    const OPEN: &str = "<skill>";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        let after = &rest[start + OPEN.len()..];
+        let end = after
+            .trim_start()
+            .starts_with("<name>")
+            .then(|| after.find(PI_SKILL_CLOSE))
+            .flatten();
+        let Some(end) = end else {
+            out.push_str(&rest[..start + OPEN.len()]);
+            rest = after;
+            continue;
+        };
+        out.push_str(&rest[..start]);
+        rest = &after[end + PI_SKILL_CLOSE.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]

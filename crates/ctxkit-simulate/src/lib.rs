@@ -432,7 +432,7 @@ pub fn simulate_session(
         Billing::SessionModel => billing::session_billing(&loaded.messages, options.provider),
         Billing::Provider => None,
     };
-    let responses = session::Responses::of_format(loaded.format);
+    let responses = loaded.responses;
     let trace = session::session_trace(loaded.messages, responses);
     let Some(billed) = billed else {
         return replay_all(&trace, options, started, Some(source), None);

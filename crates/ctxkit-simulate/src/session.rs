@@ -51,6 +51,9 @@ pub(crate) const MAX_REPLAYED_CALLS: usize = 5_000;
 pub(crate) struct LoadedSession {
     /// `pi` for a session file, else the import format (`claude-code`, `codex`, `opencode`).
     pub format: &'static str,
+    /// How its responses were written: as the source agent wrote them, for a session file
+    /// imported from one too (its header's `importedFrom`).
+    pub responses: Responses,
     /// The messages on the path from the root to the leaf, up to the calls replayed.
     pub messages: Vec<AgentMessage>,
     /// Compaction and branch-summary entries on that path, not replayed.
@@ -207,7 +210,7 @@ fn is_session_file(path: &Path) -> Result<bool, SimulateError> {
 /// imported entries written to a temporary file and opened the same way, so the leaf and the path
 /// are what `ctxkit` itself would show).
 pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> {
-    let (format, session, damage) = if is_session_file(path)? {
+    let (format, session, damage, responses) = if is_session_file(path)? {
         let session = Session::open(path).map_err(|error| bad_input(path, error))?;
         let damage = session
             .diagnostics()
@@ -215,7 +218,17 @@ pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> 
             .filter(|problem| problem.kind.is_damage())
             .map(ToString::to_string)
             .collect();
-        ("pi", session, damage)
+        // A Codex rollout imported earlier is replayed as the rollout is (QA 2026-12-07: each of
+        // a response's records counted as a model call, 96 calls replayed as 224).
+        let source = session
+            .header()
+            .extra
+            .get("importedFrom")
+            .and_then(|from| from.get("format"))
+            .and_then(serde_json::Value::as_str)
+            .map(Responses::of_format)
+            .unwrap_or(Responses::OneMessageEach);
+        ("pi", session, damage, source)
     } else {
         let imported =
             ctxkit_import::import_file(path, None).map_err(|error| bad_input(path, error))?;
@@ -236,16 +249,17 @@ pub(crate) fn load_session(path: &Path) -> Result<LoadedSession, SimulateError> 
             .map_err(|error| bad_input(path, error))?;
         drop(imported);
         let session = Session::open(&file).map_err(|error| bad_input(path, error))?;
-        (format, session, damage)
+        (format, session, damage, Responses::of_format(format))
     };
     let mut loaded = LoadedSession {
         format,
+        responses,
         messages: Vec::new(),
         skipped_summaries: 0,
         left_out: LeftOut::default(),
         damage,
     };
-    let mut counter = CallCounter::new(Responses::of_format(format), MAX_REPLAYED_CALLS);
+    let mut counter = CallCounter::new(responses, MAX_REPLAYED_CALLS);
     let mut replies = false;
     for stored in session.branch_path(None) {
         let entry: SessionEntry = match stored.parse() {

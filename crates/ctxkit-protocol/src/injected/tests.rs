@@ -419,3 +419,18 @@ fn openclaw_subagent_and_retry_notes_are_left_out() {
         "Create the backlink content."
     );
 }
+
+/// QA 2026-12-07: after a `$deep-interview` prompt Codex puts the skill's `SKILL.md` into a user
+/// message; its text was a summary's goal.
+#[test]
+fn a_codex_skill_is_injected_and_a_users_own_skill_tag_is_not() {
+    let skill = "<skill>\n<name>deep-interview</name>\n<path>/home/u/.codex/skills/deep-interview/SKILL.md</path>\n# Deep interview\nAsk one question at a time.\n</skill>";
+    assert!(is_injected_context(skill));
+    let with_request = format!("{skill}\nplan the migration");
+    assert_eq!(
+        strip_injected_context(&with_request).trim(),
+        "plan the migration"
+    );
+    let own = "why does <skill> render as text?";
+    assert_eq!(strip_injected_context(own), own);
+}

@@ -526,3 +526,20 @@ fn a_long_run_is_compacted_between_its_tool_calls() {
         assert_eq!(replayed.overflows, 0, "{wanted:?}");
     }
 }
+
+/// QA 2026-12-07: a Codex rollout imported first (`ctxkit import`) and then replayed counted each
+/// of a response's records as a model call (96 calls replayed as 224, at three times the cost).
+/// The imported file's header says where it came from, and it is replayed as the rollout is.
+#[test]
+fn an_imported_codex_rollout_replays_as_the_rollout() {
+    let dir = tempfile::tempdir().unwrap();
+    let rollout = codex(dir.path());
+    let imported = ctxkit_import::import_file(&rollout, None).unwrap();
+    let file = dir.path().join("imported.jsonl");
+    imported.write_to(&file).unwrap();
+    let from_rollout = ctxkit_simulate::simulate_session(&rollout, &options()).unwrap();
+    let from_import = ctxkit_simulate::simulate_session(&file, &options()).unwrap();
+    assert_eq!(from_import.session.as_ref().unwrap().format, "pi");
+    assert_eq!(from_import.calls, from_rollout.calls);
+    assert_eq!(from_import.calls, CALLS);
+}
