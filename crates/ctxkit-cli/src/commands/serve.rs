@@ -255,6 +255,19 @@ fn serve_listen(
              and punctuation (`openssl rand -hex 32`)"
         );
     }
+    // The token is all that stands between the network and the agent's shell (a client may run
+    // `bash` with `approve: "all"`): a guessable one is refused (QA 2026-12-07: `a` was taken).
+    if let Some(short) = token
+        .as_ref()
+        .filter(|token| token.chars().count() < MIN_TOKEN_CHARS)
+    {
+        anyhow::bail!(
+            "the server's token (`CTXKIT_SERVER_TOKEN` or setting `server.token`) has {} \
+             characters; whoever guesses it runs commands as you, so it needs at least \
+             {MIN_TOKEN_CHARS} (`openssl rand -hex 32`)",
+            short.chars().count()
+        );
+    }
     let runtime = runtime()?;
     let config = server_config(process, locations, &runtime)?;
     let mut listener = runtime.block_on(Listener::bind(address, token, config))?;
@@ -415,6 +428,9 @@ impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for UntilStopped<R> {
 fn writer_name() -> String {
     super::store_copy::process_writer("serve")
 }
+
+/// The fewest characters a server's token may have.
+const MIN_TOKEN_CHARS: usize = 16;
 
 /// The writes the channel from the server to stdout holds.
 const OUTPUT_CHUNKS: usize = 16;

@@ -239,6 +239,21 @@ fn a_server_token_holding_spaces_is_refused_at_start() {
     }
 }
 
+/// QA 2026-12-07: `CTXKIT_SERVER_TOKEN=a ctxkit serve --listen 0.0.0.0:…` started, though a
+/// token holder may run commands as the user. A token under 16 characters is refused at start.
+#[test]
+fn a_short_server_token_is_refused_at_start() {
+    let run = Run::new();
+    for token in ["a", "secret", "0123456789abcde"] {
+        let output = run.ctxkit_with_env(
+            &["serve", "--listen", "127.0.0.1:0"],
+            &[("CTXKIT_SERVER_TOKEN", token)],
+        );
+        assert!(output.starts_with("exit: 3\n"), "{token:?}: {output}");
+        assert!(output.contains("needs at least 16"), "{output}");
+    }
+}
+
 /// `install file:///repo` names the path the URL points to, as Pi reads it (QA 2026-12-07: it
 /// looked for `./file:/repo`, and a 2026-12-05 hint pointed to the git form instead).
 #[test]
