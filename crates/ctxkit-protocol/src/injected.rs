@@ -278,10 +278,15 @@ fn strip_codex_skills(text: &str) -> String {
     let mut rest = text;
     while let Some(start) = rest.find(OPEN) {
         let after = &rest[start + OPEN.len()..];
+        // Its end is the last `</skill>` before the next skill (a skill may quote the tag).
+        let next_skill = after
+            .match_indices(OPEN)
+            .find(|(at, _)| after[at + OPEN.len()..].trim_start().starts_with("<name>"))
+            .map_or(after.len(), |(at, _)| at);
         let end = after
             .trim_start()
             .starts_with("<name>")
-            .then(|| after.find(PI_SKILL_CLOSE))
+            .then(|| after[..next_skill].rfind(PI_SKILL_CLOSE))
             .flatten();
         let Some(end) = end else {
             out.push_str(&rest[..start + OPEN.len()]);

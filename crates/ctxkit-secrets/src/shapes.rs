@@ -53,6 +53,18 @@ const WORD_SHAPES: &[&str] = &[
     r"r8_[A-Za-z0-9]{30,}",
     r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}",
     r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
+    // Fireworks, Together, Vercel's AI Gateway, Pinecone, Sentry, Linear, Notion and Supabase
+    // tokens, Bedrock's API keys and Google's OAuth refresh tokens (a verifier's list).
+    r"fw_[A-Za-z0-9]{20,}",
+    r"tgp_v1_[A-Za-z0-9_\-]{30,}",
+    r"vck_[A-Za-z0-9]{30,}",
+    r"pcsk_[A-Za-z0-9_]{40,}",
+    r"sntrys_[A-Za-z0-9+/=_\-]{40,}",
+    r"lin_api_[A-Za-z0-9]{30,}",
+    r"ntn_[A-Za-z0-9]{40,}",
+    r"sbp_[a-f0-9]{40}",
+    r"ABSK[A-Za-z0-9+/=]{40,}",
+    r"1//0[A-Za-z0-9_\-]{40,}",
     // A Discord bot token: the bot's id in base64 (`M`, `N` or `O` first), a time stamp and an
     // HMAC, dot-separated; a Telegram bot token: the bot's id, a colon and `AA` + 33 characters.
     r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}",
@@ -263,6 +275,16 @@ mod tests {
         "r8_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789A",
         "tvly-dev-AbCdEfGhIjKlMnOpQrStUvWxYz012345",
         "lsv2_pt_0123456789abcdef0123456789abcdef_0123456789",
+        "fw_3ZAbCdEfGhIjKlMnOpQrStUvWx",
+        "tgp_v1_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "vck_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "pcsk_2AbCdE_FgHiJkLmNoPqRsTuVwXyZ0123456789AbCdEfGhIj",
+        "sntrys_eyJpYXQiOjE2ODQ4MjQzNjkuNDI4MDY2LCJ1cmwiOiJodHRwczovL3NlbnRyeS5pbyJ9",
+        "lin_api_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "ntn_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEf",
+        "sbp_0123456789abcdef0123456789abcdef01234567",
+        "ABSKQmVkcm9ja0FQSUtleS1hYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODk=",
+        "1//0AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCdEfGhIjKl",
     ];
 
     #[test]

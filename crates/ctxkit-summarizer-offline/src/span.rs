@@ -78,6 +78,11 @@ pub fn steps(messages: &[AgentMessage]) -> Vec<Step> {
                             text.push_str(&block.text);
                             text.push('\n');
                         }
+                        // A `recall` fetched the originals behind an earlier summary, which
+                        // stay in the session to be recalled again: neither its query nor the
+                        // entry ids and names of what it returned are the work (QA 2026-12-07:
+                        // `Seen in output: 90b87c76`, the id of a recalled entry).
+                        ContentBlock::ToolCall(call) if call.name == "recall" => {}
                         ContentBlock::ToolCall(call) => {
                             let result = results.get(call.id.as_str()).copied();
                             calls.push(Step::Call(tool_call(&call.name, &call.arguments, result)));

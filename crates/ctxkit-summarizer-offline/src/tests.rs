@@ -1020,3 +1020,24 @@ fn prohibitions_and_choices_are_found_in_korean_russian_and_arabic() {
         assert!(decisions.contains(choice), "{summary}");
     }
 }
+
+/// QA 2026-12-07: a summary over a `recall` listed its query and the entry ids of what it
+/// returned (`Seen in output: 90b87c76`): the originals stay in the session, and a recall is no
+/// part of the work.
+#[test]
+fn a_recall_and_what_it_returned_are_left_out() {
+    let recalled = "[entry 90b87c76] tool result:\nopened src/recalled_module.rs";
+    let mut values = vec![json!({"role": "user", "content": "What was the port in the config?"})];
+    values.push(json!({"role": "assistant", "stopReason": "toolUse", "content": [
+        {"type": "toolCall", "id": "r1", "name": "recall", "arguments": {"query": "ctxkit://summarized"}}]}));
+    values.push(
+        json!({"role": "toolResult", "toolCallId": "r1", "toolName": "recall",
+        "content": [{"type": "text", "text": recalled}], "isError": false}),
+    );
+    values.extend(bash("b1", "cat config/app.toml", "port = 8080", false));
+    let summary = summarize_offline(&request(messages(Value::Array(values)), None, 4_000));
+    assert!(summary.contains("config/app.toml"), "{summary}");
+    for left_out in ["90b87c76", "recalled_module", "ctxkit://summarized"] {
+        assert!(!summary.contains(left_out), "{left_out}: {summary}");
+    }
+}

@@ -11,7 +11,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde::Deserialize;
 
 use super::limit::Keep;
-use super::search::{jailed_walker, refused, skipped_notice};
+use super::search::{Unread, jailed_walker, refused, skipped_notice};
 use super::{ToolContext, ToolOutcome, bounded_outcome, lax};
 use crate::workspace::Access;
 
@@ -93,7 +93,12 @@ pub fn find(
     let walker = jailed_walker(&root, &jail, &skipped);
     let mut found = Vec::new();
     let mut limited = false;
-    for entry in walker.build().filter_map(Result::ok) {
+    let mut unread = Unread::default();
+    for entry in walker.build() {
+        // A folder it could not list is said, as `grep` says it (QA 2026-12-07).
+        let Some(entry) = unread.walked(entry, &root) else {
+            continue;
+        };
         if context.cancel.is_cancelled() {
             return Err("Search cancelled".to_owned());
         }
@@ -113,7 +118,7 @@ pub fn find(
         }
         found.push(path);
     }
-    let skipped = skipped_notice(skipped.load(Ordering::Relaxed));
+    let skipped = skipped_notice(skipped.load(Ordering::Relaxed)) + &unread.notice();
     if found.is_empty() {
         return Ok(ToolOutcome::ok(format!(
             "No files found matching `{}`{skipped}",

@@ -90,7 +90,10 @@ pub fn grep(
     let mut found = Matches::new(limit, usize::try_from(context_lines).unwrap_or(0));
     let mut limited = false;
     let mut unread = Unread::default();
-    for entry in walker.build().filter_map(Result::ok) {
+    for entry in walker.build() {
+        let Some(entry) = unread.walked(entry, &base) else {
+            continue;
+        };
         if context.cancel.is_cancelled() {
             return Err("Search cancelled".to_owned());
         }
@@ -152,30 +155,50 @@ pub fn grep(
     Ok(bounded_outcome(&text, Keep::Head, call_id, context, false))
 }
 
-/// The files a search could not open or read to the end (one nested past the jail's depth, one
-/// without permission, one failing mid-read): said after the result, with the first of them and
-/// why, so that "No matches found" is never read as "searched everywhere" (QA 2026-12-07).
+/// The places a search could not open or read to the end (a file nested past the jail's depth,
+/// a file or a folder without permission, a file failing mid-read): said after the result, with
+/// the first of them and why, so that "No matches found" is never read as "searched everywhere"
+/// (QA 2026-12-07). `grep` and `find` share it.
 #[derive(Default)]
-struct Unread {
+pub(super) struct Unread {
     count: usize,
-    first: Option<(String, String)>,
+    first: Option<String>,
 }
 
 impl Unread {
-    fn add(&mut self, name: String, reason: String) {
+    /// The file `name` could not be searched, for `reason`.
+    pub(super) fn add(&mut self, name: String, reason: String) {
         self.count += 1;
-        self.first.get_or_insert((name, reason));
+        self.first
+            .get_or_insert_with(|| format!("`{name}`: {reason}"));
     }
 
-    fn notice(&self) -> String {
-        let Some((name, reason)) = &self.first else {
+    /// The entry the walk yielded, or `None` after noting the place it could not list.
+    pub(super) fn walked(
+        &mut self,
+        entry: Result<ignore::DirEntry, ignore::Error>,
+        base: &Path,
+    ) -> Option<ignore::DirEntry> {
+        match entry {
+            Ok(entry) => Some(entry),
+            Err(error) => {
+                self.count += 1;
+                let text = error.to_string();
+                let prefix = format!("{}/", base.display());
+                self.first
+                    .get_or_insert_with(|| text.strip_prefix(&prefix).unwrap_or(&text).to_owned());
+                None
+            }
+        }
+    }
+
+    pub(super) fn notice(&self) -> String {
+        let Some(first) = &self.first else {
             return String::new();
         };
         match self.count {
-            1 => format!("\n\n[1 file could not be searched: `{name}`: {reason}]"),
-            many => {
-                format!("\n\n[{many} files could not be searched, among them `{name}`: {reason}]")
-            }
+            1 => format!("\n\n[1 place could not be searched: {first}]"),
+            many => format!("\n\n[{many} places could not be searched, among them {first}]"),
         }
     }
 }
@@ -238,6 +261,8 @@ fn display_path(path: &Path, cwd: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use serde_json::json;
 
     use super::super::run_tool;
@@ -381,7 +406,7 @@ mod tests {
         assert!(
             outcome
                 .text
-                .starts_with("No matches found\n\n[1 file could not be searched: `d/d/"),
+                .starts_with("No matches found\n\n[1 place could not be searched: `d/d/"),
             "{}",
             outcome.text
         );
@@ -395,10 +420,73 @@ mod tests {
         assert!(
             outcome
                 .text
-                .starts_with("top.txt:1: needle\n\n[1 file could not"),
+                .starts_with("top.txt:1: needle\n\n[1 place could not"),
             "{}",
             outcome.text
         );
+    }
+
+    /// Set by the parent test when it runs this binary again as a user who may not list a folder.
+    const UNLISTABLE_CHILD: &str = "CTXKIT_TEST_UNLISTABLE_CHILD";
+
+    /// QA 2026-12-07: `grep` and `find` answered "No matches found" when the match lay in a folder
+    /// they could not list. Run as root, the test runs itself again as `nobody` (65534), for whom
+    /// the folder is truly closed.
+    #[test]
+    fn a_folder_that_could_not_be_listed_is_said() {
+        if let Ok(dir) = std::env::var(UNLISTABLE_CHILD) {
+            let context = context(Path::new(&dir));
+            let grep = run_tool("grep", &json!({"pattern": "needle"}), "c", &context);
+            let find = run_tool("find", &json!({"pattern": "**/s.txt"}), "c", &context);
+            let report = json!([grep.text, find.text]);
+            std::fs::write(Path::new(&dir).with_extension("report"), report.to_string()).unwrap();
+            return;
+        }
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+        use std::os::unix::process::CommandExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/s.txt"), "needle\n").unwrap();
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args([
+                "--exact",
+                "tools::search::tests::a_folder_that_could_not_be_listed_is_said",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(UNLISTABLE_CHILD, dir.path());
+        if std::fs::metadata(dir.path()).unwrap().uid() == 0 {
+            const NOBODY: u32 = 65_534;
+            for name in ["", "sub", "sub/s.txt"] {
+                std::os::unix::fs::chown(dir.path().join(name), Some(NOBODY), Some(NOBODY))
+                    .unwrap();
+            }
+            child.uid(NOBODY).gid(NOBODY);
+        }
+        std::fs::set_permissions(
+            dir.path().join("sub"),
+            std::fs::Permissions::from_mode(0o000),
+        )
+        .unwrap();
+        let output = child.output().unwrap();
+        std::fs::set_permissions(
+            dir.path().join("sub"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let report = std::fs::read_to_string(dir.path().with_extension("report"))
+            .unwrap_or_else(|_| panic!("no report from the child: {output:?}"));
+        let _ = std::fs::remove_file(dir.path().with_extension("report"));
+        let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+        for text in report.as_array().unwrap() {
+            let text = text.as_str().unwrap();
+            assert!(text.contains("[1 place could not be searched: "), "{text}");
+            assert!(
+                text.contains("sub") && text.contains("Permission denied"),
+                "{text}"
+            );
+        }
     }
 
     /// QA: with the project at `~`, `grep SECRET .aws` and `grep SECRET .aws/credentials`

@@ -431,6 +431,9 @@ fn a_codex_skill_is_injected_and_a_users_own_skill_tag_is_not() {
         strip_injected_context(&with_request).trim(),
         "plan the migration"
     );
+    // A skill quoting the tag ends at its last `</skill>`, before the next skill.
+    let quoting = "<skill>\n<name>tags</name>\nClose with `</skill>`.\n</skill>\n<skill>\n<name>b</name>\nB.\n</skill>\nship it";
+    assert_eq!(strip_injected_context(quoting).trim(), "ship it");
     let own = "why does <skill> render as text?";
     assert_eq!(strip_injected_context(own), own);
 }

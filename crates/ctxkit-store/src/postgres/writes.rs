@@ -45,6 +45,37 @@ pub(super) fn storable_text(text: &str) -> String {
     text.replace('\0', "\u{fffd}")
 }
 
+/// Refuses `value` when it holds U+0000, which a `text` column cannot: where the store keys on a
+/// value (an id, a parent, a kind, the cwd), replacing the character would change what it names.
+/// Said before anything is written, naming the field (QA 2026-12-07: a raw "invalid byte
+/// sequence" from the database, exit 4, as if the database had failed).
+fn refuse_nul(what: String, value: &str) -> Result<()> {
+    if value.contains('\0') {
+        return Err(StoreError::InvalidSession {
+            what,
+            reason: "it holds U+0000, which a database's text cannot store; replace the \
+                     character in a copy of the file and import the copy"
+                .to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// [`refuse_nul`] for the keys of entries appended to session `id`.
+fn refuse_nul_keys(id: &str, facts: &[EntryFacts]) -> Result<()> {
+    for (position, facts) in facts.iter().enumerate() {
+        let keys = [
+            facts.id.as_deref(),
+            facts.parent_id.as_deref(),
+            Some(facts.kind.as_str()),
+        ];
+        for key in keys.into_iter().flatten() {
+            refuse_nul(format!("entry {} of session `{id}`", position + 1), key)?;
+        }
+    }
+    Ok(())
+}
+
 /// An append in one statement: the session's row locked while it holds the writer's token
 /// (`$2`), the entries inserted after its last one, the row's counts and the lease's expiry
 /// updated; the new entry count, or no row when the token is not the session's (or the session is
@@ -112,6 +143,7 @@ async fn insert_entries(
     lines: &[String],
     facts: &[EntryFacts],
 ) -> Result<i64> {
+    refuse_nul_keys(id, facts)?;
     let statement = transaction
         .prepare(
             "INSERT INTO ctxkit_entries (session_id, seq, entry_id, parent_id, kind, line, fence)
@@ -202,6 +234,9 @@ impl PostgresStore {
             what: "the session to import".to_owned(),
             reason,
         })?;
+        for (what, value) in [("id", &header.id), ("cwd", &header.cwd)] {
+            refuse_nul(format!("the session's {what}"), value)?;
+        }
         let created_ms = ctxkit_session::parse_timestamp_ms(&header.timestamp).unwrap_or(0);
         let mut client = self.client().await?;
         let transaction = client.transaction().within_bulk("begin the import").await?;
@@ -284,6 +319,7 @@ impl PostgresStore {
         ttl: Duration,
     ) -> Result<u64> {
         let facts = check_entries(&lease.session_id, lines)?;
+        refuse_nul_keys(&lease.session_id, &facts)?;
         let client = self.client().await?;
         // One prepared statement, one round trip, its own transaction: the row lock orders this
         // append with any takeover (a takeover waits for the commit, and an append after a
@@ -339,6 +375,28 @@ impl PostgresStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nul_in_a_key_is_refused_naming_the_entry() {
+        let facts = [
+            EntryFacts {
+                id: Some("e1".to_owned()),
+                kind: "message".to_owned(),
+                ..EntryFacts::default()
+            },
+            EntryFacts {
+                id: Some("e\u{0}2".to_owned()),
+                kind: "message".to_owned(),
+                ..EntryFacts::default()
+            },
+        ];
+        let refused = refuse_nul_keys("s1", &facts).unwrap_err().to_string();
+        assert!(
+            refused.starts_with("entry 2 of session `s1`: it holds U+0000"),
+            "{refused}"
+        );
+        assert!(refuse_nul_keys("s1", &facts[..1]).is_ok());
+    }
 
     #[test]
     fn a_nul_in_a_name_or_a_prompt_is_stored_as_a_replacement_character() {

@@ -43,7 +43,7 @@ fn shown_question_at(question: &str, columns: usize) -> String {
         }
         push_blank_lines(&mut lines, blank_lines);
         blank_lines = 0;
-        lines.push(line);
+        lines.push(escape_invisible(&line));
     }
     push_blank_lines(&mut lines, blank_lines);
     if lines.len() == 1 {
@@ -79,6 +79,31 @@ fn shown_question_at(question: &str, columns: usize) -> String {
         }
     }
     shown.join("\n")
+}
+
+/// `line` with each character that draws nothing but is no blank (a zero-width space or joiner,
+/// a soft hyphen, a byte-order mark; the bidirectional ones are escaped already) shown as its
+/// code: `zw\u200bname` is not the `zwname` it reads as (QA 2026-12-07). A run of them long
+/// enough to be padding was counted as blank space before.
+fn escape_invisible(line: &str) -> String {
+    let invisible = |character: char| {
+        matches!(
+            character,
+            '\u{ad}' | '\u{180e}' | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}'
+        )
+    };
+    if !line.chars().any(invisible) {
+        return line.to_owned();
+    }
+    line.chars()
+        .map(|character| {
+            if invisible(character) {
+                format!("\\u{:04x}", u32::from(character))
+            } else {
+                character.to_string()
+            }
+        })
+        .collect()
 }
 
 /// A question of one line: as it is, or, past [`MAX_SHOWN_ROWS`] rows, its start and end (QA
@@ -231,6 +256,14 @@ mod tests {
     /// QA 2026-12-07: a command's own lines drew a question already answered ("…? [y]es / [n]o /
     /// [a]lways: no", "Command not run") and a second one whose keys the real question's
     /// followed; a 3.3 MB command pushed its start out of the scrollback.
+    #[test]
+    fn a_character_that_draws_nothing_is_shown_as_its_code() {
+        assert_eq!(
+            shown_question_at("Run `cat zw\u{200b}name soft\u{ad}hy \u{feff}bom`?", 120),
+            "Run `cat zw\\u200bname soft\\u00adhy \\ufeffbom`?"
+        );
+    }
+
     #[test]
     fn a_command_cannot_draw_a_question_of_its_own_nor_hide_its_start() {
         let fake =
