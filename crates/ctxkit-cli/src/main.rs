@@ -42,6 +42,8 @@ fn main() -> ExitCode {
     if let Err(error) = ctxkit_secrets::take_secret_environment() {
         return report(&anyhow::Error::new(error));
     }
+    // Nor its memory (the keys it holds) or its terminal through `/proc/<ctxkit pid>/`.
+    ctxkit_secrets::keep_process_private();
     catch_file_size_signal();
     let cli = cli::parse_command_line();
     if let Err(error) = init_logging(&cli.global) {

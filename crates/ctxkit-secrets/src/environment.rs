@@ -25,6 +25,21 @@ impl std::fmt::Display for ThreadsRunning {
 
 impl std::error::Error for ThreadsRunning {}
 
+/// Keeps this process's memory, environment and open descriptors from the other processes of its
+/// user, the commands the model runs among them (`prctl(PR_SET_DUMPABLE, 0)`): `/proc/<pid>/mem`
+/// would hand them the keys ctxkit holds, `/proc/<pid>/fd/0` the terminal the chat reads (QA
+/// 2026-12-07: a command typed into the chat and read the user's keys through it). Root still
+/// can; a child is unaffected (`execve` makes it dumpable again). Whether the kernel agreed.
+#[allow(
+    unsafe_code,
+    reason = "prctl with integer arguments, no memory handed over"
+)]
+pub fn keep_process_private() -> bool {
+    // SAFETY: PR_SET_DUMPABLE takes integer arguments only; nothing is read or written through
+    // a pointer.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 }
+}
+
 /// Reads every secret variable ([`crate::is_secret_entry`]: by its name, or a URL holding
 /// credentials) of this process's environment
 /// into memory and removes it from the environment — on Linux also from the process's initial

@@ -17,8 +17,8 @@ mod spelled_out;
 mod urls;
 
 pub use environment::{
-    ThreadsRunning, environment_variable, passed_secret_variables, secret_environment_values,
-    take_secret_environment,
+    ThreadsRunning, environment_variable, keep_process_private, passed_secret_variables,
+    secret_environment_values, take_secret_environment,
 };
 pub use shapes::{redact_for_keeping, redact_key_shapes};
 pub use urls::{has_credentials, redact_credentials, url_credentials};
@@ -73,6 +73,8 @@ pub fn redact_known<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) 
 pub struct Redactor {
     secrets: Vec<String>,
     fragments: fragments::Fragments,
+    /// The secrets' letters and digits alone, in lower case (`spelled_out`).
+    skeletons: fragments::Fragments,
 }
 
 impl Redactor {
@@ -84,8 +86,20 @@ impl Redactor {
             .map(str::trim)
             .filter(|secret| secret.len() >= 8)
             .collect();
+        let skeletons: Vec<String> = secrets
+            .iter()
+            .map(|secret| {
+                secret
+                    .chars()
+                    .filter(char::is_ascii_alphanumeric)
+                    .map(|character| character.to_ascii_lowercase())
+                    .collect()
+            })
+            .collect();
+        let skeletons: Vec<&str> = skeletons.iter().map(String::as_str).collect();
         Self {
             fragments: fragments::Fragments::new(&secrets),
+            skeletons: fragments::Fragments::new(&skeletons),
             secrets: secrets.into_iter().map(str::to_owned).collect(),
         }
     }
@@ -102,7 +116,8 @@ impl Redactor {
             redacted = replace_encoded(&redacted, secret);
         }
         let redacted = self.fragments.redact(&redacted);
-        if spelled_out::spells_out_a_key(&redacted, &self.secrets, &self.fragments) {
+        if spelled_out::spells_out_a_key(&redacted, &self.secrets, &self.fragments, &self.skeletons)
+        {
             return spelled_out::WITHHELD.to_owned();
         }
         redacted

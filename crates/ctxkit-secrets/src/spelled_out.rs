@@ -12,23 +12,92 @@ pub(crate) const WITHHELD: &str = "<redacted: this text spells out a key ctxkit 
      model (in a hex or character dump, reversed or spaced out), so none of it is shown>";
 
 /// Whether `text` (already redacted of every plain spelling) spells one of `secrets` out.
-pub(crate) fn spells_out_a_key(text: &str, secrets: &[String], fragments: &Fragments) -> bool {
+/// `skeletons` holds the secrets' letters and digits alone, in lower case.
+pub(crate) fn spells_out_a_key(
+    text: &str,
+    secrets: &[String],
+    fragments: &Fragments,
+    skeletons: &Fragments,
+) -> bool {
     if secrets.is_empty() {
         return false;
     }
+    let holds = |view: &str| {
+        fragments.finds(view) || secrets.iter().any(|secret| view.contains(secret.as_str()))
+    };
     let squeezed: String = text
         .chars()
         .filter(|character| !character.is_whitespace())
         .collect();
-    // Nothing was taken out and nothing reads backwards unless the text holds a key's characters.
-    let holds = |view: &str| {
-        fragments.finds(view) || secrets.iter().any(|secret| view.contains(secret.as_str()))
-    };
     if squeezed.len() < text.len() && holds(&squeezed) {
         return true;
     }
     let reversed: String = text.chars().rev().collect();
-    holds(&reversed)
+    if holds(&reversed) {
+        return true;
+    }
+    // Its letters and digits alone, in lower case: any separator (`s-k-…`, `['s', 'k', …]`,
+    // `%q`'s quoting) and any case (`tr a-z A-Z`).
+    let skeleton: String = text
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|character| character.to_ascii_lowercase())
+        .collect();
+    if skeletons.finds(&skeleton) {
+        return true;
+    }
+    decoded_dumps(text)
+        .iter()
+        .any(|bytes| holds(&String::from_utf8_lossy(bytes)))
+}
+
+/// The bytes a numeric dump in `text` stands for, read each way a dump tool writes them: hex
+/// bytes (`xxd`, `od -tx1`, `hexdump -C`, `xxd -i`'s `0x73,`), hex words of two or four bytes in
+/// both byte orders (`xxd`'s `736b`, `hexdump`'s and `od -x`'s little-endian `6b73`), octal bytes
+/// (`od -to1`) and octal words (`od`'s default, little-endian). A line's first number when it is
+/// six digits or more is its offset, left out.
+fn decoded_dumps(text: &str) -> Vec<Vec<u8>> {
+    let mut views = vec![Vec::new(); 4];
+    for line in text.lines() {
+        let tokens = line
+            .split(|character: char| !character.is_ascii_hexdigit())
+            .filter(|token| !token.is_empty());
+        let mut first = true;
+        for token in tokens {
+            if std::mem::take(&mut first) && token.len() >= 6 {
+                continue;
+            }
+            push_token(token, &mut views);
+        }
+    }
+    views.retain(|view| view.len() >= crate::fragments::FRAGMENT_BYTES);
+    views
+}
+
+/// One number of a dump, into each view it can be read in: big-endian hex, little-endian hex,
+/// octal bytes, octal little-endian words.
+fn push_token(token: &str, views: &mut [Vec<u8>]) {
+    if let (2 | 4 | 8, Ok(value)) = (token.len(), u64::from_str_radix(token, 16)) {
+        let bytes = value.to_be_bytes();
+        let big = &bytes[8 - token.len() / 2..];
+        views[0].extend_from_slice(big);
+        views[1].extend(big.iter().rev());
+    }
+    if token.bytes().all(|digit| (b'0'..=b'7').contains(&digit)) {
+        match (token.len(), u32::from_str_radix(token, 8)) {
+            (3, Ok(byte)) => {
+                if let Ok(byte) = u8::try_from(byte) {
+                    views[2].push(byte);
+                }
+            }
+            (6, Ok(word)) => {
+                if let Ok(word) = u16::try_from(word) {
+                    views[3].extend_from_slice(&word.to_le_bytes());
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -70,7 +139,50 @@ mod tests {
             })
             .collect();
         let reversed: String = KEY.chars().rev().collect();
+        // A verifier's second list: `hexdump` and `od -x` (little-endian words), `od` (octal
+        // words), `od -to1`, `xxd -i`, other separators, upper case.
+        let words_le: String = file
+            .as_bytes()
+            .chunks(16)
+            .enumerate()
+            .map(|(line, chunk)| {
+                let words: Vec<String> = chunk
+                    .chunks(2)
+                    .map(|pair| match pair {
+                        [low, high] => format!("{high:02x}{low:02x}"),
+                        [low] => format!("00{low:02x}"),
+                        _ => String::new(),
+                    })
+                    .collect();
+                format!("{:07x} {}\n", line * 16, words.join(" "))
+            })
+            .collect();
+        let octal_words: String = file
+            .as_bytes()
+            .chunks(16)
+            .enumerate()
+            .map(|(line, chunk)| {
+                let words: Vec<String> = chunk
+                    .chunks(2)
+                    .map(|pair| {
+                        let word = u16::from_le_bytes([pair[0], *pair.get(1).unwrap_or(&0)]);
+                        format!("{word:06o}")
+                    })
+                    .collect();
+                format!("{:07o} {}\n", line * 16, words.join(" "))
+            })
+            .collect();
+        let octal_bytes: String = file.bytes().map(|byte| format!("{byte:03o} ")).collect();
+        let c_array: String = file.bytes().map(|byte| format!("0x{byte:02x}, ")).collect();
+        let dashed: String = KEY.chars().flat_map(|character| [character, '-']).collect();
+        let listed = format!("{:?}", KEY.chars().collect::<Vec<_>>());
         for (name, text) in [
+            ("hexdump", words_le),
+            ("od", octal_words),
+            ("od -to1", octal_bytes),
+            ("xxd -i", c_array),
+            ("sed s/./&-/g", dashed),
+            ("list()", listed),
             ("xxd", dump(file.as_bytes(), 2)),
             ("od -tx1", dump(file.as_bytes(), 1)),
             ("od -c", od_c),
@@ -80,6 +192,15 @@ mod tests {
             let shown = redactor.redact_known(&text);
             assert_eq!(shown, super::WITHHELD, "{name}: {text}");
         }
+    }
+
+    /// `tr a-z A-Z` of a key mostly in small letters: no piece of it stands as it is.
+    #[test]
+    fn a_key_in_other_case_is_withheld() {
+        let key = "sk-proj-qatestsecretkeyvalue0123456789abcdef";
+        let redactor = Redactor::new([key]);
+        let shown = redactor.redact_known(&format!("OPENAI_API_KEY={}", key.to_uppercase()));
+        assert_eq!(shown, super::WITHHELD);
     }
 
     #[test]

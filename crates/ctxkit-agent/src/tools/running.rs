@@ -70,17 +70,26 @@ pub(crate) fn own_session(program: &Path) -> Command {
     }
 }
 
-/// util-linux's (or BusyBox's) `setsid` at its usual places, looked for once. A process it
-/// starts that does not lead a process group (a freshly spawned one does not) calls `setsid(2)`
-/// and runs the program in its place, under the same process id.
+/// util-linux's (or BusyBox's) `setsid` at its usual places, else on `PATH` (NixOS keeps it in
+/// the store), looked for once; without one, said once in the log. A process it starts that
+/// does not lead a process group (a freshly spawned one does not) calls `setsid(2)` and runs the
+/// program in its place, under the same process id.
 fn setsid_program() -> Option<&'static Path> {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
     FOUND
         .get_or_init(|| {
-            ["/usr/bin/setsid", "/bin/setsid", "/usr/local/bin/setsid"]
+            let found = ["/usr/bin/setsid", "/bin/setsid", "/usr/local/bin/setsid"]
                 .into_iter()
                 .map(PathBuf::from)
                 .find(|path| path.is_file())
+                .or_else(|| super::shell::on_path("setsid"));
+            if found.is_none() {
+                tracing::warn!(
+                    "no `setsid` found: commands run in a process group of their own and keep \
+                     the terminal (install util-linux)"
+                );
+            }
+            found
         })
         .as_deref()
 }

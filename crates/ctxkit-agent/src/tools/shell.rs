@@ -46,7 +46,7 @@ impl Shell {
 }
 
 /// The first executable file called `name` in a folder of `PATH`.
-fn on_path(name: &str) -> Option<PathBuf> {
+pub(super) fn on_path(name: &str) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

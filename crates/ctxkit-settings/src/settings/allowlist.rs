@@ -60,8 +60,10 @@ pub struct ProjectSplit {
 }
 
 impl ProjectSplit {
-    /// The held keys whose value is not an object (nor `null`) although they are sections of the
-    /// tree (`"compaction": 5`): wrong whatever the trust, so reported as invalid values
+    /// The held keys whose value is not an object (nor `null`) although the project may set keys
+    /// below them: wrong whatever the trust. A section a project may set nothing of untrusted
+    /// (`"compaction": 5`) is held like any other key, not refused: a cloned project would stop
+    /// every chat until the user edited it (QA 2026-12-07): wrong whatever the trust, so reported as invalid values
     /// rather than as waiting for trust. Still held: the user's own values stand.
     pub fn misshapen_keys(&self) -> Vec<String> {
         self.held_keys
@@ -71,7 +73,7 @@ impl ProjectSplit {
                 let value = KeyPath::parse(key)
                     .ok()
                     .and_then(|path| document::get_path(&self.held, &path));
-                (schema::project_may_set_below(&segments) || schema::is_section(&segments))
+                schema::project_may_set_below(&segments)
                     && value.is_some_and(|value| !value.is_null())
             })
             .cloned()
@@ -285,8 +287,8 @@ mod tests {
         );
         assert_eq!(split.held_keys, vec!["llm", "chat", "hooks"]);
         assert!(split.safe.is_empty());
-        // `llm` has keys a project may set: a string there is wrong, not waiting for trust.
-        assert_eq!(split.misshapen_keys(), vec!["llm"]);
+        // Nothing of `llm` applies untrusted: a string there waits for trust like the rest.
+        assert!(split.misshapen_keys().is_empty());
     }
 
     #[test]

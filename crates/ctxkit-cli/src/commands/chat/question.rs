@@ -27,7 +27,43 @@ const MARGIN: &str = "│ ";
 /// `question` made safe to show on the terminal the chat runs in (see the module comment).
 pub fn shown_question(question: &str) -> String {
     let columns = crate::cli::terminal_columns().unwrap_or(80);
-    shown_question_at(question, columns.max(20))
+    let shown = shown_question_at(question, columns.max(20));
+    if !shown.contains(LEFT_OUT_NOTE) {
+        return shown;
+    }
+    // The rows left out can still be read before answering (QA 2026-12-07: an `rm -rf` at the
+    // 42nd of 83 lines was never shown): the whole question, as safe as shown, in a file of the
+    // user's own.
+    match whole_question_file(&terminal_safe(question)) {
+        Some(path) => shown.replace(
+            LEFT_OUT_NOTE,
+            &format!("{LEFT_OUT_NOTE}; all of it: {}", path.display()),
+        ),
+        None => shown,
+    }
+}
+
+/// What a question too long to show says of the rows it leaves out.
+const LEFT_OUT_NOTE: &str = "not shown; answering yes runs them too";
+
+/// `text` written to a new file only this user may read, in the temporary folder; its path.
+fn whole_question_file(text: &str) -> Option<std::path::PathBuf> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    static ASKED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let number = ASKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "ctxkit-question-{}-{number}.txt",
+        std::process::id()
+    ));
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .ok()?;
+    file.write_all(text.as_bytes()).ok()?;
+    Some(path)
 }
 
 /// `question` made safe to show on a terminal `columns` wide.
@@ -61,9 +97,7 @@ fn shown_question_at(question: &str, columns: usize) -> String {
     if rows.len() > MAX_SHOWN_ROWS {
         let left_out = rows.len() - HEAD_ROWS - TAIL_ROWS;
         shown.extend(rows[..HEAD_ROWS].iter().map(|row| format!("{MARGIN}{row}")));
-        shown.push(format!(
-            "{MARGIN}[… {left_out} more rows not shown; answering yes runs them too]"
-        ));
+        shown.push(format!("{MARGIN}[… {left_out} more rows {LEFT_OUT_NOTE}]"));
         shown.extend(
             rows[rows.len() - TAIL_ROWS..]
                 .iter()
@@ -114,7 +148,7 @@ fn one_line_question(line: String, columns: usize) -> String {
         let cut = cut_rows(&line, columns);
         let left_out = cut.len() - HEAD_ROWS - TAIL_ROWS;
         return format!(
-            "{}\n[… {left_out} more rows not shown; answering yes runs them too]\n{}",
+            "{}\n[… {left_out} more rows {LEFT_OUT_NOTE}]\n{}",
             cut[..HEAD_ROWS].concat(),
             cut[cut.len() - TAIL_ROWS..].concat()
         );
@@ -286,6 +320,16 @@ mod tests {
             shown.lines().count()
         );
         assert!(shown.contains("more rows not shown; answering yes runs them too]"));
+        // Said with where all of it can be read.
+        let shown = shown_question(&huge);
+        let path = shown
+            .split("; all of it: ")
+            .nth(1)
+            .and_then(|rest| rest.split(']').next())
+            .unwrap_or_else(|| panic!("{}", &shown[..300]));
+        let whole = std::fs::read_to_string(path).unwrap();
+        assert!(whole.starts_with("Run `touch HUGE_RAN") && whole.len() > 3_000_000);
+        std::fs::remove_file(path).unwrap();
         let many = format!("Run `touch A\n{}touch Z`?", "echo ok\n".repeat(500));
         let shown = shown_question_at(&many, 100);
         assert!(shown.starts_with("│ Run `touch A\n"), "{shown}");
