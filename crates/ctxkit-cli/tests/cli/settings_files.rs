@@ -428,19 +428,26 @@ fn config_get_masks_the_secrets_below_the_key_asked_for() {
     }
 }
 
-/// QA finding 5a: `"compaction": 5` in an untrusted project was "ignored … not trusted".
+/// `"compaction": 5` in an untrusted project: nothing of `compaction` applies untrusted (it
+/// shapes what a model is sent), so it waits for trust like any other value, and only then is
+/// it refused as invalid. Refused at once, it let a cloned project stop every chat until the
+/// user edited its file (QA 2026-12-07).
 #[test]
-fn an_untrusted_projects_wrong_section_is_reported_as_invalid() {
+fn an_untrusted_projects_wrong_section_waits_for_trust_then_is_invalid() {
     let world = World::new();
     world.write("proj/.ctxkit/settings.json", r#"{"compaction": 5}"#);
     let output = bounded(world.command(&["config", "list"]));
-    let stderr = stderr(&output);
+    let untrusted = stderr(&output);
+    assert!(untrusted.contains("ignored `compaction`"), "{untrusted}");
+    assert!(!untrusted.contains("Invalid value"), "{untrusted}");
+    assert!(world.ctxkit(&["trust", "--yes"]).starts_with("exit: 0"));
+    let output = bounded(world.command(&["config", "list"]));
+    let trusted = stderr(&output);
     assert!(
-        stderr.contains("Invalid value for `compaction` in `")
-            && stderr.contains("expected an object, found 5"),
-        "{stderr}"
+        trusted.contains("Invalid value for `compaction` in `")
+            && trusted.contains("expected an object, found 5"),
+        "{trusted}"
     );
-    assert!(!stderr.contains("ignored `compaction`"), "{stderr}");
 }
 
 /// QA finding 5b: keys ctxkit does not read in an `llm.models` entry were accepted without a word.
