@@ -81,12 +81,7 @@ fn utf16_text(
     order: Utf16,
     shown: &str,
 ) -> Result<String, String> {
-    let rest = (MAX_READ_BYTES + 1).saturating_sub(u64::try_from(head.len()).unwrap_or(u64::MAX));
-    (&mut opened)
-        .take(rest)
-        .read_to_end(&mut head)
-        .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
-    if u64::try_from(head.len()).unwrap_or(u64::MAX) > MAX_READ_BYTES {
+    if read_rest(&mut opened, &mut head, shown)? > MAX_READ_BYTES {
         return Err(format!(
             "`{shown}` is a {} file over {} MiB; `read` takes such files up to {} MiB",
             order.name(),
@@ -103,6 +98,21 @@ fn utf16_text(
     })
 }
 
+/// The rest of `opened` after its first bytes `head`, appended to them, up to one byte past
+/// [`MAX_READ_BYTES`] (so that a larger file shows as larger); how many bytes `head` holds then.
+fn read_rest(
+    opened: &mut ctxkit_jail::OpenedFile,
+    head: &mut Vec<u8>,
+    shown: &str,
+) -> Result<u64, String> {
+    let rest = (MAX_READ_BYTES + 1).saturating_sub(u64::try_from(head.len()).unwrap_or(u64::MAX));
+    opened
+        .take(rest)
+        .read_to_end(head)
+        .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
+    Ok(u64::try_from(head.len()).unwrap_or(u64::MAX))
+}
+
 /// The image whose first bytes `head` are, read whole (at most [`MAX_READ_BYTES`]).
 fn image(
     mut opened: ctxkit_jail::OpenedFile,
@@ -111,12 +121,7 @@ fn image(
     shown: &str,
     context: &ToolContext,
 ) -> Result<ToolOutcome, String> {
-    let rest = (MAX_READ_BYTES + 1).saturating_sub(u64::try_from(head.len()).unwrap_or(u64::MAX));
-    (&mut opened)
-        .take(rest)
-        .read_to_end(&mut head)
-        .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
-    let read = u64::try_from(head.len()).unwrap_or(u64::MAX);
+    let read = read_rest(&mut opened, &mut head, shown)?;
     if read > MAX_READ_BYTES {
         return Err(format!(
             "`{shown}` is an image of {} MiB; `read` takes images up to {} MiB",

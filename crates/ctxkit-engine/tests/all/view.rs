@@ -461,6 +461,20 @@ async fn the_view_asks_for_the_hour_long_cache_once_the_sessions_pauses_pay_for_
     }
 }
 
+/// The summary of the compaction the session's leaf is.
+async fn leaf_summary(harness: &Harness) -> String {
+    harness
+        .engine
+        .with_session(|session| {
+            let raw = session.leaf_entry().unwrap().raw().unwrap();
+            serde_json::from_str::<serde_json::Value>(&raw).unwrap()["summary"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .await
+}
+
 /// Per line of `lines`, a tool call (`call-0`, `call-1`, …) and its result: a 200-line log with
 /// that line as its 101st.
 async fn append_logs(harness: &Harness, lines: &[String]) {
@@ -601,16 +615,7 @@ async fn a_compaction_carries_no_name_from_a_recall_result() {
     .await;
     harness.engine.append(reply("done", 10)).await.unwrap();
     harness.engine.compact(None).await.unwrap();
-    let summary = harness
-        .engine
-        .with_session(|session| {
-            let raw = session.leaf_entry().unwrap().raw().unwrap();
-            serde_json::from_str::<serde_json::Value>(&raw).unwrap()["summary"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .await;
+    let summary = leaf_summary(&harness).await;
     let carried = summary
         .lines()
         .find(|line| line.starts_with("Named in the tool results"))
@@ -653,16 +658,7 @@ async fn a_compaction_carries_no_secret_a_result_showed_by_its_context() {
     append_logs(&harness, &lines).await;
     harness.engine.append(reply("done", 10)).await.unwrap();
     harness.engine.compact(None).await.unwrap();
-    let summary = harness
-        .engine
-        .with_session(|session| {
-            let raw = session.leaf_entry().unwrap().raw().unwrap();
-            serde_json::from_str::<serde_json::Value>(&raw).unwrap()["summary"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .await;
+    let summary = leaf_summary(&harness).await;
     assert!(summary.contains("Named in the tool results"), "{summary}");
     assert!(summary.contains("src/module_0.rs"), "{summary}");
     assert!(!summary.contains("S3CRET"), "{summary}");
