@@ -34,22 +34,11 @@ fn reads_as_it_is(text: &str) -> bool {
         && !text.split('/').any(padded)
 }
 
-/// Unicode's format characters that draw nothing or reorder what follows: the soft hyphen,
-/// zero-width spaces and joiners, bidirectional marks, overrides and isolates, the byte-order
-/// mark, interlinear annotation marks.
+/// A character that draws nothing or reorders what follows: a bidirectional mark, override or
+/// isolate (`ctxkit_protocol::is_unsafe_to_show`), or one of `ctxkit_protocol::draws_nothing`.
 fn invisible(character: char) -> bool {
-    matches!(
-        character,
-        '\u{ad}'
-            | '\u{61c}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{206f}'
-            | '\u{feff}'
-            | '\u{fff9}'..='\u{fffb}'
-    )
+    ctxkit_protocol::draws_nothing(character)
+        || (!character.is_control() && ctxkit_protocol::is_unsafe_to_show(character))
 }
 
 /// `path` as every question and tool line shows it to the user (`shown`): a name holding a line

@@ -20,7 +20,7 @@
 use crate::tool::ToolRegistry;
 
 /// The tool that fetches what the view shortened; kept unless a `-recall` entry removes it.
-const RECALL: &str = "recall";
+const RECALL: &str = ctxkit_protocol::RECALL_TOOL;
 
 /// Tools Pi 1.6 has and ctxkit does not (`powershell`, and the two its built-in extensions
 /// register inactive): named in a warning of their own, so a Pi user knows the name is no typo.

@@ -123,7 +123,8 @@ fn with_carried_names(
             // headers (`[entry 966b0d3e] tool result:`) are no names a model needs (QA
             // 2026-12-07: a summary's line listed the entry ids of recalled messages).
             AgentMessage::ToolResult(result)
-                if !kept.contains(&result.tool_call_id) && result.tool_name != "recall" =>
+                if !kept.contains(&result.tool_call_id)
+                    && result.tool_name != ctxkit_protocol::RECALL_TOOL =>
             {
                 let original = stored.get(result.tool_call_id.as_str());
                 dropped_chars +=

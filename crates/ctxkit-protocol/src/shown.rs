@@ -17,6 +17,24 @@ pub const UNSAFE_TO_SHOW: &[(char, char)] = &[
     ('\u{2066}', '\u{2069}'),
 ];
 
+/// Characters that draw nothing though they are no white space: the soft hyphen, the Mongolian
+/// vowel separator, zero-width spaces and joiners, invisible operators, deprecated format
+/// characters, the byte-order mark and interlinear annotation marks. Harmless to a terminal, so
+/// not [`UNSAFE_TO_SHOW`], but a name or a command holding one does not read as what it is
+/// (`zw\u{200b}name`): the tools quote such names and approval questions show them as codes.
+pub fn draws_nothing(character: char) -> bool {
+    matches!(
+        character,
+        '\u{ad}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200d}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{206a}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
+}
+
 /// Whether `character` is one of [`UNSAFE_TO_SHOW`].
 pub fn is_unsafe_to_show(character: char) -> bool {
     UNSAFE_TO_SHOW

@@ -73,8 +73,10 @@ pub fn redact_known<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) 
 pub struct Redactor {
     secrets: Vec<String>,
     fragments: fragments::Fragments,
-    /// The secrets' letters and digits alone, in lower case (`spelled_out`).
+    /// The secrets' letters and digits alone, in lower case (`spelled_out`), and those too short
+    /// for a fragment's window.
     skeletons: fragments::Fragments,
+    short_skeletons: Vec<String>,
 }
 
 impl Redactor {
@@ -96,10 +98,16 @@ impl Redactor {
                     .collect()
             })
             .collect();
+        let short_skeletons = skeletons
+            .iter()
+            .filter(|skeleton| (8..=fragments::FRAGMENT_BYTES).contains(&skeleton.len()))
+            .cloned()
+            .collect();
         let skeletons: Vec<&str> = skeletons.iter().map(String::as_str).collect();
         Self {
             fragments: fragments::Fragments::new(&secrets),
             skeletons: fragments::Fragments::new(&skeletons),
+            short_skeletons,
             secrets: secrets.into_iter().map(str::to_owned).collect(),
         }
     }
@@ -116,7 +124,13 @@ impl Redactor {
             redacted = replace_encoded(&redacted, secret);
         }
         let redacted = self.fragments.redact(&redacted);
-        if spelled_out::spells_out_a_key(&redacted, &self.secrets, &self.fragments, &self.skeletons)
+        if !self.secrets.is_empty()
+            && spelled_out::spells_out_a_key(
+                &redacted,
+                &self.fragments,
+                &self.skeletons,
+                &self.short_skeletons,
+            )
         {
             return spelled_out::WITHHELD.to_owned();
         }

@@ -12,43 +12,32 @@ pub(crate) const WITHHELD: &str = "<redacted: this text spells out a key ctxkit 
      model (in a hex or character dump, reversed or spaced out), so none of it is shown>";
 
 /// Whether `text` (already redacted of every plain spelling) spells one of `secrets` out.
-/// `skeletons` holds the secrets' letters and digits alone, in lower case.
+/// `skeletons` holds the secrets' letters and digits alone, in lower case, and `short` those
+/// skeletons too short for its windows. Read on every tool result and every file `grep` searches:
+/// one pass builds the text's own skeleton (its letters and digits, lower case: any separator,
+/// any case, `od -c`'s columns, `sed 's/./& /g'`, `['s', 'k', …]`), read forwards and backwards
+/// (`rev`); numeric dumps are read back only where the text holds enough numbers to be one.
 pub(crate) fn spells_out_a_key(
     text: &str,
-    secrets: &[String],
     fragments: &Fragments,
     skeletons: &Fragments,
+    short: &[String],
 ) -> bool {
-    if secrets.is_empty() {
-        return false;
-    }
-    let holds = |view: &str| {
-        fragments.finds(view) || secrets.iter().any(|secret| view.contains(secret.as_str()))
-    };
-    let squeezed: String = text
-        .chars()
-        .filter(|character| !character.is_whitespace())
-        .collect();
-    if squeezed.len() < text.len() && holds(&squeezed) {
-        return true;
-    }
-    let reversed: String = text.chars().rev().collect();
-    if holds(&reversed) {
-        return true;
-    }
-    // Its letters and digits alone, in lower case: any separator (`s-k-…`, `['s', 'k', …]`,
-    // `%q`'s quoting) and any case (`tr a-z A-Z`).
     let skeleton: String = text
         .chars()
         .filter(char::is_ascii_alphanumeric)
         .map(|character| character.to_ascii_lowercase())
         .collect();
-    if skeletons.finds(&skeleton) {
+    let reversed: String = skeleton.chars().rev().collect();
+    let holds_skeleton = |view: &str| {
+        skeletons.finds(view) || short.iter().any(|secret| view.contains(secret.as_str()))
+    };
+    if holds_skeleton(&skeleton) || holds_skeleton(&reversed) {
         return true;
     }
     decoded_dumps(text)
         .iter()
-        .any(|bytes| holds(&String::from_utf8_lossy(bytes)))
+        .any(|bytes| fragments.finds(&String::from_utf8_lossy(bytes)))
 }
 
 /// The bytes a numeric dump in `text` stands for, read each way a dump tool writes them: hex

@@ -82,7 +82,8 @@ pub fn steps(messages: &[AgentMessage]) -> Vec<Step> {
                         // stay in the session to be recalled again: neither its query nor the
                         // entry ids and names of what it returned are the work (QA 2026-12-07:
                         // `Seen in output: 90b87c76`, the id of a recalled entry).
-                        ContentBlock::ToolCall(call) if call.name == "recall" => {}
+                        ContentBlock::ToolCall(call)
+                            if call.name == ctxkit_protocol::RECALL_TOOL => {}
                         ContentBlock::ToolCall(call) => {
                             let result = results.get(call.id.as_str()).copied();
                             calls.push(Step::Call(tool_call(&call.name, &call.arguments, result)));

@@ -52,7 +52,11 @@ impl Agent {
         let projected_input_tokens = self.engine.projected_input_tokens(pending).await?;
         view.messages.extend_from_slice(pending);
         // Markers and summaries point at `recall`; without it they must not.
-        if !self.tools.names().any(|name| name == "recall") {
+        if !self
+            .tools
+            .names()
+            .any(|name| name == ctxkit_protocol::RECALL_TOOL)
+        {
             view = view.without_recall();
         }
         // The session's id keys its prompt cache (OpenAI's `prompt_cache_key`, as Pi sends it).

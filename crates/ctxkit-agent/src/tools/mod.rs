@@ -349,7 +349,7 @@ impl TypedTool for Recall {
     type Arguments = RecallArguments;
 
     fn name(&self) -> &'static str {
-        "recall"
+        ctxkit_protocol::RECALL_TOOL
     }
 
     fn description(&self) -> &'static str {

@@ -120,12 +120,7 @@ fn shown_question_at(question: &str, columns: usize) -> String {
 /// code: `zw\u200bname` is not the `zwname` it reads as (QA 2026-12-07). A run of them long
 /// enough to be padding was counted as blank space before.
 fn escape_invisible(line: &str) -> String {
-    let invisible = |character: char| {
-        matches!(
-            character,
-            '\u{ad}' | '\u{180e}' | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}'
-        )
-    };
+    let invisible = ctxkit_protocol::draws_nothing;
     if !line.chars().any(invisible) {
         return line.to_owned();
     }
