@@ -99,7 +99,7 @@ pub use approve::{Approval, ApproveAll, Approver, DenyAll};
 pub use limits::WorkspaceLimits;
 pub use model::ChatModel;
 pub use names::{shown_path, shown_path_argument};
-pub use tool::{Tool, ToolContext, ToolOutcome, ToolProgress, ToolRegistry, TypedTool};
+pub use tool::{Approved, Tool, ToolContext, ToolOutcome, ToolProgress, ToolRegistry, TypedTool};
 pub use tool_selection::{
     NoTools, ToolFlags, ToolListProblem, ToolListSource, ToolSelection, UnknownTool,
     select_coding_tools, select_tools, tool_list_problem,

@@ -31,10 +31,8 @@ pub struct ToolContext {
     pub engine: Option<ctxkit_engine::Engine>,
     /// The project boundary paths are judged against, and the secrets results must not show.
     pub workspace: Arc<Workspace>,
-    /// Accesses outside the project the user approved for this call (or for the session).
-    pub outside_approved: Vec<Access>,
-    /// Whether the user approved writing guarded places of the project for this call.
-    pub guarded_approved: bool,
+    /// What the user approved for this call: places outside the project, guarded places in it.
+    pub approved: Approved,
     /// Whether `read` fits the images it returns (`images.autoResize`).
     pub auto_resize_images: bool,
     /// The most bytes one output keeps (`Agent`'s `max_output_bytes`: Pi's 50 KB, less for a
@@ -43,6 +41,43 @@ pub struct ToolContext {
     /// Where the call reports its output so far while it runs (`bash`: its last lines), for a
     /// UI; `None` when nobody watches.
     pub progress: Option<ToolProgress>,
+}
+
+/// What the user approved for one call, as the resolved paths the questions named. A tool judges
+/// its path again when it runs, so a path that resolves elsewhere by then (a symlink swapped while
+/// the question was on screen) is refused, not opened under an approval given for another place.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Approved {
+    /// Accesses allowed anywhere outside the project (a caller without a person to ask).
+    pub outside_everywhere: Vec<Access>,
+    /// Places outside the project, each with the access approved for it.
+    pub outside: Vec<(Access, PathBuf)>,
+    /// Guarded places of the project approved for writing.
+    pub guarded: Vec<PathBuf>,
+}
+
+impl Approved {
+    /// `accesses` allowed anywhere outside the project, nothing else.
+    pub fn everywhere(accesses: &[Access]) -> Self {
+        Self {
+            outside_everywhere: accesses.to_vec(),
+            ..Self::default()
+        }
+    }
+
+    /// Whether `path`, outside the project, may be used for `access`.
+    pub fn allows_outside(&self, access: Access, path: &std::path::Path) -> bool {
+        self.outside_everywhere.contains(&access)
+            || self
+                .outside
+                .iter()
+                .any(|(approved, place)| *approved == access && place == path)
+    }
+
+    /// Whether `path`, a guarded place of the project, may be written.
+    pub fn allows_guarded(&self, path: &std::path::Path) -> bool {
+        self.guarded.iter().any(|place| place == path)
+    }
 }
 
 /// Where a running tool reports what it has written so far. Each report replaces the one before
@@ -77,7 +112,7 @@ pub struct Target {
 impl ToolContext {
     /// The resolved path the tool `tool` may use for `argument`, or why it may not (a refusal
     /// naming `tool`): ctxkit's own files and the user's credentials never, a path outside the
-    /// project only when [`Self::outside_approved`] has `access`.
+    /// project or a guarded one only as [`Self::approved`] names it.
     pub fn path(&self, tool: &str, argument: &str, access: Access) -> Result<PathBuf, String> {
         let place = self
             .workspace
@@ -85,11 +120,11 @@ impl ToolContext {
             .map_err(|refusal| refusal.of(&format!("{tool} {argument}")))?;
         let path = match place {
             Place::Allowed(path) => path,
-            Place::Outside(path) if self.outside_approved.contains(&access) => path,
+            Place::Outside(path) if self.approved.allows_outside(access, &path) => path,
             Place::Outside(path) => {
                 return Err(outside_refusal(tool, argument, &path, &self.workspace));
             }
-            Place::Guarded(path) if self.guarded_approved => path,
+            Place::Guarded(path) if self.approved.allows_guarded(&path) => path,
             Place::Guarded(path) => return Err(guarded_refusal(tool, argument, &path)),
         };
         refuse_file_as_directory(tool, argument, access, &path)?;
@@ -103,7 +138,7 @@ impl ToolContext {
             .workspace
             .jail_for(&path)
             .map_err(|error| refused(&format!("{tool} {argument}"), &error))?;
-        if access == Access::Write && !self.guarded_approved {
+        if access == Access::Write && !self.approved.allows_guarded(&path) {
             self.workspace.guard_writes(&mut jail);
         }
         Ok(Target { path, jail })

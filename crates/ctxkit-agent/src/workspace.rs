@@ -376,9 +376,15 @@ impl Workspace {
     /// Why the project itself is no place for tools, if it is not: it is ctxkit's home, a
     /// private folder of session copies, or in the user's credentials. `bash` starts in the
     /// project, so it would run among ctxkit's settings and keys (`read` and `write` refuse them
-    /// one by one). A project inside the home (`CTXKIT_HOME=~`) is the project's.
+    /// one by one). So is a folder inside the home (`~/.ctxkit/sessions`, QA: `agent.run` with
+    /// that `cwd` ran `bash` among every project's sessions), unless the home holds the user's
+    /// own home (`CTXKIT_HOME=~`), where projects are.
     pub fn project_refusal(&self) -> Option<String> {
-        let own = self.home.as_ref() == Some(&self.root)
+        let user_home = std::env::home_dir();
+        let own = self
+            .home
+            .as_ref()
+            .is_some_and(|home| in_own_home(&self.root, home, user_home.as_deref()))
             || ctxkit_session::private_folder_holding(&self.root).is_some();
         let credentials = self
             .credentials
@@ -607,3 +613,16 @@ use guarded::run_by_outside_git;
 #[cfg(test)]
 #[path = "workspace_tests.rs"]
 mod tests;
+
+/// Whether `root` is ctxkit's home `home` or in it; where the home holds the user's home
+/// `user_home` (`CTXKIT_HOME=~`, where projects are), only its sessions folder is its own.
+pub(crate) fn in_own_home(root: &Path, home: &Path, user_home: Option<&Path>) -> bool {
+    if root == home {
+        return true;
+    }
+    if user_home.is_some_and(|user_home| resolve(user_home).starts_with(home)) {
+        root.starts_with(home.join("sessions"))
+    } else {
+        root.starts_with(home)
+    }
+}

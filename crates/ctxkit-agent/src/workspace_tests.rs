@@ -466,11 +466,33 @@ fn ctxkit_s_home_a_private_folder_and_credentials_are_no_project() {
     assert!(with_home(&fixture.base.join("outside")).is_some());
     let private = ctxkit_session::private_temporary_folder("serve").unwrap();
     assert!(with_home(private.path()).is_some());
-    // A project kept inside the home is the project's.
-    let inside = fixture.home.join("work");
+    // QA (serve): `agent.run` with `cwd` at `~/.ctxkit/sessions` ran `bash` there, among every
+    // project's sessions; a folder in the home is the home's.
+    let inside = fixture.home.join("sessions");
     std::fs::create_dir_all(&inside).unwrap();
-    assert_eq!(with_home(&inside), None);
+    let refused = with_home(&inside).unwrap();
+    assert!(refused.contains("ctxkit's own folder"), "{refused}");
     assert_eq!(with_home(&fixture.project), None);
+    // With the home at the user's home (`CTXKIT_HOME=~`), projects are in it; its sessions are not.
+    let user_home = fixture.home.as_path();
+    let project = fixture.home.join("code/app");
+    assert!(!crate::workspace::in_own_home(
+        &project,
+        &fixture.home,
+        Some(user_home)
+    ));
+    assert!(crate::workspace::in_own_home(
+        &inside,
+        &fixture.home,
+        Some(user_home)
+    ));
+    // The home elsewhere (`~/.ctxkit`): any folder in it is its own.
+    assert!(crate::workspace::in_own_home(
+        &project,
+        &fixture.home,
+        Some(&fixture.base)
+    ));
+    assert!(crate::workspace::in_own_home(&project, &fixture.home, None));
 }
 
 /// QA (2026-12-05): `ctxkit chat` started in ctxkit's home, or through a committed link to it

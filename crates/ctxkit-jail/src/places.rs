@@ -83,12 +83,28 @@ const CREDENTIALS: &[&str] = &[
     ".rediscli_history",
 ];
 
+/// The credential folders whose entries may be symlinks to keys kept elsewhere (`~/.ssh/id_ed25519`
+/// → a dotfiles repository): the target of each such link is a credential place too.
+const KEY_FOLDERS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".gnupg",
+    ".config/gcloud",
+    ".local/share/keyrings",
+    ".password-store",
+];
+/// The most entries of one key folder looked at for symlinks (a password store of thousands of
+/// entries is read up to here).
+const MAX_KEY_FOLDER_ENTRIES: usize = 2048;
+
 /// The user's credential places (under `$HOME`), as named and resolved.
 pub fn credential_places() -> Vec<PathBuf> {
     std::env::home_dir().map_or_else(Vec::new, |home| credential_places_in(&home))
 }
 
-/// The credential places under the user's home `home`, as named and resolved.
+/// The credential places under the user's home `home`, as named and resolved, and the places
+/// the symlinks in its key folders lead to.
 fn credential_places_in(home: &Path) -> Vec<PathBuf> {
     let mut places = Vec::new();
     for name in CREDENTIALS {
@@ -100,7 +116,50 @@ fn credential_places_in(home: &Path) -> Vec<PathBuf> {
         }
         places.push(place);
     }
+    for name in KEY_FOLDERS {
+        for target in link_targets_in(&home.join(name)) {
+            if !places.contains(&target) {
+                places.push(target);
+            }
+        }
+    }
     places
+}
+
+/// Where the symlinks in `folder` and its subfolders lead (resolved), following a link to a
+/// folder into it once, at most [`MAX_KEY_FOLDER_ENTRIES`] entries in all. QA: with the project
+/// a dotfiles repository, `~/.ssh/id_real` → `dotfiles/ssh/id_real` let the model read the key
+/// by its name in the project, while a link of the whole `~/.ssh` was refused.
+fn link_targets_in(folder: &Path) -> Vec<PathBuf> {
+    let mut targets = Vec::new();
+    let mut budget = MAX_KEY_FOLDER_ENTRIES;
+    let mut pending = vec![folder.to_path_buf()];
+    let mut walked = std::collections::HashSet::new();
+    while let Some(current) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&current) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if budget == 0 {
+                return targets;
+            }
+            budget -= 1;
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                pending.push(entry.path());
+            } else if kind.is_symlink()
+                && let Ok(target) = std::fs::canonicalize(entry.path())
+            {
+                if target.is_dir() && walked.insert(target.clone()) {
+                    pending.push(target.clone());
+                }
+                targets.push(target);
+            }
+        }
+    }
+    targets
 }
 
 /// `$CTXKIT_HOME` when set and not empty, else `~/.ctxkit`.
@@ -121,6 +180,50 @@ pub(crate) fn real_path(opened: &impl std::os::fd::AsRawFd) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA (jail): a key in a dotfiles repository, linked from `~/.ssh` file by file, was read
+    /// by its name in the repository.
+    #[test]
+    fn a_key_linked_into_a_key_folder_is_a_credential_place() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(temp.path()).unwrap();
+        let home = root.join("home");
+        let dotfiles = root.join("dotfiles");
+        std::fs::create_dir_all(home.join(".ssh/keys")).unwrap();
+        std::fs::create_dir_all(dotfiles.join("ssh/more")).unwrap();
+        std::fs::create_dir_all(dotfiles.join("gnupg")).unwrap();
+        std::fs::write(dotfiles.join("ssh/id_real"), "KEY").unwrap();
+        std::fs::write(dotfiles.join("ssh/more/id_other"), "KEY").unwrap();
+        std::fs::write(dotfiles.join("notes.txt"), "notes").unwrap();
+        std::os::unix::fs::symlink(dotfiles.join("ssh/id_real"), home.join(".ssh/id_real"))
+            .unwrap();
+        // Deeper in the folder, a link to a folder, and a loop back to the key folder.
+        std::os::unix::fs::symlink(dotfiles.join("ssh/more"), home.join(".ssh/keys/more")).unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join(".ssh/keys/loop")).unwrap();
+        // A whole key folder linked: its entries' links are followed too.
+        std::os::unix::fs::symlink(dotfiles.join("gnupg"), home.join(".gnupg")).unwrap();
+        std::os::unix::fs::symlink(dotfiles.join("notes.txt"), dotfiles.join("gnupg/pubring"))
+            .unwrap();
+        let places = credential_places_in(&home);
+        for place in [
+            dotfiles.join("ssh/id_real"),
+            dotfiles.join("ssh/more"),
+            dotfiles.join("gnupg"),
+            dotfiles.join("notes.txt"),
+        ] {
+            assert!(places.contains(&place), "{place:?} not in {places:#?}");
+        }
+        assert!(!places.contains(&dotfiles.join("ssh")), "{places:#?}");
+        // A jail on the repository refuses the key by its name there, and reads the rest.
+        let mut jail = crate::Jail::open_bare(&dotfiles).unwrap();
+        for place in &places {
+            jail.deny_always(place);
+        }
+        assert!(jail.read(Path::new("ssh/id_real"), 64).is_err());
+        assert!(jail.read(Path::new("ssh/more/id_other"), 64).is_err());
+        std::fs::write(dotfiles.join("ssh/config.example"), "Host *").unwrap();
+        assert!(jail.read(Path::new("ssh/config.example"), 64).is_ok());
+    }
 
     /// QA: with the project at `~`, other agents' and tools' keys were read without a question.
     #[test]

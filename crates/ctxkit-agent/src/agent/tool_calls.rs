@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Agent, AgentEvent, AgentObserver, now_ms};
 use crate::approve::{Approval, Approver};
-use crate::tool::{Tool, ToolContext, ToolOutcome, ToolProgress};
-use crate::workspace::{Access, Place, Workspace};
+use crate::tool::{Approved, Tool, ToolContext, ToolOutcome, ToolProgress};
+use crate::workspace::{Place, Workspace};
 
 impl Agent {
     /// Runs a reply's calls in order and appends each result; once the turn is cancelled, the
@@ -87,7 +87,7 @@ impl Agent {
             workspace.guard(file);
         }
         let workspace = Arc::new(workspace);
-        let (outside_approved, guarded_approved) = match self
+        let approved = match self
             .approve_paths(&workspace, tool.as_ref(), call, cancel, approver)
             .await
         {
@@ -118,8 +118,7 @@ impl Agent {
             cancel: cancel.clone(),
             engine: Some(self.engine.clone()),
             workspace: Arc::clone(&workspace),
-            outside_approved,
-            guarded_approved,
+            approved,
             auto_resize_images: self.options.auto_resize_images,
             max_output_bytes: self.max_output_bytes(),
             progress: Some(progress),
@@ -156,10 +155,13 @@ impl Agent {
         call: &ToolCall,
         cancel: &CancellationToken,
         approver: &mut dyn Approver,
-    ) -> Result<(Vec<Access>, bool), String> {
-        // Approved everywhere (a caller without a person to ask); a folder's "always" is per path.
-        let mut approved: Vec<Access> = self.outside_allowed.iter().copied().collect();
-        let mut guarded_approved = false;
+    ) -> Result<Approved, String> {
+        // Approved everywhere (a caller without a person to ask); a folder's "always" is per path,
+        // and what is approved is the resolved path each question named.
+        let mut approved = Approved {
+            outside_everywhere: self.outside_allowed.iter().copied().collect(),
+            ..Approved::default()
+        };
         for (argument, access) in tool.paths(&call.arguments) {
             let place = workspace
                 .locate(&self.options.cwd, &argument, access)
@@ -178,15 +180,16 @@ impl Agent {
                         self.approve_guarded(&argument, &path, &scope, call, cancel, approver)
                             .await?;
                     }
-                    guarded_approved = true;
+                    approved.guarded.push(path);
                     continue;
                 }
                 Place::Outside(path) => path,
             };
+            if approved.outside_everywhere.contains(&access) {
+                continue;
+            }
             if self.outside_approved_for(access, &path) {
-                if !approved.contains(&access) {
-                    approved.push(access);
-                }
+                approved.outside.push((access, path));
                 continue;
             }
             // "Always" covers the folder the path is in, and says so.
@@ -203,10 +206,10 @@ impl Agent {
                 crate::names::shown_path(&folder)
             );
             match approver.approve_outside(&call.name, &question).await {
-                Approval::Once => approved.push(access),
+                Approval::Once => approved.outside.push((access, path)),
                 Approval::Always => {
                     self.allow_outside_under(access, &folder);
-                    approved.push(access);
+                    approved.outside.push((access, path));
                 }
                 Approval::Deny | Approval::Unanswered => {
                     return Err(crate::tool::outside_refusal(
@@ -221,7 +224,7 @@ impl Agent {
                 }
             }
         }
-        Ok((approved, guarded_approved))
+        Ok(approved)
     }
 
     /// Asks, as for `bash`, whether the model may write `path`, a guarded place of the project,

@@ -879,7 +879,7 @@ mod boundary_tests {
         let mut workspace = Workspace::new(&scene.project);
         workspace.set_home(&scene.home);
         context.workspace = Arc::new(workspace);
-        context.outside_approved = approved.to_vec();
+        context.approved = crate::tool::Approved::everywhere(approved);
         context
     }
 

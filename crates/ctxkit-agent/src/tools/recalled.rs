@@ -21,9 +21,53 @@ pub fn bound_recalled(text: &str, max_bytes: usize, note: impl FnMut(&Cut) -> St
             cut: None,
         };
     }
+    if let Some(read) = ReadPart::find(text) {
+        return read.cut_within(max_bytes);
+    }
     match StoredCut::find(text) {
         Some(stored) => stored.cut_within(max_bytes),
         None => limit::cut_head_with_note(text, max_bytes, note),
+    }
+}
+
+/// A `read` result that ends with the tool's note of the lines after those shown (`[Showing lines
+/// 1-699 of 1200. Use offset=700 to continue.]`). Cut through it, a recall lost the note and the
+/// last line shown came back broken (QA: "the last of them cut", no offset to go on from); cut
+/// again, it shows fewer whole lines and the note says the new last one.
+#[derive(Debug, PartialEq, Eq)]
+struct ReadPart<'a> {
+    body: &'a str,
+    first_line: usize,
+    file_lines: usize,
+}
+
+impl<'a> ReadPart<'a> {
+    fn find(text: &'a str) -> Option<Self> {
+        let separator = format!("\n\n{}", limit::READ_NOTICE_STARTS[0]);
+        let at = text.rfind(&separator)?;
+        let note = text[at + separator.len()..].strip_suffix(" to continue.]")?;
+        // `1-699 of 1200. Use offset=700`
+        let (range, rest) = note.split_once(" of ")?;
+        let (first, _last) = range.split_once('-')?;
+        let (total, _offset) = rest.split_once(". Use offset=")?;
+        Some(Self {
+            body: &text[..at],
+            first_line: first.parse().ok()?,
+            file_lines: total.parse().ok()?,
+        })
+    }
+
+    fn cut_within(&self, max_bytes: usize) -> Bounded {
+        limit::cut_whole_lines_with_note(self.body, Keep::Head, max_bytes, |cut| {
+            let last = self.first_line + cut.shown_lines.max(1) - 1;
+            format!(
+                "\n\n{}{}-{last} of {}. Use offset={} to continue.]",
+                limit::READ_NOTICE_STARTS[0],
+                self.first_line,
+                self.file_lines,
+                last + 1
+            )
+        })
     }
 }
 
@@ -143,6 +187,60 @@ fn shown_part(note: &str) -> Option<(Keep, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA: a cut `read` of an 88 KB file, recalled, came back with its last line broken and
+    /// without the note saying where to go on.
+    #[test]
+    fn a_read_result_recalled_keeps_whole_lines_and_says_where_to_go_on() {
+        let body: Vec<String> = (1..=699)
+            .map(|line| format!("line {line} of the file, padded to be long enough to count"))
+            .collect();
+        let stored = format!(
+            "{}\n\n[Showing lines 1-699 of 1200. Use offset=700 to continue.]",
+            body.join("\n")
+        );
+        let max_bytes = stored.len() - 300;
+        let answer = bound_recalled(&stored, max_bytes, |_| String::new());
+        assert!(answer.text.len() <= max_bytes);
+        let shown = answer
+            .text
+            .lines()
+            .filter(|line| line.starts_with("line "))
+            .count();
+        assert!(shown < 699 && shown > 600, "{shown}");
+        let last = answer
+            .text
+            .lines()
+            .rfind(|line| line.starts_with("line "))
+            .unwrap();
+        assert_eq!(
+            last,
+            format!("line {shown} of the file, padded to be long enough to count")
+        );
+        assert!(
+            answer.text.ends_with(&format!(
+                "\n\n[Showing lines 1-{shown} of 1200. Use offset={} to continue.]",
+                shown + 1
+            )),
+            "{}",
+            &answer.text[answer.text.len() - 200..]
+        );
+        // A read from an offset keeps its first line number.
+        let stored = format!(
+            "{}\n\n[Showing lines 700-1398 of 2000. Use offset=1399 to continue.]",
+            body.join("\n")
+        );
+        let answer = bound_recalled(&stored, stored.len() - 300, |_| String::new());
+        assert!(
+            answer.text.ends_with(&format!(
+                "[Showing lines 700-{} of 2000. Use offset={} to continue.]",
+                699 + shown,
+                700 + shown
+            )),
+            "{}",
+            &answer.text[answer.text.len() - 200..]
+        );
+    }
 
     /// bash's stored result: the last lines of a long output, its note, and a status line.
     fn stored_bash_result(lines: usize, kept: usize) -> String {

@@ -135,10 +135,10 @@ pub fn grep(
             Ok(Searched::Cancelled) => return Err("Search cancelled".to_owned()),
         }
     }
+    let long_lines = long_lines_notice(&found);
     let lines = found.lines;
     let skipped = skipped_notice(skipped.load(Ordering::Relaxed)) + &unread.notice();
     if lines.is_empty() {
-        let long_lines = long_lines_notice(found.long_lines);
         return Ok(ToolOutcome::ok(format!(
             "No matches found{long_lines}{skipped}"
         )));
@@ -150,7 +150,7 @@ pub fn grep(
             limit.saturating_mul(2)
         ));
     }
-    text.push_str(&long_lines_notice(found.long_lines));
+    text.push_str(&long_lines);
     text.push_str(&skipped);
     Ok(bounded_outcome(&text, Keep::Head, call_id, context, false))
 }
@@ -295,6 +295,41 @@ mod tests {
         }
         let outcome = run_tool("grep", &json!({"pattern": "hello"}), "c", &context);
         assert_eq!(outcome.text, "a.txt:1: hello");
+    }
+
+    /// QA (jail): a text head and a sparse hole after it (`truncate -s 40G`) made one line as long
+    /// as the hole, read to its end (39 s for 40 GB). The search of such a file ends at the first
+    /// NUL past a long line's start; a long line of text is still passed over to the next one.
+    #[test]
+    fn a_hole_after_a_text_head_ends_the_files_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.txt");
+        std::fs::write(&path, "hello world line\n".repeat(2000)).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(1 << 40)
+            .unwrap();
+        let long = "x".repeat(17 * 1024 * 1024) + "\nzzz after\n";
+        std::fs::write(dir.path().join("long.txt"), long).unwrap();
+        let context = context(dir.path());
+        let started = std::time::Instant::now();
+        let outcome = run_tool("grep", &json!({"pattern": "zzz"}), "c", &context);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        assert!(
+            outcome.text.starts_with("long.txt:2: zzz after"),
+            "{}",
+            outcome.text
+        );
+        assert!(
+            outcome.text.contains("[2 line(s) longer than 16 MiB")
+                && outcome
+                    .text
+                    .contains("1 file(s) turned binary within such a line"),
+            "{}",
+            outcome.text
+        );
     }
 
     #[test]

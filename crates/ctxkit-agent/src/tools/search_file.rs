@@ -27,6 +27,8 @@ pub(super) struct Matches {
     matches: usize,
     /// Lines longer than [`MAX_LINE_BYTES`], searched in their start only.
     pub(super) long_lines: usize,
+    /// Files whose search ended at a long line holding a NUL past its start (binary from there).
+    pub(super) binary_tails: usize,
 }
 
 impl Matches {
@@ -37,6 +39,7 @@ impl Matches {
             context_lines,
             matches: 0,
             long_lines: 0,
+            binary_tails: 0,
         }
     }
 }
@@ -119,7 +122,9 @@ pub(super) fn search_file(
     context: &ToolContext,
     found: &mut Matches,
 ) -> std::io::Result<Searched> {
-    let mut reader = LineReader::new(file).stopping_on(&context.cancel);
+    let mut reader = LineReader::new(file)
+        .stopping_on(&context.cancel)
+        .ending_at_nul_in_long_lines();
     // A NUL at the start makes the file binary, looked for before any line is read: a sparse
     // disk image is one line of zeros as long as the file (QA 2026-12-07: `grep` read 200 GB of
     // one, and Esc did not stop it).
@@ -179,6 +184,11 @@ fn next_chunk<R: std::io::Read>(
         match reader.next_line(chunk, MAX_LINE_BYTES)? {
             LineRead::End => return Ok((lines, true)),
             LineRead::Cut => found.long_lines += 1,
+            LineRead::Binary => {
+                found.long_lines += 1;
+                found.binary_tails += 1;
+                return Ok((lines, true));
+            }
             LineRead::Whole => {}
         }
         chunk.push(b'\n');
@@ -187,16 +197,24 @@ fn next_chunk<R: std::io::Read>(
     Ok((lines, false))
 }
 
-/// What a search says when lines longer than [`MAX_LINE_BYTES`] were searched in their start only.
-pub(super) fn long_lines_notice(count: usize) -> String {
-    match count {
+/// What a search says when lines longer than [`MAX_LINE_BYTES`] were searched in their start only,
+/// and files whose search ended at such a line turned binary.
+pub(super) fn long_lines_notice(found: &Matches) -> String {
+    let mebibytes = MAX_LINE_BYTES / (1024 * 1024);
+    let mut notice = match found.long_lines {
         0 => String::new(),
         count => format!(
-            "\n\n[{count} line(s) longer than {} MiB were searched in their first {} MiB only]",
-            MAX_LINE_BYTES / (1024 * 1024),
-            MAX_LINE_BYTES / (1024 * 1024)
+            "\n\n[{count} line(s) longer than {mebibytes} MiB were searched in their first \
+             {mebibytes} MiB only]"
         ),
+    };
+    if found.binary_tails > 0 {
+        notice.push_str(&format!(
+            "\n[{} file(s) turned binary within such a line (a NUL byte): searched up to it only]",
+            found.binary_tails
+        ));
     }
+    notice
 }
 
 fn cut(line: &str) -> String {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ctxkit_agent::{ToolContext, ToolRegistry, Workspace};
+use ctxkit_agent::{Access, ToolContext, ToolRegistry, Workspace};
 
 use ctxkit_jail::testing::Swapper;
 use serde_json::{Value, json};
@@ -81,8 +81,7 @@ fn context(home: &Home, root: &Path, guard: &[PathBuf]) -> ToolContext {
         cancel: CancellationToken::new(),
         engine: None,
         workspace: Arc::new(workspace),
-        outside_approved: Vec::new(),
-        guarded_approved: false,
+        approved: ctxkit_agent::Approved::default(),
         auto_resize_images: true,
         max_output_bytes: 50 * 1024,
         progress: None,
@@ -422,18 +421,90 @@ fn every_attack_of_the_table_is_repelled() {
 fn an_approved_guarded_write_is_written() {
     let home = home();
     let mut context = context(&home, &home.project, &[]);
-    context.guarded_approved = true;
-    let outcome = ToolRegistry::coding().run(
-        "write",
-        &json!({"path": ".ctxkit/hooks/after.sh", "content": "#!/bin/sh\necho ok\n"}),
-        "call",
-        &context,
-    );
+    let write = |context: &ToolContext| {
+        ToolRegistry::coding().run(
+            "write",
+            &json!({"path": ".ctxkit/hooks/after.sh", "content": "#!/bin/sh\necho ok\n"}),
+            "call",
+            context,
+        )
+    };
+    // Approved for another guarded place: refused.
+    context
+        .approved
+        .guarded
+        .push(home.project.join(".ctxkit/hooks/before.sh"));
+    let outcome = write(&context);
+    assert!(outcome.is_error, "{}", outcome.text);
+    context
+        .approved
+        .guarded
+        .push(home.project.join(".ctxkit/hooks/after.sh"));
+    let outcome = write(&context);
     assert!(!outcome.is_error, "{}", outcome.text);
     assert!(
         std::fs::read_to_string(home.project.join(".ctxkit/hooks/after.sh"))
             .unwrap()
             .contains("echo ok")
+    );
+}
+
+/// QA (jail): the user was asked about `outside/secret.txt` (the project's `lnk` led there), the
+/// link was swapped to `outside2` while the question was on screen, and the approval opened
+/// `outside2/secret.txt`, which nobody was asked about; a write the same way. An approval is for
+/// the place the question named.
+#[test]
+fn an_approval_is_for_the_place_asked_about_not_a_link_swapped_since() {
+    let home = home();
+    for folder in ["outside", "outside2"] {
+        std::fs::create_dir_all(home.home.join(folder)).unwrap();
+        std::fs::write(
+            home.home.join(folder).join("secret.txt"),
+            format!("{}-TEXT", folder.to_uppercase()),
+        )
+        .unwrap();
+    }
+    let link = home.project.join("lnk");
+    symlink("../outside", &link).unwrap();
+    let mut context = context(&home, &home.project, &[]);
+    context
+        .approved
+        .outside
+        .push((Access::Read, home.home.join("outside/secret.txt")));
+    context
+        .approved
+        .outside
+        .push((Access::Write, home.home.join("outside/w.txt")));
+    let registry = ToolRegistry::coding();
+    let read = |context: &ToolContext| {
+        registry.run("read", &json!({"path": "lnk/secret.txt"}), "r", context)
+    };
+    let write = |context: &ToolContext| {
+        registry.run(
+            "write",
+            &json!({"path": "lnk/w.txt", "content": "written"}),
+            "w",
+            context,
+        )
+    };
+    std::fs::remove_file(&link).unwrap();
+    symlink("../outside2", &link).unwrap();
+    let outcome = read(&context);
+    assert!(outcome.is_error, "{}", outcome.text);
+    assert!(!outcome.text.contains("OUTSIDE2-TEXT"), "{}", outcome.text);
+    let outcome = write(&context);
+    assert!(outcome.is_error, "{}", outcome.text);
+    assert!(!home.home.join("outside2/w.txt").exists());
+    // The place asked about, as it was asked about, is opened.
+    std::fs::remove_file(&link).unwrap();
+    symlink("../outside", &link).unwrap();
+    let outcome = read(&context);
+    assert!(outcome.text.contains("OUTSIDE-TEXT"), "{}", outcome.text);
+    let outcome = write(&context);
+    assert!(!outcome.is_error, "{}", outcome.text);
+    assert_eq!(
+        std::fs::read_to_string(home.home.join("outside/w.txt")).unwrap(),
+        "written"
     );
 }
 

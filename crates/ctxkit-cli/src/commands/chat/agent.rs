@@ -262,15 +262,21 @@ impl Approver for AskApprover<'_> {
     }
 
     /// The same one-key question for a path outside the project (`a`: every later access of the
-    /// kind, reading or writing, in this chat).
+    /// same kind, reading or writing, under the folder the question names, by any tool, in this
+    /// chat; the question starts with its verb, "Read" or "Write").
     fn approve_outside<'a>(
         &'a mut self,
         tool: &'a str,
         question: &'a str,
     ) -> BoxFuture<'a, Approval> {
+        let kind = if question.starts_with("Write") {
+            "writing"
+        } else {
+            "reading"
+        };
         let always = format!(
-            "Every later `{tool}` of the place named, reading or writing, in this chat goes on \
-             without asking"
+            "Every later call {kind} under the folder named goes on without asking, for the rest \
+             of this chat (the other kind still asks)"
         );
         let answer = self.ask_once_or_always(tool, &format!("`{tool}`: {question}"), &always);
         Box::pin(async move { answer })
