@@ -20,7 +20,7 @@ pub use environment::{
     ThreadsRunning, environment_variable, keep_process_private, passed_secret_variables,
     secret_environment_values, take_secret_environment,
 };
-pub use shapes::{redact_for_keeping, redact_key_shapes};
+pub use shapes::{assigned_secrets, redact_for_keeping, redact_key_shapes};
 pub use urls::{has_credentials, redact_credentials, url_credentials};
 
 /// An API key. `Debug` prints `ApiKey(<redacted>)`; the only way to read it is

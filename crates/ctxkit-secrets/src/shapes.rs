@@ -2,7 +2,8 @@
 //! Slack, npm, GitLab, Hugging Face, PyPI, SendGrid, DigitalOcean, Shopify and Databricks tokens,
 //! Google OAuth access tokens, Slack webhooks, JSON Web Tokens, Stripe keys, AWS access key ids,
 //! GitHub Copilot session tokens, NVIDIA and Perplexity keys, Discord and Telegram bot tokens,
-//! `rt_` refresh tokens, bearer values and private key blocks. Text meant to be
+//! Mailgun, Twilio and Heroku keys, `rt_` refresh tokens, bearer values and private key blocks,
+//! also split by characters that draw nothing (a reader sees one key). Text meant to be
 //! kept apart from its source or shown to others (a summary, a shared page) leaves them out; tool
 //! output does not (the model edits files that hold such strings, and an edit must match them).
 
@@ -13,24 +14,16 @@ use regex::Regex;
 
 /// The keys that start a word. A word starts after a word boundary, or right after a JSON escape
 /// of a line break or a tab (`first\nsk-…`: text that is JSON, such as a tool's raw output or a
-/// call's arguments as written, puts a letter before a key at the start of a line).
+/// call's arguments as written, puts a letter before a key at the start of a line). Their
+/// prefixes are short or could end a word (`task-…`, `nsfw_…`), so a letter before them makes
+/// them part of that word.
 const WORD_SHAPES: &[&str] = &[
     r"sk-[A-Za-z0-9_\-]{16,}",
-    r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
-    r"github_pat_[A-Za-z0-9_]{20,}",
-    r"xox[abposr]-[A-Za-z0-9\-]{10,}",
-    // AWS access key ids: long-term (`AKIA`) and temporary (`ASIA`, with a session token).
-    r"(?:AKIA|ASIA)[0-9A-Z]{16}\b",
     r"AIza[0-9A-Za-z_\-]{35}",
     r"(?i:bearer)\s+[A-Za-z0-9._\-]{20,}",
-    // Stripe's secret and restricted keys, npm, GitLab and Hugging Face tokens.
-    r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}",
-    r"npm_[A-Za-z0-9]{36}",
-    r"glpat-[A-Za-z0-9_\-]{20,}",
     r"hf_[A-Za-z0-9]{30,}",
-    // PyPI's upload tokens (a macaroon whose base64 opens with `pypi.org`'s identifier), SendGrid,
-    // DigitalOcean, Shopify and Databricks tokens, Google OAuth access tokens, Slack webhooks.
-    r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{20,}",
+    // SendGrid, DigitalOcean, Shopify and Databricks tokens, Google OAuth access tokens, Slack
+    // webhooks.
     r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
     r"do[opr]_v1_[a-f0-9]{64}",
     r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
@@ -42,29 +35,20 @@ const WORD_SHAPES: &[&str] = &[
     // GitHub Copilot's session token (`tid=…;exp=…;…;8kp=1:…`, the `access` of Pi's
     // `github-copilot` login), its fields to the next blank or quote.
     r"tid=[A-Za-z0-9_\-]{8,};exp=[0-9]{9,}(?:;[^\s\x22'\\<>]*)?",
-    // NVIDIA and Perplexity API keys.
-    r"nvapi-[A-Za-z0-9_\-]{40,}",
-    r"pplx-[A-Za-z0-9]{32,}",
-    // Groq, xAI, Cerebras, Replicate and Tavily API keys, LangSmith's (QA 2026-12-07: Groq's and
-    // xAI's, providers `ctxkit models` lists, reached a shared page whole from an imported session).
-    r"gsk_[A-Za-z0-9]{40,}",
-    r"xai-[A-Za-z0-9]{40,}",
+    // Cerebras and Replicate API keys.
     r"csk-[A-Za-z0-9]{40,}",
     r"r8_[A-Za-z0-9]{30,}",
-    r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}",
-    r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
-    // Fireworks, Together, Vercel's AI Gateway, Pinecone, Sentry, Linear, Notion and Supabase
-    // tokens, Bedrock's API keys and Google's OAuth refresh tokens (a verifier's list).
+    // Fireworks, Vercel's AI Gateway, Notion and Supabase tokens, Bedrock's API keys and Google's
+    // OAuth refresh tokens (a verifier's list).
     r"fw_[A-Za-z0-9]{20,}",
-    r"tgp_v1_[A-Za-z0-9_\-]{30,}",
     r"vck_[A-Za-z0-9]{30,}",
-    r"pcsk_[A-Za-z0-9_]{40,}",
-    r"sntrys_[A-Za-z0-9+/=_\-]{40,}",
-    r"lin_api_[A-Za-z0-9]{30,}",
     r"ntn_[A-Za-z0-9]{40,}",
     r"sbp_[a-f0-9]{40}",
     r"ABSK[A-Za-z0-9+/=]{40,}",
     r"1//0[A-Za-z0-9_\-]{40,}",
+    // Mailgun's and Twilio's API keys (QA: a shared page showed them whole).
+    r"key-[0-9a-f]{32}\b",
+    r"SK[0-9a-fA-F]{32}\b",
     // A Discord bot token: the bot's id in base64 (`M`, `N` or `O` first), a time stamp and an
     // HMAC, dot-separated; a Telegram bot token: the bot's id, a colon and `AA` + 33 characters.
     r"[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}",
@@ -72,6 +56,40 @@ const WORD_SHAPES: &[&str] = &[
     // An OAuth refresh token of the `rt_` form (OpenAI's, the `refresh` of Pi's `openai-codex`
     // login): taken only when [`is_random_token`] says it is not a name (`rt_sigqueueinfo`).
     r"rt_[A-Za-z0-9_\-.]{40,}",
+];
+
+/// The keys whose prefix no word ends in, found wherever they start: glued to a name
+/// (`prod_sk-ant-api03-…`, `OLD_sk-proj-…`, `tok_ghp_…`) or to an escape (`%22sk-proj-…`,
+/// `key%3Dghp_…`), as a file name or a variable holding one writes them (QA: a shared page showed
+/// such keys whole, where the same key after a blank or `/` was redacted).
+const GLUED_SHAPES: &[&str] = &[
+    r"sk-(?:ant|proj|svcacct|admin|or-v1)-[A-Za-z0-9_\-]{16,}",
+    r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}",
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"xox[abposr]-[A-Za-z0-9\-]{10,}",
+    // AWS access key ids: long-term (`AKIA`) and temporary (`ASIA`, with a session token), also
+    // in a file name (`AKIA…_2024.csv`).
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}",
+    // Stripe's secret and restricted keys, npm and GitLab tokens, PyPI's upload tokens (a
+    // macaroon whose base64 opens with `pypi.org`'s identifier).
+    r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}",
+    r"npm_[A-Za-z0-9]{36}",
+    r"glpat-[A-Za-z0-9_\-]{20,}",
+    r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{20,}",
+    // NVIDIA, Perplexity, Groq, xAI and Tavily API keys, LangSmith's (QA 2026-12-07: Groq's and
+    // xAI's, providers `ctxkit models` lists, reached a shared page whole from an imported session).
+    r"nvapi-[A-Za-z0-9_\-]{40,}",
+    r"pplx-[A-Za-z0-9]{32,}",
+    r"gsk_[A-Za-z0-9]{40,}",
+    r"xai-[A-Za-z0-9]{40,}",
+    r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{24,}",
+    r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
+    // Together, Pinecone, Sentry, Linear and Heroku tokens.
+    r"tgp_v1_[A-Za-z0-9_\-]{30,}",
+    r"pcsk_[A-Za-z0-9_]{40,}",
+    r"sntrys_[A-Za-z0-9+/=_\-]{40,}",
+    r"lin_api_[A-Za-z0-9]{30,}",
+    r"HRKU-[A-Za-z0-9_\-]{30,}",
 ];
 
 /// The prefix of the shapes a name could take ([`is_random_token`] decides).
@@ -100,7 +118,8 @@ const KEY_BLOCK: &str = r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(
 const ASSIGNED: &str = concat!(
     r#"\b([A-Za-z0-9_\-]*?(?i:api[_\-]?key|secret(?:[_\-]?access)?[_\-]?key(?:[_\-]?base)?|"#,
     r#"private[_\-]?key|session[_\-]?token|access[_\-]?token|auth[_\-]?token|secret|password|"#,
-    r#"passwd|passphrase|token|_pwd|_pass))"#,
+    r#"passwd|passphrase|token|_pwd|_pass|account[_\-]?key|shared[_\-]?access[_\-]?key|"#,
+    r#"connection[_\-]?string))"#,
     r#"(\\?["']?\s*[:=]\s*)"#,
     r#"(?:\\"(?P<escaped>(?:[^"\\\r\n]|\\[^"\r\n])+)\\""#,
     r#"|"(?P<double>[^"\r\n]+)""#,
@@ -132,7 +151,11 @@ fn is_assigned_secret(value: &str) -> bool {
 /// The escape before a key, if any, is group 1, kept when the key is replaced.
 static SHAPE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     let words = WORD_SHAPES.join("|");
-    Regex::new(&format!(r"(?:(\\[bfnrt])|\b)(?:{words})|{KEY_BLOCK}")).ok()
+    let glued = GLUED_SHAPES.join("|");
+    Regex::new(&format!(
+        r"(?:(\\[bfnrt])|\b)(?:{words})|{glued}|{KEY_BLOCK}"
+    ))
+    .ok()
 });
 
 static ASSIGNED_SECRET: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(ASSIGNED).ok());
@@ -143,18 +166,76 @@ static ASSIGNED_SECRET: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(AS
 /// text is searched once by the automaton, and most texts, which hold no key, are let go after it.
 static CANDIDATE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     let words = WORD_SHAPES.join("|").replace(r"\b", "");
+    let glued = GLUED_SHAPES.join("|");
     let assigned = ASSIGNED.strip_prefix(r"\b")?;
-    Regex::new(&format!("(?:{words})|{KEY_BLOCK}|{assigned}")).ok()
+    Regex::new(&format!("(?:{words})|{glued}|{KEY_BLOCK}|{assigned}")).ok()
 });
 
 /// `text` with every key of a known shape, and every value given to a secret's name, replaced by
 /// `<redacted>`.
 pub fn redact_key_shapes(text: &str) -> Cow<'_, str> {
+    match redact_split_keys(text) {
+        Cow::Borrowed(text) => redact_visible_shapes(text),
+        Cow::Owned(joined) => Cow::Owned(redact_visible_shapes(&joined).into_owned()),
+    }
+}
+
+/// [`redact_key_shapes`] of the keys as written, none split.
+fn redact_visible_shapes(text: &str) -> Cow<'_, str> {
     let shaped = match CANDIDATE.as_ref() {
         Some(candidate) if !candidate.is_match(text) => Cow::Borrowed(text),
         Some(_) | None => redact_found_shapes(text),
     };
     crate::command_passwords::redact_command_passwords(shaped)
+}
+
+/// Characters that draw nothing: a key with one inside (`sk-proj-Zw\u{200b}sp…`) reads as one key.
+const INVISIBLE: [char; 6] = [
+    '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{feff}', '\u{ad}',
+];
+
+/// `text` with every key that only a character drawing nothing splits replaced by `<redacted>`:
+/// the shapes are looked for in the text without those characters, and what they find there is
+/// replaced where it lies in `text` (QA: a key split by U+200B reached a shared page whole).
+fn redact_split_keys(text: &str) -> Cow<'_, str> {
+    if !text.contains(INVISIBLE) {
+        return Cow::Borrowed(text);
+    }
+    let Some(shape) = SHAPE.as_ref() else {
+        return Cow::Borrowed(text);
+    };
+    // The text without them, and for each of its bytes the offset of that byte in `text`.
+    let mut visible = String::with_capacity(text.len());
+    let mut origin = Vec::with_capacity(text.len());
+    for (offset, character) in text.char_indices() {
+        if !INVISIBLE.contains(&character) {
+            visible.push(character);
+            origin.extend(offset..offset + character.len_utf8());
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for found in shape.find_iter(&visible) {
+        let (Some(&start), Some(&last)) = (origin.get(found.start()), origin.get(found.end() - 1))
+        else {
+            continue;
+        };
+        let end = text[last..]
+            .chars()
+            .next()
+            .map_or(text.len(), |character| last + character.len_utf8());
+        if start < copied || !text[start..end].contains(INVISIBLE) {
+            continue;
+        }
+        out.push_str(&text[copied..start]);
+        out.push_str("<redacted>");
+        copied = end;
+    }
+    if copied == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied..]);
+    Cow::Owned(out)
 }
 
 /// [`redact_key_shapes`] of a text that may hold a key.
@@ -178,19 +259,7 @@ fn redact_found_shapes(text: &str) -> Cow<'_, str> {
     }
     let redacted = assigned.replace_all(&shaped, |found: &regex::Captures<'_>| {
         let whole = &found[0];
-        let start = found.get(0).map_or(0, |whole| whole.start());
-        let value = ["escaped", "double", "single"]
-            .iter()
-            .find_map(|group| found.name(group))
-            .map(|value| (value.start() - start, value.as_str()))
-            .or_else(|| {
-                // A bare value ends before the punctuation that closes what holds it
-                // (`{token: 12345678}`, `f(password=abc123)`).
-                let bare = found.name("bare")?;
-                let value = bare.as_str().trim_end_matches([',', ';', ')', ']', '}']);
-                Some((bare.start() - start, value))
-            });
-        match value {
+        match assigned_value(found) {
             Some((before, value)) if is_assigned_secret(value) => {
                 let after = before + value.len();
                 format!("{}<redacted>{}", &whole[..before], &whole[after..])
@@ -199,6 +268,47 @@ fn redact_found_shapes(text: &str) -> Cow<'_, str> {
         }
     });
     Cow::Owned(redacted.into_owned())
+}
+
+/// The value of a match of [`ASSIGNED`], and where it starts in the match.
+fn assigned_value<'text>(found: &regex::Captures<'text>) -> Option<(usize, &'text str)> {
+    let start = found.get(0).map_or(0, |whole| whole.start());
+    ["escaped", "double", "single"]
+        .iter()
+        .find_map(|group| found.name(group))
+        .map(|value| (value.start() - start, value.as_str()))
+        .or_else(|| {
+            // A bare value ends before the punctuation that closes what holds it
+            // (`{token: 12345678}`, `f(password=abc123)`).
+            let bare = found.name("bare")?;
+            let value = bare.as_str().trim_end_matches([',', ';', ')', ']', '}']);
+            Some((bare.start() - start, value))
+        })
+}
+
+/// The values [`redact_key_shapes`] redacts in `text` as given to a secret's name
+/// (`DB_PASSWORD=Sup3rSecret`), without escapes (a value holding a backslash is left out): what
+/// shows them apart from their name elsewhere (a digest of a cut output listing `Sup3rSecret`, a
+/// reply repeating it) redacts them as known secrets. QA (web): a shared page redacted the
+/// assignment and showed the value in the model's view and in the reply.
+pub fn assigned_secrets(text: &str) -> Vec<String> {
+    let (Some(candidate), Some(assigned)) = (CANDIDATE.as_ref(), ASSIGNED_SECRET.as_ref()) else {
+        return Vec::new();
+    };
+    if !candidate.is_match(text) {
+        return Vec::new();
+    }
+    let mut values: Vec<String> = Vec::new();
+    for found in assigned.captures_iter(text) {
+        if let Some((_, value)) = assigned_value(&found)
+            && is_assigned_secret(value)
+            && !value.contains('\\')
+            && !values.iter().any(|known| known == value)
+        {
+            values.push(value.to_owned());
+        }
+    }
+    values
 }
 
 /// [`crate::redact`] with no known secret, then [`redact_key_shapes`]: for text kept apart from its
@@ -226,9 +336,78 @@ mod tests {
         assert!(redacted.ends_with(" tail"), "{redacted}");
     }
 
+    /// QA (web): keys glued to a name or an escape before them, in a file name after them, split
+    /// by a character that draws nothing, and Azure, Heroku, Mailgun and Twilio keys reached a
+    /// shared page whole.
+    #[test]
+    fn glued_split_and_further_keys_are_redacted() {
+        let proj = "sk-proj-abcdefghijklmnopqrstuvwx";
+        let ghp = "ghp_abcdefghijklmnopqrstuvwxyz1234";
+        for (text, gone) in [
+            (
+                "/home/u/keys/prod_sk-ant-api03-abcdefghijklmnopqrstuv.txt".to_owned(),
+                "sk-ant",
+            ),
+            (format!("auth=%22{proj}%22"), "sk-proj"),
+            (format!("key%3D{ghp}"), "ghp_"),
+            (
+                format!("OLD_{proj} my_{proj} tok_{ghp} p{ghp}"),
+                "abcdefghij",
+            ),
+            (
+                "AKIAIOSFODNN7EXAMPL2_2024.csv xAKIAIOSFODNN7EXAMPL2".to_owned(),
+                "IOSFODNN",
+            ),
+            (
+                "sk-proj-Zw\u{200b}spabcdefghijklmnopqrstuvwx done".to_owned(),
+                "spabcdef",
+            ),
+            (
+                "HRKU-abcdefgh-ijkl-mnop-qrst-uvwxyz0123456789".to_owned(),
+                "HRKU",
+            ),
+            (
+                "MAILGUN=key-0123456789abcdef0123456789abcdef".to_owned(),
+                "key-0123",
+            ),
+            (
+                "twilio SK0123456789abcdef0123456789ABCDEF".to_owned(),
+                "SK0123",
+            ),
+            (
+                "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=a;\
+                 AccountKey=QUJDREVGR0hJSktMTU5PUFFSU1RVVldY0123==;EndpointSuffix=core"
+                    .to_owned(),
+                "QUJDREVG",
+            ),
+            (
+                "blob AccountKey=QUJDREVGR0hJSktMTU5PUFFSU1RVVldY0123==; x".to_owned(),
+                "QUJDREVG",
+            ),
+        ] {
+            let redacted = redact_key_shapes(&text);
+            assert!(!redacted.contains(gone), "{text}: {redacted}");
+            assert!(redacted.contains("<redacted>"), "{text}: {redacted}");
+        }
+        // A split key's neighbours stay as they were.
+        assert_eq!(
+            redact_key_shapes("a \u{200b}b sk-proj-Zw\u{200b}spabcdefghijklmnopqrstuvwx done"),
+            "a \u{200b}b <redacted> done"
+        );
+    }
+
+    #[test]
+    fn the_values_given_to_secret_names_are_listed_once() {
+        let raw = r#"{"text":"DB_PASSWORD=Tr0ub4dor&3x\nAPI_KEY: \"k3y-value-1\"\nDB_PASSWORD=Tr0ub4dor&3x\ntoken: abc1 max_token=4096"}"#;
+        assert_eq!(assigned_secrets(raw), ["Tr0ub4dor&3x", "k3y-value-1"]);
+        assert!(assigned_secrets("nothing secret here").is_empty());
+    }
+
     #[test]
     fn ordinary_text_is_left_as_it_is() {
-        let text = "the sk-learn docs, task-1234 and skeleton keys";
+        let text = "the sk-learn docs, task-1234 and skeleton keys, \
+                    task-management-service-configuration, use_sk-learn_and_pandas_together, \
+                    monkey-0123456789abcdef0123456789abcdef, ASK0123456789abcdef0123456789abcdef";
         assert!(matches!(redact_key_shapes(text), Cow::Borrowed(_)));
         assert_eq!(
             redact_for_keeping("Authorization: Bearer abcDEF123456789xyz0"),

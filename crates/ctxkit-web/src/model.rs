@@ -84,6 +84,25 @@ impl PageOptions {
         }
     }
 
+    /// These options for a page of `session`: the values its entries give to a secret's name
+    /// (`DB_PASSWORD=…`, redacted there by shape) are redacted as known secrets wherever else
+    /// they appear (a digest of a cut output, a reply repeating one; QA r(web)).
+    pub(crate) fn for_session(&self, session: &Session) -> Self {
+        let mut values = Vec::new();
+        for entry in session.entries() {
+            if let Ok(raw) = entry.raw() {
+                for value in ctxkit_secrets::assigned_secrets(&raw) {
+                    if !values.contains(&value) {
+                        values.push(value);
+                    }
+                }
+            }
+        }
+        let mut options = self.clone();
+        options.redactor = self.redactor.with_secrets(values);
+        options
+    }
+
     /// The renderer of a session of `entries` entries.
     pub(crate) fn renderer(&self, entries: usize) -> Renderer<'_> {
         let share = self.text_budget / entries.max(1);
@@ -388,6 +407,7 @@ pub(crate) fn context_data_sharing(
         .index()
         .position(id)
         .ok_or_else(|| WebError::UnknownEntry { id: id.to_owned() })?;
+    let options = options.for_session(session);
     let renderer = options.renderer(session.entries().len());
     context_record_within(
         session,
@@ -424,6 +444,36 @@ mod tests {
     fn entry(id: &str, parent: Option<&str>, time: &str) -> serde_json::Value {
         json!({"type": "message", "id": id, "parentId": parent, "timestamp": time,
                "message": {"role": "user", "content": id, "timestamp": 1}})
+    }
+
+    /// QA (web): `DB_PASSWORD=Tr0ub4dor&3x` in a tool's output was redacted there, and the reply
+    /// repeating the password showed it; a value given to a secret's name is redacted wherever
+    /// the page shows it.
+    #[test]
+    fn a_value_given_to_a_secret_name_is_redacted_everywhere_on_the_page() {
+        let header = json!({"type": "session", "version": 3, "id": "s",
+                            "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"});
+        let said = |id: &str, parent: Option<&str>, text: &str| {
+            json!({"type": "message", "id": id, "parentId": parent,
+                   "timestamp": "2026-01-01T00:00:01.000Z",
+                   "message": {"role": "user", "content": text, "timestamp": 1}})
+        };
+        let session = session(&[
+            header,
+            said(
+                "a",
+                None,
+                "cat .env gave DB_PASSWORD=Tr0ub4dor&3x and PORT=8080",
+            ),
+            said("b", Some("a"), "so the password is Tr0ub4dor&3x, right?"),
+        ]);
+        let redactor = crate::Redactor::new(Vec::new(), &[]).unwrap();
+        let options = super::PageOptions::new("t", redactor);
+        let page = super::build_page_data(&session, &options)
+            .unwrap()
+            .to_string();
+        assert!(!page.contains("Tr0ub4dor"), "{page}");
+        assert!(page.contains("PORT=8080"), "{page}");
     }
 
     /// A bookkeeping branch written after the conversation went on (Claude Code's queue

@@ -19,6 +19,8 @@ pub struct Redactor {
     /// The known secrets, prepared once: building the search for a secret's pieces (and their
     /// base64 and hex spellings) for each string of a page took minutes on a long session.
     secrets: ctxkit_secrets::Redactor,
+    /// The known values `secrets` was built of, to build it again with more.
+    known: Vec<String>,
     patterns: Vec<Regex>,
     url_password: Regex,
 }
@@ -51,9 +53,29 @@ impl Redactor {
             })?;
         Ok(Self {
             secrets: ctxkit_secrets::Redactor::new(secrets.iter().map(String::as_str)),
+            known: secrets,
             patterns: compiled,
             url_password,
         })
+    }
+
+    /// This redactor, with `values` known secrets too (none new: it as it is).
+    pub fn with_secrets(&self, values: Vec<String>) -> Self {
+        let new: Vec<String> = values
+            .into_iter()
+            .filter(|value| !self.known.contains(value))
+            .collect();
+        if new.is_empty() {
+            return self.clone();
+        }
+        let mut known = self.known.clone();
+        known.extend(new);
+        Self {
+            secrets: ctxkit_secrets::Redactor::new(known.iter().map(String::as_str)),
+            known,
+            patterns: self.patterns.clone(),
+            url_password: self.url_password.clone(),
+        }
     }
 
     /// `text` with every secret, credential shape and user pattern replaced by [`REDACTED`]. A
@@ -324,8 +346,8 @@ mod tests {
     #[test]
     fn a_secret_cut_by_the_limit_is_still_redacted() {
         let redactor = Redactor::new(Vec::new(), &[]).unwrap();
-        let text = format!("{}sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "x".repeat(20));
-        let (shown, full) = redactor.clip(&text, 30);
+        let text = format!("{}sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "x ".repeat(10));
+        let (shown, full) = redactor.clip(&text, 25);
         assert!(!shown.contains("sk-ant-api03-abcd"), "{shown}");
         assert_eq!(full, Some(text.chars().count()));
         let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n".repeat(40);

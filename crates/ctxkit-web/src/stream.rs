@@ -130,6 +130,7 @@ pub(crate) fn write_page_data(
     out: &mut dyn Write,
 ) -> Result<PageStats, WebError> {
     let count = session.entries().len();
+    let options = options.for_session(session);
     let renderer = options.renderer(count);
     let leaf = session
         .leaf_id()
@@ -189,7 +190,7 @@ pub(crate) fn write_page_data(
     write_value(out, &totals.to_value())?;
     key(out, "contexts", false)?;
     let mut shared = SentTable::default();
-    let contexts = write_contexts(session, options, leaf, &renderer, &mut shared, out)?;
+    let contexts = write_contexts(session, &options, leaf, &renderer, &mut shared, out)?;
     key(out, "sentMessages", false)?;
     shared.write(out).map_err(io_error)?;
     key(out, "contextsOnDemand", false)?;
