@@ -95,6 +95,7 @@ pub use mirror::StoreBinding;
 pub use pages::MAX_ANSWER_MESSAGES;
 pub use stop::ABANDON_AFTER;
 mod validate;
+mod validate_blocks;
 mod wire;
 
 use std::path::PathBuf;

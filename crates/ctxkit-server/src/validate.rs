@@ -66,6 +66,7 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
     if role == "assistant" {
         check_usage(object.get("usage"))?;
     }
+    crate::validate_blocks::check_blocks(object, &role)?;
     let message: AgentMessage = serde_json::from_value(value)
         .map_err(|error| format!("`message` is not a valid `{role}` message: {error}"))?;
     if matches!(message, AgentMessage::Unknown(_)) {
