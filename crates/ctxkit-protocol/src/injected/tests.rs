@@ -112,6 +112,34 @@ fn claude_code_markers_and_skill_text_are_left_out() {
     assert_eq!(strip_injected_context(quoted), quoted);
 }
 
+/// What Claude Code writes as the user's on its own (`isMeta` records in the corpus: 17 nudges,
+/// 25 image notes, 5 `/context` reports) is not the user's words; the same words inside a
+/// request of the user's stay.
+#[test]
+fn claude_code_records_of_its_own_are_not_the_users_words() {
+    assert!(is_injected_context("Continue from where you left off."));
+    let asked = "Continue from where you left off. Then run the tests.";
+    assert_eq!(strip_injected_context(asked), asked);
+    assert!(is_injected_context(
+        "[Image: source: /Users/dev/.claude/image-cache/00b4-77901/3.png]"
+    ));
+    assert_eq!(
+        strip_injected_context(
+            "[Image source: C:\\Users\\dev\\.claude\\image-cache\\a1\\1.png]\nMake the header blue"
+        ),
+        "Make the header blue"
+    );
+    // A user's own note of an image, outside Claude Code's cache, stays.
+    let own = "[Image: source: docs/header.png] is too dark";
+    assert_eq!(strip_injected_context(own), own);
+    let report = "## Context Usage\n\n**Model:** claude-opus-4-8  \n**Tokens:** 188.6k / 1m (19%)\n\n\
+                  | Category | Tokens |\n|---|---|\n| System prompt | 4.6k |";
+    assert!(is_injected_context(report));
+    assert!(!is_injected_context(
+        "## Context Usage\n\nWhy is it so high?"
+    ));
+}
+
 /// A background agent's report reaches the conversation as a user message: the
 /// `<task-notification>` block, then the line saying where its whole output is.
 #[test]
