@@ -225,3 +225,106 @@ impl fmt::Display for ImportIssue {
         }
     }
 }
+
+/// How many warnings of one kind are said one by one; the rest are counted in one line.
+const SAID_PER_KIND: usize = 3;
+
+/// One kind of issue as [`ImportReport::warning_lines`] meets it: how many, and the first and last
+/// source line of those not said one by one.
+type KindSeen = (
+    std::mem::Discriminant<IssueKind>,
+    usize,
+    Option<(usize, usize)>,
+);
+
+impl ImportReport {
+    /// The issues as lines to show a user, in order: the first few of each kind one by one, then
+    /// one line per kind counting the rest and the lines they are on (a damaged file of thousands
+    /// of bad lines is a handful of lines, not thousands).
+    pub fn warning_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        // Per kind, in the order first seen: how many, and the first and last source line.
+        let mut kinds: Vec<KindSeen> = Vec::new();
+        for issue in &self.issues {
+            let kind = std::mem::discriminant(&issue.kind);
+            let index = match kinds.iter().position(|(seen, ..)| *seen == kind) {
+                Some(index) => index,
+                None => {
+                    kinds.push((kind, 0, None));
+                    kinds.len() - 1
+                }
+            };
+            let (_, count, span) = &mut kinds[index];
+            *count += 1;
+            if *count <= SAID_PER_KIND {
+                lines.push(issue.to_string());
+            } else if let Some(line) = issue.line {
+                *span = Some(span.map_or((line, line), |(first, last)| {
+                    (first.min(line), last.max(line))
+                }));
+            }
+        }
+        for (_, count, span) in kinds {
+            let more = count.saturating_sub(SAID_PER_KIND);
+            if more == 0 {
+                continue;
+            }
+            let like = if SAID_PER_KIND == 1 { "it" } else { "these" };
+            lines.push(match span {
+                Some((first, last)) if first == last => {
+                    format!("{more} more like {like}, at line {first}")
+                }
+                Some((first, last)) => format!("{more} more like {like}, lines {first}–{last}"),
+                None => format!("{more} more like {like}"),
+            });
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn malformed(line: usize) -> ImportIssue {
+        ImportIssue::at(
+            line,
+            IssueKind::MalformedLine {
+                reason: "EOF while parsing".to_owned(),
+            },
+        )
+    }
+
+    #[test]
+    fn many_issues_of_one_kind_are_counted_in_one_line() {
+        let mut issues: Vec<ImportIssue> = (10..=900).map(malformed).collect();
+        issues.insert(
+            1,
+            ImportIssue::at(
+                12,
+                IssueKind::UnknownRecord {
+                    record_type: "future".to_owned(),
+                },
+            ),
+        );
+        let report = ImportReport {
+            issues,
+            ..ImportReport::default()
+        };
+        let lines = report.warning_lines();
+        assert_eq!(lines.len(), 5, "{lines:#?}");
+        assert!(lines[0].starts_with("line 10: "), "{lines:#?}");
+        assert!(lines[1].starts_with("line 12: "), "{lines:#?}");
+        assert!(lines[3].starts_with("line 12: "), "{lines:#?}");
+        assert_eq!(lines[4], "888 more like these, lines 13–900");
+    }
+
+    #[test]
+    fn a_few_issues_are_each_said() {
+        let report = ImportReport {
+            issues: (1..=3).map(malformed).collect(),
+            ..ImportReport::default()
+        };
+        assert_eq!(report.warning_lines().len(), 3);
+    }
+}

@@ -186,8 +186,8 @@ fn write_session(session: &ImportedSession, target: &Path, out: &mut dyn Write) 
         counted(report.entries, "entry"),
         counted(report.issues.len(), "issue"),
     )?;
-    for issue in &report.issues {
-        writeln!(stderr, "warning: {issue}")?;
+    for warning in report.warning_lines() {
+        writeln!(stderr, "warning: {warning}")?;
     }
     Ok(())
 }

@@ -89,15 +89,15 @@ impl Imports {
         }
     }
 
-    /// Says each of `issues` of `file`'s import not said before, as `ctxkit import` says them.
-    fn warn(&self, file: &Path, issues: &[ctxkit_import::ImportIssue]) {
+    /// Says each warning of `file`'s import not said before, as `ctxkit import` says them.
+    fn warn(&self, file: &Path, report: &ctxkit_import::ImportReport) {
         let mut said = self
             .said
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut stderr = crate::redact::stderr();
-        for issue in issues {
-            let line = format!("warning: `{}`: {issue}", file.display());
+        for warning in report.warning_lines() {
+            let line = format!("warning: `{}`: {warning}", file.display());
             if said.insert(line.clone()) {
                 let _ = writeln!(stderr, "{line}");
             }
@@ -136,7 +136,7 @@ fn open_any(file: &Path, from: &str, imports: &Imports) -> Result<OpenedSession,
             import_file(file, format).map_err(|error| reload_error(error.to_string()))?;
         // What the import skipped or repaired, said as `ctxkit import` says it (QA 2026-12-07:
         // the page of a transcript with a malformed line said nothing of it).
-        imports.warn(file, &imported.report.issues);
+        imports.warn(file, &imported.report);
         let serial = imports.serial.fetch_add(1, Ordering::SeqCst);
         let target = imports.scratch.join(format!("imported-{serial}.jsonl"));
         match imported.write_to(&target) {
