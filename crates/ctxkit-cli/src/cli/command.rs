@@ -161,7 +161,8 @@ pub enum Command {
         #[arg(long)]
         reserve_tokens: Option<u64>,
         /// The summarizing model, `provider/id` (default: setting `compaction.model`, else
-        /// `defaultProvider`/`defaultModel`, else the offline summarizer).
+        /// `defaultProvider`/`defaultModel`, else the offline summarizer); `offline`: the offline
+        /// summarizer whatever is configured, nothing sent.
         #[arg(long)]
         model: Option<String>,
         /// Include the current contents of the most important touched files in the summary request

@@ -283,16 +283,24 @@ fn shared_http(options: &ctxkit_llm::LlmOptions) -> Result<ctxkit_llm::HttpClien
 /// A summarizer and its model's context window, when known.
 type ChosenSummarizer = (Box<dyn Summarizer>, Option<u64>);
 
+/// The `--model` that names the offline summarizer.
+pub(crate) const OFFLINE_MODEL: &str = "offline";
+
 /// The summarizer: `--model`, else `compaction.model`, else the agent's `defaultProvider`/`defaultModel`;
-/// the offline summarizer only when no model is configured. A configured model that cannot be used
-/// (no API key, unknown provider) is an error, not a silent fallback. The offline summarizer's
-/// size is the settings' (`offline_size`).
+/// the offline summarizer when `--model` is [`OFFLINE_MODEL`] or no model is configured. A
+/// configured model that cannot be used (no API key, unknown provider) is an error, not a silent
+/// fallback. The offline summarizer's size is the settings' (`offline_size`).
 pub(crate) fn choose_summarizer(
     settings: &ctxkit_settings::SettingsManager,
     model_flag: Option<&str>,
 ) -> Result<ChosenSummarizer> {
     // Checked whichever summarizer runs: a bad value is a mistake to report, not to skip.
     let size = super::offline_size::offline_summary_size(settings)?;
+    // `--model offline`: nothing is sent whatever the settings name (QA: it was taken for a
+    // model id of the default provider, and the session went to it).
+    if model_flag == Some(OFFLINE_MODEL) {
+        return Ok((Box::new(OfflineSummarizer::new(size)), None));
+    }
     let mut options = llm_options(settings)?;
     // Picked, not configured: the endpoint settings stay with the provider the settings name.
     if let Some(model) = model_flag {
@@ -421,6 +429,9 @@ fn planning_window(
     settings: &ctxkit_settings::SettingsManager,
     model_flag: Option<&str>,
 ) -> Option<u64> {
+    if model_flag == Some(OFFLINE_MODEL) {
+        return None;
+    }
     let typed = settings.settings();
     let options = ctxkit_llm::LlmOptions {
         provider: typed.default_provider.clone(),

@@ -99,3 +99,29 @@ fn a_bad_size_setting_stops_compact_with_the_file_and_the_key() {
         assert_eq!(std::fs::read(&file).unwrap(), before, "nothing written");
     }
 }
+
+/// QA (a new user): with a model configured for the chat, `compact --model offline` was taken for
+/// a model id of the default provider and the session was sent to it. It names the offline
+/// summarizer, and nothing is sent (the configured endpoint answers nothing here).
+#[test]
+fn model_offline_summarizes_offline_whatever_is_configured() {
+    let run = Run::new();
+    write(
+        &run.home.path().join("settings.json"),
+        serde_json::json!({"defaultProvider": "openai", "defaultModel": "gpt-4.1",
+            "llm": {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "sk-test-not-a-real-key-0000"}}),
+    );
+    let file = run.home.path().join("session.jsonl");
+    std::fs::copy(corpus("good-large-realistic.jsonl"), &file).unwrap();
+    let output = run.ctxkit(&[
+        "compact",
+        file.to_str().unwrap(),
+        "--keep-recent-tokens",
+        "1000",
+        "--model",
+        "offline",
+        "--preview",
+    ]);
+    assert!(output.starts_with("exit: 0"), "{output}");
+    assert!(output.contains("Summarizing without a model"), "{output}");
+}
