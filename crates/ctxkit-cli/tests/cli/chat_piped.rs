@@ -766,4 +766,16 @@ async fn a_misspelt_model_is_named_with_the_known_ones_near_it() {
         ),
         "{far}"
     );
+    // A local server's model is no typo: the warning says how to state its window (QA: the
+    // README's `ollama/…` example was told "`--model` takes a known one").
+    let local = chat("ollama/qwen3-coder:30b");
+    assert!(
+        local
+            .contains("warning: `ollama/qwen3-coder:30b` runs with the window its server gives it")
+            && local
+                .contains(r#"{"provider":"ollama","id":"qwen3-coder:30b","contextWindow":32768}"#)
+            && !local.contains("did you mean")
+            && !local.contains("takes a known one"),
+        "{local}"
+    );
 }

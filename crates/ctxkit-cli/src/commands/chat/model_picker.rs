@@ -68,6 +68,11 @@ impl Chat {
             return;
         }
         let spec = self.client.config().display_name();
+        let provider = self.client.config().provider.as_str();
+        if ctxkit_llm::find_provider(provider).is_some_and(|known| known.key_env.is_none()) {
+            self.warn_of_a_local_window(&spec, provider);
+            return;
+        }
         let nearest = nearest_models(&known_models(&self.llm_options), &spec);
         let guess = if nearest.is_empty() {
             String::new()
@@ -86,6 +91,23 @@ impl Chat {
             "hint: `--model` takes a known one (`ctxkit models` lists them); to keep this id, add it \
              to `llm.models` with its `contextWindow`"
         });
+    }
+
+    /// A model of a local server (Ollama, LM Studio, llama.cpp, vLLM) runs with the window the
+    /// server gives it, which no table knows: the warning says how to state it, not to pick a
+    /// known model (QA: the README's own `ollama/…` example was told "`--model` takes a known
+    /// one").
+    fn warn_of_a_local_window(&self, spec: &str, provider: &str) {
+        self.ui.error(&format!(
+            "warning: `{spec}` runs with the window its server gives it, which ctxkit does not \
+             know: automatic compaction is off until it is stated"
+        ));
+        let id = spec.strip_prefix(&format!("{provider}/")).unwrap_or(spec);
+        let model = serde_json::json!({"provider": provider, "id": id, "contextWindow": 32768});
+        self.ui.notice(&format!(
+            "hint: add it to `llm.models` in settings.json with the window the server runs it \
+             with (Ollama: the model's `num_ctx`), e.g. {model}"
+        ));
     }
 
     /// Says that `spec` is no model of the table, with the nearest ones: nothing is switched.
