@@ -701,6 +701,9 @@ fn chat_runs_tools_persists_and_continues() {
     tmux.wait_for("[context ");
     // The engine's plan says why a compaction now would write nothing (the whole context is kept).
     tmux.line("/context");
+    // When a compaction runs by itself (QA: a new user saw one at 45% with nothing saying why).
+    tmux.wait_for("Compacts by itself past ~");
+    tmux.wait_for("settings `compaction.thresholdTokens`, `compaction.reserveTokens`)");
     tmux.wait_for("Nothing to compact yet: the messages (~");
     tmux.wait_for("fit in keepRecentTokens (10000)");
     assert_eq!(

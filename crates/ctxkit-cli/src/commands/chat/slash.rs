@@ -310,7 +310,9 @@ impl Chat {
                 .ui
                 .line("Context: the model's window is unknown (add it to `llm.models`)"),
         }
-        let keep_recent_tokens = self.engine.planning().await.keep_recent_tokens;
+        let planning = self.engine.planning().await;
+        self.ui.line(&self.when_compaction_runs(&planning).await);
+        let keep_recent_tokens = planning.keep_recent_tokens;
         match self.engine.plan().await? {
             CompactionPlan::Ready(plan) => {
                 let summarized: Vec<_> = plan
@@ -346,6 +348,35 @@ impl Chat {
             CompactionPlan::Nothing(reason) => self.ui.line(&nothing_to_compact(&reason)),
         }
         Ok(())
+    }
+
+    /// When a compaction runs by itself, in the status line's figures (QA: a new user saw one at
+    /// 45% of the window and nothing said why): the context size the threshold is at and the
+    /// settings that move it, or that none runs.
+    async fn when_compaction_runs(
+        &self,
+        planning: &ctxkit_compaction::CompactionSettings,
+    ) -> String {
+        let window = self
+            .engine
+            .context_status()
+            .await
+            .ok()
+            .flatten()
+            .map_or(0, |status| status.context_window);
+        if !planning.enabled {
+            return "Automatic compaction is off (`compaction.enabled`); /compact runs one"
+                .to_owned();
+        }
+        if window == 0 {
+            return "Automatic compaction is off until the model's window is known".to_owned();
+        }
+        let threshold = window.saturating_sub(planning.reserve_tokens);
+        format!(
+            "Compacts by itself past ~{threshold} tokens ({}% of the window; settings \
+             `compaction.thresholdTokens`, `compaction.reserveTokens`)",
+            threshold.saturating_mul(100) / window
+        )
     }
 
     async fn compactions(&self) -> Result<()> {
