@@ -136,6 +136,7 @@ fn with_carried_names(
                 texts(&result.content)
                     .into_iter()
                     .flat_map(ctxkit_transform::shown_names)
+                    .filter(|name| !is_image_type(name))
                     .filter(|name| {
                         kept.as_ref()
                             .is_none_or(|kept| kept.iter().any(|text| text.contains(name)))
@@ -310,6 +311,17 @@ pub(crate) fn kept_text(text: &str) -> String {
     ctxkit_compaction::kept_summary(text)
 }
 
+/// Whether `name` is an image's media type (`image/png`): the label of a `read` of an image
+/// ("Read image file [image/png]"), no name the model needs (QA: a summary's line listed it).
+fn is_image_type(name: &str) -> bool {
+    name.strip_prefix("image/").is_some_and(|subtype| {
+        !subtype.is_empty()
+            && subtype
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'+' | b'-'))
+    })
+}
+
 /// Whether `name` holds no credential of a known shape. Tool output keeps keys (an edit must match
 /// the file), so a name read from it may be one; the summary it would join is sent with every later
 /// request, exported and shared (`ctxkit_compaction::kept_summary`, which the summarizer's own text
@@ -361,6 +373,13 @@ fn offer_order(fresh: &[Vec<&str>]) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_image_type_is_no_name() {
+        assert!(is_image_type("image/png") && is_image_type("image/svg+xml"));
+        assert!(!is_image_type("image/") && !is_image_type("src/image/png.rs"));
+        assert!(!is_image_type("image/logo/main.png"));
+    }
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|name| (*name).to_owned()).collect()
