@@ -314,15 +314,9 @@ pub(crate) fn write_page(
         .as_file()
         .metadata()
         .map_or(0, |metadata| metadata.len());
-    // A page is made to be opened and shared: readable like any file the user writes (a temporary
-    // file starts private).
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let _ = temporary
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
+    // The page holds the conversation as the session does, and stays as private as the session
+    // file (`0600`, as the temporary file starts): sharing it is sending it, not letting every local
+    // user read it (QA: pages were written `0644` into the project, sessions `0600`).
     temporary.persist(output).map_err(|error| {
         anyhow::Error::new(error.error).context(format!("cannot write `{}`", output.display()))
     })?;

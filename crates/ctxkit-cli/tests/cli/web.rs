@@ -273,7 +273,11 @@ fn export_writes_the_page_without_the_html_flag() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_eq!(std::fs::read_to_string(page).unwrap(), with_flag);
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), with_flag);
+    // As private as the session file (QA: pages were `0644`, sessions `0600`).
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&page).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(
         regex::Regex::new(r"^Exported \d+ entries, 0 compactions \(\d+ bytes\) to `")
