@@ -368,11 +368,15 @@ fn workspace(
     )
 }
 
-/// `agent.cancel`: interrupts the running model call or tool.
+/// `agent.cancel`: interrupts the running model call or tool, and takes back the steering and
+/// follow-up messages still waiting (answered as `dropped_steering` and `dropped_follow_ups`, for
+/// the client to send again if it wants): they were for the run it stops, and a steer for a
+/// cancelled run reached the model after the next run's prompt (QA).
 pub(crate) async fn cancel(shared: &Arc<Shared>) -> Result<Value, MethodError> {
     let engine = engine(shared).await?;
     engine.interrupt_turn();
-    Ok(json!({}))
+    let (steering, follow_ups) = shared.steered.drain();
+    Ok(json!({"dropped_steering": steering, "dropped_follow_ups": follow_ups}))
 }
 
 /// Stops warming the prompt cache of the last run (another session is opened, or the server ends).

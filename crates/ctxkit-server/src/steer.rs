@@ -75,6 +75,15 @@ impl Queue {
             *waiting = Waiting::default();
         }
     }
+
+    /// Every waiting message, oldest first; the queue is left empty.
+    fn drain(&self) -> Vec<String> {
+        let Ok(mut waiting) = self.waiting.lock() else {
+            return Vec::new();
+        };
+        let drained = std::mem::take(&mut *waiting);
+        drained.messages.into_iter().map(|(text, _)| text).collect()
+    }
 }
 
 /// The messages sent with `agent.steer` and `agent.follow_up`, not yet delivered.
@@ -95,6 +104,12 @@ impl Steered {
     pub(crate) fn clear(&self) {
         self.steering.clear();
         self.follow_ups.clear();
+    }
+
+    /// Takes every waiting message out: the steering ones, then the follow-ups (`agent.cancel`:
+    /// they were for the run it stops, and went in after the next prompt, QA).
+    pub(crate) fn drain(&self) -> (Vec<String>, Vec<String>) {
+        (self.steering.drain(), self.follow_ups.drain())
     }
 }
 
@@ -172,6 +187,16 @@ mod tests {
         steered.clear();
         assert!(steered.take().is_empty());
         assert!(steered.take_follow_ups().is_empty());
+        // `agent.cancel` takes every waiting message back, in order, and frees their bytes.
+        steered.steering.push("a".to_owned(), 2, None);
+        steered.steering.push("b".to_owned(), 2, None);
+        steered.follow_ups.push("c".to_owned(), 2, None);
+        assert_eq!(
+            steered.drain(),
+            (vec!["a".to_owned(), "b".to_owned()], vec!["c".to_owned()])
+        );
+        assert!(steered.take().is_empty());
+        assert_eq!(steered.steering.push("d".to_owned(), 1, None), Some(1));
     }
 
     #[test]

@@ -313,7 +313,11 @@ async fn a_stuck_tool_cannot_block_cancel_or_shutdown() {
     assert_eq!(start["params"]["call"]["type"], "toolCall", "{start}");
     let started = std::time::Instant::now();
     let cancel = client.call("agent.cancel", Value::Null).await;
-    assert_eq!(cancel["result"], json!({}), "{cancel}");
+    assert_eq!(
+        cancel["result"],
+        json!({"dropped_steering": [], "dropped_follow_ups": []}),
+        "{cancel}"
+    );
     let ended = client.answer(run).await;
     assert!(started.elapsed() < limit, "{:?}", started.elapsed());
     assert_eq!(ended["error"]["data"]["kind"], "abandoned", "{ended}");
@@ -867,8 +871,20 @@ async fn agent_cancel_stops_the_compaction_before_the_prompt_and_gives_the_promp
     {
         client.poll(Duration::from_millis(20)).await;
     }
+    // Messages queued for the run go back with its cancellation (QA: a steer for a cancelled run
+    // reached the model after the next run's prompt).
+    client
+        .call("agent.steer", json!({"text": "hurry up"}))
+        .await;
+    client
+        .call("agent.follow_up", json!({"text": "then this"}))
+        .await;
     let cancel = client.call("agent.cancel", Value::Null).await;
-    assert_eq!(cancel["result"], json!({}), "{cancel}");
+    assert_eq!(
+        cancel["result"],
+        json!({"dropped_steering": ["hurry up"], "dropped_follow_ups": ["then this"]}),
+        "{cancel}"
+    );
     let ended = client.answer(run).await;
     assert_eq!(
         ended["result"],
