@@ -17,8 +17,18 @@
     }
     return parent;
   }
+  // A run of 200 characters or more without a blank wraps only `anywhere`, and kerned (the page's
+  // font kerns "AA") Chromium shaped the rest of it again at each line: a 50,000-character word
+  // took 31 s to lay out (QA). Such runs are drawn unkerned (`.md .long`); other text is as it was.
+  function mdText(s) {
+    const parts = s.split(/(\S{200,})/);
+    if (parts.length === 1) return text(s);
+    const out = document.createDocumentFragment();
+    parts.forEach((part, i) => { if (part) out.append(i % 2 ? el("span", "long", part) : text(part)); });
+    return out;
+  }
   function mdNode(node, depth) {
-    if (typeof node === "string") return text(node);
+    if (typeof node === "string") return mdText(node);
     if (!Array.isArray(node) || depth > MD_MAX_DEPTH) return null;
     const [tag, ...rest] = node;
     const attributes = isAttributes(rest[0]) ? rest.shift() : {};

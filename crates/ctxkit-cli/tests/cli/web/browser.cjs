@@ -53,6 +53,7 @@ async function main() {
     else if (mode === "torn") await torn(page);
     else if (mode === "imported") await imported(page);
     else if (mode === "narrow") await narrow(page);
+    else if (mode === "longword") await longWord(page);
     else if (mode === "stepping") await stepping(page);
     else if (mode === "systemkeys") await systemKeys(page);
     else await measure(page);
@@ -591,6 +592,24 @@ async function narrow(page) {
   await page.setViewportSize({ width: 1500, height: 950 });
   check((await columns()).length === 3, "three columns in a wide window");
   console.log("screenshots: " + path.join(shots, "narrow-raw.png"));
+}
+
+// A message of one 50,000-character word: laid out at once (it took 31 s kerned), drawn unkerned,
+// and wrapped inside its pane.
+async function longWord(page) {
+  await page.click("#tree .row >> nth=0");
+  const started = Date.now();
+  const sizes = await page.evaluate(() => {
+    const long = document.querySelector("#raw .md .long");
+    const block = long && long.closest(".md");
+    return long && { kerning: getComputedStyle(long).fontKerning, scroll: block.scrollWidth, width: block.clientWidth };
+  });
+  const took = Date.now() - started;
+  console.log("long word laid out in " + took + " ms");
+  check(sizes !== null, "the long word drawn as a run of its own");
+  check(sizes.kerning === "none", "the long word unkerned: " + sizes.kerning);
+  check(sizes.scroll <= sizes.width + 1, "the long word wraps inside its pane: " + JSON.stringify(sizes));
+  check(took < 5000, "laid out within 5 s, took " + took + " ms");
 }
 
 main().catch((error) => { console.error(error.message); process.exit(1); });
