@@ -198,8 +198,8 @@ pub(crate) fn outside_refusal(
         &format!("{tool} {argument}"),
         &format!(
             "`{}` is outside the project `{}` and was not approved",
-            path.display(),
-            workspace.root().display()
+            crate::names::shown_path(path),
+            crate::names::shown_path(workspace.root())
         ),
     )
 }

@@ -76,12 +76,25 @@ const SHOWN_CALL_CHARS: usize = 200;
 /// The one form of every refusal: ``"`{call}` refused: {reason}"``, with a call longer than
 /// [`SHOWN_CALL_CHARS`] (a path of 20,000 components) shortened and the reason whole.
 pub(crate) fn refused(call: &str, reason: &str) -> String {
+    // The model's text on one line: a path holding a line break drew a fake question after the
+    // refusal, and the chat's line cut took its reason (QA).
+    let call: String = call
+        .chars()
+        .flat_map(|character| match character {
+            '\n' => "\\n".chars().collect::<Vec<_>>(),
+            '\r' => "\\r".chars().collect(),
+            character if character.is_control() => format!("\\u{{{:x}}}", u32::from(character))
+                .chars()
+                .collect(),
+            character => vec![character],
+        })
+        .collect();
     let shown: String = if call.chars().count() > SHOWN_CALL_CHARS {
         let mut shown: String = call.chars().take(SHOWN_CALL_CHARS - 1).collect();
         shown.push('…');
         shown
     } else {
-        call.to_owned()
+        call
     };
     format!("`{shown}` refused: {reason}")
 }
