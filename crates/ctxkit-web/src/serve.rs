@@ -337,6 +337,11 @@ async fn respond(state: &Arc<State>, request: Request<Incoming>) -> Response<Chu
     if !loopback_host(host, state.address) {
         return error_reply(StatusCode::FORBIDDEN, "not a loopback host");
     }
+    // A target with its own authority (`GET http://evil.example/… HTTP/1.1`) names another host
+    // than `Host` may; a browser sends a path only (QA: it was answered).
+    if request.uri().authority().is_some() {
+        return error_reply(StatusCode::BAD_REQUEST, "a request target with a host");
+    }
     let query = request.uri().query().unwrap_or("");
     let token_ok =
         query_value(query, "token").is_some_and(|token| same_secret(&token, &state.config.token));
@@ -914,6 +919,26 @@ mod tests {
         stream.write_all(request.as_bytes()).await.unwrap();
         let answer = read_to_close(&mut stream).await;
         assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    }
+
+    /// QA: `GET http://evil.com/api/version?token=T` with a loopback `Host` was answered.
+    #[tokio::test]
+    async fn a_request_target_with_a_host_is_refused() {
+        use tokio::io::AsyncWriteExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = session_file(dir.path(), 1);
+        let address = serve_state(state(&path)).await;
+        for target in [
+            "http://evil.example/?token=t",
+            &format!("http://{address}/?token=t"),
+        ] {
+            let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+            let request =
+                format!("GET {target} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+            stream.write_all(request.as_bytes()).await.unwrap();
+            let answer = read_to_close(&mut stream).await;
+            assert!(answer.starts_with("HTTP/1.1 400"), "{target}: {answer}");
+        }
     }
 
     /// `view opencode.db#<id>` watched the name `opencode.db#<id>`, no file: its version was
