@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use ctxkit_protocol::AgentMessage;
+use ctxkit_protocol::{AgentMessage, ContentBlock, EntryKind, MessageContent};
 use ctxkit_session::Session;
 
 /// One warning: the file line it is about and what it says (without the `warning: ` lead).
@@ -76,4 +76,80 @@ pub(super) fn replies_without_usage(session: &Session, file: &Path) -> Vec<Warni
             file = file.display(),
         ),
     }]
+}
+
+/// What this version reads but does not know: an entry of another type, a message of another
+/// role, a content block of another type. Each is kept in the file as it is; `check` says what
+/// becomes of it, once per kind at its first line (QA: a `video` block was left out of every
+/// request without a word, where Pi sends it as a broken image).
+pub(super) fn unknown_shapes(session: &Session) -> Vec<Warning> {
+    let mut said = std::collections::HashSet::new();
+    let mut warnings = Vec::new();
+    let mut say = |line: usize, kind: String, what: &str| {
+        if said.insert(kind.clone()) {
+            warnings.push(Warning {
+                line: Some(line),
+                message: format!("{kind}, which this version does not know: {what}"),
+            });
+        }
+    };
+    for entry in session.entries() {
+        let Ok(parsed) = entry.parse() else { continue };
+        let blocks = match &parsed.kind {
+            EntryKind::Unknown { type_name, .. } => {
+                say(
+                    entry.line(),
+                    format!("an entry of type `{type_name}`"),
+                    "kept as it is, in no context",
+                );
+                continue;
+            }
+            EntryKind::Message(message) => match message.as_ref() {
+                AgentMessage::Unknown(fields) => {
+                    let role = fields.get("role").and_then(|role| role.as_str());
+                    say(
+                        entry.line(),
+                        format!("a message of role `{}`", role.unwrap_or("?")),
+                        "kept as it is, left out of every request",
+                    );
+                    continue;
+                }
+                AgentMessage::User(user) => content_blocks(&user.content),
+                AgentMessage::ToolResult(result) => content_blocks(&result.content),
+                AgentMessage::Assistant(reply) => reply.content.iter().collect(),
+                AgentMessage::BashExecution(_)
+                | AgentMessage::Custom(_)
+                | AgentMessage::BranchSummary(_)
+                | AgentMessage::CompactionSummary(_) => Vec::new(),
+            },
+            EntryKind::ThinkingLevelChange(_)
+            | EntryKind::ModelChange(_)
+            | EntryKind::Compaction(_)
+            | EntryKind::BranchSummary(_)
+            | EntryKind::Custom(_)
+            | EntryKind::CustomMessage(_)
+            | EntryKind::Label(_)
+            | EntryKind::SessionInfo(_)
+            | EntryKind::ContextEdit(_)
+            | EntryKind::Usage(_) => continue,
+        };
+        for block in blocks {
+            if let ContentBlock::Unknown(fields) = block {
+                let kind = fields.get("type").and_then(|kind| kind.as_str());
+                say(
+                    entry.line(),
+                    format!("a content block of type `{}`", kind.unwrap_or("?")),
+                    "kept in the file, left out of ctxkit's requests (Pi sends it as an image)",
+                );
+            }
+        }
+    }
+    warnings
+}
+
+fn content_blocks(content: &MessageContent) -> Vec<&ContentBlock> {
+    match content {
+        MessageContent::Text(_) => Vec::new(),
+        MessageContent::Blocks(blocks) => blocks.iter().collect(),
+    }
 }

@@ -354,6 +354,7 @@ pub fn check(file: &Path, json: bool, out: &mut dyn Write) -> Result<Outcome> {
             roots = chains(&session);
             warnings = super::check_warnings::orphaned_results(&session, file);
             warnings.extend(super::check_warnings::replies_without_usage(&session, file));
+            warnings.extend(super::check_warnings::unknown_shapes(&session));
             let mut problems: Vec<(Option<usize>, String)> = session
                 .diagnostics()
                 .iter()

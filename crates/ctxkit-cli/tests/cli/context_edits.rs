@@ -146,6 +146,56 @@ fn check_warns_of_a_reply_pi_cannot_open_without_usage() {
     );
 }
 
+/// QA (Pi interop): an entry of a type, a message of a role and a content block of a type this
+/// version does not know passed `check` without a word, and the block was left out of every request.
+#[test]
+fn check_says_what_it_does_not_know_and_what_becomes_of_it() {
+    let run = Run::new();
+    let file = run.copy("good-tool-results.jsonl");
+    let path = file.to_str().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let leaf = last["id"].as_str().unwrap();
+    let entry = |id: &str, parent: &str, body: serde_json::Value| {
+        let mut line = serde_json::json!({"id": id, "parentId": parent,
+            "timestamp": "2026-01-01T00:00:09.000Z"});
+        line.as_object_mut()
+            .unwrap()
+            .extend(body.as_object().unwrap().clone());
+        format!("{line}\n")
+    };
+    let added = [
+        entry(
+            "f0000001",
+            leaf,
+            serde_json::json!({"type": "future_entry", "x": 1}),
+        ),
+        entry(
+            "f0000002",
+            "f0000001",
+            serde_json::json!({"type": "message",
+            "message": {"role": "weirdRole", "content": "hi", "timestamp": 1}}),
+        ),
+        entry(
+            "f0000003",
+            "f0000002",
+            serde_json::json!({"type": "message",
+            "message": {"role": "user", "timestamp": 1,
+                "content": [{"type": "text", "text": "see"}, {"type": "video", "url": "v.mp4"}]}}),
+        ),
+    ];
+    std::fs::write(&file, format!("{text}{}", added.concat())).unwrap();
+    let check = run.ctxkit(&["check", path]);
+    assert!(check.starts_with("exit: 0"), "{check}");
+    for said in [
+        "an entry of type `future_entry`, which this version does not know: kept as it is",
+        "a message of role `weirdRole`, which this version does not know",
+        "a content block of type `video`, which this version does not know",
+    ] {
+        assert!(check.contains(said), "{said}: {check}");
+    }
+}
+
 /// QA (2026-12-07): `--replace ""` was written, and the view then sent an empty message, which a
 /// provider refuses. An empty replacement is refused with the flag that leaves a message out.
 #[test]
