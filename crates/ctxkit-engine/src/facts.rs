@@ -18,6 +18,9 @@ pub struct SessionFacts {
     pub leaf_id: Option<String>,
     pub entries: usize,
     pub name: Option<String>,
+    /// What was found wrong in the file when it was read (a cut-off last line, a line that is not
+    /// JSON, a dangling parent), with its line: the rest was read, these were left out or mended.
+    pub problems: Vec<(Option<usize>, String)>,
 }
 
 impl SessionFacts {
@@ -29,6 +32,11 @@ impl SessionFacts {
             leaf_id: session.leaf_id().map(str::to_owned),
             entries: session.entries().len(),
             name: session.session_name(),
+            problems: session
+                .diagnostics()
+                .iter()
+                .map(|diagnostic| (diagnostic.line, diagnostic.kind.to_string()))
+                .collect(),
         }
     }
 }

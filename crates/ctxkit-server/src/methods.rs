@@ -236,6 +236,12 @@ pub(crate) fn info_json(facts: &ctxkit_engine::SessionFacts, compacting: bool) -
         "entries": facts.entries,
         "name": facts.name,
         "is_compacting": compacting,
+        // QA: a file whose last line was cut in half opened as if whole, one entry short.
+        "problems": facts
+            .problems
+            .iter()
+            .map(|(line, message)| json!({"line": line, "message": message}))
+            .collect::<Vec<_>>(),
     })
 }
 

@@ -697,6 +697,24 @@ fn long_session(dir: &std::path::Path, count: usize) -> std::path::PathBuf {
     path
 }
 
+/// QA (serve): a file whose last line was cut in half opened as if whole, one entry short; the
+/// answer now names what was left out, as `ctxkit check` does.
+#[tokio::test]
+async fn a_damaged_file_opens_with_its_problems_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = long_session(dir.path(), 3);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, &text[..text.len() - 20]).unwrap();
+    let mut client = start(dir.path());
+    let opened = client.call("session.open", json!({"path": path})).await;
+    assert_eq!(opened["result"]["entries"], 2, "{opened}");
+    let problems = opened["result"]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{opened}");
+    assert_eq!(problems[0]["line"], 4, "{opened}");
+    let whole = client.call("session.info", Value::Null).await;
+    assert_eq!(whole["result"]["problems"], opened["result"]["problems"]);
+}
+
 #[tokio::test]
 async fn a_view_over_the_bound_is_refused_with_its_length_and_the_branch_is_read_by_page() {
     let dir = tempfile::tempdir().unwrap();
