@@ -259,24 +259,11 @@ impl Engine {
                 }
                 CompactionReason::Overflow
             }
-            Decision::Threshold { tokens } => {
-                // The context's messages by ctxkit's estimate, as the plan's span is measured.
-                let context_estimate: u64 = crate::messages::plain(&transcript)
-                    .iter()
-                    .map(|message| ctxkit_tokens::estimate_tokens(message))
-                    .sum();
+            Decision::Threshold { .. } => {
                 drop(transcript);
                 // Over the threshold with nothing to summarize (everything fits in the keep
-                // budget), or too little to free: no compaction starts, so a UI shows nothing.
+                // budget): no compaction starts, so a UI shows nothing.
                 match crate::planning::plan_for(&mut state, CompactionReason::Threshold) {
-                    Ok(plan) if frees_too_little(&plan, context_estimate) => {
-                        tracing::debug!(
-                            tokens,
-                            context_estimate,
-                            "over the threshold, but a compaction would summarize too little of the context"
-                        );
-                        return skip(Decision::Skip(SkipReason::NothingToCompact));
-                    }
                     Ok(plan) => planned = Some(plan),
                     Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
                         return skip(Decision::Skip(SkipReason::NothingToCompact));
@@ -485,28 +472,4 @@ fn idle_threshold(
         .rev()
         .find_map(|message| message.timestamp())?;
     (prompt_ms.saturating_sub(last) > lifetime_ms).then_some(threshold)
-}
-
-/// The least share of the context a threshold compaction summarizes; one that would summarize less
-/// is not run. QA (a new user): a prompt attaching five large files put the context over the
-/// threshold in one message, which a compaction cannot summarize (it is the turn in progress), and
-/// the compaction of the two short prompts before it freed 2% ("66305 → 65093 tokens") for a summary
-/// and the prompt cache of everything after the change. The next check compacts once the span
-/// before the kept messages has grown; an overflow is recovered as ever.
-const MIN_SUMMARIZED_SHARE: f64 = 0.05;
-
-/// Whether `plan` summarizes under [`MIN_SUMMARIZED_SHARE`] of a context whose messages ctxkit
-/// estimates at `tokens` (both sides estimated: a provider's count holds the system prompt and the
-/// tools, which no compaction frees).
-fn frees_too_little(plan: &ctxkit_compaction::Preparation, tokens: u64) -> bool {
-    if plan.turn_prefix_gap.is_some() || plan.history_gap.is_some() {
-        return false;
-    }
-    let summarized: u64 = plan
-        .messages_to_summarize
-        .iter()
-        .chain(&plan.turn_prefix_messages)
-        .map(|sourced| ctxkit_tokens::estimate_tokens(&sourced.message))
-        .sum();
-    (summarized as f64) < (tokens as f64) * MIN_SUMMARIZED_SHARE
 }
