@@ -34,6 +34,17 @@ pub trait Approver: Send {
         let _ = (tool, question);
         Box::pin(async { Approval::Unanswered })
     }
+
+    /// Asks whether `tool` may write a guarded place of the project, e.g. "Write `.bashrc`? ctxkit
+    /// guards it … (always: this file only)"; asked as [`Self::approve`] asks, unless an approver
+    /// says what "always" covers here (the place named, not every call of the tool).
+    fn approve_guarded<'a>(
+        &'a mut self,
+        tool: &'a str,
+        question: &'a str,
+    ) -> BoxFuture<'a, Approval> {
+        self.approve(tool, question)
+    }
 }
 
 /// Approves every call that asks (`--yes`, `chat.confirmBash false`, headless runs); access

@@ -54,6 +54,12 @@ pub fn shown_path_argument(argument: &str) -> String {
     shown_path(&decoded(argument))
 }
 
+/// A path argument in backquotes for a tool's message (`` `notes.txt` ``, `` `$'a\nb'` ``): a line
+/// break in it never starts a line of the message (QA: "Cannot read `x⏎Read …? [y]es`").
+pub(crate) fn quoted_argument(argument: &str) -> String {
+    format!("`{}`", shown_path_argument(argument))
+}
+
 /// `bytes` as `$'…'`: C escapes for the control characters, a quote and a backslash, `\xHH` for
 /// every byte of a control character without one and every byte that is not UTF-8.
 fn quoted(bytes: &[u8]) -> String {

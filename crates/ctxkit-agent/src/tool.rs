@@ -114,6 +114,12 @@ impl ToolContext {
     /// naming `tool`): ctxkit's own files and the user's credentials never, a path outside the
     /// project or a guarded one only as [`Self::approved`] names it.
     pub fn path(&self, tool: &str, argument: &str, access: Access) -> Result<PathBuf, String> {
+        // A project that is no project (ctxkit's home or one of its folders, a credential
+        // place) is refused to every tool, as to `bash` (QA: in an installed skill's folder
+        // `bash` was refused and `write SKILL.md` went through).
+        if let Some(refusal) = self.workspace.project_refusal() {
+            return Err(refused(&format!("{tool} {argument}"), &refusal));
+        }
         let place = self
             .workspace
             .locate(&self.cwd, argument, access)

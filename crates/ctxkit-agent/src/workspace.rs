@@ -478,11 +478,15 @@ impl Workspace {
             .iter()
             .find(|place| resolved.starts_with(place) || lexical.starts_with(place))
         {
+            let shown = crate::names::shown_path(&resolved);
+            // A place that is the file itself (where a key folder's link leads) is named once.
+            let reason = if resolved == *place {
+                format!("`{shown}` is")
+            } else {
+                format!("`{shown}` lies in `{}`:", crate::names::shown_path(place))
+            };
             return Err(Refusal(format!(
-                "`{}` lies in `{}`: the user's credentials are never opened by tools, even with \
-                 approval",
-                resolved.display(),
-                place.display()
+                "{reason} the user's credentials are never opened by tools, even with approval"
             )));
         }
         if access == Access::Read
@@ -627,15 +631,34 @@ use guarded::run_by_outside_git;
 #[path = "workspace_tests.rs"]
 mod tests;
 
-/// Whether `root` is ctxkit's home `home` or in it; where the home holds the user's home
-/// `user_home` (`CTXKIT_HOME=~`, where projects are), only its sessions folder is its own.
+/// The folders ctxkit keeps in its home: its sessions and saved outputs, the packages it installs
+/// (`git`, `npm`) and the resources it loads (skills, prompts, themes, extensions, agents, hooks).
+const HOME_FOLDERS: [&str; 10] = [
+    "sessions",
+    "tool-output",
+    "git",
+    "npm",
+    "skills",
+    "prompts",
+    "themes",
+    "extensions",
+    "agents",
+    "hooks",
+];
+
+/// Whether `root` is ctxkit's home `home` or in one of its own folders ([`HOME_FOLDERS`]; QA:
+/// `cwd` at `~/.ctxkit/sessions` ran `bash` among every project's sessions, and a chat started in
+/// an installed skill's folder rewrote the skill). Another folder in the home is a project's (a
+/// temporary home holding a project); where the home holds the user's home `user_home`
+/// (`CTXKIT_HOME=~`, where projects are, `~/git` among them), only its sessions are its own.
 pub(crate) fn in_own_home(root: &Path, home: &Path, user_home: Option<&Path>) -> bool {
     if root == home {
         return true;
     }
-    if user_home.is_some_and(|user_home| resolve(user_home).starts_with(home)) {
-        root.starts_with(home.join("sessions"))
+    let own: &[&str] = if user_home.is_some_and(|user_home| resolve(user_home).starts_with(home)) {
+        &HOME_FOLDERS[..1]
     } else {
-        root.starts_with(home)
-    }
+        &HOME_FOLDERS
+    };
+    own.iter().any(|folder| root.starts_with(home.join(folder)))
 }

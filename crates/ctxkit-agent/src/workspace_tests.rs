@@ -473,26 +473,25 @@ fn ctxkit_s_home_a_private_folder_and_credentials_are_no_project() {
     let refused = with_home(&inside).unwrap();
     assert!(refused.contains("ctxkit's own folder"), "{refused}");
     assert_eq!(with_home(&fixture.project), None);
-    // With the home at the user's home (`CTXKIT_HOME=~`), projects are in it; its sessions are not.
-    let user_home = fixture.home.as_path();
-    let project = fixture.home.join("code/app");
-    assert!(!crate::workspace::in_own_home(
-        &project,
-        &fixture.home,
-        Some(user_home)
-    ));
-    assert!(crate::workspace::in_own_home(
-        &inside,
-        &fixture.home,
-        Some(user_home)
-    ));
-    // The home elsewhere (`~/.ctxkit`): any folder in it is its own.
-    assert!(crate::workspace::in_own_home(
-        &project,
-        &fixture.home,
-        Some(&fixture.base)
-    ));
-    assert!(crate::workspace::in_own_home(&project, &fixture.home, None));
+    // ctxkit's own folders in the home are no project (QA: an installed skill's folder); another
+    // folder in it is a project's.
+    let in_home = |path: &str, user_home: Option<&Path>| {
+        crate::workspace::in_own_home(&fixture.home.join(path), &fixture.home, user_home)
+    };
+    for own in [
+        "sessions/--x--",
+        "skills/s1",
+        "git/github.com/x",
+        "npm/node_modules/p",
+    ] {
+        assert!(in_home(own, None), "{own}");
+    }
+    assert!(!in_home("project", None));
+    // With the home at the user's home (`CTXKIT_HOME=~`), projects are in it (`~/git` too); its
+    // sessions are not.
+    let user_home = Some(fixture.home.as_path());
+    assert!(in_home("sessions/--x--", user_home));
+    assert!(!in_home("git/app", user_home) && !in_home("code/app", user_home));
 }
 
 /// QA (2026-12-05): `ctxkit chat` started in ctxkit's home, or through a committed link to it
@@ -514,6 +513,35 @@ fn the_models_bash_does_not_start_in_a_project_that_is_no_project() {
         "{}",
         outcome.text
     );
+}
+
+/// QA (verifier): in an installed skill's folder of ctxkit's home `bash` was refused and `write
+/// SKILL.md` went through; every tool refuses a project that is no project.
+#[test]
+fn no_tool_works_in_a_project_that_is_no_project() {
+    let fixture = fixture();
+    let skill = fixture.home.join("skills/s1");
+    std::fs::create_dir_all(&skill).unwrap();
+    let mut workspace = Workspace::new(&skill);
+    workspace.set_home(&fixture.home);
+    let mut context = crate::tools::test_support::context(&skill);
+    context.workspace = std::sync::Arc::new(workspace);
+    for (tool, arguments) in [
+        (
+            "write",
+            serde_json::json!({"path": "SKILL.md", "content": "pwned"}),
+        ),
+        ("read", serde_json::json!({"path": "SKILL.md"})),
+        ("ls", serde_json::json!({"path": "."})),
+    ] {
+        let outcome = crate::tools::run_tool(tool, &arguments, "call_1", &context);
+        assert!(
+            outcome.is_error && outcome.text.contains("ctxkit's own folder"),
+            "{tool}: {}",
+            outcome.text
+        );
+    }
+    assert!(!skill.join("SKILL.md").exists());
 }
 
 /// QA (r101, D1): a hook linked to a script of the work tree (`.git/hooks/pre-commit ->

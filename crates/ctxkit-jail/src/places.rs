@@ -96,7 +96,7 @@ const KEY_FOLDERS: &[&str] = &[
 ];
 /// The most entries of one key folder looked at for symlinks (a password store of thousands of
 /// entries is read up to here).
-const MAX_KEY_FOLDER_ENTRIES: usize = 2048;
+const MAX_KEY_FOLDER_ENTRIES: usize = 10_000;
 
 /// The user's credential places (under `$HOME`), as named and resolved.
 pub fn credential_places() -> Vec<PathBuf> {
@@ -116,8 +116,11 @@ fn credential_places_in(home: &Path) -> Vec<PathBuf> {
         }
         places.push(place);
     }
+    // A link to a folder holding the home (`root -> /`, `up -> ..`) would make every file a
+    // credential (QA: every tool refused `/etc/hostname`): it adds nothing, as for ctxkit's home.
+    let resolved_home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_owned());
     for name in KEY_FOLDERS {
-        for target in link_targets_in(&home.join(name)) {
+        for target in link_targets_in(&home.join(name), &resolved_home) {
             if !places.contains(&target) {
                 places.push(target);
             }
@@ -126,11 +129,11 @@ fn credential_places_in(home: &Path) -> Vec<PathBuf> {
     places
 }
 
-/// Where the symlinks in `folder` and its subfolders lead (resolved), following a link to a
-/// folder into it once, at most [`MAX_KEY_FOLDER_ENTRIES`] entries in all. QA: with the project
+/// Where the symlinks in `folder` and its subfolders lead (resolved; a link to a folder holding
+/// `home`, the home resolved, is passed over), following a link to a folder into it once, at most [`MAX_KEY_FOLDER_ENTRIES`] entries in all. QA: with the project
 /// a dotfiles repository, `~/.ssh/id_real` → `dotfiles/ssh/id_real` let the model read the key
 /// by its name in the project, while a link of the whole `~/.ssh` was refused.
-fn link_targets_in(folder: &Path) -> Vec<PathBuf> {
+fn link_targets_in(folder: &Path, home: &Path) -> Vec<PathBuf> {
     let mut targets = Vec::new();
     let mut budget = MAX_KEY_FOLDER_ENTRIES;
     let mut pending = vec![folder.to_path_buf()];
@@ -151,6 +154,7 @@ fn link_targets_in(folder: &Path) -> Vec<PathBuf> {
                 pending.push(entry.path());
             } else if kind.is_symlink()
                 && let Ok(target) = std::fs::canonicalize(entry.path())
+                && !home.starts_with(&target)
             {
                 if target.is_dir() && walked.insert(target.clone()) {
                     pending.push(target.clone());
@@ -214,6 +218,12 @@ mod tests {
             assert!(places.contains(&place), "{place:?} not in {places:#?}");
         }
         assert!(!places.contains(&dotfiles.join("ssh")), "{places:#?}");
+        // A link to a folder holding the home adds nothing.
+        std::os::unix::fs::symlink("/", home.join(".ssh/root")).unwrap();
+        std::os::unix::fs::symlink("../..", home.join(".ssh/keys/up")).unwrap();
+        let places = credential_places_in(&home);
+        assert!(!places.contains(&PathBuf::from("/")), "{places:#?}");
+        assert!(!places.contains(&root), "{places:#?}");
         // A jail on the repository refuses the key by its name there, and reads the rest.
         let mut jail = crate::Jail::open_bare(&dotfiles).unwrap();
         for place in &places {

@@ -249,7 +249,7 @@ impl Agent {
             crate::names::shown_path(path),
             crate::GUARDED_KINDS
         );
-        match approver.approve(&call.name, &question).await {
+        match approver.approve_guarded(&call.name, &question).await {
             Approval::Once => Ok(()),
             Approval::Always => {
                 if !self

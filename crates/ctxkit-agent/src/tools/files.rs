@@ -199,8 +199,12 @@ pub fn edit(arguments: EditArguments, context: &ToolContext) -> Result<ToolOutco
     let shown = arguments.path.as_str();
     let pairs = arguments.pairs()?;
     let target = context.target("edit", shown, Access::Write)?;
-    let (bytes, size) = read_bounded(&target, MAX_READ_BYTES)
-        .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
+    let (bytes, size) = read_bounded(&target, MAX_READ_BYTES).map_err(|error| {
+        format!(
+            "Cannot read {}: {error}",
+            crate::names::quoted_argument(shown)
+        )
+    })?;
     if u64::try_from(bytes.len()).unwrap_or(u64::MAX) < size {
         return Err(format!(
             "`{shown}` is larger than {} MiB; `edit` works on smaller files",

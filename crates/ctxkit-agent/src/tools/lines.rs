@@ -10,6 +10,10 @@ use tokio_util::sync::CancellationToken;
 /// The bytes read at a time.
 const BUFFER_BYTES: usize = 256 * 1024;
 
+/// How long a line is before a NUL in it ends the stream
+/// ([`LineReader::ending_at_nul_in_long_lines`]).
+const LONG_LINE_BYTES: usize = 1024 * 1024;
+
 /// The bytes looked at for a NUL, which makes a file binary to `grep`.
 const BINARY_PROBE_BYTES: usize = 8192;
 
@@ -24,6 +28,8 @@ pub(super) struct LineReader<R> {
     stop: Option<CancellationToken>,
     /// Whether a NUL in the part of a long line passed over ends the stream ([`LineRead::Binary`]).
     nul_ends_long_line: bool,
+    /// Whether it ended so: every later line read is [`LineRead::End`], and nothing is counted.
+    binary_tail: bool,
 }
 
 /// Whether `error` is a reader's stop by its call's cancellation.
@@ -52,14 +58,21 @@ impl<R: Read> LineReader<R> {
             reader: BufReader::with_capacity(BUFFER_BYTES, reader),
             stop: None,
             nul_ends_long_line: false,
+            binary_tail: false,
         }
     }
 
-    /// The reader, ending at a NUL in the part of a long line it passes over (`grep`: a text head
-    /// and a 40 GB hole were read to the end, 39 s, QA 2026-12-07).
+    /// The reader, ending at a NUL in the part of a long line it passes over (`grep` and `read`: a
+    /// text head and a 40 GB hole were read to the end, 39 s, QA 2026-12-07; passing lines over
+    /// keeps none of them, so a NUL anywhere in one ends it).
     pub(super) fn ending_at_nul_in_long_lines(mut self) -> Self {
         self.nul_ends_long_line = true;
         self
+    }
+
+    /// Whether the stream ended at a NUL in a long line ([`Self::ending_at_nul_in_long_lines`]).
+    pub(super) fn ended_binary(&self) -> bool {
+        self.binary_tail
     }
 
     /// The reader, stopping with an error ([`is_stopped`]) once `cancel` is cancelled.
@@ -101,11 +114,17 @@ impl<R: Read> LineReader<R> {
         line: &mut Vec<u8>,
         keep: usize,
     ) -> std::io::Result<LineRead> {
+        if self.binary_tail {
+            return Ok(LineRead::End);
+        }
         let start = line.len();
         let mut consumed_any = false;
         let mut cut = false;
         let mut ended = false;
         let nul_ends_line = self.nul_ends_long_line;
+        // The line's bytes read so far: a NUL is judged only past its first [`LONG_LINE_BYTES`],
+        // so a stray NUL in an ordinary line is read as it always was.
+        let mut line_bytes: usize = 0;
         loop {
             let available = self.fill()?;
             if available.is_empty() {
@@ -119,11 +138,16 @@ impl<R: Read> LineReader<R> {
             let room = keep.saturating_sub(line.len() - start);
             let taken = piece.min(room);
             line.extend_from_slice(&available[..taken]);
-            if nul_ends_line && available[taken..piece].contains(&0) {
+            if nul_ends_line
+                && line_bytes >= LONG_LINE_BYTES
+                && available[taken..piece].contains(&0)
+            {
                 self.reader.consume(piece);
+                self.binary_tail = true;
                 return Ok(LineRead::Binary);
             }
             cut |= taken < piece;
+            line_bytes = line_bytes.saturating_add(piece);
             self.reader.consume(if done { piece + 1 } else { piece });
             if done {
                 ended = true;
@@ -156,14 +180,20 @@ impl<R: Read> LineReader<R> {
     /// `budget` bytes: the second value is `false` when the stream went on past them (at disk
     /// speed a 100 GB log took half a minute to count).
     pub(super) fn count_rest(&mut self, budget: u64) -> std::io::Result<(u64, bool)> {
+        if self.binary_tail {
+            return Ok((0, true));
+        }
         let mut count: u64 = 0;
         let mut open_line = false;
         let mut counted: u64 = 0;
+        // The bytes of the line still open, for the NUL rule of `ending_at_nul_in_long_lines`.
+        let mut open_bytes: usize = 0;
         loop {
             if counted >= budget {
                 let more = !self.fill()?.is_empty();
                 return Ok((count + u64::from(open_line && !more), !more));
             }
+            let nul_ends_line = self.nul_ends_long_line;
             let available = self.fill()?;
             let Some(&last) = available.last() else {
                 break;
@@ -171,7 +201,16 @@ impl<R: Read> LineReader<R> {
             count += u64::try_from(memchr::memchr_iter(b'\n', available).count()).unwrap_or(0);
             open_line = last != b'\n';
             let length = available.len();
+            open_bytes = match memchr::memrchr(b'\n', available) {
+                Some(at) => length - at - 1,
+                None => open_bytes.saturating_add(length),
+            };
+            let binary = nul_ends_line && open_bytes >= LONG_LINE_BYTES && available.contains(&0);
             self.reader.consume(length);
+            if binary {
+                self.binary_tail = true;
+                return Ok((count, true));
+            }
             counted = counted.saturating_add(u64::try_from(length).unwrap_or(u64::MAX));
         }
         Ok((count + u64::from(open_line), true))

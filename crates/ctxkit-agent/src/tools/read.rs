@@ -34,7 +34,12 @@ pub fn read(arguments: ReadArguments, context: &ToolContext) -> Result<ToolOutco
         return Err("`limit` must be at least 1; leave it out to read to the end".to_owned());
     }
     let target = context.target("read", shown, Access::Read)?;
-    let cannot = |reason: String| format!("Cannot read `{shown}`: {reason}");
+    let cannot = |reason: String| {
+        format!(
+            "Cannot read {}: {reason}",
+            crate::names::quoted_argument(shown)
+        )
+    };
     let mut opened = target
         .jail
         .open_file(&target.path)
@@ -65,8 +70,9 @@ pub fn read(arguments: ReadArguments, context: &ToolContext) -> Result<ToolOutco
             opened.size()
         ));
     }
-    let reader =
-        LineReader::new(std::io::Cursor::new(head).chain(opened)).stopping_on(&context.cancel);
+    let reader = LineReader::new(std::io::Cursor::new(head).chain(opened))
+        .stopping_on(&context.cancel)
+        .ending_at_nul_in_long_lines();
     let lines = page
         .read(reader, context.max_output_bytes)
         .map_err(|error| cannot(error.to_string()))?;
@@ -106,10 +112,12 @@ fn read_rest(
     shown: &str,
 ) -> Result<u64, String> {
     let rest = (MAX_READ_BYTES + 1).saturating_sub(u64::try_from(head.len()).unwrap_or(u64::MAX));
-    opened
-        .take(rest)
-        .read_to_end(head)
-        .map_err(|error| format!("Cannot read `{shown}`: {error}"))?;
+    opened.take(rest).read_to_end(head).map_err(|error| {
+        format!(
+            "Cannot read {}: {error}",
+            crate::names::quoted_argument(shown)
+        )
+    })?;
     Ok(u64::try_from(head.len()).unwrap_or(u64::MAX))
 }
 
@@ -146,6 +154,9 @@ struct PageLines {
     /// Whether `total` is the file's count, not a lower bound ([`COUNT_BUDGET_BYTES`]).
     counted_all: bool,
     lossy: bool,
+    /// Whether the file turned binary (a NUL in a long line, a sparse file's hole): nothing after
+    /// it was read.
+    binary_tail: bool,
 }
 
 /// The most bytes after a page that are read to count the file's lines.
@@ -167,7 +178,7 @@ impl Page {
         while taken < self.limit && selected.len() <= MAX_LINES && held <= keep {
             line.clear();
             let read = reader.next_line(&mut line, keep)?;
-            if read == LineRead::End {
+            if matches!(read, LineRead::End | LineRead::Binary) {
                 break;
             }
             taken += 1;
@@ -188,6 +199,7 @@ impl Page {
             total: skipped + taken + rest,
             counted_all,
             lossy,
+            binary_tail: reader.ended_binary(),
         })
     }
 }
@@ -201,6 +213,13 @@ impl PageLines {
         context: &ToolContext,
     ) -> Result<ToolOutcome, String> {
         let total = self.total;
+        if page.first >= total && self.binary_tail {
+            return Err(format!(
+                "offset {} is past where `{shown}` turns binary (after line {total}: a NUL byte in \
+                 a long line, e.g. a sparse file's hole); nothing after it is read",
+                page.first + 1
+            ));
+        }
         if page.first >= total && total > 0 {
             return Err(format!(
                 "offset {} is past the end of `{shown}` ({total} lines)",
@@ -213,6 +232,12 @@ impl PageLines {
         let mut outcome = lines_outcome(&selected, first, (total, self.counted_all), context);
         if total == 0 {
             outcome.text = "(empty file)".to_owned();
+        }
+        if self.binary_tail {
+            outcome.text.push_str(&format!(
+                "\n\n[`{shown}` turns binary after line {total} (a NUL byte in a line longer than \
+                 what is shown, e.g. a sparse file's hole): nothing after it was read.]"
+            ));
         }
         if self.lossy {
             outcome.text.push_str(&format!(
@@ -285,6 +310,54 @@ mod tests {
 
     use super::super::run_tool;
     use super::super::test_support::context;
+
+    /// QA (verifier): a text head and a 400 GB sparse hole after it (`truncate -s`), read from an
+    /// offset, was read to its end (56 s); the read ends where the file turns binary and says so.
+    #[test]
+    fn a_hole_after_a_text_head_ends_the_read_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sparse.txt");
+        let text: String = (1..=2000)
+            .map(|number| format!("line {number}\n"))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(1 << 40)
+            .unwrap();
+        let context = context(dir.path());
+        let started = std::time::Instant::now();
+        let outcome = run_tool(
+            "read",
+            &json!({"path": "sparse.txt", "offset": 1999, "limit": 2}),
+            "c",
+            &context,
+        );
+        assert!(
+            outcome.text.starts_with("line 1999\nline 2000"),
+            "{}",
+            outcome.text
+        );
+        assert!(
+            outcome.text.contains("turns binary after line 2000"),
+            "{}",
+            outcome.text
+        );
+        let past = run_tool(
+            "read",
+            &json!({"path": "sparse.txt", "offset": 5000}),
+            "c",
+            &context,
+        );
+        assert!(
+            past.is_error && past.text.contains("turns binary"),
+            "{}",
+            past.text
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    }
 
     /// QA 2026-12-07: `limit: 0` answered with nothing at all, read as an empty file.
     #[test]

@@ -281,6 +281,19 @@ impl Approver for AskApprover<'_> {
         let answer = self.ask_once_or_always(tool, &format!("`{tool}`: {question}"), &always);
         Box::pin(async move { answer })
     }
+
+    /// The same one-key question for a guarded place of the project (`a`: every later write of
+    /// what the question's "always" names, by any tool; QA: it said every later call of the tool).
+    fn approve_guarded<'a>(
+        &'a mut self,
+        tool: &'a str,
+        question: &'a str,
+    ) -> BoxFuture<'a, Approval> {
+        let always = "Every later write of what \"always\" names above goes on without asking, for \
+                      the rest of this chat";
+        let answer = self.ask_once_or_always(tool, question, always);
+        Box::pin(async move { answer })
+    }
 }
 
 impl Chat {
