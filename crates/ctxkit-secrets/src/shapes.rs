@@ -46,8 +46,9 @@ const WORD_SHAPES: &[&str] = &[
     r"sbp_[a-f0-9]{40}",
     r"ABSK[A-Za-z0-9+/=]{40,}",
     r"1//0[A-Za-z0-9_\-]{40,}",
-    // Mailgun's and Twilio's API keys (QA: a shared page showed them whole).
-    r"key-[0-9a-f]{32}\b",
+    // Twilio's API keys (QA: a shared page showed them whole). Mailgun's `key-<32 hex>` has no
+    // shape of its own (`cache-key-<md5>` is everywhere in build logs): it goes as the value of a
+    // secret's name (`MAILGUN_API_KEY=key-…`).
     r"SK[0-9a-fA-F]{32}\b",
     // A Discord bot token: the bot's id in base64 (`M`, `N` or `O` first), a time stamp and an
     // HMAC, dot-separated; a Telegram bot token: the bot's id, a colon and `AA` + 33 characters.
@@ -153,10 +154,31 @@ static SHAPE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     let words = WORD_SHAPES.join("|");
     let glued = GLUED_SHAPES.join("|");
     Regex::new(&format!(
-        r"(?:(\\[bfnrt])|\b)(?:{words})|{glued}|{KEY_BLOCK}"
+        r"(?:({WORD_LEAD})|(?-u:\b))(?:{words})|{glued}|{KEY_BLOCK}"
     ))
     .ok()
 });
+
+/// What may come right before a key of [`WORD_SHAPES`] besides a word boundary (an ASCII one: a
+/// letter of another script before a key, `キーはsk-…`, starts it), kept when the key is replaced:
+/// a JSON escape of a line break or a tab, or of any character (`\u0022sk-…`), a percent escape
+/// (`%22sk-…`, `%253D…`), and `_`, which joins a key to a name (`DEEPSEEK_KEY_sk-…`,
+/// `GOOGLE_AIza…`, `jwt_eyJ…`; QA: all shown whole on a shared page).
+const WORD_LEAD: &str = r"\\[bfnrt]|\\u[0-9a-fA-F]{4}|%[0-9A-Fa-f]{2}|_";
+
+/// Whether `key`, found by the generic `sk-` shape, is one: a provider's `sk-` key holds a digit,
+/// a name written with `sk-` (`sk-learn-and-numpy-tutorial`, `use_sk-learn_and_pandas`) holds none.
+fn is_plain_sk_key(key: &str) -> bool {
+    let distinct = [
+        "sk-ant-",
+        "sk-proj-",
+        "sk-svcacct-",
+        "sk-admin-",
+        "sk-or-v1-",
+    ];
+    distinct.iter().any(|prefix| key.starts_with(prefix))
+        || key.bytes().any(|byte| byte.is_ascii_digit())
+}
 
 static ASSIGNED_SECRET: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(ASSIGNED).ok());
 
@@ -189,16 +211,30 @@ fn redact_visible_shapes(text: &str) -> Cow<'_, str> {
     crate::command_passwords::redact_command_passwords(shaped)
 }
 
-/// Characters that draw nothing: a key with one inside (`sk-proj-Zw\u{200b}sp…`) reads as one key.
-const INVISIBLE: [char; 6] = [
-    '\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{feff}', '\u{ad}',
-];
+/// Whether `character` draws nothing or only reorders text: a key with one inside
+/// (`sk-proj-Zw\u{200b}sp…`) reads as one key. Format characters, bidirectional marks and
+/// isolates, variation selectors and tag characters (QA: U+2061, U+200E, U+202A, U+2066, U+034F,
+/// U+FE0F and the tags each hid a key's split).
+fn is_invisible(character: char) -> bool {
+    matches!(
+        character,
+        '\u{ad}'
+            | '\u{34f}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{e0000}'..='\u{e007f}'
+    )
+}
 
 /// `text` with every key that only a character drawing nothing splits replaced by `<redacted>`:
 /// the shapes are looked for in the text without those characters, and what they find there is
 /// replaced where it lies in `text` (QA: a key split by U+200B reached a shared page whole).
 fn redact_split_keys(text: &str) -> Cow<'_, str> {
-    if !text.contains(INVISIBLE) {
+    if !text.contains(is_invisible) {
         return Cow::Borrowed(text);
     }
     let Some(shape) = SHAPE.as_ref() else {
@@ -208,7 +244,7 @@ fn redact_split_keys(text: &str) -> Cow<'_, str> {
     let mut visible = String::with_capacity(text.len());
     let mut origin = Vec::with_capacity(text.len());
     for (offset, character) in text.char_indices() {
-        if !INVISIBLE.contains(&character) {
+        if !is_invisible(character) {
             visible.push(character);
             origin.extend(offset..offset + character.len_utf8());
         }
@@ -224,7 +260,7 @@ fn redact_split_keys(text: &str) -> Cow<'_, str> {
             .chars()
             .next()
             .map_or(text.len(), |character| last + character.len_utf8());
-        if start < copied || !text[start..end].contains(INVISIBLE) {
+        if start < copied || !text[start..end].contains(is_invisible) {
             continue;
         }
         out.push_str(&text[copied..start]);
@@ -245,6 +281,9 @@ fn redact_found_shapes(text: &str) -> Cow<'_, str> {
             let escape = found.get(1).map_or("", |escape| escape.as_str());
             let key = &found[0][escape.len()..];
             if key.starts_with(NAME_LIKE_PREFIX) && !is_random_token(key) {
+                return found[0].to_owned();
+            }
+            if key.starts_with("sk-") && !is_plain_sk_key(key) {
                 return found[0].to_owned();
             }
             format!("{escape}<redacted>")
@@ -287,7 +326,8 @@ fn assigned_value<'text>(found: &regex::Captures<'text>) -> Option<(usize, &'tex
 }
 
 /// The values [`redact_key_shapes`] redacts in `text` as given to a secret's name
-/// (`DB_PASSWORD=Sup3rSecret`), without escapes (a value holding a backslash is left out): what
+/// (`DB_PASSWORD=Sup3rSecret`) that hold a letter (a date or a number given to `token:` is a
+/// setting more often than not), without escapes (a value holding a backslash is left out): what
 /// shows them apart from their name elsewhere (a digest of a cut output listing `Sup3rSecret`, a
 /// reply repeating it) redacts them as known secrets. QA (web): a shared page redacted the
 /// assignment and showed the value in the model's view and in the reply.
@@ -302,6 +342,7 @@ pub fn assigned_secrets(text: &str) -> Vec<String> {
     for found in assigned.captures_iter(text) {
         if let Some((_, value)) = assigned_value(&found)
             && is_assigned_secret(value)
+            && value.chars().any(char::is_alphabetic)
             && !value.contains('\\')
             && !values.iter().any(|known| known == value)
         {
@@ -367,8 +408,50 @@ mod tests {
                 "HRKU",
             ),
             (
-                "MAILGUN=key-0123456789abcdef0123456789abcdef".to_owned(),
+                "MAILGUN_API_KEY=key-0123456789abcdef0123456789abcdef".to_owned(),
                 "key-0123",
+            ),
+            // Glued to a name by `_`, after a letter of another script, after escapes.
+            (
+                "DEEPSEEK_KEY_sk-0123456789abcdef0123456789abcdef".to_owned(),
+                "0123456789abcdef",
+            ),
+            (
+                "キーはsk-0123456789abcdef0123456789abcdef です".to_owned(),
+                "0123456789abcdef",
+            ),
+            (
+                "auth=%22sk-0123456789abcdef0123456789abcdef%22".to_owned(),
+                "0123456789abcdef",
+            ),
+            (
+                "auth\\u003dsk-0123456789abcdef0123456789abcdef".to_owned(),
+                "0123456789abcdef",
+            ),
+            (
+                "GOOGLE_AIzaSyA1234567890abcdefghijklmnopqrstuv".to_owned(),
+                "AIzaSy",
+            ),
+            (
+                "twilio_SK0123456789abcdef0123456789abcdef".to_owned(),
+                "SK0123",
+            ),
+            (
+                "jwt_eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnop".to_owned(),
+                "eyJzdWIi",
+            ),
+            // Split by other characters that draw nothing.
+            (
+                "sk-proj-Zw\u{2061}spabcdefghijklmnopqrstuvwx".to_owned(),
+                "spabcdef",
+            ),
+            (
+                "ghp_abcdefghij\u{200e}klmnopqrstuvwxyz1234".to_owned(),
+                "klmnop",
+            ),
+            (
+                "ghp_abcdefghij\u{e0020}klmnopqrstuvwxyz1234".to_owned(),
+                "klmnop",
             ),
             (
                 "twilio SK0123456789abcdef0123456789ABCDEF".to_owned(),
@@ -407,8 +490,13 @@ mod tests {
     fn ordinary_text_is_left_as_it_is() {
         let text = "the sk-learn docs, task-1234 and skeleton keys, \
                     task-management-service-configuration, use_sk-learn_and_pandas_together, \
-                    monkey-0123456789abcdef0123456789abcdef, ASK0123456789abcdef0123456789abcdef";
-        assert!(matches!(redact_key_shapes(text), Cow::Borrowed(_)));
+                    monkey-0123456789abcdef0123456789abcdef, ASK0123456789abcdef0123456789abcdef, \
+                    cache-key-d41d8cd98f00b204e9800998ecf8427e, sk-learn-and-numpy-and-pandas-tutorial";
+        assert_eq!(redact_key_shapes(text), text);
+        assert!(matches!(
+            redact_key_shapes("the sk-learn docs"),
+            Cow::Borrowed(_)
+        ));
         assert_eq!(
             redact_for_keeping("Authorization: Bearer abcDEF123456789xyz0"),
             "Authorization: Bearer <redacted>"

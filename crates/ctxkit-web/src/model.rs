@@ -99,7 +99,7 @@ impl PageOptions {
             }
         }
         let mut options = self.clone();
-        options.redactor = self.redactor.with_secrets(values);
+        options.redactor = self.redactor.with_values(&values);
         options
     }
 
@@ -463,17 +463,32 @@ mod tests {
             said(
                 "a",
                 None,
-                "cat .env gave DB_PASSWORD=Tr0ub4dor&3x and PORT=8080",
+                "cat .env gave DB_PASSWORD=Tr0ub4dor&3x MY_PASS=hunt3r7 secret: release2024 \
+                 token: 2024-01-01 and PORT=8080",
             ),
-            said("b", Some("a"), "so the password is Tr0ub4dor&3x, right?"),
+            said(
+                "b",
+                Some("a"),
+                "so the password is Tr0ub4dor&3x, or hunt3r7? The release 2024 plan ships \
+                 2024-01-01.",
+            ),
         ]);
         let redactor = crate::Redactor::new(Vec::new(), &[]).unwrap();
         let options = super::PageOptions::new("t", redactor);
         let page = super::build_page_data(&session, &options)
             .unwrap()
             .to_string();
-        assert!(!page.contains("Tr0ub4dor"), "{page}");
+        assert!(
+            !page.contains("Tr0ub4dor") && !page.contains("hunt3r7"),
+            "{page}"
+        );
         assert!(page.contains("PORT=8080"), "{page}");
+        // Exact values only (QA: whole replies spelling `release 2024` were withheld), and a
+        // date given to `token:` is no value to look for elsewhere.
+        assert!(
+            page.contains("The release 2024 plan ships 2024-01-01."),
+            "{page}"
+        );
     }
 
     /// A bookkeeping branch written after the conversation went on (Claude Code's queue
