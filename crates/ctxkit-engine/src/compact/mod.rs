@@ -86,6 +86,25 @@ pub struct CheckReport {
 }
 
 impl Engine {
+    /// The context size (the provider's count) past which a threshold check compacts now, as the
+    /// checks measure it (the reserve at least the reply's output room, the threshold spaced
+    /// after a compaction); `None` while the window is unknown or compaction is off. For a user
+    /// interface (`/context`; QA: window − reserve named 14,336 for a 16k window that compacts at
+    /// 13,312).
+    pub async fn threshold_tokens(&self) -> Option<u64> {
+        let mut state = self.lock().await;
+        let window = state.context_window();
+        if window == 0 || !state.settings.compaction.enabled {
+            return None;
+        }
+        if let Some(spaced) = spaced_threshold(&mut state) {
+            return Some(spaced);
+        }
+        let reserve = state.planning().reserve_tokens.max(state.output_reserve());
+        let limit = state.threshold_limit().unwrap_or(window);
+        Some(ctxkit_tokens::compaction_threshold(limit, reserve))
+    }
+
     /// The check after an agent run (aborted replies are skipped). Call it when a run ends; when
     /// the report says `retry`, run the model again on the new view.
     pub async fn after_run(&self) -> Result<CheckReport> {

@@ -968,3 +968,34 @@ async fn an_overflow_recovers_under_a_threshold_when_the_provider_counts_far_mor
     assert!(end(&events).error.is_none(), "{events:?}");
     assert_eq!(harness.compactions().await, 1);
 }
+
+/// `/context` names the size the checks compact past (QA: it said window − reserve, 14,336 for a
+/// 16k window whose checks compact past 13,312, the reply's output room being larger).
+#[tokio::test]
+async fn the_threshold_named_is_the_one_the_checks_compact_past() {
+    for (window, reserve) in [(16_384, 2_048), (200_000, 16_384)] {
+        let harness = Harness::new(window, reserve, []);
+        let threshold = harness.engine.threshold_tokens().await.unwrap();
+        assert!(
+            threshold < window - reserve || reserve >= 16_384,
+            "{window}: {threshold}"
+        );
+        harness.turn("first", 1_000).await;
+        harness.turn("at the threshold", threshold).await;
+        let report = harness.engine.after_run().await.unwrap();
+        assert_eq!(
+            report.decision,
+            Decision::Skip(SkipReason::UnderThreshold),
+            "{window}"
+        );
+        harness.turn("past it", threshold + 1).await;
+        let report = harness.engine.after_run().await.unwrap();
+        assert_eq!(
+            report.decision,
+            Decision::Threshold {
+                tokens: threshold + 1
+            },
+            "{window}"
+        );
+    }
+}

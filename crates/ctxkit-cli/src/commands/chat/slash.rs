@@ -357,6 +357,10 @@ impl Chat {
         &self,
         planning: &ctxkit_compaction::CompactionSettings,
     ) -> String {
+        if !planning.enabled {
+            return "Automatic compaction is off (`compaction.enabled`); /compact runs one"
+                .to_owned();
+        }
         let window = self
             .engine
             .context_status()
@@ -364,19 +368,16 @@ impl Chat {
             .ok()
             .flatten()
             .map_or(0, |status| status.context_window);
-        if !planning.enabled {
-            return "Automatic compaction is off (`compaction.enabled`); /compact runs one"
-                .to_owned();
+        match self.engine.threshold_tokens().await {
+            Some(threshold) if window > 0 => format!(
+                "Compacts by itself past ~{threshold} tokens ({}% of the window; settings \
+                 `compaction.thresholdTokens`, `compaction.reserveTokens`)",
+                threshold.saturating_mul(100) / window
+            ),
+            Some(_) | None => {
+                "Automatic compaction is off until the model's window is known".to_owned()
+            }
         }
-        if window == 0 {
-            return "Automatic compaction is off until the model's window is known".to_owned();
-        }
-        let threshold = window.saturating_sub(planning.reserve_tokens);
-        format!(
-            "Compacts by itself past ~{threshold} tokens ({}% of the window; settings \
-             `compaction.thresholdTokens`, `compaction.reserveTokens`)",
-            threshold.saturating_mul(100) / window
-        )
     }
 
     async fn compactions(&self) -> Result<()> {
