@@ -239,8 +239,9 @@ type KindSeen = (
 
 impl ImportReport {
     /// The issues as lines to show a user, in order: the first few of each kind one by one, then
-    /// one line per kind counting the rest and the lines they are on (a damaged file of thousands
-    /// of bad lines is a handful of lines, not thousands).
+    /// one line per kind counting the rest, naming the kind by its first issue's text and the lines
+    /// the rest are on (a damaged file of thousands of bad lines is a handful of lines, not
+    /// thousands; QA: bare "97 more like these" lines did not say which kind they counted).
     pub fn warning_lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
         // Per kind, in the order first seen: how many, and the first and last source line.
@@ -264,17 +265,26 @@ impl ImportReport {
                 }));
             }
         }
-        for (_, count, span) in kinds {
+        for (kind, count, span) in kinds {
             let more = count.saturating_sub(SAID_PER_KIND);
             if more == 0 {
                 continue;
             }
-            let like = if SAID_PER_KIND == 1 { "it" } else { "these" };
+            // The kind named by its first warning said above: its line, or its text.
+            let like = self
+                .issues
+                .iter()
+                .find(|issue| std::mem::discriminant(&issue.kind) == kind)
+                .map(|issue| match issue.line {
+                    Some(line) => format!("line {line}'s"),
+                    None => format!("\"{}\"", issue.kind),
+                })
+                .unwrap_or_default();
             lines.push(match span {
-                Some((first, last)) if first == last => {
-                    format!("{more} more like {like}, at line {first}")
+                Some((from, to)) if from == to => {
+                    format!("{more} more like {like}, at line {from}")
                 }
-                Some((first, last)) => format!("{more} more like {like}, lines {first}–{last}"),
+                Some((from, to)) => format!("{more} more like {like}, lines {from}–{to}"),
                 None => format!("{more} more like {like}"),
             });
         }
@@ -316,7 +326,7 @@ mod tests {
         assert!(lines[0].starts_with("line 10: "), "{lines:#?}");
         assert!(lines[1].starts_with("line 12: "), "{lines:#?}");
         assert!(lines[3].starts_with("line 12: "), "{lines:#?}");
-        assert_eq!(lines[4], "888 more like these, lines 13–900");
+        assert_eq!(lines[4], "888 more like line 10's, lines 13–900");
     }
 
     #[test]

@@ -339,14 +339,25 @@ pub(crate) async fn run(shared: &Arc<Shared>, raw: Value) -> Result<Value, Metho
     let outcome = match params.approve {
         ApprovePolicy::None => agent.prompt(params.text, &mut DenyAll, &notifier).await,
         ApprovePolicy::All => agent.prompt(params.text, &mut ApproveAll, &notifier).await,
-    }
-    .map_err(engine_error)?;
-    Ok(match outcome {
+    };
+    // A run that did not end answered takes back what was queued for it, as `agent.cancel` does
+    // (QA: a steer sent during a run that failed went in after the next run's prompt).
+    let (steering, follow_ups) = if matches!(outcome, Ok(PromptOutcome::Answered)) {
+        (Vec::new(), Vec::new())
+    } else {
+        shared.steered.drain()
+    };
+    let mut answer = match outcome.map_err(engine_error)? {
         PromptOutcome::Answered => json!({"outcome": "answered"}),
         PromptOutcome::Interrupted => json!({"outcome": "interrupted"}),
         PromptOutcome::NotSent(text) => json!({"outcome": "not_sent", "text": text}),
         PromptOutcome::Failed(message) => json!({"outcome": "failed", "message": message}),
-    })
+    };
+    if !steering.is_empty() || !follow_ups.is_empty() {
+        answer["dropped_steering"] = json!(steering);
+        answer["dropped_follow_ups"] = json!(follow_ups);
+    }
+    Ok(answer)
 }
 
 /// The tools' boundary for a run in the project at `cwd`.

@@ -32,7 +32,7 @@ pub(crate) fn validate_message(value: Value) -> Result<AgentMessage, String> {
         "bashExecution" => &[("command", Shape::String), ("output", Shape::String)],
         "custom" => &[("customType", Shape::String), ("content", Shape::Content)],
         "branchSummary" => &[("summary", Shape::String), ("fromId", Shape::String)],
-        "compactionSummary" => &[("summary", Shape::String), ("tokensBefore", Shape::Number)],
+        "compactionSummary" => &[("summary", Shape::String), ("tokensBefore", Shape::Count)],
         other => {
             return Err(format!(
                 "unknown role `{other}`; expected user, assistant, toolResult, bashExecution, \
@@ -142,7 +142,8 @@ fn check_usage(usage: Option<&Value>) -> Result<(), String> {
 #[derive(Clone, Copy)]
 enum Shape {
     String,
-    Number,
+    /// A whole number, 0 or more (a token count).
+    Count,
     /// Milliseconds since 1970, as a number whose integral part a double holds exactly.
     Timestamp,
     Array,
@@ -154,7 +155,7 @@ impl Shape {
     fn matches(self, value: &Value) -> bool {
         match self {
             Self::String => value.is_string(),
-            Self::Number => value.is_number(),
+            Self::Count => value.as_u64().is_some(),
             Self::Timestamp => {
                 ctxkit_protocol::value_as_i64(value).is_some_and(|millis| millis >= 0)
             }
@@ -166,7 +167,7 @@ impl Shape {
     fn describe(self) -> &'static str {
         match self {
             Self::String => "a string",
-            Self::Number => "a number",
+            Self::Count => "a whole number, 0 or more",
             Self::Timestamp => "a number of milliseconds since 1970, from 0 to below 9e15",
             Self::Array => "an array of content blocks",
             Self::Content => "a string or an array of content blocks",

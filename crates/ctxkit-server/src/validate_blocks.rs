@@ -84,14 +84,17 @@ fn check_block<'a>(
     }
 }
 
-/// `fields[name]` is a string, and not empty unless `empty_allowed`.
+/// The image types every provider takes (Anthropic's four; OpenAI and Gemini take them too).
+const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// `fields[name]` is a string, and not empty or blank unless `empty_allowed`.
 fn string_field(
     fields: &Map<String, Value>,
     name: &str,
     empty_allowed: bool,
 ) -> Result<(), String> {
     match fields.get(name).and_then(Value::as_str) {
-        Some(text) if empty_allowed || !text.is_empty() => Ok(()),
+        Some(text) if empty_allowed || !text.trim().is_empty() => Ok(()),
         Some(_) => Err(format!("`{name}` must not be empty")),
         None => Err(format!("`{name}` must be a string")),
     }
@@ -104,9 +107,10 @@ fn check_image(fields: &Map<String, Value>) -> Result<(), String> {
         .get("mimeType")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    if !media_type.starts_with("image/") {
+    if !IMAGE_TYPES.contains(&media_type) {
         return Err(format!(
-            "an image's `mimeType` must be an image type (`image/png`, …), not `{}`",
+            "an image's `mimeType` must be one of {}, not `{}`",
+            IMAGE_TYPES.join(", "),
             shown(&Value::String(media_type.to_owned()))
         ));
     }
@@ -159,6 +163,14 @@ mod tests {
             ),
             (json!([call("", "ls", json!({}))]), "`id` must not be empty"),
             (
+                json!([call(" ", "ls", json!({}))]),
+                "`id` must not be empty",
+            ),
+            (
+                json!([call("d1", "  ", json!({}))]),
+                "`name` must not be empty",
+            ),
+            (
                 json!([call("d1", "", json!({}))]),
                 "`name` must not be empty",
             ),
@@ -176,7 +188,11 @@ mod tests {
             ),
             (
                 json!([{"type": "image", "data": "aGk=", "mimeType": "text/html"}]),
-                "must be an image type",
+                "must be one of image/png",
+            ),
+            (
+                json!([{"type": "image", "data": "aGk=", "mimeType": "image/svg+xml"}]),
+                "must be one of image/png",
             ),
             (
                 json!([{"type": "toolCall", "id": "a", "name": "b", "arguments": {}}]),

@@ -831,6 +831,43 @@ async fn agent_steer_and_follow_up_reach_the_running_run_in_pis_order() {
     assert_eq!(empty["error"]["code"], -32602, "{empty}");
 }
 
+/// QA (verifier): a follow-up queued for a run that failed went in after the next run's prompt.
+/// A run that does not end answered gives back what waits for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_gives_back_the_messages_queued_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = ModelInfo {
+        provider: crate::support::PROVIDER.to_owned(),
+        id: crate::support::MODEL.to_owned(),
+        context_window: 100_000,
+        cache: None,
+    };
+    // Every request is refused (a provider's 400, not an overflow).
+    let replies = ScriptedModel::new(info.clone(), |_, _| unreachable!());
+    let model = ScriptedModel::new(info, move |_, _| {
+        let mut reply = replies.reply(Vec::new(), "error", 0);
+        reply.error_message = Some("400 {\"error\":{\"message\":\"bad request\"}}".to_owned());
+        reply
+    });
+    let mut client = start_with(dir.path(), Some(agent_config(Arc::new(Fixed(model)))));
+    client
+        .call(
+            "session.create",
+            json!({"cwd": dir.path().display().to_string()}),
+        )
+        .await;
+    client
+        .call("agent.follow_up", json!({"text": "then this"}))
+        .await;
+    let run = client.call("agent.run", json!({"text": "go"})).await;
+    assert_eq!(run["result"]["outcome"], "failed", "{run}");
+    assert_eq!(
+        run["result"]["dropped_follow_ups"],
+        json!(["then this"]),
+        "{run}"
+    );
+}
+
 /// QA r97 (01b): `agent.cancel` during the compaction `agent.run` does before the prompt ended in
 /// `abandoned` after a second, blaming "a tool call that cannot be interrupted" although none ran,
 /// and the prompt was lost. The cancel now stops that compaction: the run answers `not_sent` with
