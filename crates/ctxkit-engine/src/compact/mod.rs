@@ -157,8 +157,16 @@ impl Engine {
         }
         let plan = match crate::planning::plan_for(&mut state, CompactionReason::Threshold) {
             Ok(plan) => plan,
+            // The keep budget holds everything since the last compaction: one large message
+            // (a prompt attaching files) crosses it, so the cut lands before that message and
+            // nothing is left to summarize. A plan keeping less, as an overflow's recovery plans
+            // it, makes the room (QA: from 90% of a 32k window every prompt was refused, and
+            // `/compact` said there was nothing to compact).
             Err(EngineError::NothingToCompact | EngineError::AlreadyCompacted) => {
-                return skip(SkipReason::NothingToCompact);
+                match crate::recovery::overflow_plan(&state) {
+                    Ok((plan, _)) => plan,
+                    Err(_) => return skip(SkipReason::NothingToCompact),
+                }
             }
             Err(error) => return Err(error),
         };

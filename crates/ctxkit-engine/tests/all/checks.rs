@@ -999,3 +999,44 @@ async fn the_threshold_named_is_the_one_the_checks_compact_past() {
         );
     }
 }
+
+/// QA (verifier): one large prompt (two 44 KB files) in a 32k window, then short turns: the keep
+/// budget reached back to that prompt, so nothing was left to summarize, and from 90% of the
+/// window every prompt was refused. The room a reply needs is made by keeping less.
+#[tokio::test]
+async fn room_is_made_when_one_large_message_fills_the_keep_budget() {
+    let mut settings = settings(4_000);
+    settings.compaction.keep_recent_tokens = 8_000;
+    let mut harness = Harness::with(
+        settings,
+        Some(model(32_000)),
+        ctxkit_engine::HookSet::new(),
+        [],
+    );
+    harness.turn("first", 500).await;
+    let files = format!(
+        "read these\n{}",
+        "the file's line of text 0123\n".repeat(3_000)
+    );
+    harness.turn(&files, 22_000).await;
+    // A first compaction summarizes the turn before the large prompt.
+    let first = harness.engine.make_output_room(25_000).await.unwrap();
+    assert!(first.compaction.is_some(), "{first:?}");
+    harness.drain();
+    for index in 0..6 {
+        harness
+            .turn(
+                &format!("a short question {index} {}", "word ".repeat(100)),
+                22_500,
+            )
+            .await;
+    }
+    // The plan keeping 8,000 tokens keeps from the large prompt: nothing to summarize.
+    let report = harness.engine.make_output_room(29_500).await.unwrap();
+    assert!(report.compaction.is_some(), "{report:?}");
+    let events = harness.drain();
+    assert!(end(&events).entry_id.is_some(), "{events:?}");
+    // The large prompt went into the summary: the context left is a fraction of the window.
+    let status = harness.engine.context_status().await.unwrap().unwrap();
+    assert!(status.tokens < 16_000, "{status:?}");
+}
