@@ -86,7 +86,7 @@ impl PageOptions {
 
     /// These options for a page of `session`: the values its entries give to a secret's name
     /// (`DB_PASSWORD=…`, redacted there by shape) are redacted as known secrets wherever else
-    /// they appear (a digest of a cut output, a reply repeating one; QA r(web)).
+    /// they appear (a digest of a cut output, a reply repeating one; QA of the page).
     pub(crate) fn for_session(&self, session: &Session) -> Self {
         let mut values = Vec::new();
         for entry in session.entries() {
