@@ -610,6 +610,14 @@ async function longWord(page) {
   check(sizes.kerning === "none", "the long word unkerned: " + sizes.kerning);
   check(sizes.scroll <= sizes.width + 1, "the long word wraps inside its pane: " + JSON.stringify(sizes));
   check(took < 5000, "laid out within 5 s, took " + took + " ms");
+  await page.click("#tree .row >> nth=1");
+  const heads = await page.evaluate(() => [...document.querySelectorAll(".tool-head")]
+    .map((head) => {
+      const column = head.closest(".col") || head.parentElement;
+      return { scroll: column.scrollWidth, width: column.clientWidth };
+    }));
+  check(heads.length > 0, "a tool call's header drawn");
+  for (const head of heads) check(head.scroll <= head.width + 1, "a tool call's header wraps: " + JSON.stringify(head));
 }
 
 main().catch((error) => { console.error(error.message); process.exit(1); });

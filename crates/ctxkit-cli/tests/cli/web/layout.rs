@@ -22,7 +22,7 @@ fn a_phone_shows_the_page_within_its_width() {
 
 /// QA: a message of one 50,000-character word took 31 s to lay out (the page's font kerns "AA",
 /// and Chromium shaped the rest of the word again at each line it wrapped). The word is drawn
-/// unkerned, laid out at once, and still wraps inside its pane.
+/// unkerned, laid out at once, and still wraps inside its pane; so does a tool call's header.
 #[test]
 fn a_long_unbroken_word_is_laid_out_at_once_and_wraps() {
     let Some(tools) = browser_tools() else { return };
@@ -38,6 +38,13 @@ fn a_long_unbroken_word_is_laid_out_at_once_and_wraps() {
                    "timestamp": "2026-01-01T00:00:01.000Z",
                    "message": {"role": "user", "content": format!("look: {word} end"),
                                "timestamp": 1}}),
+            // A tool call naming a 5,000-character path: its header wraps too (QA: the column
+            // scrolled sideways, 39,204 px wide).
+            json!({"type": "message", "id": "00000002", "parentId": "00000001",
+                   "timestamp": "2026-01-01T00:00:02.000Z",
+                   "message": {"role": "assistant", "stopReason": "toolUse", "timestamp": 2,
+                               "content": [{"type": "toolCall", "id": "c1", "name": "read",
+                                            "arguments": {"path": "dir/".repeat(1250)}}]}}),
         ]),
     )
     .unwrap();
