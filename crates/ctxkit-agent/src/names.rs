@@ -29,16 +29,9 @@ fn reads_as_it_is(text: &str) -> bool {
     let padded = |part: &str| spaced(part.chars().next()) || spaced(part.chars().next_back());
     !text
         .chars()
-        .any(|character| character.is_control() || invisible(character))
+        .any(|character| character.is_control() || ctxkit_protocol::is_invisible(character))
         && !text.contains("$'")
         && !text.split('/').any(padded)
-}
-
-/// A character that draws nothing or reorders what follows: a bidirectional mark, override or
-/// isolate (`ctxkit_protocol::is_unsafe_to_show`), or one of `ctxkit_protocol::draws_nothing`.
-fn invisible(character: char) -> bool {
-    ctxkit_protocol::draws_nothing(character)
-        || (!character.is_control() && ctxkit_protocol::is_unsafe_to_show(character))
 }
 
 /// `path` as every question and tool line shows it to the user (`shown`): a name holding a line
@@ -72,7 +65,7 @@ fn quoted(bytes: &[u8]) -> String {
                 '\r' => text.push_str("\\r"),
                 '\\' => text.push_str("\\\\"),
                 '\'' => text.push_str("\\'"),
-                control if control.is_control() || invisible(control) => {
+                control if control.is_control() || ctxkit_protocol::is_invisible(control) => {
                     let mut buffer = [0; 4];
                     for byte in control.encode_utf8(&mut buffer).bytes() {
                         text.push_str(&format!("\\x{byte:02x}"));

@@ -627,10 +627,6 @@ use ctxkit_jail::default_ctxkit_home;
 mod guarded;
 use guarded::run_by_outside_git;
 
-#[cfg(test)]
-#[path = "workspace_tests.rs"]
-mod tests;
-
 /// The folders ctxkit keeps in its home: its sessions and saved outputs, the packages it installs
 /// (`git`, `npm`) and the resources it loads (skills, prompts, themes, extensions, agents, hooks).
 const HOME_FOLDERS: [&str; 10] = [
@@ -662,3 +658,7 @@ pub(crate) fn in_own_home(root: &Path, home: &Path, user_home: Option<&Path>) ->
     };
     own.iter().any(|folder| root.starts_with(home.join(folder)))
 }
+
+#[cfg(test)]
+#[path = "workspace_tests.rs"]
+mod tests;

@@ -53,7 +53,7 @@ pub use provider_compaction::{
 pub use provider_edits::{PROVIDER_EDITS_FIELD, ProviderContextEdit};
 pub use records::{ContextRecord, ModelRef, SessionInfoRecord, TreeNodeRecord, TreeRecord};
 pub use scripts::is_written_without_spaces;
-pub use shown::{UNSAFE_TO_SHOW, draws_nothing, is_unsafe_to_show};
+pub use shown::{UNSAFE_TO_SHOW, draws_nothing, is_invisible, is_unsafe_to_show};
 
 /// The name of the tool that fetches what a view shortened or a summary replaced (the agent's
 /// `recall`): what summaries and carried names leave out, and what the view's markers point at.

@@ -35,6 +35,14 @@ pub fn draws_nothing(character: char) -> bool {
     )
 }
 
+/// Whether `character` is invisible in a line of text without being a control character: it
+/// [`draws_nothing`], or it is a bidirectional mark, override or isolate of [`UNSAFE_TO_SHOW`]
+/// (which reorders what follows and shows nothing itself). Text holding one does not read as what
+/// it is: a name the tools quote, a key split by one that a reader sees whole.
+pub fn is_invisible(character: char) -> bool {
+    draws_nothing(character) || (!character.is_control() && is_unsafe_to_show(character))
+}
+
 /// Whether `character` is one of [`UNSAFE_TO_SHOW`].
 pub fn is_unsafe_to_show(character: char) -> bool {
     UNSAFE_TO_SHOW

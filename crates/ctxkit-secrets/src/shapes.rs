@@ -211,23 +211,17 @@ fn redact_visible_shapes(text: &str) -> Cow<'_, str> {
     crate::command_passwords::redact_command_passwords(shaped)
 }
 
-/// Whether `character` draws nothing or only reorders text: a key with one inside
-/// (`sk-proj-Zw\u{200b}sp…`) reads as one key. Format characters, bidirectional marks and
-/// isolates, variation selectors and tag characters (QA: U+2061, U+200E, U+202A, U+2066, U+034F,
-/// U+FE0F and the tags each hid a key's split).
+/// Whether `character` hides inside a key that a reader sees whole (`sk-proj-Zw\u{200b}sp…`):
+/// what draws nothing or reorders text (`ctxkit_protocol::is_invisible`), and the combining
+/// grapheme joiner, variation selectors and tag characters, which draw nothing either but belong
+/// in an emoji sequence, so a file name holding one is no odd name (QA: U+2061, U+200E, U+202A,
+/// U+2066, U+034F, U+FE0F and the tags each hid a key's split).
 fn is_invisible(character: char) -> bool {
-    matches!(
-        character,
-        '\u{ad}'
-            | '\u{34f}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{206f}'
-            | '\u{fe00}'..='\u{fe0f}'
-            | '\u{feff}'
-            | '\u{e0000}'..='\u{e007f}'
-    )
+    ctxkit_protocol::is_invisible(character)
+        || matches!(
+            character,
+            '\u{34f}' | '\u{fe00}'..='\u{fe0f}' | '\u{e0000}'..='\u{e007f}'
+        )
 }
 
 /// `text` with every key that only a character drawing nothing splits replaced by `<redacted>`:

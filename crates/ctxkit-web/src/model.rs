@@ -391,11 +391,13 @@ pub fn context_data_within(
     max_messages: usize,
 ) -> Result<Value, WebError> {
     let parsed = ParsedMessages::default();
-    context_data_sharing(session, &parsed, id, options, max_messages)
+    let options = options.for_session(session);
+    context_data_sharing(session, &parsed, id, &options, max_messages)
 }
 
 /// [`context_data_within`], taking the messages other views parsed from `parsed` and leaving
-/// those it parses there for them.
+/// those it parses there for them, with `options` already learned from `session`
+/// ([`PageOptions::for_session`]).
 pub(crate) fn context_data_sharing(
     session: &Session,
     parsed: &ParsedMessages,
@@ -407,7 +409,6 @@ pub(crate) fn context_data_sharing(
         .index()
         .position(id)
         .ok_or_else(|| WebError::UnknownEntry { id: id.to_owned() })?;
-    let options = options.for_session(session);
     let renderer = options.renderer(session.entries().len());
     context_record_within(
         session,

@@ -123,6 +123,10 @@ struct State {
     context_builds: Arc<tokio::sync::Semaphore>,
     /// The messages the running builds parsed.
     parsed: SharedParsed,
+    /// The page options of the last version a context was built for, with the values the session
+    /// gives to secret names learned ([`PageOptions::for_session`]): read once per version, not
+    /// once per context asked for.
+    learned: Mutex<Option<(String, Arc<PageOptions>)>>,
 }
 
 /// The watched files' version: each one's size and modification time (changes on every append);
@@ -175,6 +179,7 @@ pub async fn serve_view(
         rebuild: Mutex::new(()),
         context_builds: Arc::new(tokio::sync::Semaphore::new(MAX_CONTEXT_BUILDS)),
         parsed: SharedParsed::default(),
+        learned: Mutex::default(),
     });
     let limits = ConnectionLimits::new(VIEW_CONNECTION_LIMIT);
     Ok((
@@ -450,19 +455,36 @@ fn context_at(
     if left.load(Ordering::SeqCst) {
         return Ok(None);
     }
-    let parsed = if watched_version(&state.config.watched) == version {
+    let unchanged = watched_version(&state.config.watched) == version;
+    let parsed = if unchanged {
         state.parsed.for_version(&version)
     } else {
         Arc::new(ParsedMessages::default())
     };
-    context_data_sharing(
-        &session,
-        &parsed,
-        id,
-        &state.config.options,
-        MAX_VIEW_CONTEXT_MESSAGES,
-    )
-    .map(Some)
+    let options = learned_options(state, &version, unchanged, &session);
+    context_data_sharing(&session, &parsed, id, &options, MAX_VIEW_CONTEXT_MESSAGES).map(Some)
+}
+
+/// The page options for `session`, the file's version `version` ([`State::learned`]); learned
+/// again when the version changed or the file changed while it was opened (`unchanged` false).
+fn learned_options(
+    state: &State,
+    version: &str,
+    unchanged: bool,
+    session: &ctxkit_session::Session,
+) -> Arc<PageOptions> {
+    let mut learned = state.learned.lock().unwrap_or_else(PoisonError::into_inner);
+    if unchanged
+        && let Some((known, options)) = learned.as_ref()
+        && known == version
+    {
+        return Arc::clone(options);
+    }
+    let options = Arc::new(state.config.options.for_session(session));
+    if unchanged {
+        *learned = Some((version.to_owned(), Arc::clone(&options)));
+    }
+    options
 }
 
 /// The page data of the file as it is now (built again only when its version changed): the data
@@ -586,6 +608,7 @@ mod tests {
             rebuild: Mutex::new(()),
             context_builds: Arc::new(tokio::sync::Semaphore::new(MAX_CONTEXT_BUILDS)),
             parsed: SharedParsed::default(),
+            learned: Mutex::default(),
         }
     }
 

@@ -62,9 +62,9 @@ impl<R: Read> LineReader<R> {
         }
     }
 
-    /// The reader, ending at a NUL in the part of a long line it passes over (`grep` and `read`: a
-    /// text head and a 40 GB hole were read to the end, 39 s, QA 2026-12-07; passing lines over
-    /// keeps none of them, so a NUL anywhere in one ends it).
+    /// The reader, ending at a NUL past the first [`LONG_LINE_BYTES`] of a line, in the part of it
+    /// passed over (`grep` and `read`: a text head and a 40 GB hole were read to the end, 39 s,
+    /// QA 2026-12-07); a stray NUL in an ordinary line is read as it always was.
     pub(super) fn ending_at_nul_in_long_lines(mut self) -> Self {
         self.nul_ends_long_line = true;
         self
