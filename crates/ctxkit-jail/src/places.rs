@@ -98,9 +98,35 @@ const KEY_FOLDERS: &[&str] = &[
 /// entries is read up to here).
 const MAX_KEY_FOLDER_ENTRIES: usize = 10_000;
 
-/// The user's credential places (under `$HOME`), as named and resolved.
+/// How long the credential places found are used again before the home is looked at anew: every
+/// jail asks for them (each tool call, each skill or context file read), and finding them walks
+/// the key folders (up to [`MAX_KEY_FOLDER_ENTRIES`] entries each). A link put into a key folder
+/// meanwhile needs a command the user approved, which could read the key itself.
+const PLACES_REUSED_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The places found last: for which home, and when.
+type FoundPlaces = Option<(PathBuf, std::time::Instant, Vec<PathBuf>)>;
+
+static FOUND: std::sync::Mutex<FoundPlaces> = std::sync::Mutex::new(None);
+
+/// The user's credential places (under `$HOME`), as named and resolved, and where the links in
+/// their key folders lead (found at most every [`PLACES_REUSED_FOR`]).
 pub fn credential_places() -> Vec<PathBuf> {
-    std::env::home_dir().map_or_else(Vec::new, |home| credential_places_in(&home))
+    let Some(home) = std::env::home_dir() else {
+        return Vec::new();
+    };
+    let mut found = FOUND
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((known, at, places)) = found.as_ref()
+        && *known == home
+        && at.elapsed() < PLACES_REUSED_FOR
+    {
+        return places.clone();
+    }
+    let places = credential_places_in(&home);
+    *found = Some((home, std::time::Instant::now(), places.clone()));
+    places
 }
 
 /// The credential places under the user's home `home`, as named and resolved, and the places
