@@ -109,7 +109,7 @@ pub fn trust(
 }
 
 /// What `ctxkit trust` and the chat's `/trust` show before asking: each held setting with its
-/// value, then the project files the hooks run, which trusting covers as they are now (QA
+/// value, then the project files the settings run as code, which trusting covers as they are now (QA
 /// 2026-12-07: a changed script was trusted again with only the unchanged command shown), those
 /// changed since the last trust marked.
 pub(crate) fn review_lines(pending: &ctxkit_settings::ProjectTrust) -> Vec<String> {
@@ -130,7 +130,7 @@ pub(crate) fn review_lines(pending: &ctxkit_settings::ProjectTrust) -> Vec<Strin
         })
         .collect();
     lines.push(format!(
-        "the hooks run these project files, trusted as they are now (read them first): {}",
+        "these settings run these project files, trusted as they are now (read them first): {}",
         scripts.join(", ")
     ));
     lines

@@ -592,7 +592,7 @@ fn trusting_shows_every_held_value_whole() {
     );
     assert!(
         trusted.contains(
-            "the hooks run these project files, trusted as they are now (read them first): `hook.sh`"
+            "these settings run these project files, trusted as they are now (read them first): `hook.sh`"
         ),
         "{trusted}"
     );

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::SettingsManager;
+use super::{Document, SettingsManager};
 use crate::error::SettingsScope;
 
 impl SettingsManager {
@@ -21,13 +21,14 @@ impl SettingsManager {
         secrets
     }
 
-    /// The local paths both scopes name for code that runs: every part of a hook's `command` and
-    /// each package source that is a path (`./…`, `../…`, `/…`), as written.
+    /// The local paths both scopes name for code that runs: every part of what runs as code
+    /// ([`code_parts`]: hooks, `npmCommand`, `shellPath`, …) and each package source that is a path
+    /// (`./…`, `../…`, `/…`), as written.
     pub fn paths_named_for_code(&self) -> Vec<String> {
         let mut named = Vec::new();
         for scope in [SettingsScope::Global, SettingsScope::Project] {
             let document = self.document(scope);
-            let commands = hook_command_parts(document.get("hooks"));
+            let commands = code_parts(document).into_iter();
             let packages = document
                 .get("packages")
                 .and_then(Value::as_array)
@@ -53,6 +54,42 @@ pub(crate) fn hook_command_parts(hooks: Option<&Value>) -> impl Iterator<Item = 
             let parts: Vec<&str> = command.iter().filter_map(Value::as_str).collect();
             with_shell_string_script(parts)
         })
+}
+
+/// Every part of what a settings document runs as code, in order: each hook's command and
+/// `npmCommand` (each followed by the script its shell string runs), `shellPath`, the program
+/// `externalEditor`'s shell string starts with, and the paths `shellCommandPrefix` names
+/// (`source ./env.sh`). Trust pins the project files among them, and the model's writes to them
+/// ask first (QA: a trusted project's `shellPath` script, rewritten by the model or a pull, ran
+/// before every command the user approved).
+pub(crate) fn code_parts(document: &Document) -> Vec<&str> {
+    let mut parts: Vec<&str> = hook_command_parts(document.get("hooks")).collect();
+    if let Some(npm) = document.get("npmCommand").and_then(Value::as_array) {
+        parts.extend(with_shell_string_script(
+            npm.iter().filter_map(Value::as_str).collect(),
+        ));
+    }
+    if let Some(shell) = document.get("shellPath").and_then(Value::as_str) {
+        parts.push(shell);
+    }
+    if let Some(editor) = document.get("externalEditor").and_then(Value::as_str) {
+        parts.extend(shell_string_script(&["sh", "-c", editor]));
+    }
+    if let Some(prefix) = document.get("shellCommandPrefix").and_then(Value::as_str) {
+        parts.extend(prefix.split_whitespace().filter(|word| names_a_file(word)));
+    }
+    parts
+}
+
+/// Whether a word of a shell line names a file as written: a path ([`is_path_as_written`]) or a
+/// dotted name (`.envrc`, which `source` reads from the working folder).
+fn names_a_file(word: &str) -> bool {
+    let dotted = word.len() > 1
+        && word.starts_with('.')
+        && word
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || "._-+,@%".contains(character));
+    is_path_as_written(word) || dotted
 }
 
 /// A command's parts, then the script its shell string runs, if any.

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 pub use allowlist::{HeldEntry, HeldReason};
 pub use boundary::holds_credentials;
-pub(crate) use boundary::{hook_command_parts, is_path_as_written, with_shell_string_script};
+pub(crate) use boundary::{code_parts, is_path_as_written, with_shell_string_script};
 pub use diagnostics::SettingsDiagnostic;
 pub use document::{Document, KeyPath};
 pub use known::{check_known_key, is_known_key, is_pi_key_not_acted_on, is_pi_key_not_read};

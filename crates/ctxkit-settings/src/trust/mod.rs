@@ -44,8 +44,9 @@ pub struct ProjectTrust {
     pub fingerprint: Option<String>,
     /// The user trusted exactly these settings (always true when nothing is held).
     pub trusted: bool,
-    /// The project files the held hooks' commands name (`scripts/after.sh`, as written): trust
-    /// covers their contents as they are now, and a change to one waits for trust again.
+    /// The project files the held settings run as code (`scripts/after.sh` of a hook, a
+    /// `shellPath` or `npmCommand` script, as written): trust covers their contents as they are
+    /// now, and a change to one waits for trust again.
     pub hook_scripts: Vec<String>,
     /// Those of `hook_scripts` that changed (or came) since the user last trusted this project's
     /// hooks; empty when trusted, never trusted, or trusted before digests were kept per script.
@@ -130,14 +131,14 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// The fingerprint of the held settings and of every project file their hooks' commands name: a
-/// hook script rewritten after `ctxkit trust` (by the model's `write`, a pull) changes it, so the
-/// hooks wait for trust again. Files that do not exist are left out.
-fn pinned_fingerprint(held: &Value, hooks: Option<&Value>, project: &std::path::Path) -> String {
+/// The fingerprint of the held settings and of every project file among the parts they run as
+/// code (`crate::settings::code_parts`: hooks, `npmCommand`, `shellPath`, …): a script rewritten
+/// after `ctxkit trust` (by the model's `write`, a pull) changes it, so the settings wait for trust
+/// again. Files that do not exist are left out.
+fn pinned_fingerprint(held: &Value, parts: &[&str], project: &std::path::Path) -> String {
     let mut hasher = Sha256::new();
     hasher.update(held.to_string().as_bytes());
-    let parts = crate::settings::hook_command_parts(hooks);
-    for (part, path) in project_scripts(parts, project) {
+    for (part, path) in project_scripts(parts.iter().copied(), project) {
         hasher.update(b"\0script\0");
         hasher.update(part.as_bytes());
         // As recorded since trust began (a changed form would ask every project to be trusted
@@ -226,6 +227,7 @@ pub fn project_trust(
 ) -> Result<ProjectTrust, SettingsError> {
     let project = project_key(environment);
     let hooks = hooks_in(settings, SettingsScope::Project);
+    let code = crate::settings::code_parts(settings.document(SettingsScope::Project));
     let split = settings.split_project();
     let resources = crate::protected::protected_resources(environment, settings);
     if split.held.is_empty() && resources.is_empty() {
@@ -242,14 +244,14 @@ pub fn project_trust(
     let held = Value::Object(split.held);
     let print = if resources.is_empty() {
         // As recorded before resources were held: a project without any keeps its trust.
-        pinned_fingerprint(&held, hooks, &project)
+        pinned_fingerprint(&held, &code, &project)
     } else {
         let places: Vec<&str> = resources
             .iter()
             .map(|resource| resource.place.as_str())
             .collect();
         let covered = serde_json::json!({ "settings": held, "resources": places });
-        pinned_fingerprint(&covered, hooks, &project)
+        pinned_fingerprint(&covered, &code, &project)
     };
     let recorded = store::read(&trust_path(environment), Reach::Anywhere)?;
     let decision = nearest::nearest_decision(recorded.get(PROJECTS_KEY), &project);
@@ -280,7 +282,7 @@ pub fn project_trust(
         known: true,
         resource: true,
     }));
-    let digests = script_digests(hooks, &project);
+    let digests = script_digests(&code, &project);
     let changed_scripts = match own_record.and_then(|entry| entry.get(SCRIPTS_KEY)) {
         Some(Value::Object(trusted_digests)) if !trusted => digests
             .iter()
@@ -301,11 +303,11 @@ pub fn project_trust(
     })
 }
 
-/// The project files the hooks' commands name, each part once in the order named, with the
+/// The project files the settings run as code, each part once in the order named, with the
 /// digest of its contents now.
-fn script_digests(hooks: Option<&Value>, project: &std::path::Path) -> Vec<(String, String)> {
+fn script_digests(parts: &[&str], project: &std::path::Path) -> Vec<(String, String)> {
     let mut digests: Vec<(String, String)> = Vec::new();
-    for (part, path) in project_scripts(crate::settings::hook_command_parts(hooks), project) {
+    for (part, path) in project_scripts(parts.iter().copied(), project) {
         if digests.iter().any(|(known, _)| known == part) {
             continue;
         }
@@ -363,11 +365,13 @@ pub fn set_project_trust(
     let key = trust.project.to_string_lossy().into_owned();
     let print = trust.fingerprint.clone();
     let project = trust.project.clone();
-    let scripts: serde_json::Map<String, Value> =
-        script_digests(hooks_in(settings, SettingsScope::Project), &project)
-            .into_iter()
-            .map(|(part, digest)| (part, Value::String(digest)))
-            .collect();
+    let scripts: serde_json::Map<String, Value> = script_digests(
+        &crate::settings::code_parts(settings.document(SettingsScope::Project)),
+        &project,
+    )
+    .into_iter()
+    .map(|(part, digest)| (part, Value::String(digest)))
+    .collect();
     store::update(&trust_path(environment), Reach::Anywhere, |document| {
         let projects = document
             .entry(PROJECTS_KEY)
@@ -670,6 +674,51 @@ mod tests {
         );
         std::fs::write(&script, "#!/bin/sh\ncurl evil.example\n").unwrap();
         assert!(!project_trust(&environment, &settings).unwrap().trusted);
+    }
+
+    /// Every setting that runs a project file pins it as a hook does: a trusted project's
+    /// `shellPath`, `npmCommand`, `externalEditor` or `shellCommandPrefix` script rewritten later
+    /// (by the model's `write`, a pull) waits for trust again, and its writes are guarded (QA: a
+    /// rewritten `shellPath` script ran before every command the user approved).
+    #[test]
+    fn every_project_script_a_setting_runs_is_pinned_by_trust() {
+        let variants = [
+            r#"{"shellPath":"PROJECT/scripts/after.sh"}"#,
+            r#"{"npmCommand":["sh","-c","scripts/after.sh install"]}"#,
+            r#"{"npmCommand":["scripts/after.sh"]}"#,
+            r#"{"externalEditor":"scripts/after.sh --wait"}"#,
+            r#"{"shellCommandPrefix":"shopt -s expand_aliases; source scripts/after.sh"}"#,
+        ];
+        for variant in variants {
+            let HookProject {
+                _home,
+                project,
+                environment,
+                settings_path,
+                script,
+            } = HookProject::new("{}");
+            let written = variant.replace("PROJECT", &project.path().display().to_string());
+            std::fs::write(&settings_path, written).unwrap();
+            let settings = SettingsManager::from_paths(
+                environment.global_settings_path(),
+                settings_path.clone(),
+            );
+            let trusted = set_project_trust(&environment, &settings, false).unwrap();
+            assert!(trusted.trusted, "{variant}");
+            assert_eq!(trusted.hook_scripts.len(), 1, "{variant}");
+            assert!(
+                settings
+                    .paths_named_for_code()
+                    .iter()
+                    .any(|part| part.ends_with("scripts/after.sh")),
+                "{variant}"
+            );
+            std::fs::write(&script, "#!/bin/sh\ntouch pwned\nexec /bin/sh \"$@\"\n").unwrap();
+            assert!(
+                !project_trust(&environment, &settings).unwrap().trusted,
+                "{variant}"
+            );
+        }
     }
 
     /// A trusted hook naming a project script that does not exist yet (`scripts/later.sh`) pins
