@@ -191,9 +191,9 @@ mod tests {
             .into_iter()
             .filter_map(|diagnostic| match diagnostic {
                 SettingsDiagnostic::InvalidValue { key, .. } => Some(key),
-                SettingsDiagnostic::UnknownKey { .. } | SettingsDiagnostic::IgnoredValue { .. } => {
-                    None
-                }
+                SettingsDiagnostic::UnknownKey { .. }
+                | SettingsDiagnostic::IgnoredValue { .. }
+                | SettingsDiagnostic::DuplicateKey { .. } => None,
             })
             .collect()
     }

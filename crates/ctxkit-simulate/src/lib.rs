@@ -288,7 +288,8 @@ fn override_read(
                 });
             }
             ctxkit_settings::SettingsDiagnostic::UnknownKey { .. }
-            | ctxkit_settings::SettingsDiagnostic::IgnoredValue { .. } => {}
+            | ctxkit_settings::SettingsDiagnostic::IgnoredValue { .. }
+            | ctxkit_settings::SettingsDiagnostic::DuplicateKey { .. } => {}
         }
     }
     Ok(read)

@@ -54,6 +54,20 @@ pub enum SettingsDiagnostic {
         /// The value found, as JSON.
         found: String,
     },
+    /// A key written twice in one object of a file: the later value applies, the earlier one is
+    /// ignored.
+    DuplicateKey {
+        /// Which file.
+        scope: SettingsScope,
+        /// The file path.
+        path: PathBuf,
+        /// 1-based line of the copy that applies.
+        line: usize,
+        /// 1-based line of the copy ignored.
+        earlier_line: usize,
+        /// The dotted key.
+        key: String,
+    },
 }
 
 impl SettingsDiagnostic {
@@ -147,6 +161,17 @@ impl SettingsDiagnostic {
                 path.display(),
                 at_line(*line),
             ),
+            Self::DuplicateKey {
+                path,
+                line,
+                earlier_line,
+                key,
+                ..
+            } => format!(
+                "Setting `{key}` is written twice in `{}`, at lines {earlier_line} and {line}: \
+                 the value at line {line} applies (remove the other)",
+                path.display(),
+            ),
         }
     }
 
@@ -155,14 +180,17 @@ impl SettingsDiagnostic {
         match self {
             Self::UnknownKey { key, .. }
             | Self::InvalidValue { key, .. }
-            | Self::IgnoredValue { key, .. } => key,
+            | Self::IgnoredValue { key, .. }
+            | Self::DuplicateKey { key, .. } => key,
         }
     }
 
-    /// `true` for invalid values, `false` for unknown keys and ignored values.
+    /// `true` for invalid values, `false` for unknown keys, ignored values and keys written twice.
     pub fn is_error(&self) -> bool {
         match self {
-            Self::UnknownKey { .. } | Self::IgnoredValue { .. } => false,
+            Self::UnknownKey { .. } | Self::IgnoredValue { .. } | Self::DuplicateKey { .. } => {
+                false
+            }
             Self::InvalidValue { .. } => true,
         }
     }
@@ -173,6 +201,39 @@ impl SettingsDiagnostic {
 mod tests {
     use super::SettingsDiagnostic;
     use crate::{SettingsError, SettingsManager};
+
+    /// QA: a key written twice was reported at its first line, whose valid value does not apply,
+    /// and nothing said it was written twice.
+    #[test]
+    fn a_key_written_twice_is_reported_at_the_copy_that_applies() {
+        let folder = tempfile::tempdir().unwrap();
+        let global = folder.path().join("settings.json");
+        std::fs::write(
+            &global,
+            "{\n  \"hideThinkingBlock\": true,\n  \"quietStartup\": false,\n  \"treeFilterMode\": \"all\",\n  \"hideThinkingBlock\": \"yes\"\n}\n",
+        )
+        .unwrap();
+        let manager = SettingsManager::from_paths(global, folder.path().join("none.json"));
+        let messages: Vec<String> = manager
+            .diagnostics()
+            .iter()
+            .map(SettingsDiagnostic::message)
+            .collect();
+        assert!(
+            messages
+                .iter()
+                .any(|message| message.contains("`hideThinkingBlock`")
+                    && message.contains("written twice")
+                    && message.contains("lines 2 and 5")),
+            "{messages:?}"
+        );
+        assert!(
+            messages.iter().any(|message| message
+                .starts_with("Invalid value for `hideThinkingBlock`")
+                && message.contains(" at line 5")),
+            "{messages:?}"
+        );
+    }
 
     #[test]
     fn an_untrusted_projects_ignored_key_is_not_validated() {
@@ -193,7 +254,8 @@ mod tests {
                 .filter_map(|diagnostic| match diagnostic {
                     SettingsDiagnostic::InvalidValue { key, .. } => Some(key),
                     SettingsDiagnostic::UnknownKey { .. }
-                    | SettingsDiagnostic::IgnoredValue { .. } => None,
+                    | SettingsDiagnostic::IgnoredValue { .. }
+                    | SettingsDiagnostic::DuplicateKey { .. } => None,
                 })
                 .collect()
         };

@@ -16,16 +16,44 @@ fn line_of_key(text: &str, key: &str) -> Option<usize> {
 /// unknown keys was read again for each one's diagnostic, and every command in a cloned project
 /// holding it took 33 s (QA 2026-12-07).
 #[derive(Debug, Clone, Default)]
-pub struct KeyLines(HashMap<Vec<String>, usize>);
+pub struct KeyLines {
+    lines: HashMap<Vec<String>, usize>,
+    duplicates: Vec<Duplicate>,
+}
+
+/// A key written twice in one object: the later value is the one read (as Pi's `JSON.parse`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duplicate {
+    /// The dotted key.
+    pub key: String,
+    /// The line of the copy before.
+    pub earlier_line: usize,
+    /// The line of the copy that applies.
+    pub line: usize,
+}
 
 impl KeyLines {
-    /// The keys of `text` (a key written twice: its first line).
+    /// The keys of `text`; a key written twice is at its last line, the one whose value applies
+    /// (QA: the error named line 2's valid `true`, and line 5's `"yes"` applied).
     pub fn new(text: &str) -> Self {
         let mut lines = HashMap::new();
+        let mut duplicates = Vec::new();
         for (path, line) in keys_with_lines(text) {
-            lines.entry(path).or_insert(line);
+            let key = path.join(".");
+            if let Some(earlier_line) = lines.insert(path, line) {
+                duplicates.push(Duplicate {
+                    key,
+                    earlier_line,
+                    line,
+                });
+            }
         }
-        Self(lines)
+        Self { lines, duplicates }
+    }
+
+    /// The keys written more than once, in the order of their later copies.
+    pub fn duplicates(&self) -> &[Duplicate] {
+        &self.duplicates
     }
 
     /// The 1-based line of `key`, or of its nearest ancestor written; `None` when no part of it is.
@@ -36,7 +64,7 @@ impl KeyLines {
             .collect();
         (1..=wanted.len())
             .rev()
-            .find_map(|depth| wanted.get(..depth).and_then(|path| self.0.get(path)))
+            .find_map(|depth| wanted.get(..depth).and_then(|path| self.lines.get(path)))
             .copied()
     }
 }
@@ -126,7 +154,23 @@ fn read_string(characters: &mut std::str::Chars<'_>) -> (String, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::line_of_key;
+    use super::{Duplicate, KeyLines, line_of_key};
+
+    #[test]
+    fn a_key_written_twice_is_at_the_line_whose_value_applies() {
+        let text = "{\n  \"hideThinkingBlock\": true,\n  \"quietStartup\": false,\n  \"hideThinkingBlock\": \"yes\"\n}\n";
+        let lines = KeyLines::new(text);
+        assert_eq!(lines.line_of("hideThinkingBlock"), Some(4));
+        assert_eq!(
+            lines.duplicates(),
+            [Duplicate {
+                key: "hideThinkingBlock".to_owned(),
+                earlier_line: 2,
+                line: 4
+            }]
+        );
+        assert!(KeyLines::new(TEXT).duplicates().is_empty());
+    }
 
     const TEXT: &str = r#"{
   "theme": "dark",

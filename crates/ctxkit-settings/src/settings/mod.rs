@@ -285,6 +285,19 @@ impl SettingsManager {
                 }
                 None => report.violations,
             };
+            let duplicates = state
+                .key_lines
+                .iter()
+                .flat_map(locate::KeyLines::duplicates);
+            for duplicate in duplicates {
+                out.push(SettingsDiagnostic::DuplicateKey {
+                    scope: state.scope,
+                    path: state.display_path(),
+                    line: duplicate.line,
+                    earlier_line: duplicate.earlier_line,
+                    key: duplicate.key.clone(),
+                });
+            }
             let unknown_keys = report.unknown_keys.into_iter();
             for key in unknown_keys.filter(|key| !known::is_pi_key_not_read(key)) {
                 out.push(SettingsDiagnostic::UnknownKey {
