@@ -119,8 +119,15 @@ impl SentSecrets {
     }
 }
 
+/// Why a tool call a credential was taken out of is not run.
+pub(crate) const CALL_HELD_A_CREDENTIAL: &str = "the arguments held a credential this client \
+sent to the provider, taken out as `<redacted>`; not run, since the call is no longer the one the \
+model wrote";
+
 /// Passes every string of the reply's content and extra fields (an object's keys too) through
-/// `redact`; the error message is the caller's.
+/// `redact`; the error message is the caller's. A tool call that changed is marked as one whose
+/// arguments could not be read, which no agent runs (QA: `echo <key> x` ran as `echo <redacted>
+/// x`, which the shell reads as redirections, emptying a file named by the next word).
 pub(crate) fn redact_strings(reply: &mut AssistantMessage, redact: &dyn Fn(&str) -> String) {
     for block in &mut reply.content {
         let Ok(mut value) = serde_json::to_value(&*block) else {
@@ -130,6 +137,14 @@ pub(crate) fn redact_strings(reply: &mut AssistantMessage, redact: &dyn Fn(&str)
             && let Ok(redacted) = serde_json::from_value::<ContentBlock>(value)
         {
             *block = redacted;
+            if let ContentBlock::ToolCall(call) = block
+                && call.arguments_error().is_none()
+            {
+                call.extra.insert(
+                    ctxkit_protocol::ToolCall::ARGUMENTS_ERROR_KEY.to_owned(),
+                    Value::String(CALL_HELD_A_CREDENTIAL.to_owned()),
+                );
+            }
         }
     }
     for value in reply.extra.values_mut() {
@@ -332,7 +347,8 @@ mod tests {
             serde_json::to_value(&reply).unwrap()["content"],
             json!([
                 {"type": "toolCall", "id": "t1", "name": "write",
-                 "arguments": {"path": "a", "content": ["<redacted>"], "n": 1}},
+                 "arguments": {"path": "a", "content": ["<redacted>"], "n": 1},
+                 "argumentsError": super::CALL_HELD_A_CREDENTIAL},
                 {"type": "thinking", "thinking": "x <redacted>", "thinkingSignature": "c2ln"},
                 {"type": "future", "data": {"<redacted>": true}}
             ])
