@@ -77,6 +77,17 @@ pub enum IssueKind {
     ImageNotInline,
     /// The file holds no conversation (only metadata records); the session has no messages.
     NoConversation,
+    /// Bytes of the line that are not UTF-8 were read as U+FFFD (`�`): the text around them is
+    /// kept, the bytes themselves are not.
+    InvalidUtf8,
+    /// A record file of an OpenCode 1.x store (a message or a part) that could not be read (empty,
+    /// cut short, not JSON): left out, the rest of the session imported.
+    UnreadableRecordFile {
+        /// The file, relative to the store's `storage` folder.
+        file: String,
+        /// Why it could not be read.
+        reason: String,
+    },
     /// Messages of the conversation are on branches beside the one the session continues (an
     /// edited prompt, an undone turn, links the agent wrote forked): the context at the leaf leaves
     /// them out; `ctxkit tree` shows them.
@@ -207,6 +218,16 @@ impl fmt::Display for IssueKind {
                     "the file holds no conversation; imported an empty session"
                 )
             }
+            Self::InvalidUtf8 => write!(
+                formatter,
+                "bytes that are not UTF-8 were read as U+FFFD (`\u{fffd}`); the text around them \
+                 is kept"
+            ),
+            Self::UnreadableRecordFile { file, reason } => write!(
+                formatter,
+                "left out the record file `{file}`, which could not be read ({reason}); the rest \
+                 of the session is imported"
+            ),
             Self::ImageNotInline => {
                 write!(
                     formatter,

@@ -28,7 +28,17 @@ pub struct SourceFile {
 /// reported as [`IssueKind::MalformedLine`].
 pub fn read_source(path: &Path) -> Result<SourceFile, ImportError> {
     let bytes = crate::regular::read_regular(path, crate::regular::MAX_WHOLE_FILE_BYTES)?;
-    Ok(parse_source(path, &String::from_utf8_lossy(&bytes)))
+    let mut source = parse_source(path, &String::from_utf8_lossy(&bytes));
+    if std::str::from_utf8(&bytes).is_err() {
+        let invalid = bytes
+            .split(|byte| *byte == b'\n')
+            .enumerate()
+            .filter(|(_, line)| std::str::from_utf8(line).is_err())
+            .map(|(index, _)| ImportIssue::at(index + 1, IssueKind::InvalidUtf8));
+        source.issues.extend(invalid);
+        source.issues.sort_by_key(|issue| issue.line);
+    }
+    Ok(source)
 }
 
 /// The byte-order mark some editors (and PowerShell 5's `Set-Content -Encoding utf8`) write at the
@@ -91,7 +101,7 @@ fn parse_line(line: usize, raw: &str, issues: &mut Vec<ImportIssue>) -> Option<S
 /// several lines). An empty file is not.
 pub(crate) fn reads_by_line(path: &Path) -> Result<bool, ImportError> {
     let mut first = None;
-    for_each_raw_line(path, |_, raw| {
+    for_each_raw_line(path, |_, raw, _| {
         if raw.trim().is_empty() {
             return true;
         }
@@ -115,18 +125,23 @@ pub(crate) fn for_each_record(
     mut each: impl FnMut(&SourceLine) -> bool,
 ) -> Result<Vec<ImportIssue>, ImportError> {
     let mut issues = Vec::new();
-    for_each_raw_line(path, |line, raw| match parse_line(line, raw, &mut issues) {
-        Some(record) => each(&record),
-        None => true,
+    for_each_raw_line(path, |line, raw, replaced| {
+        if replaced {
+            issues.push(ImportIssue::at(line, IssueKind::InvalidUtf8));
+        }
+        match parse_line(line, raw, &mut issues) {
+            Some(record) => each(&record),
+            None => true,
+        }
     })?;
     Ok(issues)
 }
 
 /// The lines of `path` as `str::lines` splits its lossily decoded text, with their 1-based
-/// numbers, until `each` returns false.
+/// numbers and whether bytes of them that are not UTF-8 were replaced, until `each` returns false.
 fn for_each_raw_line(
     path: &Path,
-    mut each: impl FnMut(usize, &str) -> bool,
+    mut each: impl FnMut(usize, &str, bool) -> bool,
 ) -> Result<(), ImportError> {
     use std::io::BufRead as _;
     let file = crate::regular::open_regular(path)?;
@@ -149,12 +164,13 @@ fn for_each_raw_line(
             }
         }
         let line = String::from_utf8_lossy(&bytes);
+        let replaced = matches!(line, std::borrow::Cow::Owned(_));
         let line = if number == 1 {
             without_byte_order_mark(&line)
         } else {
             &line
         };
-        if !each(number, line) {
+        if !each(number, line, replaced) {
             return Ok(());
         }
     }

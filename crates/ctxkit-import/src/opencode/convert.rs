@@ -99,7 +99,7 @@ impl Chain {
 }
 
 pub(super) fn convert_session(raw: RawSession) -> Result<ImportedSession, ImportError> {
-    let RawSession { info, rows } = raw;
+    let RawSession { info, rows, issues } = raw;
     let session_id = str_of(&info, "id").unwrap_or_default().to_owned();
     let created = time_of(&info, "created");
     let start = created.map(iso_from_ms).unwrap_or_default();
@@ -120,6 +120,11 @@ pub(super) fn convert_session(raw: RawSession) -> Result<ImportedSession, Import
         last_tokens: None,
         pending_tail: None,
     };
+    chain.builder.issues.extend(
+        issues
+            .into_iter()
+            .map(|kind| crate::report::ImportIssue { line: None, kind }),
+    );
     if let Some(title) = str_of(&info, "title").filter(|title| !title.is_empty()) {
         let mut extra = JsonObject::new();
         extra.insert("opencodeSession".to_owned(), Value::Object(info.clone()));

@@ -185,7 +185,11 @@ pub(crate) fn read_database(path: &Path, id: &str) -> Result<Vec<RawSession>, Im
                 id: current.clone(),
             })?;
         let rows = session_rows(&connection, path, &current).map_err(&database)?;
-        sessions.push(RawSession { info, rows });
+        sessions.push(RawSession {
+            info,
+            rows,
+            issues: Vec::new(),
+        });
         queue.extend(children(&connection, &tables, &current).map_err(&database)?);
     }
     Ok(sessions)

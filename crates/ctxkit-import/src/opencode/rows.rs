@@ -233,6 +233,7 @@ mod tests {
                             messages,
                             next_messages,
                         },
+                        issues: Vec::new(),
                     };
                     let expected = convert_session(whole).unwrap();
                     assert_eq!(convert_session(raw).unwrap(), expected, "{name} {id}");

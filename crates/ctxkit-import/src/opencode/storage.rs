@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::rows::Model;
 use crate::error::ImportError;
+use crate::report::IssueKind;
 
 /// A session and where its messages are read from.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +19,9 @@ pub(crate) struct RawSession {
     /// `Session.Info`: `id`, `parentID`, `directory`, `title`, `time.created`, …
     pub(crate) info: JsonObject,
     pub(crate) rows: Rows,
+    /// The problems met reading its records (a 1.x store's unreadable record files, bytes that
+    /// are not UTF-8): none stops the import.
+    pub(crate) issues: Vec<IssueKind>,
 }
 
 /// A session's messages: held (in order, each with its parts in order), or read from its
@@ -137,32 +141,69 @@ pub(crate) fn read_file_store(session_file: &Path) -> Result<Vec<RawSession>, Im
         .filter_map(|path| read_object(path).ok())
         .collect();
     collect_children(&mut infos, &others);
-    infos
+    let sessions = infos
         .into_iter()
         .map(|info| {
             let id = str_of(&info, "id").unwrap_or_default().to_owned();
+            let mut issues = Vec::new();
             let mut messages = Vec::new();
             for message_file in json_files(&below(&root, "message", &id)) {
-                let message = read_object(&message_file)?;
+                // A message that cannot be read leaves its parts without a role or a place.
+                let Some(message) = read_record(&root, &message_file, &mut issues) else {
+                    continue;
+                };
                 let message_id = str_of(&message, "id").unwrap_or_default().to_owned();
                 let parts = json_files(&below(&root, "part", &message_id))
                     .iter()
-                    .map(|part| read_object(part))
-                    .collect::<Result<Vec<_>, _>>()?;
+                    .filter_map(|part| read_record(&root, part, &mut issues))
+                    .collect();
                 messages.push(RawMessage {
                     info: message,
                     parts,
                 });
             }
-            Ok(RawSession {
+            RawSession {
                 info,
                 rows: Rows::Loaded {
                     messages,
                     next_messages: Vec::new(),
                 },
-            })
+                issues,
+            }
         })
-        .collect()
+        .collect();
+    Ok(sessions)
+}
+
+/// A message or part file of a 1.x store, or `None` with the reason in `issues` when it cannot
+/// be read (QA: one empty or cut part file made the whole session unimportable and dropped it
+/// from the listing). Bytes that are not UTF-8 are read as U+FFFD, and said so.
+fn read_record(root: &Path, path: &Path, issues: &mut Vec<IssueKind>) -> Option<JsonObject> {
+    let shown = || {
+        path.strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
+    let (object, replaced) = match read_lossy_object(path) {
+        Ok(read) => read,
+        Err(error) => {
+            let reason = if matches!(error, ImportError::Empty { .. }) {
+                "empty, cut short or not a JSON object".to_owned()
+            } else {
+                error.to_string()
+            };
+            issues.push(IssueKind::UnreadableRecordFile {
+                file: shown(),
+                reason,
+            });
+            return None;
+        }
+    };
+    if replaced {
+        issues.push(IssueKind::InvalidUtf8);
+    }
+    Some(object)
 }
 
 /// Appends the sessions of `candidates` whose `parentID` is a session already in `sessions`.
@@ -204,7 +245,20 @@ fn read_object(path: &Path) -> Result<JsonObject, ImportError> {
     let text = String::from_utf8(bytes).map_err(|error| {
         ImportError::io("read", path)(std::io::Error::new(std::io::ErrorKind::InvalidData, error))
     })?;
-    match ctxkit_protocol::from_str_repaired::<Value>(&text) {
+    parse_object_file(path, &text)
+}
+
+/// [`read_object`] reading bytes that are not UTF-8 as U+FFFD; whether any were.
+fn read_lossy_object(path: &Path) -> Result<(JsonObject, bool), ImportError> {
+    let bytes = crate::regular::read_regular(path, crate::regular::MAX_WHOLE_FILE_BYTES)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let replaced = matches!(text, std::borrow::Cow::Owned(_));
+    Ok((parse_object_file(path, &text)?, replaced))
+}
+
+/// The JSON object a record file holds.
+fn parse_object_file(path: &Path, text: &str) -> Result<JsonObject, ImportError> {
+    match ctxkit_protocol::from_str_repaired::<Value>(text) {
         Ok(Value::Object(object)) => Ok(object),
         Ok(
             Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_),

@@ -415,3 +415,70 @@ fn switches_recorded_beside_message_rows_hide_no_message() {
         session.report.issues
     );
 }
+
+/// QA: one empty part file (a torn write) made the whole 1.x session unimportable ("holds no
+/// readable records", naming the part) and dropped it from the listing; one byte that is not
+/// UTF-8 in a part failed it too. Each bad record file is left out and reported, the rest imported.
+#[test]
+fn a_damaged_record_file_costs_only_itself() {
+    use ctxkit_import::IssueKind;
+    let dir = tempfile::tempdir().unwrap();
+    let session_file = copied_store(&dir.path().join("store"));
+    let storage = dir.path().join("store/storage");
+    std::fs::write(storage.join("part/msg_a0000004/prt_a000000401.json"), "").unwrap();
+    let message = storage.join("message/ses_5d0a1b2c3ffeRssFeedParent/msg_a0000005.json");
+    let text = std::fs::read(&message).unwrap();
+    std::fs::write(&message, &text[..text.len() / 2]).unwrap();
+    let first = storage.join("part/msg_a0000001/prt_a000000100.json");
+    let mut bytes = std::fs::read(&first).unwrap();
+    let at = bytes
+        .windows(3)
+        .position(|window| window == b"RSS")
+        .unwrap();
+    bytes[at + 1] = 0xE9;
+    std::fs::write(&first, bytes).unwrap();
+
+    let session = import_file(&session_file, None).unwrap();
+    let issues: Vec<&IssueKind> = session
+        .report
+        .issues
+        .iter()
+        .map(|issue| &issue.kind)
+        .collect();
+    let unreadable: Vec<&str> = issues
+        .iter()
+        .filter_map(|kind| {
+            if let IssueKind::UnreadableRecordFile { file, .. } = kind {
+                Some(file.as_str())
+            } else {
+                None
+            }
+        })
+        .collect();
+    assert_eq!(
+        unreadable,
+        [
+            "part/msg_a0000004/prt_a000000401.json",
+            "message/ses_5d0a1b2c3ffeRssFeedParent/msg_a0000005.json"
+        ],
+        "{issues:?}"
+    );
+    assert!(issues.contains(&&IssueKind::InvalidUtf8), "{issues:?}");
+    let conversation = conversation(&session);
+    assert!(
+        conversation[0].starts_with("user: Add an R\u{fffd}S feed to the blog."),
+        "{conversation:?}"
+    );
+    assert!(
+        conversation
+            .iter()
+            .any(|line| line.contains("Editing the header")),
+        "{conversation:?}"
+    );
+    // Listed, not dropped.
+    let (listed, skipped) =
+        list_foreign_sessions(SourceFormat::OpenCode, &dir.path().join("store")).unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    let names: Vec<Option<&str>> = listed.iter().map(|record| record.name.as_deref()).collect();
+    assert!(names.contains(&Some("Add an RSS feed")), "{names:?}");
+}

@@ -177,3 +177,40 @@ fn an_output_that_is_a_link_to_nothing_is_refused_and_left_alone() {
     assert!(!dir.path().join("missing.jsonl").exists());
     assert!(std::fs::symlink_metadata(&output).unwrap().is_symlink());
 }
+
+/// QA: bytes that are not UTF-8 in a transcript became U+FFFD without a word; each line holding
+/// some is reported now, by line (whole-file and line-by-line reads alike).
+#[test]
+fn bytes_that_are_not_utf8_are_reported_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = std::fs::read(crate::fixtures_dir().join("claude-code-session.jsonl")).unwrap();
+    let mut lines: Vec<Vec<u8>> = source
+        .split(|byte| *byte == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    let line = lines
+        .iter()
+        .position(|line| line.windows(6).any(|window| window == b"\"text\""))
+        .unwrap();
+    let at = lines[line]
+        .windows(6)
+        .position(|window| window == b"\"text\"")
+        .unwrap();
+    // Inside the key's quotes would break the JSON; after them, in the value, it does not.
+    let value = lines[line][at + 6..]
+        .iter()
+        .position(|byte| byte.is_ascii_alphabetic())
+        .unwrap();
+    lines[line][at + 6 + value] = 0xFF;
+    let path = dir.path().join("session.jsonl");
+    std::fs::write(&path, lines.join(&b'\n')).unwrap();
+    let session = ctxkit_import::import_file(&path, None).unwrap();
+    let invalid: Vec<Option<usize>> = session
+        .report
+        .issues
+        .iter()
+        .filter(|issue| issue.kind == ctxkit_import::IssueKind::InvalidUtf8)
+        .map(|issue| issue.line)
+        .collect();
+    assert_eq!(invalid, [Some(line + 1)]);
+}
