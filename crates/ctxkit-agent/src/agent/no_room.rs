@@ -24,6 +24,9 @@ pub enum NoRoomCause {
     /// A compaction was written, and what it keeps (`compaction.keepRecentTokens`, the turn in
     /// progress) still leaves the reply less than its floor.
     CompactedTooLittle,
+    /// The prompt alone (with the system prompt and tools) leaves the reply too little room:
+    /// no compaction could help, so none was made.
+    PromptTooLarge,
 }
 
 impl NoRoomCause {
@@ -80,11 +83,38 @@ impl NoOutputRoom {
                 "{fits} even after compacting (what compaction keeps, \
                  `compaction.keepRecentTokens`, is too large for this window), so nothing was sent"
             ),
+            NoRoomCause::PromptTooLarge => format!(
+                "The message alone (about {tokens} tokens with the system prompt and tools) leaves \
+                 no room for a reply in the model's {window}-token context window, whatever is \
+                 compacted, so nothing was sent and nothing compacted"
+            ),
         }
     }
 }
 
 impl Agent {
+    /// The stop of a prompt too large to go out whatever is compacted: the request of `request`'s
+    /// system prompt and tools with `prompt` alone leaves its reply less than the least the last
+    /// resort sends with (`ctxkit_overflow::output_minimum`). `None` when it would fit. Checked
+    /// before compacting for a prompt (QA: a 48 KB paste in a 16k window was compacted, paid for
+    /// and written, then refused anyway).
+    pub(super) fn prompt_alone_too_large(
+        &self,
+        mut request: ctxkit_llm::ChatRequest,
+        prompt: &AgentMessage,
+    ) -> Option<NoOutputRoom> {
+        request.messages = vec![prompt.clone()];
+        // The engine's projection is of the whole view; this request is measured as it is.
+        request.projected_input_tokens = None;
+        let room = self.model.output_room(&request)?;
+        (room.room < ctxkit_overflow::output_minimum(room.floor)).then(|| NoOutputRoom {
+            tokens: ctxkit_llm::request_input_tokens(&request),
+            window: self.model.info().context_window,
+            floor: room.floor,
+            cause: NoRoomCause::PromptTooLarge,
+        })
+    }
+
     /// After a room check that made no room for `cause`: the next request (with `pending`, the
     /// prompt not stored yet) measured again; `None` when it goes out: its reply now gets its
     /// floor, or, the last resort, the request built from the shortened view (every long tool

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::model_call::RoomCheck;
 use super::no_room::NoRoomCause;
-use super::{AfterCancelledCompaction, Agent, AgentObserver};
+use super::{AfterCancelledCompaction, Agent, AgentEvent, AgentObserver};
 
 /// What becomes of a prompt not stored yet.
 pub(super) enum PromptGoes {
@@ -40,8 +40,12 @@ impl Agent {
             let Some(tokens) = self.output_shortfall(&request) else {
                 return Ok(PromptGoes::Out);
             };
-            // Let go of the view before the compaction reads the same messages.
-            drop(request);
+            // No compaction could make room for a prompt larger than the window: none is made.
+            // The view is let go of here, before a compaction reads the same messages.
+            if let Some(stop) = self.prompt_alone_too_large(request, prompt) {
+                observer.event(AgentEvent::NoOutputRoom(stop)).await;
+                return Ok(PromptGoes::NotSent);
+            }
             // A compaction written, or none: the prompt goes out only if its reply now gets its
             // floor. A cancelled one is decided below.
             let cause = match self.make_output_room(tokens, observer).await? {

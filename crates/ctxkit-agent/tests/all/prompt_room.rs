@@ -20,10 +20,13 @@ use crate::scenarios::{Hanging, coder, history};
 use crate::support::*;
 
 /// A model that says a request of more than `cramped_above` estimated tokens would leave its reply
-/// too little output room (as a provider layer with a large `maxOutput` does).
+/// too little output room (as a provider layer with a large `maxOutput` does). What cramps it is
+/// the history: a request of the prompt alone (as the agent measures one before compacting for it)
+/// has room unless `prompt_alone_cramped`.
 pub struct Cramped {
     pub inner: ScriptedModel,
     pub cramped_above: u64,
+    pub prompt_alone_cramped: bool,
 }
 
 impl ChatModel for Cramped {
@@ -42,7 +45,13 @@ impl ChatModel for Cramped {
     fn output_room(&self, request: &ChatRequest) -> Option<OutputRoom> {
         // The input the provider layer fits the output limit to.
         let tokens = ctxkit_llm::request_input_tokens(request);
-        (tokens > self.cramped_above).then_some(OutputRoom { room: 0, floor: 1 })
+        let alone = request.messages.len() == 1;
+        let cramped = if alone {
+            self.prompt_alone_cramped
+        } else {
+            tokens > self.cramped_above
+        };
+        cramped.then_some(OutputRoom { room: 0, floor: 1 })
     }
 }
 
@@ -63,10 +72,16 @@ async fn cramped_world(cramped_above: u64) -> (World, Vec<String>) {
 
 /// Gives `world` an agent over a [`Cramped`] model of its scripted one.
 pub async fn make_cramped(world: &mut World, cramped_above: u64) {
+    make_cramped_as(world, cramped_above, false).await;
+}
+
+/// [`make_cramped`], the prompt alone cramped too when `prompt_alone_cramped`.
+pub async fn make_cramped_as(world: &mut World, cramped_above: u64, prompt_alone_cramped: bool) {
     let options = world.agent.options().clone();
     let cramped = Cramped {
         inner: world.model.clone(),
         cramped_above,
+        prompt_alone_cramped,
     };
     world.agent = Agent::new(
         world.engine.clone(),
@@ -164,4 +179,54 @@ async fn a_prompt_that_fits_is_sent_uncompacted_after_the_cancel() {
     prompts.push("go on".to_owned());
     assert_eq!(world.user_texts().await, prompts);
     assert_eq!(world.compactions().await, 0);
+}
+
+/// QA: a 48 KB paste in a 16k window was compacted (a summary paid for, a compaction written)
+/// and then refused anyway. A prompt that leaves no room even alone is given back at once, with
+/// nothing compacted or sent.
+#[tokio::test]
+async fn a_prompt_too_large_for_the_window_alone_is_given_back_without_compacting() {
+    let settings = json!({"compaction": {"keepRecentTokens": 100}});
+    let mut world = World::with_summarizer(
+        provider(1.0, coder()),
+        ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(&settings)),
+        Arc::new(Hanging),
+    )
+    .await;
+    let prompts = history(&mut world, 2).await;
+    make_cramped_as(&mut world, 500, true).await;
+    let sent_before = world.model.requests().len();
+    let long = format!("look at this\n{}", filler("log", 30_000));
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(20), world.prompt(&long))
+        .await
+        .expect("a compaction was started for a prompt no compaction can fit");
+    assert!(
+        outcome == PromptOutcome::NotSent(long.clone()),
+        "not given back"
+    );
+    assert_eq!(
+        world.model.requests().len(),
+        sent_before,
+        "nothing was sent"
+    );
+    assert_eq!(
+        world.user_texts().await,
+        prompts,
+        "the prompt is not stored"
+    );
+    assert_eq!(world.compactions().await, 0);
+    let stops: Vec<ctxkit_agent::NoOutputRoom> = world.observed.picked(|event| match event {
+        AgentEvent::NoOutputRoom(stop) => Some(stop.clone()),
+        _ => None,
+    });
+    let [stop] = stops.as_slice() else {
+        panic!("{stops:?}");
+    };
+    assert_eq!(stop.cause, ctxkit_agent::NoRoomCause::PromptTooLarge);
+    assert!(
+        stop.reason()
+            .contains("nothing was sent and nothing compacted"),
+        "{}",
+        stop.reason()
+    );
 }
