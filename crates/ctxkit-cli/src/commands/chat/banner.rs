@@ -61,7 +61,7 @@ impl Chat {
         let resources_shown = !(startup && self.quiet_startup == QuietStartup::Header);
         let line = |text: &str| {
             if !quiet {
-                self.ui.line(text);
+                self.ui.say(text);
             }
         };
         let config = self.client.config();

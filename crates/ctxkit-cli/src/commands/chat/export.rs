@@ -31,7 +31,7 @@ impl Chat {
         }
         refuse_to_replace(&output, "/export")?;
         let bytes = self.write_session_page(&output).await?;
-        self.ui.line(&format!(
+        self.ui.say(&format!(
             "Exported the session to {} ({bytes} bytes): open it in a browser",
             output.display()
         ));
@@ -89,7 +89,7 @@ impl Chat {
             bail!("the session is in memory (--no-session): it has no file to copy");
         };
         let bytes = copy_to_new_file(file, output)?;
-        self.ui.line(&format!(
+        self.ui.say(&format!(
             "Copied the session file to {} ({bytes} bytes); the chat goes on in {}",
             output.display(),
             file.display()

@@ -101,15 +101,15 @@ impl Chat {
         };
         match &outcome.session_file {
             // A database session's fork is stored as the chat ends (which says its id).
-            Some(file) if beside_a_stored_copy(file) => self.ui.line(&format!(
+            Some(file) if beside_a_stored_copy(file) => self.ui.say(&format!(
                 "{done} into a new session, stored in the database when the chat ends"
             )),
             // Before the first message there is nothing to copy: the file is written with the
             // first reply, as every new session's.
-            Some(file) if !std::path::Path::new(file).exists() => self.ui.line(&format!(
+            Some(file) if !std::path::Path::new(file).exists() => self.ui.say(&format!(
                 "{done} into a new session: {file} (written with the first reply)"
             )),
-            Some(file) => self.ui.line(&format!("{done} into a new session: {file}")),
+            Some(file) => self.ui.say(&format!("{done} into a new session: {file}")),
             None => self
                 .ui
                 .line(&format!("{done} into a new session (in memory)")),

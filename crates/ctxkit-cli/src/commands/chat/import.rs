@@ -97,7 +97,7 @@ impl Chat {
                     0 => String::new(),
                     count => format!("; {} (`ctxkit import` lists them)", counted(count, "issue")),
                 };
-                self.ui.line(&format!(
+                self.ui.say(&format!(
                     "Imported {} into {} ({done}{issues})",
                     source.display(),
                     target.display()
@@ -129,7 +129,7 @@ impl Chat {
         let (target, notes) =
             crate::commands::edit::copy_session(source, &cwd, &self.session_dir, None)
                 .with_context(|| format!("cannot copy `{}`", source.display()))?;
-        self.ui.line(&format!(
+        self.ui.say(&format!(
             "Imported {} into {} (a copy with a session id of its own; the file named stays as \
              it was)",
             source.display(),

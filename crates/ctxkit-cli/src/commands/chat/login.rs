@@ -13,11 +13,11 @@ impl Chat {
     /// `/login [provider]`.
     pub(super) async fn login(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<()> {
         let name = if rest.is_empty() {
-            self.ui.line(&login::providers_line());
+            self.ui.say(&login::providers_line());
             match ask.ask("Provider: ") {
                 Some(name) if !name.trim().is_empty() => name,
                 Some(_) | None => {
-                    self.ui.line("Cancelled; nothing was saved.");
+                    self.ui.say("Cancelled; nothing was saved.");
                     return Ok(());
                 }
             }
@@ -26,12 +26,12 @@ impl Chat {
         };
         let provider = login::provider_named(&name)?;
         let Some(key) = ask.ask_secret(&login::key_prompt(provider.0)) else {
-            self.ui.line("Cancelled; nothing was saved.");
+            self.ui.say("Cancelled; nothing was saved.");
             return Ok(());
         };
         let credentials = ctxkit_settings::credentials_path(&self.environment);
         let said = login::save(&credentials, provider, &key)?;
-        self.ui.line(&said);
+        self.ui.say(&said);
         self.apply_saved_keys().await;
         if self.client.config().provider != provider.0 {
             self.ui.info(&format!(
@@ -56,14 +56,14 @@ impl Chat {
                     saved.join(", ")
                 )
             };
-            self.ui.line(&said);
+            self.ui.say(&said);
             return Ok(());
         }
         let removed = ctxkit_settings::saved_keys(&credentials)
             .ok()
             .and_then(|saved| saved.keys.get(login::stored_name(rest)).cloned());
         let said = login::remove(&credentials, rest)?;
-        self.ui.line(&said);
+        self.ui.say(&said);
         self.apply_saved_keys().await;
         let still_sent = removed.is_some_and(|removed| {
             self.client

@@ -139,7 +139,7 @@ impl Chat {
                     self.ui.line(&format!("  {}", model.row));
                 }
                 if offered.len() > PRINTED_MODELS {
-                    self.ui.line(&format!(
+                    self.ui.say(&format!(
                         "  … and {} more (`ctxkit models` lists every known model)",
                         offered.len() - PRINTED_MODELS
                     ));

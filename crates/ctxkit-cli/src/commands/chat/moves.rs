@@ -77,14 +77,14 @@ impl Chat {
         }
         let leaf = outcome.new_leaf_id.as_deref().unwrap_or("the start");
         match &outcome.summary_entry_id {
-            Some(summary) => self.ui.line(&format!(
+            Some(summary) => self.ui.say(&format!(
                 "Moved back; the branch left behind is summarized in {summary}, the new leaf. \
                  Its messages stay in the session: the model can `recall` them."
             )),
-            None if outcome.nothing_to_summarize => self.ui.line(&format!(
+            None if outcome.nothing_to_summarize => self.ui.say(&format!(
                 "Moved to {leaf}; nothing left behind to summarize, so no summary was written"
             )),
-            None => self.ui.line(&format!("Moved to {leaf}")),
+            None => self.ui.say(&format!("Moved to {leaf}")),
         }
         self.load_prompt_history().await;
         Ok(Some(
@@ -100,7 +100,7 @@ impl Chat {
     pub(super) async fn resume(&mut self, rest: &str, ask: &mut dyn Ask) -> Result<bool> {
         if let Some((_, shown)) = &self.shown_as {
             // Switching stored sessions needs another lease: the chat is started again for it.
-            self.ui.line(&format!(
+            self.ui.say(&format!(
                 "The session is {shown}: `ctxkit chat --resume` lists this directory's stored sessions"
             ));
             return Ok(false);
@@ -129,7 +129,7 @@ impl Chat {
         }
         let (sessions, _) = list_sessions(&self.session_dir)?;
         if sessions.is_empty() {
-            self.ui.line("No saved sessions for this directory.");
+            self.ui.say("No saved sessions for this directory.");
             let cwd = self.environment.cwd.display().to_string();
             let pi = self
                 .session_dir

@@ -257,7 +257,7 @@ impl Chat {
         } else {
             "the system prompt is unchanged"
         };
-        self.ui.line(&format!("Reloaded {summary}; {effect}"));
+        self.ui.say(&format!("Reloaded {summary}; {effect}"));
         self.ui.info(APPLIED_NOW);
         Ok(())
     }

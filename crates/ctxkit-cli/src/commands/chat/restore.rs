@@ -177,7 +177,7 @@ impl Chat {
         self.ui
             .line("The agent changed these files since that prompt:");
         for plan in planned {
-            self.ui.line(&format!(
+            self.ui.say(&format!(
                 "  {}  ({})",
                 self.shown(&plan.snapshot.path),
                 listed_as(plan)
@@ -254,7 +254,7 @@ impl Chat {
             } else {
                 "folders"
             };
-            self.ui.line(&format!(
+            self.ui.say(&format!(
                 "Removed the empty {noun} the agent created: {}",
                 removed.join(", ")
             ));
@@ -357,8 +357,8 @@ impl Chat {
     fn report(&self, done: &[Restored]) {
         for outcome in done {
             match outcome {
-                Restored::Written(path) => self.ui.line(&format!("Restored {}", self.shown(path))),
-                Restored::Removed(path) => self.ui.line(&format!("Removed {}", self.shown(path))),
+                Restored::Written(path) => self.ui.say(&format!("Restored {}", self.shown(path))),
+                Restored::Removed(path) => self.ui.say(&format!("Removed {}", self.shown(path))),
                 Restored::Kept(path) => self
                     .ui
                     .line(&format!("Kept {} as you changed it", self.shown(path))),

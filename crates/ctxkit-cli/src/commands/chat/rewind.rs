@@ -260,7 +260,7 @@ impl Chat {
             self.ui.notice("Rewind cancelled; nothing changed");
             return Ok(Action::Continue);
         }
-        self.ui.line(&format!(
+        self.ui.say(&format!(
             "Rewound to before prompt {} (what followed stays in the tree; /tree shows it)",
             chosen + 1
         ));

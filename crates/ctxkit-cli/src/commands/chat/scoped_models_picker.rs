@@ -64,12 +64,12 @@ impl Chat {
             enabled.join(", ")
         };
         match ending {
-            Ending::Keep => self.ui.line(&format!(
+            Ending::Keep => self.ui.say(&format!(
                 "Ctrl-P steps through {what} in this chat (`s` in /scoped-models saves it)"
             )),
             Ending::Save => {
                 self.save_enabled_models()?;
-                self.ui.line(&format!(
+                self.ui.say(&format!(
                     "Ctrl-P steps through {what}; saved as enabledModels in the user's settings"
                 ));
             }

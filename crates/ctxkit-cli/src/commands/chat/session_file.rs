@@ -143,12 +143,12 @@ impl Chat {
                 } else {
                     format!(" ({old} is no longer there);")
                 };
-                self.ui.line(&format!(
+                self.ui.say(&format!(
                     "Wrote the session afresh to {}{relation} the chat goes on there",
                     path.display()
                 ));
             }
-            (Some(path), None) => self.ui.line(&format!(
+            (Some(path), None) => self.ui.say(&format!(
                 "Wrote the session afresh to {}; the chat goes on there",
                 path.display()
             )),
@@ -199,7 +199,7 @@ impl Chat {
             );
             return Ok(false);
         }
-        self.ui.line(&format!(
+        self.ui.say(&format!(
             "Read `{}` again with what another program added to it",
             path.display()
         ));

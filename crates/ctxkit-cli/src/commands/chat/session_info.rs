@@ -252,7 +252,7 @@ impl Chat {
                  (/compactions lists them, the model's `recall` reads it back)"
             ),
         });
-        self.ui.line(&lines.join("\n"));
+        self.ui.say(&lines.join("\n"));
         Ok(())
     }
 

@@ -231,14 +231,14 @@ impl Chat {
             }
             let (_, origin) = current(&settings_of_project(&self.environment), offered.key);
             if origin == "project" {
-                self.ui.line(&format!(
+                self.ui.say(&format!(
                     "{} saved as {next} in your settings; the project's settings set it too, and win",
                     offered.key
                 ));
             } else {
                 // When it applies, as the list said: "set" alone read as done for a change
                 // that waits for `/reload` (QA r97).
-                self.ui.line(&format!(
+                self.ui.say(&format!(
                     "{} set to {next} (applies {})",
                     offered.key,
                     offered.applies()

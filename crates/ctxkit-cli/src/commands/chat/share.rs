@@ -29,11 +29,11 @@ impl Chat {
             size(bytes)
         );
         if ask.ask_key(&question, "yn") != Some('y') {
-            self.ui.line("Not shared");
+            self.ui.say("Not shared");
             return Ok(());
         }
         let url = upload(&page).await?;
-        self.ui.line(&format!("Shared as a secret gist: {url}"));
+        self.ui.say(&format!("Shared as a secret gist: {url}"));
         Ok(())
     }
 }

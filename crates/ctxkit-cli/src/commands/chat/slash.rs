@@ -138,10 +138,10 @@ impl Chat {
                                 "Nothing to compact yet (/context shows why)".to_owned()
                             }
                         };
-                        self.ui.line(&why);
+                        self.ui.say(&why);
                     }
                     Err(EngineError::AlreadyCompacted) => {
-                        self.ui.line("Just compacted: nothing more to compact");
+                        self.ui.say("Just compacted: nothing more to compact");
                     }
                     Ok(_) | Err(_) => {}
                 }
@@ -151,7 +151,7 @@ impl Chat {
             "cost" => {
                 let spend = self.spend().await;
                 for line in crate::commands::spend::breakdown_lines(&spend) {
-                    self.ui.line(&line);
+                    self.ui.say(&line);
                 }
             }
             "compactions" => self.compactions().await?,
@@ -173,7 +173,7 @@ impl Chat {
                 written?;
                 let text = String::from_utf8_lossy(&text);
                 if text.trim().is_empty() {
-                    self.ui.line("(empty session)");
+                    self.ui.say("(empty session)");
                 } else {
                     self.ui.line(text.trim_end());
                 }
@@ -183,7 +183,7 @@ impl Chat {
             "new" => {
                 let session = self.new_session();
                 self.install(session).await?;
-                self.ui.line("New session");
+                self.ui.say("New session");
             }
             "resume" => {
                 self.resume(rest, ask).await?;
@@ -209,7 +209,7 @@ impl Chat {
             "pin" if rest.is_empty() => {
                 let pins = self.engine.pins().await;
                 if pins.is_empty() {
-                    self.ui.line("No pins.");
+                    self.ui.say("No pins.");
                 }
                 for pin in pins {
                     self.ui
@@ -218,7 +218,7 @@ impl Chat {
             }
             "pin" => {
                 let pin = self.engine.pin_text(rest).await?;
-                self.ui.line(&format!(
+                self.ui.say(&format!(
                     "Pinned {id}: kept verbatim past every compaction (/unpin {id} removes it)",
                     id = pin.id
                 ));
@@ -297,7 +297,7 @@ impl Chat {
                 let configured = figure
                     .configured_shown()
                     .map_or_else(String::new, |configured| format!(", {configured}"));
-                self.ui.line(&format!(
+                self.ui.say(&format!(
                     "Context [{}{}] {} / {} tokens ({}{configured}{estimated})",
                     "█".repeat(filled),
                     "░".repeat(WIDTH - filled),
@@ -311,7 +311,7 @@ impl Chat {
                 .line("Context: the model's window is unknown (add it to `llm.models`)"),
         }
         let planning = self.engine.planning().await;
-        self.ui.line(&self.when_compaction_runs(&planning).await);
+        self.ui.say(&self.when_compaction_runs(&planning).await);
         let keep_recent_tokens = planning.keep_recent_tokens;
         match self.engine.plan().await? {
             CompactionPlan::Ready(plan) => {
@@ -327,7 +327,7 @@ impl Chat {
                 let span = plan.history_len() + plan.turn_prefix_len();
                 let left_out = span.saturating_sub(summarized.len());
                 if left_out == 0 {
-                    self.ui.line(&format!(
+                    self.ui.say(&format!(
                         "A compaction now would summarize {} (~{summarized_tokens} tokens) and \
                          keep the rest verbatim from entry {} (~{} tokens; keepRecentTokens {keep_recent_tokens})",
                         counted(span, "message"),
@@ -335,7 +335,7 @@ impl Chat {
                         plan.tokens_before.saturating_sub(summarized_tokens),
                     ));
                 } else {
-                    self.ui.line(&format!(
+                    self.ui.say(&format!(
                         "A compaction now would summarize {}, reading {} of them (~{summarized_tokens} \
                          tokens; the span is longer than a summary request carries), and keep the rest verbatim \
                          from entry {} (keepRecentTokens {keep_recent_tokens})",
@@ -345,7 +345,7 @@ impl Chat {
                     ));
                 }
             }
-            CompactionPlan::Nothing(reason) => self.ui.line(&nothing_to_compact(&reason)),
+            CompactionPlan::Nothing(reason) => self.ui.say(&nothing_to_compact(&reason)),
         }
         Ok(())
     }
@@ -386,10 +386,10 @@ impl Chat {
             .with_session(|session| list_compactions(session, None))
             .await?;
         if records.is_empty() {
-            self.ui.line("No compactions on this branch.");
+            self.ui.say("No compactions on this branch.");
         }
         for record in &records {
-            self.ui.line(&describe_compaction(record));
+            self.ui.say(&describe_compaction(record));
         }
         Ok(())
     }
@@ -398,17 +398,17 @@ impl Chat {
         let undone = self.engine.undo_compaction().await?;
         match undone {
             Some(undo) => {
-                self.ui.line(&format!(
+                self.ui.say(&format!(
                     "Undid compaction {}: back at {} (the summary stays in the tree){}",
                     undo.compaction_id,
                     undo.restored_leaf_id.as_deref().unwrap_or("the start"),
                     crate::commands::undo::carried_note(&undo)
                 ));
                 for line in crate::commands::undo::not_carried_lines(&undo) {
-                    self.ui.line(&line);
+                    self.ui.say(&line);
                 }
             }
-            None => self.ui.line("No compaction on this branch."),
+            None => self.ui.say("No compaction on this branch."),
         }
         Ok(())
     }
@@ -416,14 +416,14 @@ impl Chat {
     async fn name(&self, rest: &str) -> Result<()> {
         if rest.is_empty() {
             let name = self.engine.with_session(Session::session_name).await;
-            self.ui.line(&name.map_or_else(
+            self.ui.say(&name.map_or_else(
                 || "The session has no name.".to_owned(),
                 |name| format!("Session name: {name}"),
             ));
             return Ok(());
         }
         self.engine.name_session(rest).await?;
-        self.ui.line(&format!("Named the session “{rest}”"));
+        self.ui.say(&format!("Named the session “{rest}”"));
         Ok(())
     }
 
@@ -443,8 +443,8 @@ impl Chat {
             )
         })?;
         match label {
-            Some(label) => self.ui.line(&format!("Labelled {id} “{label}”")),
-            None => self.ui.line(&format!("Removed the label of {id}")),
+            Some(label) => self.ui.say(&format!("Labelled {id} “{label}”")),
+            None => self.ui.say(&format!("Removed the label of {id}")),
         }
         Ok(())
     }

@@ -105,7 +105,7 @@ impl Chat {
                     self.client.config().display_name()
                 )
             };
-            self.ui.line(&format!(
+            self.ui.say(&format!(
                 "Thinking level: {current}{note}; /thinking <level> sets one of: {}",
                 LEVELS.join(", ")
             ));
@@ -131,7 +131,7 @@ impl Chat {
             self.engine.change_thinking_level(level).await?;
             self.follow_thinking_level().await;
         }
-        self.ui.line(&format!("Thinking level: {level}"));
+        self.ui.say(&format!("Thinking level: {level}"));
         Ok(())
     }
 
@@ -159,7 +159,7 @@ impl Chat {
         // Saved before it is said, so what the line says is in the file.
         let saved = self.save_user_setting("hideThinkingBlock", Some(&hidden.to_string()));
         let shown = if hidden { "hidden" } else { "visible" };
-        self.ui.line(&format!("Thinking blocks: {shown}"));
+        self.ui.say(&format!("Thinking blocks: {shown}"));
         saved
     }
 

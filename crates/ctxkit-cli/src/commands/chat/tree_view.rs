@@ -401,14 +401,14 @@ impl Chat {
                     id(row)
                 }
                 Picked::Key(_, _) | Picked::Left => {
-                    self.ui.line("Left the tree; nothing changed");
+                    self.ui.say("Left the tree; nothing changed");
                     return Ok(Some(Action::Continue));
                 }
                 Picked::Chosen(row) => {
                     let Some(id) = id(row) else { continue };
                     // As Pi: Enter on the leaf moves nothing and asks nothing.
                     if rows.rows.get(row).is_some_and(|row| row.is_leaf) {
-                        self.ui.line("Already at this point");
+                        self.ui.say("Already at this point");
                         return Ok(Some(Action::Continue));
                     }
                     let short = rows.get(row).short;
@@ -448,8 +448,8 @@ impl Chat {
         let label = (!text.is_empty()).then_some(text.as_str());
         self.engine.set_label(id, label).await?;
         match label {
-            Some(label) => self.ui.line(&format!("Labelled {id} “{label}”")),
-            None => self.ui.line(&format!("Removed the label of {id}")),
+            Some(label) => self.ui.say(&format!("Labelled {id} “{label}”")),
+            None => self.ui.say(&format!("Removed the label of {id}")),
         }
         Ok(())
     }

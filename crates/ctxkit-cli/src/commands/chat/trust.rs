@@ -32,7 +32,7 @@ impl Chat {
             return Ok(());
         }
         if pending.held.is_empty() {
-            self.ui.line(&format!(
+            self.ui.say(&format!(
                 "The settings of `{project}` change nothing that needs trust; nothing to trust"
             ));
             return Ok(());
@@ -45,22 +45,22 @@ impl Chat {
             "not trusted"
         };
         let what = crate::commands::trust::what_waits(&pending);
-        self.ui.line(&format!(
+        self.ui.say(&format!(
             "The {what} of `{project}` that need trust ({state}):"
         ));
         for line in &lines {
-            self.ui.line(&format!("  {line}"));
+            self.ui.say(&format!("  {line}"));
         }
         if pending.trusted {
             return Ok(());
         }
         // `N` is the answer Enter gives, as at `ctxkit trust`.
         if ask.ask_key("Trust them? [y/N] ", "yN") != Some('y') {
-            self.ui.line("Not trusted; nothing changed");
+            self.ui.say("Not trusted; nothing changed");
             return Ok(());
         }
         ctxkit_settings::set_project_trust(&environment, &settings, false)?;
-        self.ui.line(&format!(
+        self.ui.say(&format!(
             "Trusted the {what} of `{project}`: they apply from the next `/reload` or chat \
              (this one was started without them)"
         ));

@@ -536,7 +536,7 @@ impl Ui {
             };
             self.notice(&format!(
                 "The summary failed, so the oldest messages were dropped without one{retry}: {}",
-                one_line(error, 300)
+                one_line(error, 1000)
             ));
             self.notice(self.hint(
                 super::notes::FALLBACK_HINT,
@@ -544,13 +544,15 @@ impl Ui {
             ));
         } else if failed.reason == ctxkit_engine::CompactionReason::Overflow {
             // Earlier compactions of the same recovery may have been written: not "nothing".
-            self.error(&one_line(error, 400));
+            // The engine's overflow messages run to about 450 characters and end in the advice
+            // (QA: cut at 400, before it).
+            self.error(&one_line(error, 1000));
             self.notice(self.hint(
                 super::notes::OVERFLOW_HINT,
                 super::notes::OVERFLOW_HINT_PRINTED,
             ));
         } else {
-            self.error(&format!("{} (nothing was written)", one_line(error, 400)));
+            self.error(&format!("{} (nothing was written)", one_line(error, 1000)));
             self.notice(self.hint(
                 super::notes::FAILED_SUMMARY_HINT,
                 super::notes::FAILED_SUMMARY_HINT_PRINTED,

@@ -36,6 +36,10 @@ const NO_ROOM_KEPT_HINT: &str = "hint: lower `compaction.keepRecentTokens` in se
      message larger than it is never cut: `/tree` goes back to before it), or `/model` to switch to a \
      model with a larger context window; then send a prompt (`continue`)";
 
+const PROMPT_TOO_LARGE_HINT: &str = "hint: shorten the message, or save the text to a file in \
+     the project and ask the model to read the part it needs; `/model` switches to a model with a \
+     larger context window";
+
 impl Ui {
     /// Why a run stopped without sending its next request: it leaves the reply no output room and
     /// no compaction made any. The session is as it was; the hint says how to go on.
@@ -46,6 +50,7 @@ impl Ui {
             ctxkit_agent::NoRoomCause::NothingToCompact
             | ctxkit_agent::NoRoomCause::CompactionOff => self.info(NO_ROOM_HINT),
             ctxkit_agent::NoRoomCause::CompactedTooLittle => self.info(NO_ROOM_KEPT_HINT),
+            ctxkit_agent::NoRoomCause::PromptTooLarge => self.info(PROMPT_TOO_LARGE_HINT),
         }
     }
 
