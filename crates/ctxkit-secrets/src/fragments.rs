@@ -38,6 +38,23 @@ impl Fragments {
                 std::iter::once((*secret).to_owned()).chain(crate::encoded::encoded_forms(secret))
             })
             .collect();
+        Self::of_spellings(&spellings)
+    }
+
+    /// The fragments of `texts` as they are, without their encoded spellings: for the skeletons
+    /// of `spelled_out`, whose hex spelling is no spelling of the key (QA: the hex of a key's
+    /// `12345678` is `3132333435363738`, which `seq 1 40` spells, and its whole output was
+    /// withheld).
+    pub(crate) fn plain(texts: &[&str]) -> Self {
+        let spellings: Vec<String> = texts
+            .iter()
+            .filter(|text| text.is_ascii())
+            .map(|text| (*text).to_owned())
+            .collect();
+        Self::of_spellings(&spellings)
+    }
+
+    fn of_spellings(spellings: &[String]) -> Self {
         let mut windows: Vec<Vec<u8>> = spellings
             .iter()
             .filter(|spelling| spelling.len() > FRAGMENT_BYTES)

@@ -77,6 +77,9 @@ pub struct Redactor {
     /// for a fragment's window.
     skeletons: fragments::Fragments,
     short_skeletons: Vec<String>,
+    /// The secrets' own windows, without their encoded spellings: what a dump's numbers, read
+    /// back, are searched for (`spelled_out`).
+    plain: fragments::Fragments,
 }
 
 impl Redactor {
@@ -106,7 +109,8 @@ impl Redactor {
         let skeletons: Vec<&str> = skeletons.iter().map(String::as_str).collect();
         Self {
             fragments: fragments::Fragments::new(&secrets),
-            skeletons: fragments::Fragments::new(&skeletons),
+            plain: fragments::Fragments::plain(&secrets),
+            skeletons: fragments::Fragments::plain(&skeletons),
             short_skeletons,
             secrets: secrets.into_iter().map(str::to_owned).collect(),
         }
@@ -127,7 +131,7 @@ impl Redactor {
         if !self.secrets.is_empty()
             && spelled_out::spells_out_a_key(
                 &redacted,
-                &self.fragments,
+                &self.plain,
                 &self.skeletons,
                 &self.short_skeletons,
             )

@@ -12,7 +12,8 @@ pub(crate) const WITHHELD: &str = "<redacted: this text spells out a key ctxkit 
      model (in a hex or character dump, reversed or spaced out), so none of it is shown>";
 
 /// Whether `text` (already redacted of every plain spelling) spells one of `secrets` out.
-/// `skeletons` holds the secrets' letters and digits alone, in lower case, and `short` those
+/// `fragments` holds the secrets' own windows (a dump read back is searched for the secret, not for
+/// its hex: the numbers `3331`…`3338` read back are the hex of `12345678`). `skeletons` holds the secrets' letters and digits alone, in lower case, and `short` those
 /// skeletons too short for its windows. Read on every tool result and every file `grep` searches:
 /// one pass builds the text's own skeleton (its letters and digits, lower case: any separator,
 /// any case, `od -c`'s columns, `sed 's/./& /g'`, `['s', 'k', …]`), read forwards and backwards
@@ -190,6 +191,20 @@ mod tests {
         let redactor = Redactor::new([key]);
         let shown = redactor.redact_known(&format!("OPENAI_API_KEY={}", key.to_uppercase()));
         assert_eq!(shown, super::WITHHELD);
+    }
+
+    /// QA: with a key holding `1234567890`, `seq 1 20000` was withheld whole (its digits spell
+    /// the hex of the key's `12345678`), and so was every file `grep` searched with such numbers.
+    #[test]
+    fn numbers_that_spell_a_keys_hex_are_no_spelling_of_the_key() {
+        let redactor = Redactor::new(["sk-SECRETMOCKKEY1234567890"]);
+        let numbers: String = (1..=20_000).map(|number| format!("{number}\n")).collect();
+        assert_eq!(redactor.redact_known(&numbers), numbers);
+        let spaced: String = "sk-SECRETMOCKKEY1234567890"
+            .chars()
+            .flat_map(|character| [character, ' '])
+            .collect();
+        assert_eq!(redactor.redact_known(&spaced), super::WITHHELD);
     }
 
     #[test]
