@@ -131,8 +131,28 @@ impl Acceptor {
         // for the client's delayed ACK: 40 ms per request on Linux. Best effort: a socket that
         // refuses the option still works, only slower.
         let _ = stream.set_nodelay(true);
+        keep_alive(&stream);
         Accepted { stream, peer, slot }
     }
+}
+
+/// How long a connection may be silent before the system asks whether its peer is still there,
+/// how often it asks, and how many unanswered asks close it: a client whose machine or network
+/// vanished (no FIN, no RST) is gone within about a minute.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+const KEEPALIVE_PROBES: u32 = 3;
+
+/// Turns on TCP keepalive for an accepted connection (QA: a `serve` client whose network went
+/// down held its session, its lease renewed by the server, and a connection slot until the server
+/// stopped; the socket stayed established for good). Best effort: a socket that refuses it works
+/// as before.
+fn keep_alive(stream: &TcpStream) {
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time(KEEPALIVE_IDLE)
+        .with_interval(KEEPALIVE_INTERVAL)
+        .with_retries(KEEPALIVE_PROBES);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&keepalive);
 }
 
 /// Tells a connection over the cap so, without waiting (a client that does not read is not

@@ -60,6 +60,23 @@ async fn an_accepted_connection_sends_without_delay() {
     assert!(accepted.stream.nodelay().unwrap());
 }
 
+/// QA: a client whose network vanished (no FIN, no RST) kept its connection, and with it its
+/// session's lease, until the server stopped. Accepted connections ask after a silent peer.
+#[tokio::test]
+async fn an_accepted_connection_asks_after_a_silent_peer() {
+    let listener = TcpListener::bind(loopback()).await.unwrap();
+    let acceptor = Acceptor::new(listener, ConnectionLimits::new(1));
+    let _client = TcpStream::connect(acceptor.local_addr().unwrap())
+        .await
+        .unwrap();
+    let accepted = acceptor.accept().await;
+    let socket = socket2::SockRef::from(&accepted.stream);
+    assert!(socket.keepalive().unwrap());
+    assert_eq!(socket.tcp_keepalive_time().unwrap(), KEEPALIVE_IDLE);
+    assert_eq!(socket.tcp_keepalive_interval().unwrap(), KEEPALIVE_INTERVAL);
+    assert_eq!(socket.tcp_keepalive_retries().unwrap(), KEEPALIVE_PROBES);
+}
+
 #[tokio::test]
 async fn a_connection_over_the_cap_is_answered_503_and_closed() {
     let listener = TcpListener::bind(loopback()).await.unwrap();

@@ -35,7 +35,10 @@ pub enum StoreError {
 
     /// Another writer holds the session's lease and it has not expired. Returned by `acquire`.
     /// Wait for the lease to expire (a writer that died is taken over then), or fork the session.
-    #[error("session `{id}` is in use by {owner} (its lease expires in {expires_in_ms} ms)")]
+    #[error(
+        "session `{id}` is in use by {owner} (its lease expires in {expires_in_ms} ms unless that \
+         writer renews it, as it does while it runs)"
+    )]
     SessionInUse {
         id: String,
         owner: String,
