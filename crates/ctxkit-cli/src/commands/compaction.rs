@@ -71,28 +71,31 @@ pub fn compact_command(
     setup: SummarySetup,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
-    // Kept alive until the command ends; removed on drop.
+    // Kept alive until the command ends; removed on drop, or by a stop signal.
     let preview_copy = if args.preview {
-        let copy = tempfile::Builder::new()
+        let mut copy = tempfile::Builder::new()
             .prefix("ctxkit-preview-")
             .suffix(".jsonl")
             .tempfile()?;
-        std::fs::copy(args.file, copy.path())
+        let registered = super::leftovers::remove_on_stop(copy.path());
+        // Written into the private copy (mode 0600), not copied with the file's mode: a
+        // read-only session gave a read-only copy the preview could not compact (QA).
+        std::fs::File::open(args.file)
+            .and_then(|mut source| std::io::copy(&mut source, copy.as_file_mut()))
             .with_context(|| format!("cannot copy `{}` for the preview", args.file.display()))?;
-        Some(copy)
+        Some((copy, registered))
     } else {
         None
     };
-    let target = match (args.out_file, &preview_copy) {
-        (_, Some(copy)) => copy.path(),
-        (Some(out_file), None) => {
-            new_copy(args.file, out_file)?;
-            out_file
-        }
-        (None, None) => args.file,
-    };
     // The new --out file stays only when a compaction is written into it.
-    let unwritten_copy = args.out_file.filter(|_| !args.preview).map(UnwrittenCopy);
+    let (target, unwritten_copy) = match (args.out_file, &preview_copy) {
+        (_, Some((copy, _))) => (copy.path(), None),
+        (Some(out_file), None) => {
+            let registered = new_copy(args.file, out_file)?;
+            (out_file, Some(UnwrittenCopy(out_file, Some(registered))))
+        }
+        (None, None) => (args.file, None),
+    };
     compact_target(&args, setup, target, unwritten_copy, out)
         .map_err(|error| naming_the_file(error, target, args.file))
 }
@@ -169,7 +172,14 @@ fn compact_target(
             }
             return Ok(Outcome::Success);
         }
-        Err(EngineError::Cancelled) => bail!("compaction cancelled; nothing was written"),
+        // Interrupted, as the user asked: 130, not "invalid input" (QA).
+        Err(EngineError::Cancelled) => {
+            writeln!(
+                crate::redact::stderr(),
+                "compaction cancelled; nothing was written"
+            )?;
+            return Ok(Outcome::Signalled { number: 2 });
+        }
         Err(error) => return Err(error.into()),
     };
     if let Some(copy) = unwritten_copy.take() {
@@ -265,7 +275,9 @@ fn compact_target(
 
 /// Copies `source` to the new file `out_file` (`compact --out`) under a new session id naming
 /// `source` its parent: one id per file.
-fn new_copy(source: &Path, out_file: &Path) -> Result<()> {
+/// Copies `source` to the new file `out_file`, which a stop signal removes until the returned
+/// registration is dropped.
+fn new_copy(source: &Path, out_file: &Path) -> Result<super::leftovers::Registered> {
     if out_file.is_dir() {
         bail!(
             "`{}` is a folder; name the new session file for --out (e.g. `{}`)",
@@ -288,6 +300,7 @@ fn new_copy(source: &Path, out_file: &Path) -> Result<()> {
         std::fs::metadata(folder)
             .with_context(|| format!("cannot write `{}`", out_file.display()))?;
     }
+    let registered = super::leftovers::remove_on_stop(out_file);
     Session::copy_to(source, out_file).with_context(|| {
         format!(
             "cannot copy `{}` to `{}`",
@@ -295,15 +308,17 @@ fn new_copy(source: &Path, out_file: &Path) -> Result<()> {
             out_file.display()
         )
     })?;
-    Ok(())
+    Ok(registered)
 }
 
 /// A file `compact --out` created, removed when the command ends before a compaction is written
 /// into it (nothing to compact, cancelled, failed): "nothing was written" stays true.
-struct UnwrittenCopy<'a>(&'a Path);
+struct UnwrittenCopy<'a>(&'a Path, Option<super::leftovers::Registered>);
 
 impl UnwrittenCopy<'_> {
-    fn keep(self) {
+    fn keep(mut self) {
+        // Written: no longer removed by a stop signal either.
+        drop(self.1.take());
         std::mem::forget(self);
     }
 }

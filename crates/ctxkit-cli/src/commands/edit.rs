@@ -218,6 +218,8 @@ pub fn edit_context(
 }
 
 pub fn migrate(file: &Path, out: &mut dyn Write) -> Result<Outcome> {
+    // The rewrite's temporary file goes if a signal ends the migration (QA: a 55 MB one stayed).
+    let _temporaries = super::leftovers::temporaries_beside(file);
     let mut session = Session::open(file)?;
     super::warn_of_damage(
         &session,

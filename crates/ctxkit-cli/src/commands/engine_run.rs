@@ -44,9 +44,14 @@ pub fn run_cancellable<T>(
     operation: impl Future<Output = T>,
     cancel: impl Fn() + Send + 'static,
 ) -> Result<T> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // A worker beside the thread that runs `operation`: the offline summarizer never yields, and
+    // on one thread Ctrl-C was not seen until the compaction was written (QA).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .build()?;
+    // Ctrl-C cancels the operation, whose files are removed as it ends.
+    let _answering = super::leftovers::answering_interrupts();
     let spinner = std::io::stderr()
         .is_terminal()
         .then(|| crate::render::spinner(message));

@@ -15,6 +15,7 @@ mod engine_run;
 mod held_settings;
 mod import;
 mod inspect;
+mod leftovers;
 pub(crate) mod login;
 mod missing_entry;
 pub(crate) mod models;

@@ -332,6 +332,7 @@ mod serve_without_key;
 mod settings_files;
 mod simulate;
 mod small_windows;
+mod stop_signals;
 mod store;
 mod store_mistakes;
 mod store_sessions;
