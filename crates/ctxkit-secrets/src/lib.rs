@@ -67,6 +67,12 @@ pub fn redact_known<'a>(text: &str, secrets: impl IntoIterator<Item = &'a str>) 
     Redactor::new(secrets).redact_known(text)
 }
 
+/// Whether `text` is what [`Redactor::redact_known`] gives for a text that spells a key out (a
+/// dump of it, spaced out or reversed): the text was withheld whole.
+pub fn is_withheld(text: &str) -> bool {
+    text == spelled_out::WITHHELD
+}
+
 /// [`redact`] and [`redact_known`] for one set of secrets, prepared once (the automaton that
 /// finds pieces of them): for many texts, such as every file a search reads.
 #[derive(Debug, Clone, Default)]

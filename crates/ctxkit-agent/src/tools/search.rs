@@ -127,6 +127,12 @@ pub fn grep(
                 )));
             }
             Ok(Searched::Whole | Searched::Binary) => {}
+            Ok(Searched::PartWithheld) => unread.add(
+                name,
+                "part of it spells out a key ctxkit keeps from the model (a dump of it, spaced \
+                 out or reversed), withheld and not searched"
+                    .to_owned(),
+            ),
             Err(error) => unread.add(name, error.to_string()),
             Ok(Searched::LimitReached) => {
                 limited = true;
@@ -403,6 +409,31 @@ mod tests {
         assert_eq!(first, answers("zz-9999-0000000000000000000000"));
         assert_eq!(first[0], "No matches found");
         assert_eq!(first[5], ".env:2: PORT=1");
+    }
+
+    /// QA: a file withheld whole for spelling out the configured key (its hex dump here)
+    /// answered "No matches found", read as searched and absent; it is said to be withheld.
+    #[test]
+    fn a_file_withheld_for_spelling_a_key_is_not_said_to_be_searched() {
+        let key = "sk-proj-pJE1auGBHZvjyKszCpYqItFEzzzzzzzzzzzz";
+        let dir = tempfile::tempdir().unwrap();
+        let dump: String = key.bytes().map(|byte| format!("{byte:02x} ")).collect();
+        std::fs::write(dir.path().join("dump.txt"), format!("lorem\n{dump}\n")).unwrap();
+        let mut context = context(dir.path());
+        let mut workspace = crate::workspace::Workspace::new(dir.path());
+        workspace.add_secret(key);
+        context.workspace = std::sync::Arc::new(workspace);
+        let outcome = run_tool(
+            "grep",
+            &json!({"pattern": "lorem", "path": "dump.txt"}),
+            "c",
+            &context,
+        );
+        assert!(
+            outcome.text.starts_with("No matches found\n\n[1 place could not be searched: `dump.txt`: part of it spells out a key"),
+            "{}",
+            outcome.text
+        );
     }
 
     /// QA (third round): a match in a file whose name holds a newline was shown on two lines, and

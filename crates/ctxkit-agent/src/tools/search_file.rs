@@ -52,6 +52,9 @@ pub(super) enum Searched {
     Binary,
     /// A match past the limit was found in it (the limit cut results off).
     LimitReached,
+    /// Searched to its end but for a part that spells out a key ctxkit keeps from the model,
+    /// withheld whole (`ctxkit_secrets::is_withheld`): not searched there.
+    PartWithheld,
     Cancelled,
 }
 
@@ -142,6 +145,7 @@ pub(super) fn search_file(
     };
     let mut chunk = Vec::new();
     let mut lines_before: usize = 0;
+    let mut withheld = false;
     loop {
         chunk.clear();
         let (lines_in_chunk, ended) = match next_chunk(&mut reader, &mut chunk, found) {
@@ -156,6 +160,8 @@ pub(super) fn search_file(
         // answers "found" or "not" for each guess, and a tester's model spelled out a
         // configured key from a project's `.env` in 400 calls of position-only patterns.
         let text = context.workspace.redact(&String::from_utf8_lossy(&chunk));
+        // "No matches found" would read as searched (QA: a whole file withheld answered so).
+        withheld |= ctxkit_secrets::is_withheld(&text);
         for (index, line) in text.lines().enumerate() {
             let number = lines_before + index + 1;
             if let Some(end) = scan.line(found, number, line, regex.is_match(line)) {
@@ -165,6 +171,9 @@ pub(super) fn search_file(
         lines_before += lines_in_chunk;
         if ended && scan.past_limit {
             return Ok(Searched::LimitReached);
+        }
+        if ended && withheld {
+            return Ok(Searched::PartWithheld);
         }
         if ended {
             return Ok(Searched::Whole);

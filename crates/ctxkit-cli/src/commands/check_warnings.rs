@@ -105,6 +105,10 @@ pub(super) fn unknown_shapes(session: &Session) -> Vec<Warning> {
                 continue;
             }
             EntryKind::Message(message) => match message.as_ref() {
+                // Pi 1.6.0's system messages (prompt state in the transcript) are known: they
+                // reach the model (`ctxkit_session::reaches_model`), and Pi writes one into every
+                // session (QA: each one was warned of as unknown and "left out").
+                AgentMessage::Unknown(_) if ctxkit_session::reaches_model(message) => continue,
                 AgentMessage::Unknown(fields) => {
                     let role = fields.get("role").and_then(|role| role.as_str());
                     say(

@@ -183,6 +183,13 @@ fn check_says_what_it_does_not_know_and_what_becomes_of_it() {
             "message": {"role": "user", "timestamp": 1,
                 "content": [{"type": "text", "text": "see"}, {"type": "video", "url": "v.mp4"}]}}),
         ),
+        // Pi 1.6.0 writes one into every session: known, sent, not warned of (QA).
+        entry(
+            "f0000004",
+            "f0000003",
+            serde_json::json!({"type": "message",
+            "message": {"role": "system", "content": "", "sections": [], "timestamp": 1}}),
+        ),
     ];
     std::fs::write(&file, format!("{text}{}", added.concat())).unwrap();
     let check = run.ctxkit(&["check", path]);
@@ -194,6 +201,7 @@ fn check_says_what_it_does_not_know_and_what_becomes_of_it() {
     ] {
         assert!(check.contains(said), "{said}: {check}");
     }
+    assert!(!check.contains("role `system`"), "{check}");
 }
 
 /// QA (2026-12-07): `--replace ""` was written, and the view then sent an empty message, which a
