@@ -36,9 +36,69 @@ pub(crate) fn spells_out_a_key(
     if holds_skeleton(&skeleton) || holds_skeleton(&reversed) {
         return true;
     }
+    // A dump's offsets and its hex column stand between the key's characters from one line to
+    // the next (QA: `od -c`, `xxd`, `hexdump -C` and `xxd -c 8` of a 26-character key showed it
+    // whole): its lines without their offsets, and its text column alone, are read too.
+    let (without_offsets, columns) = dump_views(text);
+    if !columns.is_empty() && (fragments.finds(&columns) || holds_skeleton(&skeleton_of(&columns)))
+    {
+        return true;
+    }
+    if !without_offsets.is_empty() && holds_skeleton(&skeleton_of(&without_offsets)) {
+        return true;
+    }
     decoded_dumps(text)
         .iter()
         .any(|bytes| fragments.finds(&String::from_utf8_lossy(bytes)))
+}
+
+/// `text`'s letters and digits alone, in lower case.
+fn skeleton_of(text: &str) -> String {
+    text.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|character| character.to_ascii_lowercase())
+        .collect()
+}
+
+/// Two views of the dump lines of `text` (a line starting with an offset: six or more hex digits,
+/// `xxd`'s with a `:`): each such line without its offset, joined (`od -c`'s characters), and
+/// each one's text column, joined (`xxd`'s after the hex groups, `hexdump -C`'s between `|`s).
+/// Both empty when no line is a dump's.
+fn dump_views(text: &str) -> (String, String) {
+    let mut without_offsets = String::new();
+    let mut columns = String::new();
+    for line in text.lines() {
+        let Some(rest) = after_offset(line) else {
+            continue;
+        };
+        without_offsets.push_str(rest);
+        without_offsets.push(' ');
+        if let (Some(start), Some(end)) = (rest.find('|'), rest.rfind('|'))
+            && start < end
+        {
+            columns.push_str(&rest[start + 1..end]);
+        } else if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|offset| offset.ends_with(':'))
+            && let Some(gap) = rest.trim_start().find("  ")
+        {
+            columns.push_str(rest.trim_start()[gap..].trim_start());
+        }
+    }
+    (without_offsets, columns)
+}
+
+/// The rest of a dump's line after its offset, when it starts with one.
+fn after_offset(line: &str) -> Option<&str> {
+    let offset = line.split_whitespace().next()?;
+    let digits = offset.strip_suffix(':').unwrap_or(offset);
+    let is_offset = digits.len() >= 6 && digits.bytes().all(|byte| byte.is_ascii_hexdigit());
+    if !is_offset {
+        return None;
+    }
+    let start = line.find(offset)? + offset.len();
+    line.get(start..)
 }
 
 /// The bytes a numeric dump in `text` stands for, read each way a dump tool writes them: hex
@@ -191,6 +251,23 @@ mod tests {
         let redactor = Redactor::new([key]);
         let shown = redactor.redact_known(&format!("OPENAI_API_KEY={}", key.to_uppercase()));
         assert_eq!(shown, super::WITHHELD);
+    }
+
+    /// QA (verification): a key of 26 characters was read whole off `od -c`, `xxd`,
+    /// `hexdump -C` and `xxd -c 8`, whose offsets and hex columns broke every 16-character run.
+    #[test]
+    fn a_short_key_across_a_dumps_lines_is_withheld() {
+        let key = "sk-SECRETMOCKKEY1234567890";
+        let redactor = Redactor::new([key]);
+        let dumps = [
+            "0000000   O   P   E   N   A   I   _   A   P   I   _   K   E   Y   =   s\n0000020   k   -   S   E   C   R   E   T   M   O   C   K   K   E   Y   1\n0000040   2   3   4   5   6   7   8   9   0  \\n\n0000052\n",
+            "00000000: 4f50 454e 4149 5f41 5049 5f4b 4559 3d73  OPENAI_API_KEY=s\n00000010: 6b2d 5345 4352 4554 4d4f 434b 4b45 5931  k-SECRETMOCKKEY1\n00000020: 3233 3435 3637 3839 300a                 234567890.\n",
+            "00000000  4f 50 45 4e 41 49 5f 41  50 49 5f 4b 45 59 3d 73  |OPENAI_API_KEY=s|\n00000010  6b 2d 53 45 43 52 45 54  4d 4f 43 4b 4b 45 59 31  |k-SECRETMOCKKEY1|\n00000020  32 33 34 35 36 37 38 39  30 0a                    |234567890.|\n0000002a\n",
+            "00000000: 4b45 593d 736b 2d53  KEY=sk-S\n00000008: 4543 5245 544d 4f43  ECRETMOC\n00000010: 4b4b 4559 3132 3334  KKEY1234\n00000018: 3536 3738 3930 0a    567890.\n",
+        ];
+        for dump in dumps {
+            assert_eq!(redactor.redact_known(dump), super::WITHHELD, "{dump}");
+        }
     }
 
     /// QA: with a key holding `1234567890`, `seq 1 20000` was withheld whole (its digits spell
