@@ -47,7 +47,7 @@ pub use settings::{
     Document, HeldEntry, HeldReason, ImportStep, KeyPath, SettingEntry, SettingLookup,
     SettingOrigin, SettingValue, SettingsDiagnostic, SettingsManager, add_package_source,
     check_known_key, held_until_trusted, holds_credentials, is_pi_key_not_acted_on,
-    is_pi_key_not_read, looks_local, remove_package_sources,
+    is_pi_key_not_read, looks_local, remove_package_sources, shell_files,
 };
 pub use tree::{
     AdaptiveBudgets, AnthropicCompactionConfig, AnthropicConfig, AnthropicContextManagementConfig,
@@ -61,6 +61,6 @@ pub use tree::{
     WarningsConfig, model_override_key,
 };
 pub use trust::{
-    HeldSetting, HookReview, ProjectTrust, TRUST_FILE_NAME, hook_review, project_trust,
-    script_digest, set_project_trust,
+    HeldSetting, HookReview, ProjectTrust, TRUST_FILE_NAME, hook_review, pin_project_files,
+    project_trust, script_digest, set_project_trust,
 };

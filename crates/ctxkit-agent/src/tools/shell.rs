@@ -11,11 +11,27 @@ pub struct Shell {
     pub path: Option<PathBuf>,
     /// `shellCommandPrefix`: text run before every command, on its own line.
     pub command_prefix: Option<String>,
+    /// The project files of those two as they were when the settings were read
+    /// (`ctxkit_settings::pin_project_files`): a command runs only while each is unchanged (QA: a
+    /// trusted project's `shellPath` script rewritten by a pull during a chat ran before the next
+    /// command the user approved).
+    pub pinned: Vec<ctxkit_settings::PinnedScript>,
 }
 
 impl Shell {
     /// The program to run with `-c`, or why there is none.
     pub fn program(&self) -> Result<PathBuf, String> {
+        for script in &self.pinned {
+            let now = ctxkit_settings::script_digest(&script.path).unwrap_or_default();
+            if now != script.digest {
+                return Err(format!(
+                    "Not run: `{}`, which the settings run before every command (`shellPath`, \
+                     `shellCommandPrefix`), changed since they were read; read it, then start \
+                     again (`ctxkit trust` first for a project's settings)",
+                    script.named.display()
+                ));
+            }
+        }
         if let Some(path) = &self.path {
             if path.exists() {
                 return Ok(path.clone());
@@ -71,12 +87,12 @@ mod tests {
         );
         let named = Shell {
             path: Some(PathBuf::from("/bin/sh")),
-            command_prefix: None,
+            ..Shell::default()
         };
         assert_eq!(named.program().unwrap(), Path::new("/bin/sh"));
         let missing = Shell {
             path: Some(PathBuf::from("/no/such/shell")),
-            command_prefix: None,
+            ..Shell::default()
         };
         assert!(
             missing
@@ -89,10 +105,38 @@ mod tests {
     #[test]
     fn the_prefix_is_a_line_of_its_own_before_the_command() {
         let shell = Shell {
-            path: None,
             command_prefix: Some("shopt -s expand_aliases".to_owned()),
+            ..Shell::default()
         };
         assert_eq!(shell.script("ll"), "exec 2>&1\nshopt -s expand_aliases\nll");
         assert_eq!(Shell::default().script("ls"), "exec 2>&1\nls");
+    }
+
+    /// QA: a trusted project's `shellPath` script rewritten (a pull in another terminal) while a
+    /// chat ran was run before the next command the user approved.
+    #[test]
+    fn a_pinned_script_changed_since_is_not_run() {
+        let project = tempfile::tempdir().unwrap();
+        let project = std::fs::canonicalize(project.path()).unwrap();
+        let script = project.join("scripts/mysh");
+        std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+        std::fs::write(&script, "#!/bin/sh\nexec /bin/sh \"$@\"\n").unwrap();
+        let shell = Shell {
+            path: Some(script.clone()),
+            pinned: ctxkit_settings::pin_project_files(&["scripts/mysh", "./env.sh"], &project),
+            ..Shell::default()
+        };
+        assert_eq!(shell.program().unwrap(), script);
+        std::fs::write(&script, "#!/bin/sh\ntouch pwned\nexec /bin/sh \"$@\"\n").unwrap();
+        let refused = shell.program().unwrap_err();
+        assert!(
+            refused.contains("`scripts/mysh`") && refused.contains("changed"),
+            "{refused}"
+        );
+        // A file named but absent when pinned, written since, is no trusted one either.
+        std::fs::write(&script, "#!/bin/sh\nexec /bin/sh \"$@\"\n").unwrap();
+        assert!(shell.program().is_ok());
+        std::fs::write(project.join("env.sh"), "touch pwned\n").unwrap();
+        assert!(shell.program().unwrap_err().contains("`./env.sh`"));
     }
 }

@@ -269,15 +269,24 @@ pub(crate) fn shell_of(
     typed: &ctxkit_settings::Settings,
     environment: &ctxkit_settings::Environment,
 ) -> ctxkit_agent::tools::Shell {
+    // An empty `shellPath` is unset, as Pi reads it (QA 2026-12-07: every `bash` call failed
+    // naming the shell ``).
+    let shell_path = typed
+        .shell_path
+        .as_deref()
+        .filter(|path| !path.trim().is_empty());
+    let files = ctxkit_settings::shell_files(
+        shell_path,
+        typed.shell_command_prefix.as_deref(),
+        &environment.home,
+    );
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let project =
+        std::fs::canonicalize(&environment.cwd).unwrap_or_else(|_| environment.cwd.clone());
     ctxkit_agent::tools::Shell {
-        // An empty `shellPath` is unset, as Pi reads it (QA 2026-12-07: every `bash` call failed
-        // naming the shell ``).
-        path: typed
-            .shell_path
-            .as_deref()
-            .filter(|path| !path.trim().is_empty())
-            .map(|path| ctxkit_settings::expand_tilde_strict(path, &environment.home)),
+        path: shell_path.map(|path| ctxkit_settings::expand_tilde_strict(path, &environment.home)),
         command_prefix: typed.shell_command_prefix.clone(),
+        pinned: ctxkit_settings::pin_project_files(&files, &project),
     }
 }
 

@@ -42,13 +42,18 @@ fn fork_with_no_id_lists_the_prompts_and_forks_before_the_one_picked() {
     let screen = wait_list(&tmux, "── 2/3");
     assert!(cursor_row(&screen).contains("prompt beta"), "{screen}");
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("Forked into a new session: ");
-    let named = screen
+    let screen = tmux.wait_for("Forked into a new session:");
+    // The chat breaks its sentences between words: a long path may stand on the next line.
+    let mut lines = screen
         .lines()
-        .find_map(|line| line.strip_prefix("Forked into a new session: "))
-        .unwrap()
-        .trim()
-        .to_owned();
+        .skip_while(|line| !line.starts_with("Forked into a new session:"));
+    let first = lines.next().unwrap();
+    let rest = first["Forked into a new session:".len()..].trim();
+    let named = if rest.is_empty() {
+        lines.next().unwrap().trim().to_owned()
+    } else {
+        rest.to_owned()
+    };
     // The prompt picked is back on the input line (its first showing is the one typed).
     tmux.wait_for_count("> prompt beta", 2);
     // The new file holds what came before the prompt picked; the old one is unchanged.

@@ -2,6 +2,8 @@
 //! from the typed tree), on purpose: a credential is redacted wherever it sits, an unknown key's
 //! too, and a hook or package the tree would reject still has its files guarded.
 
+use std::path::Path;
+
 use serde_json::Value;
 
 use super::{Document, SettingsManager};
@@ -28,7 +30,7 @@ impl SettingsManager {
         let mut named = Vec::new();
         for scope in [SettingsScope::Global, SettingsScope::Project] {
             let document = self.document(scope);
-            let commands = code_parts(document).into_iter();
+            let commands = code_parts(document, self.folder.home()).into_iter();
             let packages = document
                 .get("packages")
                 .and_then(Value::as_array)
@@ -36,7 +38,7 @@ impl SettingsManager {
                 .flatten()
                 .filter_map(|package| package.as_str().or_else(|| package.get("source")?.as_str()))
                 .filter(|source| source.starts_with('.') || source.starts_with('/'));
-            named.extend(commands.chain(packages).map(str::to_owned));
+            named.extend(commands.chain(packages.map(str::to_owned)));
         }
         named
     }
@@ -62,23 +64,84 @@ pub(crate) fn hook_command_parts(hooks: Option<&Value>) -> impl Iterator<Item = 
 /// (`source ./env.sh`). Trust pins the project files among them, and the model's writes to them
 /// ask first (QA: a trusted project's `shellPath` script, rewritten by the model or a pull, ran
 /// before every command the user approved).
-pub(crate) fn code_parts(document: &Document) -> Vec<&str> {
-    let mut parts: Vec<&str> = hook_command_parts(document.get("hooks")).collect();
+/// A leading `~/` is `home` (QA: `"shellPath": "~/proj/scripts/mysh"` with the project under the
+/// home was neither pinned nor guarded).
+pub(crate) fn code_parts(document: &Document, home: Option<&Path>) -> Vec<String> {
+    let expand = |part: &str| expand_home(part, home);
+    let mut parts: Vec<String> = hook_command_parts(document.get("hooks"))
+        .map(expand)
+        .collect();
     if let Some(npm) = document.get("npmCommand").and_then(Value::as_array) {
-        parts.extend(with_shell_string_script(
-            npm.iter().filter_map(Value::as_str).collect(),
-        ));
+        let npm = with_shell_string_script(npm.iter().filter_map(Value::as_str).collect());
+        parts.extend(npm.into_iter().map(expand));
     }
     if let Some(shell) = document.get("shellPath").and_then(Value::as_str) {
-        parts.push(shell);
+        parts.push(expand(shell));
     }
     if let Some(editor) = document.get("externalEditor").and_then(Value::as_str) {
-        parts.extend(shell_string_script(&["sh", "-c", editor]));
+        let program = editor.split_whitespace().next().map(expand);
+        parts.extend(program.filter(|program| is_path_as_written(program)));
     }
     if let Some(prefix) = document.get("shellCommandPrefix").and_then(Value::as_str) {
-        parts.extend(prefix.split_whitespace().filter(|word| names_a_file(word)));
+        parts.extend(sourced_files(prefix).into_iter().map(expand));
     }
     parts
+}
+
+/// The files the `bash` tool's shell runs as written, by [`code_parts`]'s rules: `shellPath`
+/// and the files `shellCommandPrefix` names, a leading `~/` read as `home`.
+pub fn shell_files(
+    shell_path: Option<&str>,
+    command_prefix: Option<&str>,
+    home: &Path,
+) -> Vec<String> {
+    let mut files: Vec<String> = shell_path
+        .map(|path| expand_home(path, Some(home)))
+        .into_iter()
+        .collect();
+    let sourced = command_prefix.map(sourced_files).unwrap_or_default();
+    // A bare name is read from the working folder (when not on `PATH`): `./` makes it a path, so
+    // one absent now is pinned as absent.
+    files.extend(sourced.into_iter().map(|file| {
+        if file.contains('/') {
+            expand_home(file, Some(home))
+        } else {
+            format!("./{file}")
+        }
+    }));
+    files
+}
+
+/// `part` with a leading `~/` read as `home`.
+fn expand_home(part: &str, home: Option<&Path>) -> String {
+    match (part.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => home.join(rest).to_string_lossy().into_owned(),
+        (Some(_) | None, _) => part.to_owned(),
+    }
+}
+
+/// The files a shell line names as written: each word (split at white space and `;&|()<>`,
+/// quotes taken off, a leading `$PWD/` read as the working folder) that is a path, a dotted name
+/// (`.envrc`) or `~/…`, and every word after `source` or `.`, which bash looks for in the working
+/// folder too (`source env.sh`; QA: `set -a; . ./.env; set +a`, `source "./env.sh"` and
+/// `source $PWD/env.sh` named no file).
+fn sourced_files(line: &str) -> Vec<&str> {
+    let mut files = Vec::new();
+    let mut after_source = false;
+    let separators = |character: char| character.is_whitespace() || ";&|()<>".contains(character);
+    for token in line.split(separators).filter(|token| !token.is_empty()) {
+        let word = token.trim_matches(|character| character == '"' || character == '\'');
+        let word = word
+            .strip_prefix("$PWD/")
+            .or_else(|| word.strip_prefix("${PWD}/"))
+            .unwrap_or(word);
+        let named = names_a_file(word) || word.starts_with("~/");
+        if !word.is_empty() && (after_source || named) {
+            files.push(word);
+        }
+        after_source = matches!(word, "source" | ".");
+    }
+    files
 }
 
 /// Whether a word of a shell line names a file as written: a path ([`is_path_as_written`]) or a
@@ -182,6 +245,42 @@ fn collect_secrets(key: &str, value: &Value, in_headers: bool, secrets: &mut Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QA: `set -a; . ./.env; set +a`, `source "./env.sh"`, `source $PWD/env.sh`, `source env.sh`
+    /// and a `~/…` `shellPath` or `externalEditor` named no file, so the model could rewrite
+    /// them without a question and trust did not cover them.
+    #[test]
+    fn the_files_a_shell_setting_runs_are_found_as_the_shell_reads_them() {
+        let words = sourced_files;
+        assert_eq!(words("set -a; . ./.env; set +a"), ["./.env"]);
+        assert_eq!(words("source \"./env.sh\""), ["./env.sh"]);
+        assert_eq!(words("source $PWD/env.sh && shopt -s x"), ["env.sh"]);
+        assert_eq!(words("source env.sh"), ["env.sh"]);
+        assert_eq!(
+            words("[ -f .envrc ] && source .envrc"),
+            [".envrc", ".envrc"]
+        );
+        assert_eq!(words("shopt -s expand_aliases"), Vec::<&str>::new());
+        let home = Path::new("/home/me");
+        let document = serde_json::json!({
+            "shellPath": "~/proj/scripts/mysh",
+            "externalEditor": "~/proj/scripts/ed --wait",
+            "shellCommandPrefix": "source ~/proj/env.sh"
+        });
+        let document = document.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            code_parts(&document, Some(home)),
+            [
+                "/home/me/proj/scripts/mysh",
+                "/home/me/proj/scripts/ed",
+                "/home/me/proj/env.sh"
+            ]
+        );
+        assert_eq!(
+            shell_files(Some("~/sh"), Some("source env.sh; . lib/x.sh"), home),
+            ["/home/me/sh", "./env.sh", "lib/x.sh"]
+        );
+    }
 
     #[test]
     fn credentials_in_settings_are_found_wherever_they_are() {

@@ -29,8 +29,8 @@ mod write;
 use std::path::{Path, PathBuf};
 
 pub use allowlist::{HeldEntry, HeldReason};
-pub use boundary::holds_credentials;
 pub(crate) use boundary::{code_parts, is_path_as_written, with_shell_string_script};
+pub use boundary::{holds_credentials, shell_files};
 pub use diagnostics::SettingsDiagnostic;
 pub use document::{Document, KeyPath};
 pub use known::{check_known_key, is_known_key, is_pi_key_not_acted_on, is_pi_key_not_read};

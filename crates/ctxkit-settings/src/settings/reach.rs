@@ -52,6 +52,11 @@ impl ProjectFolder {
         self.home = Some(home.to_path_buf());
     }
 
+    /// The home `~` expands to, when known.
+    pub(crate) fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
     /// Whether the `entry` (a source text, or a path of a resource array) of the top-level `key`
     /// reaches outside the project. Patterns (`!x`, `+x`, `-x`, globs) of resource arrays only
     /// narrow what entries found, so they never do.

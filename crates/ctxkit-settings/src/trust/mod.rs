@@ -135,10 +135,10 @@ fn hex(bytes: &[u8]) -> String {
 /// code (`crate::settings::code_parts`: hooks, `npmCommand`, `shellPath`, …): a script rewritten
 /// after `ctxkit trust` (by the model's `write`, a pull) changes it, so the settings wait for trust
 /// again. Files that do not exist are left out.
-fn pinned_fingerprint(held: &Value, parts: &[&str], project: &std::path::Path) -> String {
+fn pinned_fingerprint(held: &Value, parts: &[String], project: &std::path::Path) -> String {
     let mut hasher = Sha256::new();
     hasher.update(held.to_string().as_bytes());
-    for (part, path) in project_scripts(parts.iter().copied(), project) {
+    for (part, path) in project_scripts(parts.iter().map(String::as_str), project) {
         hasher.update(b"\0script\0");
         hasher.update(part.as_bytes());
         // As recorded since trust began (a changed form would ask every project to be trusted
@@ -161,33 +161,41 @@ pub(crate) fn pin_hook_scripts(hooks: &mut [crate::CommandHookConfig], project: 
     for hook in hooks {
         let parts = hook.command.iter().map(String::as_str).collect();
         let parts = crate::settings::with_shell_string_script(parts);
-        let mut pinned: Vec<crate::PinnedScript> = project_scripts(parts.iter().copied(), project)
-            .filter_map(|(part, path)| {
-                let digest = script_digest(&path)?;
-                let named = std::path::PathBuf::from(part);
-                Some(crate::PinnedScript {
-                    path,
-                    named,
-                    digest,
-                })
-            })
-            .collect();
-        for part in parts {
-            let path = project.join(part);
-            let in_project = ctxkit_jail::lexical(&path).starts_with(project);
-            let named = std::path::PathBuf::from(part);
-            let known = pinned.iter().any(|script| script.named == named);
-            let path_like = crate::settings::is_path_as_written(part);
-            if path_like && in_project && !known && script_digest(&path).is_none() {
-                pinned.push(crate::PinnedScript {
-                    path,
-                    named,
-                    digest: String::new(),
-                });
-            }
-        }
-        hook.pinned_scripts = pinned;
+        hook.pinned_scripts = pin_project_files(&parts, project);
     }
+}
+
+/// The project files among `parts` (paths as written, relative to `project` or absolute), each
+/// with its digest now, and each path-like part inside the project that names nothing pinned as
+/// absent: what a trusted setting runs, to be checked before each run (hooks, the `bash` tool's
+/// `shellPath` and `shellCommandPrefix` files).
+pub fn pin_project_files(parts: &[&str], project: &std::path::Path) -> Vec<crate::PinnedScript> {
+    let mut pinned: Vec<crate::PinnedScript> = project_scripts(parts.iter().copied(), project)
+        .filter_map(|(part, path)| {
+            let digest = script_digest(&path)?;
+            let named = std::path::PathBuf::from(part);
+            Some(crate::PinnedScript {
+                path,
+                named,
+                digest,
+            })
+        })
+        .collect();
+    for &part in parts {
+        let path = project.join(part);
+        let in_project = ctxkit_jail::lexical(&path).starts_with(project);
+        let named = std::path::PathBuf::from(part);
+        let known = pinned.iter().any(|script| script.named == named);
+        let path_like = crate::settings::is_path_as_written(part);
+        if path_like && in_project && !known && script_digest(&path).is_none() {
+            pinned.push(crate::PinnedScript {
+                path,
+                named,
+                digest: String::new(),
+            });
+        }
+    }
+    pinned
 }
 
 /// The `hooks` of one scope's document when it holds a non-empty list.
@@ -227,7 +235,10 @@ pub fn project_trust(
 ) -> Result<ProjectTrust, SettingsError> {
     let project = project_key(environment);
     let hooks = hooks_in(settings, SettingsScope::Project);
-    let code = crate::settings::code_parts(settings.document(SettingsScope::Project));
+    let code = crate::settings::code_parts(
+        settings.document(SettingsScope::Project),
+        Some(&environment.home),
+    );
     let split = settings.split_project();
     let resources = crate::protected::protected_resources(environment, settings);
     if split.held.is_empty() && resources.is_empty() {
@@ -305,9 +316,9 @@ pub fn project_trust(
 
 /// The project files the settings run as code, each part once in the order named, with the
 /// digest of its contents now.
-fn script_digests(parts: &[&str], project: &std::path::Path) -> Vec<(String, String)> {
+fn script_digests(parts: &[String], project: &std::path::Path) -> Vec<(String, String)> {
     let mut digests: Vec<(String, String)> = Vec::new();
-    for (part, path) in project_scripts(parts.iter().copied(), project) {
+    for (part, path) in project_scripts(parts.iter().map(String::as_str), project) {
         if digests.iter().any(|(known, _)| known == part) {
             continue;
         }
@@ -366,7 +377,10 @@ pub fn set_project_trust(
     let print = trust.fingerprint.clone();
     let project = trust.project.clone();
     let scripts: serde_json::Map<String, Value> = script_digests(
-        &crate::settings::code_parts(settings.document(SettingsScope::Project)),
+        &crate::settings::code_parts(
+            settings.document(SettingsScope::Project),
+            Some(&environment.home),
+        ),
         &project,
     )
     .into_iter()
@@ -688,6 +702,9 @@ mod tests {
             r#"{"npmCommand":["scripts/after.sh"]}"#,
             r#"{"externalEditor":"scripts/after.sh --wait"}"#,
             r#"{"shellCommandPrefix":"shopt -s expand_aliases; source scripts/after.sh"}"#,
+            r#"{"shellCommandPrefix":"set -a; . ./scripts/after.sh; set +a"}"#,
+            r#"{"shellCommandPrefix":"source \"./scripts/after.sh\""}"#,
+            r#"{"shellCommandPrefix":"source $PWD/scripts/after.sh"}"#,
         ];
         for variant in variants {
             let HookProject {
