@@ -421,9 +421,13 @@ impl Engine {
         )
         .await
         .map_err(EngineError::from);
-        let result = match result {
-            Err(_) if cancel.is_cancelled() => Err(EngineError::Cancelled),
-            other => other,
+        // A cancel that came while the summary was written wins, whatever the summarizer
+        // answered: the offline one answers `Ok` (QA: Ctrl-C during `branch --summarize` with it
+        // moved the leaf and wrote the summary).
+        let result = if cancel.is_cancelled() {
+            Err(EngineError::Cancelled)
+        } else {
+            result
         };
         match result {
             Ok(written) => Ok(ControlFlow::Continue(written.map(|written| {

@@ -75,8 +75,13 @@ pub fn branch(args: BranchArgs<'_>, setup: SummarySetup, out: &mut dyn Write) ->
         engine.navigate(args.to, options),
         move || cancel.cancel_branch_summary(),
     )??;
+    // Interrupted, as the user asked: 130, as a cancelled compaction.
     if outcome.aborted {
-        bail!("branch summary cancelled; nothing was written");
+        writeln!(
+            crate::redact::stderr(),
+            "branch summary cancelled; nothing was written"
+        )?;
+        return Ok(Outcome::Signalled { number: 2 });
     }
     if outcome.cancelled {
         bail!("a hook cancelled the move; nothing was written");

@@ -159,3 +159,53 @@ fn ctrl_c_cancels_an_offline_compaction_and_leaves_nothing() {
     );
     assert_eq!(left_in(&run.temporary), Vec::<String>::new());
 }
+
+/// QA (verification): Ctrl-C during `branch --summarize` with the offline summarizer moved the
+/// leaf and wrote the summary anyway (the summarizer answered, and only an error was taken for
+/// the cancel). Cancelled now, the session unchanged, exit 130.
+#[test]
+fn ctrl_c_cancels_an_offline_branch_summary() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("large.jsonl");
+    large_session(&session, 6_000);
+    let before = std::fs::read(&session).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctxkit"))
+        .args([
+            "branch",
+            session.to_str().unwrap(),
+            "--to",
+            "e0000001u",
+            "--summarize",
+        ])
+        .args(["--model", "offline"])
+        .env("CTXKIT_HOME", dir.path().join("home"))
+        .env("TMPDIR", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut stderr = String::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        stderr.push_str(&line);
+        stderr.push('\n');
+        if line.starts_with("Summarizing") {
+            break;
+        }
+    }
+    signal(&child, "-INT");
+    for line in lines {
+        stderr.push_str(&line.unwrap());
+        stderr.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("branch summary cancelled; nothing was written"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(&session).unwrap(), before);
+}
