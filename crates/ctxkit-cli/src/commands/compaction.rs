@@ -301,6 +301,9 @@ fn new_copy(source: &Path, out_file: &Path) -> Result<super::leftovers::Register
             .with_context(|| format!("cannot write `{}`", out_file.display()))?;
     }
     let registered = super::leftovers::remove_on_stop(out_file);
+    // The copy is written through a temporary file beside it (QA: a signal during the copy left
+    // the whole session there).
+    let _temporaries = super::leftovers::temporaries_beside(out_file);
     Session::copy_to(source, out_file).with_context(|| {
         format!(
             "cannot copy `{}` to `{}`",

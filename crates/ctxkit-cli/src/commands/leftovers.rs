@@ -21,6 +21,8 @@ enum Leftover {
     File(PathBuf),
     /// This process's temporary files (`ctxkit_jail::temporary_prefix`) in a folder.
     Temporaries(PathBuf),
+    /// A private folder of the command's own, with what it holds.
+    Folder(PathBuf),
 }
 
 static REGISTERED: Mutex<Vec<(u64, Leftover)>> = Mutex::new(Vec::new());
@@ -44,6 +46,12 @@ impl Drop for Registered {
 /// Removes `path` if a stop signal ends the process while the registration lives.
 pub fn remove_on_stop(path: &Path) -> Registered {
     register(Leftover::File(path.to_owned()))
+}
+
+/// Removes the private folder `folder`, with what it holds, if a stop signal ends the process
+/// while the registration lives (QA: an export's folder of imported copies stayed in `$TMPDIR`).
+pub fn remove_folder_on_stop(folder: &Path) -> Registered {
+    register(Leftover::Folder(folder.to_owned()))
 }
 
 /// Removes this process's temporary files in `folder` (a write's `.<name>.ctxkit-<pid>-….tmp`)
@@ -125,6 +133,9 @@ fn remove_registered() {
                 let _ = std::fs::remove_file(path);
             }
             Leftover::Temporaries(folder) => remove_own_temporaries(&folder),
+            Leftover::Folder(folder) => {
+                let _ = std::fs::remove_dir_all(folder);
+            }
         }
     }
 }

@@ -229,6 +229,7 @@ pub fn export(
     refuse_to_replace(output, "export -o")?;
     let scratch = ctxkit_session::private_temporary_folder("export")
         .context("cannot create a private temporary directory")?;
+    let _scratch_left = super::leftovers::remove_folder_on_stop(scratch.path());
     let session = open_any(file, &args.from, &Imports::new(scratch.path()))?;
     super::report_damage(&session, file)?;
     let options = page_options(process, locations, args, &session, title_of(&session, file))?;
