@@ -142,6 +142,10 @@ impl Acceptor {
 const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 const KEEPALIVE_PROBES: u32 = 3;
+/// How long data the server sent may stay unacknowledged before the connection is closed:
+/// keepalive asks only after a silent one, and a peer that vanished while a turn streamed to it
+/// held its session for good (QA verification).
+const USER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Turns on TCP keepalive for an accepted connection (QA: a `serve` client whose network went
 /// down held its session, its lease renewed by the server, and a connection slot until the server
@@ -152,7 +156,9 @@ fn keep_alive(stream: &TcpStream) {
         .with_time(KEEPALIVE_IDLE)
         .with_interval(KEEPALIVE_INTERVAL)
         .with_retries(KEEPALIVE_PROBES);
-    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&keepalive);
+    let socket = socket2::SockRef::from(stream);
+    let _ = socket.set_tcp_keepalive(&keepalive);
+    let _ = socket.set_tcp_user_timeout(Some(USER_TIMEOUT));
 }
 
 /// Tells a connection over the cap so, without waiting (a client that does not read is not

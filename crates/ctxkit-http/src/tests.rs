@@ -75,6 +75,7 @@ async fn an_accepted_connection_asks_after_a_silent_peer() {
     assert_eq!(socket.tcp_keepalive_time().unwrap(), KEEPALIVE_IDLE);
     assert_eq!(socket.tcp_keepalive_interval().unwrap(), KEEPALIVE_INTERVAL);
     assert_eq!(socket.tcp_keepalive_retries().unwrap(), KEEPALIVE_PROBES);
+    assert_eq!(socket.tcp_user_timeout().unwrap(), Some(USER_TIMEOUT));
 }
 
 #[tokio::test]
