@@ -77,9 +77,12 @@ pub enum IssueKind {
     ImageNotInline,
     /// The file holds no conversation (only metadata records); the session has no messages.
     NoConversation,
-    /// Bytes of the line that are not UTF-8 were read as U+FFFD (`�`): the text around them is
-    /// kept, the bytes themselves are not.
-    InvalidUtf8,
+    /// Bytes of the line (or of the record file `file` of an OpenCode 1.x store) that are not
+    /// UTF-8 were read as U+FFFD (`�`): the text around them is kept, the bytes themselves are not.
+    InvalidUtf8 {
+        /// The record file, relative to the store's `storage` folder; `None` for a line.
+        file: Option<String>,
+    },
     /// A record file of an OpenCode 1.x store (a message or a part) that could not be read (empty,
     /// cut short, not JSON): left out, the rest of the session imported.
     UnreadableRecordFile {
@@ -218,11 +221,17 @@ impl fmt::Display for IssueKind {
                     "the file holds no conversation; imported an empty session"
                 )
             }
-            Self::InvalidUtf8 => write!(
-                formatter,
-                "bytes that are not UTF-8 were read as U+FFFD (`\u{fffd}`); the text around them \
-                 is kept"
-            ),
+            Self::InvalidUtf8 { file } => {
+                let place = file
+                    .as_deref()
+                    .map(|file| format!(" in `{file}`"))
+                    .unwrap_or_default();
+                write!(
+                    formatter,
+                    "bytes that are not UTF-8{place} were read as U+FFFD (`\u{fffd}`); the text \
+                     around them is kept"
+                )
+            }
             Self::UnreadableRecordFile { file, reason } => write!(
                 formatter,
                 "left out the record file `{file}`, which could not be read ({reason}); the rest \

@@ -34,7 +34,7 @@ pub fn read_source(path: &Path) -> Result<SourceFile, ImportError> {
             .split(|byte| *byte == b'\n')
             .enumerate()
             .filter(|(_, line)| std::str::from_utf8(line).is_err())
-            .map(|(index, _)| ImportIssue::at(index + 1, IssueKind::InvalidUtf8));
+            .map(|(index, _)| ImportIssue::at(index + 1, IssueKind::InvalidUtf8 { file: None }));
         source.issues.extend(invalid);
         source.issues.sort_by_key(|issue| issue.line);
     }
@@ -127,7 +127,7 @@ pub(crate) fn for_each_record(
     let mut issues = Vec::new();
     for_each_raw_line(path, |line, raw, replaced| {
         if replaced {
-            issues.push(ImportIssue::at(line, IssueKind::InvalidUtf8));
+            issues.push(ImportIssue::at(line, IssueKind::InvalidUtf8 { file: None }));
         }
         match parse_line(line, raw, &mut issues) {
             Some(record) => each(&record),

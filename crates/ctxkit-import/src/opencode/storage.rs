@@ -201,7 +201,9 @@ fn read_record(root: &Path, path: &Path, issues: &mut Vec<IssueKind>) -> Option<
         }
     };
     if replaced {
-        issues.push(IssueKind::InvalidUtf8);
+        issues.push(IssueKind::InvalidUtf8 {
+            file: Some(shown()),
+        });
     }
     Some(object)
 }

@@ -463,7 +463,12 @@ fn a_damaged_record_file_costs_only_itself() {
         ],
         "{issues:?}"
     );
-    assert!(issues.contains(&&IssueKind::InvalidUtf8), "{issues:?}");
+    assert!(
+        issues.contains(&&IssueKind::InvalidUtf8 {
+            file: Some("part/msg_a0000001/prt_a000000100.json".to_owned())
+        }),
+        "{issues:?}"
+    );
     let conversation = conversation(&session);
     assert!(
         conversation[0].starts_with("user: Add an R\u{fffd}S feed to the blog."),

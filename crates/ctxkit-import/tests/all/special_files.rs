@@ -209,7 +209,7 @@ fn bytes_that_are_not_utf8_are_reported_by_line() {
         .report
         .issues
         .iter()
-        .filter(|issue| issue.kind == ctxkit_import::IssueKind::InvalidUtf8)
+        .filter(|issue| issue.kind == ctxkit_import::IssueKind::InvalidUtf8 { file: None })
         .map(|issue| issue.line)
         .collect();
     assert_eq!(invalid, [Some(line + 1)]);
