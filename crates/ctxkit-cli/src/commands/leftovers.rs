@@ -7,6 +7,10 @@
 //!
 //! A command that answers Ctrl-C itself (a compaction it cancels, whose `Drop`s remove its files)
 //! says so with [`answering_interrupts`]; SIGINT is then left to it.
+//!
+//! Only one-shot commands register (`compact`, `export`, `migrate`): once the first
+//! registration starts the watcher, these three signals end the process for as long as it runs,
+//! so a long-running command that answers them itself (`chat`, `serve`, `view`) must not.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
