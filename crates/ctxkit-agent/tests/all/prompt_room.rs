@@ -58,6 +58,11 @@ impl ChatModel for Cramped {
 /// A world with a short history, whose agent talks to a [`Cramped`] model and whose summaries
 /// hang until cancelled; the history and its prompts.
 async fn cramped_world(cramped_above: u64) -> (World, Vec<String>) {
+    cramped_world_as(cramped_above, false).await
+}
+
+/// [`cramped_world`], the prompt alone cramped too when `prompt_alone_cramped`.
+async fn cramped_world_as(cramped_above: u64, prompt_alone_cramped: bool) -> (World, Vec<String>) {
     let settings = json!({"compaction": {"keepRecentTokens": 100}});
     let mut world = World::with_summarizer(
         provider(1.0, coder()),
@@ -66,7 +71,7 @@ async fn cramped_world(cramped_above: u64) -> (World, Vec<String>) {
     )
     .await;
     let prompts = history(&mut world, 2).await;
-    make_cramped(&mut world, cramped_above).await;
+    make_cramped_as(&mut world, cramped_above, prompt_alone_cramped).await;
     (world, prompts)
 }
 
@@ -186,15 +191,7 @@ async fn a_prompt_that_fits_is_sent_uncompacted_after_the_cancel() {
 /// nothing compacted or sent.
 #[tokio::test]
 async fn a_prompt_too_large_for_the_window_alone_is_given_back_without_compacting() {
-    let settings = json!({"compaction": {"keepRecentTokens": 100}});
-    let mut world = World::with_summarizer(
-        provider(1.0, coder()),
-        ctxkit_agent::EngineSettings::from_settings(&ctxkit_settings::Settings::read(&settings)),
-        Arc::new(Hanging),
-    )
-    .await;
-    let prompts = history(&mut world, 2).await;
-    make_cramped_as(&mut world, 500, true).await;
+    let (mut world, prompts) = cramped_world_as(500, true).await;
     let sent_before = world.model.requests().len();
     let long = format!("look at this\n{}", filler("log", 30_000));
     let outcome = tokio::time::timeout(std::time::Duration::from_secs(20), world.prompt(&long))

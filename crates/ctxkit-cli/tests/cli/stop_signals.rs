@@ -130,13 +130,10 @@ fn a_terminated_preview_leaves_no_copy_behind() {
     assert_eq!(std::fs::read(&run.session).unwrap(), before);
 }
 
-#[test]
-fn ctrl_c_cancels_an_offline_compaction_and_leaves_nothing() {
+/// Sends SIGINT to `child` once it says it is summarizing; its exit status and whole stderr.
+fn interrupted_while_summarizing(child: &mut Child) -> (std::process::ExitStatus, String) {
     use std::io::BufRead as _;
-    let mut run = compacting();
-    // Once the summary is being written (before, Ctrl-C removes the copy and ends the command
-    // by the signal).
-    let mut lines = std::io::BufReader::new(run.child.stderr.take().unwrap()).lines();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let mut stderr = String::new();
     for line in lines.by_ref() {
         let line = line.unwrap();
@@ -146,12 +143,20 @@ fn ctrl_c_cancels_an_offline_compaction_and_leaves_nothing() {
             break;
         }
     }
-    signal(&run.child, "-INT");
+    signal(child, "-INT");
     for line in lines {
         stderr.push_str(&line.unwrap());
         stderr.push('\n');
     }
-    let status = run.child.wait().unwrap();
+    (child.wait().unwrap(), stderr)
+}
+
+#[test]
+fn ctrl_c_cancels_an_offline_compaction_and_leaves_nothing() {
+    let mut run = compacting();
+    // Once the summary is being written (before, Ctrl-C removes the copy and ends the command
+    // by the signal).
+    let (status, stderr) = interrupted_while_summarizing(&mut run.child);
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(
         stderr.contains("compaction cancelled; nothing was written"),
@@ -165,7 +170,6 @@ fn ctrl_c_cancels_an_offline_compaction_and_leaves_nothing() {
 /// the cancel). Cancelled now, the session unchanged, exit 130.
 #[test]
 fn ctrl_c_cancels_an_offline_branch_summary() {
-    use std::io::BufRead as _;
     let dir = tempfile::tempdir().unwrap();
     let session = dir.path().join("large.jsonl");
     large_session(&session, 6_000);
@@ -186,22 +190,7 @@ fn ctrl_c_cancels_an_offline_branch_summary() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut stderr = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        stderr.push_str(&line);
-        stderr.push('\n');
-        if line.starts_with("Summarizing") {
-            break;
-        }
-    }
-    signal(&child, "-INT");
-    for line in lines {
-        stderr.push_str(&line.unwrap());
-        stderr.push('\n');
-    }
-    let status = child.wait().unwrap();
+    let (status, stderr) = interrupted_while_summarizing(&mut child);
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(
         stderr.contains("branch summary cancelled; nothing was written"),
