@@ -147,8 +147,11 @@ fn sourced_files(line: &str) -> Vec<&str> {
 /// Whether a word of a shell line names a file as written: a path ([`is_path_as_written`]) or a
 /// dotted name (`.envrc`, which `source` reads from the working folder).
 fn names_a_file(word: &str) -> bool {
-    let dotted = word.len() > 1
-        && word.starts_with('.')
+    // `.` and `..` are folders, not files a line runs (`cd ..` would guard the project's parent).
+    let dotted = word.starts_with('.')
+        && word
+            .chars()
+            .any(|character| character.is_ascii_alphanumeric())
         && word
             .chars()
             .all(|character| character.is_ascii_alphanumeric() || "._-+,@%".contains(character));
@@ -261,6 +264,7 @@ mod tests {
             [".envrc", ".envrc"]
         );
         assert_eq!(words("shopt -s expand_aliases"), Vec::<&str>::new());
+        assert_eq!(words("cd .. && cd ."), Vec::<&str>::new());
         let home = Path::new("/home/me");
         let document = serde_json::json!({
             "shellPath": "~/proj/scripts/mysh",
