@@ -133,9 +133,15 @@ impl Redactor {
         for secret in &self.secrets {
             redacted = replace_encoded(&redacted, secret);
         }
-        let redacted = self.fragments.redact(&redacted);
-        if !self.secrets.is_empty()
-            && spelled_out::spells_out_a_key(
+        let before = redacted;
+        let redacted = self.fragments.redact(&before);
+        if self.secrets.is_empty() {
+            return redacted;
+        }
+        // A piece taken out may have been a dump's: the dump is read before it was taken apart.
+        let cut_dump = redacted != before && spelled_out::dump_holds_a_key(&before, &self.plain);
+        if cut_dump
+            || spelled_out::spells_out_a_key(
                 &redacted,
                 &self.plain,
                 &self.skeletons,

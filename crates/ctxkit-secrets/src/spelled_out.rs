@@ -52,6 +52,15 @@ pub(crate) fn spells_out_a_key(
         .any(|bytes| fragments.finds(&String::from_utf8_lossy(bytes)))
 }
 
+/// Whether a numeric dump in `text` stands for a piece of a secret: read on the text before
+/// redaction too, where a dump's line break had cut the secret's hex spelling into pieces the
+/// redaction took apart (QA: `xxd -p` showed the key's first bytes before `<redacted>`).
+pub(crate) fn dump_holds_a_key(text: &str, fragments: &Fragments) -> bool {
+    decoded_dumps(text)
+        .iter()
+        .any(|bytes| fragments.finds(&String::from_utf8_lossy(bytes)))
+}
+
 /// `text`'s letters and digits alone, in lower case.
 fn skeleton_of(text: &str) -> String {
     text.chars()
@@ -107,16 +116,16 @@ fn after_offset(line: &str) -> Option<&str> {
 /// (`od -to1`) and octal words (`od`'s default, little-endian). A line's first number when it is
 /// six digits or more is its offset, left out.
 fn decoded_dumps(text: &str) -> Vec<Vec<u8>> {
-    let mut views = vec![Vec::new(); 4];
+    let mut views = vec![Vec::new(); 5];
     for line in text.lines() {
-        let tokens = line
+        let tokens: Vec<&str> = line
             .split(|character: char| !character.is_ascii_hexdigit())
-            .filter(|token| !token.is_empty());
-        let mut first = true;
-        for token in tokens {
-            if std::mem::take(&mut first) && token.len() >= 6 {
-                continue;
-            }
+            .filter(|token| !token.is_empty())
+            .collect();
+        // A line of one number is no offset and its data (QA: `xxd -p -c 4`, `od -An -tx4 -w4`
+        // showed the key a word a line).
+        let offset = tokens.len() > 1 && tokens.first().is_some_and(|first| first.len() >= 6);
+        for token in tokens.iter().skip(usize::from(offset)) {
             push_token(token, &mut views);
         }
     }
@@ -132,6 +141,20 @@ fn push_token(token: &str, views: &mut [Vec<u8>]) {
         let big = &bytes[8 - token.len() / 2..];
         views[0].extend_from_slice(big);
         views[1].extend(big.iter().rev());
+    } else if token.len() > 8 && token.len().is_multiple_of(2) {
+        // A run of hex bytes (`xxd -p`'s 60 digits a line).
+        let bytes = (0..token.len())
+            .step_by(2)
+            .filter_map(|at| token.get(at..at + 2))
+            .filter_map(|pair| u8::from_str_radix(pair, 16).ok());
+        views[0].extend(bytes);
+    }
+    // Bytes in decimal (`od -An -tu1`, `od -td1`, a language's list of a file's bytes).
+    if (1..=3).contains(&token.len())
+        && token.bytes().all(|digit| digit.is_ascii_digit())
+        && let Ok(byte) = token.parse::<u8>()
+    {
+        views[4].push(byte);
     }
     if token.bytes().all(|digit| (b'0'..=b'7').contains(&digit)) {
         match (token.len(), u32::from_str_radix(token, 8)) {
@@ -267,6 +290,49 @@ mod tests {
         ];
         for dump in dumps {
             assert_eq!(redactor.redact_known(dump), super::WITHHELD, "{dump}");
+        }
+    }
+
+    /// QA (second verification): `xxd -p`, `xxd -p -c 4`, `od -An -tx4 -w4`, `od -An -tu1` and a
+    /// list of the file's bytes in decimal showed the key.
+    #[test]
+    fn a_key_in_plain_hex_words_or_decimal_bytes_is_withheld() {
+        let key = "sk-SECRETMOCKKEY1234567890";
+        let redactor = Redactor::new([key]);
+        let file = format!("OPENAI_API_KEY={key}\n").into_bytes();
+        // `xxd -p`: 30 bytes a line, the key across two lines.
+        let plain: String = file
+            .chunks(30)
+            .map(|line| {
+                line.iter()
+                    .map(|byte| format!("{byte:02x}"))
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect();
+        let words: String = file
+            .chunks(4)
+            .map(|word| {
+                word.iter()
+                    .map(|byte| format!("{byte:02x}"))
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect();
+        let little: String = file
+            .chunks(4)
+            .map(|word| {
+                word.iter()
+                    .rev()
+                    .map(|byte| format!("{byte:02x}"))
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect();
+        let decimal: String = file.iter().map(|byte| format!(" {byte:3}")).collect();
+        let list = format!("{:?}", file);
+        for dump in [plain, words, little, decimal, list] {
+            assert_eq!(redactor.redact_known(&dump), super::WITHHELD, "{dump}");
         }
     }
 

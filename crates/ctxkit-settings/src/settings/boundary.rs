@@ -83,7 +83,7 @@ pub(crate) fn code_parts(document: &Document, home: Option<&Path>) -> Vec<String
         parts.extend(program.filter(|program| is_path_as_written(program)));
     }
     if let Some(prefix) = document.get("shellCommandPrefix").and_then(Value::as_str) {
-        parts.extend(sourced_files(prefix).into_iter().map(expand));
+        parts.extend(sourced_files(prefix).iter().map(|file| expand(file)));
     }
     parts
 }
@@ -104,7 +104,7 @@ pub fn shell_files(
     // one absent now is pinned as absent.
     files.extend(sourced.into_iter().map(|file| {
         if file.contains('/') {
-            expand_home(file, Some(home))
+            expand_home(&file, Some(home))
         } else {
             format!("./{file}")
         }
@@ -125,7 +125,7 @@ fn expand_home(part: &str, home: Option<&Path>) -> String {
 /// (`.envrc`) or `~/…`, and every word after `source` or `.`, which bash looks for in the working
 /// folder too (`source env.sh`; QA: `set -a; . ./.env; set +a`, `source "./env.sh"` and
 /// `source $PWD/env.sh` named no file).
-fn sourced_files(line: &str) -> Vec<&str> {
+fn sourced_files(line: &str) -> Vec<String> {
     let mut files = Vec::new();
     let mut after_source = false;
     let separators = |character: char| character.is_whitespace() || ";&|()<>".contains(character);
@@ -135,11 +135,20 @@ fn sourced_files(line: &str) -> Vec<&str> {
             .strip_prefix("$PWD/")
             .or_else(|| word.strip_prefix("${PWD}/"))
             .unwrap_or(word);
-        let named = names_a_file(word) || word.starts_with("~/");
+        // `$HOME/` is `~/` (QA: `source "$HOME/p/env.sh"` named no file).
+        let word = match word
+            .strip_prefix("$HOME/")
+            .or_else(|| word.strip_prefix("${HOME}/"))
+        {
+            Some(rest) => format!("~/{rest}"),
+            None => word.to_owned(),
+        };
+        let named = names_a_file(&word) || word.starts_with("~/");
+        let source = matches!(word.as_str(), "source" | ".");
         if !word.is_empty() && (after_source || named) {
             files.push(word);
         }
-        after_source = matches!(word, "source" | ".");
+        after_source = source;
     }
     files
 }
@@ -265,6 +274,7 @@ mod tests {
         );
         assert_eq!(words("shopt -s expand_aliases"), Vec::<&str>::new());
         assert_eq!(words("cd .. && cd ."), Vec::<&str>::new());
+        assert_eq!(words("source \"$HOME/p/env.sh\""), ["~/p/env.sh"]);
         let home = Path::new("/home/me");
         let document = serde_json::json!({
             "shellPath": "~/proj/scripts/mysh",
