@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use ctxkit_agent::{AgentEvent, NoOutputRoom, NoRoomCause, PromptOutcome};
+use ctxkit_agent::{NoRoomCause, PromptOutcome};
 use futures::future::BoxFuture;
 use serde_json::json;
 
-use crate::prompt_room::make_cramped;
+use crate::prompt_room::{assert_untouched, make_cramped, stops};
 use crate::scenarios::{coder, history};
 use crate::support::*;
 
@@ -57,13 +57,6 @@ async fn world_with(settings: serde_json::Value) -> (World, Vec<String>) {
     let tokens = ctxkit_llm::request_input_tokens(last);
     make_cramped(&mut world, tokens + 2_500).await;
     (world, prompts)
-}
-
-fn stops(world: &World) -> Vec<NoOutputRoom> {
-    world.observed.picked(|event| match event {
-        AgentEvent::NoOutputRoom(stop) => Some(stop.clone()),
-        _ => None,
-    })
 }
 
 /// The request with the read's long result goes out with that result cut to its marker (the
@@ -129,16 +122,7 @@ async fn a_prompt_whose_summary_fails_and_that_leaves_no_room_is_given_back() {
         outcome == PromptOutcome::NotSent(long.clone()),
         "not given back"
     );
-    assert_eq!(
-        world.model.requests().len(),
-        sent_before,
-        "nothing was sent"
-    );
-    assert_eq!(
-        world.user_texts().await,
-        prompts,
-        "the prompt is not stored"
-    );
+    assert_untouched(&world, sent_before, &prompts).await;
     let stops = stops(&world);
     let [stop] = stops.as_slice() else {
         panic!("{stops:?}");

@@ -141,16 +141,7 @@ async fn a_prompt_that_cannot_fit_without_the_cancelled_compaction_is_given_back
         "{:?}",
         cancels(&world)
     );
-    assert_eq!(
-        world.model.requests().len(),
-        sent_before,
-        "nothing was sent"
-    );
-    assert_eq!(
-        world.user_texts().await,
-        prompts,
-        "the prompt is not stored"
-    );
+    assert_untouched(&world, sent_before, &prompts).await;
     assert_eq!(world.compactions().await, 0);
 }
 
@@ -201,21 +192,9 @@ async fn a_prompt_too_large_for_the_window_alone_is_given_back_without_compactin
         outcome == PromptOutcome::NotSent(long.clone()),
         "not given back"
     );
-    assert_eq!(
-        world.model.requests().len(),
-        sent_before,
-        "nothing was sent"
-    );
-    assert_eq!(
-        world.user_texts().await,
-        prompts,
-        "the prompt is not stored"
-    );
+    assert_untouched(&world, sent_before, &prompts).await;
     assert_eq!(world.compactions().await, 0);
-    let stops: Vec<ctxkit_agent::NoOutputRoom> = world.observed.picked(|event| match event {
-        AgentEvent::NoOutputRoom(stop) => Some(stop.clone()),
-        _ => None,
-    });
+    let stops = stops(&world);
     let [stop] = stops.as_slice() else {
         panic!("{stops:?}");
     };
@@ -226,4 +205,27 @@ async fn a_prompt_too_large_for_the_window_alone_is_given_back_without_compactin
         "{}",
         stop.reason()
     );
+}
+
+/// Nothing was sent since `sent_before` requests, and the user's messages are `prompts`: a prompt
+/// given back left the session as it was.
+pub async fn assert_untouched(world: &World, sent_before: usize, prompts: &[String]) {
+    assert_eq!(
+        world.model.requests().len(),
+        sent_before,
+        "nothing was sent"
+    );
+    assert_eq!(
+        world.user_texts().await,
+        prompts,
+        "the prompt is not stored"
+    );
+}
+
+/// The runs' stops for want of output room, in order.
+pub fn stops(world: &World) -> Vec<ctxkit_agent::NoOutputRoom> {
+    world.observed.picked(|event| match event {
+        AgentEvent::NoOutputRoom(stop) => Some(stop.clone()),
+        _ => None,
+    })
 }
